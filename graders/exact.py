@@ -1,0 +1,125 @@
+"""The typed exact grader (seed 003).
+
+An answer is correct iff
+
+(a) the multiset of numbers found in it equals the expected multiset, compared as
+    numbers (tolerance 1e-9 unless the task sets one), and
+(b) every expected entity occurs as a whole phrase in the normalised answer.
+
+Numbers found: digit numerals, optionally with comma thousands separators and a
+decimal part (a point must be followed by a digit: ``.5`` is 0.5, ``84.`` is 84);
+a minus sign counts only directly before the digits and not after a letter or
+digit (``-3`` is -3, ``2017-2020`` is 2017 and 2020); number words zero to twenty
+and the tens to ninety, with hyphenated compounds (``twenty-one``), as whole words.
+
+Normalisation: NFKD, combining marks dropped, lower case, every run of characters
+other than a-z and 0-9 collapsed to one space, except a ``.`` between two digits.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+DEFAULT_TOLERANCE = 1e-9
+
+_SMALL = [
+    "zero",
+    "one",
+    "two",
+    "three",
+    "four",
+    "five",
+    "six",
+    "seven",
+    "eight",
+    "nine",
+    "ten",
+    "eleven",
+    "twelve",
+    "thirteen",
+    "fourteen",
+    "fifteen",
+    "sixteen",
+    "seventeen",
+    "eighteen",
+    "nineteen",
+    "twenty",
+]
+_TENS = ["twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"]
+WORD_VALUES = {w: i for i, w in enumerate(_SMALL)} | {w: 20 + 10 * i for i, w in enumerate(_TENS)}
+_UNITS = "|".join(_SMALL[1:10])
+
+# Digits: thousands-grouped first (so "2,954" is one number), then plain runs, then ".5".
+_DIGITS = r"(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?:\.\d+)?|\.\d+"
+_NOT_LETTER_BEFORE = r"(?<![^\W\d_])"
+_NOT_LETTER_AFTER = r"(?![^\W\d_])"
+_WORDS = (
+    rf"{_NOT_LETTER_BEFORE}(?P<tens>{'|'.join(_TENS)})-(?P<unit>{_UNITS}){_NOT_LETTER_AFTER}"
+    rf"|{_NOT_LETTER_BEFORE}(?P<word>{'|'.join(sorted(WORD_VALUES, key=len, reverse=True))})"
+    rf"{_NOT_LETTER_AFTER}"
+)
+_NUMBER = re.compile(rf"(?P<sign>[-\u2212])?(?P<digits>{_DIGITS})|{_WORDS}", re.IGNORECASE)
+
+
+@dataclass(frozen=True, slots=True)
+class Grade:
+    correct: bool
+    reason: str
+
+
+def numbers_in(text: str) -> list[float]:
+    """Every number the answer states, in order of appearance."""
+    found: list[float] = []
+    for m in _NUMBER.finditer(text):
+        digits = m.group("digits")
+        if digits is not None:
+            value = float(digits.replace(",", ""))
+            start = m.start()
+            if m.group("sign") and not (start > 0 and text[start - 1].isalnum()):
+                value = -value
+            found.append(value)
+        elif m.group("tens") is not None:
+            found.append(
+                WORD_VALUES[m.group("tens").lower()] + WORD_VALUES[m.group("unit").lower()]
+            )
+        else:
+            found.append(WORD_VALUES[m.group("word").lower()])
+    return found
+
+
+# A run of characters other than a-z and 0-9, never taking a "." that sits between two digits.
+_SEPARATORS = re.compile(r"(?:(?!(?<=\d)\.(?=\d))[^a-z0-9])+")
+
+
+def normalise(text: str) -> str:
+    decomposed = unicodedata.normalize("NFKD", text)
+    stripped = "".join(c for c in decomposed if not unicodedata.combining(c)).lower()
+    return _SEPARATORS.sub(" ", stripped).strip()
+
+
+def grade(
+    answer: str | None,
+    numbers: Sequence[float] = (),
+    entities: Sequence[str] = (),
+    tolerance: float | None = None,
+) -> Grade:
+    if answer is None or not answer.strip():
+        return Grade(False, "no answer")
+    tol = DEFAULT_TOLERANCE if tolerance is None else tolerance
+    want = sorted(float(n) for n in numbers)
+    got = sorted(numbers_in(answer))
+    if len(got) != len(want) or any(abs(g - w) > tol for g, w in zip(got, want, strict=True)):
+        return Grade(False, f"expected numbers {_show(want)}, found {_show(got)}")
+    text = f" {normalise(answer)} "
+    missing = [e for e in entities if f" {normalise(e)} " not in text]
+    if missing:
+        return Grade(False, f"numbers {_show(got)} match; missing {', '.join(map(repr, missing))}")
+    named = f" and names {', '.join(map(repr, entities))}" if entities else ""
+    return Grade(True, f"numbers {_show(got)} match{named}")
+
+
+def _show(values: Sequence[float]) -> str:
+    return "[" + ", ".join(f"{v:g}" if v != int(v) else str(int(v)) for v in values) + "]"

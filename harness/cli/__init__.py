@@ -1,0 +1,24 @@
+"""The ``loopbench`` command: a click group, one module per subcommand."""
+
+from __future__ import annotations
+
+import click
+
+from harness.cli.grade import grade_command
+from harness.cli.patterns import patterns_command
+from harness.cli.run import run_command
+from harness.cli.table import table_command
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="loopbench")
+def main() -> None:
+    """Measure LLM agent reasoning patterns on labelled task sets."""
+
+
+main.add_command(run_command)
+main.add_command(table_command)
+main.add_command(grade_command)
+main.add_command(patterns_command)
+
+__all__ = ["main"]

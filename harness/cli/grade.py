@@ -1,0 +1,41 @@
+"""``loopbench grade``: the typed exact grader's self-test, or one answer graded."""
+
+from __future__ import annotations
+
+import json
+
+import click
+from pydantic import ValidationError
+
+from graders.exact import grade
+from graders.selftest import run_self_test
+from tasks.taskset import Expected
+
+
+@click.command("grade")
+@click.option("--self-test", is_flag=True, help="Run the grader's own cases; exit 1 if any fails.")
+@click.option("--answer", help="An answer to grade.")
+@click.option("--expected", help="The expectation as JSON, e.g. '{\"numbers\": [84]}'.")
+def grade_command(self_test: bool, answer: str | None, expected: str | None) -> None:
+    """Grade an answer with the typed exact grader, or run its self-test."""
+    if self_test:
+        results = run_self_test()
+        for case, verdict, ok in results:
+            mark = "ok  " if ok else "FAIL"
+            want = "correct" if case.correct else "wrong"
+            click.echo(f"{mark} {case.answer!r:45} want {want:7} got: {verdict.reason}")
+        failed = sum(not ok for _, _, ok in results)
+        click.echo(f"{len(results) - failed} passed, {failed} failed")
+        raise SystemExit(1 if failed else 0)
+    if answer is None or expected is None:
+        raise click.UsageError("give --self-test, or both --answer and --expected")
+    try:
+        expectation = Expected.model_validate(json.loads(expected))
+    except (json.JSONDecodeError, ValidationError) as exc:
+        raise click.BadParameter(
+            f'{exc}. Write e.g. \'{{"numbers": [79], "entities": ["Rotterdam"]}}\'',
+            param_hint="--expected",
+        ) from None
+    verdict = grade(answer, expectation.numbers, expectation.entities, expectation.tolerance)
+    click.echo(f"{'correct' if verdict.correct else 'wrong'}: {verdict.reason}")
+    raise SystemExit(0 if verdict.correct else 1)

@@ -1,0 +1,221 @@
+"""``loopbench run``: a task set through a grid of arms, appended to a results folder."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from datetime import datetime
+from pathlib import Path
+
+import click
+
+from harness.cli.table import table_title
+from harness.experiment import Arm, ArmError, parse_arms
+from harness.models.openai_compat import OpenAICompatClient, RetryPolicy
+from harness.models.settings import (
+    DEFAULT_KEY_ENV,
+    Endpoint,
+    EndpointNotConfigured,
+    resolve_endpoint,
+)
+from harness.patterns.registry import UnknownPattern
+from harness.records import RunRecord
+from harness.report.prices import PriceError, PriceTable, load_prices
+from harness.report.table import Pricing, records_frame, render, summarize
+from harness.runner import GridResult, run_experiment
+from harness.store import ResultsError, ResultsFolder, read_records
+from tasks.taskset import TaskSet, TaskSetError, load_taskset
+
+
+@click.command("run")
+@click.option(
+    "--tasks",
+    "tasks_spec",
+    default="depot",
+    show_default=True,
+    help="A built-in task set name, or a folder with tasks.jsonl and taskset.toml.",
+)
+@click.option(
+    "--arm",
+    "arm_specs",
+    multiple=True,
+    required=True,
+    help="PATTERN or PATTERN:key=value,...; repeat for several arms.",
+)
+@click.option(
+    "--repeats",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Runs of every (arm, task).",
+)
+@click.option(
+    "--concurrency",
+    type=click.IntRange(min=1),
+    default=8,
+    show_default=True,
+    help="Runs in flight at once (also caps concurrent requests).",
+)
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    help="Results folder; re-running into it resumes. Default: results/<timestamp>.",
+)
+@click.option("--base-url", help="OpenAI-compatible base URL [env LOOPBENCH_BASE_URL].")
+@click.option("--model", help="Model name sent to the endpoint [env LOOPBENCH_MODEL].")
+@click.option(
+    "--api-key-env",
+    default=DEFAULT_KEY_ENV,
+    show_default=True,
+    help="Name of the variable holding the API key (falls back to OPENAI_API_KEY).",
+)
+@click.option(
+    "--timeout",
+    type=float,
+    default=120.0,
+    show_default=True,
+    help="Seconds allowed for one request.",
+)
+@click.option(
+    "--max-retries",
+    type=click.IntRange(min=0),
+    default=3,
+    show_default=True,
+    help="Retries of a request on 429, 5xx and connection errors.",
+)
+@click.option("--prices", type=click.Path(path_type=Path), help="Price table (TOML) for cost.")
+@click.option("--price-as", help="In the printed table, price tokens as this model.")
+@click.option("--quiet", is_flag=True, help="No progress bar; plain lines for logs and CI.")
+def run_command(
+    tasks_spec: str,
+    arm_specs: tuple[str, ...],
+    repeats: int,
+    concurrency: int,
+    out: Path | None,
+    base_url: str | None,
+    model: str | None,
+    api_key_env: str,
+    timeout: float,
+    max_retries: int,
+    prices: Path | None,
+    price_as: str | None,
+    quiet: bool,
+) -> None:
+    """Run every arm on every task, REPEATS times, and print the table."""
+    try:
+        arms = parse_arms(list(arm_specs))  # the allowlist check: before anything else happens
+    except (UnknownPattern, ArmError) as exc:
+        raise click.UsageError(str(exc)) from None
+    try:
+        taskset = load_taskset(tasks_spec)
+        price_table = load_prices(prices)
+        endpoint = resolve_endpoint(base_url, model, api_key_env)
+    except (TaskSetError, PriceError, EndpointNotConfigured) as exc:
+        raise click.ClickException(str(exc)) from None
+    folder_path = out or Path("results") / datetime.now().strftime("%Y%m%d-%H%M%S")
+    try:
+        folder = ResultsFolder.open(
+            folder_path,
+            {
+                "task_set": taskset.name,
+                "model": endpoint.model,
+                "base_url": endpoint.base_url,
+            },
+        )
+    except ResultsError as exc:
+        raise click.ClickException(str(exc)) from None
+
+    result = asyncio.run(
+        _run(
+            taskset,
+            arms,
+            repeats,
+            concurrency,
+            endpoint,
+            timeout,
+            max_retries,
+            price_table,
+            folder,
+            quiet,
+        )
+    )
+    click.echo(
+        f"{result.ran} runs done, {result.skipped} already recorded; results in {folder.path}",
+        err=True,
+    )
+    records = read_records(folder.path)
+    pricing = Pricing(price_table, price_as)
+    frame = records_frame(records, pricing)
+    click.echo(render(summarize(frame), "md", table_title(frame, pricing)))
+    errors = sum(r.status == "api_error" for r in records)
+    if errors:
+        click.echo(
+            f"warning: {errors} runs ended in api_error; see the error column of "
+            f"{folder.path / 'runs.jsonl'}",
+            err=True,
+        )
+
+
+async def _run(
+    taskset: TaskSet,
+    arms: list[Arm],
+    repeats: int,
+    concurrency: int,
+    endpoint: Endpoint,
+    timeout: float,
+    max_retries: int,
+    prices: PriceTable,
+    folder: ResultsFolder,
+    quiet: bool,
+) -> GridResult:
+    progress = Progress(quiet or not sys.stderr.isatty())
+    async with OpenAICompatClient(
+        endpoint.base_url,
+        endpoint.api_key,
+        timeout_s=timeout,
+        max_concurrency=concurrency,
+        retry=RetryPolicy(max_retries=max_retries),
+    ) as client:
+        return await run_experiment(
+            taskset,
+            arms,
+            repeats,
+            client,
+            endpoint.model,
+            folder,
+            concurrency,
+            prices,
+            on_start=progress.start,
+            on_done=progress.step,
+        )
+
+
+class Progress:
+    """A bar for people at a terminal; a line per tenth of the grid for logs."""
+
+    def __init__(self, plain: bool) -> None:
+        self.plain = plain
+        self.total = 0
+        self.done = 0
+        self.correct = 0
+
+    def start(self, todo: int, skipped: int) -> None:
+        self.total = todo
+        click.echo(f"{todo} runs to do, {skipped} already recorded", err=True)
+
+    def step(self, record: RunRecord) -> None:
+        self.done += 1
+        self.correct += bool(record.correct)
+        every = max(1, self.total // 10)
+        if self.plain:
+            if self.done % every == 0 or self.done == self.total:
+                click.echo(f"  {self.done}/{self.total} runs, {self.correct} correct", err=True)
+            return
+        width = 30
+        filled = width * self.done // max(1, self.total)
+        click.echo(
+            f"\r  [{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} "
+            f"runs, {self.correct} correct",
+            nl=self.done == self.total,
+            err=True,
+        )

@@ -1,0 +1,90 @@
+"""Arms: one configuration to measure, written ``PATTERN`` or ``PATTERN:key=value,...``.
+
+An arm's canonical string (options sorted, defaults filled, booleans as on/off) is
+its identity in every record and table, so ``react_text`` and
+``react_text:guard=off`` are the same arm.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import ValidationError
+
+from harness.patterns.base import Pattern, PatternOptions
+from harness.patterns.registry import PatternInfo, lookup
+
+
+class ArmError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class Arm:
+    info: PatternInfo
+    options: PatternOptions
+
+    @property
+    def pattern(self) -> str:
+        return self.info.name
+
+    @property
+    def spec(self) -> str:
+        values = self.options.model_dump()
+        if not values:
+            return self.pattern
+        return self.pattern + ":" + ",".join(f"{k}={show_value(values[k])}" for k in sorted(values))
+
+    @property
+    def lookup_variant(self) -> Any:
+        return getattr(self.options, "tool", "plain")
+
+    def build(self) -> Pattern:
+        return self.info.build(self.options)
+
+
+def show_value(value: object) -> str:
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    return str(value)
+
+
+def parse_arm(text: str) -> Arm:
+    name, _, rest = text.strip().partition(":")
+    info = lookup(name.strip())  # the allowlist check comes first, before any option parsing
+    raw: dict[str, str] = {}
+    for part in filter(None, (p.strip() for p in rest.split(","))):
+        key, eq, value = part.partition("=")
+        key = key.strip()
+        if not eq or not key:
+            raise ArmError(f"arm {text!r}: {part!r} is not key=value")
+        if key in raw:
+            raise ArmError(f"arm {text!r}: option {key!r} is given twice")
+        raw[key] = value.strip()
+    fields = info.options_model.model_fields
+    unknown = sorted(set(raw) - set(fields))
+    if unknown:
+        choices = ", ".join(sorted(fields)) or "none"
+        raise ArmError(
+            f"arm {text!r}: {info.name} has no option {unknown[0]!r}; its options: {choices}"
+        )
+    try:
+        options = info.options_model.model_validate(raw)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{e['loc'][0]}={raw.get(str(e['loc'][0]))!r}: {e['msg']}" for e in exc.errors()
+        )
+        raise ArmError(f"arm {text!r}: {problems} (booleans are on/off)") from None
+    return Arm(info, options)
+
+
+def parse_arms(texts: list[str]) -> list[Arm]:
+    """Parse every arm; refuse duplicates that name the same configuration twice."""
+    arms: dict[str, Arm] = {}
+    for text in texts:
+        arm = parse_arm(text)
+        if arm.spec in arms:
+            raise ArmError(f"arm {text!r} is the same configuration as another: {arm.spec}")
+        arms[arm.spec] = arm
+    return list(arms.values())

@@ -1,0 +1,42 @@
+"""The usage-counting wrapper: the one place a run's model calls and tokens are totalled.
+
+Counting happens here, at the client, so it is exact on every path: a pattern that
+fails half way, refuses, or raises still leaves the calls it made counted. Patterns
+never total usage themselves.
+"""
+
+from __future__ import annotations
+
+from harness.models.types import ModelAPIError, ModelClient, ModelRequest, ModelResponse, Usage
+from harness.trace import Trace
+
+
+class CountingClient:
+    """Wraps a shared client for one run; counts calls, tokens and retries, and traces them."""
+
+    def __init__(self, inner: ModelClient, trace: Trace | None = None) -> None:
+        self._inner = inner
+        self._trace = trace if trace is not None else Trace()
+        self.calls = 0
+        self.failed_calls = 0
+        self.retries = 0
+        self.usage = Usage()
+
+    @property
+    def tokens_used(self) -> int:
+        return self.usage.input_tokens + self.usage.output_tokens
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        self.calls += 1
+        self._trace.emit("request", call=self.calls, request=request)
+        try:
+            response = await self._inner.complete(request)
+        except ModelAPIError as exc:
+            self.failed_calls += 1
+            self.retries += exc.retries
+            self._trace.emit("api_error", call=self.calls, error=str(exc), status=exc.status)
+            raise
+        self.usage = self.usage + response.usage
+        self.retries += response.retries
+        self._trace.emit("response", call=self.calls, response=response)
+        return response

@@ -1,0 +1,187 @@
+"""A fake OpenAI-compatible server on loopback, for tests and benchmarks.
+
+It answers ``POST /v1/chat/completions`` with a responder's reply, reports usage
+the way real servers do, optionally waits a fixed latency, and counts every
+request and every token it served, so a test can check that what loopbench
+recorded equals what the server served. It listens on 127.0.0.1 only.
+
+    python -m harness.models.fake_server --latency 0.05   # prints its base URL
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import web
+
+
+@dataclass
+class Reply:
+    content: str = ""
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    finish_reason: str = "stop"
+    #: Answer with this HTTP status and no completion instead (e.g. 429, 500).
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+Responder = Callable[[dict[str, Any]], Reply]
+
+
+def default_responder(body: dict[str, Any]) -> Reply:
+    """Looks one thing up, then answers: enough to drive every shipped pattern."""
+    messages = body["messages"]
+    system = messages[0]["content"] if messages and messages[0]["role"] == "system" else ""
+    turns = sum(m["role"] == "assistant" for m in messages)
+    if body.get("tools"):
+        if turns == 0:
+            call = {
+                "id": "call_1",
+                "type": "function",
+                "function": {"name": "lookup", "arguments": '{"title": "Paris"}'},
+            }
+            return Reply(tool_calls=[call], finish_reason="tool_calls")
+        return Reply("84")
+    if "Action:" in system:
+        return Reply(
+            "Thought: look it up.\nAction: lookup[Paris]"
+            if turns == 0
+            else "Thought: done.\nAction: finish[84]"
+        )
+    if "Answer:" in system:
+        return Reply("1973 - 1889 = 84.\nAnswer: 84")
+    return Reply("84")
+
+
+def usage_for(body: dict[str, Any], reply: Reply) -> dict[str, Any]:
+    """Deterministic counts: four characters a token; a third of a multi-turn prompt cached."""
+    prompt_chars = sum(len(m.get("content") or "") for m in body["messages"])
+    prompt = prompt_chars // 4 + 1
+    completion = (len(reply.content) + len(json.dumps(reply.tool_calls))) // 4 + 1
+    cached = prompt // 3 if len(body["messages"]) > 2 else 0
+    return {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
+        "prompt_tokens_details": {"cached_tokens": cached},
+    }
+
+
+@dataclass
+class Served:
+    requests: int = 0
+    completions: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_tokens: int = 0
+    bodies: list[dict[str, Any]] = field(default_factory=list)
+
+
+class FakeServer:
+    """Runs on its own thread and event loop, so synchronous code (a CLI) can call it."""
+
+    def __init__(
+        self,
+        responder: Responder = default_responder,
+        latency_s: float = 0.0,
+        keep_bodies: bool = True,
+    ) -> None:
+        self.responder = responder
+        self.latency_s = latency_s
+        self.keep_bodies = keep_bodies
+        self.served = Served()
+        self._lock = threading.Lock()
+        self._loop = asyncio.new_event_loop()
+        self._runner: web.AppRunner | None = None
+        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
+        self.port = 0
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    async def _handle(self, request: web.Request) -> web.Response:
+        body = await request.json()
+        with self._lock:
+            self.served.requests += 1
+            if self.keep_bodies:
+                self.served.bodies.append(body)
+        if self.latency_s:
+            await asyncio.sleep(self.latency_s)
+        reply = self.responder(body)
+        if reply.status != 200:
+            return web.json_response(
+                {"error": {"message": "scripted failure"}},
+                status=reply.status,
+                headers=reply.headers,
+            )
+        usage = usage_for(body, reply)
+        with self._lock:
+            self.served.completions += 1
+            self.served.prompt_tokens += usage["prompt_tokens"]
+            self.served.completion_tokens += usage["completion_tokens"]
+            self.served.cached_tokens += usage["prompt_tokens_details"]["cached_tokens"]
+        message: dict[str, Any] = {"role": "assistant", "content": reply.content or None}
+        if reply.tool_calls:
+            message["tool_calls"] = reply.tool_calls
+        return web.json_response(
+            {
+                "id": f"chatcmpl-{self.served.requests}",
+                "object": "chat.completion",
+                "model": body.get("model", "fake"),
+                "choices": [{"index": 0, "message": message, "finish_reason": reply.finish_reason}],
+                "usage": usage,
+            }
+        )
+
+    async def _start(self) -> None:
+        app = web.Application()
+        app.router.add_post("/v1/chat/completions", self._handle)
+        self._runner = web.AppRunner(app, access_log=None)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", self.port)
+        await site.start()
+        self.port = int(self._runner.addresses[0][1])
+
+    def start(self) -> FakeServer:
+        self._thread.start()
+        asyncio.run_coroutine_threadsafe(self._start(), self._loop).result(timeout=10)
+        return self
+
+    def stop(self) -> None:
+        if self._runner is not None:
+            asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop).result(timeout=10)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(timeout=10)
+        self._loop.close()
+
+    def __enter__(self) -> FakeServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--latency", type=float, default=0.05, help="seconds before each reply")
+    parser.add_argument("--port", type=int, default=0, help="0 picks a free port")
+    args = parser.parse_args()
+    server = FakeServer(latency_s=args.latency, keep_bodies=False)
+    server.port = args.port
+    server.start()
+    print(server.base_url, flush=True)
+    try:
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        server.stop()
+
+
+if __name__ == "__main__":
+    main()

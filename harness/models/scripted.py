@@ -1,0 +1,98 @@
+"""Model clients for tests: scripted replies and a function of the request.
+
+Shipped in the package, not only in the tests, so users can test their own
+patterns the same way: script the replies, run the pattern, then assert on
+``requests`` — what the pattern *sent* is usually what is worth checking.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from harness.models.types import (
+    FinishReason,
+    Message,
+    ModelAPIError,
+    ModelRequest,
+    ModelResponse,
+    ToolCall,
+    Usage,
+)
+
+Reply = str | ModelResponse | Exception
+
+
+def text_reply(text: str, finish_reason: FinishReason = "stop") -> ModelResponse:
+    return ModelResponse(Message("assistant", text), finish_reason=finish_reason)
+
+
+def tool_reply(*calls: tuple[str, dict[str, Any] | str], text: str = "") -> ModelResponse:
+    """A reply calling tools, e.g. ``tool_reply(("lookup", {"title": "Paris"}))``."""
+    tool_calls = tuple(
+        ToolCall(
+            id=f"call_{i}", name=name, arguments=args if isinstance(args, str) else json.dumps(args)
+        )
+        for i, (name, args) in enumerate(calls)
+    )
+    return ModelResponse(
+        Message("assistant", text, tool_calls=tool_calls), finish_reason="tool_calls"
+    )
+
+
+def estimated_usage(request: ModelRequest, response: ModelResponse) -> Usage:
+    """Deterministic token counts (four characters a token) so tests can check counting."""
+    chars = len(request.system) + sum(len(m.content) for m in request.messages)
+    out = len(response.message.content) + sum(len(c.arguments) for c in response.message.tool_calls)
+    return Usage(input_tokens=chars // 4 + 1, output_tokens=out // 4 + 1)
+
+
+def _with_usage(request: ModelRequest, response: ModelResponse) -> ModelResponse:
+    if response.usage != Usage():
+        return response
+    return ModelResponse(
+        response.message,
+        response.finish_reason,
+        estimated_usage(request, response),
+        response.retries,
+    )
+
+
+class ScriptedModel:
+    """Answers with the given replies in order and keeps every request it was sent.
+
+    A reply may be text, a full ``ModelResponse``, or an exception to raise. Running
+    out of replies raises ``ModelAPIError``, so a pattern that calls more often than
+    the script allows fails loudly instead of hanging.
+    """
+
+    def __init__(self, replies: Iterable[Reply]) -> None:
+        self._replies = list(replies)
+        self.requests: list[ModelRequest] = []
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        self.requests.append(request)
+        if not self._replies:
+            raise ModelAPIError(f"the script has no reply left for call {len(self.requests)}")
+        reply = self._replies.pop(0)
+        if isinstance(reply, Exception):
+            raise reply
+        response = text_reply(reply) if isinstance(reply, str) else reply
+        return _with_usage(request, response)
+
+
+class FunctionModel:
+    """Answers each request with ``fn(request)``; shareable across concurrent runs."""
+
+    def __init__(self, fn: Callable[[ModelRequest], Reply]) -> None:
+        self._fn = fn
+        self.requests: list[ModelRequest] = []
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        self.requests.append(request)
+        reply = self._fn(request)
+        if isinstance(reply, Exception):
+            raise reply
+        response = text_reply(reply) if isinstance(reply, str) else reply
+        return _with_usage(request, response)

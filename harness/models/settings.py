@@ -1,0 +1,45 @@
+"""Where the model lives: base URL, model name and the API key's variable, by flag or env."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+BASE_URL_ENV = "LOOPBENCH_BASE_URL"
+MODEL_ENV = "LOOPBENCH_MODEL"
+DEFAULT_KEY_ENV = "LOOPBENCH_API_KEY"
+FALLBACK_KEY_ENV = "OPENAI_API_KEY"
+
+
+class EndpointNotConfigured(Exception):
+    pass
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    base_url: str
+    model: str
+    #: Never printed or recorded: excluded from repr, and records store only base_url and model.
+    api_key: str | None = field(default=None, repr=False)
+
+
+def resolve_endpoint(
+    base_url: str | None, model: str | None, api_key_env: str = DEFAULT_KEY_ENV
+) -> Endpoint:
+    base_url = base_url or os.environ.get(BASE_URL_ENV)
+    model = model or os.environ.get(MODEL_ENV)
+    missing = []
+    if not base_url:
+        missing.append(f"--base-url or {BASE_URL_ENV} (e.g. https://api.openai.com/v1)")
+    if not model:
+        missing.append(f"--model or {MODEL_ENV} (e.g. gpt-4o-mini)")
+    if missing:
+        raise EndpointNotConfigured(
+            "no model endpoint is configured. Set "
+            + " and ".join(missing)
+            + f"; put the API key in {DEFAULT_KEY_ENV} or {FALLBACK_KEY_ENV}"
+            " (or name another variable with --api-key-env)."
+        )
+    assert base_url and model
+    key = os.environ.get(api_key_env) or os.environ.get(FALLBACK_KEY_ENV) or None
+    return Endpoint(base_url=base_url, model=model, api_key=key)

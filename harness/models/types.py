@@ -1,0 +1,105 @@
+"""The model-facing vocabulary: messages, requests, responses, usage and errors.
+
+Plain frozen dataclasses rather than pydantic models: they sit on the hot path of
+every model call, and they are built by our own code, so validation would only
+cost time. Records written to disk are pydantic (see ``harness.records``).
+
+Errors::
+
+    ModelError                 anything that stopped a model call from answering
+    └── ModelAPIError          the endpoint failed: HTTP status, transport error,
+                               or a body that is not a chat completion
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+Role = Literal["system", "user", "assistant", "tool"]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """One call the model asked for; ``arguments`` is the raw JSON text it wrote."""
+
+    id: str
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    role: Role
+    content: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_call_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    """A tool as offered to the model: name, description, JSON schema of arguments."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class ModelRequest:
+    model: str
+    messages: tuple[Message, ...]
+    system: str = ""
+    tools: tuple[ToolSpec, ...] = ()
+    temperature: float | None = 0.0
+    max_output_tokens: int | None = None
+    stop: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.cached_tokens + other.cached_tokens,
+        )
+
+
+FinishReason = Literal["stop", "length", "tool_calls", "content_filter", "other"]
+
+
+@dataclass(frozen=True, slots=True)
+class ModelResponse:
+    message: Message
+    finish_reason: FinishReason = "stop"
+    usage: Usage = field(default_factory=Usage)
+    #: HTTP attempts beyond the first that this response took (retries).
+    retries: int = 0
+
+    @property
+    def truncated(self) -> bool:
+        return self.finish_reason == "length"
+
+
+class ModelError(Exception):
+    """A model call did not produce a response."""
+
+
+class ModelAPIError(ModelError):
+    """The endpoint failed after any retries; ``status`` is the HTTP status if one came back."""
+
+    def __init__(self, message: str, status: int | None = None, retries: int = 0) -> None:
+        super().__init__(message)
+        self.status = status
+        self.retries = retries
+
+
+class ModelClient(Protocol):
+    """Anything that answers a chat request. A pattern's only handle on a model."""
+
+    async def complete(self, request: ModelRequest) -> ModelResponse: ...

@@ -1,0 +1,50 @@
+"""Running one tool action inside a loop, with the repeated-action guard (seed 003).
+
+Every tool-using pattern acts through ``Actions``, so ``guard=on`` means the same
+thing everywhere: an action already run in this run (same tool, same validated
+arguments) is counted as a repeat and, with the guard on, the model is told it
+has been round the loop instead of being shown the result again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness.patterns.base import RunContext
+from harness.tools import ToolResult, ToolSet
+
+GUARD_OBSERVATION = (
+    "You have been round this loop: you already ran this exact action. "
+    "Using ONLY the observations above, give your final answer now."
+)
+
+
+@dataclass
+class Actions:
+    ctx: RunContext
+    tools: ToolSet
+    guard: bool
+    seen: set[tuple[str, str]] = field(default_factory=set)
+
+    async def run(self, step: int, name: str, arguments: str | dict[str, Any]) -> ToolResult:
+        """Invoke a tool; never raises. With the guard on, a repeat's result is replaced."""
+        result = await self.tools.invoke(name, arguments)
+        self.ctx.emit(
+            "tool_call",
+            step=step,
+            tool=name,
+            arguments=arguments,
+            ok=result.ok,
+            result=result.content,
+        )
+        if not result.ok or result.args_key is None:
+            return result
+        key = (name, result.args_key)
+        if key not in self.seen:
+            self.seen.add(key)
+            return result
+        self.ctx.emit("repeated_action", step=step, tool=name, guarded=self.guard)
+        if self.guard:
+            return ToolResult(True, GUARD_OBSERVATION, result.args_key)
+        return result

@@ -1,0 +1,32 @@
+"""direct: ask for the answer alone. One call, no tools, no working."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from harness.patterns.base import Outcome, PatternOptions, RunContext
+from harness.patterns.oneshot import answer_once
+from harness.patterns.registry import register
+
+SYSTEM = (
+    "Answer the question. Reply with the answer only, in a few words: "
+    "no working and no explanation."
+)
+
+
+class DirectOptions(PatternOptions):
+    pass
+
+
+@dataclass(frozen=True)
+class Direct:
+    options: DirectOptions
+    name: str = "direct"
+
+    async def run(self, ctx: RunContext) -> Outcome:
+        return await answer_once(ctx, SYSTEM, 128, lambda text: text.strip() or None)
+
+
+@register("direct", DirectOptions, "answer only; 1 call, no tools")
+def direct(options: DirectOptions) -> Direct:
+    return Direct(options)

@@ -1,0 +1,36 @@
+"""One model call, no tools: what ``direct`` and ``cot`` share."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from harness.models.types import Message, ModelAPIError, ModelRequest
+from harness.patterns.base import Outcome, RunContext
+
+
+async def answer_once(
+    ctx: RunContext,
+    system: str,
+    max_output_tokens: int,
+    extract: Callable[[str], str | None],
+) -> Outcome:
+    """Ask once; the answer is ``extract(reply)``, or the status says why there is none."""
+    messages = [Message("user", ctx.question)]
+    request = ModelRequest(
+        model=ctx.model_name,
+        system=system,
+        messages=tuple(messages),
+        max_output_tokens=max_output_tokens,
+    )
+    try:
+        response = await ctx.model.complete(request)
+    except ModelAPIError as exc:
+        return Outcome("api_error", messages=messages, error=str(exc))
+    messages.append(response.message)
+    if response.truncated:
+        return Outcome("truncated", messages=messages, steps=1)
+    answer = extract(response.message.content)
+    if answer is None:
+        ctx.emit("parse_failure", step=1, text=response.message.content)
+        return Outcome("unparsed", messages=messages, steps=1)
+    return Outcome("answered", answer=answer, messages=messages, steps=1)

@@ -1,0 +1,73 @@
+"""Price tables: USD per million input, cached-input and output tokens, per model."""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+DEFAULT_PRICES = Path(__file__).with_name("prices.toml")
+
+
+class PriceError(ValueError):
+    pass
+
+
+class Price(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    input: float = Field(ge=0)
+    cached_input: float | None = Field(default=None, ge=0)
+    output: float = Field(ge=0)
+
+    def cost(self, tokens_in: int, tokens_out: int, tokens_cached: int = 0) -> float:
+        cached_rate = self.input if self.cached_input is None else self.cached_input
+        uncached = max(0, tokens_in - tokens_cached)
+        return (
+            uncached * self.input + tokens_cached * cached_rate + tokens_out * self.output
+        ) / 1e6
+
+
+class _PriceFile(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    as_of: str = "unknown"
+    models: dict[str, Price]
+
+
+@dataclass(frozen=True)
+class PriceTable:
+    models: dict[str, Price]
+    as_of: str = "unknown"
+    source: str = ""
+
+    def find(self, model: str) -> Price | None:
+        """The price of ``model``, or of the longest listed name it starts with
+        (``gpt-4o-mini-2024-07-18`` is priced as ``gpt-4o-mini``)."""
+        if model in self.models:
+            return self.models[model]
+        prefixes = [name for name in self.models if model.startswith(name)]
+        return self.models[max(prefixes, key=len)] if prefixes else None
+
+    def require(self, model: str) -> Price:
+        price = self.find(model)
+        if price is None:
+            raise PriceError(
+                f"no price for {model!r} in {self.source or 'the price table'}; "
+                f"listed: {', '.join(sorted(self.models))}. Add it to a table passed with --prices."
+            )
+        return price
+
+
+def load_prices(path: Path | str | None = None) -> PriceTable:
+    source = Path(path) if path else DEFAULT_PRICES
+    try:
+        data = _PriceFile.model_validate(tomllib.loads(source.read_text(encoding="utf-8")))
+    except FileNotFoundError:
+        raise PriceError(f"{source}: no such price table") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise PriceError(f"{source}: not valid TOML: {exc}") from None
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        raise PriceError(f"{source}: {problems} (each model needs input and output)") from None
+    return PriceTable(data.models, data.as_of, str(source))

@@ -1,0 +1,141 @@
+"""Per-arm tables from run records: accuracy with an interval, turns, tokens, cost, latency.
+
+Accuracy is correct answers over runs that reached the model's reasoning: runs
+that ended in ``api_error`` or ``pattern_error`` say nothing about the pattern, so
+they are left out of accuracy, but their tokens stay in cost. Cost per correct
+answer is the total cost of all runs, failures included, divided by the number
+correct.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import pandas as pd
+
+from harness.patterns.base import INFRASTRUCTURE_STATUSES, STATUSES
+from harness.records import RunRecord
+from harness.report.prices import PriceTable
+from harness.report.stats import wilson_interval
+
+GROUPINGS = ("slice", "task", "model")
+NOTE = (
+    "Accuracy: correct / runs graded or out of budget (api_error and pattern_error runs left "
+    "out), with a 95% Wilson interval. Cost per correct: total cost of all runs / correct. "
+    "Turns: model calls per run."
+)
+
+
+@dataclass(frozen=True)
+class Pricing:
+    table: PriceTable
+    price_as: str | None = None
+
+    @property
+    def label(self) -> str:
+        if self.price_as:
+            return f"cost priced as {self.price_as} (prices as of {self.table.as_of})"
+        return f"prices as of {self.table.as_of}"
+
+
+def records_frame(records: Sequence[RunRecord], pricing: Pricing | None = None) -> pd.DataFrame:
+    frame = pd.DataFrame([r.model_dump() for r in records])
+    if frame.empty:
+        return frame
+    frame["task"] = frame["task_id"]
+    if pricing is not None:
+        frame["cost_usd"] = [_cost(r, pricing) for r in records]
+    return frame
+
+
+def _cost(record: RunRecord, pricing: Pricing) -> float:
+    model = pricing.price_as or record.model
+    price = pricing.table.require(model) if pricing.price_as else pricing.table.find(model)
+    if price is None:
+        return math.nan if record.cost_usd is None else record.cost_usd
+    return price.cost(record.tokens_in, record.tokens_out, record.tokens_cached)
+
+
+def summarize(frame: pd.DataFrame, by: str | None = None) -> pd.DataFrame:
+    keys = ["arm"] + ([_column(by)] if by else [])
+    rows = []
+    for group, runs in frame.groupby(keys, sort=False, dropna=False):
+        group = group if isinstance(group, tuple) else (group,)
+        rows.append(dict(zip(keys, group, strict=True)) | _summary(runs))
+    return pd.DataFrame(rows)
+
+
+def _column(by: str) -> str:
+    if by not in GROUPINGS:
+        raise ValueError(f"cannot group by {by!r}; choose one of {', '.join(GROUPINGS)}")
+    return by
+
+
+def _summary(runs: pd.DataFrame) -> dict[str, object]:
+    graded = runs[~runs["status"].isin(INFRASTRUCTURE_STATUSES)]
+    correct = int((graded["correct"] == True).sum())  # noqa: E712  (None is not correct)
+    low, high = wilson_interval(correct, len(graded))
+    total_cost = float(runs["cost_usd"].sum(min_count=len(runs))) if len(runs) else math.nan
+    statuses = runs["status"].value_counts()
+    return {
+        "n": len(runs),
+        "correct": correct,
+        "accuracy": correct / len(graded) if len(graded) else math.nan,
+        "accuracy_low": low,
+        "accuracy_high": high,
+        "turns": runs["turns"].mean(),
+        "tool_calls": runs["tool_calls"].mean(),
+        "tokens_in": runs["tokens_in"].mean(),
+        "tokens_out": runs["tokens_out"].mean(),
+        "tokens_cached": runs["tokens_cached"].mean(),
+        "cost_usd": total_cost,
+        "cost_per_correct": total_cost / correct if correct else math.nan,
+        "latency_p50": runs["latency_s"].quantile(0.5),
+        "latency_p95": runs["latency_s"].quantile(0.95),
+        "parse_failures": int(runs["parse_failures"].sum()),
+        **{f"status_{s}": int(statuses.get(s, 0)) for s in STATUSES},
+    }
+
+
+def render(summary: pd.DataFrame, fmt: str, title: str = "") -> str:
+    if fmt == "json":
+        return str(summary.to_json(orient="records", indent=2))
+    if fmt == "csv":
+        return str(summary.to_csv(index=False))
+    if fmt != "md":
+        raise ValueError(f"unknown format {fmt!r}; choose md, csv or json")
+    return _markdown(summary, title)
+
+
+def _markdown(summary: pd.DataFrame, title: str) -> str:
+    shown = pd.DataFrame({k: summary[k] for k in summary.columns if k in ("arm", *GROUPINGS)})
+    shown["n"] = summary["n"]
+    shown["accuracy [95% CI]"] = [
+        f"{a:.0%} [{lo:.0%}, {hi:.0%}]" if not math.isnan(a) else "—"
+        for a, lo, hi in zip(
+            summary["accuracy"], summary["accuracy_low"], summary["accuracy_high"], strict=True
+        )
+    ]
+    shown["turns"] = summary["turns"].map("{:.1f}".format)
+    shown["tools"] = summary["tool_calls"].map("{:.1f}".format)
+    shown["tok in"] = summary["tokens_in"].map("{:,.0f}".format)
+    shown["tok out"] = summary["tokens_out"].map("{:,.0f}".format)
+    shown["cost $"] = summary["cost_usd"].map(_money)
+    shown["$/correct"] = summary["cost_per_correct"].map(_money)
+    shown["p50 s"] = summary["latency_p50"].map("{:.2f}".format)
+    shown["p95 s"] = summary["latency_p95"].map("{:.2f}".format)
+    shown["ended"] = [
+        ", ".join(f"{s} {int(row[f'status_{s}'])}" for s in STATUSES if row[f"status_{s}"])
+        for _, row in summary.iterrows()
+    ]
+    table = shown.to_markdown(index=False, disable_numparse=True)
+    head = f"{title}\n\n" if title else ""
+    return f"{head}{table}\n\n{NOTE}"
+
+
+def _money(value: float) -> str:
+    if value is None or math.isnan(value):
+        return "—"
+    return f"{value:.4f}" if value < 1 else f"{value:,.2f}"

@@ -1,0 +1,183 @@
+"""The runner: arms x tasks x repeats, run concurrently, graded, appended as they finish.
+
+For each run it builds a counting client around the shared model client, runs the
+pattern, grades the answer, and writes the record and trace. Usage comes from the
+counting client, never from the pattern, so a failed run's tokens are still counted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from graders.exact import grade
+from harness.experiment import Arm
+from harness.models.counting import CountingClient
+from harness.models.types import ModelAPIError, ModelClient
+from harness.patterns.base import Outcome, RunContext
+from harness.records import RunRecord
+from harness.report.prices import PriceTable
+from harness.store import RecordWriter, ResultsFolder
+from harness.tools import ToolSet
+from harness.trace import Trace
+from tasks.taskset import Task, TaskSet
+
+
+@dataclass(frozen=True)
+class Job:
+    arm: Arm
+    task: Task
+    repeat: int
+
+
+@dataclass(frozen=True)
+class GridResult:
+    ran: int
+    skipped: int
+
+
+def expand(arms: list[Arm], taskset: TaskSet, repeats: int) -> Iterator[Job]:
+    """Repeats outermost, so a grid cut short still covers every arm and task evenly."""
+    for repeat in range(repeats):
+        for task in taskset.tasks:
+            for arm in arms:
+                yield Job(arm, task, repeat)
+
+
+@dataclass
+class Runner:
+    taskset: TaskSet
+    client: ModelClient
+    model_name: str
+    prices: PriceTable | None = None
+    experiment_id: str = ""
+
+    def __post_init__(self) -> None:
+        self._toolsets: dict[str, ToolSet] = {}
+
+    def _tools(self, arm: Arm) -> ToolSet:
+        variant = arm.lookup_variant
+        if variant not in self._toolsets:
+            self._toolsets[variant] = self.taskset.toolset(variant)
+        return self._toolsets[variant]
+
+    async def run_one(self, job: Job) -> tuple[RunRecord, Trace]:
+        trace = Trace()
+        counted = CountingClient(self.client, trace)
+        ctx = RunContext(job.task.question, counted, self.model_name, self._tools(job.arm), trace)
+        started_at = datetime.now(UTC).isoformat(timespec="milliseconds")
+        began = time.perf_counter()
+        try:
+            outcome = await job.arm.build().run(ctx)
+        except ModelAPIError as exc:
+            outcome = Outcome("api_error", error=str(exc))
+        except Exception as exc:  # a pattern bug is recorded, and the rest of the grid goes on
+            outcome = Outcome("pattern_error", error=f"{type(exc).__name__}: {exc}")
+            trace.emit("pattern_error", error=outcome.error)
+        latency = time.perf_counter() - began
+        return self._record(job, outcome, counted, trace, started_at, latency), trace
+
+    def _record(
+        self,
+        job: Job,
+        outcome: Outcome,
+        counted: CountingClient,
+        trace: Trace,
+        started_at: str,
+        latency: float,
+    ) -> RunRecord:
+        expected = job.task.expected
+        if outcome.status == "answered":
+            verdict = grade(outcome.answer, expected.numbers, expected.entities, expected.tolerance)
+            correct: bool | None = verdict.correct
+            reason = verdict.reason
+        else:
+            correct, reason = None, f"not graded: {outcome.status}"
+        usage = counted.usage
+        price = self.prices.find(self.model_name) if self.prices else None
+        cost = (
+            price.cost(usage.input_tokens, usage.output_tokens, usage.cached_tokens)
+            if price
+            else None
+        )
+        return RunRecord(
+            run_id=uuid.uuid4().hex,
+            experiment_id=self.experiment_id,
+            arm=job.arm.spec,
+            pattern=job.arm.pattern,
+            options=job.arm.options.model_dump(),
+            task_set=self.taskset.name,
+            task_id=job.task.id,
+            slice=job.task.slice,
+            repeat=job.repeat,
+            model=self.model_name,
+            status=outcome.status,
+            answer=outcome.answer,
+            correct=correct,
+            grade_reason=reason,
+            turns=counted.calls,
+            tool_calls=trace.count("tool_call"),
+            parse_failures=trace.count("parse_failure"),
+            repeated_actions=trace.count("repeated_action"),
+            retries=counted.retries,
+            tokens_in=usage.input_tokens,
+            tokens_out=usage.output_tokens,
+            tokens_cached=usage.cached_tokens,
+            cost_usd=cost,
+            latency_s=round(latency, 4),
+            error=outcome.error,
+            started_at=started_at,
+        )
+
+    async def run_grid(
+        self,
+        jobs: list[Job],
+        writer: RecordWriter,
+        concurrency: int,
+        on_done: Callable[[RunRecord], None] | None = None,
+    ) -> int:
+        """Run ``jobs`` with at most ``concurrency`` in flight; returns how many ran."""
+        queue = iter(jobs)
+        finished = 0
+
+        async def worker() -> None:
+            nonlocal finished
+            for job in queue:  # a shared iterator: each job is taken by exactly one worker
+                record, trace = await self.run_one(job)
+                writer.append(record, trace.to_json())
+                finished += 1
+                if on_done is not None:
+                    on_done(record)
+
+        await asyncio.gather(*(worker() for _ in range(max(1, min(concurrency, len(jobs))))))
+        return finished
+
+
+async def run_experiment(
+    taskset: TaskSet,
+    arms: list[Arm],
+    repeats: int,
+    client: ModelClient,
+    model_name: str,
+    folder: ResultsFolder,
+    concurrency: int = 8,
+    prices: PriceTable | None = None,
+    on_start: Callable[[int, int], None] | None = None,
+    on_done: Callable[[RunRecord], None] | None = None,
+) -> GridResult:
+    """Run every (arm, task, repeat) not already recorded in ``folder``."""
+    done = folder.done()
+    jobs = [
+        j for j in expand(arms, taskset, repeats) if (j.arm.spec, j.task.id, j.repeat) not in done
+    ]
+    total = len(arms) * len(taskset.tasks) * repeats
+    if on_start is not None:
+        on_start(len(jobs), total - len(jobs))
+    runner = Runner(taskset, client, model_name, prices, folder.experiment["experiment_id"])
+    with folder.writer() as writer:
+        ran = await runner.run_grid(jobs, writer, concurrency, on_done)
+    return GridResult(ran=ran, skipped=total - len(jobs))

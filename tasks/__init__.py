@@ -1,0 +1,5 @@
+"""Task sets as data, and the tools they offer."""
+
+from tasks.taskset import Expected, Task, TaskSet, TaskSetError, builtin_names, load_taskset
+
+__all__ = ["Expected", "Task", "TaskSet", "TaskSetError", "builtin_names", "load_taskset"]

@@ -1,0 +1,173 @@
+"""The tools a task set can offer: ``lookup`` over its encyclopedia, and ``calc``.
+
+``lookup`` comes in two variants, an ablation axis of the depot experiment (seed 003):
+
+- *plain*: an exact or substring title match; several matches are an error, and a
+  miss says "not found" with the closest title.
+- *improved*: an entry ends with its related entries by name, several matches come
+  back as entries, and a miss explains how entries are named.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import math
+import operator
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from harness.tools import Tool
+
+LookupVariant = Literal["plain", "improved"]
+MAX_MATCHES_SHOWN = 4
+
+
+@dataclass(frozen=True)
+class Encyclopedia:
+    entries: dict[str, str]
+    related: dict[str, list[str]] = field(default_factory=dict)
+    naming: str = "Entries are titled by the proper name of the thing they describe."
+
+    def exact(self, query: str) -> str | None:
+        wanted = _fold(query)
+        return next((t for t in self.entries if _fold(t) == wanted), None)
+
+    def containing(self, query: str) -> list[str]:
+        wanted = _fold(query)
+        return [t for t in self.entries if wanted and wanted in _fold(t)]
+
+    def closest(self, query: str, n: int) -> list[str]:
+        folded = {_fold(t): t for t in self.entries}
+        return [folded[m] for m in difflib.get_close_matches(_fold(query), folded, n=n, cutoff=0.3)]
+
+    def sharing_a_word(self, query: str) -> list[str]:
+        words = set(_fold(query).split()) - {"the", "of", "a", "depot", "depots"}
+        return [t for t in self.entries if words & set(_fold(t).split())]
+
+
+def _fold(text: str) -> str:
+    return " ".join(re.sub(r"[^\w]+", " ", text.casefold()).split())
+
+
+class LookupArgs(BaseModel):
+    title: str = Field(description="The title of the encyclopedia entry, e.g. 'Mount Everest'.")
+
+
+class CalcArgs(BaseModel):
+    expression: str = Field(description="An arithmetic expression, e.g. '2020 - 2017'.")
+
+
+def plain_lookup(book: Encyclopedia, query: str) -> str:
+    title = book.exact(query)
+    if title is not None:
+        return book.entries[title]
+    matches = book.containing(query)
+    if len(matches) == 1:
+        return book.entries[matches[0]]
+    if matches:
+        return f"Error: {len(matches)} entries match {query!r}. Ask for exactly one title."
+    suggestion = book.closest(query, 1)
+    hint = f" Did you mean {suggestion[0]!r}?" if suggestion else ""
+    return f"Not found: no entry titled {query!r}.{hint}"
+
+
+def improved_lookup(book: Encyclopedia, query: str) -> str:
+    title = book.exact(query)
+    if title is not None:
+        return _with_related(book, title)
+    matches = book.containing(query) or book.sharing_a_word(query)
+    if matches:
+        shown = matches[:MAX_MATCHES_SHOWN]
+        more = f"\n({len(matches) - len(shown)} more match.)" if len(matches) > len(shown) else ""
+        return "\n\n".join(f"[{t}] {_with_related(book, t)}" for t in shown) + more
+    close = book.closest(query, 3)
+    hint = f" Closest titles: {', '.join(close)}." if close else ""
+    return f"No entry is titled {query!r}. {book.naming}{hint}"
+
+
+def _with_related(book: Encyclopedia, title: str) -> str:
+    related = book.related.get(title)
+    text = book.entries[title]
+    return f"{text}\nRelated entries: {', '.join(related)}." if related else text
+
+
+def lookup_tool(book: Encyclopedia, variant: LookupVariant = "plain") -> Tool:
+    find = improved_lookup if variant == "improved" else plain_lookup
+
+    def run(args: LookupArgs) -> str:
+        return find(book, args.title)
+
+    return Tool("lookup", "Look up an encyclopedia entry by its title.", LookupArgs, run)
+
+
+_BINARY: dict[type[ast.operator], Callable[[float, float], float]] = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv,
+    ast.Mod: operator.mod,
+    ast.Pow: operator.pow,
+}
+_UNARY: dict[type[ast.unaryop], Callable[[float], float]] = {
+    ast.UAdd: operator.pos,
+    ast.USub: operator.neg,
+}
+_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
+
+
+class CalcError(ValueError):
+    pass
+
+
+def calculate(expression: str) -> str:
+    """Evaluate arithmetic only, by walking the parsed tree; nothing else is executed."""
+    text = _THOUSANDS.sub("", expression.strip()).replace("\u00d7", "*").replace("\u2212", "-")
+    if not text:
+        raise CalcError("the expression is empty; write e.g. '2020 - 2017'")
+    try:
+        tree = ast.parse(text, mode="eval")
+    except SyntaxError as exc:
+        raise CalcError(f"{expression!r} is not an arithmetic expression ({exc.msg})") from None
+    value = _evaluate(tree.body, expression)
+    return _format(value)
+
+
+def _evaluate(node: ast.AST, source: str) -> float:
+    if isinstance(node, ast.Constant) and isinstance(node.value, int | float):
+        if isinstance(node.value, bool):
+            raise CalcError(f"{source!r} holds a truth value, not a number")
+        return node.value
+    if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
+        left, right = _evaluate(node.left, source), _evaluate(node.right, source)
+        if isinstance(node.op, ast.Pow) and abs(right) > 64:
+            raise CalcError("exponents above 64 are not supported")
+        try:
+            return _BINARY[type(node.op)](left, right)
+        except ZeroDivisionError:
+            raise CalcError("division by zero") from None
+    if isinstance(node, ast.UnaryOp) and type(node.op) in _UNARY:
+        return _UNARY[type(node.op)](_evaluate(node.operand, source))
+    raise CalcError(
+        f"{source!r} holds something other than numbers and + - * / // % ** and brackets"
+    )
+
+
+def _format(value: float) -> str:
+    if isinstance(value, int) or (math.isfinite(value) and value == int(value)):
+        return str(int(value))
+    return f"{value:.10g}"
+
+
+def calc_tool() -> Tool:
+    def run(args: CalcArgs) -> str:
+        return calculate(args.expression)  # a CalcError becomes a failed result the model reads
+
+    return Tool(
+        "calc", "Evaluate an arithmetic expression (numbers, + - * / and brackets).", CalcArgs, run
+    )

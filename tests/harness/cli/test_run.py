@@ -1,0 +1,227 @@
+"""End to end through the CLI against a loopback fake server that counts what it serves."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from click.testing import CliRunner
+
+from harness.cli import main
+from harness.models.fake_server import FakeServer, Reply, default_responder
+from harness.store import read_records
+
+SECRET = "sk-test-secret-never-written-0001"
+ALL_ARMS = [
+    "direct",
+    "cot",
+    "react_text",
+    "react_text:guard=on,tool=improved",
+    "react",
+    "react:finish=tool",
+]
+
+
+@pytest.fixture
+def server():
+    with FakeServer() as srv:
+        yield srv
+
+
+def run(args, env=None):
+    env = {"LOOPBENCH_API_KEY": SECRET, **(env or {})}
+    return CliRunner().invoke(main, args, env=env, catch_exceptions=False)
+
+
+def arms(*names):
+    return [a for n in names for a in ("--arm", n)]
+
+
+def test_recorded_usage_equals_what_the_server_served(server, tmp_path):
+    out = tmp_path / "r"
+    result = run(
+        [
+            "run",
+            "--base-url",
+            server.base_url,
+            "--model",
+            "fake",
+            "--repeats",
+            "2",
+            "--out",
+            str(out),
+            "--quiet",
+            *arms(*ALL_ARMS),
+        ]
+    )
+    assert result.exit_code == 0, result.output
+    records = read_records(out)
+    assert len(records) == len(ALL_ARMS) * 12 * 2
+    served = server.served
+    assert sum(r.turns for r in records) == served.requests
+    assert sum(r.tokens_in for r in records) == served.prompt_tokens
+    assert sum(r.tokens_out for r in records) == served.completion_tokens
+    assert sum(r.tokens_cached for r in records) == served.cached_tokens > 0
+    assert "| direct" in result.output and "accuracy [95% CI]" in result.output
+
+
+def test_unknown_arm_exits_non_zero_with_zero_requests(server, tmp_path):
+    result = run(
+        [
+            "run",
+            "--base-url",
+            server.base_url,
+            "--model",
+            "fake",
+            "--out",
+            str(tmp_path / "r"),
+            *arms("direct", "rewoo"),
+        ]
+    )
+    assert result.exit_code == 2
+    assert "no pattern named 'rewoo'" in result.output and "react_text" in result.output
+    assert server.served.requests == 0 and not (tmp_path / "r").exists()
+
+
+def test_without_an_endpoint_it_says_what_to_set(tmp_path):
+    result = CliRunner().invoke(
+        main,
+        ["run", "--arm", "direct", "--out", str(tmp_path / "r")],
+        env={"LOOPBENCH_BASE_URL": None, "LOOPBENCH_MODEL": None},
+    )
+    assert result.exit_code == 1
+    assert "LOOPBENCH_BASE_URL" in result.output and "LOOPBENCH_MODEL" in result.output
+
+
+def test_a_users_task_folder_runs(server, tmp_path):
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    (folder / "taskset.toml").write_text('name = "mine"\ntools = ["calc"]\n')
+    (folder / "tasks.jsonl").write_text(
+        json.dumps({"id": "t1", "question": "What is 80 + 4?", "expected": {"numbers": [84]}})
+        + "\n"
+    )
+    result = run(
+        [
+            "run",
+            "--tasks",
+            str(folder),
+            "--base-url",
+            server.base_url,
+            "--model",
+            "fake",
+            "--out",
+            str(tmp_path / "r"),
+            *arms("direct"),
+        ]
+    )
+    assert result.exit_code == 0, result.output
+    [record] = read_records(tmp_path / "r")
+    assert (record.task_set, record.correct) == ("mine", True)
+
+
+def test_api_failures_are_recorded_with_usage_and_never_graded(tmp_path):
+    def responder(body):
+        turns = sum(m["role"] == "assistant" for m in body["messages"])
+        if "completion of the Eiffel" in body["messages"][1]["content"] and turns == 1:
+            return Reply(status=500)
+        return default_responder(body)
+
+    with FakeServer(responder) as srv:
+        result = run(
+            [
+                "run",
+                "--base-url",
+                srv.base_url,
+                "--model",
+                "fake",
+                "--max-retries",
+                "1",
+                "--out",
+                str(tmp_path / "r"),
+                *arms("react_text"),
+            ]
+        )
+        served = srv.served
+    assert result.exit_code == 0
+    records = read_records(tmp_path / "r")
+    [failed] = [r for r in records if r.task_id == "eiffel-opera-house"]
+    assert (failed.status, failed.correct, failed.turns, failed.retries) == (
+        "api_error",
+        None,
+        2,
+        1,
+    )
+    assert failed.tokens_in > 0 and "HTTP 500" in failed.error
+    assert sum(r.tokens_in for r in records) == served.prompt_tokens
+    assert "answered 11, api_error 1" in result.output
+
+
+def test_the_key_never_reaches_records_traces_or_output(server, tmp_path):
+    result = run(
+        [
+            "run",
+            "--base-url",
+            server.base_url,
+            "--model",
+            "fake",
+            "--out",
+            str(tmp_path / "r"),
+            *arms("react"),
+        ]
+    )
+    assert SECRET not in result.output
+    for file in (tmp_path / "r").iterdir():
+        assert SECRET not in file.read_text(), file
+
+
+def test_existing_results_for_another_model_are_not_mixed(server, tmp_path):
+    out = str(tmp_path / "r")
+    run(["run", "--base-url", server.base_url, "--model", "a", "--out", out, *arms("direct")])
+    result = run(
+        ["run", "--base-url", server.base_url, "--model", "b", "--out", out, *arms("direct")]
+    )
+    assert result.exit_code == 1 and "write to another --out folder" in result.output
+
+
+def test_sigkill_mid_run_then_rerun_finishes_with_nothing_missing_or_doubled(tmp_path):
+    out = tmp_path / "r"
+    grid = arms("direct", "cot", "react_text")
+    with FakeServer(latency_s=0.02) as srv:
+        command = [
+            sys.executable,
+            "-m",
+            "harness.cli",
+            "run",
+            "--base-url",
+            srv.base_url,
+            "--model",
+            "fake",
+            "--repeats",
+            "3",
+            "--concurrency",
+            "2",
+            "--quiet",
+            "--out",
+            str(out),
+            *grid,
+        ]
+        env = {**os.environ, "LOOPBENCH_API_KEY": SECRET}
+        process = subprocess.Popen(
+            command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+        runs = out / "runs.jsonl"
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and (not runs.exists() or runs.stat().st_size < 3000):
+            time.sleep(0.01)
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+        partial = len(runs.read_text().splitlines())
+        assert 0 < partial < 3 * 12 * 3
+        finished = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+    assert finished.returncode == 0, finished.stderr
+    keys = [(r.arm, r.task_id, r.repeat) for r in read_records(out)]
+    assert len(keys) == len(set(keys)) == 3 * 12 * 3

@@ -1,0 +1,191 @@
+import asyncio
+import json
+
+import httpx
+import pytest
+
+from harness.models import (
+    CountingClient,
+    Message,
+    ModelAPIError,
+    ModelRequest,
+    OpenAICompatClient,
+    RetryPolicy,
+    ToolCall,
+    ToolSpec,
+)
+from harness.trace import Trace
+
+KEY = "sk-test-0123456789abcdefghij"
+
+
+def completion(content="hi", tool_calls=None, finish="stop", usage=None):
+    message = {"role": "assistant", "content": content}
+    if tool_calls:
+        message["tool_calls"] = tool_calls
+    return {
+        "choices": [{"message": message, "finish_reason": finish}],
+        "usage": usage if usage is not None else {"prompt_tokens": 10, "completion_tokens": 3},
+    }
+
+
+class Script:
+    """A MockTransport handler that plays a list of responses and keeps the requests."""
+
+    def __init__(self, *responses):
+        self.responses = list(responses)
+        self.requests: list[httpx.Request] = []
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        self.requests.append(request)
+        item = self.responses.pop(0)
+        if isinstance(item, Exception):
+            raise item
+        return item
+
+
+def make_client(script, retries=3):
+    delays: list[float] = []
+
+    async def sleep(seconds):
+        delays.append(seconds)
+
+    client = OpenAICompatClient(
+        "http://model.test/v1/",
+        KEY,
+        transport=httpx.MockTransport(script),
+        retry=RetryPolicy(max_retries=retries),
+        sleep=sleep,
+        seed=1,
+    )
+    return client, delays
+
+
+REQUEST = ModelRequest(model="m", system="be brief", messages=(Message("user", "q"),))
+
+
+def complete(client, request=REQUEST):
+    return asyncio.run(client.complete(request))
+
+
+def test_request_body_speaks_chat_completions():
+    script = Script(httpx.Response(200, json=completion()))
+    client, _ = make_client(script)
+    request = ModelRequest(
+        model="m",
+        system="sys",
+        messages=(
+            Message("user", "q"),
+            Message("assistant", "", tool_calls=(ToolCall("c1", "lookup", '{"title": "X"}'),)),
+            Message("tool", "entry text", tool_call_id="c1"),
+        ),
+        tools=(ToolSpec("lookup", "Look up.", {"type": "object"}),),
+        max_output_tokens=50,
+        stop=("\nObservation:",),
+    )
+    complete(client, request)
+    sent = script.requests[0]
+    assert sent.url == "http://model.test/v1/chat/completions"
+    assert sent.headers["authorization"] == f"Bearer {KEY}"
+    body = json.loads(sent.content)
+    assert body["messages"][0] == {"role": "system", "content": "sys"}
+    assert body["messages"][2]["tool_calls"][0]["function"] == {
+        "name": "lookup",
+        "arguments": '{"title": "X"}',
+    }
+    assert body["messages"][2]["content"] is None
+    assert body["messages"][3] == {"role": "tool", "content": "entry text", "tool_call_id": "c1"}
+    assert body["tools"][0]["function"]["name"] == "lookup"
+    assert (body["max_tokens"], body["stop"], body["temperature"]) == (50, ["\nObservation:"], 0.0)
+
+
+def test_reads_usage_cached_tokens_finish_reason_and_several_tool_calls():
+    calls = [
+        {"id": "a", "type": "function", "function": {"name": "lookup", "arguments": "{}"}},
+        {
+            "id": "b",
+            "type": "function",
+            "function": {"name": "calc", "arguments": {"expression": "1+1"}},
+        },
+    ]
+    usage = {
+        "prompt_tokens": 120,
+        "completion_tokens": 7,
+        "prompt_tokens_details": {"cached_tokens": 64},
+    }
+    client, _ = make_client(
+        Script(httpx.Response(200, json=completion(None, calls, "length", usage)))
+    )
+    response = complete(client)
+    assert [c.name for c in response.message.tool_calls] == ["lookup", "calc"]
+    assert response.message.tool_calls[1].arguments == '{"expression": "1+1"}'
+    assert response.truncated
+    assert (
+        response.usage.input_tokens,
+        response.usage.output_tokens,
+        response.usage.cached_tokens,
+    ) == (120, 7, 64)
+
+
+def test_retries_429_honouring_retry_after_then_succeeds():
+    script = Script(
+        httpx.Response(429, headers={"retry-after": "7"}, json={}),
+        httpx.Response(503, json={}),
+        httpx.Response(200, json=completion()),
+    )
+    client, delays = make_client(script)
+    response = complete(client)
+    assert response.retries == 2 and len(script.requests) == 3
+    assert delays[0] == 7.0  # Retry-After wins over the shorter back-off
+    assert 0.5 <= delays[1] <= 1.0  # attempt 1: base 0.5 * 2, jittered to between half and all
+
+
+def test_retries_connect_and_read_errors():
+    script = Script(
+        httpx.ConnectError("refused"),
+        httpx.ReadTimeout("slow"),
+        httpx.Response(200, json=completion()),
+    )
+    client, delays = make_client(script)
+    assert complete(client).retries == 2 and len(delays) == 2
+
+
+def test_gives_up_after_max_retries():
+    script = Script(*[httpx.Response(500, text="overloaded") for _ in range(3)])
+    client, _ = make_client(script, retries=2)
+    with pytest.raises(
+        ModelAPIError, match=r"HTTP 500: overloaded \(gave up after 3 attempts\)"
+    ) as info:
+        complete(client)
+    assert info.value.status == 500 and info.value.retries == 2
+
+
+def test_client_errors_are_not_retried_and_the_key_is_redacted():
+    script = Script(httpx.Response(401, text=f"bad key {KEY}"))
+    client, delays = make_client(script)
+    with pytest.raises(ModelAPIError) as info:
+        complete(client)
+    assert delays == [] and KEY not in str(info.value) and "[redacted]" in str(info.value)
+
+
+def test_a_reply_that_is_not_a_completion_is_an_api_error():
+    client, _ = make_client(Script(httpx.Response(200, json={"object": "error"})))
+    with pytest.raises(ModelAPIError, match="not a chat completion"):
+        complete(client)
+
+
+def test_counting_wrapper_counts_calls_and_usage_on_the_error_path():
+    script = Script(httpx.Response(200, json=completion()), httpx.Response(400, text="too long"))
+    client, _ = make_client(script)
+    trace = Trace()
+    counted = CountingClient(client, trace)
+
+    async def two_calls():
+        await counted.complete(REQUEST)
+        await counted.complete(REQUEST)
+
+    with pytest.raises(ModelAPIError):
+        asyncio.run(two_calls())
+    assert (counted.calls, counted.failed_calls) == (2, 1)
+    assert (counted.usage.input_tokens, counted.usage.output_tokens) == (10, 3)
+    assert [kind for _, kind, _ in trace.events] == ["request", "response", "request", "api_error"]

@@ -1,0 +1,21 @@
+import asyncio
+
+from harness.models import CountingClient, ScriptedModel
+from harness.patterns import RunContext
+from harness.trace import Trace
+from tasks import load_taskset
+
+DEPOT = load_taskset("depot")
+
+
+def run_pattern(pattern, replies, question="How many years after Porto?", tool="plain"):
+    """Run ``pattern`` against scripted replies; returns (outcome, model, ctx)."""
+    model = ScriptedModel(replies)
+    trace = Trace()
+    ctx = RunContext(question, CountingClient(model, trace), "m", DEPOT.toolset(tool), trace)
+    outcome = asyncio.run(pattern.run(ctx))
+    return outcome, model, ctx
+
+
+def kinds(ctx):
+    return [kind for _, kind, _ in ctx.trace.events]

@@ -1,0 +1,48 @@
+import pytest
+
+from harness.experiment import ArmError, parse_arm, parse_arms
+from harness.patterns import UnknownPattern, registered
+
+
+def test_canonical_spec_sorts_options_and_fills_defaults():
+    arm = parse_arm("react_text:tool=improved, guard=on")
+    assert arm.spec == "react_text:guard=on,max_steps=8,max_tokens=20000,tool=improved"
+    assert parse_arm("react_text").spec == parse_arm("react_text:guard=off").spec
+
+
+def test_pattern_without_options_is_its_name():
+    assert parse_arm("direct").spec == "direct"
+
+
+def test_unknown_pattern_lists_what_is_registered():
+    with pytest.raises(UnknownPattern) as info:
+        parse_arm("rewoo")
+    message = str(info.value)
+    assert "no pattern named 'rewoo'" in message
+    assert all(name in message for name in registered())
+
+
+def test_empty_name_is_refused_by_naming_the_field():
+    with pytest.raises(UnknownPattern, match="names no pattern"):
+        parse_arm(":guard=on")
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("react_text:gaurd=on", "has no option 'gaurd'; its options: guard, max_steps"),
+        ("react_text:guard=maybe", "guard='maybe'"),
+        ("react_text:max_steps=-1", "max_steps='-1'"),
+        ("react_text:guard", "'guard' is not key=value"),
+        ("react_text:guard=on,guard=off", "given twice"),
+        ("direct:guard=on", "direct has no option 'guard'; its options: none"),
+    ],
+)
+def test_bad_options_say_what_is_wrong(text, message):
+    with pytest.raises(ArmError, match=message.replace("(", r"\(").replace("[", r"\[")):
+        parse_arm(text)
+
+
+def test_duplicate_arms_are_refused():
+    with pytest.raises(ArmError, match="same configuration"):
+        parse_arms(["react_text", "react_text:guard=off"])
