@@ -105,8 +105,12 @@ class OpenAICompatClient:
             self._headers.append(("authorization", f"Bearer {api_key}"))
         self._secret = api_key
         self._url = httpx.URL(base_url.rstrip("/") + "/chat/completions")
-        self._timeout = {"connect": timeout_s, "read": timeout_s, "write": timeout_s,
-                         "pool": timeout_s}
+        self._timeout = {
+            "connect": timeout_s,
+            "read": timeout_s,
+            "write": timeout_s,
+            "pool": timeout_s,
+        }
         self._transport = transport or default_transport(max_concurrency)
         self._slots = asyncio.Semaphore(max_concurrency)
         self._retry = retry or RetryPolicy()
@@ -149,7 +153,10 @@ class OpenAICompatClient:
 
     async def _post(self, body: bytes) -> httpx.Response:
         request = httpx.Request(
-            "POST", self._url, headers=self._headers, content=body,
+            "POST",
+            self._url,
+            headers=self._headers,
+            content=body,
             extensions={"timeout": self._timeout},
         )
         response = await self._transport.handle_async_request(request)

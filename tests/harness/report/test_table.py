@@ -1,0 +1,117 @@
+import json
+import math
+
+import pytest
+
+from harness.records import RunRecord
+from harness.report.prices import Price, PriceError, PriceTable, load_prices
+from harness.report.stats import wilson_interval
+from harness.report.table import Pricing, records_frame, render, summarize
+
+
+def record(
+    arm="a",
+    task="t1",
+    repeat=0,
+    status="answered",
+    correct=True,
+    tokens=(1000, 100, 0),
+    model="gpt-5-mini",
+    slice_="public",
+):
+    return RunRecord(
+        run_id=f"{arm}{task}{repeat}",
+        experiment_id="e",
+        arm=arm,
+        pattern=arm,
+        options={},
+        task_set="s",
+        task_id=task,
+        slice=slice_,
+        repeat=repeat,
+        model=model,
+        status=status,
+        answer="x" if status == "answered" else None,
+        correct=correct if status == "answered" else None,
+        grade_reason="",
+        turns=2,
+        tool_calls=1,
+        parse_failures=0,
+        repeated_actions=0,
+        retries=0,
+        tokens_in=tokens[0],
+        tokens_out=tokens[1],
+        tokens_cached=tokens[2],
+        cost_usd=None,
+        latency_s=1.0,
+        error=None,
+        started_at="2026-01-01T00:00:00Z",
+    )
+
+
+PRICES = PriceTable(
+    {
+        "gpt-5-mini": Price(input=0.25, cached_input=0.025, output=2.0),
+        "big": Price(input=3.0, output=15.0),
+    },
+    as_of="test",
+)
+
+
+def test_wilson_matches_a_known_value_and_is_never_zero_width():
+    low, high = wilson_interval(7, 10)
+    assert low == pytest.approx(0.3968, abs=1e-4) and high == pytest.approx(0.8922, abs=1e-4)
+    assert wilson_interval(0, 5)[1] > 0 and wilson_interval(5, 5)[0] < 1
+    assert all(math.isnan(v) for v in wilson_interval(0, 0))
+
+
+def test_cached_tokens_are_billed_at_the_cached_rate():
+    price = PRICES.require("gpt-5-mini")
+    assert price.cost(1000, 100, 400) == pytest.approx((600 * 0.25 + 400 * 0.025 + 100 * 2.0) / 1e6)
+
+
+def test_cost_per_correct_counts_every_run_and_accuracy_skips_api_errors():
+    runs = [
+        record(task="t1"),
+        record(task="t2", correct=False),
+        record(task="t3", status="step_budget"),
+        record(task="t4", status="api_error"),
+    ]
+    [row] = summarize(records_frame(runs, Pricing(PRICES))).to_dict("records")
+    each = PRICES.require("gpt-5-mini").cost(1000, 100)
+    assert (row["n"], row["correct"]) == (4, 1)
+    assert row["accuracy"] == pytest.approx(1 / 3)  # the api_error run is not a wrong answer
+    assert row["cost_usd"] == pytest.approx(4 * each)  # but its tokens are paid for
+    assert row["cost_per_correct"] == pytest.approx(4 * each)
+    assert (row["status_api_error"], row["status_step_budget"]) == (1, 1)
+
+
+def test_price_as_reprices_recorded_tokens():
+    runs = [record()]
+    [row] = summarize(records_frame(runs, Pricing(PRICES, "big"))).to_dict("records")
+    assert row["cost_usd"] == pytest.approx((1000 * 3.0 + 100 * 15.0) / 1e6)
+
+
+def test_price_as_an_unknown_model_says_what_is_listed():
+    with pytest.raises(PriceError, match="listed: big, gpt-5-mini"):
+        records_frame([record()], Pricing(PRICES, "nope"))
+
+
+def test_no_correct_answer_shows_a_dash_not_a_number():
+    table = render(summarize(records_frame([record(correct=False)], Pricing(PRICES))), "md")
+    row = next(line for line in table.splitlines() if line.startswith("| a "))
+    assert "| —" in row and "0% [0%, 79%]" in row
+
+
+def test_grouping_by_slice_and_machine_formats():
+    runs = [record(task="t1"), record(task="t2", slice_="company", correct=False)]
+    summary = summarize(records_frame(runs, Pricing(PRICES)), by="slice")
+    rows = json.loads(render(summary, "json"))
+    assert {(r["slice"], r["correct"]) for r in rows} == {("public", 1), ("company", 0)}
+    assert render(summary, "csv").splitlines()[0].startswith("arm,slice,n,correct,accuracy")
+
+
+def test_shipped_price_table_is_dated_and_prefix_matches():
+    table = load_prices()
+    assert table.as_of != "unknown"
+    assert table.find("gpt-4o-mini-2024-07-18") is table.find("gpt-4o-mini")
