@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from harness.patterns.base import Pattern, PatternOptions
-from harness.patterns.registry import PatternInfo, lookup
+from harness.patterns.registry import PatternInfo, UnknownPattern, lookup
 
 
 class ArmError(ValueError):
@@ -48,6 +48,19 @@ def show_value(value: object) -> str:
     if isinstance(value, bool):
         return "on" if value else "off"
     return str(value)
+
+
+def short_label(spec: str) -> str:
+    """An arm with only the options that differ from their defaults: ``react_text:guard=on``."""
+    try:
+        arm = parse_arm(spec)
+    except (UnknownPattern, ArmError):
+        return spec
+    defaults = arm.info.options_model().model_dump()
+    changed = {k: v for k, v in arm.options.model_dump().items() if defaults.get(k) != v}
+    if not changed:
+        return arm.pattern
+    return arm.pattern + ":" + ",".join(f"{k}={show_value(changed[k])}" for k in sorted(changed))
 
 
 def parse_arm(text: str) -> Arm:

@@ -8,6 +8,7 @@ counting client, never from the pattern, so a failed run's tokens are still coun
 from __future__ import annotations
 
 import asyncio
+import random
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -41,11 +42,16 @@ class GridResult:
 
 
 def expand(arms: list[Arm], taskset: TaskSet, repeats: int) -> Iterator[Job]:
-    """Repeats outermost, so a grid cut short still covers every arm and task evenly."""
+    """Repeats outermost, so a grid cut short still covers every arm and task evenly.
+
+    Within a repeat the order is shuffled (seeded by the repeat, so a resumed grid sees
+    the same order): otherwise one arm would always run right after another, and a
+    server's prompt cache or a drifting load would favour one arm's latency and cost.
+    """
     for repeat in range(repeats):
-        for task in taskset.tasks:
-            for arm in arms:
-                yield Job(arm, task, repeat)
+        jobs = [Job(arm, task, repeat) for task in taskset.tasks for arm in arms]
+        random.Random(repeat).shuffle(jobs)
+        yield from jobs
 
 
 @dataclass

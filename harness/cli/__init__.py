@@ -7,6 +7,7 @@ import click
 from harness.cli.grade import grade_command
 from harness.cli.patterns import patterns_command
 from harness.cli.run import run_command
+from harness.cli.serve_local import serve_local_command
 from harness.cli.table import table_command
 
 
@@ -20,5 +21,6 @@ main.add_command(run_command)
 main.add_command(table_command)
 main.add_command(grade_command)
 main.add_command(patterns_command)
+main.add_command(serve_local_command)
 
 __all__ = ["main"]

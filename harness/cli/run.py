@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import signal
 import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
@@ -11,12 +15,14 @@ import click
 
 from harness.cli.table import table_title
 from harness.experiment import Arm, ArmError, parse_arms
+from harness.models.local import CHAT_FORMATS, MODEL_NAME, LocalModelError, LocalServer, model_file
 from harness.models.openai_compat import OpenAICompatClient, RetryPolicy
 from harness.models.settings import (
     DEFAULT_KEY_ENV,
     Endpoint,
     EndpointNotConfigured,
     resolve_endpoint,
+    wants_local_model,
 )
 from harness.patterns.registry import UnknownPattern
 from harness.records import RunRecord
@@ -61,8 +67,22 @@ from tasks.taskset import TaskSet, TaskSetError, load_taskset
     type=click.Path(path_type=Path),
     help="Results folder; re-running into it resumes. Default: results/<timestamp>.",
 )
-@click.option("--base-url", help="OpenAI-compatible base URL [env LOOPBENCH_BASE_URL].")
-@click.option("--model", help="Model name sent to the endpoint [env LOOPBENCH_MODEL].")
+@click.option(
+    "--base-url",
+    help="OpenAI-compatible base URL [env LOOPBENCH_BASE_URL]. "
+    "With neither this nor --model, the embedded local model runs.",
+)
+@click.option(
+    "--model",
+    help="Model name sent to the endpoint [env LOOPBENCH_MODEL]; 'local' for the embedded model.",
+)
+@click.option(
+    "--local-chat-format",
+    type=click.Choice(CHAT_FORMATS),
+    default="chatml",
+    show_default=True,
+    help="Chat format of the embedded model's server.",
+)
 @click.option(
     "--api-key-env",
     default=DEFAULT_KEY_ENV,
@@ -94,6 +114,7 @@ def run_command(
     out: Path | None,
     base_url: str | None,
     model: str | None,
+    local_chat_format: str,
     api_key_env: str,
     timeout: float,
     max_retries: int,
@@ -109,36 +130,24 @@ def run_command(
     try:
         taskset = load_taskset(tasks_spec)
         price_table = load_prices(prices)
-        endpoint = resolve_endpoint(base_url, model, api_key_env)
-    except (TaskSetError, PriceError, EndpointNotConfigured) as exc:
+        local = wants_local_model(base_url, model)
+        if local:
+            model_file()  # says how to install the extra before anything is written
+            endpoint = Endpoint(f"llama.cpp on loopback ({local_chat_format})", MODEL_NAME)
+        else:
+            endpoint = resolve_endpoint(base_url, model, api_key_env)
+    except (TaskSetError, PriceError, EndpointNotConfigured, LocalModelError) as exc:
         raise click.ClickException(str(exc)) from None
     folder_path = out or Path("results") / datetime.now().strftime("%Y%m%d-%H%M%S")
+    meta = {"task_set": taskset.name, "model": endpoint.model, "base_url": endpoint.base_url}
     try:
-        folder = ResultsFolder.open(
-            folder_path,
-            {
-                "task_set": taskset.name,
-                "model": endpoint.model,
-                "base_url": endpoint.base_url,
-            },
-        )
+        folder = ResultsFolder.open(folder_path, meta)
     except ResultsError as exc:
         raise click.ClickException(str(exc)) from None
 
-    result = asyncio.run(
-        _run(
-            taskset,
-            arms,
-            repeats,
-            concurrency,
-            endpoint,
-            timeout,
-            max_retries,
-            price_table,
-            folder,
-            quiet,
-        )
-    )
+    with _serving(local, local_chat_format, endpoint, quiet) as live:
+        plan = Plan(taskset, arms, repeats, concurrency, price_table, folder, timeout, max_retries)
+        result = asyncio.run(_run(plan, live, quiet))
     click.echo(
         f"{result.ran} runs done, {result.skipped} already recorded; results in {folder.path}",
         err=True,
@@ -156,35 +165,62 @@ def run_command(
         )
 
 
-async def _run(
-    taskset: TaskSet,
-    arms: list[Arm],
-    repeats: int,
-    concurrency: int,
-    endpoint: Endpoint,
-    timeout: float,
-    max_retries: int,
-    prices: PriceTable,
-    folder: ResultsFolder,
-    quiet: bool,
-) -> GridResult:
+@contextlib.contextmanager
+def _serving(local: bool, chat_format: str, endpoint: Endpoint, quiet: bool) -> Iterator[Endpoint]:
+    """The endpoint to use; for the embedded model, a server that lives as long as the run.
+
+    SIGTERM becomes an ordinary exit while it runs, so the server is stopped on every
+    way out (success, error, Ctrl-C, SIGTERM).
+    """
+    if not local:
+        yield endpoint
+        return
+    previous = signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
+    try:
+        if not quiet:
+            click.echo("starting the embedded model (SmolLM2-135M on llama.cpp) ...", err=True)
+        try:
+            server = LocalServer(chat_format).start()
+        except LocalModelError as exc:
+            raise click.ClickException(str(exc)) from None
+        try:
+            yield Endpoint(server.base_url, MODEL_NAME)
+        finally:
+            server.stop()
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+@dataclass(frozen=True)
+class Plan:
+    taskset: TaskSet
+    arms: list[Arm]
+    repeats: int
+    concurrency: int
+    prices: PriceTable
+    folder: ResultsFolder
+    timeout: float
+    max_retries: int
+
+
+async def _run(plan: Plan, endpoint: Endpoint, quiet: bool) -> GridResult:
     progress = Progress(quiet or not sys.stderr.isatty())
     async with OpenAICompatClient(
         endpoint.base_url,
         endpoint.api_key,
-        timeout_s=timeout,
-        max_concurrency=concurrency,
-        retry=RetryPolicy(max_retries=max_retries),
+        timeout_s=plan.timeout,
+        max_concurrency=plan.concurrency,
+        retry=RetryPolicy(max_retries=plan.max_retries),
     ) as client:
         return await run_experiment(
-            taskset,
-            arms,
-            repeats,
+            plan.taskset,
+            plan.arms,
+            plan.repeats,
             client,
             endpoint.model,
-            folder,
-            concurrency,
-            prices,
+            plan.folder,
+            plan.concurrency,
+            plan.prices,
             on_start=progress.start,
             on_done=progress.step,
         )

@@ -38,7 +38,8 @@ def default_responder(body: dict[str, Any]) -> Reply:
     """Looks one thing up, then answers: enough to drive every shipped pattern."""
     messages = body["messages"]
     system = messages[0]["content"] if messages and messages[0]["role"] == "system" else ""
-    turns = sum(m["role"] == "assistant" for m in messages)
+    start = question_index(messages)
+    turns = sum(m["role"] == "assistant" for m in messages[start:])
     if body.get("tools"):
         if turns == 0:
             call = {
@@ -57,6 +58,16 @@ def default_responder(body: dict[str, Any]) -> Reply:
     if "Answer:" in system:
         return Reply("1973 - 1889 = 84.\nAnswer: 84")
     return Reply("84")
+
+
+def question_index(messages: list[dict[str, Any]]) -> int:
+    """Where this run's question is: the last user message that is not an observation
+    (anything before it, such as a pattern's worked example, is not this run's work)."""
+    return max(
+        i
+        for i, m in enumerate(messages)
+        if m["role"] == "user" and not str(m.get("content") or "").startswith("Observation:")
+    )
 
 
 def usage_for(body: dict[str, Any], reply: Reply) -> dict[str, Any]:

@@ -11,6 +11,9 @@ DEFAULT_KEY_ENV = "LOOPBENCH_API_KEY"
 FALLBACK_KEY_ENV = "OPENAI_API_KEY"
 
 
+LOCAL = "local"
+
+
 class EndpointNotConfigured(Exception):
     pass
 
@@ -21,6 +24,19 @@ class Endpoint:
     model: str
     #: Never printed or recorded: excluded from repr, and records store only base_url and model.
     api_key: str | None = field(default=None, repr=False)
+
+
+def wants_local_model(base_url: str | None, model: str | None) -> bool:
+    """No endpoint configured at all, or ``--model local``: run the embedded model."""
+    model = model or os.environ.get(MODEL_ENV)
+    if model == LOCAL:
+        if base_url or os.environ.get(BASE_URL_ENV):
+            raise EndpointNotConfigured(
+                "--model local starts the embedded model on loopback; drop --base-url "
+                f"(and unset {BASE_URL_ENV}) or name the model that endpoint serves"
+            )
+        return True
+    return not (base_url or os.environ.get(BASE_URL_ENV) or model)
 
 
 def resolve_endpoint(
@@ -38,7 +54,8 @@ def resolve_endpoint(
             "no model endpoint is configured. Set "
             + " and ".join(missing)
             + f"; put the API key in {DEFAULT_KEY_ENV} or {FALLBACK_KEY_ENV}"
-            " (or name another variable with --api-key-env)."
+            " (or name another variable with --api-key-env). Or set neither to run the "
+            "embedded local model."
         )
     assert base_url and model
     key = os.environ.get(api_key_env) or os.environ.get(FALLBACK_KEY_ENV) or None

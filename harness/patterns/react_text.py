@@ -2,7 +2,9 @@
 
 The model writes ``Thought: ...`` and ``Action: tool[argument]``; the loop runs the
 action and appends ``Observation: ...``; ``finish[answer]`` ends the run. Each call
-carries the whole conversation so far.
+carries the whole conversation so far, after one worked example given as chat turns
+(small models follow a format they have seen themselves write far more often than
+one described in the system prompt).
 
 Small models rarely keep the format, so parsing is lenient about case, ``Action 2:``
 numbering, markdown emphasis, round brackets, quotes and trailing text, but exact
@@ -40,10 +42,11 @@ class TextAction:
 
 
 def parse_action(text: str, known: list[str]) -> TextAction | None:
-    """The first action in a reply, or None when it holds none."""
-    text = re.split(
-        r"^\s*observation\s*\d*\s*:", text, maxsplit=1, flags=re.IGNORECASE | re.MULTILINE
-    )[0]
+    """The first action in a reply, or None when it holds none.
+
+    Observations the model writes itself are never read as results: the request's stop
+    sequence ends a reply at one, and one it opens with is skipped over.
+    """
     match = _ACTION_LINE.search(text)
     if match is None:
         bare = "|".join(re.escape(k) for k in known)
@@ -74,14 +77,31 @@ def _bracketed(text: str, start: int, opener: str) -> str:
 
 def system_prompt(tool_lines: list[str]) -> str:
     return (
-        "Answer the question by looking facts up; do not rely on memory.\n"
-        "Each turn, write one line 'Thought: ...' and then one line 'Action: ...' with exactly "
-        "one of these actions:\n"
+        "Answer the question by looking facts up; do not rely on memory. Each turn, write "
+        "one line 'Thought: ...' and then one line 'Action: ...' with exactly one of these "
+        "actions:\n"
         + "\n".join(tool_lines)
         + "\nfinish[answer] - give your final answer, in a few words\n"
-        "After each action you will be shown 'Observation: ...'. Example turn:\n"
-        "Thought: I need the length of the Rhine.\nAction: lookup[Rhine]"
+        "After each action you are shown 'Observation: ...'."
     )
+
+
+# A worked example on made-up entries, so it cannot leak an answer from any task set.
+EXAMPLE = (
+    Message(
+        "user", "Question: How many years after the Alder bridge opened did the Birch tunnel open?"
+    ),
+    Message(
+        "assistant",
+        "Thought: I need the opening year of the Alder bridge.\nAction: lookup[Alder bridge]",
+    ),
+    Message("user", "Observation: A road bridge, opened in 1950."),
+    Message("assistant", "Thought: Now the Birch tunnel.\nAction: lookup[Birch tunnel]"),
+    Message("user", "Observation: A rail tunnel, opened in 1975."),
+    Message("assistant", "Thought: I subtract the years.\nAction: calc[1975 - 1950]"),
+    Message("user", "Observation: 25"),
+    Message("assistant", "Thought: I know the answer.\nAction: finish[25 years]"),
+)
 
 
 @dataclass(frozen=True)
@@ -104,7 +124,7 @@ class ReActText:
             request = ModelRequest(
                 model=ctx.model_name,
                 system=system,
-                messages=tuple(messages),
+                messages=(*EXAMPLE, *messages),
                 max_output_tokens=MAX_OUTPUT_TOKENS,
                 stop=("\nObservation:",),
             )

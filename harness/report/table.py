@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from harness.experiment import short_label
 from harness.patterns.base import INFRASTRUCTURE_STATUSES, STATUSES
 from harness.records import RunRecord
 from harness.report.prices import PriceTable
@@ -24,7 +25,7 @@ GROUPINGS = ("slice", "task", "model")
 NOTE = (
     "Accuracy: correct / runs graded or out of budget (api_error and pattern_error runs left "
     "out), with a 95% Wilson interval. Cost per correct: total cost of all runs / correct. "
-    "Turns: model calls per run."
+    "Turns: model calls per run. Arms show only options changed from their defaults."
 )
 
 
@@ -61,7 +62,7 @@ def _cost(record: RunRecord, pricing: Pricing) -> float:
 def summarize(frame: pd.DataFrame, by: str | None = None) -> pd.DataFrame:
     keys = ["arm"] + ([_column(by)] if by else [])
     rows = []
-    for group, runs in frame.groupby(keys, sort=False, dropna=False):
+    for group, runs in frame.groupby(keys, sort=True, dropna=False):
         group = group if isinstance(group, tuple) else (group,)
         rows.append(dict(zip(keys, group, strict=True)) | _summary(runs))
     return pd.DataFrame(rows)
@@ -111,6 +112,7 @@ def render(summary: pd.DataFrame, fmt: str, title: str = "") -> str:
 
 def _markdown(summary: pd.DataFrame, title: str) -> str:
     shown = pd.DataFrame({k: summary[k] for k in summary.columns if k in ("arm", *GROUPINGS)})
+    shown["arm"] = summary["arm"].map(short_label)
     shown["n"] = summary["n"]
     shown["accuracy [95% CI]"] = [
         f"{a:.0%} [{lo:.0%}, {hi:.0%}]" if not math.isnan(a) else "—"

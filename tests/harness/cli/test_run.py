@@ -1,5 +1,6 @@
 """End to end through the CLI against a loopback fake server that counts what it serves."""
 
+import importlib.metadata
 import json
 import os
 import signal
@@ -11,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from harness.cli import main
-from harness.models.fake_server import FakeServer, Reply, default_responder
+from harness.models.fake_server import FakeServer, Reply, default_responder, question_index
 from harness.store import read_records
 
 SECRET = "sk-test-secret-never-written-0001"
@@ -86,14 +87,34 @@ def test_unknown_arm_exits_non_zero_with_zero_requests(server, tmp_path):
     assert server.served.requests == 0 and not (tmp_path / "r").exists()
 
 
-def test_without_an_endpoint_it_says_what_to_set(tmp_path):
+def test_a_base_url_without_a_model_says_what_to_set(tmp_path):
+    result = CliRunner().invoke(
+        main,
+        ["run", "--arm", "direct", "--base-url", "http://127.0.0.1:9/v1", "--out", str(tmp_path)],
+        env={"LOOPBENCH_BASE_URL": None, "LOOPBENCH_MODEL": None},
+    )
+    assert result.exit_code == 1
+    assert "--model or LOOPBENCH_MODEL" in result.output
+
+
+def test_model_local_with_a_base_url_is_refused():
+    args = ["run", "--arm", "direct", "--model", "local", "--base-url", "http://127.0.0.1:9/v1"]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 1 and "drop --base-url" in result.output
+
+
+def test_missing_local_extra_prints_the_install_command(tmp_path, monkeypatch):
+    def not_installed(name):
+        raise importlib.metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(importlib.metadata, "files", not_installed)
     result = CliRunner().invoke(
         main,
         ["run", "--arm", "direct", "--out", str(tmp_path / "r")],
         env={"LOOPBENCH_BASE_URL": None, "LOOPBENCH_MODEL": None},
     )
     assert result.exit_code == 1
-    assert "LOOPBENCH_BASE_URL" in result.output and "LOOPBENCH_MODEL" in result.output
+    assert "pip install -e '.[local]'" in result.output and not (tmp_path / "r").exists()
 
 
 def test_a_users_task_folder_runs(server, tmp_path):
@@ -125,8 +146,10 @@ def test_a_users_task_folder_runs(server, tmp_path):
 
 def test_api_failures_are_recorded_with_usage_and_never_graded(tmp_path):
     def responder(body):
-        turns = sum(m["role"] == "assistant" for m in body["messages"])
-        if "completion of the Eiffel" in body["messages"][1]["content"] and turns == 1:
+        messages = body["messages"]
+        start = question_index(messages)
+        turns = sum(m["role"] == "assistant" for m in messages[start:])
+        if "completion of the Eiffel" in messages[start]["content"] and turns == 1:
             return Reply(status=500)
         return default_responder(body)
 

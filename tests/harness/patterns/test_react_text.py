@@ -3,7 +3,7 @@ import pytest
 from harness.experiment import parse_arm
 from harness.models import ModelAPIError, text_reply
 from harness.patterns.acting import GUARD_OBSERVATION
-from harness.patterns.react_text import TextAction, parse_action
+from harness.patterns.react_text import EXAMPLE, TextAction, parse_action
 
 from .helpers import kinds, run_pattern
 
@@ -22,7 +22,7 @@ KNOWN = ["lookup", "calc", "finish"]
         ("Action: lookup[Porto depot", ("lookup", "Porto depot")),
         ("Action: search[Porto]", ("search", "Porto")),
         ("Thought: done\nFinal Answer: 84", ("finish", "84")),
-        ("Observation: x\nAction: lookup[y]", None),
+        ("Observation: invented\nAction: lookup[y]", ("lookup", "y")),
         ("I am not sure what to do.", None),
     ],
 )
@@ -62,7 +62,14 @@ def test_every_request_opens_with_the_whole_prior_conversation():
 
 def test_requests_are_snapshots_not_the_live_conversation():
     _, model, _ = run_pattern(loop(), ["Action: lookup[Paris]", "Action: finish[x]"])
-    assert len(model.requests[0].messages) == 1 and isinstance(model.requests[0].messages, tuple)
+    first = model.requests[0].messages
+    assert isinstance(first, tuple) and len(first) == len(EXAMPLE) + 1
+    assert first[: len(EXAMPLE)] == EXAMPLE and first[-1].content.startswith("Question: ")
+
+
+def test_outcome_holds_the_conversation_not_the_worked_example():
+    outcome, _, _ = run_pattern(loop(), ["Action: finish[x]"])
+    assert [m.role for m in outcome.messages] == ["user", "assistant"]
 
 
 def test_step_budget_is_a_status_and_caps_requests():

@@ -1,0 +1,38 @@
+"""``loopbench serve-local``: the embedded model on loopback, until Ctrl-C."""
+
+from __future__ import annotations
+
+import signal
+import sys
+import threading
+
+import click
+
+from harness.models.local import CHAT_FORMATS, MODEL_NAME, LocalModelError, LocalServer
+
+
+@click.command("serve-local")
+@click.option(
+    "--chat-format",
+    type=click.Choice(CHAT_FORMATS),
+    default="chatml",
+    show_default=True,
+    help="llama.cpp chat format (chatml-function-calling parses "
+    "tool calls but drops tool results from the prompt).",
+)
+@click.option("--port", type=int, help="Port on 127.0.0.1; a free one by default.")
+def serve_local_command(chat_format: str, port: int | None) -> None:
+    """Serve the embedded model on an OpenAI-compatible API and print its base URL."""
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
+    try:
+        server = LocalServer(chat_format, port=port).start()
+    except LocalModelError as exc:
+        raise click.ClickException(str(exc)) from None
+    try:
+        click.echo(server.base_url)
+        click.echo(f"model name: {MODEL_NAME}; stop with Ctrl-C", err=True)
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.stop()
