@@ -78,8 +78,10 @@ def main() -> None:
     if not args.no_speed:
         with LocalServer() as server:
             got = asyncio.run(speeds(server.base_url))
-        print(f"prompt: {got['prompt_tokens_per_s']:.0f} tokens/s; "
-              f"generation: {got['generation_tokens_per_s']:.0f} tokens/s")  # fmt: skip
+        print(
+            f"prompt: {got['prompt_tokens_per_s']:.0f} tokens/s; "
+            f"generation: {got['generation_tokens_per_s']:.0f} tokens/s"
+        )
     if args.results:
         print(per_arm(args.results))
     if args.plot and args.results:

@@ -7,12 +7,14 @@ its identity in every record and table, so ``react_text`` and
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from typing import Any
 
 from pydantic import ValidationError
 
-from harness.patterns.base import Pattern, PatternOptions
+from harness.patterns.base import Pattern, PatternOptions, ToolLoopOptions
+from harness.patterns.limits import Limited
 from harness.patterns.registry import PatternInfo, UnknownPattern, lookup
 
 
@@ -41,12 +43,17 @@ class Arm:
         return getattr(self.options, "tool", "plain")
 
     def build(self) -> Pattern:
-        return self.info.build(self.options)
+        pattern = self.info.build(self.options)
+        if isinstance(self.options, ToolLoopOptions):
+            return Limited(pattern, self.options.max_tokens, self.options.step_timeout_s)
+        return pattern
 
 
 def show_value(value: object) -> str:
     if isinstance(value, bool):
         return "on" if value else "off"
+    if isinstance(value, float):
+        return f"{value:g}"
     return str(value)
 
 
@@ -92,10 +99,25 @@ def parse_arm(text: str) -> Arm:
     return Arm(info, options)
 
 
+def expand_grid(text: str) -> list[str]:
+    """``react_text:guard=on|off,tool=plain|improved`` -> the four arms it stands for."""
+    name, colon, rest = text.strip().partition(":")
+    names = [n.strip() for n in name.split("|")]
+    choices: list[list[str]] = []
+    for part in filter(None, (p.strip() for p in rest.split(","))):
+        key, eq, values = part.partition("=")
+        choices.append([f"{key}{eq}{v.strip()}" for v in values.split("|")] if eq else [part])
+    return [
+        f"{n}{colon}{','.join(combo)}" if combo else n
+        for n in names
+        for combo in itertools.product(*choices)
+    ]
+
+
 def parse_arms(texts: list[str]) -> list[Arm]:
-    """Parse every arm; refuse duplicates that name the same configuration twice."""
+    """Parse every arm (grids expanded); refuse two that name the same configuration."""
     arms: dict[str, Arm] = {}
-    for text in texts:
+    for text in (one for given in texts for one in expand_grid(given)):
         arm = parse_arm(text)
         if arm.spec in arms:
             raise ArmError(f"arm {text!r} is the same configuration as another: {arm.spec}")

@@ -51,6 +51,11 @@ class RunRecord(BaseModel):
     """Input tokens as the endpoint reported them (cached ones included)."""
     tokens_out: int
     tokens_cached: int
+    first_correct: bool | None = None
+    """For patterns that answer more than once (reflexion): whether the first answer was
+    correct; with ``correct`` it shows wrong-to-right and right-to-wrong changes."""
+    metrics: dict[str, float] = {}
+    """Pattern-specific measurements, e.g. agreement, candidates, nodes_expanded."""
     cost_usd: float | None
     """From the price table at run time; null when the model has no price."""
     latency_s: float

@@ -103,6 +103,11 @@ class Runner:
             reason = verdict.reason
         else:
             correct, reason = None, f"not graded: {outcome.status}"
+        attempts = [data["answer"] for _, kind, data in trace.events if kind == "attempt"]
+        first_correct = None
+        if len(attempts) > 1:
+            first = grade(attempts[0], expected.numbers, expected.entities, expected.tolerance)
+            first_correct = first.correct
         usage = counted.usage
         price = self.prices.find(self.model_name) if self.prices else None
         cost = (
@@ -125,6 +130,8 @@ class Runner:
             answer=outcome.answer,
             correct=correct,
             grade_reason=reason,
+            first_correct=first_correct,
+            metrics=outcome.metrics,
             turns=counted.calls,
             tool_calls=trace.count("tool_call"),
             parse_failures=trace.count("parse_failure"),

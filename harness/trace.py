@@ -51,6 +51,7 @@ def request_json(request: ModelRequest) -> dict[str, Any]:
         "system": request.system,
         "messages": [message_to_wire(m) for m in request.messages],
         "tools": [t.name for t in request.tools],
+        "tool_choice": request.tool_choice,
         "temperature": request.temperature,
         "max_output_tokens": request.max_output_tokens,
         "stop": list(request.stop),

@@ -7,8 +7,22 @@ never total usage themselves.
 
 from __future__ import annotations
 
+from typing import Protocol
+
 from harness.models.types import ModelAPIError, ModelClient, ModelRequest, ModelResponse, Usage
 from harness.trace import Trace
+
+
+class CountedClient(Protocol):
+    """What a pattern holds: a model client whose calls and tokens are being counted."""
+
+    @property
+    def calls(self) -> int: ...
+
+    @property
+    def tokens_used(self) -> int: ...
+
+    async def complete(self, request: ModelRequest) -> ModelResponse: ...
 
 
 class CountingClient:

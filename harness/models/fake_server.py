@@ -34,10 +34,69 @@ class Reply:
 Responder = Callable[[dict[str, Any]], Reply]
 
 
+# Valid arguments for every structured output a shipped pattern asks for, by tool name.
+STRUCTURED_REPLIES: dict[str, dict[str, Any]] = {
+    "submit_plan": {
+        "steps": [
+            {"tool": "lookup", "args": {"title": "Eiffel Tower"}, "why": "completion year"},
+            {"tool": "lookup", "args": {"title": "Sydney Opera House"}, "why": "opening year"},
+            {"tool": "calc", "args": {"expression": "1973 - 1889"}, "why": "difference"},
+        ]
+    },
+    "critique": {"needs_refinement": False, "critique": ""},
+    "verdict": {"accept": True, "reason": "every number is in an observation"},
+    "evaluation": {"score": 0.5, "reason": "plausible"},
+    "plan": {
+        "steps": [
+            {"id": 1, "description": "Look up the Eiffel Tower."},
+            {"id": 2, "description": "Compute the difference.", "depends_on": [1]},
+        ]
+    },
+    "decomposition": {
+        "goal": "answer the question",
+        "phases": [{"name": "facts", "tasks": ["Look up the Eiffel Tower.", "Compute it."]}],
+    },
+}
+
+
+def _asked_for(body: dict[str, Any], system: str) -> str | None:
+    """The structured output requested: by tool_choice, or by the prompted-JSON schema."""
+    choice = body.get("tool_choice")
+    if isinstance(choice, dict):
+        return str(choice["function"]["name"])
+    if "matching this JSON schema" in system:
+        fields = {
+            "submit_plan": '"why"',
+            "critique": '"needs_refinement"',
+            "verdict": '"accept"',
+            "evaluation": '"score"',
+            "decomposition": '"phases"',
+            "plan": '"depends_on"',
+        }
+        return next((name for name, field in fields.items() if field in system), None)
+    return None
+
+
 def default_responder(body: dict[str, Any]) -> Reply:
-    """Looks one thing up, then answers: enough to drive every shipped pattern."""
+    """A deterministic model good enough to drive every shipped pattern end to end.
+
+    Structured requests get valid arguments; a tool loop looks one thing up and then
+    answers 84; the text loop does the same in Thought/Action form; anything asking
+    for an 'Answer:' line gets one; everything else gets a short answer.
+    """
     messages = body["messages"]
     system = messages[0]["content"] if messages and messages[0]["role"] == "system" else ""
+    wanted = _asked_for(body, system)
+    if wanted is not None:
+        arguments = json.dumps(STRUCTURED_REPLIES[wanted])
+        if body.get("tool_choice"):
+            call = {
+                "id": "call_1",
+                "type": "function",
+                "function": {"name": wanted, "arguments": arguments},
+            }
+            return Reply(tool_calls=[call], finish_reason="tool_calls")
+        return Reply(arguments)
     start = question_index(messages)
     turns = sum(m["role"] == "assistant" for m in messages[start:])
     if body.get("tools"):

@@ -98,17 +98,28 @@ class LocalServer:
 
     def command(self, model: Path) -> list[str]:
         return [
-            sys.executable, "-m", "llama_cpp.server",
-            "--model", str(model),
-            "--model_alias", MODEL_NAME,
-            "--host", "127.0.0.1",
-            "--port", str(self.port),
-            "--n_ctx", str(self.context_tokens),
-            "--n_threads", str(self.threads),
-            "--n_threads_batch", str(self.threads),
-            "--chat_format", self.chat_format,
-            "--verbose", "False",
-        ]  # fmt: skip
+            sys.executable,
+            "-m",
+            "llama_cpp.server",
+            "--model",
+            str(model),
+            "--model_alias",
+            MODEL_NAME,
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            "--n_ctx",
+            str(self.context_tokens),
+            "--n_threads",
+            str(self.threads),
+            "--n_threads_batch",
+            str(self.threads),
+            "--chat_format",
+            self.chat_format,
+            "--verbose",
+            "False",
+        ]
 
     def start(self) -> LocalServer:
         self.process = subprocess.Popen(

@@ -188,6 +188,10 @@ def request_body(request: ModelRequest) -> dict[str, Any]:
             }
             for t in request.tools
         ]
+    if request.tool_choice in ("auto", "none", "required"):
+        body["tool_choice"] = request.tool_choice
+    elif request.tool_choice is not None:
+        body["tool_choice"] = {"type": "function", "function": {"name": request.tool_choice}}
     if request.temperature is not None:
         body["temperature"] = request.temperature
     if request.max_output_tokens is not None:

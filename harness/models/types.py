@@ -54,6 +54,8 @@ class ModelRequest:
     temperature: float | None = 0.0
     max_output_tokens: int | None = None
     stop: tuple[str, ...] = ()
+    #: None (the server's default), "auto", "none", "required", or the name of one tool.
+    tool_choice: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

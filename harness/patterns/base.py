@@ -12,7 +12,7 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from harness.models.counting import CountingClient
+from harness.models.counting import CountedClient
 from harness.models.types import Message
 from harness.tools import ToolSet
 from harness.trace import Trace
@@ -23,7 +23,8 @@ Status = Literal[
     "token_budget",  # max_tokens were spent without a final answer
     "truncated",  # a turn hit the output-token limit; its half-written content was not acted on
     "unparsed",  # the model's final reply held no answer in the form the pattern asks for
-    "refused",  # the pattern refused its inputs before sending anything
+    "step_timeout",  # one model call took longer than the arm's step_timeout_s
+    "refused",  # the pattern refused its inputs (a budget too small, a plan too long...)
     "api_error",  # the endpoint failed after retries
     "pattern_error",  # the pattern itself raised: a bug, recorded instead of crashing the grid
 ]
@@ -49,12 +50,14 @@ class ToolLoopOptions(PatternOptions):
     """Ceiling on model calls; reaching it is the status step_budget."""
     max_tokens: int = Field(default=20_000, ge=0)
     """Ceiling on input plus output tokens; reaching it is the status token_budget."""
+    step_timeout_s: float = Field(default=0, ge=0)
+    """Wall-clock limit on one model call, 0 for none; exceeding it is step_timeout."""
 
 
 @dataclass
 class RunContext:
     question: str
-    model: CountingClient
+    model: CountedClient
     model_name: str
     tools: ToolSet
     trace: Trace = field(default_factory=Trace)
@@ -71,6 +74,8 @@ class Outcome:
     messages: list[Message] = field(default_factory=list)
     steps: int = 0
     error: str | None = None
+    #: What this pattern measures of itself: agreement, candidates drawn, nodes expanded...
+    metrics: dict[str, float] = field(default_factory=dict)
 
 
 class Pattern(Protocol):
@@ -80,10 +85,10 @@ class Pattern(Protocol):
     async def run(self, ctx: RunContext) -> Outcome: ...
 
 
-def budget_hit(ctx: RunContext, steps: int, options: ToolLoopOptions) -> Status | None:
+def budget_hit(ctx: RunContext, steps: int, max_steps: int, max_tokens: int) -> Status | None:
     """The budget status to stop with before the next call, if any."""
-    if steps >= options.max_steps:
+    if steps >= max_steps:
         return "step_budget"
-    if ctx.model.tokens_used >= options.max_tokens:
+    if ctx.model.tokens_used >= max_tokens:
         return "token_budget"
     return None

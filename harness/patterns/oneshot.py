@@ -13,6 +13,7 @@ async def answer_once(
     system: str,
     max_output_tokens: int,
     extract: Callable[[str], str | None],
+    temperature: float = 0.0,
 ) -> Outcome:
     """Ask once; the answer is ``extract(reply)``, or the status says why there is none."""
     messages = [Message("user", ctx.question)]
@@ -21,6 +22,7 @@ async def answer_once(
         system=system,
         messages=tuple(messages),
         max_output_tokens=max_output_tokens,
+        temperature=temperature,
     )
     try:
         response = await ctx.model.complete(request)

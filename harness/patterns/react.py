@@ -13,16 +13,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from pydantic import BaseModel, Field
-
-from harness.models.types import Message, ModelAPIError, ModelRequest
-from harness.patterns.acting import Actions
-from harness.patterns.base import Outcome, RunContext, ToolLoopOptions, budget_hit
+from harness.models.types import Message
+from harness.patterns.base import Outcome, RunContext, ToolLoopOptions
 from harness.patterns.registry import register
-from harness.tools import Tool
+from harness.patterns.tool_loop import FINAL_ANSWER, tool_loop
 
-MAX_OUTPUT_TOKENS = 400
-FINAL_ANSWER = "final_answer"
 SYSTEM = (
     "Answer the question. Use the tools to look facts up and to calculate; do not rely on memory. "
 )
@@ -31,17 +26,10 @@ FINISH_TOOL = (
     f"When you know the answer, call {FINAL_ANSWER} with the answer in a few words and the "
     "titles of the entries it rests on."
 )
-NUDGE = f"Call {FINAL_ANSWER} with your answer and the evidence it rests on."
 
 
-class FinalAnswerArgs(BaseModel):
-    answer: str = Field(min_length=1, description="The final answer, in a few words.")
-    evidence: list[str] = Field(min_length=1, description="Titles of the entries it rests on.")
-
-
-FINAL_ANSWER_TOOL = Tool(
-    FINAL_ANSWER, "Give your final answer and its evidence.", FinalAnswerArgs, lambda _: "recorded"
-)
+def react_system(finish_by_tool: bool) -> str:
+    return SYSTEM + (FINISH_TOOL if finish_by_tool else FINISH_TEXT)
 
 
 class ReActOptions(ToolLoopOptions):
@@ -55,51 +43,19 @@ class ReAct:
     name: str = "react"
 
     async def run(self, ctx: RunContext) -> Outcome:
-        opts = self.options
         messages = [Message("user", ctx.question)]
-        if opts.max_steps < 1:
+        if self.options.max_steps < 1:
             return Outcome("refused", messages=messages, error="max_steps must be at least 1")
-        by_tool = opts.finish == "tool"
-        tools = ctx.tools.with_tools(FINAL_ANSWER_TOOL) if by_tool else ctx.tools
-        system = SYSTEM + (FINISH_TOOL if by_tool else FINISH_TEXT)
-        actions = Actions(ctx, tools, opts.guard)
-        steps = 0
-        while (stop := budget_hit(ctx, steps, opts)) is None:
-            request = ModelRequest(
-                model=ctx.model_name,
-                system=system,
-                messages=tuple(messages),
-                tools=tools.specs,
-                max_output_tokens=MAX_OUTPUT_TOKENS,
-            )
-            try:
-                response = await ctx.model.complete(request)
-            except ModelAPIError as exc:
-                return Outcome("api_error", messages=messages, steps=steps, error=str(exc))
-            steps += 1
-            reply = response.message
-            messages.append(reply)
-            if response.truncated:  # a half-written tool call must not be dispatched
-                return Outcome("truncated", messages=messages, steps=steps)
-            if not reply.tool_calls:
-                if not by_tool:
-                    return Outcome(
-                        "answered", answer=reply.content.strip(), messages=messages, steps=steps
-                    )
-                ctx.emit("parse_failure", step=steps, text=reply.content)
-                messages.append(Message("user", NUDGE))
-                continue
-            answer: str | None = None
-            for call in reply.tool_calls:
-                result = await actions.run(steps, call.name, call.arguments)
-                if call.name == FINAL_ANSWER and result.ok and answer is None:
-                    final = FinalAnswerArgs.model_validate_json(call.arguments)
-                    answer = final.answer
-                    ctx.emit("finish", step=steps, answer=answer, evidence=final.evidence)
-                messages.append(Message("tool", result.content, tool_call_id=call.id))
-            if answer is not None:
-                return Outcome("answered", answer=answer, messages=messages, steps=steps)
-        return Outcome(stop, messages=messages, steps=steps)
+        by_tool = self.options.finish == "tool"
+        return await tool_loop(
+            ctx,
+            self.options,
+            messages,
+            react_system(by_tool),
+            ctx.tools,
+            max_steps=self.options.max_steps,
+            finish_by_tool=by_tool,
+        )
 
 
 @register(

@@ -120,7 +120,7 @@ class ReActText:
         )
         actions = Actions(ctx, ctx.tools, opts.guard)
         steps = 0
-        while (stop := budget_hit(ctx, steps, opts)) is None:
+        while (stop := budget_hit(ctx, steps, opts.max_steps, opts.max_tokens)) is None:
             request = ModelRequest(
                 model=ctx.model_name,
                 system=system,

@@ -35,8 +35,14 @@ def plot_outcomes(summary: pd.DataFrame, path: Path | str, title: str) -> None:
             ax.barh(arms, counts, left=left, color=STATUS_COLOURS[status], label=status)
             left = [a + b for a, b in zip(left, counts, strict=True)]
     for y, (total, correct) in enumerate(zip(left, summary["correct"], strict=True)):
-        ax.annotate(f"{int(correct)} correct", (total, y), xytext=(4, 0),
-                    textcoords="offset points", va="center", fontsize=8)  # fmt: skip
+        ax.annotate(
+            f"{int(correct)} correct",
+            (total, y),
+            xytext=(4, 0),
+            textcoords="offset points",
+            va="center",
+            fontsize=8,
+        )
     ax.invert_yaxis()
     ax.set_xlim(0, max(left) * 1.18)
     ax.set_xlabel("runs")

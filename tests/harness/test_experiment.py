@@ -6,7 +6,9 @@ from harness.patterns import UnknownPattern, registered
 
 def test_canonical_spec_sorts_options_and_fills_defaults():
     arm = parse_arm("react_text:tool=improved, guard=on")
-    assert arm.spec == "react_text:guard=on,max_steps=8,max_tokens=20000,tool=improved"
+    assert arm.spec == (
+        "react_text:guard=on,max_steps=8,max_tokens=20000,step_timeout_s=0,tool=improved"
+    )
     assert parse_arm("react_text").spec == parse_arm("react_text:guard=off").spec
 
 
@@ -16,9 +18,9 @@ def test_pattern_without_options_is_its_name():
 
 def test_unknown_pattern_lists_what_is_registered():
     with pytest.raises(UnknownPattern) as info:
-        parse_arm("rewoo")
+        parse_arm("rewoo2")
     message = str(info.value)
-    assert "no pattern named 'rewoo'" in message
+    assert "no pattern named 'rewoo2'" in message
     assert all(name in message for name in registered())
 
 
@@ -46,3 +48,17 @@ def test_bad_options_say_what_is_wrong(text, message):
 def test_duplicate_arms_are_refused():
     with pytest.raises(ArmError, match="same configuration"):
         parse_arms(["react_text", "react_text:guard=off"])
+
+
+def test_a_grid_spec_expands_to_every_combination():
+    arms = parse_arms(["react_text:guard=on|off,tool=plain|improved", "reflection:cycles=0|1|2"])
+    labels = [a.spec for a in arms]
+    assert len(labels) == 7
+    assert (
+        "react_text:guard=off,max_steps=8,max_tokens=20000,step_timeout_s=0,tool=improved" in labels
+    )
+    assert sum(a.pattern == "reflection" for a in arms) == 3
+
+
+def test_pattern_alternatives_expand_too():
+    assert [a.pattern for a in parse_arms(["direct|cot"])] == ["direct", "cot"]

@@ -79,11 +79,11 @@ def test_unknown_arm_exits_non_zero_with_zero_requests(server, tmp_path):
             "fake",
             "--out",
             str(tmp_path / "r"),
-            *arms("direct", "rewoo"),
+            *arms("direct", "rewoo2"),
         ]
     )
     assert result.exit_code == 2
-    assert "no pattern named 'rewoo'" in result.output and "react_text" in result.output
+    assert "no pattern named 'rewoo2'" in result.output and "react_text" in result.output
     assert server.served.requests == 0 and not (tmp_path / "r").exists()
 
 

@@ -88,10 +88,24 @@ def test_run_without_an_endpoint_uses_the_real_model_and_leaves_no_server(tmp_pa
     out = tmp_path / "r"
     before = llama_servers()
     finished = subprocess.run(
-        loopbench("--tasks", str(tasks), "--arm", "direct", "--arm", "react_text:max_steps=3",
-                  "--out", str(out), "--quiet", "--concurrency", "1"),
-        env=ENV, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+        loopbench(
+            "--tasks",
+            str(tasks),
+            "--arm",
+            "direct",
+            "--arm",
+            "react_text:max_steps=3",
+            "--out",
+            str(out),
+            "--quiet",
+            "--concurrency",
+            "1",
+        ),
+        env=ENV,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert finished.returncode == 0, finished.stderr
     records = read_records(out)
     assert len(records) == 4 and {r.model for r in records} == {MODEL_NAME}
@@ -113,10 +127,21 @@ def test_run_without_an_endpoint_uses_the_real_model_and_leaves_no_server(tmp_pa
 def test_interrupted_run_leaves_no_server(tmp_path, sig):
     tasks = two_task_set(tmp_path / "two")
     run = subprocess.Popen(
-        loopbench("--tasks", str(tasks), "--arm", "react_text", "--repeats", "5",
-                  "--out", str(tmp_path / "r"), "--quiet"),
-        env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
+        loopbench(
+            "--tasks",
+            str(tasks),
+            "--arm",
+            "react_text",
+            "--repeats",
+            "5",
+            "--out",
+            str(tmp_path / "r"),
+            "--quiet",
+        ),
+        env=ENV,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.monotonic() + 120
     servers: set[int] = set()
     while time.monotonic() < deadline and not (

@@ -1,0 +1,74 @@
+"""The evidence check (seed 003, section 3.5): numbers must come from what was looked up.
+
+Every number passed to ``calc`` and every number in the answer must appear in an
+earlier observation (a looked-up entry, a calculator result, or the question). The
+check costs no model call, and when it fails it says exactly what is wrong: the
+offending number and the entry that holds the nearest one ("8848 is not in any
+looked-up entry; Mount Everest's entry says 8849").
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from graders.exact import numbers_in
+from harness.trace import Trace
+
+TOLERANCE = 1e-9
+
+
+@dataclass
+class Seen:
+    numbers: list[tuple[float, str]] = field(default_factory=list)
+
+    def add(self, text: str, source: str) -> None:
+        self.numbers.extend((n, source) for n in numbers_in(text))
+
+    def holds(self, number: float) -> bool:
+        return any(abs(number - n) <= TOLERANCE for n, _ in self.numbers)
+
+    def nearest(self, number: float) -> str:
+        if not self.numbers:
+            return "nothing has been looked up yet"
+        value, source = min(self.numbers, key=lambda item: abs(item[0] - number))
+        return f"{source} says {value:g}"
+
+
+def _arguments(data: dict[str, Any]) -> dict[str, Any]:
+    raw = data.get("arguments")
+    if isinstance(raw, str):
+        try:
+            parsed = json.loads(raw)
+        except json.JSONDecodeError:
+            return {}
+        return parsed if isinstance(parsed, dict) else {}
+    return raw if isinstance(raw, dict) else {}
+
+
+def check_evidence(question: str, trace: Trace, answer: str) -> str | None:
+    """None when every number is grounded; otherwise what failed, in a sentence."""
+    seen = Seen()
+    seen.add(question, "the question")
+    for _, kind, data in trace.events:
+        if kind != "tool_call" or not data.get("ok"):
+            continue
+        args = _arguments(data)
+        if data.get("tool") == "calc":
+            for number in numbers_in(str(args.get("expression", ""))):
+                if not seen.holds(number):
+                    return (
+                        f"calc was given {number:g}, which is not in any looked-up entry; "
+                        f"{seen.nearest(number)}"
+                    )
+            seen.add(str(data.get("result", "")), "the calculator")
+        else:
+            title = args.get("title") or data.get("tool")
+            seen.add(str(data.get("result", "")), f"the entry {title!r}")
+    for number in numbers_in(answer):
+        if not seen.holds(number):
+            return (
+                f"the answer states {number:g}, which no observation holds; {seen.nearest(number)}"
+            )
+    return None

@@ -1,0 +1,82 @@
+"""plan: plan-then-act (seed 000).
+
+One planning call with no tools offered, then the native tool loop with the plan
+appended to the system prompt. Fixing the plan before any tool output enters the
+transcript is what makes the extra call worth it: a tool result cannot rewrite it.
+
+- ``max_steps < 2`` is refused before any request: one step cannot hold a plan and an
+  action.
+- A planning turn that calls a tool anyway is refused.
+- The planning call counts against the caller's budget (``max_steps=3`` is at most
+  three requests) and the loop's step numbers continue after it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from harness.models.types import Message, ModelAPIError, ModelRequest
+from harness.patterns.base import Outcome, RunContext, ToolLoopOptions
+from harness.patterns.react import react_system
+from harness.patterns.registry import register
+from harness.patterns.tool_loop import tool_loop
+
+PLANNING_SYSTEM = (
+    "Write a short numbered plan for answering the question: which facts to look up and "
+    "what to calculate. Do not answer yet and do not call any tool. These tools will be "
+    "available when the plan is carried out:\n"
+)
+
+
+@dataclass(frozen=True)
+class PlanThenAct:
+    options: ToolLoopOptions
+    name: str = "plan"
+
+    async def run(self, ctx: RunContext) -> Outcome:
+        opts = self.options
+        messages = [Message("user", ctx.question)]
+        if opts.max_steps < 2:
+            return Outcome(
+                "refused",
+                messages=messages,
+                error="plan needs max_steps of at least 2: one to plan and one to act",
+            )
+        tool_list = "\n".join(f"- {t.name}: {t.description}" for t in ctx.tools)
+        request = ModelRequest(
+            ctx.model_name,
+            tuple(messages),
+            system=PLANNING_SYSTEM + tool_list,
+            max_output_tokens=400,
+        )
+        try:
+            response = await ctx.model.complete(request)
+        except ModelAPIError as exc:
+            return Outcome("api_error", messages=messages, error=str(exc))
+        if response.truncated:
+            return Outcome("truncated", messages=messages, steps=1)
+        if response.message.tool_calls:
+            return Outcome(
+                "refused",
+                messages=messages,
+                steps=1,
+                error="the planning call tried to invoke a tool; a plan is written, not acted",
+            )
+        plan = response.message.content.strip()
+        ctx.emit("plan", step=1, plan=plan)
+        # The system text is built anew: the caller's strings are never appended to.
+        system = f"{react_system(False)}\n\nFollow this plan:\n{plan}"
+        outcome = await tool_loop(
+            ctx, opts, messages, system, ctx.tools, max_steps=opts.max_steps - 1, first_step=1
+        )
+        outcome.steps += 1
+        return outcome
+
+
+@register(
+    "plan",
+    ToolLoopOptions,
+    "plan-then-act: 1 planning call (no tools), then the tool loop; max_steps calls in all",
+)
+def plan(options: ToolLoopOptions) -> PlanThenAct:
+    return PlanThenAct(options)

@@ -1,0 +1,184 @@
+"""plan_execute:replan=on|off (seed 004): a typed plan of steps with dependencies.
+
+One planning call returns steps (id, description, depends_on). Steps run in
+dependency order, each as its own short tool loop; a step whose dependency failed is
+skipped. Every step's status (pending, running, done, failed, skipped) is traced. With
+``replan=on``, the first failure triggers one replanning call that replaces the steps
+not yet run. A final call with no tools answers from the results.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pydantic import BaseModel, Field
+
+from harness.models.types import Message
+from harness.patterns.base import Outcome, RunContext, ToolLoopOptions
+from harness.patterns.executor import run_step, synthesise
+from harness.patterns.registry import register
+from harness.patterns.structured import OutputMode, ask_structured
+
+PLAN_SYSTEM = (
+    "Break the question into a few steps, each small enough to do with a lookup or a "
+    "calculation. Give each step an id (1, 2, ...) and list the ids of the steps whose "
+    "results it needs. Call plan with the steps."
+)
+REPLAN_SYSTEM = (
+    "A step of the plan failed. Given the results so far, call plan with new steps that "
+    "replace the steps not yet done (ids must not repeat those already done)."
+)
+
+
+class StepDef(BaseModel):
+    id: int
+    description: str = Field(min_length=1)
+    depends_on: list[int] = Field(default_factory=list)
+
+
+class ExecutionPlan(BaseModel):
+    steps: list[StepDef] = Field(min_length=1)
+
+
+def dependency_order(steps: list[StepDef], done: set[int]) -> list[StepDef] | str:
+    """Steps in an order that respects dependencies, or what is wrong with them."""
+    ids = {s.id for s in steps}
+    if len(ids) != len(steps):
+        return "two steps share an id"
+    for s in steps:
+        unknown = set(s.depends_on) - ids - done
+        if unknown:
+            return f"step {s.id} depends on unknown steps {sorted(unknown)}"
+    ordered: list[StepDef] = []
+    placed = set(done)
+    pending = sorted(steps, key=lambda s: s.id)
+    while pending:
+        ready = [s for s in pending if set(s.depends_on) <= placed]
+        if not ready:
+            return f"steps {[s.id for s in pending]} depend on each other in a cycle"
+        ordered.append(ready[0])
+        placed.add(ready[0].id)
+        pending.remove(ready[0])
+    return ordered
+
+
+class PlanExecuteOptions(ToolLoopOptions):
+    max_steps: int = Field(default=16, ge=0)
+    """Ceiling on model calls in all: plan, every step's calls, replan, answer."""
+    replan: bool = False
+    """Revise the remaining plan once, after the first failed step."""
+    step_budget: int = Field(default=3, ge=1)
+    """Model calls each step may use."""
+    output: OutputMode = "tool"
+    """Structured output for the plan: tool calling, or prompted JSON."""
+
+
+@dataclass(frozen=True)
+class PlanExecute:
+    options: PlanExecuteOptions
+    name: str = "plan_execute"
+
+    async def run(self, ctx: RunContext) -> Outcome:
+        opts = self.options
+        if opts.max_steps < 3:
+            return Outcome(
+                "refused",
+                error="plan_execute needs max_steps of at least 3: plan, one step, answer",
+            )
+        planned = await self._plan(ctx, PLAN_SYSTEM, ctx.question)
+        if isinstance(planned, Outcome):
+            return planned
+        results: dict[int, str] = {}
+        failed: set[int] = set()
+        replanned = False
+        queue = planned
+        while queue:
+            step = queue.pop(0)
+            if set(step.depends_on) & failed:
+                failed.add(step.id)
+                ctx.emit("step_status", id=step.id, status="skipped")
+                continue
+            ctx.emit("step_status", id=step.id, status="running", description=step.description)
+            context = "\n".join(f"Result of step {i}: {results[i]}" for i in step.depends_on)
+            done = await run_step(ctx, opts, step.description, context, opts.step_budget)
+            if done.status == "answered" and done.answer:
+                results[step.id] = done.answer
+                ctx.emit("step_status", id=step.id, status="done", result=done.answer)
+                continue
+            failed.add(step.id)
+            ctx.emit("step_status", id=step.id, status="failed", reason=done.status)
+            if done.status == "api_error":
+                return Outcome("api_error", steps=ctx.model.calls, error=done.error)
+            if opts.replan and not replanned:
+                replanned = True
+                revised = await self._replan(ctx, results, step, set(results))
+                if isinstance(revised, Outcome):
+                    return revised
+                queue = revised
+        summary = "\n".join(f"Step {i}: {r}" for i, r in sorted(results.items())) or "(none)"
+        metrics = {
+            "steps_done": float(len(results)),
+            "steps_failed": float(len(failed)),
+            "replanned": float(replanned),
+        }
+        return await synthesise(ctx, summary, metrics)
+
+    async def _plan(self, ctx: RunContext, system: str, content: str) -> list[StepDef] | Outcome:
+        planned = await ask_structured(
+            ctx,
+            system=system,
+            messages=(Message("user", content),),
+            schema=ExecutionPlan,
+            name="plan",
+            description="Submit the steps.",
+            mode=self.options.output,
+            step=ctx.model.calls + 1,
+        )
+        if planned.value is None:
+            return Outcome(
+                planned.failure or "unparsed", steps=ctx.model.calls, error=planned.error
+            )
+        return self._ordered(ctx, planned.value.steps, set())
+
+    async def _replan(
+        self, ctx: RunContext, results: dict[int, str], failed: StepDef, done: set[int]
+    ) -> list[StepDef] | Outcome:
+        so_far = "\n".join(f"Step {i} done: {r}" for i, r in sorted(results.items()))
+        content = (
+            f"Question: {ctx.question}\n{so_far}\nStep {failed.id} failed: {failed.description}"
+        )
+        planned = await ask_structured(
+            ctx,
+            system=REPLAN_SYSTEM,
+            messages=(Message("user", content),),
+            schema=ExecutionPlan,
+            name="plan",
+            description="Submit the new steps.",
+            mode=self.options.output,
+            step=ctx.model.calls + 1,
+        )
+        if planned.value is None:
+            return Outcome(
+                planned.failure or "unparsed", steps=ctx.model.calls, error=planned.error
+            )
+        ctx.emit("replan", steps=[s.model_dump() for s in planned.value.steps])
+        return self._ordered(ctx, planned.value.steps, done)
+
+    def _ordered(
+        self, ctx: RunContext, steps: list[StepDef], done: set[int]
+    ) -> list[StepDef] | Outcome:
+        ordered = dependency_order(steps, done)
+        if isinstance(ordered, str):
+            return Outcome("refused", steps=ctx.model.calls, error=f"unusable plan: {ordered}")
+        ctx.emit("plan", steps=[s.model_dump() for s in ordered])
+        return ordered
+
+
+@register(
+    "plan_execute",
+    PlanExecuteOptions,
+    "typed plan with dependencies, each step a short tool loop, optional one replan, answer; "
+    "up to max_steps calls",
+)
+def plan_execute(options: PlanExecuteOptions) -> PlanExecute:
+    return PlanExecute(options)

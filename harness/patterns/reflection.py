@@ -1,0 +1,128 @@
+"""reflection:cycles=N (seed 000): answer, ask whether the answer holds, rewrite only if not.
+
+    output = generate(task)              # a full tool loop, tools included
+    for cycle in cycles:
+        critique = reflect(task, output) # only tool: critique(needs_refinement, critique)
+        if not needs_refinement: return output
+        output = refine(task, output, critique)   # no tools
+
+- The loop branches on a typed boolean, never on the critique's wording.
+- A critique that asks for changes without saying which is refused.
+- The budget for the cycles is reserved before generating: generation gets
+  ``max_steps - 2*cycles``, and a budget too small for the cycles is refused at once.
+- The rewrite replaces the draft in the conversation; the critique never enters it.
+- ``cycles=0`` is the plain tool loop, so the cycle count is an ablation axis.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pydantic import BaseModel, Field
+
+from harness.models.types import Message, ModelAPIError, ModelRequest
+from harness.patterns.base import Outcome, RunContext, ToolLoopOptions
+from harness.patterns.react import react_system
+from harness.patterns.registry import register
+from harness.patterns.structured import OutputMode, ask_structured
+from harness.patterns.tool_loop import tool_loop
+
+CRITIC_SYSTEM = (
+    "You check answers. Judge whether the last answer above is correct and complete, using "
+    "only the conversation above. Call critique: needs_refinement false if it holds; true "
+    "with a critique that says exactly what is wrong if it does not."
+)
+CRITIQUE_REQUEST = "Check the answer above."
+REWRITE_SYSTEM = (
+    "Rewrite the answer above so that it meets the critique. Reply with the answer only."
+)
+
+
+class Critique(BaseModel):
+    needs_refinement: bool = Field(description="True if the answer must change.")
+    critique: str = Field(default="", description="What is wrong, if anything.")
+
+
+class ReflectionOptions(ToolLoopOptions):
+    cycles: int = Field(default=1, ge=0)
+    """Critique-and-rewrite cycles after the first answer."""
+    output: OutputMode = "tool"
+    """Structured output for the critique: tool calling, or prompted JSON."""
+
+
+@dataclass(frozen=True)
+class Reflection:
+    options: ReflectionOptions
+    name: str = "reflection"
+
+    async def run(self, ctx: RunContext) -> Outcome:
+        opts = self.options
+        messages = [Message("user", ctx.question)]
+        generation_steps = opts.max_steps - 2 * opts.cycles
+        if generation_steps < 1:
+            return Outcome(
+                "refused",
+                messages=messages,
+                error=f"{opts.cycles} cycles need 2 calls each plus 1 to answer: "
+                f"max_steps {opts.max_steps} is below {2 * opts.cycles + 1}",
+            )
+        draft = await tool_loop(
+            ctx, opts, messages, react_system(False), ctx.tools, max_steps=generation_steps
+        )
+        if draft.status != "answered":
+            return draft
+        answer, steps, conversation = draft.answer, draft.steps, draft.messages
+        for cycle in range(1, opts.cycles + 1):
+            if ctx.model.tokens_used >= opts.max_tokens:
+                return Outcome("token_budget", messages=conversation, steps=steps)
+            judged = await ask_structured(
+                ctx,
+                system=CRITIC_SYSTEM,
+                messages=(*conversation, Message("user", CRITIQUE_REQUEST)),
+                schema=Critique,
+                name="critique",
+                description="Say whether the answer needs refinement, and why.",
+                mode=opts.output,
+                step=steps + 1,
+            )
+            steps += 1
+            if judged.value is None:
+                failure = judged.failure or "unparsed"
+                return Outcome(failure, messages=conversation, steps=steps, error=judged.error)
+            critique = judged.value
+            ctx.emit("critique", cycle=cycle, **critique.model_dump())
+            if not critique.needs_refinement:
+                break
+            if not critique.critique.strip():
+                return Outcome(
+                    "refused",
+                    messages=conversation,
+                    steps=steps,
+                    error="the critique asked for changes without saying which",
+                )
+            request = ModelRequest(
+                ctx.model_name,
+                (*conversation, Message("user", f"Critique: {critique.critique}")),
+                system=REWRITE_SYSTEM,
+                max_output_tokens=300,
+            )
+            try:
+                response = await ctx.model.complete(request)
+            except ModelAPIError as exc:
+                return Outcome("api_error", messages=conversation, steps=steps, error=str(exc))
+            steps += 1
+            if response.truncated:
+                return Outcome("truncated", messages=conversation, steps=steps)
+            answer = response.message.content.strip()
+            # The rewrite replaces the draft; the critique is never part of the conversation.
+            conversation = [*conversation[:-1], Message("assistant", answer)]
+        return Outcome("answered", answer=answer, messages=conversation, steps=steps)
+
+
+@register(
+    "reflection",
+    ReflectionOptions,
+    "tool loop, then per cycle a critique call and (if needed) a rewrite; 1 + up to 2/cycle",
+)
+def reflection(options: ReflectionOptions) -> Reflection:
+    return Reflection(options)

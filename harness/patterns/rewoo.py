@@ -1,0 +1,166 @@
+"""rewoo: reasoning without observation (seed 000).
+
+One planning call whose only tool is ``submit_plan`` (the real tools are described as
+text), every planned step run in order with ``#E1``, ``#E2`` ... replaced by earlier
+steps' outputs, then one final call, offered no tools, that answers from the
+evidence. Two model calls whatever the plan holds.
+
+- A reference to a step that has not run fails that step by name; the literal text
+  is never sent to a tool.
+- A failed step becomes evidence and the plan goes on.
+- A plan longer than ``plan_steps`` is refused; so is ``max_steps < 2``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from harness.models.types import Message, ModelAPIError, ModelRequest
+from harness.patterns.acting import Actions
+from harness.patterns.base import Outcome, RunContext, ToolLoopOptions
+from harness.patterns.registry import register
+from harness.patterns.structured import OutputMode, ask_structured
+from harness.tools import ToolSet
+
+REFERENCE = re.compile(r"#E(\d+)")
+
+
+class PlannedStep(BaseModel):
+    tool: str = Field(description="Name of the tool to call.")
+    args: dict[str, Any] = Field(description="Its arguments; '#E1' stands for step 1's output.")
+    why: str = Field(default="", description="What this step is for.")
+
+
+class Plan(BaseModel):
+    steps: list[PlannedStep] = Field(min_length=1)
+
+
+class ForwardReference(ValueError):
+    pass
+
+
+def substitute(value: Any, outputs: dict[int, str], step: int) -> Any:
+    """``value`` with every #En replaced by step n's output, in strings at any depth."""
+    if isinstance(value, str):
+
+        def replace(match: re.Match[str]) -> str:
+            n = int(match.group(1))
+            if n not in outputs:
+                raise ForwardReference(
+                    f"step {step} refers to #E{n}, which has not run (only steps before "
+                    f"{step} can be referred to)"
+                )
+            return outputs[n]
+
+        return REFERENCE.sub(replace, value)
+    if isinstance(value, dict):
+        return {k: substitute(v, outputs, step) for k, v in value.items()}
+    if isinstance(value, list):
+        return [substitute(v, outputs, step) for v in value]
+    return value
+
+
+def planning_system(tools: ToolSet) -> str:
+    described = "\n".join(
+        f"- {t.name}: {t.description} Arguments: {json.dumps(t.spec.parameters['properties'])}"
+        for t in tools
+    )
+    return (
+        "Plan every tool call needed to answer the question, then call submit_plan. Later "
+        "steps may use earlier results: write #E1 for step 1's output, #E2 for step 2's, "
+        f"and so on. Tools the plan may use:\n{described}"
+    )
+
+
+ANSWER_SYSTEM = "Answer the question from the evidence below, in a few words."
+
+
+class ReWOOOptions(ToolLoopOptions):
+    output: OutputMode = "tool"
+    """Structured output: tool calling, or prompted JSON for endpoints without it."""
+    plan_steps: int = Field(default=8, ge=1)
+    """The longest plan accepted; a longer one is refused."""
+
+
+@dataclass(frozen=True)
+class ReWOO:
+    options: ReWOOOptions
+    name: str = "rewoo"
+
+    async def run(self, ctx: RunContext) -> Outcome:
+        opts = self.options
+        messages = [Message("user", ctx.question)]
+        if opts.max_steps < 2:
+            return Outcome(
+                "refused",
+                messages=messages,
+                error="rewoo needs max_steps of at least 2: plan, then answer",
+            )
+        planned = await ask_structured(
+            ctx,
+            system=planning_system(ctx.tools),
+            messages=tuple(messages),
+            schema=Plan,
+            name="submit_plan",
+            description="Submit the plan of tool calls.",
+            mode=opts.output,
+            step=1,
+        )
+        if planned.value is None:
+            return Outcome(
+                planned.failure or "unparsed", messages=messages, steps=1, error=planned.error
+            )
+        plan = planned.value
+        ctx.emit("plan", step=1, steps=[s.model_dump() for s in plan.steps])
+        if len(plan.steps) > opts.plan_steps:
+            return Outcome(
+                "refused",
+                messages=messages,
+                steps=1,
+                error=f"the plan has {len(plan.steps)} steps; at most "
+                f"{opts.plan_steps} are allowed",
+            )
+        evidence = await self._execute(ctx, plan)
+        request = ModelRequest(
+            ctx.model_name,
+            (Message("user", f"Question: {ctx.question}\n\n{evidence}"),),
+            system=ANSWER_SYSTEM,
+            max_output_tokens=200,
+        )
+        try:
+            response = await ctx.model.complete(request)
+        except ModelAPIError as exc:
+            return Outcome("api_error", messages=messages, steps=1, error=str(exc))
+        messages.append(response.message)
+        if response.truncated:
+            return Outcome("truncated", messages=messages, steps=2)
+        return Outcome(
+            "answered", answer=response.message.content.strip(), messages=messages, steps=2
+        )
+
+    async def _execute(self, ctx: RunContext, plan: Plan) -> str:
+        actions = Actions(ctx, ctx.tools, self.options.guard)
+        outputs: dict[int, str] = {}
+        lines = []
+        for number, step in enumerate(plan.steps, start=1):
+            try:
+                args = substitute(step.args, outputs, number)
+            except ForwardReference as exc:
+                ctx.emit("step_failed", step=number, error=str(exc))
+                outputs[number] = f"Error: {exc}"
+            else:
+                outputs[number] = (await actions.run(number, step.tool, args)).content
+            lines.append(
+                f"#E{number} = {step.tool}({json.dumps(step.args)}) [{step.why}]\n{outputs[number]}"
+            )
+        return "Evidence:\n" + "\n\n".join(lines)
+
+
+@register("rewoo", ReWOOOptions, "plan every tool call, run them, answer; always 2 calls")
+def rewoo(options: ReWOOOptions) -> ReWOO:
+    return ReWOO(options)

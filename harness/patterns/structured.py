@@ -1,0 +1,101 @@
+"""Typed structured outputs (seed 004): a pydantic model in, a validated instance out.
+
+Two output modes, an arm option on every pattern that uses them:
+
+- ``tool``: the schema is offered as the only tool and the model is asked to call it
+  (``tool_choice``); its arguments are validated against the model.
+- ``json``: for endpoints without tool calling; the schema goes into the prompt and
+  the first JSON object in the reply is validated.
+
+Never magic stop phrases: a reply that does not validate is a recorded
+``parse_failure`` and the caller decides what that means for the run.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Generic, Literal, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from harness.models.types import Message, ModelAPIError, ModelRequest, ModelResponse
+from harness.patterns.base import RunContext, Status
+from harness.tools import Tool
+
+OutputMode = Literal["tool", "json"]
+T = TypeVar("T", bound=BaseModel)
+
+
+@dataclass(frozen=True)
+class Structured(Generic[T]):
+    value: T | None
+    response: ModelResponse | None = None
+    #: Why there is no value: api_error, truncated or unparsed.
+    failure: Status | None = None
+    error: str | None = None
+
+
+def schema_tool(name: str, description: str, schema: type[BaseModel]) -> Tool:
+    return Tool(name, description, schema, lambda _: "recorded")
+
+
+async def ask_structured(
+    ctx: RunContext,
+    *,
+    system: str,
+    messages: tuple[Message, ...],
+    schema: type[T],
+    name: str,
+    description: str,
+    mode: OutputMode,
+    step: int,
+    temperature: float | None = 0.0,
+    max_output_tokens: int = 600,
+) -> Structured[T]:
+    tool = schema_tool(name, description, schema)
+    if mode == "tool":
+        request = ModelRequest(
+            ctx.model_name,
+            messages,
+            system=system,
+            tools=(tool.spec,),
+            tool_choice=name,
+            temperature=temperature,
+            max_output_tokens=max_output_tokens,
+        )
+    else:
+        shape = json.dumps(tool.spec.parameters)
+        request = ModelRequest(
+            ctx.model_name,
+            messages,
+            system=f"{system}\nReply with only a JSON object matching this JSON schema: {shape}",
+            temperature=temperature,
+            max_output_tokens=max_output_tokens,
+        )
+    try:
+        response = await ctx.model.complete(request)
+    except ModelAPIError as exc:
+        return Structured(None, failure="api_error", error=str(exc))
+    if response.truncated:
+        return Structured(None, response, failure="truncated")
+    value = parse_structured(response, schema, name)
+    if value is None:
+        ctx.emit("parse_failure", step=step, expected=name, text=response.message.content)
+        return Structured(None, response, failure="unparsed")
+    return Structured(value, response)
+
+
+def parse_structured(response: ModelResponse, schema: type[T], name: str) -> T | None:
+    """The named tool call's arguments, else the first JSON object in the text, validated."""
+    candidates = [c.arguments for c in response.message.tool_calls if c.name == name]
+    text = response.message.content
+    start, end = text.find("{"), text.rfind("}")
+    if start != -1 and end > start:
+        candidates.append(text[start : end + 1])
+    for candidate in candidates:
+        try:
+            return schema.model_validate_json(candidate)
+        except ValidationError:
+            continue
+    return None

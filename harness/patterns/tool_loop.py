@@ -1,0 +1,90 @@
+"""The native tool-calling loop shared by react, plan, reflection and the patterns built on them.
+
+Every request carries the whole conversation. Each tool call's result goes back as a
+tool message, failures included. With ``finish_by_tool`` the loop ends only on a
+valid ``final_answer`` call; otherwise on a reply without tool calls.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from harness.models.types import Message, ModelAPIError, ModelRequest
+from harness.patterns.acting import Actions
+from harness.patterns.base import Outcome, RunContext, ToolLoopOptions, budget_hit
+from harness.tools import Tool, ToolSet
+
+MAX_OUTPUT_TOKENS = 400
+FINAL_ANSWER = "final_answer"
+NUDGE = f"Call {FINAL_ANSWER} with your answer and the evidence it rests on."
+
+
+class FinalAnswerArgs(BaseModel):
+    answer: str = Field(min_length=1, description="The final answer, in a few words.")
+    evidence: list[str] = Field(min_length=1, description="Titles of the entries it rests on.")
+
+
+FINAL_ANSWER_TOOL = Tool(
+    FINAL_ANSWER, "Give your final answer and its evidence.", FinalAnswerArgs, lambda _: "recorded"
+)
+
+
+async def tool_loop(
+    ctx: RunContext,
+    options: ToolLoopOptions,
+    messages: list[Message],
+    system: str,
+    tools: ToolSet,
+    *,
+    max_steps: int,
+    first_step: int = 0,
+    finish_by_tool: bool = False,
+    temperature: float = 0.0,
+) -> Outcome:
+    """Run until an answer or a budget; ``messages`` is extended in place and returned.
+
+    ``first_step`` numbers this loop's steps after a phase that came before it, so a
+    pattern with a phase of its own (a plan) does not emit step 1 twice.
+    """
+    if finish_by_tool:
+        tools = tools.with_tools(FINAL_ANSWER_TOOL)
+    actions = Actions(ctx, tools, options.guard)
+    steps = 0
+    while (stop := budget_hit(ctx, steps, max_steps, options.max_tokens)) is None:
+        step = first_step + steps + 1
+        request = ModelRequest(
+            model=ctx.model_name,
+            system=system,
+            messages=tuple(messages),
+            tools=tools.specs,
+            max_output_tokens=MAX_OUTPUT_TOKENS,
+            temperature=temperature,
+        )
+        try:
+            response = await ctx.model.complete(request)
+        except ModelAPIError as exc:
+            return Outcome("api_error", messages=messages, steps=steps, error=str(exc))
+        steps += 1
+        reply = response.message
+        messages.append(reply)
+        if response.truncated:  # a half-written tool call must not be dispatched
+            return Outcome("truncated", messages=messages, steps=steps)
+        if not reply.tool_calls:
+            if not finish_by_tool:
+                return Outcome(
+                    "answered", answer=reply.content.strip(), messages=messages, steps=steps
+                )
+            ctx.emit("parse_failure", step=step, text=reply.content)
+            messages.append(Message("user", NUDGE))
+            continue
+        answer: str | None = None
+        for call in reply.tool_calls:
+            result = await actions.run(step, call.name, call.arguments)
+            if call.name == FINAL_ANSWER and result.ok and answer is None:
+                final = FinalAnswerArgs.model_validate_json(call.arguments)
+                answer = final.answer
+                ctx.emit("finish", step=step, answer=answer, evidence=final.evidence)
+            messages.append(Message("tool", result.content, tool_call_id=call.id))
+        if answer is not None:
+            return Outcome("answered", answer=answer, messages=messages, steps=steps)
+    return Outcome(stop, messages=messages, steps=steps)
