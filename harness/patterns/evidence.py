@@ -47,21 +47,27 @@ def _arguments(data: dict[str, Any]) -> dict[str, Any]:
     return raw if isinstance(raw, dict) else {}
 
 
-def check_evidence(question: str, trace: Trace, answer: str) -> str | None:
-    """None when every number is grounded; otherwise what failed, in a sentence."""
+def check_evidence(question: str, trace: Trace, answer: str, since: int = 0) -> str | None:
+    """None when every number is grounded; otherwise what failed, in a sentence.
+
+    Calculations are checked from event ``since`` on (the current attempt's); every
+    earlier observation still counts as evidence.
+    """
     seen = Seen()
     seen.add(question, "the question")
-    for _, kind, data in trace.events:
+    for index, (_, kind, data) in enumerate(trace.events):
         if kind != "tool_call" or not data.get("ok"):
             continue
         args = _arguments(data)
-        if data.get("tool") == "calc":
+        if data.get("tool") == "calc" and index >= since:
             for number in numbers_in(str(args.get("expression", ""))):
                 if not seen.holds(number):
                     return (
                         f"calc was given {number:g}, which is not in any looked-up entry; "
                         f"{seen.nearest(number)}"
                     )
+            seen.add(str(data.get("result", "")), "the calculator")
+        elif data.get("tool") == "calc":
             seen.add(str(data.get("result", "")), "the calculator")
         else:
             title = args.get("title") or data.get("tool")

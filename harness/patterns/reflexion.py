@@ -51,6 +51,7 @@ class Reflexion:
         steps = 0
         outcome = Outcome("refused")
         for attempt in range(1, opts.attempts + 1):
+            started = len(ctx.trace.events)
             outcome = await tool_loop(
                 ctx,
                 opts,
@@ -64,7 +65,7 @@ class Reflexion:
             outcome.steps = steps
             if outcome.status != "answered" or outcome.answer is None:
                 return outcome
-            failure = check_evidence(ctx.question, ctx.trace, outcome.answer)
+            failure = check_evidence(ctx.question, ctx.trace, outcome.answer, since=started)
             ctx.emit("attempt", attempt=attempt, answer=outcome.answer, check_failure=failure)
             outcome.metrics = {"attempts": attempt, "check_passed": float(failure is None)}
             if failure is None:

@@ -87,3 +87,9 @@ def test_api_error_mid_run_returns_what_was_done():
         outcome.status == "api_error" and outcome.steps == 1 and outcome.messages[-1].role == "tool"
     )
     assert text_reply  # imported for symmetry with other tests
+
+
+def test_each_request_keeps_the_conversation_as_it_was_when_sent():
+    replies = [tool_reply(("lookup", {"title": "Nile"})), "6650"]
+    _, model, _ = run_pattern(react(), replies)
+    assert [len(r.messages) for r in model.requests] == [1, 3]

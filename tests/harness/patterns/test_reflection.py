@@ -1,0 +1,65 @@
+from harness.experiment import parse_arm
+from harness.models import tool_reply
+
+from .helpers import run_pattern
+
+
+def critique(needs, text=""):
+    return tool_reply(("critique", {"needs_refinement": needs, "critique": text}))
+
+
+def reflection(options):
+    return parse_arm(f"reflection:{options}").build()
+
+
+def test_approval_stops_early_two_calls():
+    outcome, model, _ = run_pattern(reflection("cycles=2"), ["84", critique(False)])
+    assert (outcome.status, outcome.answer, len(model.requests)) == ("answered", "84", 2)
+
+
+def test_two_refinements_make_five_calls_and_the_rewrite_replaces_the_draft():
+    replies = [
+        "74",
+        critique(True, "1973 - 1889 is 84"),
+        "84",
+        critique(True, "say years"),
+        "84 years",
+    ]
+    outcome, model, _ = run_pattern(reflection("cycles=2"), replies)
+    assert (outcome.status, outcome.answer, len(model.requests)) == ("answered", "84 years", 5)
+    assert [m.content for m in outcome.messages] == [outcome.messages[0].content, "84 years"]
+    assert all("1973 - 1889" not in m.content for m in outcome.messages)  # critique never enters
+    critic, rewrite = model.requests[1], model.requests[2]
+    assert [t.name for t in critic.tools] == ["critique"] and critic.tool_choice == "critique"
+    assert rewrite.tools == () and rewrite.messages[-1].content == "Critique: 1973 - 1889 is 84"
+    assert model.requests[3].messages[-2].content == "84"  # the next critique sees the rewrite
+
+
+def test_every_request_opens_with_the_question():
+    replies = ["74", critique(True, "wrong"), "84", critique(False)]
+    _, model, ctx = run_pattern(reflection("cycles=2"), replies)
+    assert all(r.messages[0].content == ctx.question for r in model.requests)
+
+
+def test_refinement_without_a_reason_is_refused():
+    outcome, model, _ = run_pattern(reflection("cycles=1"), ["74", critique(True, "  ")])
+    assert outcome.status == "refused" and "without saying which" in outcome.error
+    assert len(model.requests) == 2
+
+
+def test_the_cycles_budget_is_reserved_before_generating():
+    looping = [tool_reply(("lookup", {"title": "Nile"}))] * 6
+    outcome, model, _ = run_pattern(reflection("cycles=2,max_steps=5"), looping)
+    assert outcome.status == "step_budget" and len(model.requests) == 1
+
+
+def test_a_budget_too_small_for_the_cycles_is_refused_at_the_start():
+    outcome, model, _ = run_pattern(reflection("cycles=2,max_steps=4"), ["x"])
+    assert outcome.status == "refused" and model.requests == []
+
+
+def test_zero_cycles_is_the_plain_tool_loop():
+    replies = [tool_reply(("lookup", {"title": "Nile"})), "6650 km"]
+    plain, plain_model, _ = run_pattern(parse_arm("react").build(), list(replies))
+    zero, zero_model, _ = run_pattern(reflection("cycles=0"), list(replies))
+    assert plain.answer == zero.answer and plain_model.requests == zero_model.requests

@@ -1,0 +1,94 @@
+import pytest
+
+from harness.experiment import parse_arm
+from harness.models import tool_reply
+from harness.patterns.rewoo import ForwardReference, substitute
+
+from .helpers import run_pattern
+
+
+def plan_reply(*steps):
+    return tool_reply(("submit_plan", {"steps": [dict(s) for s in steps]}))
+
+
+def step(tool, args, why=""):
+    return {"tool": tool, "args": args, "why": why}
+
+
+def rewoo(options=""):
+    return parse_arm("rewoo" + (f":{options}" if options else "")).build()
+
+
+def tool_args(ctx):
+    return [data["arguments"] for _, kind, data in ctx.trace.events if kind == "tool_call"]
+
+
+def test_two_calls_for_a_three_step_plan():
+    planned = plan_reply(
+        step("lookup", {"title": "Hamburg depot"}),
+        step("lookup", {"title": "Bilbao depot"}),
+        step("calc", {"expression": "2018 - 2012"}),
+    )
+    outcome, model, ctx = run_pattern(rewoo(), [planned, "6 years"])
+    assert (outcome.status, outcome.answer, outcome.steps) == ("answered", "6 years", 2)
+    assert len(model.requests) == 2 and ctx.trace.count("tool_call") == 3
+    planning, answering = model.requests
+    assert [t.name for t in planning.tools] == ["submit_plan"]
+    assert planning.tool_choice == "submit_plan" and "lookup:" in planning.system
+    assert answering.tools == ()
+    assert (
+        "#E3 = calc" in answering.messages[0].content
+        and "\n6\n" not in answering.messages[0].content
+    )
+
+
+def test_references_are_substituted_at_any_depth():
+    planned = plan_reply(
+        step("lookup", {"title": "Hamburg depot"}),
+        step("calc", {"expression": "2020 - 2012"}),
+        step("lookup", {"title": "#E2 #E1"}),
+    )
+    _, _, ctx = run_pattern(rewoo(), [planned, "x"])
+    assert tool_args(ctx)[2]["title"].startswith("8 Larkspur Freight depot, opened in 2012")
+
+
+def test_substitute_handles_nesting_and_never_eats_e12_as_e1():
+    outputs = {1: "one", 12: "twelve"}
+    value = {"a": ["#E1", {"b": "#E12 and #E1"}], "n": 3}
+    assert substitute(value, outputs, 13) == {"a": ["one", {"b": "twelve and one"}], "n": 3}
+
+
+def test_forward_reference_fails_that_step_by_name_and_the_plan_goes_on():
+    planned = plan_reply(
+        step("lookup", {"title": "#E2"}),
+        step("lookup", {"title": "Nile"}),
+        step("calc", {"expression": "oops"}),
+    )
+    outcome, model, ctx = run_pattern(rewoo(), [planned, "x"])
+    assert outcome.status == "answered"
+    assert all("#E" not in str(a) for a in tool_args(ctx))  # the literal never reaches a tool
+    evidence = model.requests[1].messages[0].content
+    assert "step 1 refers to #E2, which has not run" in evidence
+    assert "Length: about 6,650 kilometres" in evidence  # step 2 still ran
+    assert "Error: calc failed" in evidence  # a failed step is evidence too
+    with pytest.raises(ForwardReference):
+        substitute("#E4", {1: "x"}, 2)
+
+
+def test_a_plan_longer_than_allowed_is_refused():
+    planned = plan_reply(*[step("lookup", {"title": "Nile"})] * 3)
+    outcome, model, ctx = run_pattern(rewoo("plan_steps=2"), [planned, "x"])
+    assert outcome.status == "refused" and len(model.requests) == 1
+    assert ctx.trace.count("tool_call") == 0
+
+
+def test_too_small_a_budget_is_refused_before_any_request():
+    outcome, model, _ = run_pattern(rewoo("max_steps=1"), ["x"])
+    assert outcome.status == "refused" and model.requests == []
+
+
+def test_prompted_json_mode_reads_the_plan_from_text():
+    planned = '{"steps": [{"tool": "lookup", "args": {"title": "Nile"}}]}'
+    outcome, model, ctx = run_pattern(rewoo("output=json"), [planned, "6650"])
+    assert outcome.status == "answered" and ctx.trace.count("tool_call") == 1
+    assert model.requests[0].tools == () and "JSON schema" in model.requests[0].system
