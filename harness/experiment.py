@@ -8,10 +8,12 @@ its identity in every record and table, so ``react_text`` and
 from __future__ import annotations
 
 import itertools
+import tomllib
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from harness.patterns.base import Pattern, PatternOptions, ToolLoopOptions
 from harness.patterns.limits import Limited
@@ -123,3 +125,37 @@ def parse_arms(texts: list[str]) -> list[Arm]:
             raise ArmError(f"arm {text!r} is the same configuration as another: {arm.spec}")
         arms[arm.spec] = arm
     return list(arms.values())
+
+
+class ExperimentFile(BaseModel):
+    """An experiment written down: ``loopbench run --experiment FILE.toml``."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    arms: list[str] = Field(min_length=1)
+    """Arm specs; ``a|b`` alternatives expand into every combination."""
+    tasks: str = "depot"
+    """A built-in task set name or a folder; a relative folder is read from the file's folder."""
+    repeats: int = Field(default=1, ge=1)
+    concurrency: int = Field(default=8, ge=1)
+    out: str | None = None
+    """Results folder, relative to where loopbench runs."""
+
+
+def load_experiment(path: Path) -> ExperimentFile:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ArmError(f"{path}: no such experiment file") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ArmError(f"{path}: not valid TOML: {exc}") from None
+    try:
+        experiment = ExperimentFile.model_validate(data)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"field {'.'.join(map(str, e['loc']))!r}: {e['msg']}" for e in exc.errors()
+        )
+        raise ArmError(f"{path}: {problems}") from None
+    folder = path.parent / experiment.tasks
+    if folder.is_dir():
+        experiment.tasks = str(folder)
+    return experiment

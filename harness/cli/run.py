@@ -12,9 +12,10 @@ from datetime import datetime
 from pathlib import Path
 
 import click
+from click.core import ParameterSource
 
 from harness.cli.table import table_title
-from harness.experiment import Arm, ArmError, parse_arms
+from harness.experiment import Arm, ArmError, load_experiment, parse_arms
 from harness.models.local import CHAT_FORMATS, MODEL_NAME, LocalModelError, LocalServer, model_file
 from harness.models.openai_compat import OpenAICompatClient, RetryPolicy
 from harness.models.settings import (
@@ -45,8 +46,13 @@ from tasks.taskset import TaskSet, TaskSetError, load_taskset
     "--arm",
     "arm_specs",
     multiple=True,
-    required=True,
-    help="PATTERN or PATTERN:key=value,...; repeat for several arms.",
+    help="PATTERN or PATTERN:key=value,...; repeat for several arms. 'a|b' in a name or "
+    "value expands into every combination, e.g. react_text:guard=on|off,tool=plain|improved.",
+)
+@click.option(
+    "--experiment",
+    type=click.Path(path_type=Path),
+    help="A TOML file with arms, tasks, repeats, concurrency and out; flags given here win.",
 )
 @click.option(
     "--repeats",
@@ -109,6 +115,7 @@ from tasks.taskset import TaskSet, TaskSetError, load_taskset
 def run_command(
     tasks_spec: str,
     arm_specs: tuple[str, ...],
+    experiment: Path | None,
     repeats: int,
     concurrency: int,
     out: Path | None,
@@ -123,8 +130,23 @@ def run_command(
     quiet: bool,
 ) -> None:
     """Run every arm on every task, REPEATS times, and print the table."""
+    specs = list(arm_specs)
     try:
-        arms = parse_arms(list(arm_specs))  # the allowlist check: before anything else happens
+        if experiment is not None:
+            written = load_experiment(experiment)
+            specs = written.arms + specs
+            given = click.get_current_context().get_parameter_source
+            if given("tasks_spec") != ParameterSource.COMMANDLINE:
+                tasks_spec = written.tasks
+            if given("repeats") != ParameterSource.COMMANDLINE:
+                repeats = written.repeats
+            if given("concurrency") != ParameterSource.COMMANDLINE:
+                concurrency = written.concurrency
+            if out is None and written.out:
+                out = Path(written.out)
+        if not specs:
+            raise ArmError("give at least one --arm, or an --experiment file that lists arms")
+        arms = parse_arms(specs)  # the allowlist check: before anything else happens
     except (UnknownPattern, ArmError) as exc:
         raise click.UsageError(str(exc)) from None
     try:

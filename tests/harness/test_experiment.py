@@ -1,6 +1,8 @@
+from pathlib import Path
+
 import pytest
 
-from harness.experiment import ArmError, parse_arm, parse_arms
+from harness.experiment import ArmError, load_experiment, parse_arm, parse_arms
 from harness.patterns import UnknownPattern, registered
 
 
@@ -62,3 +64,17 @@ def test_a_grid_spec_expands_to_every_combination():
 
 def test_pattern_alternatives_expand_too():
     assert [a.pattern for a in parse_arms(["direct|cot"])] == ["direct", "cot"]
+
+
+def test_the_shipped_full_grid_covers_every_pattern_and_axis():
+    written = load_experiment(Path(__file__).parents[2] / "experiments" / "full-grid.toml")
+    arms = parse_arms(written.arms)
+    assert {a.pattern for a in arms} == set(registered())
+    assert len(arms) == 4 + 8 * 4 + 3 * 4
+
+
+def test_a_bad_experiment_file_names_the_file_and_field(tmp_path):
+    path = tmp_path / "x.toml"
+    path.write_text('arms = ["direct"]\nrepeats = 0\n')
+    with pytest.raises(ArmError, match=r"x.toml: field 'repeats'"):
+        load_experiment(path)
