@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from harness.cli.cost import cost_command
 from harness.cli.grade import grade_command
 from harness.cli.patterns import patterns_command
 from harness.cli.run import run_command
@@ -22,5 +23,6 @@ main.add_command(table_command)
 main.add_command(grade_command)
 main.add_command(patterns_command)
 main.add_command(serve_local_command)
+main.add_command(cost_command)
 
 __all__ = ["main"]

@@ -1,0 +1,182 @@
+"""``loopbench cost``: price a pattern before running it (seed 003's cost arithmetic)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+import pandas as pd
+
+from harness.report.cost import (
+    PRICE_TIERS,
+    Planning,
+    Prices,
+    cost_per_correct,
+    default_accuracy,
+    expected_attempts,
+    growth,
+    nothing_accepted,
+    pattern_costs,
+    success_within,
+    verifier_precision,
+)
+from harness.report.prices import PriceError, load_prices
+from harness.report.table import records_frame, summarize
+from harness.store import ResultsError, read_records
+
+FORMATS = click.Choice(["md", "json"])
+
+
+def planning_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """One flag per planning number, named after the field, defaulting to the chapter's."""
+    for name, spec in reversed(list(Planning.model_fields.items())):
+        flag = "--" + name.replace("_", "-")
+        command = click.option(
+            flag,
+            name,
+            type=type(spec.default),
+            default=spec.default,
+            show_default=True,
+            help=spec.description,
+        )(command)
+    return command
+
+
+def _planning(values: dict[str, Any]) -> Planning:
+    return Planning(**{k: values.pop(k) for k in list(values) if k in Planning.model_fields})
+
+
+def _emit(rows: list[dict[str, Any]], fmt: str) -> None:
+    if fmt == "json":
+        click.echo(json.dumps(rows, indent=2))
+    else:
+        click.echo(pd.DataFrame(rows).to_markdown(index=False, floatfmt=",g"))
+
+
+@click.group("cost")
+def cost_command() -> None:
+    """Token, latency and cost arithmetic for patterns, before running them."""
+
+
+@cost_command.command("growth")
+@click.option(
+    "--steps", default="2,5,10,20", show_default=True, help="Tool steps, comma-separated."
+)
+@click.option("--format", "fmt", type=FORMATS, default="md", show_default=True)
+@planning_options
+def growth_command(steps: str, fmt: str, **numbers: Any) -> None:
+    """Input tokens per task as tool steps grow: full replay, caching, compaction, plan."""
+    try:
+        counts = [int(s) for s in steps.split(",") if s.strip()]
+    except ValueError:
+        raise click.BadParameter(
+            "write whole numbers separated by commas, e.g. 2,5,10", param_hint="--steps"
+        ) from None
+    _emit(growth(counts, _planning(numbers)), fmt)
+
+
+@cost_command.command("patterns")
+@click.option(
+    "--price",
+    type=click.Choice(sorted(PRICE_TIERS)),
+    default="frontier",
+    show_default=True,
+    help="small: $0.25/$2; frontier: $3/$15 per million in/out.",
+)
+@click.option("--price-in", type=float, help="USD per million input tokens (overrides --price).")
+@click.option("--price-out", type=float, help="USD per million output tokens (overrides --price).")
+@click.option("--steps", type=int, default=5, show_default=True, help="Tool steps (ReAct, plan).")
+@click.option("--breadth", type=int, default=3, show_default=True, help="Tree breadth b.")
+@click.option("--depth", type=int, default=3, show_default=True, help="Tree depth d.")
+@click.option("--candidates", type=int, default=5, show_default=True, help="Best-of m.")
+@click.option("--format", "fmt", type=FORMATS, default="md", show_default=True)
+@planning_options
+def patterns_command(
+    price: str,
+    price_in: float | None,
+    price_out: float | None,
+    steps: int,
+    breadth: int,
+    depth: int,
+    candidates: int,
+    fmt: str,
+    **numbers: Any,
+) -> None:
+    """Calls, tokens, latency and cost per task of seven patterns, and cost per correct."""
+    tier = PRICE_TIERS[price]
+    prices = Prices(
+        price_in if price_in is not None else tier.input,
+        price_out if price_out is not None else tier.output,
+    )
+    rows = [
+        c.row()
+        for c in pattern_costs(_planning(numbers), prices, steps, breadth, depth, candidates)
+    ]
+    if fmt == "md":
+        for row in rows:
+            accuracy, source = default_accuracy(str(row["pattern"]), candidates)
+            per_correct = cost_per_correct(float(row["cost_usd"]), accuracy)
+            row["accuracy"] = f"{accuracy:.0%} ({source})"
+            row["cost_per_correct_usd"] = per_correct if per_correct is not None else "—"
+    _emit(rows, fmt)
+
+
+@cost_command.command("retry")
+@click.option("--p", "p", type=float, required=True, help="Chance one attempt passes.")
+@click.option("--k", "k", type=int, required=True, help="Attempts allowed.")
+def retry_command(p: float, k: int) -> None:
+    """Up to k independent attempts with a perfect verifier."""
+    click.echo(
+        f"P(success within {k}) = {success_within(p, k):.4f}; "
+        f"expected attempts = {expected_attempts(p, k):.4f}"
+    )
+
+
+@cost_command.command("verifier")
+@click.option("--p", "p", type=float, required=True, help="Chance a candidate is correct.")
+@click.option("--r", "r", type=float, default=1.0, show_default=True, help="Accepts a correct one.")
+@click.option("--f", "f", type=float, required=True, help="Accepts a wrong one (false accept).")
+@click.option("--m", "m", type=int, default=5, show_default=True, help="Best-of-m candidates.")
+def verifier_command(p: float, r: float, f: float, m: int) -> None:
+    """What an acceptance is worth: precision, and best-of-m returning nothing."""
+    click.echo(
+        f"P(correct | accepted) = {verifier_precision(p, r, f):.4f}; "
+        f"best-of-{m} accepts nothing with P = {nothing_accepted(p, r, f, m):.4f}"
+    )
+
+
+@cost_command.command("measured")
+@click.argument("results", type=click.Path(path_type=Path))
+@click.option("--price-as", help="Price the recorded tokens as this model.")
+@click.option("--format", "fmt", type=FORMATS, default="md", show_default=True)
+def measured_command(results: Path, price_as: str | None, fmt: str) -> None:
+    """Measured accuracy, tokens and cost per correct of a run, beside the planning figures."""
+    from harness.report.table import Pricing
+
+    try:
+        frame = records_frame(read_records(results), Pricing(load_prices(), price_as))
+    except (ResultsError, PriceError) as exc:
+        raise click.ClickException(str(exc)) from None
+    summary = summarize(frame)
+    planned = {c.pattern: c for c in pattern_costs(Planning(), PRICE_TIERS["frontier"])}
+    rows = []
+    for row in summary.to_dict("records"):
+        runs = max(int(row["n"]), 1)
+        rows.append(
+            {
+                "arm": row["arm"],
+                "accuracy": row["accuracy"],
+                "turns": row["turns"],
+                "tokens_in": row["tokens_in"],
+                "tokens_out": row["tokens_out"],
+                "cost_per_run_usd": row["cost_usd"] / runs,
+                "cost_per_correct_usd": row["cost_per_correct"],
+            }
+        )
+    _emit(rows, fmt)
+    if fmt == "md":
+        click.echo("\nPlanning figures (chapter defaults, frontier prices):")
+        _emit([c.row() for c in planned.values()], fmt)
