@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from harness.cli.compare import compare_command
 from harness.cli.cost import cost_command
 from harness.cli.grade import grade_command
 from harness.cli.patterns import patterns_command
@@ -24,5 +25,6 @@ main.add_command(grade_command)
 main.add_command(patterns_command)
 main.add_command(serve_local_command)
 main.add_command(cost_command)
+main.add_command(compare_command)
 
 __all__ = ["main"]

@@ -1,8 +1,12 @@
-"""Statistics for tables: the Wilson score interval for a proportion."""
+"""Statistics for tables and comparisons: Wilson intervals, exact McNemar, paired bootstrap."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
 
 Z95 = 1.959963984540054
 
@@ -16,3 +20,97 @@ def wilson_interval(successes: int, n: int, z: float = Z95) -> tuple[float, floa
     centre = (p + z * z / (2 * n)) / denom
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
     return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+def mcnemar_exact(right_to_wrong: int, wrong_to_right: int) -> float:
+    """Two-sided exact McNemar p-value: a binomial test on the discordant pairs."""
+    n = right_to_wrong + wrong_to_right
+    if n == 0:
+        return 1.0
+    tail = sum(math.comb(n, i) for i in range(min(right_to_wrong, wrong_to_right) + 1))
+    return min(1.0, 2 * tail / float(2**n))
+
+
+@dataclass(frozen=True)
+class PairedDifference:
+    """After minus before, on runs matched by (task, repeat)."""
+
+    n_pairs: int
+    accuracy_before: float
+    accuracy_after: float
+    difference: float
+    ci_low: float
+    ci_high: float
+    p_value: float
+    """Exact McNemar on the discordant pairs."""
+    p_value_by_task: float
+    """Sign-flip permutation test on per-task mean differences (repeats kept together)."""
+    right_to_wrong: list[str]
+    wrong_to_right: list[str]
+    cost_per_correct_before: float
+    cost_per_correct_after: float
+    cost_ci_low: float
+    """Bootstrap interval of the change in cost per correct answer (after minus before)."""
+    cost_ci_high: float
+
+
+def paired_difference(
+    tasks: Sequence[str],
+    before: Sequence[bool],
+    after: Sequence[bool],
+    cost_before: Sequence[float],
+    cost_after: Sequence[float],
+    resamples: int = 2000,
+    seed: int = 0,
+) -> PairedDifference:
+    """Compare two arms run on the same (task, repeat) pairs.
+
+    Repeats of one task are not independent, so the intervals resample whole tasks
+    (a cluster bootstrap) and the by-task test flips the sign of each task's mean
+    difference, never of single runs.
+    """
+    b = np.asarray(before, dtype=float)
+    a = np.asarray(after, dtype=float)
+    cb = np.asarray(cost_before, dtype=float)
+    ca = np.asarray(cost_after, dtype=float)
+    labels = np.asarray(tasks)
+    clusters = [np.flatnonzero(labels == t) for t in dict.fromkeys(tasks)]
+    rng = np.random.default_rng(seed)
+    diffs, cost_diffs = [], []
+    for _ in range(resamples):
+        pick = np.concatenate([clusters[i] for i in rng.integers(0, len(clusters), len(clusters))])
+        diffs.append(a[pick].mean() - b[pick].mean())
+        cost_diffs.append(_per_correct(ca[pick], a[pick]) - _per_correct(cb[pick], b[pick]))
+    per_task = np.array([a[c].mean() - b[c].mean() for c in clusters])
+    r2w = [str(labels[i]) for i in np.flatnonzero((b == 1) & (a == 0))]
+    w2r = [str(labels[i]) for i in np.flatnonzero((b == 0) & (a == 1))]
+    return PairedDifference(
+        n_pairs=len(b),
+        accuracy_before=float(b.mean()),
+        accuracy_after=float(a.mean()),
+        difference=float(a.mean() - b.mean()),
+        ci_low=float(np.percentile(diffs, 2.5)),
+        ci_high=float(np.percentile(diffs, 97.5)),
+        p_value=mcnemar_exact(len(r2w), len(w2r)),
+        p_value_by_task=_sign_flip_p(per_task, rng),
+        right_to_wrong=r2w,
+        wrong_to_right=w2r,
+        cost_per_correct_before=_per_correct(cb, b),
+        cost_per_correct_after=_per_correct(ca, a),
+        cost_ci_low=float(np.nanpercentile(cost_diffs, 2.5)),
+        cost_ci_high=float(np.nanpercentile(cost_diffs, 97.5)),
+    )
+
+
+def _per_correct(cost: np.ndarray, correct: np.ndarray) -> float:
+    right = correct.sum()
+    return float(cost.sum() / right) if right else math.nan
+
+
+def _sign_flip_p(per_task: np.ndarray, rng: np.random.Generator, rounds: int = 5000) -> float:
+    observed = abs(per_task.mean())
+    if not per_task.any():
+        return 1.0
+    signs = rng.choice([-1.0, 1.0], size=(rounds, len(per_task)))
+    flipped = np.abs((signs * per_task).mean(axis=1))
+    return float((1 + (flipped >= observed - 1e-12).sum()) / (rounds + 1))

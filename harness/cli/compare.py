@@ -1,0 +1,90 @@
+"""``loopbench compare``: a regression check between two result sets, for people and CI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from harness.experiment import short_label
+from harness.report.compare import CompareError, as_json, as_markdown, compare
+from harness.report.prices import PriceError, load_prices
+from harness.report.table import Pricing, records_frame
+from harness.store import ResultsError, read_records
+
+
+@click.command("compare")
+@click.argument("baseline", type=click.Path(path_type=Path))
+@click.argument("candidate", type=click.Path(path_type=Path))
+@click.option(
+    "--arm", "arms", multiple=True, help="Only these arms (canonical or as in the table)."
+)
+@click.option(
+    "--max-drop",
+    type=float,
+    default=0.05,
+    show_default=True,
+    help="Accuracy fall (absolute) beyond which a significant fall regresses.",
+)
+@click.option(
+    "--alpha",
+    type=float,
+    default=0.05,
+    show_default=True,
+    help="Significance level of the McNemar test.",
+)
+@click.option(
+    "--max-cost-rise",
+    type=float,
+    default=0.10,
+    show_default=True,
+    help="Relative rise in cost per correct answer that regresses.",
+)
+@click.option("--price-as", help="Price both sides' tokens as this model.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "md", "json"]),
+    default="text",
+    show_default=True,
+    help="md suits a CI job summary; json suits scripts.",
+)
+def compare_command(
+    baseline: Path,
+    candidate: Path,
+    arms: tuple[str, ...],
+    max_drop: float,
+    alpha: float,
+    max_cost_rise: float,
+    price_as: str | None,
+    fmt: str,
+) -> None:
+    """Compare CANDIDATE against BASELINE; exit 1 if an arm regressed, 2 on bad input."""
+    try:
+        pricing = Pricing(load_prices(), price_as)
+        before = records_frame(read_records(baseline), pricing)
+        after = records_frame(read_records(candidate), pricing)
+        if before.empty or after.empty:
+            raise CompareError("one of the result sets holds no finished runs")
+        wanted = _canonical(list(arms), list(before["arm"]) + list(after["arm"]))
+        results = compare(before, after, wanted, max_drop, alpha, max_cost_rise)
+    except (ResultsError, PriceError, CompareError) as exc:
+        click.echo(f"Error: {exc}", err=True)
+        raise SystemExit(2) from None
+    if fmt == "json":
+        click.echo(json.dumps(as_json(results), indent=2))
+    else:
+        click.echo(as_markdown(results))
+    regressed = [r for r in results if r.regressed]
+    for r in regressed:
+        click.echo(f"REGRESSED: {r.arm}: {r.why}", err=True)
+    raise SystemExit(1 if regressed else 0)
+
+
+def _canonical(asked: list[str], known: list[str]) -> list[str] | None:
+    """Accept an arm as written in the table (short) or in full."""
+    if not asked:
+        return None
+    by_short = {short_label(a): a for a in known}
+    return [a if a in known else by_short.get(a, a) for a in asked]

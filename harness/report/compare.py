@@ -1,0 +1,172 @@
+"""Compare two result sets arm by arm on the same (task, repeat) pairs, and decide regressions.
+
+An arm regresses when its accuracy falls by more than ``max_drop`` and the fall is
+significant (exact McNemar p below ``alpha``), or when its cost per correct answer
+rises by more than ``max_cost_rise`` and the bootstrap interval of that rise excludes
+zero. Runs that ended in an infrastructure failure on either side are left out of
+the pairs: they say nothing about the pattern.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from harness.patterns.base import INFRASTRUCTURE_STATUSES
+from harness.report.stats import PairedDifference, paired_difference
+
+KEYS = ["arm", "task_id", "repeat"]
+
+
+class CompareError(ValueError):
+    """The two result sets cannot be compared (exit code 2)."""
+
+
+@dataclass(frozen=True)
+class ArmComparison:
+    arm: str
+    paired: PairedDifference
+    turns_before: float
+    turns_after: float
+    tokens_before: float
+    tokens_after: float
+    regressed: bool
+    why: str
+
+    def row(self) -> dict[str, Any]:
+        p = self.paired
+        return {
+            "arm": self.arm,
+            "n_pairs": p.n_pairs,
+            "accuracy_before": p.accuracy_before,
+            "accuracy_after": p.accuracy_after,
+            "difference": p.difference,
+            "ci_low": p.ci_low,
+            "ci_high": p.ci_high,
+            "p_value": p.p_value,
+            "p_value_by_task": p.p_value_by_task,
+            "cost_per_correct_before": _none_if_nan(p.cost_per_correct_before),
+            "cost_per_correct_after": _none_if_nan(p.cost_per_correct_after),
+            "turns_before": self.turns_before,
+            "turns_after": self.turns_after,
+            "tokens_before": self.tokens_before,
+            "tokens_after": self.tokens_after,
+            "right_to_wrong": p.right_to_wrong,
+            "wrong_to_right": p.wrong_to_right,
+            "regressed": self.regressed,
+            "why": self.why,
+        }
+
+
+def _none_if_nan(value: float) -> float | None:
+    return None if math.isnan(value) else value
+
+
+def compare(
+    before: pd.DataFrame,
+    after: pd.DataFrame,
+    arms: list[str] | None = None,
+    max_drop: float = 0.05,
+    alpha: float = 0.05,
+    max_cost_rise: float = 0.10,
+) -> list[ArmComparison]:
+    sets_before, sets_after = set(before["task_set"]), set(after["task_set"])
+    if sets_before != sets_after:
+        raise CompareError(
+            f"the results are on different task sets ({sorted(sets_before)} vs "
+            f"{sorted(sets_after)}); compare runs of the same task set"
+        )
+    shared = sorted(set(before["arm"]) & set(after["arm"]))
+    chosen = arms or shared
+    missing = [a for a in chosen if a not in shared]
+    if missing or not chosen:
+        raise CompareError(
+            f"arm {missing[0] if missing else '(any)'} is not in both result sets; "
+            f"arms in both: {', '.join(shared) or 'none'}"
+        )
+    merged = before.merge(after, on=KEYS, suffixes=("_b", "_a"))
+    usable = ~(
+        merged["status_b"].isin(INFRASTRUCTURE_STATUSES)
+        | merged["status_a"].isin(INFRASTRUCTURE_STATUSES)
+    )
+    results = []
+    for arm in chosen:
+        pairs = merged[(merged["arm"] == arm) & usable]
+        if pairs.empty:
+            raise CompareError(f"arm {arm}: no (task, repeat) pair ran in both result sets")
+        paired = paired_difference(
+            list(pairs["task_id"]),
+            list(pairs["correct_b"] == True),  # noqa: E712  (None is not correct)
+            list(pairs["correct_a"] == True),  # noqa: E712
+            list(pairs["cost_usd_b"].fillna(math.nan)),
+            list(pairs["cost_usd_a"].fillna(math.nan)),
+        )
+        regressed, why = _verdict(paired, max_drop, alpha, max_cost_rise)
+        results.append(
+            ArmComparison(
+                arm,
+                paired,
+                float(pairs["turns_b"].mean()),
+                float(pairs["turns_a"].mean()),
+                float((pairs["tokens_in_b"] + pairs["tokens_out_b"]).mean()),
+                float((pairs["tokens_in_a"] + pairs["tokens_out_a"]).mean()),
+                regressed,
+                why,
+            )
+        )
+    return results
+
+
+def _verdict(
+    p: PairedDifference, max_drop: float, alpha: float, max_rise: float
+) -> tuple[bool, str]:
+    if p.difference < -max_drop and p.p_value < alpha:
+        return True, (
+            f"accuracy fell {-p.difference:.0%} (more than {max_drop:.0%}), "
+            f"McNemar p = {p.p_value:.3g}"
+        )
+    before, after = p.cost_per_correct_before, p.cost_per_correct_after
+    if before > 0 and not math.isnan(after) and after / before - 1 > max_rise and p.cost_ci_low > 0:
+        return True, (
+            f"cost per correct rose {after / before - 1:.0%} (more than "
+            f"{max_rise:.0%}), interval above zero"
+        )
+    return False, "within thresholds"
+
+
+def as_json(results: list[ArmComparison]) -> dict[str, Any]:
+    return {"arms": [r.row() for r in results]}
+
+
+def as_markdown(results: list[ArmComparison]) -> str:
+    lines = [
+        "| arm | pairs | accuracy before → after | difference [95% CI] | p (McNemar) | "
+        "$/correct before → after | turns | tokens | right→wrong | wrong→right | verdict |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in results:
+        p = r.paired
+        lines.append(
+            f"| {r.arm} | {p.n_pairs} | {p.accuracy_before:.0%} → {p.accuracy_after:.0%} | "
+            f"{p.difference:+.0%} [{p.ci_low:+.0%}, {p.ci_high:+.0%}] | {p.p_value:.3g} | "
+            f"{_money(p.cost_per_correct_before)} → {_money(p.cost_per_correct_after)} | "
+            f"{r.turns_before:.1f} → {r.turns_after:.1f} | "
+            f"{r.tokens_before:,.0f} → {r.tokens_after:,.0f} | "
+            f"{', '.join(p.right_to_wrong) or '—'} | {', '.join(p.wrong_to_right) or '—'} | "
+            f"{'**REGRESSED**: ' + r.why if r.regressed else 'ok'} |"
+        )
+    note = (
+        "\nPairs are matched by (arm, task, repeat); runs that failed on infrastructure are left "
+        "out. Intervals resample whole tasks (repeats of a task are not independent)."
+    )
+    return "\n".join(lines) + "\n" + note
+
+
+def _money(value: float) -> str:
+    return "—" if math.isnan(value) else f"${value:.4f}"
+
+
+__all__ = ["ArmComparison", "CompareError", "as_json", "as_markdown", "compare"]
