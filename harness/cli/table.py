@@ -8,7 +8,15 @@ import click
 import pandas as pd
 
 from harness.report.prices import PriceError, load_prices
-from harness.report.table import GROUPINGS, Pricing, records_frame, render, summarize
+from harness.report.table import (
+    FORMATS,
+    GROUPINGS,
+    Pricing,
+    records_frame,
+    render,
+    summarize,
+    with_reference,
+)
 from harness.store import ResultsError, read_records
 
 
@@ -17,12 +25,14 @@ from harness.store import ResultsError, read_records
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["md", "csv", "json"]),
+    type=click.Choice(FORMATS),
     default="md",
     show_default=True,
     help="Output format.",
 )
 @click.option("--by", type=click.Choice(GROUPINGS), help="Break each arm down by this column.")
+@click.option("--columns", help="Comma-separated summary columns to keep (see --format csv).")
+@click.option("--vs", "reference", help="Add each arm's paired difference against this arm.")
 @click.option(
     "--prices",
     type=click.Path(path_type=Path),
@@ -30,18 +40,27 @@ from harness.store import ResultsError, read_records
 )
 @click.option("--price-as", help="Price the recorded tokens as if served by this model.")
 def table_command(
-    results: Path, fmt: str, by: str | None, prices: Path | None, price_as: str | None
+    results: Path,
+    fmt: str,
+    by: str | None,
+    columns: str | None,
+    reference: str | None,
+    prices: Path | None,
+    price_as: str | None,
 ) -> None:
     """Print accuracy, turns, tool calls, tokens, cost and cost per correct answer per arm."""
     try:
-        records = read_records(results)
         pricing = Pricing(load_prices(prices), price_as)
-        frame = records_frame(records, pricing)
-    except (ResultsError, PriceError) as exc:
+        frame = records_frame(read_records(results), pricing)
+        if frame.empty:
+            raise click.ClickException(f"{results}: no finished runs yet")
+        summary = summarize(frame, by)
+        if reference:
+            summary = with_reference(frame, summary, reference)
+        chosen = [c.strip() for c in columns.split(",")] if columns else None
+        click.echo(render(summary, fmt, table_title(frame, pricing), chosen))
+    except (ResultsError, PriceError, ValueError) as exc:
         raise click.ClickException(str(exc)) from None
-    if frame.empty:
-        raise click.ClickException(f"{results}: no finished runs yet")
-    click.echo(render(summarize(frame, by), fmt, title=table_title(frame, pricing)))
 
 
 def table_title(frame: pd.DataFrame, pricing: Pricing) -> str:

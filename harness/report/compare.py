@@ -99,8 +99,8 @@ def compare(
             raise CompareError(f"arm {arm}: no (task, repeat) pair ran in both result sets")
         paired = paired_difference(
             list(pairs["task_id"]),
-            list(pairs["correct_b"] == True),  # noqa: E712  (None is not correct)
-            list(pairs["correct_a"] == True),  # noqa: E712
+            list(pairs["correct_b"].eq(True)),  # None (not graded) is not correct
+            list(pairs["correct_a"].eq(True)),
             list(pairs["cost_usd_b"].fillna(math.nan)),
             list(pairs["cost_usd_a"].fillna(math.nan)),
         )

@@ -97,9 +97,15 @@ def paired_difference(
         wrong_to_right=w2r,
         cost_per_correct_before=_per_correct(cb, b),
         cost_per_correct_after=_per_correct(ca, a),
-        cost_ci_low=float(np.nanpercentile(cost_diffs, 2.5)),
-        cost_ci_high=float(np.nanpercentile(cost_diffs, 97.5)),
+        cost_ci_low=_percentile(cost_diffs, 2.5),
+        cost_ci_high=_percentile(cost_diffs, 97.5),
     )
+
+
+def _percentile(values: list[float], q: float) -> float:
+    """NaN when nothing is defined (no price, or nothing correct in any resample)."""
+    finite = [v for v in values if not math.isnan(v)]
+    return float(np.percentile(finite, q)) if finite else math.nan
 
 
 def _per_correct(cost: np.ndarray, correct: np.ndarray) -> float:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from html import escape
 
 import pandas as pd
 
@@ -19,13 +20,15 @@ from harness.experiment import short_label
 from harness.patterns.base import INFRASTRUCTURE_STATUSES, STATUSES
 from harness.records import RunRecord
 from harness.report.prices import PriceTable
-from harness.report.stats import wilson_interval
+from harness.report.stats import paired_difference, wilson_interval
 
 GROUPINGS = ("slice", "task", "model")
 NOTE = (
     "Accuracy: correct / runs graded or out of budget (api_error and pattern_error runs left "
     "out), with a 95% Wilson interval. Cost per correct: total cost of all runs / correct. "
-    "Turns: model calls per run. Arms show only options changed from their defaults."
+    "Turns: model calls per run. Arms show only options changed from their defaults. "
+    "Paired differences match runs by (task, repeat) and resample whole tasks, since repeats "
+    "of one task are not independent."
 )
 
 
@@ -76,7 +79,7 @@ def _column(by: str) -> str:
 
 def _summary(runs: pd.DataFrame) -> dict[str, object]:
     graded = runs[~runs["status"].isin(INFRASTRUCTURE_STATUSES)]
-    correct = int((graded["correct"] == True).sum())  # noqa: E712  (None is not correct)
+    correct = int(graded["correct"].eq(True).sum())  # None (not graded) is not correct
     low, high = wilson_interval(correct, len(graded))
     total_cost = float(runs["cost_usd"].sum(min_count=len(runs))) if len(runs) else math.nan
     statuses = runs["status"].value_counts()
@@ -100,17 +103,75 @@ def _summary(runs: pd.DataFrame) -> dict[str, object]:
     }
 
 
-def render(summary: pd.DataFrame, fmt: str, title: str = "") -> str:
+FORMATS = ("md", "csv", "json", "latex", "html")
+
+
+def with_reference(frame: pd.DataFrame, summary: pd.DataFrame, reference: str) -> pd.DataFrame:
+    """Add, per arm, the paired difference in accuracy against ``reference`` on the same
+    (task, repeat) runs: a 95% interval that resamples whole tasks, and McNemar's p."""
+    known = {short_label(a): a for a in frame["arm"].unique()} | {a: a for a in frame["arm"]}
+    if reference not in known:
+        raise ValueError(f"no arm {reference!r} in these results; arms: {', '.join(sorted(known))}")
+    base = frame[frame["arm"] == known[reference]]
+    columns: dict[str, list[float]] = {
+        "vs_difference": [],
+        "vs_ci_low": [],
+        "vs_ci_high": [],
+        "vs_p_value": [],
+    }
+    for arm in summary["arm"]:
+        pairs = frame[frame["arm"] == arm].merge(
+            base, on=["task_id", "repeat"], suffixes=("", "_r")
+        )
+        if arm == known[reference] or pairs.empty:
+            for values in columns.values():
+                values.append(math.nan)
+            continue
+        paired = paired_difference(
+            list(pairs["task_id"]),
+            list(pairs["correct_r"].eq(True)),
+            list(pairs["correct"].eq(True)),
+            list(pairs["cost_usd_r"]),
+            list(pairs["cost_usd"]),
+        )
+        columns["vs_difference"].append(paired.difference)
+        columns["vs_ci_low"].append(paired.ci_low)
+        columns["vs_ci_high"].append(paired.ci_high)
+        columns["vs_p_value"].append(paired.p_value)
+    return summary.assign(**columns, vs_reference=reference)
+
+
+def render(
+    summary: pd.DataFrame, fmt: str, title: str = "", columns: list[str] | None = None
+) -> str:
+    if columns:
+        unknown = [c for c in columns if c not in summary.columns]
+        if unknown:
+            raise ValueError(
+                f"unknown column {unknown[0]!r}; columns: {', '.join(summary.columns)}"
+            )
+        summary = summary[columns]
     if fmt == "json":
         return str(summary.to_json(orient="records", indent=2))
     if fmt == "csv":
         return str(summary.to_csv(index=False))
-    if fmt != "md":
-        raise ValueError(f"unknown format {fmt!r}; choose md, csv or json")
-    return _markdown(summary, title)
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown format {fmt!r}; choose {', '.join(FORMATS)}")
+    shown = summary.astype(str) if columns else _shown(summary)
+    plain_title = title.replace("**", "")
+    if fmt == "latex":
+        return str(shown.to_latex(index=False, caption=plain_title or None))
+    if fmt == "html":
+        html = str(shown.to_html(index=False, border=0))
+        caption = f"<caption>{escape(plain_title)}</caption>" if plain_title else ""
+        return html.replace(">\n", f">\n{caption}\n", 1) if caption else html
+    table = shown.to_markdown(index=False, disable_numparse=True)
+    head = f"{title}\n\n" if title else ""
+    return f"{head}{table}\n\n{NOTE}"
 
 
-def _markdown(summary: pd.DataFrame, title: str) -> str:
+def _shown(summary: pd.DataFrame) -> pd.DataFrame:
+    """The curated, human-readable view of a summary."""
     shown = pd.DataFrame({k: summary[k] for k in summary.columns if k in ("arm", *GROUPINGS)})
     shown["arm"] = summary["arm"].map(short_label)
     shown["n"] = summary["n"]
@@ -120,6 +181,18 @@ def _markdown(summary: pd.DataFrame, title: str) -> str:
             summary["accuracy"], summary["accuracy_low"], summary["accuracy_high"], strict=True
         )
     ]
+    if "vs_difference" in summary:
+        label = f"vs {summary['vs_reference'].iloc[0]} [95% CI], p"
+        shown[label] = [
+            "—" if math.isnan(d) else f"{d:+.0%} [{lo:+.0%}, {hi:+.0%}], p={p:.2g}"
+            for d, lo, hi, p in zip(
+                summary["vs_difference"],
+                summary["vs_ci_low"],
+                summary["vs_ci_high"],
+                summary["vs_p_value"],
+                strict=True,
+            )
+        ]
     shown["turns"] = summary["turns"].map("{:.1f}".format)
     shown["tools"] = summary["tool_calls"].map("{:.1f}".format)
     shown["tok in"] = summary["tokens_in"].map("{:,.0f}".format)
@@ -132,9 +205,7 @@ def _markdown(summary: pd.DataFrame, title: str) -> str:
         ", ".join(f"{s} {int(row[f'status_{s}'])}" for s in STATUSES if row[f"status_{s}"])
         for _, row in summary.iterrows()
     ]
-    table = shown.to_markdown(index=False, disable_numparse=True)
-    head = f"{title}\n\n" if title else ""
-    return f"{head}{table}\n\n{NOTE}"
+    return shown
 
 
 def _money(value: float) -> str:

@@ -1,0 +1,61 @@
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from harness.cli import main
+
+from .test_compare import write
+
+
+@pytest.fixture
+def results(tmp_path):
+    return write(tmp_path / "r", {"react": 0.8, "cot": 0.4}, seed=2)
+
+
+def table(*args):
+    result = CliRunner().invoke(main, ["table", *args])
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+@pytest.mark.parametrize(
+    ("fmt", "marker"),
+    [
+        ("md", "| react"),
+        ("latex", "\\begin{tabular}"),
+        ("html", "<caption>"),
+        ("csv", "arm,"),
+        ("json", '"arm"'),
+    ],
+)
+def test_every_format_renders(results, fmt, marker):
+    assert marker in table(results, "--format", fmt)
+
+
+def test_columns_are_chosen(results):
+    rows = json.loads(table(results, "--format", "json", "--columns", "arm,accuracy"))
+    assert set(rows[0]) == {"arm", "accuracy"}
+
+
+def test_unknown_column_lists_the_real_ones(results):
+    result = CliRunner().invoke(main, ["table", results, "--columns", "acc"])
+    assert result.exit_code == 1 and "unknown column 'acc'; columns: arm, n" in result.output
+
+
+def test_vs_adds_the_paired_difference_against_a_reference_arm(results):
+    rows = {r["arm"]: r for r in json.loads(table(results, "--format", "json", "--vs", "cot"))}
+    assert rows["react"]["vs_difference"] == pytest.approx(
+        rows["react"]["accuracy"] - rows["cot"]["accuracy"]
+    )
+    assert (
+        rows["react"]["vs_ci_low"] <= rows["react"]["vs_difference"] <= rows["react"]["vs_ci_high"]
+    )
+    assert rows["cot"]["vs_difference"] is None
+    assert "vs cot [95% CI], p" in table(results, "--vs", "cot")
+
+
+@pytest.mark.parametrize("by", ["slice", "task", "model"])
+def test_grouping(results, by):
+    rows = json.loads(table(results, "--format", "json", "--by", by))
+    assert by in rows[0]
