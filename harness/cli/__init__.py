@@ -8,6 +8,7 @@ from harness.cli.compare import compare_command
 from harness.cli.cost import cost_command
 from harness.cli.grade import grade_command
 from harness.cli.patterns import patterns_command
+from harness.cli.plot import plot_command
 from harness.cli.run import run_command
 from harness.cli.serve_local import serve_local_command
 from harness.cli.table import table_command
@@ -26,5 +27,6 @@ main.add_command(patterns_command)
 main.add_command(serve_local_command)
 main.add_command(cost_command)
 main.add_command(compare_command)
+main.add_command(plot_command)
 
 __all__ = ["main"]

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pandas as pd
 from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
 from harness.experiment import short_label
 from harness.patterns.base import STATUSES
@@ -48,4 +49,118 @@ def plot_outcomes(summary: pd.DataFrame, path: Path | str, title: str) -> None:
     ax.set_xlabel("runs")
     ax.set_title(title, fontsize=10, loc="left")
     fig.legend(loc="outside lower center", fontsize=8, frameon=False, ncol=4)
+    fig.savefig(path, dpi=120)
+
+
+def _pareto(points: list[tuple[float, float]]) -> list[int]:
+    """Indices of points no other point beats on both cost (lower) and accuracy (higher)."""
+    front = []
+    for i, (cost, acc) in enumerate(points):
+        beaten = any(
+            (c <= cost and a >= acc) and (c < cost or a > acc)
+            for j, (c, a) in enumerate(points)
+            if j != i
+        )
+        if not beaten:
+            front.append(i)
+    return sorted(front, key=lambda i: points[i][0])
+
+
+def plot_frontier(summary: pd.DataFrame, path: Path | str, title: str) -> None:
+    """Accuracy (95% interval bars) against cost per correct answer, Pareto frontier marked.
+
+    Arms are numbered on the plot and named in the legend, so labels never overlap.
+    """
+    rows = summary[summary["cost_per_correct"].notna()].reset_index(drop=True)
+    if rows.empty:
+        raise ValueError(
+            "no arm has a cost per correct answer (nothing correct, or no price for the "
+            "model); pass --price-as MODEL to price the tokens"
+        )
+    fig = Figure(figsize=(9, 5.5), layout="constrained")
+    ax = fig.subplots()
+    x, y = rows["cost_per_correct"], rows["accuracy"]
+    errors = [y - rows["accuracy_low"], rows["accuracy_high"] - y]
+    ax.errorbar(x, y, yerr=errors, fmt="o", color="#4c78a8", ecolor="#9ecae9", capsize=3)
+    front = _pareto(list(zip(x, y, strict=True)))
+    ax.plot(x[front], y[front], "--", color="#e45756", label="Pareto frontier")
+    for number, (cx, cy) in enumerate(zip(x, y, strict=True), start=1):
+        ax.annotate(str(number), (cx, cy), xytext=(5, 4), textcoords="offset points", fontsize=8)
+    handles = [
+        ax.plot([], [], " ", label=f"{n}  {short_label(a)}")[0]
+        for n, a in enumerate(rows["arm"], start=1)
+    ]
+    ax.set_xscale("log")
+    # Label a few round values only: log-scale minor labels crowd into each other.
+    ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"${v:g}"))
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.set_xlabel("cost per correct answer (USD, log scale)")
+    ax.set_ylabel("accuracy (95% Wilson interval)")
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_title(title, fontsize=10, loc="left")
+    ax.legend(
+        handles=[*ax.get_legend_handles_labels()[0][:1], *handles],
+        fontsize=7,
+        loc="center left",
+        bbox_to_anchor=(1.01, 0.5),
+        frameon=False,
+    )
+    fig.savefig(path, dpi=120)
+
+
+def plot_tokens(summary: pd.DataFrame, path: Path | str, title: str) -> None:
+    """Mean tokens per run and arm: fresh input, cached input and output, stacked."""
+    arms = [short_label(a) for a in summary["arm"]]
+    fresh = summary["tokens_in"] - summary["tokens_cached"]
+    parts = [
+        ("input (fresh)", fresh, "#4c78a8"),
+        ("input (cached)", summary["tokens_cached"], "#9ecae9"),
+        ("output", summary["tokens_out"], "#f58518"),
+    ]
+    fig = Figure(figsize=(8, 1.8 + 0.45 * len(arms)), layout="constrained")
+    ax = fig.subplots()
+    left = [0.0] * len(arms)
+    for label, values, colour in parts:
+        ax.barh(arms, list(values), left=left, color=colour, label=label)
+        left = [a + float(b) for a, b in zip(left, values, strict=True)]
+    ax.invert_yaxis()
+    ax.set_xlabel("tokens per run (mean)")
+    ax.set_title(title, fontsize=10, loc="left")
+    fig.legend(loc="outside lower center", fontsize=8, frameon=False, ncol=3)
+    fig.savefig(path, dpi=120)
+
+
+def plot_turns(frame: pd.DataFrame, path: Path | str, title: str) -> None:
+    """Turns per run and arm, correct runs and the rest apart (agents succeed quickly and
+    fail slowly)."""
+    arms = sorted(frame["arm"].unique())
+    fig = Figure(figsize=(8, 1.8 + 0.55 * len(arms)), layout="constrained")
+    ax = fig.subplots()
+    for kind, offset, colour in (("correct", -0.18, "#54a24b"), ("not correct", 0.18, "#e45756")):
+        data, positions = [], []
+        for i, arm in enumerate(arms):
+            runs = frame[frame["arm"] == arm]
+            picked = runs["correct"].eq(True) if kind == "correct" else ~runs["correct"].eq(True)
+            turns = list(runs.loc[picked, "turns"])
+            if turns:
+                data.append(turns)
+                positions.append(i + offset)
+        if data:
+            parts = ax.boxplot(
+                data,
+                positions=positions,
+                orientation="horizontal",
+                widths=0.3,
+                patch_artist=True,
+                manage_ticks=False,
+            )
+            for box in parts["boxes"]:
+                box.set_facecolor(colour)
+            ax.plot([], [], "s", color=colour, label=kind)
+    ax.set_yticks(range(len(arms)), [short_label(a) for a in arms])
+    ax.invert_yaxis()
+    ax.set_xlabel("model calls per run")
+    ax.set_title(title, fontsize=10, loc="left")
+    fig.legend(loc="outside lower center", fontsize=8, frameon=False, ncol=2)
     fig.savefig(path, dpi=120)

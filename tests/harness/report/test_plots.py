@@ -1,6 +1,11 @@
-from harness.report.plots import plot_outcomes
+import pytest
+from click.testing import CliRunner
+
+from harness.cli import main
+from harness.report.plots import _pareto, plot_frontier, plot_outcomes
 from harness.report.table import records_frame, summarize
 
+from .test_compare import write
 from .test_table import record
 
 
@@ -9,3 +14,23 @@ def test_outcome_plot_is_a_png(tmp_path):
     path = tmp_path / "outcomes.png"
     plot_outcomes(summarize(records_frame(runs)), path, "title")
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and path.stat().st_size > 5_000
+
+
+@pytest.mark.parametrize("kind", ["frontier", "status", "tokens", "turns"])
+def test_every_plot_kind_writes_a_png(tmp_path, kind):
+    results = write(tmp_path / "r", {"react": 0.8, "cot": 0.4, "direct": 0.1}, seed=2)
+    out = tmp_path / f"{kind}.png"
+    result = CliRunner().invoke(main, ["plot", results, "--kind", kind, "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_frontier_without_any_cost_says_how_to_price(tmp_path):
+    runs = [record(model="unpriced-model")]
+    with pytest.raises(ValueError, match="--price-as"):
+        plot_frontier(summarize(records_frame(runs)), tmp_path / "f.png", "t")
+
+
+def test_pareto_keeps_only_undominated_arms():
+    points = [(1.0, 0.2), (2.0, 0.9), (3.0, 0.5), (0.5, 0.1)]
+    assert _pareto(points) == [3, 0, 1]

@@ -1,0 +1,53 @@
+"""``loopbench plot``: a PNG of a results folder."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from harness.report.plots import plot_frontier, plot_outcomes, plot_tokens, plot_turns
+from harness.report.prices import PriceError, load_prices
+from harness.report.table import Pricing, records_frame, summarize
+from harness.store import ResultsError, read_records
+
+KINDS = ("frontier", "status", "tokens", "turns")
+
+
+@click.command("plot")
+@click.argument("results", type=click.Path(path_type=Path))
+@click.option(
+    "--kind",
+    type=click.Choice(KINDS),
+    default="frontier",
+    show_default=True,
+    help="frontier: accuracy against cost per correct; status: how runs ended; "
+    "tokens: tokens per run; turns: calls per run, correct runs and the rest apart.",
+)
+@click.option(
+    "-o", "--output", type=click.Path(path_type=Path), required=True, help="The PNG file to write."
+)
+@click.option("--price-as", help="Price the recorded tokens as this model (for frontier).")
+def plot_command(results: Path, kind: str, output: Path, price_as: str | None) -> None:
+    """Plot a results folder to a PNG file."""
+    try:
+        pricing = Pricing(load_prices(), price_as)
+        frame = records_frame(read_records(results), pricing)
+        if frame.empty:
+            raise ValueError(f"{results}: no finished runs yet")
+        summary = summarize(frame)
+        model = ", ".join(sorted(frame["model"].unique()))
+        where = f"{', '.join(sorted(frame['task_set'].unique()))} on {model}"
+        if kind == "frontier":
+            plot_frontier(
+                summary, output, f"Accuracy against cost per correct: {where}; {pricing.label}"
+            )
+        elif kind == "status":
+            plot_outcomes(summary, output, f"How runs ended: {where}")
+        elif kind == "tokens":
+            plot_tokens(summary, output, f"Tokens per run: {where}")
+        else:
+            plot_turns(frame, output, f"Model calls per run: {where}")
+    except (ResultsError, PriceError, ValueError) as exc:
+        raise click.ClickException(str(exc)) from None
+    click.echo(f"wrote {output}")
