@@ -10,6 +10,7 @@ from typing import Any
 import click
 import pandas as pd
 
+from harness.experiment import short_label
 from harness.report.cost import (
     PRICE_TIERS,
     Planning,
@@ -24,7 +25,7 @@ from harness.report.cost import (
     verifier_precision,
 )
 from harness.report.prices import PriceError, load_prices
-from harness.report.table import records_frame, summarize
+from harness.report.table import Pricing, records_frame, summarize
 from harness.store import ResultsError, read_records
 
 FORMATS = click.Choice(["md", "json"])
@@ -154,20 +155,17 @@ def verifier_command(p: float, r: float, f: float, m: int) -> None:
 @click.option("--format", "fmt", type=FORMATS, default="md", show_default=True)
 def measured_command(results: Path, price_as: str | None, fmt: str) -> None:
     """Measured accuracy, tokens and cost per correct of a run, beside the planning figures."""
-    from harness.report.table import Pricing
-
     try:
         frame = records_frame(read_records(results), Pricing(load_prices(), price_as))
     except (ResultsError, PriceError) as exc:
         raise click.ClickException(str(exc)) from None
     summary = summarize(frame)
-    planned = {c.pattern: c for c in pattern_costs(Planning(), PRICE_TIERS["frontier"])}
     rows = []
     for row in summary.to_dict("records"):
         runs = max(int(row["n"]), 1)
         rows.append(
             {
-                "arm": row["arm"],
+                "arm": short_label(row["arm"]),
                 "accuracy": row["accuracy"],
                 "turns": row["turns"],
                 "tokens_in": row["tokens_in"],
@@ -179,4 +177,4 @@ def measured_command(results: Path, price_as: str | None, fmt: str) -> None:
     _emit(rows, fmt)
     if fmt == "md":
         click.echo("\nPlanning figures (chapter defaults, frontier prices):")
-        _emit([c.row() for c in planned.values()], fmt)
+        _emit([c.row() for c in pattern_costs(Planning(), PRICE_TIERS["frontier"])], fmt)

@@ -76,7 +76,8 @@ class BestOfN:
                 continue
             first = first or last
             accepted, reason = await self._verify(ctx, candidate_trace, last, steps)
-            steps += opts.verifier == "model"
+            if opts.verifier == "model":
+                steps += 1  # the verdict call
             ctx.emit(
                 "candidate", candidate=drawn, answer=last.answer, accepted=accepted, reason=reason
             )

@@ -111,7 +111,7 @@ class PlanExecute:
                 return Outcome("api_error", steps=ctx.model.calls, error=done.error)
             if opts.replan and not replanned:
                 replanned = True
-                revised = await self._replan(ctx, results, step, set(results))
+                revised = await self._replan(ctx, results, step)
                 if isinstance(revised, Outcome):
                     return revised
                 queue = revised
@@ -123,7 +123,10 @@ class PlanExecute:
         }
         return await synthesise(ctx, summary, metrics)
 
-    async def _plan(self, ctx: RunContext, system: str, content: str) -> list[StepDef] | Outcome:
+    async def _plan(
+        self, ctx: RunContext, system: str, content: str, done: set[int] | None = None
+    ) -> list[StepDef] | Outcome:
+        """A plan (or, with ``done``, the rest of one) in dependency order, or why not."""
         planned = await ask_structured(
             ctx,
             system=system,
@@ -138,40 +141,20 @@ class PlanExecute:
             return Outcome(
                 planned.failure or "unparsed", steps=ctx.model.calls, error=planned.error
             )
-        return self._ordered(ctx, planned.value.steps, set())
+        ordered = dependency_order(planned.value.steps, done or set())
+        if isinstance(ordered, str):
+            return Outcome("refused", steps=ctx.model.calls, error=f"unusable plan: {ordered}")
+        ctx.emit("plan" if done is None else "replan", steps=[s.model_dump() for s in ordered])
+        return ordered
 
     async def _replan(
-        self, ctx: RunContext, results: dict[int, str], failed: StepDef, done: set[int]
+        self, ctx: RunContext, results: dict[int, str], failed: StepDef
     ) -> list[StepDef] | Outcome:
         so_far = "\n".join(f"Step {i} done: {r}" for i, r in sorted(results.items()))
         content = (
             f"Question: {ctx.question}\n{so_far}\nStep {failed.id} failed: {failed.description}"
         )
-        planned = await ask_structured(
-            ctx,
-            system=REPLAN_SYSTEM,
-            messages=(Message("user", content),),
-            schema=ExecutionPlan,
-            name="plan",
-            description="Submit the new steps.",
-            mode=self.options.output,
-            step=ctx.model.calls + 1,
-        )
-        if planned.value is None:
-            return Outcome(
-                planned.failure or "unparsed", steps=ctx.model.calls, error=planned.error
-            )
-        ctx.emit("replan", steps=[s.model_dump() for s in planned.value.steps])
-        return self._ordered(ctx, planned.value.steps, done)
-
-    def _ordered(
-        self, ctx: RunContext, steps: list[StepDef], done: set[int]
-    ) -> list[StepDef] | Outcome:
-        ordered = dependency_order(steps, done)
-        if isinstance(ordered, str):
-            return Outcome("refused", steps=ctx.model.calls, error=f"unusable plan: {ordered}")
-        ctx.emit("plan", steps=[s.model_dump() for s in ordered])
-        return ordered
+        return await self._plan(ctx, REPLAN_SYSTEM, content, done=set(results))
 
 
 @register(
