@@ -15,7 +15,3 @@ def run_pattern(pattern, replies, question="How many years after Porto?", tool="
     ctx = RunContext(question, CountingClient(model, trace), "m", DEPOT.toolset(tool), trace)
     outcome = asyncio.run(pattern.run(ctx))
     return outcome, model, ctx
-
-
-def kinds(ctx):
-    return [kind for _, kind, _ in ctx.trace.events]

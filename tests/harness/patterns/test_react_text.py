@@ -5,7 +5,7 @@ from harness.models import ModelAPIError, text_reply
 from harness.patterns.acting import GUARD_OBSERVATION
 from harness.patterns.react_text import EXAMPLE, TextAction, parse_action
 
-from .helpers import kinds, run_pattern
+from .helpers import run_pattern
 
 KNOWN = ["lookup", "calc", "finish"]
 
@@ -128,4 +128,3 @@ def test_tool_variant_changes_what_lookup_returns():
     )
     assert "Related entries" not in plain.requests[1].messages[-1].content
     assert "Related entries: Hamburg depot" in better.requests[1].messages[-1].content
-    assert kinds  # helper is importable for other tests
