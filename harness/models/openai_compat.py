@@ -4,10 +4,10 @@ Works against OpenAI, vLLM, Ollama, llama.cpp's server and LiteLLM proxies. The
 HTTP layer is httpx's request, response and transport API. Requests go straight
 to the transport: the ``AsyncClient`` conveniences (cookie jar, redirects, URL
 merging) were the largest CPU cost per call after the transport in a profile of
-the runner, and a chat endpoint needs none of them. The transport is aiohttp's (``httpx-aiohttp``) by
-default, because httpx's own connection pool costs several milliseconds of CPU
-per call at high concurrency (see ``bench/overhead.py``). Tests inject
-``httpx.MockTransport`` instead.
+the runner, and a chat endpoint needs none of them. The transport is aiohttp's
+(``httpx-aiohttp``) by default, because httpx's own connection pool costs several
+milliseconds of CPU per call at high concurrency (see ``bench/overhead.py``).
+Tests inject ``httpx.MockTransport`` instead.
 """
 
 from __future__ import annotations
