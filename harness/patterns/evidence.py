@@ -59,15 +59,14 @@ def check_evidence(question: str, trace: Trace, answer: str, since: int = 0) -> 
         if kind != "tool_call" or not data.get("ok"):
             continue
         args = _arguments(data)
-        if data.get("tool") == "calc" and index >= since:
-            for number in numbers_in(str(args.get("expression", ""))):
+        if data.get("tool") == "calc":
+            expression = str(args.get("expression", "")) if index >= since else ""
+            for number in numbers_in(expression):
                 if not seen.holds(number):
                     return (
                         f"calc was given {number:g}, which is not in any looked-up entry; "
                         f"{seen.nearest(number)}"
                     )
-            seen.add(str(data.get("result", "")), "the calculator")
-        elif data.get("tool") == "calc":
             seen.add(str(data.get("result", "")), "the calculator")
         else:
             title = args.get("title") or data.get("tool")
