@@ -18,7 +18,6 @@ import statistics
 import time
 from pathlib import Path
 
-from harness.experiment import short_label
 from harness.models import Message, ModelRequest, OpenAICompatClient
 from harness.models.local import MODEL_NAME, LocalServer
 from harness.report.plots import plot_outcomes
@@ -62,7 +61,7 @@ def per_arm(results: Path) -> str:
         turns = int(runs["turns"].sum())
         parsed = 1 - runs["parse_failures"].sum() / turns if turns else float("nan")
         lines.append(
-            f"| {short_label(str(arm))} | {len(runs)} | {runs['latency_s'].mean():.2f} | "
+            f"| {arm} | {len(runs)} | {runs['latency_s'].mean():.2f} | "
             f"{runs['latency_s'].median():.2f} | {runs['turns'].mean():.1f} | {parsed:.0%} |"
         )
     return "\n".join(lines)

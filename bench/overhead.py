@@ -46,8 +46,10 @@ async def measure(base_url: str, arm: str, calls: int, concurrency: int) -> dict
     arms = parse_arms([arm])
     calls_per_run = {"direct": 1, "cot": 1}.get(arm.split(":")[0], 2)
     repeats = max(1, calls // (len(taskset.tasks) * calls_per_run))
-    with tempfile.TemporaryDirectory() as tmp:
-        folder = ResultsFolder.open(Path(tmp), {"task_set": taskset.name, "model": "fake"})
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        ResultsFolder.open(Path(tmp), {"task_set": taskset.name, "model": "fake"}) as folder,
+    ):
         async with OpenAICompatClient(base_url, max_concurrency=concurrency) as client:
             # One warm-up run opens connections and fills caches before the clock starts.
             await run_experiment(taskset, arms, 1, client, "fake", folder, concurrency)

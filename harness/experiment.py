@@ -1,8 +1,10 @@
 """Arms: one configuration to measure, written ``PATTERN`` or ``PATTERN:key=value,...``.
 
-An arm's canonical string (options sorted, defaults filled, booleans as on/off) is
-its identity in every record and table, so ``react_text`` and
-``react_text:guard=off`` are the same arm.
+An arm's identity is the pattern plus the options the user set, sorted, values
+canonical (booleans as on/off): ``react_text:guard=on``. Defaults are not part of it,
+so adding an option with a default renames no arm and a regression check across a
+release still matches arms. Records keep the full resolved options beside it, and
+``compare`` says when a matched arm's resolved options differ (a default changed).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from harness.patterns.base import Pattern, PatternOptions, ToolLoopOptions
+from harness.patterns.base import Pattern, PatternOptions
 from harness.patterns.limits import Limited
 from harness.patterns.registry import PatternInfo, UnknownPattern, lookup
 
@@ -35,20 +37,27 @@ class Arm:
 
     @property
     def spec(self) -> str:
-        values = self.options.model_dump()
-        if not values:
-            return self.pattern
-        return self.pattern + ":" + ",".join(f"{k}={show_value(values[k])}" for k in sorted(values))
+        """The arm's identity: the pattern and the options set explicitly, sorted."""
+        values = self.options.model_dump(include=self.options.model_fields_set)
+        return _written(self.pattern, values)
+
+    @property
+    def resolved(self) -> dict[str, Any]:
+        """Every option's value, defaults included, as records keep them."""
+        return self.options.model_dump()
 
     @property
     def lookup_variant(self) -> Any:
         return getattr(self.options, "tool", "plain")
 
     def build(self) -> Pattern:
-        pattern = self.info.build(self.options)
-        if isinstance(self.options, ToolLoopOptions):
-            return Limited(pattern, self.options.max_tokens, self.options.step_timeout_s)
+        return Limited(self.info.build(self.options), self.options)
+
+
+def _written(pattern: str, values: dict[str, Any]) -> str:
+    if not values:
         return pattern
+    return pattern + ":" + ",".join(f"{k}={show_value(values[k])}" for k in sorted(values))
 
 
 def show_value(value: object) -> str:
@@ -59,17 +68,12 @@ def show_value(value: object) -> str:
     return str(value)
 
 
-def short_label(spec: str) -> str:
-    """An arm with only the options that differ from their defaults: ``react_text:guard=on``."""
+def arm_identity(text: str) -> str:
+    """``text`` as an arm identity (options sorted, values canonical); as given if unparsable."""
     try:
-        arm = parse_arm(spec)
+        return parse_arm(text).spec
     except (UnknownPattern, ArmError):
-        return spec
-    defaults = arm.info.options_model().model_dump()
-    changed = {k: v for k, v in arm.options.model_dump().items() if defaults.get(k) != v}
-    if not changed:
-        return arm.pattern
-    return arm.pattern + ":" + ",".join(f"{k}={show_value(changed[k])}" for k in sorted(changed))
+        return text
 
 
 def parse_arm(text: str) -> Arm:
@@ -117,13 +121,16 @@ def expand_grid(text: str) -> list[str]:
 
 
 def parse_arms(texts: list[str]) -> list[Arm]:
-    """Parse every arm (grids expanded); refuse two that name the same configuration."""
+    """Parse every arm (grids expanded); refuse two that run the same configuration."""
     arms: dict[str, Arm] = {}
     for text in (one for given in texts for one in expand_grid(given)):
         arm = parse_arm(text)
-        if arm.spec in arms:
-            raise ArmError(f"arm {text!r} is the same configuration as another: {arm.spec}")
-        arms[arm.spec] = arm
+        resolved = _written(arm.pattern, arm.resolved)
+        if resolved in arms:
+            raise ArmError(
+                f"arm {text!r} runs the same configuration as {arms[resolved].spec!r}; give it once"
+            )
+        arms[resolved] = arm
     return list(arms.values())
 
 

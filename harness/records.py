@@ -1,64 +1,85 @@
 """What a run leaves on disk: one ``RunRecord`` line per (arm, task, repeat) in runs.jsonl.
 
 The full trace of the same run is one line of traces.jsonl with the same run_id.
+Records are a public format, documented field by field in ``docs/records.md``:
+every field added after the first version has a default, and records written by an
+earlier version are mapped to today's meaning as they are read (``harness.legacy``),
+so every older results folder still loads in ``table``, ``compare`` and ``plot``.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, model_validator
 
+from harness.legacy import upgrade_record
 from harness.patterns.base import Status
 
-SCHEMA_VERSION = 1
+#: 1: the first release (arm strings wrote every option, defaults included).
+#: 2: arms are identities (only the options set), answers on the way are graded.
+SCHEMA_VERSION = 2
 
 
 class RunRecord(BaseModel):
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
     schema_version: int = SCHEMA_VERSION
-    run_id: str
+    """Version of this format the record was written in; older ones are upgraded on reading."""
+    run_id: str = ""
     """Unique id; keys this run's line in traces.jsonl."""
-    experiment_id: str
+    experiment_id: str = ""
     """Id of the results folder's experiment (see experiment.json)."""
     arm: str
-    """Canonical arm string: pattern and every option, sorted, defaults filled."""
-    pattern: str
-    options: dict[str, Any]
-    task_set: str
+    """The arm's identity: the pattern and the options set explicitly, sorted
+    (``react_text:guard=on``)."""
+    pattern: str = ""
+    """The pattern's registered name; read from ``arm`` when absent."""
+    options: dict[str, Any] = {}
+    """Every option's resolved value, defaults included."""
+    task_set: str = ""
     task_id: str
-    slice: str | None
+    task_fingerprint: str = ""
+    """Digest of the task's id, question and expected answer when it ran (since schema 2):
+    a run whose task has changed since is never resumed as done."""
+    slice: str | None = None
     repeat: int
     """0-based repeat index; (arm, task_id, repeat) identifies a run across result sets."""
-    model: str
+    model: str = ""
     status: Status
     """How the run ended; separate from correctness."""
-    answer: str | None
-    correct: bool | None
+    answer: str | None = None
+    correct: bool | None = None
     """The grader's verdict; null when there was no answer to grade."""
-    grade_reason: str
-    turns: int
+    grade_reason: str = ""
+    turns: int = 0
     """Model requests the run made (failed ones included)."""
-    tool_calls: int
-    parse_failures: int
+    tool_calls: int = 0
+    parse_failures: int = 0
     """Replies whose action or answer could not be read."""
-    repeated_actions: int
-    """Tool calls identical to an earlier one in the same run."""
-    retries: int
+    repeated_actions: int = 0
+    """Tool calls identical to an earlier one in the same run, failed ones included."""
+    retries: int = 0
     """HTTP attempts beyond the first, across the run's requests."""
-    tokens_in: int
+    tokens_in: int = 0
     """Input tokens as the endpoint reported them (cached ones included)."""
-    tokens_out: int
-    tokens_cached: int
+    tokens_out: int = 0
+    tokens_cached: int = 0
     first_correct: bool | None = None
-    """For patterns that answer more than once (reflexion): whether the first answer was
-    correct; with ``correct`` it shows wrong-to-right and right-to-wrong changes."""
+    """For patterns that answer on the way (reflection's draft, reflexion's attempts,
+    best_of_n's candidates): whether the first such answer was correct."""
     metrics: dict[str, float] = {}
     """Pattern-specific measurements, e.g. agreement, candidates, nodes_expanded."""
-    cost_usd: float | None
+    cost_usd: float | None = None
     """From the price table at run time; null when the model has no price."""
-    latency_s: float
-    error: str | None
-    started_at: str
+    latency_s: float = 0.0
+    error: str | None = None
+    started_at: str = ""
     """UTC, ISO 8601."""
+    loopbench_version: str | None = None
+    """The loopbench release that wrote the record (since schema 2)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _upgrade(cls, data: Any) -> Any:
+        return upgrade_record(data) if isinstance(data, dict) else data

@@ -14,6 +14,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from importlib.metadata import version
 
 from graders.exact import grade
 from harness.experiment import Arm
@@ -26,6 +27,24 @@ from harness.store import RecordWriter, ResultsFolder
 from harness.tools import ToolSet
 from harness.trace import Trace
 from tasks.taskset import Task, TaskSet
+
+VERSION = version("loopbench")
+
+
+def check_metrics(graded: list[tuple[bool | None, bool]]) -> dict[str, float]:
+    """What the run says of a check (best_of_n's verifier, reflexion's check): of the
+    answers it judged, how many were right, and which it accepted. Empty when no answer
+    on the way was judged."""
+    judged = [(accepted, correct) for accepted, correct in graded if accepted is not None]
+    if not judged:
+        return {}
+    return {
+        "judged": float(len(judged)),
+        "judged_correct": float(sum(correct for _, correct in judged)),
+        "accepted_correct": float(sum(a and c for a, c in judged)),
+        "accepted_wrong": float(sum(a and not c for a, c in judged)),
+        "last_accepted": float(bool(judged[-1][0])),
+    }
 
 
 @dataclass(frozen=True)
@@ -103,11 +122,14 @@ class Runner:
             reason = verdict.reason
         else:
             correct, reason = None, f"not graded: {outcome.status}"
-        attempts = [data["answer"] for _, kind, data in trace.events if kind == "attempt"]
-        first_correct = None
-        if len(attempts) > 1:
-            first = grade(attempts[0], expected.numbers, expected.entities, expected.tolerance)
-            first_correct = first.correct
+        on_the_way = [
+            (event, grade(event.answer, expected.numbers, expected.entities, expected.tolerance))
+            for event in trace.answers()
+        ]
+        first_correct = on_the_way[0][1].correct if on_the_way else None
+        metrics = outcome.metrics | check_metrics(
+            [(event.accepted, verdict.correct) for event, verdict in on_the_way]
+        )
         usage = counted.usage
         price = self.prices.find(self.model_name) if self.prices else None
         cost = (
@@ -120,9 +142,10 @@ class Runner:
             experiment_id=self.experiment_id,
             arm=job.arm.spec,
             pattern=job.arm.pattern,
-            options=job.arm.options.model_dump(),
+            options=job.arm.resolved,
             task_set=self.taskset.name,
             task_id=job.task.id,
+            task_fingerprint=job.task.fingerprint,
             slice=job.task.slice,
             repeat=job.repeat,
             model=self.model_name,
@@ -131,7 +154,7 @@ class Runner:
             correct=correct,
             grade_reason=reason,
             first_correct=first_correct,
-            metrics=outcome.metrics,
+            metrics=metrics,
             turns=counted.calls,
             tool_calls=trace.count("tool_call"),
             parse_failures=trace.count("parse_failure"),
@@ -144,6 +167,7 @@ class Runner:
             latency_s=round(latency, 4),
             error=outcome.error,
             started_at=started_at,
+            loopbench_version=VERSION,
         )
 
     async def run_grid(
@@ -183,7 +207,7 @@ async def run_experiment(
     on_done: Callable[[RunRecord], None] | None = None,
 ) -> GridResult:
     """Run every (arm, task, repeat) not already recorded in ``folder``."""
-    done = folder.done()
+    done = folder.done({t.id: t.fingerprint for t in taskset.tasks})
     jobs = [
         j for j in expand(arms, taskset, repeats) if (j.arm.spec, j.task.id, j.repeat) not in done
     ]

@@ -4,10 +4,18 @@ Each finished run is appended and flushed as it finishes, trace first, record
 second: a run counts as done once its record line is complete. After a kill, a
 half-written last line is cut off on reopening and that run is simply run again,
 so nothing is lost and nothing is duplicated.
+
+A folder is tied to what its runs mean: the task set's content (every task's id,
+question and expected answer), its tools, the model and the endpoint, recorded in
+experiment.json. Opening it for anything else is refused, saying what differs,
+and a record whose task has changed since is never counted as done. A folder has
+one writer at a time (an exclusive lock), and readers refuse a folder in which one
+run was recorded twice.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import uuid
@@ -47,6 +55,7 @@ def read_records(folder: Path | str) -> list[RunRecord]:
             f"{path}: no such file; give a results folder written by `loopbench run`"
         )
     records = []
+    lines: dict[RunKey, int] = {}
     with path.open(encoding="utf-8") as handle:
         for number, line in enumerate(handle, start=1):
             if not line.endswith("\n"):
@@ -54,11 +63,20 @@ def read_records(folder: Path | str) -> list[RunRecord]:
             if not line.strip():
                 continue
             try:
-                records.append(RunRecord.model_validate_json(line))
+                record = RunRecord.model_validate_json(line)
             except ValidationError as exc:
                 first = exc.errors()[0]
                 field = ".".join(str(p) for p in first["loc"]) or "(whole line)"
                 raise ResultsError(f"{path}:{number}: field {field!r}: {first['msg']}") from None
+            key = run_key(record)
+            if key in lines:
+                raise ResultsError(
+                    f"{path}:{number}: run {key} is already recorded on line {lines[key]}; "
+                    "two writers shared this folder, so its totals would count runs twice. "
+                    "Keep one line per (arm, task_id, repeat) or run again into a new --out"
+                )
+            lines[key] = number
+            records.append(record)
     return records
 
 
@@ -78,40 +96,130 @@ def _cut_partial_line(path: Path) -> None:
 class ResultsFolder:
     path: Path
     experiment: dict[str, Any]
+    _lock: IO[str] | None = None
 
     @classmethod
     def open(cls, path: Path | str, expect: dict[str, Any]) -> ResultsFolder:
-        """Open or create; refuse to mix a different task set or model into existing results."""
-        folder = Path(path)
-        folder.mkdir(parents=True, exist_ok=True)
-        meta_path = folder / EXPERIMENT
-        if meta_path.is_file():
-            meta = json.loads(meta_path.read_text(encoding="utf-8"))
-            for key in ("task_set", "model"):
-                if meta.get(key) != expect.get(key):
-                    raise ResultsError(
-                        f"{folder} holds runs with {key} {meta.get(key)!r}, "
-                        f"not {expect.get(key)!r}; write to another --out folder so results "
-                        "are not mixed"
-                    )
-        else:
-            meta = {
-                "experiment_id": uuid.uuid4().hex[:12],
-                "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
-                **expect,
-            }
-            meta_path.write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
-        for name in (RUNS, TRACES):
-            _cut_partial_line(folder / name)
-        return cls(folder, meta)
+        """Open or create, as its one writer; refuse to mix other tasks, tools or models in.
 
-    def done(self) -> set[RunKey]:
+        ``expect`` holds what the runs will mean: task_set, model and, when known,
+        base_url and fingerprint (see ``tasks.taskset.TaskSet.fingerprint``).
+        """
+        folder = Path(path)
+        if folder.exists() and not folder.is_dir():
+            raise ResultsError(f"{folder}: is a file; --out must name a folder")
+        folder.mkdir(parents=True, exist_ok=True)
+        lock = _take_lock(folder)
+        try:
+            meta = _check_or_create(folder, expect)
+            for name in (RUNS, TRACES):
+                _cut_partial_line(folder / name)
+        except BaseException:
+            lock.close()
+            raise
+        return cls(folder, meta, lock)
+
+    def done(self, task_fingerprints: dict[str, str] | None = None) -> set[RunKey]:
+        """Runs already recorded; with ``task_fingerprints``, only those of unchanged tasks."""
         if not (self.path / RUNS).is_file():
             return set()
-        return {run_key(r) for r in read_records(self.path)}
+        return {
+            run_key(r)
+            for r in read_records(self.path)
+            if not (task_fingerprints and r.task_fingerprint)
+            or task_fingerprints.get(r.task_id) == r.task_fingerprint
+        }
 
     def writer(self) -> RecordWriter:
         return RecordWriter(self.path)
+
+    def close(self) -> None:
+        """Let another writer in (the lock also goes when the process ends)."""
+        if self._lock is not None:
+            self._lock.close()
+            self._lock = None
+
+    def __enter__(self) -> ResultsFolder:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+LOCK = ".lock"
+
+
+def _take_lock(folder: Path) -> IO[str]:
+    handle = (folder / LOCK).open("a+", encoding="utf-8")
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.seek(0)
+        holder = handle.read().strip() or "another process"
+        handle.close()
+        raise ResultsError(
+            f"{folder} is being written by {holder}; wait for it to finish, or give another "
+            "--out (one writer per results folder, so no run is recorded twice)"
+        ) from None
+    handle.seek(0)
+    handle.truncate()
+    handle.write(f"loopbench (pid {os.getpid()})\n")
+    handle.flush()
+    return handle
+
+
+#: What a folder's runs mean; each must match to add runs to it.
+IDENTITY = ("task_set", "model", "base_url")
+
+
+def _check_or_create(folder: Path, expect: dict[str, Any]) -> dict[str, Any]:
+    meta_path = folder / EXPERIMENT
+    if not meta_path.is_file():
+        meta = {
+            "experiment_id": uuid.uuid4().hex[:12],
+            "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
+            **expect,
+        }
+        meta_path.write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+        return meta
+    try:
+        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ResultsError(f"{meta_path}: not a JSON object ({exc}); it is unusable") from None
+    if not isinstance(meta, dict):
+        raise ResultsError(f"{meta_path}: not a JSON object; it is unusable")
+    differs = [
+        f"{key} {meta.get(key)!r}, not {expect.get(key)!r}"
+        for key in IDENTITY
+        if key in expect and key in meta and meta[key] != expect[key]
+    ]
+    if "fingerprint" in meta and "fingerprint" in expect:
+        differs += describe_change(meta["fingerprint"], expect["fingerprint"])
+    if differs:
+        raise ResultsError(
+            f"{folder} holds runs with {'; '.join(differs)}; write to another --out folder "
+            "so results are not mixed"
+        )
+    if "fingerprint" in expect and "fingerprint" not in meta:
+        # A folder written before fingerprints: from now on it is tied to this content.
+        meta = {**meta, "fingerprint": expect["fingerprint"]}
+        meta_path.write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+    return meta
+
+
+def describe_change(was: dict[str, Any], now: dict[str, Any]) -> list[str]:
+    """What differs between two task-set fingerprints, in words."""
+    differs = []
+    old, new = was.get("tasks", {}), now.get("tasks", {})
+    changed = sorted(t for t in set(old) & set(new) if old[t] != new[t])
+    added, removed = sorted(set(new) - set(old)), sorted(set(old) - set(new))
+    for what, ids in (("changed", changed), ("added", added), ("removed", removed)):
+        if ids:
+            shown = ", ".join(ids[:5]) + (f" and {len(ids) - 5} more" if len(ids) > 5 else "")
+            differs.append(f"tasks {what} since: {shown}")
+    if was.get("tools") != now.get("tools"):
+        differs.append("other tools (the tool list or the encyclopedia changed)")
+    return differs
 
 
 class RecordWriter:

@@ -20,6 +20,11 @@ from harness.models.types import ToolSpec
 ToolFn = Callable[[Any], str | Awaitable[str]]
 
 
+class ToolFailure(Exception):
+    """Raised by a tool to fail with exactly this text (a lookup miss): the model reads the
+    text as it is, and patterns see a failed result, never an output to build on."""
+
+
 @dataclass(frozen=True)
 class Tool:
     name: str
@@ -103,6 +108,8 @@ class ToolSet:
             result = tool.fn(args)
             if inspect.isawaitable(result):
                 result = await result
+        except ToolFailure as exc:
+            return ToolResult(False, str(exc), key)
         except Exception as exc:  # a tool's failure is the model's observation, not a crash
             return ToolResult(False, f"Error: {name} failed: {type(exc).__name__}: {exc}", key)
         return ToolResult(True, str(result), key)

@@ -8,10 +8,23 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from harness.models.openai_compat import message_to_wire
 from harness.models.types import Message, ModelRequest, ModelResponse
+
+#: Why a pattern gave an answer on its way: reflection's draft and revisions, reflexion's
+#: attempts, best_of_n's candidates.
+AnswerRole = Literal["draft", "revision", "attempt", "candidate"]
+
+
+@dataclass(frozen=True)
+class AnswerEvent:
+    """An answer traced on the way to the final one; ``accepted`` is a check's verdict."""
+
+    role: AnswerRole
+    answer: str
+    accepted: bool | None = None
 
 
 @dataclass
@@ -21,6 +34,17 @@ class Trace:
 
     def emit(self, kind: str, **data: Any) -> None:
         self.events.append((time.perf_counter() - self.started, kind, data))
+
+    def answer(self, role: AnswerRole, answer: str, accepted: bool | None = None) -> None:
+        self.emit("answer", role=role, answer=answer, accepted=accepted)
+
+    def answers(self) -> list[AnswerEvent]:
+        """Every answer traced with ``answer``, in order."""
+        return [
+            AnswerEvent(data["role"], data["answer"], data["accepted"])
+            for _, kind, data in self.events
+            if kind == "answer"
+        ]
 
     def count(self, kind: str) -> int:
         return sum(1 for _, k, _ in self.events if k == kind)
@@ -40,6 +64,8 @@ def _jsonable(data: dict[str, Any]) -> dict[str, Any]:
             out[key] = response_json(value)
         elif isinstance(value, Message):
             out[key] = message_to_wire(value)
+        elif isinstance(value, list) and value and all(isinstance(v, Message) for v in value):
+            out[key] = [message_to_wire(m) for m in value]
         else:
             out[key] = value
     return out

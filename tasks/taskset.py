@@ -7,13 +7,22 @@ file, the line and the field, and what to do about it.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    FiniteFloat,
+    ValidationError,
+    model_validator,
+)
 
 from harness.tools import Tool, ToolSet
 from tasks.tools import Encyclopedia, LookupVariant, calc_tool, lookup_tool
@@ -26,26 +35,56 @@ class TaskSetError(Exception):
     pass
 
 
+def _not_blank(text: str) -> str:
+    if not text.strip():
+        raise ValueError("must hold more than white space")
+    return text
+
+
+#: Text that must hold something besides white space.
+Filled = Annotated[str, AfterValidator(_not_blank)]
+
+
 class Expected(BaseModel):
-    """What a correct answer holds, read by the typed exact grader."""
+    """What a correct answer holds, read by the typed exact grader.
+
+    An answer key that would grade wrongly is refused: a number that is not finite
+    (NaN equals nothing, and a NaN tolerance accepts everything), a negative
+    tolerance, a blank entity, and an expectation with neither numbers nor entities
+    (which every answer would meet).
+    """
 
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
-    numbers: list[float] = Field(default_factory=list)
+    numbers: list[FiniteFloat] = Field(default_factory=list)
     """Every number the answer must contain, as a multiset; no others may appear."""
-    entities: list[str] = Field(default_factory=list)
+    entities: list[Filled] = Field(default_factory=list)
     """Phrases the answer must name, compared after normalisation."""
-    tolerance: float | None = None
+    tolerance: FiniteFloat | None = Field(default=None, ge=0)
     """Absolute tolerance for numbers; 1e-9 when unset."""
+
+    @model_validator(mode="after")
+    def _expects_something(self) -> Expected:
+        if not self.numbers and not self.entities:
+            raise ValueError(
+                "expects nothing, so every answer would be correct; give numbers, entities "
+                'or both, e.g. {"numbers": [84]}'
+            )
+        return self
 
 
 class Task(BaseModel):
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
-    id: str = Field(min_length=1)
+    id: Filled
     """Unique within the set; the key runs are matched by."""
-    question: str = Field(min_length=1)
+    question: Filled
     expected: Expected
     slice: str | None = None
     """An optional group for breakdowns, e.g. "public" or "company"."""
+
+    @property
+    def fingerprint(self) -> str:
+        """Changes whenever what the task asks or expects changes (its slice does not count)."""
+        return _digest(self.model_dump(include={"id", "question", "expected"}))
 
 
 class TaskSetConfig(BaseModel):
@@ -66,6 +105,18 @@ class TaskSet:
     encyclopedia: Encyclopedia | None
     path: Path
 
+    def fingerprint(self) -> dict[str, Any]:
+        """What a results folder is tied to: every task's fingerprint, and the tools with
+        the encyclopedia they read."""
+        book = self.encyclopedia
+        tools = {
+            "tools": list(self.tools),
+            "encyclopedia": None
+            if book is None
+            else {"entries": book.entries, "related": book.related, "naming": book.naming},
+        }
+        return {"tasks": {t.id: t.fingerprint for t in self.tasks}, "tools": _digest(tools)}
+
     def toolset(self, lookup: LookupVariant = "plain") -> ToolSet:
         made: list[Tool] = []
         for name in self.tools:
@@ -74,6 +125,11 @@ class TaskSet:
             elif name == "calc":
                 made.append(calc_tool())
         return ToolSet(made)
+
+
+def _digest(value: Any) -> str:
+    canonical = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:16]
 
 
 def builtin_names() -> list[str]:
@@ -115,7 +171,7 @@ def _read_config(path: Path) -> TaskSetConfig:
         raise TaskSetError(f"{path}: not valid TOML: {exc}") from None
     except ValidationError as exc:
         raise TaskSetError(
-            f"{path}: {_describe(exc)} (tools may be: {', '.join(KNOWN_TOOLS)})"
+            f"{path}: {describe_errors(exc)} (tools may be: {', '.join(KNOWN_TOOLS)})"
         ) from None
 
 
@@ -130,7 +186,7 @@ def _read_tasks(path: Path) -> list[Task]:
         try:
             task = Task.model_validate_json(line)
         except ValidationError as exc:
-            raise TaskSetError(f"{path}:{number}: {_describe(exc)}") from None
+            raise TaskSetError(f"{path}:{number}: {describe_errors(exc)}") from None
         if task.id in seen:
             raise TaskSetError(
                 f"{path}:{number}: id {task.id!r} is already used on line {seen[task.id]}; "
@@ -161,7 +217,8 @@ def _read_encyclopedia(path: Path) -> Encyclopedia:
     return Encyclopedia(entries, related, naming) if naming else Encyclopedia(entries, related)
 
 
-def _describe(exc: ValidationError) -> str:
+def describe_errors(exc: ValidationError) -> str:
+    """Every problem a validation found, as ``field 'a.b': what is wrong``."""
     return "; ".join(
         f"field {'.'.join(str(p) for p in e['loc']) or '(whole line)'!r}: {e['msg']}"
         for e in exc.errors()

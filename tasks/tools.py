@@ -3,7 +3,7 @@
 ``lookup`` comes in two variants, an ablation axis of the depot experiment (seed 003):
 
 - *plain*: an exact or substring title match; several matches are an error, and a
-  miss says "not found" with the closest title.
+  miss says "not found" and names no candidate.
 - *improved*: an entry ends with its related entries by name, several matches come
   back as entries, and a miss explains how entries are named.
 """
@@ -21,7 +21,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from harness.tools import Tool
+from harness.tools import Tool, ToolFailure
 
 LookupVariant = Literal["plain", "improved"]
 MAX_MATCHES_SHOWN = 4
@@ -70,10 +70,11 @@ def plain_lookup(book: Encyclopedia, query: str) -> str:
     if len(matches) == 1:
         return book.entries[matches[0]]
     if matches:
-        return f"Error: {len(matches)} entries match {query!r}. Ask for exactly one title."
-    suggestion = book.closest(query, 1)
-    hint = f" Did you mean {suggestion[0]!r}?" if suggestion else ""
-    return f"Not found: no entry titled {query!r}.{hint}"
+        raise ToolFailure(
+            f"Error: {len(matches)} entries match {query!r}. Ask for exactly one title."
+        )
+    # A plain miss names no candidate: explaining misses is what the improved tool adds.
+    raise ToolFailure(f"Not found: no entry titled {query!r}.")
 
 
 def improved_lookup(book: Encyclopedia, query: str) -> str:
@@ -87,7 +88,7 @@ def improved_lookup(book: Encyclopedia, query: str) -> str:
         return "\n\n".join(f"[{t}] {_with_related(book, t)}" for t in shown) + more
     close = book.closest(query, 3)
     hint = f" Closest titles: {', '.join(close)}." if close else ""
-    return f"No entry is titled {query!r}. {book.naming}{hint}"
+    raise ToolFailure(f"No entry is titled {query!r}. {book.naming}{hint}")
 
 
 def _with_related(book: Encyclopedia, title: str) -> str:

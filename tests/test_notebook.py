@@ -29,9 +29,9 @@ def scripted(request):
 
 def test_notebook_executes(tmp_path, monkeypatch):
     depot = load_taskset("depot")
-    folder = ResultsFolder.open(tmp_path / "r", {"task_set": "depot", "model": "gpt-5-mini"})
     arms = parse_arms(["direct", "cot", "react_text", "react_text:guard=on", "react"])
-    asyncio.run(run_experiment(depot, arms, 2, FunctionModel(scripted), "gpt-5-mini", folder))
+    with ResultsFolder.open(tmp_path / "r", {"task_set": "depot", "model": "gpt-5-mini"}) as r:
+        asyncio.run(run_experiment(depot, arms, 2, FunctionModel(scripted), "gpt-5-mini", r))
     monkeypatch.setenv("LOOPBENCH_RESULTS", str(tmp_path / "r"))
     monkeypatch.setenv("LOOPBENCH_REFERENCE_ARM", "react_text")
     monkeypatch.setenv("JUPYTER_PLATFORM_DIRS", "1")

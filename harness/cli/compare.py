@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from harness.experiment import short_label
+from harness.experiment import arm_identity
 from harness.report.compare import CompareError, as_json, as_markdown, compare
 from harness.report.prices import PriceError, load_prices
 from harness.report.table import Pricing, records_frame
@@ -83,8 +83,7 @@ def compare_command(
 
 
 def _canonical(asked: list[str], known: list[str]) -> list[str] | None:
-    """Accept an arm as written in the table (short) or in full."""
+    """Accept an arm as in the table, or with its options in any order."""
     if not asked:
         return None
-    by_short = {short_label(a): a for a in known}
-    return [a if a in known else by_short.get(a, a) for a in asked]
+    return [a if a in known else arm_identity(a) for a in asked]

@@ -10,7 +10,7 @@ from typing import Any
 import click
 import pandas as pd
 
-from harness.experiment import short_label
+from harness.cli.errors import BadInput
 from harness.report.cost import (
     PRICE_TIERS,
     Planning,
@@ -158,14 +158,14 @@ def measured_command(results: Path, price_as: str | None, fmt: str) -> None:
     try:
         frame = records_frame(read_records(results), Pricing(load_prices(), price_as))
     except (ResultsError, PriceError) as exc:
-        raise click.ClickException(str(exc)) from None
+        raise BadInput(str(exc)) from None
     summary = summarize(frame)
     rows = []
     for row in summary.to_dict("records"):
         runs = max(int(row["n"]), 1)
         rows.append(
             {
-                "arm": short_label(row["arm"]),
+                "arm": row["arm"],
                 "accuracy": row["accuracy"],
                 "turns": row["turns"],
                 "tokens_in": row["tokens_in"],

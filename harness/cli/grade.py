@@ -9,7 +9,8 @@ from pydantic import ValidationError
 
 from graders.exact import grade
 from graders.selftest import run_self_test
-from tasks.taskset import Expected
+from harness.cli.errors import BadInput
+from tasks.taskset import Expected, describe_errors
 
 
 @click.command("grade")
@@ -29,13 +30,13 @@ def grade_command(self_test: bool, answer: str | None, expected: str | None) -> 
         raise SystemExit(1 if failed else 0)
     if answer is None or expected is None:
         raise click.UsageError("give --self-test, or both --answer and --expected")
+    example = 'Write e.g. \'{"numbers": [79], "entities": ["Rotterdam"]}\''
     try:
         expectation = Expected.model_validate(json.loads(expected))
-    except (json.JSONDecodeError, ValidationError) as exc:
-        raise click.BadParameter(
-            f'{exc}. Write e.g. \'{{"numbers": [79], "entities": ["Rotterdam"]}}\'',
-            param_hint="--expected",
-        ) from None
+    except json.JSONDecodeError as exc:
+        raise BadInput(f"--expected is not valid JSON ({exc.msg}). {example}") from None
+    except ValidationError as exc:
+        raise BadInput(f"--expected: {describe_errors(exc)}. {example}") from None
     verdict = grade(answer, expectation.numbers, expectation.entities, expectation.tolerance)
     click.echo(f"{'correct' if verdict.correct else 'wrong'}: {verdict.reason}")
     raise SystemExit(0 if verdict.correct else 1)

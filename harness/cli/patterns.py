@@ -5,15 +5,35 @@ from __future__ import annotations
 import click
 
 from harness.experiment import show_value
+from harness.patterns.base import PatternOptions
 from harness.patterns.registry import registered
+
+LIMITS = tuple(PatternOptions.model_fields)
 
 
 @click.command("patterns")
-def patterns_command() -> None:
-    """List registered patterns with their options, defaults and cost in model calls."""
+@click.option("--limits/--no-limits", default=False, help="Also list the run limits per pattern.")
+def patterns_command(limits: bool) -> None:
+    """List registered patterns with their options, defaults and cost in model calls.
+
+    Every pattern also takes the run limits, listed once at the end; an arm names only
+    the options it sets, so its defaults can change without renaming it.
+    """
     for name, info in registered().items():
         click.echo(f"{name}: {info.summary}")
         for field, spec in info.options_model.model_fields.items():
-            default = show_value(spec.default)
-            doc = f"  {spec.description}" if spec.description else ""
-            click.echo(f"    {field}={default}{doc}")
+            shared = field in LIMITS and spec.default == PatternOptions.model_fields[field].default
+            if shared and not limits:
+                continue
+            click.echo(f"    {field}={_default(spec.default)}  {_one_line(spec.description)}")
+    click.echo("\nrun limits, on every pattern (a pattern above may set its own default):")
+    for field, spec in PatternOptions.model_fields.items():
+        click.echo(f"    {field}={_default(spec.default)}  {_one_line(spec.description)}")
+
+
+def _default(value: object) -> str:
+    return "unset" if value is None else show_value(value)
+
+
+def _one_line(text: str | None) -> str:
+    return " ".join((text or "").split())

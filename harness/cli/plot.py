@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from harness.cli.errors import BadInput
 from harness.report.plots import plot_frontier, plot_outcomes, plot_tokens, plot_turns
 from harness.report.prices import PriceError, load_prices
 from harness.report.table import Pricing, records_frame, summarize
@@ -49,5 +50,5 @@ def plot_command(results: Path, kind: str, output: Path, price_as: str | None) -
         else:
             plot_turns(frame, output, f"Model calls per run: {where}")
     except (ResultsError, PriceError, ValueError) as exc:
-        raise click.ClickException(str(exc)) from None
+        raise BadInput(str(exc)) from None
     click.echo(f"wrote {output}")

@@ -14,6 +14,7 @@ from pathlib import Path
 import click
 from click.core import ParameterSource
 
+from harness.cli.errors import BadInput
 from harness.cli.table import table_title
 from harness.experiment import Arm, ArmError, load_experiment, parse_arms
 from harness.models.local import CHAT_FORMATS, MODEL_NAME, LocalModelError, LocalServer, model_file
@@ -24,6 +25,7 @@ from harness.models.settings import (
     EndpointNotConfigured,
     resolve_endpoint,
     wants_local_model,
+    without_credentials,
 )
 from harness.patterns.registry import UnknownPattern
 from harness.records import RunRecord
@@ -159,15 +161,20 @@ def run_command(
         else:
             endpoint = resolve_endpoint(base_url, model, api_key_env)
     except (TaskSetError, PriceError, EndpointNotConfigured, LocalModelError) as exc:
-        raise click.ClickException(str(exc)) from None
+        raise BadInput(str(exc)) from None
     folder_path = out or Path("results") / datetime.now().strftime("%Y%m%d-%H%M%S")
-    meta = {"task_set": taskset.name, "model": endpoint.model, "base_url": endpoint.base_url}
+    meta = {
+        "task_set": taskset.name,
+        "model": endpoint.model,
+        "base_url": without_credentials(endpoint.base_url),
+        "fingerprint": taskset.fingerprint(),
+    }
     try:
         folder = ResultsFolder.open(folder_path, meta)
     except ResultsError as exc:
-        raise click.ClickException(str(exc)) from None
+        raise BadInput(str(exc)) from None
 
-    with _serving(local, local_chat_format, endpoint, quiet) as live:
+    with folder, _serving(local, local_chat_format, endpoint, quiet) as live:
         plan = Plan(taskset, arms, repeats, concurrency, price_table, folder, timeout, max_retries)
         result = asyncio.run(_run(plan, live, quiet))
     click.echo(
@@ -204,7 +211,7 @@ def _serving(local: bool, chat_format: str, endpoint: Endpoint, quiet: bool) -> 
         try:
             server = LocalServer(chat_format).start()
         except LocalModelError as exc:
-            raise click.ClickException(str(exc)) from None
+            raise BadInput(str(exc)) from None
         try:
             yield Endpoint(server.base_url, MODEL_NAME)
         finally:

@@ -8,6 +8,7 @@ import threading
 
 import click
 
+from harness.cli.errors import BadInput
 from harness.models.local import CHAT_FORMATS, MODEL_NAME, LocalModelError, LocalServer
 
 
@@ -27,7 +28,7 @@ def serve_local_command(chat_format: str, port: int | None) -> None:
     try:
         server = LocalServer(chat_format, port=port).start()
     except LocalModelError as exc:
-        raise click.ClickException(str(exc)) from None
+        raise BadInput(str(exc)) from None
     try:
         click.echo(server.base_url)
         click.echo(f"model name: {MODEL_NAME}; stop with Ctrl-C", err=True)

@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 import pandas as pd
 
+from harness.cli.errors import BadInput
 from harness.report.prices import PriceError, load_prices
 from harness.report.table import (
     FORMATS,
@@ -53,14 +54,14 @@ def table_command(
         pricing = Pricing(load_prices(prices), price_as)
         frame = records_frame(read_records(results), pricing)
         if frame.empty:
-            raise click.ClickException(f"{results}: no finished runs yet")
+            raise BadInput(f"{results}: no finished runs yet")
         summary = summarize(frame, by)
         if reference:
             summary = with_reference(frame, summary, reference)
         chosen = [c.strip() for c in columns.split(",")] if columns else None
         click.echo(render(summary, fmt, table_title(frame, pricing), chosen))
     except (ResultsError, PriceError, ValueError) as exc:
-        raise click.ClickException(str(exc)) from None
+        raise BadInput(str(exc)) from None
 
 
 def table_title(frame: pd.DataFrame, pricing: Pricing) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from urllib.parse import urlsplit, urlunsplit
 
 BASE_URL_ENV = "LOOPBENCH_BASE_URL"
 MODEL_ENV = "LOOPBENCH_MODEL"
@@ -60,3 +61,13 @@ def resolve_endpoint(
     assert base_url and model
     key = os.environ.get(api_key_env) or os.environ.get(FALLBACK_KEY_ENV) or None
     return Endpoint(base_url=base_url, model=model, api_key=key)
+
+
+def without_credentials(base_url: str) -> str:
+    """The URL with any user name and password it embeds removed: safe to record."""
+    parts = urlsplit(base_url)
+    if not (parts.username or parts.password):
+        return base_url
+    host = parts.hostname or ""
+    netloc = f"{host}:{parts.port}" if parts.port else host
+    return urlunsplit(parts._replace(netloc=netloc))

@@ -1,13 +1,15 @@
 """Running one tool action inside a loop, with the repeated-action guard (seed 003).
 
 Every tool-using pattern acts through ``Actions``, so ``guard=on`` means the same
-thing everywhere: an action already run in this run (same tool, same validated
-arguments) is counted as a repeat and, with the guard on, the model is told it
-has been round the loop instead of being shown the result again.
+thing everywhere: an action already run in this run (same tool, same arguments,
+whether it succeeded or failed) is counted as a repeat and, with the guard on, the
+model is told it has been round the loop instead of being shown the result again.
+Arguments are compared validated when they validate, and as written otherwise.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,6 +20,12 @@ GUARD_OBSERVATION = (
     "You have been round this loop: you already ran this exact action. "
     "Using ONLY the observations above, give your final answer now."
 )
+
+
+def _as_written(arguments: str | dict[str, Any]) -> str:
+    if isinstance(arguments, dict):
+        return json.dumps(arguments, sort_keys=True, default=str)
+    return arguments.strip()
 
 
 @dataclass
@@ -38,13 +46,11 @@ class Actions:
             ok=result.ok,
             result=result.content,
         )
-        if not result.ok or result.args_key is None:
-            return result
-        key = (name, result.args_key)
+        key = (name, result.args_key or _as_written(arguments))
         if key not in self.seen:
             self.seen.add(key)
             return result
         self.ctx.emit("repeated_action", step=step, tool=name, guarded=self.guard)
         if self.guard:
-            return ToolResult(True, GUARD_OBSERVATION, result.args_key)
+            return ToolResult(result.ok, GUARD_OBSERVATION, result.args_key)
         return result

@@ -3,6 +3,12 @@
 A pattern's only contact with the world is ``ctx.model`` (already counted) and
 ``ctx.tools``. It knows nothing of scheduling, records or printing, and it never
 totals usage: the counting client does that, on every path (seed 001).
+
+Every pattern takes the same run limits (``max_steps``, ``max_tokens``,
+``step_timeout_s``, ``max_output_tokens``) and they are enforced in one place, the
+limits wrapper (``harness.patterns.limits``): no pattern can exceed them, whatever
+its shape. A pattern that must still make calls after a phase (a critique, a final
+answer) reserves them itself by giving that phase fewer calls (``calls_left``).
 """
 
 from __future__ import annotations
@@ -15,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from harness.models.counting import CountedClient
 from harness.models.types import Message
 from harness.tools import ToolSet
-from harness.trace import Trace
+from harness.trace import AnswerRole, Trace
 
 Status = Literal[
     "answered",  # the pattern produced a final answer (graded)
@@ -24,6 +30,7 @@ Status = Literal[
     "truncated",  # a turn hit the output-token limit; its half-written content was not acted on
     "unparsed",  # the model's final reply held no answer in the form the pattern asks for
     "step_timeout",  # one model call took longer than the arm's step_timeout_s
+    "none_accepted",  # candidates were answered but the verifier accepted none (not graded)
     "refused",  # the pattern refused its inputs (a budget too small, a plan too long...)
     "api_error",  # the endpoint failed after retries
     "pattern_error",  # the pattern itself raised: a bug, recorded instead of crashing the grid
@@ -31,27 +38,36 @@ Status = Literal[
 STATUSES: tuple[str, ...] = Status.__args__  # type: ignore[attr-defined]
 #: Statuses that say nothing about the pattern's reasoning; left out of accuracy, kept in cost.
 INFRASTRUCTURE_STATUSES = frozenset({"api_error", "pattern_error"})
+#: Statuses that mean a run limit ended the run.
+LIMIT_STATUSES = frozenset({"step_budget", "token_budget", "step_timeout"})
 
 
 class PatternOptions(BaseModel):
-    """Options given on an arm, e.g. ``react_text:guard=on``. Unknown keys are refused."""
+    """Options given on an arm, e.g. ``react_text:guard=on``. Unknown keys are refused.
+
+    The run limits below apply to every pattern, for the whole run.
+    """
 
     model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
-
-class ToolLoopOptions(PatternOptions):
-    """Options every tool-using pattern takes: the ablation axes and the budgets."""
-
-    guard: bool = False
-    """Repeated-action guard: a repeated identical call gets 'you have been round this loop'."""
-    tool: Literal["plain", "improved"] = "plain"
-    """Which lookup tool the task set offers."""
     max_steps: int = Field(default=8, ge=0)
-    """Ceiling on model calls; reaching it is the status step_budget."""
+    """Ceiling on model calls in the whole run; reaching it is the status step_budget."""
     max_tokens: int = Field(default=20_000, ge=0)
-    """Ceiling on input plus output tokens; reaching it is the status token_budget."""
+    """Ceiling on input plus output tokens in the whole run; reaching it is token_budget."""
     step_timeout_s: float = Field(default=0, ge=0)
     """Wall-clock limit on one model call, 0 for none; exceeding it is step_timeout."""
+    max_output_tokens: int | None = Field(default=None, ge=1)
+    """Completion limit on every model call; unset, each call keeps the pattern's own."""
+
+
+class ToolLoopOptions(PatternOptions):
+    """Options every tool-using pattern takes besides the run limits: the ablation axes."""
+
+    guard: bool = False
+    """Repeated-action guard: a repeated call (failed ones too) gets 'you have been round
+    this loop' instead of its result."""
+    tool: Literal["plain", "improved"] = "plain"
+    """Which lookup tool the task set offers."""
 
 
 @dataclass
@@ -64,6 +80,18 @@ class RunContext:
 
     def emit(self, kind: str, **data: Any) -> None:
         self.trace.emit(kind, **data)
+
+    def answer_given(self, role: AnswerRole, answer: str, accepted: bool | None = None) -> None:
+        """Trace an answer the pattern produced on its way (a draft, an attempt, a candidate).
+
+        The runner grades every one of them, so a record can say whether the first answer
+        was right and how well a check told right from wrong.
+        """
+        self.trace.answer(role, answer, accepted)
+
+    def calls_left(self, options: PatternOptions) -> int:
+        """Model calls this run may still make under ``max_steps``."""
+        return options.max_steps - self.model.calls
 
 
 @dataclass
@@ -78,17 +106,23 @@ class Outcome:
     metrics: dict[str, float] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class CallFloor:
+    """The fewest model calls a pattern's options can work with, and why."""
+
+    calls: int
+    why: str
+
+
 class Pattern(Protocol):
     @property
     def name(self) -> str: ...
 
+    def call_floor(self) -> CallFloor:
+        """A ``max_steps`` below this is refused before any request."""
+        ...
+
     async def run(self, ctx: RunContext) -> Outcome: ...
 
 
-def budget_hit(ctx: RunContext, steps: int, max_steps: int, max_tokens: int) -> Status | None:
-    """The budget status to stop with before the next call, if any."""
-    if steps >= max_steps:
-        return "step_budget"
-    if ctx.model.tokens_used >= max_tokens:
-        return "token_budget"
-    return None
+ONE_CALL = CallFloor(1, "at least one model call")

@@ -1,10 +1,19 @@
-"""best_of_n:n=K,verifier=evidence|model (seed 003): draw candidates until one is accepted.
+"""best_of_n:n=K,verifier=evidence|model (seed 003, 3.6): draw candidates until one is accepted.
 
 Each candidate is an independent tool-loop run. The verifier is either the evidence
 check (code, no model call) or a model call whose only tool is a typed verdict. The
-first accepted candidate is returned; when none is, the first answered candidate is
-returned and the record says nothing was accepted. More candidates raise the chance
-of returning something accepted, not the precision of what is returned.
+first accepted candidate is returned. When candidates were answered but none was
+accepted, the run ends ``none_accepted``: nothing is returned, nothing is graded, and
+the run counts as not correct. More candidates raise the chance of returning
+something accepted, not the precision of what is returned.
+
+Every answered candidate is traced with its verdict; the runner grades them all, so
+the table can show coverage, precision and the verifier's measured acceptance rates
+on right and wrong candidates (r and f in the chapter's notation).
+
+``max_steps`` holds the whole run; ``candidate_steps`` caps one candidate's tool loop.
+With the model verifier, a candidate is drawn only while the calls left hold it and
+its verdict.
 """
 
 from __future__ import annotations
@@ -15,7 +24,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from harness.models.types import Message
-from harness.patterns.base import Outcome, RunContext, ToolLoopOptions
+from harness.patterns.base import CallFloor, Outcome, RunContext, ToolLoopOptions
 from harness.patterns.evidence import check_evidence
 from harness.patterns.react import react_system
 from harness.patterns.registry import register
@@ -35,8 +44,12 @@ class Verdict(BaseModel):
 
 
 class BestOfNOptions(ToolLoopOptions):
+    max_steps: int = Field(default=24, ge=0)
+    """Ceiling on model calls in the whole run: every candidate and every verdict."""
     n: int = Field(default=3, ge=1)
     """Candidates drawn at most."""
+    candidate_steps: int = Field(default=6, ge=1)
+    """Model calls one candidate's tool loop may use."""
     verifier: Literal["evidence", "model"] = "evidence"
     """Who accepts a candidate: the evidence check, or a model call."""
     temperature: float = Field(default=0.7, ge=0)
@@ -50,14 +63,21 @@ class BestOfN:
     options: BestOfNOptions
     name: str = "best_of_n"
 
+    def call_floor(self) -> CallFloor:
+        if self.options.verifier == "model":
+            return CallFloor(2, "a candidate and its verdict")
+        return CallFloor(1, "one candidate")
+
     async def run(self, ctx: RunContext) -> Outcome:
         opts = self.options
-        if opts.max_steps < 1:
-            return Outcome("refused", error="max_steps must be at least 1")
-        steps = 0
-        first: Outcome | None = None
-        last = Outcome("refused")
-        for drawn in range(1, opts.n + 1):
+        verdict_calls = int(opts.verifier == "model")
+        drawn = answered = 0
+        last = Outcome("step_budget")
+        for candidate in range(1, opts.n + 1):
+            budget = min(opts.candidate_steps, ctx.calls_left(opts) - verdict_calls)
+            if budget < 1:
+                break  # the calls left cannot hold another candidate and its verdict
+            drawn = candidate
             candidate_trace = Trace()
             last = await tool_loop(
                 _forked(ctx, candidate_trace),
@@ -65,32 +85,33 @@ class BestOfN:
                 [Message("user", ctx.question)],
                 react_system(False),
                 ctx.tools,
-                max_steps=opts.max_steps,
-                first_step=steps,
+                max_steps=budget,
+                first_step=ctx.model.calls,
                 temperature=opts.temperature,
             )
-            steps += last.steps
-            if last.status == "api_error":
-                break
             if last.status != "answered" or last.answer is None:
                 continue
-            first = first or last
-            accepted, reason = await self._verify(ctx, candidate_trace, last, steps)
-            if opts.verifier == "model":
-                steps += 1  # the verdict call
-            ctx.emit(
-                "candidate", candidate=drawn, answer=last.answer, accepted=accepted, reason=reason
-            )
+            answered += 1
+            accepted, reason = await self._verify(ctx, candidate_trace, last)
+            ctx.answer_given("candidate", last.answer, accepted=accepted)
+            ctx.emit("verdict", candidate=candidate, accepted=accepted, reason=reason)
             if accepted:
-                last.steps, last.metrics = steps, {"candidates": drawn, "accepted": 1.0}
+                last.steps = ctx.model.calls
+                last.metrics = {"candidates": drawn, "answered": answered, "accepted": 1.0}
                 return last
-        chosen = first or last
-        chosen.steps, chosen.metrics = steps, {"candidates": opts.n, "accepted": 0.0}
-        return chosen
+        metrics = {"candidates": float(drawn), "answered": float(answered), "accepted": 0.0}
+        if answered:
+            return Outcome(
+                "none_accepted",
+                messages=last.messages,
+                steps=ctx.model.calls,
+                error=f"the verifier accepted none of {answered} answered candidates",
+                metrics=metrics,
+            )
+        last.steps, last.metrics = ctx.model.calls, metrics
+        return last
 
-    async def _verify(
-        self, ctx: RunContext, trace: Trace, candidate: Outcome, step: int
-    ) -> tuple[bool, str]:
+    async def _verify(self, ctx: RunContext, trace: Trace, candidate: Outcome) -> tuple[bool, str]:
         assert candidate.answer is not None
         if self.options.verifier == "evidence":
             failure = check_evidence(ctx.question, trace, candidate.answer)
@@ -103,7 +124,7 @@ class BestOfN:
             name="verdict",
             description="Accept or reject the answer.",
             mode=self.options.output,
-            step=step + 1,
+            step=ctx.model.calls + 1,
         )
         if verdict.value is None:
             return False, f"no verdict ({verdict.failure})"
@@ -128,7 +149,8 @@ class _Tee(Trace):
 @register(
     "best_of_n",
     BestOfNOptions,
-    "up to n tool-loop candidates until the verifier accepts one (+1 call each if model)",
+    "up to n tool-loop candidates until the verifier accepts one (+1 call each if model); "
+    "max_steps calls in all",
 )
 def best_of_n(options: BestOfNOptions) -> BestOfN:
     return BestOfN(options)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from harness.patterns.base import Outcome, PatternOptions, RunContext
+from harness.patterns.base import ONE_CALL, CallFloor, Outcome, PatternOptions, RunContext
 from harness.patterns.oneshot import answer_once
 from harness.patterns.registry import register
 
@@ -41,6 +41,9 @@ class CotOptions(PatternOptions):
 class ChainOfThought:
     options: CotOptions
     name: str = "cot"
+
+    def call_floor(self) -> CallFloor:
+        return ONE_CALL
 
     async def run(self, ctx: RunContext) -> Outcome:
         return await answer_once(ctx, SYSTEM, 512, final_answer)

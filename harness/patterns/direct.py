@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from harness.patterns.base import Outcome, PatternOptions, RunContext
+from harness.patterns.base import ONE_CALL, CallFloor, Outcome, PatternOptions, RunContext
 from harness.patterns.oneshot import answer_once
 from harness.patterns.registry import register
 
@@ -22,6 +22,9 @@ class DirectOptions(PatternOptions):
 class Direct:
     options: DirectOptions
     name: str = "direct"
+
+    def call_floor(self) -> CallFloor:
+        return ONE_CALL
 
     async def run(self, ctx: RunContext) -> Outcome:
         return await answer_once(ctx, SYSTEM, 128, lambda text: text.strip() or None)

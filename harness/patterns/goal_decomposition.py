@@ -1,9 +1,12 @@
 """goal_decomposition (seed 004): a goal broken into phases of concrete tasks.
 
 One call decomposes the question into a typed ``Decomposition`` (the goal, and
-phases each holding tasks). Tasks run in order, each as its own short tool loop that
-sees the results before it; a failed task is marked and the rest go on. A final call
-with no tools answers from the results.
+phases each holding tasks). A phase that came without tasks gets them from a
+planning call of its own (seed 004's plan-phase step); a decomposition with no
+phases at all is planned as one phase, the goal itself. Tasks run in order, each as
+its own short tool loop that sees the results before it; a failed task is marked
+and the rest go on. A final call with no tools answers from the results. Every call
+counts against ``max_steps``, and each phase leaves the later ones their calls.
 """
 
 from __future__ import annotations
@@ -13,8 +16,8 @@ from dataclasses import dataclass
 from pydantic import BaseModel, Field
 
 from harness.models.types import Message
-from harness.patterns.base import Outcome, RunContext, ToolLoopOptions
-from harness.patterns.executor import run_step, synthesise
+from harness.patterns.base import CallFloor, Outcome, RunContext, ToolLoopOptions
+from harness.patterns.executor import PLANNED_FLOOR, can_plan_again, run_step, synthesise
 from harness.patterns.registry import register
 from harness.patterns.structured import OutputMode, ask_structured
 
@@ -22,26 +25,34 @@ DECOMPOSE_SYSTEM = (
     "Decompose the question into a goal and a few phases, each with one or more concrete "
     "tasks that a lookup or a calculation can do. Call decomposition with them."
 )
+PLAN_PHASE_SYSTEM = (
+    "List the concrete tasks, each doable with a lookup or a calculation, that carry out "
+    "this phase of the goal. Call phase_tasks with them."
+)
 
 
 class Phase(BaseModel):
     name: str
     description: str = ""
-    tasks: list[str] = Field(min_length=1)
+    tasks: list[str] = Field(default_factory=list)
 
 
 class Decomposition(BaseModel):
     goal: str
-    phases: list[Phase] = Field(min_length=1)
+    phases: list[Phase] = Field(default_factory=list)
+
+
+class PhaseTasks(BaseModel):
+    tasks: list[str] = Field(min_length=1)
 
 
 class GoalOptions(ToolLoopOptions):
     max_steps: int = Field(default=16, ge=0)
-    """Ceiling on model calls in all: decomposition, every task's calls, answer."""
+    """Ceiling on model calls in all: decomposition, phase planning, every task, answer."""
     step_budget: int = Field(default=3, ge=1)
     """Model calls each task may use."""
     output: OutputMode = "tool"
-    """Structured output for the decomposition: tool calling, or prompted JSON."""
+    """Structured output for the decomposition and phase plans: tool calling, or JSON."""
 
 
 @dataclass(frozen=True)
@@ -49,10 +60,11 @@ class GoalDecomposition:
     options: GoalOptions
     name: str = "goal_decomposition"
 
+    def call_floor(self) -> CallFloor:
+        return PLANNED_FLOOR
+
     async def run(self, ctx: RunContext) -> Outcome:
         opts = self.options
-        if opts.max_steps < 3:
-            return Outcome("refused", error="goal_decomposition needs max_steps of at least 3")
         decomposed = await ask_structured(
             ctx,
             system=DECOMPOSE_SYSTEM,
@@ -67,15 +79,21 @@ class GoalDecomposition:
             return Outcome(
                 decomposed.failure or "unparsed", steps=ctx.model.calls, error=decomposed.error
             )
-        ctx.emit("decomposition", **decomposed.value.model_dump())
+        goal = decomposed.value
+        ctx.emit("decomposition", **goal.model_dump())
+        phases = goal.phases or [Phase(name=goal.goal or ctx.question)]
         results: list[str] = []
-        failed = 0
-        for phase in decomposed.value.phases:
-            for task in phase.tasks:
-                context = "\n".join(results)
-                done = await run_step(ctx, opts, task, context, opts.step_budget)
-                if done.status == "api_error":
-                    return Outcome("api_error", steps=ctx.model.calls, error=done.error)
+        failed = planned_phases = 0
+        for phase in phases:
+            tasks = phase.tasks
+            if not tasks:
+                if not can_plan_again(ctx, opts):
+                    ctx.emit("phase_status", phase=phase.name, status="skipped")
+                    continue
+                tasks = await self._plan_phase(ctx, goal.goal, phase, results)
+                planned_phases += 1
+            for task in tasks:
+                done = await run_step(ctx, opts, task, "\n".join(results), opts.step_budget)
                 ok = done.status == "answered" and bool(done.answer)
                 ctx.emit(
                     "task_status", phase=phase.name, task=task, status="done" if ok else "failed"
@@ -84,14 +102,42 @@ class GoalDecomposition:
                     results.append(f"{phase.name} / {task}: {done.answer}")
                 else:
                     failed += 1
-        metrics = {"tasks_done": float(len(results)), "tasks_failed": float(failed)}
+        metrics = {
+            "tasks_done": float(len(results)),
+            "tasks_failed": float(failed),
+            "phases_planned": float(planned_phases),
+        }
         return await synthesise(ctx, "\n".join(results) or "(none)", metrics)
+
+    async def _plan_phase(
+        self, ctx: RunContext, goal: str, phase: Phase, results: list[str]
+    ) -> list[str]:
+        """The tasks of a phase that came without any; none if the reply gives none."""
+        done = "\n".join(results) or "(nothing yet)"
+        content = (
+            f"Question: {ctx.question}\nGoal: {goal}\nPhase: {phase.name}. {phase.description}\n"
+            f"Results so far:\n{done}"
+        )
+        planned = await ask_structured(
+            ctx,
+            system=PLAN_PHASE_SYSTEM,
+            messages=(Message("user", content),),
+            schema=PhaseTasks,
+            name="phase_tasks",
+            description="Submit the phase's tasks.",
+            mode=self.options.output,
+            step=ctx.model.calls + 1,
+        )
+        tasks = planned.value.tasks if planned.value else []
+        ctx.emit("phase_plan", phase=phase.name, tasks=tasks, failure=planned.failure)
+        return tasks
 
 
 @register(
     "goal_decomposition",
     GoalOptions,
-    "decompose into phases of tasks, each a short tool loop, then answer; up to max_steps calls",
+    "decompose into phases of tasks (a phase without tasks is planned), each task a short "
+    "tool loop, then answer; up to max_steps calls",
 )
 def goal_decomposition(options: GoalOptions) -> GoalDecomposition:
     return GoalDecomposition(options)

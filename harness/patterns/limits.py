@@ -1,12 +1,19 @@
-"""The limits wrapper: a token ceiling and a wall-clock step timeout for any tool-using pattern.
+"""The limits wrapper: every run limit of every pattern, enforced in one place.
 
 Like seed 001's wrappers it keeps the inner pattern's name, so ``react`` with limits
-is still ``react``. It watches the counted client: a call is refused once the run's
-tokens reach the ceiling (tokens already spent cannot be unspent, so the check comes
-before the call), and a call that outlives the timeout is cancelled. Either ends the
-run with its status; what was counted stays counted. The loops also check
-``max_tokens`` between calls; this wrapper is what holds patterns with phases of
-their own (plans, critiques, votes) to the same ceiling.
+is still ``react``. It stands between the pattern and the counted client:
+
+- a ``max_steps`` below the pattern's call floor is refused before any request;
+- a call beyond ``max_steps`` is never sent (step_budget);
+- a call once the run's tokens reach ``max_tokens`` is never sent (token_budget):
+  tokens already spent cannot be unspent, so the check comes before the call;
+- a call that outlives ``step_timeout_s`` is cancelled (step_timeout);
+- ``max_output_tokens``, when set, is the completion limit of every call;
+- an endpoint failure ends the run as api_error, so patterns never catch it.
+
+Whichever limit ends the run, the partial work stays: the conversation as of the
+last exchange and the last answer the pattern traced go into the trace as a
+``limit_reached`` event, and what was counted stays counted.
 """
 
 from __future__ import annotations
@@ -15,23 +22,48 @@ import asyncio
 from dataclasses import dataclass, replace
 
 from harness.models.counting import CountedClient
-from harness.models.types import ModelError, ModelRequest, ModelResponse
-from harness.patterns.base import Outcome, Pattern, RunContext
+from harness.models.types import (
+    Message,
+    ModelAPIError,
+    ModelError,
+    ModelRequest,
+    ModelResponse,
+)
+from harness.patterns.base import (
+    LIMIT_STATUSES,
+    CallFloor,
+    Outcome,
+    Pattern,
+    PatternOptions,
+    RunContext,
+    Status,
+)
 
 
-class TokenCeilingReached(ModelError):
-    pass
+class LimitReached(ModelError):
+    """A call was not made, or not finished, because a run limit was reached."""
+
+    status: Status = "step_budget"
 
 
-class StepTimedOut(ModelError):
-    pass
+class StepBudgetReached(LimitReached):
+    status: Status = "step_budget"
+
+
+class TokenCeilingReached(LimitReached):
+    status: Status = "token_budget"
+
+
+class StepTimedOut(LimitReached):
+    status: Status = "step_timeout"
 
 
 class LimitedClient:
-    def __init__(self, counted: CountedClient, max_tokens: int, timeout_s: float) -> None:
+    def __init__(self, counted: CountedClient, options: PatternOptions) -> None:
         self._counted = counted
-        self._max_tokens = max_tokens
-        self._timeout_s = timeout_s
+        self._options = options
+        #: The conversation as of the last exchange: what was sent and, if it came, the reply.
+        self.conversation: list[Message] = []
 
     @property
     def calls(self) -> int:
@@ -42,33 +74,71 @@ class LimitedClient:
         return self._counted.tokens_used
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
-        if self._counted.tokens_used >= self._max_tokens:
-            raise TokenCeilingReached(
-                f"{self._counted.tokens_used} tokens used; the ceiling is {self._max_tokens}"
+        opts = self._options
+        if self._counted.calls >= opts.max_steps:
+            raise StepBudgetReached(
+                f"{self._counted.calls} model calls made; max_steps is {opts.max_steps}"
             )
-        if not self._timeout_s:
-            return await self._counted.complete(request)
-        try:
-            return await asyncio.wait_for(self._counted.complete(request), self._timeout_s)
-        except TimeoutError:
-            raise StepTimedOut(f"a model call took longer than {self._timeout_s:g} s") from None
+        if self._counted.tokens_used >= opts.max_tokens:
+            raise TokenCeilingReached(
+                f"{self._counted.tokens_used} tokens used; the ceiling is {opts.max_tokens}"
+            )
+        if opts.max_output_tokens is not None:
+            request = replace(request, max_output_tokens=opts.max_output_tokens)
+        self.conversation = list(request.messages)
+        if not opts.step_timeout_s:
+            response = await self._counted.complete(request)
+        else:
+            try:
+                response = await asyncio.wait_for(
+                    self._counted.complete(request), opts.step_timeout_s
+                )
+            except TimeoutError:
+                raise StepTimedOut(
+                    f"a model call took longer than {opts.step_timeout_s:g} s"
+                ) from None
+        self.conversation.append(response.message)
+        return response
 
 
 @dataclass(frozen=True)
 class Limited:
     inner: Pattern
-    max_tokens: int
-    step_timeout_s: float
+    options: PatternOptions
 
     @property
     def name(self) -> str:
         return self.inner.name
 
+    def call_floor(self) -> CallFloor:
+        return self.inner.call_floor()
+
     async def run(self, ctx: RunContext) -> Outcome:
-        limited = replace(ctx, model=LimitedClient(ctx.model, self.max_tokens, self.step_timeout_s))
+        floor = self.inner.call_floor()
+        if self.options.max_steps < floor.calls:
+            return Outcome(
+                "refused",
+                messages=[Message("user", ctx.question)],
+                error=f"{self.name} needs max_steps of at least {floor.calls} ({floor.why}); "
+                f"max_steps is {self.options.max_steps}",
+            )
+        client = LimitedClient(ctx.model, self.options)
         try:
-            return await self.inner.run(limited)
-        except TokenCeilingReached as exc:
-            return Outcome("token_budget", steps=ctx.model.calls, error=str(exc))
-        except StepTimedOut as exc:
-            return Outcome("step_timeout", steps=ctx.model.calls, error=str(exc))
+            outcome = await self.inner.run(replace(ctx, model=client))
+        except LimitReached as exc:
+            outcome = Outcome(
+                exc.status, messages=client.conversation, steps=ctx.model.calls, error=str(exc)
+            )
+        except ModelAPIError as exc:  # the endpoint failed: no pattern needs to catch it
+            outcome = Outcome(
+                "api_error", messages=client.conversation, steps=ctx.model.calls, error=str(exc)
+            )
+        if outcome.status in LIMIT_STATUSES:
+            answers = ctx.trace.answers()
+            ctx.emit(
+                "limit_reached",
+                status=outcome.status,
+                conversation=outcome.messages or client.conversation,
+                last_answer=answers[-1].answer if answers else None,
+            )
+        return outcome

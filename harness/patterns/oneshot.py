@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from harness.models.types import Message, ModelAPIError, ModelRequest
+from harness.models.types import Message, ModelRequest
 from harness.patterns.base import Outcome, RunContext
 
 
@@ -24,10 +24,7 @@ async def answer_once(
         max_output_tokens=max_output_tokens,
         temperature=temperature,
     )
-    try:
-        response = await ctx.model.complete(request)
-    except ModelAPIError as exc:
-        return Outcome("api_error", messages=messages, error=str(exc))
+    response = await ctx.model.complete(request)
     messages.append(response.message)
     if response.truncated:
         return Outcome("truncated", messages=messages, steps=1)

@@ -4,8 +4,8 @@ One planning call with no tools offered, then the native tool loop with the plan
 appended to the system prompt. Fixing the plan before any tool output enters the
 transcript is what makes the extra call worth it: a tool result cannot rewrite it.
 
-- ``max_steps < 2`` is refused before any request: one step cannot hold a plan and an
-  action.
+- ``max_steps < 2`` is refused before any request (its call floor): one step cannot
+  hold a plan and an action.
 - A planning turn that calls a tool anyway is refused.
 - The planning call counts against the caller's budget (``max_steps=3`` is at most
   three requests) and the loop's step numbers continue after it.
@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from harness.models.types import Message, ModelAPIError, ModelRequest
-from harness.patterns.base import Outcome, RunContext, ToolLoopOptions
+from harness.models.types import Message, ModelRequest
+from harness.patterns.base import CallFloor, Outcome, RunContext, ToolLoopOptions
 from harness.patterns.react import react_system
 from harness.patterns.registry import register
 from harness.patterns.tool_loop import tool_loop
@@ -33,15 +33,12 @@ class PlanThenAct:
     options: ToolLoopOptions
     name: str = "plan"
 
+    def call_floor(self) -> CallFloor:
+        return CallFloor(2, "one call to plan and one to act")
+
     async def run(self, ctx: RunContext) -> Outcome:
         opts = self.options
         messages = [Message("user", ctx.question)]
-        if opts.max_steps < 2:
-            return Outcome(
-                "refused",
-                messages=messages,
-                error="plan needs max_steps of at least 2: one to plan and one to act",
-            )
         tool_list = "\n".join(f"- {t.name}: {t.description}" for t in ctx.tools)
         request = ModelRequest(
             ctx.model_name,
@@ -49,10 +46,7 @@ class PlanThenAct:
             system=PLANNING_SYSTEM + tool_list,
             max_output_tokens=400,
         )
-        try:
-            response = await ctx.model.complete(request)
-        except ModelAPIError as exc:
-            return Outcome("api_error", messages=messages, error=str(exc))
+        response = await ctx.model.complete(request)
         if response.truncated:
             return Outcome("truncated", messages=messages, steps=1)
         if response.message.tool_calls:

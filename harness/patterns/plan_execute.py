@@ -4,18 +4,22 @@ One planning call returns steps (id, description, depends_on). Steps run in
 dependency order, each as its own short tool loop; a step whose dependency failed is
 skipped. Every step's status (pending, running, done, failed, skipped) is traced. With
 ``replan=on``, the first failure triggers one replanning call that replaces the steps
-not yet run. A final call with no tools answers from the results.
+not yet run; a replanned step may reuse a failed step's id, and is then a new step
+that its dependents wait for. A final call with no tools answers from the results.
+The plan, every step's calls, the replan and the final call all count against
+``max_steps``, and each phase leaves the later ones their calls.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
 from harness.models.types import Message
-from harness.patterns.base import Outcome, RunContext, ToolLoopOptions
-from harness.patterns.executor import run_step, synthesise
+from harness.patterns.base import CallFloor, Outcome, RunContext, ToolLoopOptions
+from harness.patterns.executor import PLANNED_FLOOR, can_plan_again, run_step, synthesise
 from harness.patterns.registry import register
 from harness.patterns.structured import OutputMode, ask_structured
 
@@ -28,6 +32,9 @@ REPLAN_SYSTEM = (
     "A step of the plan failed. Given the results so far, call plan with new steps that "
     "replace the steps not yet done (ids must not repeat those already done)."
 )
+
+
+StepStatus = Literal["pending", "running", "done", "failed", "skipped"]
 
 
 class StepDef(BaseModel):
@@ -45,6 +52,8 @@ def dependency_order(steps: list[StepDef], done: set[int]) -> list[StepDef] | st
     ids = {s.id for s in steps}
     if len(ids) != len(steps):
         return "two steps share an id"
+    if ids & done:
+        return f"steps {sorted(ids & done)} reuse the ids of steps already done"
     for s in steps:
         unknown = set(s.depends_on) - ids - done
         if unknown:
@@ -78,42 +87,42 @@ class PlanExecute:
     options: PlanExecuteOptions
     name: str = "plan_execute"
 
+    def call_floor(self) -> CallFloor:
+        return PLANNED_FLOOR
+
     async def run(self, ctx: RunContext) -> Outcome:
         opts = self.options
-        if opts.max_steps < 3:
-            return Outcome(
-                "refused",
-                error="plan_execute needs max_steps of at least 3: plan, one step, answer",
-            )
         planned = await self._plan(ctx, PLAN_SYSTEM, ctx.question)
         if isinstance(planned, Outcome):
             return planned
         results: dict[int, str] = {}
-        failed: set[int] = set()
+        failed: set[int] = set()  # failed and skipped steps: their dependents cannot run
         replanned = False
         queue = planned
         while queue:
             step = queue.pop(0)
-            if set(step.depends_on) & failed:
+            blocked = sorted(set(step.depends_on) & failed)
+            if blocked:
                 failed.add(step.id)
-                ctx.emit("step_status", id=step.id, status="skipped")
+                _status(ctx, step, "skipped", reason=f"depends on failed steps {blocked}")
                 continue
-            ctx.emit("step_status", id=step.id, status="running", description=step.description)
+            _status(ctx, step, "running")
             context = "\n".join(f"Result of step {i}: {results[i]}" for i in step.depends_on)
             done = await run_step(ctx, opts, step.description, context, opts.step_budget)
             if done.status == "answered" and done.answer:
                 results[step.id] = done.answer
-                ctx.emit("step_status", id=step.id, status="done", result=done.answer)
+                _status(ctx, step, "done", result=done.answer)
                 continue
             failed.add(step.id)
-            ctx.emit("step_status", id=step.id, status="failed", reason=done.status)
-            if done.status == "api_error":
-                return Outcome("api_error", steps=ctx.model.calls, error=done.error)
-            if opts.replan and not replanned:
+            _status(ctx, step, "failed", reason=done.status)
+            if opts.replan and not replanned and can_plan_again(ctx, opts):
                 replanned = True
+                for dropped in queue:  # before the new plan's steps, which may reuse their ids
+                    _status(ctx, dropped, "skipped", reason="replaced by the replan")
                 revised = await self._replan(ctx, results, step)
                 if isinstance(revised, Outcome):
                     return revised
+                failed -= {s.id for s in revised}  # a reused id is a new step, not the failed one
                 queue = revised
         summary = "\n".join(f"Step {i}: {r}" for i, r in sorted(results.items())) or "(none)"
         metrics = {
@@ -145,6 +154,8 @@ class PlanExecute:
         if isinstance(ordered, str):
             return Outcome("refused", steps=ctx.model.calls, error=f"unusable plan: {ordered}")
         ctx.emit("plan" if done is None else "replan", steps=[s.model_dump() for s in ordered])
+        for step in ordered:
+            _status(ctx, step, "pending", description=step.description)
         return ordered
 
     async def _replan(
@@ -155,6 +166,10 @@ class PlanExecute:
             f"Question: {ctx.question}\n{so_far}\nStep {failed.id} failed: {failed.description}"
         )
         return await self._plan(ctx, REPLAN_SYSTEM, content, done=set(results))
+
+
+def _status(ctx: RunContext, step: StepDef, status: StepStatus, **detail: str) -> None:
+    ctx.emit("step_status", id=step.id, status=status, **detail)
 
 
 @register(

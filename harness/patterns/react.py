@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from harness.models.types import Message
-from harness.patterns.base import Outcome, RunContext, ToolLoopOptions
+from harness.patterns.base import ONE_CALL, CallFloor, Outcome, RunContext, ToolLoopOptions
 from harness.patterns.registry import register
 from harness.patterns.tool_loop import FINAL_ANSWER, tool_loop
 
@@ -42,10 +42,11 @@ class ReAct:
     options: ReActOptions
     name: str = "react"
 
+    def call_floor(self) -> CallFloor:
+        return ONE_CALL
+
     async def run(self, ctx: RunContext) -> Outcome:
         messages = [Message("user", ctx.question)]
-        if self.options.max_steps < 1:
-            return Outcome("refused", messages=messages, error="max_steps must be at least 1")
         by_tool = self.options.finish == "tool"
         return await tool_loop(
             ctx,

@@ -17,9 +17,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from harness.models.types import Message, ModelAPIError, ModelRequest
+from harness.models.types import Message, ModelRequest
 from harness.patterns.acting import Actions
-from harness.patterns.base import Outcome, RunContext, ToolLoopOptions, budget_hit
+from harness.patterns.base import ONE_CALL, CallFloor, Outcome, RunContext, ToolLoopOptions
 from harness.patterns.registry import register
 
 MAX_OUTPUT_TOKENS = 256
@@ -109,18 +109,19 @@ class ReActText:
     options: ToolLoopOptions
     name: str = "react_text"
 
+    def call_floor(self) -> CallFloor:
+        return ONE_CALL
+
     async def run(self, ctx: RunContext) -> Outcome:
         opts = self.options
         messages = [Message("user", f"Question: {ctx.question}")]
-        if opts.max_steps < 1:
-            return Outcome("refused", messages=messages, error="max_steps must be at least 1")
         known = ctx.tools.names
         system = system_prompt(
             [f"{t.name}[{t.text_argument}] - {t.description}" for t in ctx.tools]
         )
         actions = Actions(ctx, ctx.tools, opts.guard)
         steps = 0
-        while (stop := budget_hit(ctx, steps, opts.max_steps, opts.max_tokens)) is None:
+        while steps < opts.max_steps:
             request = ModelRequest(
                 model=ctx.model_name,
                 system=system,
@@ -128,10 +129,7 @@ class ReActText:
                 max_output_tokens=MAX_OUTPUT_TOKENS,
                 stop=("\nObservation:",),
             )
-            try:
-                response = await ctx.model.complete(request)
-            except ModelAPIError as exc:
-                return Outcome("api_error", messages=messages, steps=steps, error=str(exc))
+            response = await ctx.model.complete(request)
             steps += 1
             messages.append(response.message)
             if response.truncated:
@@ -148,11 +146,12 @@ class ReActText:
                 return Outcome("answered", answer=action.argument, messages=messages, steps=steps)
             else:
                 tool = ctx.tools.get(action.name)
-                arguments = {tool.text_argument: action.argument} if tool else {}
+                # An unknown action keeps its argument, so two different ones are not a repeat.
+                arguments = {tool.text_argument: action.argument} if tool else action.argument
                 result = await actions.run(steps, action.name, arguments)
                 observation = result.content
             messages.append(Message("user", f"Observation: {observation}"))
-        return Outcome(stop, messages=messages, steps=steps)
+        return Outcome("step_budget", messages=messages, steps=steps)
 
 
 @register(

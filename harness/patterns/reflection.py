@@ -10,6 +10,8 @@
 - A critique that asks for changes without saying which is refused.
 - The budget for the cycles is reserved before generating: generation gets
   ``max_steps - 2*cycles``, and a budget too small for the cycles is refused at once.
+- The draft is traced before any critique, and so is every rewrite, so the record
+  says whether the first answer was right (``first_correct``).
 - The rewrite replaces the draft in the conversation; the critique never enters it.
 - ``cycles=0`` is the plain tool loop, so the cycle count is an ablation axis.
 """
@@ -20,8 +22,8 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, Field
 
-from harness.models.types import Message, ModelAPIError, ModelRequest
-from harness.patterns.base import Outcome, RunContext, ToolLoopOptions
+from harness.models.types import Message, ModelRequest
+from harness.patterns.base import CallFloor, Outcome, RunContext, ToolLoopOptions
 from harness.patterns.react import react_system
 from harness.patterns.registry import register
 from harness.patterns.structured import OutputMode, ask_structured
@@ -55,26 +57,22 @@ class Reflection:
     options: ReflectionOptions
     name: str = "reflection"
 
+    def call_floor(self) -> CallFloor:
+        cycles = self.options.cycles
+        return CallFloor(2 * cycles + 1, f"{cycles} cycles need 2 calls each, plus 1 to answer")
+
     async def run(self, ctx: RunContext) -> Outcome:
         opts = self.options
         messages = [Message("user", ctx.question)]
         generation_steps = opts.max_steps - 2 * opts.cycles
-        if generation_steps < 1:
-            return Outcome(
-                "refused",
-                messages=messages,
-                error=f"{opts.cycles} cycles need 2 calls each plus 1 to answer: "
-                f"max_steps {opts.max_steps} is below {2 * opts.cycles + 1}",
-            )
         draft = await tool_loop(
             ctx, opts, messages, react_system(False), ctx.tools, max_steps=generation_steps
         )
-        if draft.status != "answered":
+        if draft.status != "answered" or draft.answer is None:
             return draft
         answer, steps, conversation = draft.answer, draft.steps, draft.messages
+        ctx.answer_given("draft", answer)
         for cycle in range(1, opts.cycles + 1):
-            if ctx.model.tokens_used >= opts.max_tokens:
-                return Outcome("token_budget", messages=conversation, steps=steps)
             judged = await ask_structured(
                 ctx,
                 system=CRITIC_SYSTEM,
@@ -106,14 +104,12 @@ class Reflection:
                 system=REWRITE_SYSTEM,
                 max_output_tokens=300,
             )
-            try:
-                response = await ctx.model.complete(request)
-            except ModelAPIError as exc:
-                return Outcome("api_error", messages=conversation, steps=steps, error=str(exc))
+            response = await ctx.model.complete(request)
             steps += 1
             if response.truncated:
                 return Outcome("truncated", messages=conversation, steps=steps)
             answer = response.message.content.strip()
+            ctx.answer_given("revision", answer)
             # The rewrite replaces the draft; the critique is never part of the conversation.
             conversation = [*conversation[:-1], Message("assistant", answer)]
         return Outcome("answered", answer=answer, messages=conversation, steps=steps)

@@ -3,11 +3,14 @@
 Answer with the tool loop, then run a check that does not ask the model: the
 evidence check (every number used comes from an observation). Only when it fails
 is the model shown the check's specific failure and asked again, in the same
-conversation. Each attempt's answer is traced, so the record can say whether the
-answer went wrong-to-right or right-to-wrong (``first_correct`` beside ``correct``).
+conversation. Each attempt's answer is traced with the check's verdict, so the
+record can say whether the answer went wrong-to-right or right-to-wrong
+(``first_correct`` beside ``correct``) and how often the check accepted a wrong one.
 
-``check=tests`` is for task sets that carry test suites (the coding tasks); it is
-refused on a task set without them.
+``max_steps`` holds the whole run, every attempt included; ``attempt_steps`` caps
+one attempt's tool loop. When the calls left cannot hold another attempt, the last
+answer stands. ``check=tests`` is for task sets that carry test suites (the coding
+tasks); it is refused on a task set without them.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from typing import Literal
 from pydantic import Field
 
 from harness.models.types import Message
-from harness.patterns.base import Outcome, RunContext, ToolLoopOptions
+from harness.patterns.base import ONE_CALL, CallFloor, Outcome, RunContext, ToolLoopOptions
 from harness.patterns.evidence import check_evidence
 from harness.patterns.react import react_system
 from harness.patterns.registry import register
@@ -26,16 +29,23 @@ from harness.patterns.tool_loop import tool_loop
 
 
 class ReflexionOptions(ToolLoopOptions):
+    max_steps: int = Field(default=16, ge=0)
+    """Ceiling on model calls in the whole run, every attempt included."""
     check: Literal["evidence", "tests"] = "evidence"
     """The external check: evidence grounding, or the task's test suite."""
     attempts: int = Field(default=2, ge=1)
     """Answers allowed in all, the first included."""
+    attempt_steps: int = Field(default=8, ge=1)
+    """Model calls one attempt's tool loop may use."""
 
 
 @dataclass(frozen=True)
 class Reflexion:
     options: ReflexionOptions
     name: str = "reflexion"
+
+    def call_floor(self) -> CallFloor:
+        return ONE_CALL
 
     async def run(self, ctx: RunContext) -> Outcome:
         opts = self.options
@@ -46,11 +56,11 @@ class Reflexion:
                 messages=messages,
                 error="check=tests needs a task set with test suites; use check=evidence here",
             )
-        if opts.max_steps < 1:
-            return Outcome("refused", messages=messages, error="max_steps must be at least 1")
-        steps = 0
-        outcome = Outcome("refused")
+        answered: Outcome | None = None
         for attempt in range(1, opts.attempts + 1):
+            budget = min(opts.attempt_steps, ctx.calls_left(opts))
+            if budget < 1 and answered is not None:
+                break  # no calls left for another attempt: the last answer stands
             started = len(ctx.trace.events)
             outcome = await tool_loop(
                 ctx,
@@ -58,16 +68,16 @@ class Reflexion:
                 messages,
                 react_system(False),
                 ctx.tools,
-                max_steps=opts.max_steps,
-                first_step=steps,
+                max_steps=budget,
+                first_step=ctx.model.calls,
             )
-            steps += outcome.steps
-            outcome.steps = steps
             if outcome.status != "answered" or outcome.answer is None:
                 return outcome
             failure = check_evidence(ctx.question, ctx.trace, outcome.answer, since=started)
-            ctx.emit("attempt", attempt=attempt, answer=outcome.answer, check_failure=failure)
+            ctx.answer_given("attempt", outcome.answer, accepted=failure is None)
+            ctx.emit("check", attempt=attempt, failure=failure)
             outcome.metrics = {"attempts": attempt, "check_passed": float(failure is None)}
+            answered = outcome
             if failure is None:
                 break
             if attempt < opts.attempts:
@@ -78,13 +88,15 @@ class Reflexion:
                         "Look again and give a corrected answer.",
                     )
                 )
-        return outcome
+        assert answered is not None  # the first attempt always runs (max_steps >= 1)
+        answered.steps = ctx.model.calls
+        return answered
 
 
 @register(
     "reflexion",
     ReflexionOptions,
-    "tool loop, external check, retry with the check's failure; up to attempts x max_steps",
+    "tool loop, external check, retry with the check's failure; up to max_steps calls in all",
 )
 def reflexion(options: ReflexionOptions) -> Reflexion:
     return Reflexion(options)

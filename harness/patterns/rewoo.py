@@ -5,8 +5,9 @@ text), every planned step run in order with ``#E1``, ``#E2`` ... replaced by ear
 steps' outputs, then one final call, offered no tools, that answers from the
 evidence. Two model calls whatever the plan holds.
 
-- A reference to a step that has not run fails that step by name; the literal text
-  is never sent to a tool.
+- A step whose reference names a step that has not run, or one that failed, fails by
+  name ("step 3 needs #E2, which failed"); no literal ``#E`` text and no error text
+  is ever substituted into a later step's arguments.
 - A failed step becomes evidence and the plan goes on.
 - A plan longer than ``plan_steps`` is refused; so is ``max_steps < 2``.
 """
@@ -20,9 +21,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from harness.models.types import Message, ModelAPIError, ModelRequest
+from harness.models.types import Message, ModelRequest
 from harness.patterns.acting import Actions
-from harness.patterns.base import Outcome, RunContext, ToolLoopOptions
+from harness.patterns.base import CallFloor, Outcome, RunContext, ToolLoopOptions
 from harness.patterns.registry import register
 from harness.patterns.structured import OutputMode, ask_structured
 from harness.tools import ToolSet
@@ -40,28 +41,33 @@ class Plan(BaseModel):
     steps: list[PlannedStep] = Field(min_length=1)
 
 
-class ForwardReference(ValueError):
+class UnresolvedReference(ValueError):
     pass
 
 
-def substitute(value: Any, outputs: dict[int, str], step: int) -> Any:
-    """``value`` with every #En replaced by step n's output, in strings at any depth."""
+def substitute(value: Any, outputs: dict[int, str], failed: set[int], step: int) -> Any:
+    """``value`` with every #En replaced by step n's output, in strings at any depth.
+
+    Only outputs of steps that ran and succeeded are ever substituted.
+    """
     if isinstance(value, str):
 
         def replace(match: re.Match[str]) -> str:
             n = int(match.group(1))
+            if n in failed:
+                raise UnresolvedReference(f"step {step} needs #E{n}, which failed")
             if n not in outputs:
-                raise ForwardReference(
-                    f"step {step} refers to #E{n}, which has not run (only steps before "
+                raise UnresolvedReference(
+                    f"step {step} needs #E{n}, which has not run (only steps before "
                     f"{step} can be referred to)"
                 )
             return outputs[n]
 
         return REFERENCE.sub(replace, value)
     if isinstance(value, dict):
-        return {k: substitute(v, outputs, step) for k, v in value.items()}
+        return {k: substitute(v, outputs, failed, step) for k, v in value.items()}
     if isinstance(value, list):
-        return [substitute(v, outputs, step) for v in value]
+        return [substitute(v, outputs, failed, step) for v in value]
     return value
 
 
@@ -92,15 +98,12 @@ class ReWOO:
     options: ReWOOOptions
     name: str = "rewoo"
 
+    def call_floor(self) -> CallFloor:
+        return CallFloor(2, "one call to plan and one to answer")
+
     async def run(self, ctx: RunContext) -> Outcome:
         opts = self.options
         messages = [Message("user", ctx.question)]
-        if opts.max_steps < 2:
-            return Outcome(
-                "refused",
-                messages=messages,
-                error="rewoo needs max_steps of at least 2: plan, then answer",
-            )
         planned = await ask_structured(
             ctx,
             system=planning_system(ctx.tools),
@@ -132,10 +135,7 @@ class ReWOO:
             system=ANSWER_SYSTEM,
             max_output_tokens=200,
         )
-        try:
-            response = await ctx.model.complete(request)
-        except ModelAPIError as exc:
-            return Outcome("api_error", messages=messages, steps=1, error=str(exc))
+        response = await ctx.model.complete(request)
         messages.append(response.message)
         if response.truncated:
             return Outcome("truncated", messages=messages, steps=2)
@@ -146,17 +146,25 @@ class ReWOO:
     async def _execute(self, ctx: RunContext, plan: Plan) -> str:
         actions = Actions(ctx, ctx.tools, self.options.guard)
         outputs: dict[int, str] = {}
+        failed: set[int] = set()
         lines = []
         for number, step in enumerate(plan.steps, start=1):
             try:
-                args = substitute(step.args, outputs, number)
-            except ForwardReference as exc:
+                args = substitute(step.args, outputs, failed, number)
+            except UnresolvedReference as exc:
                 ctx.emit("step_failed", step=number, error=str(exc))
-                outputs[number] = f"Error: {exc}"
+                failed.add(number)
+                evidence = f"Error: {exc}"
             else:
-                outputs[number] = (await actions.run(number, step.tool, args)).content
+                result = await actions.run(number, step.tool, args)
+                evidence = result.content
+                if result.ok:
+                    outputs[number] = result.content
+                else:
+                    ctx.emit("step_failed", step=number, error=result.content)
+                    failed.add(number)
             lines.append(
-                f"#E{number} = {step.tool}({json.dumps(step.args)}) [{step.why}]\n{outputs[number]}"
+                f"#E{number} = {step.tool}({json.dumps(step.args)}) [{step.why}]\n{evidence}"
             )
         return "Evidence:\n" + "\n\n".join(lines)
 

@@ -19,7 +19,7 @@ from typing import Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from harness.models.types import Message, ModelAPIError, ModelRequest, ModelResponse
+from harness.models.types import Message, ModelRequest, ModelResponse
 from harness.patterns.base import RunContext, Status
 from harness.tools import Tool
 
@@ -31,7 +31,7 @@ T = TypeVar("T", bound=BaseModel)
 class Structured(Generic[T]):
     value: T | None
     response: ModelResponse | None = None
-    #: Why there is no value: api_error, truncated or unparsed.
+    #: Why there is no value: truncated or unparsed (an endpoint failure ends the run).
     failure: Status | None = None
     error: str | None = None
 
@@ -73,10 +73,7 @@ async def ask_structured(
             temperature=temperature,
             max_output_tokens=max_output_tokens,
         )
-    try:
-        response = await ctx.model.complete(request)
-    except ModelAPIError as exc:
-        return Structured(None, failure="api_error", error=str(exc))
+    response = await ctx.model.complete(request)
     if response.truncated:
         return Structured(None, response, failure="truncated")
     value = parse_structured(response, schema, name)

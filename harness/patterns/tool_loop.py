@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from harness.models.types import Message, ModelAPIError, ModelRequest
+from harness.models.types import Message, ModelRequest
 from harness.patterns.acting import Actions
-from harness.patterns.base import Outcome, RunContext, ToolLoopOptions, budget_hit
+from harness.patterns.base import Outcome, RunContext, ToolLoopOptions
 from harness.tools import Tool, ToolSet
 
 MAX_OUTPUT_TOKENS = 400
@@ -41,16 +41,18 @@ async def tool_loop(
     finish_by_tool: bool = False,
     temperature: float = 0.0,
 ) -> Outcome:
-    """Run until an answer or a budget; ``messages`` is extended in place and returned.
+    """Run until an answer or ``max_steps`` calls; ``messages`` is extended in place.
 
-    ``first_step`` numbers this loop's steps after a phase that came before it, so a
-    pattern with a phase of its own (a plan) does not emit step 1 twice.
+    ``max_steps`` is this loop's share of the run's calls (a pattern reserves the rest
+    for its later phases); the run-wide limits are the limits wrapper's. ``first_step``
+    numbers this loop's steps after a phase that came before it, so a pattern with a
+    phase of its own (a plan) does not emit step 1 twice.
     """
     if finish_by_tool:
         tools = tools.with_tools(FINAL_ANSWER_TOOL)
     actions = Actions(ctx, tools, options.guard)
     steps = 0
-    while (stop := budget_hit(ctx, steps, max_steps, options.max_tokens)) is None:
+    while steps < max_steps:
         step = first_step + steps + 1
         request = ModelRequest(
             model=ctx.model_name,
@@ -60,10 +62,7 @@ async def tool_loop(
             max_output_tokens=MAX_OUTPUT_TOKENS,
             temperature=temperature,
         )
-        try:
-            response = await ctx.model.complete(request)
-        except ModelAPIError as exc:
-            return Outcome("api_error", messages=messages, steps=steps, error=str(exc))
+        response = await ctx.model.complete(request)
         steps += 1
         reply = response.message
         messages.append(reply)
@@ -87,4 +86,4 @@ async def tool_loop(
             messages.append(Message("tool", result.content, tool_call_id=call.id))
         if answer is not None:
             return Outcome("answered", answer=answer, messages=messages, steps=steps)
-    return Outcome(stop, messages=messages, steps=steps)
+    return Outcome("step_budget", messages=messages, steps=steps)

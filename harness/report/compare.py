@@ -9,6 +9,7 @@ the pairs: they say nothing about the pattern.
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -35,6 +36,8 @@ class ArmComparison:
     tokens_after: float
     regressed: bool
     why: str
+    #: Resolved options that differ between the two sides: a default changed, for instance.
+    option_changes: tuple[str, ...] = ()
 
     def row(self) -> dict[str, Any]:
         p = self.paired
@@ -58,6 +61,7 @@ class ArmComparison:
             "wrong_to_right": p.wrong_to_right,
             "regressed": self.regressed,
             "why": self.why,
+            "option_changes": list(self.option_changes),
         }
 
 
@@ -105,6 +109,9 @@ def compare(
             list(pairs["cost_usd_a"].fillna(math.nan)),
         )
         regressed, why = _verdict(paired, max_drop, alpha, max_cost_rise)
+        changes = option_changes(
+            before.loc[before["arm"] == arm, "options"], after.loc[after["arm"] == arm, "options"]
+        )
         results.append(
             ArmComparison(
                 arm,
@@ -115,9 +122,30 @@ def compare(
                 float((pairs["tokens_in_a"] + pairs["tokens_out_a"]).mean()),
                 regressed,
                 why,
+                changes,
             )
         )
     return results
+
+
+def option_changes(before: pd.Series, after: pd.Series) -> tuple[str, ...]:
+    """Each option whose resolved value is not the same on both sides, with both values."""
+    missing = "(absent)"
+    sides = [_option_values(before), _option_values(after)]
+    changes = []
+    for key in sorted(set(sides[0]) | set(sides[1])):
+        was, now = (", ".join(sorted(side.get(key, {missing}))) for side in sides)
+        if was != now:
+            changes.append(f"{key}: {was} → {now}")
+    return tuple(changes)
+
+
+def _option_values(options: pd.Series) -> dict[str, set[str]]:
+    values: dict[str, set[str]] = {}
+    for resolved in options:
+        for key, value in (resolved or {}).items():
+            values.setdefault(key, set()).add(json.dumps(value))
+    return values
 
 
 def _verdict(
@@ -158,6 +186,12 @@ def as_markdown(results: list[ArmComparison]) -> str:
             f"{', '.join(p.right_to_wrong) or '—'} | {', '.join(p.wrong_to_right) or '—'} | "
             f"{'**REGRESSED**: ' + r.why if r.regressed else 'ok'} |"
         )
+    changed = [r for r in results if r.option_changes]
+    if changed:
+        lines.append(
+            "\nResolved options that differ between the two sides (compared all the same):"
+        )
+        lines += [f"- {r.arm}: {'; '.join(r.option_changes)}" for r in changed]
     note = (
         "\nPairs are matched by (arm, task, repeat); runs that failed on infrastructure are left "
         "out. Intervals resample whole tasks (repeats of a task are not independent)."

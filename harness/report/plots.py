@@ -8,24 +8,29 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
-from harness.experiment import short_label
 from harness.patterns.base import STATUSES
 
-STATUS_COLOURS = {
-    "answered": "#4c78a8",
-    "step_budget": "#f58518",
-    "token_budget": "#e45756",
-    "truncated": "#b279a2",
-    "unparsed": "#9d755d",
-    "refused": "#bab0ac",
-    "api_error": "#222222",
-    "pattern_error": "#54a24b",
-}
+#: One colour per status, in the order of the status list, so a new status always has one.
+_PALETTE = (
+    "#4c78a8",
+    "#f58518",
+    "#e45756",
+    "#b279a2",
+    "#9d755d",
+    "#72b7b2",
+    "#eeca3b",
+    "#bab0ac",
+    "#222222",
+    "#54a24b",
+    "#ff9da6",
+    "#79706e",
+)
+STATUS_COLOURS = {status: _PALETTE[i % len(_PALETTE)] for i, status in enumerate(STATUSES)}
 
 
 def plot_outcomes(summary: pd.DataFrame, path: Path | str, title: str) -> None:
     """Per arm: how runs ended (stacked bars), each bar labelled with how many were correct."""
-    arms = [short_label(a) for a in summary["arm"]]
+    arms = list(summary["arm"])
     # A bare Figure renders without pyplot's global state or a display backend.
     fig = Figure(figsize=(8, 1.8 + 0.5 * len(arms)), layout="constrained")
     ax = fig.subplots()
@@ -87,8 +92,7 @@ def plot_frontier(summary: pd.DataFrame, path: Path | str, title: str) -> None:
     for number, (cx, cy) in enumerate(zip(x, y, strict=True), start=1):
         ax.annotate(str(number), (cx, cy), xytext=(5, 4), textcoords="offset points", fontsize=8)
     handles = [
-        ax.plot([], [], " ", label=f"{n}  {short_label(a)}")[0]
-        for n, a in enumerate(rows["arm"], start=1)
+        ax.plot([], [], " ", label=f"{n}  {a}")[0] for n, a in enumerate(rows["arm"], start=1)
     ]
     ax.set_xscale("log")
     # Label a few round values only: log-scale minor labels crowd into each other.
@@ -111,7 +115,7 @@ def plot_frontier(summary: pd.DataFrame, path: Path | str, title: str) -> None:
 
 def plot_tokens(summary: pd.DataFrame, path: Path | str, title: str) -> None:
     """Mean tokens per run and arm: fresh input, cached input and output, stacked."""
-    arms = [short_label(a) for a in summary["arm"]]
+    arms = list(summary["arm"])
     fresh = summary["tokens_in"] - summary["tokens_cached"]
     parts = [
         ("input (fresh)", fresh, "#4c78a8"),
@@ -158,7 +162,7 @@ def plot_turns(frame: pd.DataFrame, path: Path | str, title: str) -> None:
             for box in parts["boxes"]:
                 box.set_facecolor(colour)
             ax.plot([], [], "s", color=colour, label=kind)
-    ax.set_yticks(range(len(arms)), [short_label(a) for a in arms])
+    ax.set_yticks(range(len(arms)), arms)
     ax.invert_yaxis()
     ax.set_xlabel("model calls per run")
     ax.set_title(title, fontsize=10, loc="left")

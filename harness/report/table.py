@@ -16,7 +16,7 @@ from html import escape
 
 import pandas as pd
 
-from harness.experiment import short_label
+from harness.experiment import arm_identity
 from harness.patterns.base import INFRASTRUCTURE_STATUSES, STATUSES
 from harness.records import RunRecord
 from harness.report.prices import PriceTable
@@ -26,9 +26,14 @@ GROUPINGS = ("slice", "task", "model")
 NOTE = (
     "Accuracy: correct / runs graded or out of budget (api_error and pattern_error runs left "
     "out), with a 95% Wilson interval. Cost per correct: total cost of all runs / correct. "
-    "Turns: model calls per run. Arms show only options changed from their defaults. "
+    "Turns: model calls per run. Arms name the options set; the rest are defaults. "
     "Paired differences match runs by (task, repeat) and resample whole tasks, since repeats "
-    "of one task are not independent."
+    "of one task are not independent. w→r / r→w: runs whose first answer (a draft, attempt "
+    "or candidate) was wrong and final right, or the reverse. For arms with a check "
+    "(best_of_n, reflexion): coverage = runs with an accepted answer; precision = correct "
+    "among them; check r and f = the check's acceptance rate of right and of wrong answers, "
+    "as measured; the predicted precision is the chapter's formula from p (right among judged "
+    "answers), r and f."
 )
 
 
@@ -100,7 +105,57 @@ def _summary(runs: pd.DataFrame) -> dict[str, object]:
         "latency_p95": runs["latency_s"].quantile(0.95),
         "parse_failures": int(runs["parse_failures"].sum()),
         **{f"status_{s}": int(statuses.get(s, 0)) for s in STATUSES},
+        **_changes(graded),
+        **_check(graded),
     }
+
+
+def _changes(graded: pd.DataFrame) -> dict[str, float]:
+    """For arms that answer on the way: first answers that ended wrong-to-right and
+    right-to-wrong. NaN for arms whose runs never answered more than once."""
+    first = graded["first_correct"]
+    if first.isna().all():
+        return {"wrong_to_right": math.nan, "right_to_wrong": math.nan}
+    final = graded["correct"].eq(True)
+    return {
+        "wrong_to_right": float((first.eq(False) & final).sum()),
+        "right_to_wrong": float((first.eq(True) & ~final).sum()),
+    }
+
+
+def _check(graded: pd.DataFrame) -> dict[str, float]:
+    """For arms whose answers a check judged (best_of_n's verifier, reflexion's check),
+    seed 003's numbers: coverage (runs with an accepted answer), precision (correct
+    among them), the check's measured acceptance rates of right and wrong answers (r
+    and f), and the precision p*r / (p*r + (1-p)*f) that the chapter predicts from them,
+    with p the share of judged answers that were right."""
+    judged = graded["metrics"].map(lambda m: m.get("judged", 0.0)).sum() if len(graded) else 0
+    if not judged:
+        return dict.fromkeys(CHECK_COLUMNS, math.nan)
+
+    def total(key: str) -> float:
+        return float(graded["metrics"].map(lambda m: m.get(key, 0.0)).sum())
+
+    right = total("judged_correct")
+    p = right / judged
+    r = total("accepted_correct") / right if right else math.nan
+    f = total("accepted_wrong") / (judged - right) if judged > right else math.nan
+    accepted = graded["status"].eq("answered") & graded["metrics"].map(
+        lambda m: m.get("last_accepted", 0.0) == 1.0
+    )
+    predicted = p * r / (p * r + (1 - p) * f) if p * r + (1 - p) * f > 0 else math.nan
+    return {
+        "coverage": float(accepted.mean()),
+        "precision": float(graded.loc[accepted, "correct"].eq(True).mean())
+        if accepted.any()
+        else math.nan,
+        "check_r": r,
+        "check_f": f,
+        "predicted_precision": predicted,
+    }
+
+
+CHECK_COLUMNS = ("coverage", "precision", "check_r", "check_f", "predicted_precision")
 
 
 FORMATS = ("md", "csv", "json", "latex", "html")
@@ -109,10 +164,11 @@ FORMATS = ("md", "csv", "json", "latex", "html")
 def with_reference(frame: pd.DataFrame, summary: pd.DataFrame, reference: str) -> pd.DataFrame:
     """Add, per arm, the paired difference in accuracy against ``reference`` on the same
     (task, repeat) runs: a 95% interval that resamples whole tasks, and McNemar's p."""
-    known = {short_label(a): a for a in frame["arm"].unique()} | {a: a for a in frame["arm"]}
-    if reference not in known:
-        raise ValueError(f"no arm {reference!r} in these results; arms: {', '.join(sorted(known))}")
-    base = frame[frame["arm"] == known[reference]]
+    arms = set(frame["arm"])
+    reference = reference if reference in arms else arm_identity(reference)
+    if reference not in arms:
+        raise ValueError(f"no arm {reference!r} in these results; arms: {', '.join(sorted(arms))}")
+    base = frame[frame["arm"] == reference]
     columns: dict[str, list[float]] = {
         "vs_difference": [],
         "vs_ci_low": [],
@@ -123,7 +179,7 @@ def with_reference(frame: pd.DataFrame, summary: pd.DataFrame, reference: str) -
         pairs = frame[frame["arm"] == arm].merge(
             base, on=["task_id", "repeat"], suffixes=("", "_r")
         )
-        if arm == known[reference] or pairs.empty:
+        if arm == reference or pairs.empty:
             for values in columns.values():
                 values.append(math.nan)
             continue
@@ -173,7 +229,7 @@ def render(
 def _shown(summary: pd.DataFrame) -> pd.DataFrame:
     """The curated, human-readable view of a summary."""
     shown = pd.DataFrame({k: summary[k] for k in summary.columns if k in ("arm", *GROUPINGS)})
-    shown["arm"] = summary["arm"].map(short_label)
+    shown["arm"] = summary["arm"]
     shown["n"] = summary["n"]
     shown["accuracy [95% CI]"] = [
         f"{a:.0%} [{lo:.0%}, {hi:.0%}]" if not math.isnan(a) else "—"
@@ -201,11 +257,34 @@ def _shown(summary: pd.DataFrame) -> pd.DataFrame:
     shown["$/correct"] = summary["cost_per_correct"].map(_money)
     shown["p50 s"] = summary["latency_p50"].map("{:.2f}".format)
     shown["p95 s"] = summary["latency_p95"].map("{:.2f}".format)
+    if not summary["wrong_to_right"].isna().all():
+        shown["w→r"] = summary["wrong_to_right"].map(_count)
+        shown["r→w"] = summary["right_to_wrong"].map(_count)
+    if not summary["check_r"].isna().all():
+        for column, label in CHECK_LABELS.items():
+            shown[label] = summary[column].map(_share)
     shown["ended"] = [
         ", ".join(f"{s} {int(row[f'status_{s}'])}" for s in STATUSES if row[f"status_{s}"])
         for _, row in summary.iterrows()
     ]
     return shown
+
+
+CHECK_LABELS = {
+    "coverage": "coverage",
+    "precision": "precision",
+    "check_r": "check r",
+    "check_f": "check f",
+    "predicted_precision": "predicted p·r/(p·r+(1-p)·f)",
+}
+
+
+def _count(value: float) -> str:
+    return "—" if math.isnan(value) else f"{value:.0f}"
+
+
+def _share(value: float) -> str:
+    return "—" if math.isnan(value) else f"{value:.0%}"
 
 
 def _money(value: float) -> str:

@@ -2,16 +2,41 @@ from pathlib import Path
 
 import pytest
 
-from harness.experiment import ArmError, load_experiment, parse_arm, parse_arms
+from harness.experiment import ArmError, arm_identity, load_experiment, parse_arm, parse_arms
 from harness.patterns import UnknownPattern, registered
 
 
-def test_canonical_spec_sorts_options_and_fills_defaults():
-    arm = parse_arm("react_text:tool=improved, guard=on")
-    assert arm.spec == (
-        "react_text:guard=on,max_steps=8,max_tokens=20000,step_timeout_s=0,tool=improved"
+def test_spec_is_the_options_set_sorted_and_canonical():
+    assert parse_arm("react_text:tool=improved, guard=true").spec == (
+        "react_text:guard=on,tool=improved"
     )
-    assert parse_arm("react_text").spec == parse_arm("react_text:guard=off").spec
+    assert parse_arm("react_text").spec == "react_text"
+    assert parse_arm("react_text:guard=off").spec == "react_text:guard=off"
+    assert parse_arm("react:step_timeout_s=0.50,max_steps=9").spec == (
+        "react:max_steps=9,step_timeout_s=0.5"
+    )
+
+
+def test_resolved_holds_every_option_with_its_default():
+    resolved = parse_arm("react_text:guard=on").resolved
+    assert resolved == {
+        "max_steps": 8,
+        "max_tokens": 20000,
+        "step_timeout_s": 0,
+        "max_output_tokens": None,
+        "guard": True,
+        "tool": "plain",
+    }
+    assert parse_arm("plan_execute").resolved["max_steps"] == 16
+
+
+def test_arm_identity_canonicalises_and_leaves_the_unparsable_alone():
+    assert arm_identity("react_text:tool=improved,guard=true") == (
+        "react_text:guard=on,tool=improved"
+    )
+    assert arm_identity(" reflection:cycles=2 ") == "reflection:cycles=2"
+    assert arm_identity("nosuch:x=1") == "nosuch:x=1"
+    assert arm_identity("react_text:gaurd=on") == "react_text:gaurd=on"
 
 
 def test_pattern_without_options_is_its_name():
@@ -34,12 +59,20 @@ def test_empty_name_is_refused_by_naming_the_field():
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("react_text:gaurd=on", "has no option 'gaurd'; its options: guard, max_steps"),
+        (
+            "react_text:gaurd=on",
+            "has no option 'gaurd'; its options: guard, max_output_tokens, max_steps, "
+            "max_tokens, step_timeout_s, tool",
+        ),
         ("react_text:guard=maybe", "guard='maybe'"),
         ("react_text:max_steps=-1", "max_steps='-1'"),
         ("react_text:guard", "'guard' is not key=value"),
         ("react_text:guard=on,guard=off", "given twice"),
-        ("direct:guard=on", "direct has no option 'guard'; its options: none"),
+        (
+            "direct:guard=on",
+            "direct has no option 'guard'; its options: max_output_tokens, max_steps, "
+            "max_tokens, step_timeout_s",
+        ),
     ],
 )
 def test_bad_options_say_what_is_wrong(text, message):
@@ -47,18 +80,34 @@ def test_bad_options_say_what_is_wrong(text, message):
         parse_arm(text)
 
 
-def test_duplicate_arms_are_refused():
+@pytest.mark.parametrize(
+    "texts",
+    [
+        ["react_text", "react_text:guard=off"],
+        ["react_text", "react_text:max_steps=8"],
+        ["react_text:guard=on,tool=plain", "react_text:tool=plain,guard=true"],
+        ["react_text:guard=on|off", "react_text"],
+    ],
+)
+def test_arms_running_the_same_configuration_are_refused(texts):
     with pytest.raises(ArmError, match="same configuration"):
-        parse_arms(["react_text", "react_text:guard=off"])
+        parse_arms(texts)
+
+
+def test_arms_differing_in_any_option_are_all_kept():
+    arms = parse_arms(["react_text", "react_text:max_steps=9", "react_text:max_output_tokens=64"])
+    assert [a.spec for a in arms] == [
+        "react_text",
+        "react_text:max_steps=9",
+        "react_text:max_output_tokens=64",
+    ]
 
 
 def test_a_grid_spec_expands_to_every_combination():
     arms = parse_arms(["react_text:guard=on|off,tool=plain|improved", "reflection:cycles=0|1|2"])
     labels = [a.spec for a in arms]
     assert len(labels) == 7
-    assert (
-        "react_text:guard=off,max_steps=8,max_tokens=20000,step_timeout_s=0,tool=improved" in labels
-    )
+    assert "react_text:guard=off,tool=improved" in labels
     assert sum(a.pattern == "reflection" for a in arms) == 3
 
 

@@ -1,5 +1,9 @@
+import asyncio
+import importlib.metadata
+
 from harness.experiment import parse_arms
-from harness.runner import expand
+from harness.models import ScriptedModel, tool_reply
+from harness.runner import Job, Runner, expand
 from tasks import load_taskset
 
 
@@ -13,3 +17,38 @@ def test_expand_covers_every_run_once_in_a_repeatable_shuffled_order():
     assert keys == [(j.arm.spec, j.task.id, j.repeat) for j in expand(arms, depot, 2)]
     round_robin = [a.spec for a in arms] * 12
     assert [k[0] for k in keys[:36]] != round_robin  # no arm always runs right after another
+
+
+def _one_run(spec, replies, task_id="eiffel-opera-house"):
+    depot = load_taskset("depot")
+    task = next(t for t in depot.tasks if t.id == task_id)
+    [arm] = parse_arms([spec])
+    runner = Runner(depot, ScriptedModel(replies), "m")
+    record, trace = asyncio.run(runner.run_one(Job(arm, task, 0)))
+    return record, trace
+
+
+def _critique(needs, text=""):
+    return tool_reply(("critique", {"needs_refinement": needs, "critique": text}))
+
+
+def test_reflection_records_whether_its_draft_was_right():
+    record, _ = _one_run("reflection:cycles=1", ["74 years", _critique(True, "1973-1889"), "84"])
+    assert (record.first_correct, record.correct) == (False, True)
+    kept, _ = _one_run("reflection:cycles=1", ["84 years", _critique(False)])
+    assert (kept.first_correct, kept.correct) == (True, True)
+
+
+def test_a_record_carries_the_arm_identity_its_resolved_options_and_the_release():
+    record, _ = _one_run("react_text:guard=on", ["Action: finish[84]"])
+    assert record.arm == "react_text:guard=on" and record.schema_version == 2
+    assert record.options["guard"] is True and record.options["max_steps"] == 8
+    assert record.loopbench_version == importlib.metadata.version("loopbench")
+
+
+def test_a_limit_keeps_the_partial_work_in_the_trace():
+    looping = [tool_reply(("lookup", {"title": "Eiffel Tower"}))] * 3
+    record, trace = _one_run("react:max_steps=2", looping)
+    assert record.status == "step_budget" and record.turns == 2
+    [limit] = [data for _, kind, data in trace.events if kind == "limit_reached"]
+    assert [m.role for m in limit["conversation"]] == ["user", *["assistant", "tool"] * 2]

@@ -2,7 +2,7 @@ import asyncio
 
 from pydantic import BaseModel
 
-from harness.tools import Tool, ToolSet
+from harness.tools import Tool, ToolFailure, ToolSet
 
 
 class Args(BaseModel):
@@ -11,6 +11,10 @@ class Args(BaseModel):
 
 def boom(args: Args) -> str:
     raise RuntimeError("disk on fire")
+
+
+def refuse(args: Args) -> str:
+    raise ToolFailure(f"Not found: nothing numbered {args.n}.")
 
 
 TOOLS = ToolSet(
@@ -48,6 +52,12 @@ def test_schema_violation_names_the_field():
 def test_exception_in_tool_becomes_a_result():
     result = invoke("boom", '{"n": 1}')
     assert not result.ok and "RuntimeError: disk on fire" in result.content
+
+
+def test_tool_failure_fails_with_exactly_its_text():
+    tools = TOOLS.with_tools(Tool("refuse", "Always refuses.", Args, refuse))
+    result = asyncio.run(tools.invoke("refuse", '{"n": 7}'))
+    assert result == type(result)(False, "Not found: nothing numbered 7.", '{"n": 7}')
 
 
 def test_schema_comes_from_the_arguments_model():

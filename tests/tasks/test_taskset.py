@@ -1,8 +1,10 @@
 import json
 
 import pytest
+from click.testing import CliRunner
 
 from graders import grade
+from harness.cli import main
 from tasks import TaskSetError, load_taskset
 
 
@@ -41,7 +43,7 @@ def test_bad_field_names_file_line_and_field(tmp_path):
     folder = write_set(
         tmp_path / "s",
         [
-            {"id": "a", "question": "q", "expected": {}},
+            {"id": "a", "question": "q", "expected": {"numbers": [1]}},
             {"id": "b", "question": "q", "expected": {"numbers": ["many"]}},
         ],
     )
@@ -50,7 +52,7 @@ def test_bad_field_names_file_line_and_field(tmp_path):
 
 
 def test_duplicate_id_is_refused(tmp_path):
-    task = {"id": "a", "question": "q", "expected": {}}
+    task = {"id": "a", "question": "q", "expected": {"numbers": [1]}}
     folder = write_set(tmp_path / "s", [task, task])
     with pytest.raises(TaskSetError, match="already used on line 1"):
         load_taskset(folder)
@@ -59,7 +61,7 @@ def test_duplicate_id_is_refused(tmp_path):
 def test_unknown_tool_lists_known_ones(tmp_path):
     folder = write_set(
         tmp_path / "s",
-        [{"id": "a", "question": "q", "expected": {}}],
+        [{"id": "a", "question": "q", "expected": {"numbers": [1]}}],
         toml='name = "x"\ntools = ["search"]\n',
     )
     with pytest.raises(TaskSetError, match="tools may be: lookup, calc"):
@@ -69,3 +71,42 @@ def test_unknown_tool_lists_known_ones(tmp_path):
 def test_unknown_name_lists_builtins():
     with pytest.raises(TaskSetError, match="built-in name \\(depot"):
         load_taskset("nope")
+
+
+ANSWER_KEYS_THAT_WOULD_GRADE_WRONG = [
+    # (the task line as written, the field named, what is said)
+    ('"expected": {"numbers": [84], "tolerance": NaN}', "expected.tolerance", "finite"),
+    ('"expected": {"numbers": [NaN]}', "expected.numbers.0", "finite"),
+    ('"expected": {"numbers": [Infinity]}', "expected.numbers.0", "finite"),
+    ('"expected": {"numbers": [84], "tolerance": -0.5}', "expected.tolerance", "greater than"),
+    ('"expected": {}', "expected", "expects nothing"),
+    ('"expected": {"numbers": [], "entities": []}', "expected", "expects nothing"),
+    ('"expected": {"entities": ["  "]}', "expected.entities.0", "white space"),
+]
+
+
+@pytest.mark.parametrize(("expected", "field", "said"), ANSWER_KEYS_THAT_WOULD_GRADE_WRONG)
+def test_an_answer_key_that_would_grade_wrong_is_refused_by_file_line_and_field(
+    tmp_path, expected, field, said
+):
+    folder = write_set(tmp_path / "s", [{"id": "a", "question": "q", "expected": {"numbers": [1]}}])
+    with (folder / "tasks.jsonl").open("a") as handle:
+        handle.write('{"id": "b", "question": "q", ' + expected + "}\n")
+    with pytest.raises(TaskSetError, match=rf"tasks.jsonl:2: field '{field}': .*{said}"):
+        load_taskset(folder)
+
+
+@pytest.mark.parametrize("field", ["id", "question"])
+def test_a_blank_id_or_question_is_refused(tmp_path, field):
+    task = {"id": "a", "question": "q", "expected": {"numbers": [1]}, field: " \t "}
+    folder = write_set(tmp_path / "s", [task])
+    with pytest.raises(TaskSetError, match=rf"tasks.jsonl:1: field '{field}': .*white space"):
+        load_taskset(folder)
+
+
+@pytest.mark.parametrize(("expected", "field", "said"), ANSWER_KEYS_THAT_WOULD_GRADE_WRONG)
+def test_loopbench_grade_refuses_the_same_answer_keys(expected, field, said):
+    key = expected.removeprefix('"expected": ')
+    result = CliRunner().invoke(main, ["grade", "--answer", "999", "--expected", key])
+    assert result.exit_code == 2 and "Error: --expected: " in result.output
+    assert said in result.output and "Traceback" not in result.output

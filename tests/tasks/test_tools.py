@@ -1,6 +1,17 @@
+import asyncio
+
 import pytest
 
-from tasks.tools import CalcError, Encyclopedia, calculate, improved_lookup, plain_lookup
+from harness.tools import ToolFailure, ToolSet
+from tasks import load_taskset
+from tasks.tools import (
+    CalcError,
+    Encyclopedia,
+    calculate,
+    improved_lookup,
+    lookup_tool,
+    plain_lookup,
+)
 
 BOOK = Encyclopedia(
     entries={
@@ -22,13 +33,27 @@ def test_plain_unique_substring_match():
     assert plain_lookup(BOOK, "Leeds") == "Depot opened 2020."
 
 
-def test_plain_several_matches_is_an_error():
-    assert plain_lookup(BOOK, "depot").startswith("Error: 2 entries match")
+def invoke(variant, title, book=BOOK):
+    return asyncio.run(ToolSet([lookup_tool(book, variant)]).invoke("lookup", {"title": title}))
 
 
-def test_plain_miss_suggests_closest():
-    result = plain_lookup(BOOK, "Leeds depto")
-    assert result.startswith("Not found") and "'Leeds depot'" in result
+def test_plain_several_matches_is_a_failed_result():
+    with pytest.raises(ToolFailure, match=r"^Error: 2 entries match 'depot'"):
+        plain_lookup(BOOK, "depot")
+    result = invoke("plain", "depot")
+    assert not result.ok and result.content.startswith("Error: 2 entries match 'depot'.")
+
+
+def test_plain_miss_names_no_candidate():
+    result = invoke("plain", "Leeds depto")
+    assert (result.ok, result.content) == (False, "Not found: no entry titled 'Leeds depto'.")
+
+
+def test_plain_miss_in_the_depot_encyclopedia_names_no_title():
+    book = load_taskset("depot").encyclopedia
+    result = invoke("plain", "Larkspur Fraight", book)
+    assert not result.ok and result.content.startswith("Not found")
+    assert not [title for title in book.entries if title in result.content]
 
 
 def test_plain_entry_does_not_list_related():
@@ -45,10 +70,22 @@ def test_improved_returns_several_matches_as_entries():
     assert "[Leeds depot] Depot opened 2020." in result
 
 
-def test_improved_miss_explains_naming():
-    result = improved_lookup(BOOK, "Lisbon warehouse")
-    assert "No entry is titled 'Lisbon warehouse'" in result
-    assert "Depots are titled '<city> depot'." in result
+def test_improved_miss_is_a_failed_result_that_explains_naming():
+    result = invoke("improved", "Lisbon warehouse")
+    assert not result.ok
+    assert result.content == (
+        "No entry is titled 'Lisbon warehouse'. Depots are titled '<city> depot'."
+    )
+
+
+def test_improved_miss_lists_the_closest_titles():
+    with pytest.raises(ToolFailure, match="Closest titles: Northwind"):
+        improved_lookup(BOOK, "Northwnd")
+
+
+def test_a_hit_is_an_ok_result():
+    hit = invoke("plain", "Porto")
+    assert (hit.ok, hit.content) == (True, "A city in Portugal.")
 
 
 @pytest.mark.parametrize(

@@ -3,7 +3,7 @@
 from click.testing import CliRunner
 
 from harness.cli import main
-from harness.experiment import parse_arm, short_label
+from harness.experiment import arm_identity
 from harness.models.fake_server import FakeServer
 from harness.patterns import registered
 from harness.store import read_records
@@ -26,7 +26,7 @@ EXPECTED_TURNS = {
     "self_consistency:samples=3": 3,
     "best_of_n:n=2": 4,  # the evidence check rejects both candidates
     "best_of_n:verifier=model": 3,  # candidate (2) + verdict (1), accepted
-    "tot:breadth=2,depth=2": 9,
+    "tot:breadth=2,depth=2": 13,  # 2 proposals + 2 scores, then 2 kept x (2 + 2), answer
     "plan_execute": 6,  # plan + 2 steps of 2 calls + answer
     "plan_execute:output=json": 6,
     "goal_decomposition": 6,
@@ -49,14 +49,10 @@ def test_each_pattern_makes_the_calls_it_is_specified_to(tmp_path):
     records = read_records(tmp_path / "r")
     turns = {}
     for record in records:
-        turns.setdefault(short_label(record.arm), set()).add(record.turns)
-    expected = {short_label_of(spec): {n} for spec, n in EXPECTED_TURNS.items()}
+        turns.setdefault(record.arm, set()).add(record.turns)
+    expected = {arm_identity(spec): {n} for spec, n in EXPECTED_TURNS.items()}
     assert turns == expected
     assert sum(r.turns for r in records) == served
-
-
-def short_label_of(spec: str) -> str:
-    return short_label(parse_arm(spec).spec)
 
 
 def test_patterns_command_lists_every_pattern_with_options_and_costs():

@@ -93,14 +93,14 @@ def test_a_base_url_without_a_model_says_what_to_set(tmp_path):
         ["run", "--arm", "direct", "--base-url", "http://127.0.0.1:9/v1", "--out", str(tmp_path)],
         env={"LOOPBENCH_BASE_URL": None, "LOOPBENCH_MODEL": None},
     )
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert "--model or LOOPBENCH_MODEL" in result.output
 
 
 def test_model_local_with_a_base_url_is_refused():
     args = ["run", "--arm", "direct", "--model", "local", "--base-url", "http://127.0.0.1:9/v1"]
     result = CliRunner().invoke(main, args)
-    assert result.exit_code == 1 and "drop --base-url" in result.output
+    assert result.exit_code == 2 and "drop --base-url" in result.output
 
 
 def test_missing_local_extra_prints_the_install_command(tmp_path, monkeypatch):
@@ -113,7 +113,7 @@ def test_missing_local_extra_prints_the_install_command(tmp_path, monkeypatch):
         ["run", "--arm", "direct", "--out", str(tmp_path / "r")],
         env={"LOOPBENCH_BASE_URL": None, "LOOPBENCH_MODEL": None},
     )
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert "pip install -e '.[local]'" in result.output and not (tmp_path / "r").exists()
 
 
@@ -207,7 +207,7 @@ def test_existing_results_for_another_model_are_not_mixed(server, tmp_path):
     result = run(
         ["run", "--base-url", server.base_url, "--model", "b", "--out", out, *arms("direct")]
     )
-    assert result.exit_code == 1 and "write to another --out folder" in result.output
+    assert result.exit_code == 2 and "write to another --out folder" in result.output
 
 
 def test_sigkill_mid_run_then_rerun_finishes_with_nothing_missing_or_doubled(tmp_path):

@@ -1,5 +1,5 @@
 from harness.experiment import parse_arm
-from harness.models import tool_reply
+from harness.models import text_reply, tool_reply
 
 from .helpers import run_pattern
 
@@ -41,3 +41,25 @@ def test_a_planning_turn_that_calls_a_tool_is_refused():
 def test_the_planning_call_counts_against_the_budget():
     outcome, model, _ = run_pattern(plan("max_steps=3"), ["plan"] + [LOOKUP] * 5)
     assert outcome.status == "step_budget" and len(model.requests) == 3 and outcome.steps == 3
+
+
+def test_a_truncated_plan_is_not_acted_on():
+    cut = text_reply("1. Look up the", "length")
+    outcome, model, ctx = run_pattern(plan(), [cut, LOOKUP, "x"])
+    assert (outcome.status, outcome.answer, len(model.requests)) == ("truncated", None, 1)
+    assert ctx.trace.count("plan") == 0 and ctx.trace.count("tool_call") == 0
+
+
+def test_a_truncated_planning_turn_calling_a_tool_is_truncated_not_dispatched():
+    cut = type(LOOKUP)(LOOKUP.message, finish_reason="length")
+    outcome, model, ctx = run_pattern(plan(), [cut, "x"])
+    assert outcome.status == "truncated" and len(model.requests) == 1
+    assert ctx.trace.count("tool_call") == 0
+
+
+def test_a_truncated_turn_while_acting_is_not_dispatched():
+    half = tool_reply(("lookup", '{"title": "Ni'))
+    cut = type(half)(half.message, finish_reason="length")
+    outcome, model, ctx = run_pattern(plan(), ["plan", cut, "x"])
+    assert (outcome.status, outcome.steps, len(model.requests)) == ("truncated", 2, 2)
+    assert ctx.trace.count("tool_call") == 0

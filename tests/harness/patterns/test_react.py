@@ -80,12 +80,12 @@ def test_truncated_tool_call_is_never_dispatched():
 
 
 def test_api_error_mid_run_returns_what_was_done():
-    outcome, _, _ = run_pattern(
+    outcome, model, _ = run_pattern(
         react(), [tool_reply(("lookup", {"title": "Nile"})), ModelAPIError("x")]
     )
-    assert (
-        outcome.status == "api_error" and outcome.steps == 1 and outcome.messages[-1].role == "tool"
-    )
+    assert (outcome.status, outcome.steps, outcome.error) == ("api_error", 2, "x")
+    assert outcome.messages == list(model.requests[-1].messages)  # as of the last request
+    assert outcome.messages[-1].role == "tool"
 
 
 def test_each_request_keeps_the_conversation_as_it_was_when_sent():

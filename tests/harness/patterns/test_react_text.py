@@ -115,7 +115,7 @@ def test_repeated_action_is_counted_and_guarded_only_when_on(guard):
 
 def test_api_error_keeps_the_partial_conversation():
     outcome, _, _ = run_pattern(loop(), ["Action: lookup[Paris]", ModelAPIError("HTTP 503")])
-    assert outcome.status == "api_error" and outcome.steps == 1
+    assert outcome.status == "api_error" and outcome.steps == 2  # the failed call counts
     assert outcome.messages[-1].content.startswith("Observation: Capital")
 
 

@@ -1,5 +1,6 @@
 from harness.experiment import parse_arm
-from harness.models import tool_reply
+from harness.models import ModelAPIError, text_reply, tool_reply
+from harness.trace import AnswerEvent
 
 from .helpers import run_pattern
 
@@ -63,3 +64,40 @@ def test_zero_cycles_is_the_plain_tool_loop():
     plain, plain_model, _ = run_pattern(parse_arm("react").build(), list(replies))
     zero, zero_model, _ = run_pattern(reflection("cycles=0"), list(replies))
     assert plain.answer == zero.answer and plain_model.requests == zero_model.requests
+
+
+def test_the_draft_is_traced_before_the_critique_and_each_rewrite_after():
+    replies = ["74", critique(True, "1973 - 1889 is 84"), "84", critique(False)]
+    _, _, ctx = run_pattern(reflection("cycles=2"), replies)
+    assert ctx.trace.answers() == [AnswerEvent("draft", "74"), AnswerEvent("revision", "84")]
+    kinds = [(k, d.get("call")) for _, k, d in ctx.trace.events if k in ("answer", "request")]
+    assert kinds.index(("answer", None)) < kinds.index(("request", 2))
+
+
+def test_the_first_answer_is_kept_when_the_critique_fails():
+    outcome, _, ctx = run_pattern(reflection("cycles=1"), ["74", ModelAPIError("HTTP 503")])
+    assert (outcome.status, outcome.steps) == ("api_error", 2)
+    assert ctx.trace.answers() == [AnswerEvent("draft", "74")]
+
+
+def test_the_token_ceiling_stops_the_critique_and_keeps_the_draft():
+    outcome, model, ctx = run_pattern(reflection("cycles=1,max_tokens=10"), ["74", "x"])
+    assert outcome.status == "token_budget" and len(model.requests) == 1
+    [limit] = [d for _, k, d in ctx.trace.events if k == "limit_reached"]
+    assert limit["last_answer"] == "74"
+
+
+def test_a_truncated_critique_is_not_acted_on():
+    full = critique(True, "1973 - 1889 is 84")
+    cut = type(full)(full.message, finish_reason="length")
+    outcome, model, ctx = run_pattern(reflection("cycles=1"), ["74", cut, "84"])
+    assert (outcome.status, outcome.answer, len(model.requests)) == ("truncated", None, 2)
+    assert ctx.trace.count("critique") == 0
+
+
+def test_a_truncated_rewrite_is_not_an_answer():
+    replies = ["74", critique(True, "1973 - 1889 is 84"), text_reply("8", "length")]
+    outcome, _, ctx = run_pattern(reflection("cycles=1"), replies)
+    assert (outcome.status, outcome.answer, outcome.steps) == ("truncated", None, 3)
+    assert [a.role for a in ctx.trace.answers()] == ["draft"]
+    assert outcome.messages[-1].content == "74"

@@ -1,8 +1,8 @@
 import pytest
 
 from harness.experiment import parse_arm
-from harness.models import tool_reply
-from harness.patterns.rewoo import ForwardReference, substitute
+from harness.models import text_reply, tool_reply
+from harness.patterns.rewoo import UnresolvedReference, substitute
 
 from .helpers import run_pattern
 
@@ -55,7 +55,7 @@ def test_references_are_substituted_at_any_depth():
 def test_substitute_handles_nesting_and_never_eats_e12_as_e1():
     outputs = {1: "one", 12: "twelve"}
     value = {"a": ["#E1", {"b": "#E12 and #E1"}], "n": 3}
-    assert substitute(value, outputs, 13) == {"a": ["one", {"b": "twelve and one"}], "n": 3}
+    assert substitute(value, outputs, set(), 13) == {"a": ["one", {"b": "twelve and one"}], "n": 3}
 
 
 def test_forward_reference_fails_that_step_by_name_and_the_plan_goes_on():
@@ -68,11 +68,11 @@ def test_forward_reference_fails_that_step_by_name_and_the_plan_goes_on():
     assert outcome.status == "answered"
     assert all("#E" not in str(a) for a in tool_args(ctx))  # the literal never reaches a tool
     evidence = model.requests[1].messages[0].content
-    assert "step 1 refers to #E2, which has not run" in evidence
+    assert "step 1 needs #E2, which has not run" in evidence
     assert "Length: about 6,650 kilometres" in evidence  # step 2 still ran
     assert "Error: calc failed" in evidence  # a failed step is evidence too
-    with pytest.raises(ForwardReference):
-        substitute("#E4", {1: "x"}, 2)
+    with pytest.raises(UnresolvedReference):
+        substitute("#E4", {1: "x"}, set(), 2)
 
 
 def test_a_plan_longer_than_allowed_is_refused():
@@ -92,3 +92,64 @@ def test_prompted_json_mode_reads_the_plan_from_text():
     outcome, model, ctx = run_pattern(rewoo("output=json"), [planned, "6650"])
     assert outcome.status == "answered" and ctx.trace.count("tool_call") == 1
     assert model.requests[0].tools == () and "JSON schema" in model.requests[0].system
+
+
+def test_a_step_referring_to_a_failed_tool_step_fails_by_name():
+    planned = plan_reply(
+        step("calc", {"expression": "oops"}),  # fails with an "Error: ..." text
+        step("calc", {"expression": "#E1 + 1"}),
+        step("lookup", {"title": "Atlantis"}),  # fails with a "Not found: ..." text
+        step("lookup", {"title": "#E3"}),
+    )
+    outcome, model, ctx = run_pattern(rewoo(), [planned, "x"])
+    evidence = model.requests[1].messages[0].content
+    assert outcome.status == "answered"
+    assert "step 2 needs #E1, which failed" in evidence
+    assert "step 4 needs #E3, which failed" in evidence
+    assert tool_args(ctx) == [{"expression": "oops"}, {"title": "Atlantis"}]
+    failures = [d["step"] for _, k, d in ctx.trace.events if k == "step_failed"]
+    assert failures == [1, 2, 3, 4]
+
+
+def test_a_step_referring_to_an_unresolved_step_fails_by_name_too():
+    planned = plan_reply(
+        step("lookup", {"title": "#E3"}),
+        step("calc", {"expression": "#E1 - 1"}),
+        step("calc", {"expression": "1 + 1"}),
+    )
+    _, model, ctx = run_pattern(rewoo(), [planned, "x"])
+    evidence = model.requests[1].messages[0].content
+    assert "step 2 needs #E1, which failed" in evidence
+    assert tool_args(ctx) == [{"expression": "1 + 1"}]
+
+
+def test_no_reference_or_error_text_ever_reaches_a_tool():
+    planned = plan_reply(
+        step("calc", {"expression": "oops"}),
+        step("calc", {"expression": "#E1 * 2"}),
+        step("lookup", {"title": "Nile"}),
+        step("lookup", {"title": ["#E2", {"deep": "#E1"}]}),
+    )
+    _, _, ctx = run_pattern(rewoo(), [planned, "x"])
+    sent = [str(a) for a in tool_args(ctx)]
+    assert len(sent) == 2
+    assert not any("#E" in a or "Error" in a for a in sent)
+
+
+def test_substitute_refuses_a_failed_step_by_name():
+    with pytest.raises(UnresolvedReference, match="step 3 needs #E2, which failed"):
+        substitute({"x": ["#E2"]}, {1: "a", 2: "b"}, {2}, 3)
+
+
+def test_a_truncated_plan_is_never_run():
+    planned = plan_reply(step("lookup", {"title": "Nile"}))
+    cut = type(planned)(planned.message, finish_reason="length")
+    outcome, model, ctx = run_pattern(rewoo(), [cut, "x"])
+    assert (outcome.status, outcome.answer, len(model.requests)) == ("truncated", None, 1)
+    assert ctx.trace.count("tool_call") == 0 and ctx.trace.count("plan") == 0
+
+
+def test_a_truncated_answer_is_not_an_answer():
+    planned = plan_reply(step("lookup", {"title": "Nile"}))
+    outcome, model, _ = run_pattern(rewoo(), [planned, text_reply("6,6", "length")])
+    assert (outcome.status, outcome.answer, len(model.requests)) == ("truncated", None, 2)

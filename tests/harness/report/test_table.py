@@ -115,3 +115,58 @@ def test_shipped_price_table_is_dated_and_prefix_matches():
     table = load_prices()
     assert table.as_of != "unknown"
     assert table.find("gpt-4o-mini-2024-07-18") is table.find("gpt-4o-mini")
+
+
+def _answering(arm, task, first, final, status="answered", **metrics):
+    runs = record(arm=arm, task=task, status=status, correct=final)
+    return runs.model_copy(update={"first_correct": first, "metrics": metrics})
+
+
+def test_wrong_to_right_and_right_to_wrong_for_arms_that_answer_on_the_way():
+    runs = [
+        _answering("reflection", "t1", False, True),
+        _answering("reflection", "t2", True, False),
+        _answering("reflection", "t3", True, True),
+        _answering("reflection", "t4", True, None, status="truncated"),  # a right draft lost
+        record(arm="react", task="t1"),
+    ]
+    rows = {r["arm"]: r for r in summarize(records_frame(runs)).to_dict("records")}
+    assert (rows["reflection"]["wrong_to_right"], rows["reflection"]["right_to_wrong"]) == (1, 2)
+    assert math.isnan(rows["react"]["wrong_to_right"])
+    table = render(summarize(records_frame(runs)), "md")
+    assert "| w→r" in table and "r→w" in table
+
+
+def _candidate_run(task, final, status, judged, right, acc_right, acc_wrong, last):
+    return _answering(
+        "best_of_n",
+        task,
+        None,
+        final,
+        status=status,
+        judged=judged,
+        judged_correct=right,
+        accepted_correct=acc_right,
+        accepted_wrong=acc_wrong,
+        last_accepted=last,
+    )
+
+
+def test_best_of_n_coverage_precision_and_the_verifiers_measured_rates():
+    runs = [
+        # accepted a right candidate after rejecting a wrong one
+        _candidate_run("t1", True, "answered", 2, 1, 1, 0, 1.0),
+        # accepted a wrong candidate at once
+        _candidate_run("t2", False, "answered", 1, 0, 0, 1, 1.0),
+        # rejected a right and two wrong ones: nothing returned, not graded
+        _candidate_run("t3", None, "none_accepted", 3, 1, 0, 0, 0.0),
+        _candidate_run("t4", True, "answered", 1, 1, 1, 0, 1.0),
+    ]
+    [row] = summarize(records_frame(runs)).to_dict("records")
+    assert row["accuracy"] == pytest.approx(2 / 4)  # none_accepted counts as not correct
+    assert row["coverage"] == pytest.approx(3 / 4)
+    assert row["precision"] == pytest.approx(2 / 3)
+    p, r, f = 3 / 7, 2 / 3, 1 / 4  # 3 of 7 judged were right; 2 of 3 right, 1 of 4 wrong accepted
+    assert (row["check_r"], row["check_f"]) == (pytest.approx(r), pytest.approx(f))
+    assert row["predicted_precision"] == pytest.approx(p * r / (p * r + (1 - p) * f))
+    assert "coverage" in render(summarize(records_frame(runs)), "md")

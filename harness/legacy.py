@@ -1,0 +1,72 @@
+"""Reading records written by earlier versions of loopbench.
+
+Schema 1 wrote an arm as its pattern and every option, defaults included
+(``react_text:guard=off,max_steps=8,max_tokens=20000,step_timeout_s=0,tool=plain``).
+Today an arm is its pattern and the options set explicitly, so a schema-1 arm is
+mapped by dropping every option equal to its schema-1 default, as that release
+defined them. The defaults are frozen here, not read from today's options, so a
+default changed since then still maps older results to the right identity.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+_LOOP = {
+    "guard": "off",
+    "tool": "plain",
+    "max_steps": "8",
+    "max_tokens": "20000",
+    "step_timeout_s": "0",
+}
+_STRUCTURED = {"output": "tool"}
+
+#: Every pattern's options and defaults as schema 1 wrote them (loopbench 0.1.0).
+SCHEMA_1_DEFAULTS: dict[str, dict[str, str]] = {
+    "direct": {},
+    "cot": {},
+    "react": {**_LOOP, "finish": "text"},
+    "react_text": _LOOP,
+    "plan": _LOOP,
+    "rewoo": {**_LOOP, **_STRUCTURED, "plan_steps": "8"},
+    "reflection": {**_LOOP, **_STRUCTURED, "cycles": "1"},
+    "reflexion": {**_LOOP, "check": "evidence", "attempts": "2"},
+    "best_of_n": {**_LOOP, **_STRUCTURED, "n": "3", "verifier": "evidence", "temperature": "0.7"},
+    "self_consistency": {"samples": "5", "temperature": "0.7"},
+    "tot": {**_STRUCTURED, "breadth": "3", "depth": "2", "temperature": "0.8"},
+    "plan_execute": {
+        **_LOOP,
+        **_STRUCTURED,
+        "max_steps": "16",
+        "replan": "off",
+        "step_budget": "3",
+    },
+    "goal_decomposition": {**_LOOP, **_STRUCTURED, "max_steps": "16", "step_budget": "3"},
+}
+
+
+def schema_1_identity(arm: str) -> str:
+    """A schema-1 arm string as today's identity: its non-default options only."""
+    pattern, colon, rest = arm.partition(":")
+    defaults = SCHEMA_1_DEFAULTS.get(pattern)
+    if defaults is None or not colon:
+        return arm
+    kept = []
+    for part in rest.split(","):
+        key, _, value = part.partition("=")
+        if defaults.get(key) != value:
+            kept.append(part)
+    return f"{pattern}:{','.join(sorted(kept))}" if kept else pattern
+
+
+def upgrade_record(data: dict[str, Any]) -> dict[str, Any]:
+    """A record as read from disk, in today's meaning; fields absent get their defaults."""
+    arm = data.get("arm")
+    if not isinstance(arm, str):
+        return data  # validation names the missing or mistyped field
+    upgraded = dict(data)
+    if data.get("schema_version") == 1:
+        upgraded["arm"] = schema_1_identity(arm)
+    if not upgraded.get("pattern"):
+        upgraded["pattern"] = arm.partition(":")[0].strip()
+    return upgraded

@@ -1,0 +1,130 @@
+"""Records are a public format: older results folders load, and the schema is documented."""
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from harness.cli import main
+from harness.experiment import parse_arm
+from harness.legacy import SCHEMA_1_DEFAULTS, schema_1_identity
+from harness.models.fake_server import FakeServer
+from harness.patterns import registered
+from harness.records import SCHEMA_VERSION, RunRecord
+from harness.store import read_records
+
+ROOT = Path(__file__).parents[2]
+#: Written by loopbench 0.1.0 (schema 1) against the fake server: 15 arms x 12 tasks x 2.
+SCHEMA_1_FOLDER = ROOT / "tests" / "fixtures" / "results-0.1.0"
+SCHEMA_1_ARMS = {
+    "direct",
+    "cot",
+    "react_text",
+    "react_text:guard=on",
+    "react_text:guard=on,tool=improved",
+    "react",
+    "plan",
+    "rewoo",
+    "reflection:cycles=2",
+    "reflexion",
+    "best_of_n:n=2",
+    "tot:breadth=2",
+    "plan_execute:replan=on",
+    "goal_decomposition",
+    "self_consistency:samples=3",
+}
+
+
+def test_schema_1_arms_are_read_as_todays_identities():
+    records = read_records(SCHEMA_1_FOLDER)
+    assert len(records) == 360
+    assert {r.arm for r in records} == SCHEMA_1_ARMS
+    assert all(r.schema_version == 1 for r in records)
+
+
+def test_a_schema_1_arm_keeps_options_set_to_other_than_their_old_default():
+    written = "plan_execute:guard=off,max_steps=20,max_tokens=20000,output=tool,replan=on,"
+    written += "step_budget=3,step_timeout_s=0,tool=plain"
+    assert schema_1_identity(written) == "plan_execute:max_steps=20,replan=on"
+    assert schema_1_identity("no_such_pattern:x=1") == "no_such_pattern:x=1"
+
+
+def test_every_schema_1_pattern_is_still_registered():
+    assert set(SCHEMA_1_DEFAULTS) <= set(registered())
+
+
+def test_a_schema_1_folder_compares_cleanly_against_one_written_today(tmp_path):
+    args = ["run", "--model", "fake", "--out", str(tmp_path / "now"), "--quiet", "--repeats", "2"]
+    for arm in sorted(SCHEMA_1_ARMS):
+        args += ["--arm", arm]
+    with FakeServer() as server:
+        ran = CliRunner().invoke(main, [*args, "--base-url", server.base_url])
+    assert ran.exit_code == 0, ran.output
+    compared = CliRunner().invoke(
+        main, ["compare", str(SCHEMA_1_FOLDER), str(tmp_path / "now"), "--format", "json"]
+    )
+    assert compared.exit_code == 0, compared.output
+    rows = {row["arm"]: row for row in json.loads(compared.stdout)["arms"]}
+    assert set(rows) == SCHEMA_1_ARMS
+    assert all(row["n_pairs"] == 24 for row in rows.values())
+    # Options added since 0.1.0 are named, with both values.
+    assert "beam: (absent) → 2" in rows["tot:breadth=2"]["option_changes"]
+    assert "max_steps: 8 → 24" in rows["best_of_n:n=2"]["option_changes"]
+
+
+def test_compare_names_a_changed_default_and_still_compares(tmp_path):
+    before, after = tmp_path / "before", tmp_path / "after"
+    for folder, max_steps in ((before, 8), (after, 10)):
+        folder.mkdir()
+        lines = [
+            _minimal(task_id=f"t{i}", options={"guard": False, "max_steps": max_steps})
+            for i in range(4)
+        ]
+        (folder / "runs.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    result = CliRunner().invoke(main, ["compare", str(before), str(after), "--format", "md"])
+    assert result.exit_code == 0, result.output
+    assert "max_steps: 8 → 10" in result.output
+
+
+def _minimal(**fields):
+    return {"arm": "react_text", "task_id": "t1", "repeat": 0, "status": "answered", **fields}
+
+
+def test_a_record_with_only_the_identifying_fields_loads_and_tabulates(tmp_path):
+    lines = [
+        _minimal(task_id="t1", correct=True, answer="84"),
+        _minimal(task_id="t2", correct=False, answer="3"),
+        _minimal(task_id="t3", status="step_budget"),
+    ]
+    (tmp_path / "runs.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    records = read_records(tmp_path)
+    assert [r.pattern for r in records] == ["react_text"] * 3
+    assert records[0].schema_version == SCHEMA_VERSION
+    result = CliRunner().invoke(main, ["table", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert "| react_text" in result.output and "33% [" in result.output
+
+
+@pytest.mark.parametrize("kind", ["frontier", "status", "tokens", "turns"])
+def test_a_schema_1_folder_plots(tmp_path, kind):
+    args = ["plot", str(SCHEMA_1_FOLDER), "--kind", kind, "-o", str(tmp_path / "p.png")]
+    result = CliRunner().invoke(main, [*args, "--price-as", "gpt-5-mini"])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "p.png").stat().st_size > 1000
+
+
+def test_the_schema_document_describes_every_field_and_its_version():
+    doc = (ROOT / "docs" / "records.md").read_text(encoding="utf-8")
+    rows = dict(re.findall(r"^\| `(\w+)` \| (\d+) \|", doc, re.MULTILINE))
+    assert set(rows) == set(RunRecord.model_fields)
+    assert rows["loopbench_version"] == "2" and rows["arm"] == "1"
+    assert f"Current schema version: {SCHEMA_VERSION}" in doc
+
+
+def test_an_arm_identity_names_only_what_was_set():
+    arm = parse_arm("react_text:tool=improved,guard=true")
+    assert arm.spec == "react_text:guard=on,tool=improved"
+    assert parse_arm("react_text").spec == "react_text"
+    assert arm.resolved["max_steps"] == 8
