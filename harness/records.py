@@ -65,6 +65,9 @@ class RunRecord(BaseModel):
     """Input tokens as the endpoint reported them (cached ones included)."""
     tokens_out: int = 0
     tokens_cached: int = 0
+    usage_missing: int = 0
+    """Model calls whose response reported no usage (since schema 2): their tokens are
+    unknown and are not in the token counts or the cost."""
     first_correct: bool | None = None
     """For patterns that answer on the way (reflection's draft, reflexion's attempts,
     best_of_n's candidates): whether the first such answer was correct."""

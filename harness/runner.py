@@ -163,6 +163,7 @@ class Runner:
             tokens_in=usage.input_tokens,
             tokens_out=usage.output_tokens,
             tokens_cached=usage.cached_tokens,
+            usage_missing=usage.missing,
             cost_usd=cost,
             latency_s=round(latency, 4),
             error=outcome.error,

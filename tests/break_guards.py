@@ -1,93 +1,158 @@
 """Break each guard once and see which tests notice (seed 001: a guard nobody has broken
-is a guard nobody has tested). Each mutation is applied, its test file run, and the
-source restored.
+is a guard nobody has tested). Each mutation is applied to the source, the tests named
+beside it are run, and the source is restored. Every line must say "caught by".
 
-    .venv/bin/python tests/break_guards.py
+    .venv/bin/python tests/break_guards.py [NAME-SUBSTRING]
 """
 
 import subprocess
 import sys
 from pathlib import Path
 
+P = "harness/patterns/"
+T = "tests/harness/patterns/"
+LIMITS = [T + "test_limits.py", T + "test_budgets.py"]
+
+# (guard, file, text, broken text, tests that must catch it)
 MUTATIONS = [
-    (
-        "plan budget check",
-        "harness/patterns/plan.py",
-        "if opts.max_steps < 2:",
-        "if False:",
-        "tests/harness/patterns/test_plan.py",
-    ),
-    (
-        "clone before append (tool loop)",
-        "harness/patterns/tool_loop.py",
-        "messages=tuple(messages),",
-        "messages=messages,  # type: ignore[arg-type]",
-        "tests/harness/patterns/test_react.py",
-    ),
-    (
-        "clone before append (react_text)",
-        "harness/patterns/react_text.py",
-        "messages=(*EXAMPLE, *messages),",
-        "messages=messages,  # type: ignore[arg-type]",
-        "tests/harness/patterns/test_react_text.py",
-    ),
-    (
-        "forward-reference refusal",
-        "harness/patterns/rewoo.py",
-        "            if n not in outputs:",
-        "            if False:",
-        "tests/harness/patterns/test_rewoo.py",
-    ),
-    (
-        "budget reservation",
-        "harness/patterns/reflection.py",
-        "generation_steps = opts.max_steps - 2 * opts.cycles",
-        "generation_steps = opts.max_steps",
-        "tests/harness/patterns/test_reflection.py",
-    ),
-    (
-        "token ceiling",
-        "harness/patterns/limits.py",
-        "if self._counted.tokens_used >= self._max_tokens:",
-        "if False:",
-        "tests/harness/patterns/test_limits.py",
-    ),
-    (
-        "react_text step budget",
-        "harness/patterns/react_text.py",
-        "if opts.max_steps < 1:",
-        "if False:",
-        "tests/harness/patterns/test_react_text.py",
-    ),
-    (
-        "truncation check",
-        "harness/patterns/tool_loop.py",
-        "if response.truncated:",
-        "if False:",
-        "tests/harness/patterns/test_react.py",
-    ),
-]
+    # The run limits, enforced once for every pattern.
+    ("call-floor refusal", P + "limits.py", "if self.options.max_steps < floor.calls:",
+     "if False:", LIMITS),
+    ("step ceiling", P + "limits.py", "if self._counted.calls >= opts.max_steps:",
+     "if False:", LIMITS),
+    ("token ceiling (also reflection's, between cycles)", P + "limits.py",
+     "if self._counted.tokens_used >= opts.max_tokens:", "if False:", LIMITS),
+    ("completion limit", P + "limits.py", "if opts.max_output_tokens is not None:",
+     "if False:", LIMITS),
+    # Budget refusals (call floors).
+    ("plan refusal", P + "plan.py", 'return CallFloor(2, "one call to plan and one to act")',
+     'return CallFloor(1, "one call to plan and one to act")', [T + "test_plan.py"]),
+    ("rewoo refusal", P + "rewoo.py", 'return CallFloor(2, "one call to plan and one to answer")',
+     'return CallFloor(1, "one call to plan and one to answer")', [T + "test_rewoo.py"]),
+    ("plan_execute and goal_decomposition refusal", P + "executor.py",
+     "PLANNED_FLOOR = CallFloor(3,", "PLANNED_FLOOR = CallFloor(0,",
+     [T + "test_plan_execute.py", T + "test_goal_decomposition.py"]),
+    ("reflection refusal", P + "reflection.py", "return CallFloor(2 * cycles + 1,",
+     "return CallFloor(1,", [T + "test_reflection.py"]),
+    ("best_of_n refusal", P + "best_of_n.py", 'return CallFloor(2, "a candidate and its verdict")',
+     'return CallFloor(0, "a candidate and its verdict")', [T + "test_budgets.py"]),
+    ("reflexion and the one-call patterns' refusal", P + "base.py",
+     'ONE_CALL = CallFloor(1, "at least one model call")',
+     'ONE_CALL = CallFloor(0, "at least one model call")', LIMITS),
+    ("self_consistency refusal", P + "self_consistency.py",
+     'return CallFloor(self.options.samples, "one call per sample")',
+     'return CallFloor(1, "one call per sample")', [T + "test_budgets.py"]),
+    # Budget reservations.
+    ("reflection reserves its cycles", P + "reflection.py",
+     "generation_steps = opts.max_steps - 2 * opts.cycles", "generation_steps = opts.max_steps",
+     [T + "test_reflection.py", T + "test_budgets.py"]),
+    ("executor reserves the final call", P + "executor.py",
+     "budget = min(step_budget, ctx.calls_left(options) - 1)",
+     "budget = min(step_budget, ctx.calls_left(options))",
+     [T + "test_plan_execute.py", T + "test_goal_decomposition.py"]),
+    ("replan and phase planning leave a step and the answer", P + "executor.py",
+     "return ctx.calls_left(options) >= 1 + AFTER_PLANNING", "return True",
+     [T + "test_plan_execute.py", T + "test_goal_decomposition.py"]),
+    ("best_of_n reserves the verdict", P + "best_of_n.py",
+     'verdict_calls = int(opts.verifier == "model")', "verdict_calls = 0", [T + "test_checks.py"]),
+    ("reflexion's attempts share max_steps", P + "reflexion.py",
+     "budget = min(opts.attempt_steps, ctx.calls_left(opts))", "budget = opts.attempt_steps",
+     [T + "test_checks.py"]),
+    ("tot reserves the answer (per node)", P + "tot.py",
+     "                if ctx.calls_left(opts) < CALLS_PER_CHILD + 1:\n                    break\n",
+     "                if False:\n                    break\n", [T + "test_search.py"]),
+    ("tot reserves the answer (per proposal)", P + "tot.py",
+     "            if ctx.calls_left(opts) < CALLS_PER_CHILD + 1:\n                break  # the",
+     "            if False:\n                break  # the", [T + "test_search.py"]),
+    # Truncation checks.
+    ("truncation: tool loop", P + "tool_loop.py", "if response.truncated:", "if False:",
+     [T + "test_react.py", T + "test_plan.py"]),
+    ("truncation: plan", P + "plan.py", "if response.truncated:", "if False:",
+     [T + "test_plan.py"]),
+    ("truncation: final answers (rewoo, reflection's rewrite, executor)", P + "base.py",
+     "    if response.truncated:\n        return Outcome(\"truncated\"",
+     "    if False:\n        return Outcome(\"truncated\"",
+     [T + "test_rewoo.py", T + "test_reflection.py"]),
+    ("truncation: structured outputs", P + "structured.py", "if response.truncated:",
+     "if False:", [T + "test_reflection.py", T + "test_rewoo.py", T + "test_checks.py"]),
+    ("truncation: tot proposals", P + "tot.py", "if response.truncated or not proposal:",
+     "if not proposal:", [T + "test_search.py"]),
+    ("empty reply is not an answer", P + "base.py", "    if not answer:\n", "    if False:\n",
+     ["tests/harness/test_runner.py"]),
+    # Vote rules and checks.
+    ("self_consistency votes on the typed answer", P + "self_consistency.py",
+     "votes = Counter(typed_reading(a) for a in answers)",
+     "votes = Counter(typed_reading(a)[:1] for a in answers)", [T + "test_search.py"]),
+    ("self_consistency takes the plurality", P + "self_consistency.py",
+     "winner = next(a for a in answers if votes[typed_reading(a)] == top)",
+     "winner = answers[0]", [T + "test_search.py"]),
+    ("best_of_n: none accepted is not an answer", P + "best_of_n.py", "if answered:",
+     "if False:", [T + "test_checks.py", T + "test_budgets.py"]),
+    ("tot: an unscored child is not kept", P + "tot.py",
+     "            if score is None:\n                search.unscored += 1\n"
+     "                continue\n",
+     "            if score is None:\n                score = 0.0\n", [T + "test_search.py"]),
+    # Refusals and the guard.
+    ("rewoo: a reference to a failed step", P + "rewoo.py", "if n in failed:", "if False:",
+     [T + "test_rewoo.py"]),
+    ("rewoo: a reference to a step not run", P + "rewoo.py", "if n not in outputs:",
+     "if False:", [T + "test_rewoo.py"]),
+    ("rewoo: a failed tool step is failed", P + "rewoo.py", "if result.ok:", "if True:",
+     [T + "test_rewoo.py"]),
+    ("plan_execute: a reused id is a new step", P + "plan_execute.py",
+     "failed -= {s.id for s in revised}", "pass", [T + "test_plan_execute.py"]),
+    ("goal_decomposition plans an empty phase", P + "goal_decomposition.py", "if not tasks:",
+     "if False:", [T + "test_goal_decomposition.py"]),
+    ("reflection traces its draft", P + "reflection.py", 'ctx.answer_given("draft", answer)',
+     "pass", [T + "test_reflection.py"]),
+    ("guard counts failed repeats", P + "acting.py",
+     "key = (name, result.args_key or _as_written(arguments))",
+     "key = (name, result.args_key or str(object()))", [T + "test_guard.py"]),
+    ("clone before append (tool loop)", P + "tool_loop.py", "messages=tuple(messages),",
+     "messages=messages,  # type: ignore[arg-type]", [T + "test_react.py"]),
+    ("clone before append (react_text)", P + "react_text.py", "messages=(*EXAMPLE, *messages),",
+     "messages=messages,  # type: ignore[arg-type]", [T + "test_react_text.py"]),
+    # Records and results folders.
+    ("schema-1 arms map to identities", "harness/legacy.py",
+     'upgraded["arm"] = schema_1_identity(arm)', "pass", ["tests/harness/test_records.py"]),
+    ("answer keys that would grade wrong", "tasks/taskset.py",
+     "numbers: list[FiniteFloat]", "numbers: list[float]", ["tests/tasks/test_taskset.py"]),
+    ("a run recorded twice", "harness/store.py", "if key in lines:", "if False:",
+     ["tests/harness/test_store.py"]),
+    ("a changed task set", "harness/store.py", "    if differs:\n", "    if False:\n",
+     ["tests/harness/test_store.py"]),
+    ("one writer", "harness/store.py", "fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)",
+     "pass", ["tests/harness/test_store.py"]),
+]  # fmt: skip
 
 
 def main() -> None:
-    for name, path, old, new, test in MUTATIONS:
+    wanted = sys.argv[1] if len(sys.argv) > 1 else ""
+    missed = 0
+    for name, path, old, new, tests in MUTATIONS:
+        if wanted not in name:
+            continue
         source = Path(path).read_text()
-        assert old in source, (name, old)
+        assert source.count(old) >= 1, (name, old)
         Path(path).write_text(source.replace(old, new, 1))
         try:
             run = subprocess.run(
-                [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", test],
+                [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *tests],
                 capture_output=True,
                 text=True,
             )
         finally:
             Path(path).write_text(source)
-        failed = [
-            line.split("::")[-1].split(" ")[0]
-            for line in run.stdout.splitlines()
-            if line.startswith("FAILED")
-        ]
+        failed = sorted(
+            {
+                line.split("::", 1)[-1].split(" ")[0]
+                for line in run.stdout.splitlines()
+                if line.startswith(("FAILED", "ERROR"))
+            }
+        )
+        missed += not failed
         print(f"{name}: {'caught by ' + ', '.join(failed) if failed else 'NOT CAUGHT'}")
+    raise SystemExit(1 if missed else 0)
 
 
 if __name__ == "__main__":

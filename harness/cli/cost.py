@@ -25,7 +25,7 @@ from harness.report.cost import (
     verifier_precision,
 )
 from harness.report.prices import PriceError, load_prices
-from harness.report.table import Pricing, records_frame, summarize
+from harness.report.table import Pricing, records_frame, summarize, usage_warning
 from harness.store import ResultsError, read_records
 
 FORMATS = click.Choice(["md", "json"])
@@ -175,6 +175,8 @@ def measured_command(results: Path, price_as: str | None, fmt: str) -> None:
             }
         )
     _emit(rows, fmt)
+    if warning := usage_warning(summary):
+        click.echo(warning.strip(), err=fmt == "json")
     if fmt == "md":
         click.echo("\nPlanning figures (chapter defaults, frontier prices):")
         _emit([c.row() for c in pattern_costs(Planning(), PRICE_TIERS["frontier"])], fmt)

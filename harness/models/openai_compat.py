@@ -248,14 +248,28 @@ def parse_response(
 
 
 def parse_usage(usage: dict[str, Any] | None) -> Usage:
+    """The reply's token counts; a reply without them is counted as missing, never as zero.
+
+    Counts that cannot be true (negative, not whole numbers, more cached than input
+    tokens) make the reply unusable: a ValueError, reported as a response error.
+    """
     if not usage:
-        return Usage()
+        return Usage(missing=1)
     details = usage.get("prompt_tokens_details") or {}
-    return Usage(
-        input_tokens=int(usage.get("prompt_tokens") or 0),
-        output_tokens=int(usage.get("completion_tokens") or 0),
-        cached_tokens=int(details.get("cached_tokens") or 0),
-    )
+    counts = {
+        "prompt_tokens": usage.get("prompt_tokens") or 0,
+        "completion_tokens": usage.get("completion_tokens") or 0,
+        "cached_tokens": details.get("cached_tokens") or 0,
+    }
+    for name, value in counts.items():
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ValueError(f"usage {name} is {value!r}, not a whole number of tokens >= 0")
+    if counts["cached_tokens"] > counts["prompt_tokens"]:
+        raise ValueError(
+            f"usage reports {counts['cached_tokens']} cached of {counts['prompt_tokens']} "
+            "input tokens"
+        )
+    return Usage(counts["prompt_tokens"], counts["completion_tokens"], counts["cached_tokens"])
 
 
 def _arguments_text(arguments: object) -> str:

@@ -63,12 +63,15 @@ class Usage:
     input_tokens: int = 0
     output_tokens: int = 0
     cached_tokens: int = 0
+    #: Responses that reported no usage: their tokens are unknown, not zero.
+    missing: int = 0
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
             self.input_tokens + other.input_tokens,
             self.output_tokens + other.output_tokens,
             self.cached_tokens + other.cached_tokens,
+            self.missing + other.missing,
         )
 
 

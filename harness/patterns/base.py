@@ -19,7 +19,7 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field
 
 from harness.models.counting import CountedClient
-from harness.models.types import Message
+from harness.models.types import Message, ModelResponse
 from harness.tools import ToolSet
 from harness.trace import AnswerRole, Trace
 
@@ -126,3 +126,21 @@ class Pattern(Protocol):
 
 
 ONE_CALL = CallFloor(1, "at least one model call")
+
+
+def answer_reply(
+    ctx: RunContext,
+    response: ModelResponse,
+    messages: list[Message],
+    metrics: dict[str, float] | None = None,
+) -> Outcome:
+    """A reply meant as the final answer, as an outcome: a truncated one is not acted on,
+    and an empty one (no text, no tool call) is ``unparsed``, never an empty answer."""
+    steps = ctx.model.calls
+    if response.truncated:
+        return Outcome("truncated", messages=messages, steps=steps, metrics=metrics or {})
+    answer = response.message.content.strip()
+    if not answer:
+        ctx.emit("parse_failure", step=steps, text=response.message.content)
+        return Outcome("unparsed", messages=messages, steps=steps, metrics=metrics or {})
+    return Outcome("answered", answer, messages, steps, metrics=metrics or {})

@@ -97,7 +97,8 @@ class BestOfN:
             ctx.emit("verdict", candidate=candidate, accepted=accepted, reason=reason)
             if accepted:
                 last.steps = ctx.model.calls
-                last.metrics = {"candidates": drawn, "answered": answered, "accepted": 1.0}
+                last.metrics = {"candidates": float(drawn), "answered": float(answered)}
+                last.metrics["accepted"] = 1.0
                 return last
         metrics = {"candidates": float(drawn), "answered": float(answered), "accepted": 0.0}
         if answered:

@@ -10,7 +10,13 @@ can still follow.
 from __future__ import annotations
 
 from harness.models.types import Message, ModelRequest
-from harness.patterns.base import CallFloor, Outcome, RunContext, Status, ToolLoopOptions
+from harness.patterns.base import (
+    CallFloor,
+    Outcome,
+    RunContext,
+    ToolLoopOptions,
+    answer_reply,
+)
 from harness.patterns.react import react_system
 from harness.patterns.tool_loop import tool_loop
 
@@ -52,9 +58,5 @@ async def synthesise(ctx: RunContext, results: str, metrics: dict[str, float]) -
         system=SYNTHESIS_SYSTEM,
         max_output_tokens=200,
     )
-    messages = [Message("user", ctx.question)]
     response = await ctx.model.complete(request)
-    messages.append(response.message)
-    status: Status = "truncated" if response.truncated else "answered"
-    answer = None if response.truncated else response.message.content.strip()
-    return Outcome(status, answer=answer, messages=messages, steps=ctx.model.calls, metrics=metrics)
+    return answer_reply(ctx, response, [Message("user", ctx.question), response.message], metrics)

@@ -18,12 +18,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from pydantic import BaseModel, Field
 
 from harness.models.types import Message, ModelRequest
-from harness.patterns.base import CallFloor, Outcome, RunContext, ToolLoopOptions
+from harness.patterns.base import CallFloor, Outcome, RunContext, ToolLoopOptions, answer_reply
 from harness.patterns.react import react_system
 from harness.patterns.registry import register
 from harness.patterns.structured import OutputMode, ask_structured
@@ -106,9 +106,10 @@ class Reflection:
             )
             response = await ctx.model.complete(request)
             steps += 1
-            if response.truncated:
-                return Outcome("truncated", messages=conversation, steps=steps)
-            answer = response.message.content.strip()
+            rewritten = answer_reply(ctx, response, conversation)
+            if rewritten.answer is None:  # truncated or empty: the rewrite is not an answer
+                return replace(rewritten, steps=steps)
+            answer = rewritten.answer
             ctx.answer_given("revision", answer)
             # The rewrite replaces the draft; the critique is never part of the conversation.
             conversation = [*conversation[:-1], Message("assistant", answer)]

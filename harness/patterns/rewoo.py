@@ -23,7 +23,7 @@ from pydantic import BaseModel, Field
 
 from harness.models.types import Message, ModelRequest
 from harness.patterns.acting import Actions
-from harness.patterns.base import CallFloor, Outcome, RunContext, ToolLoopOptions
+from harness.patterns.base import CallFloor, Outcome, RunContext, ToolLoopOptions, answer_reply
 from harness.patterns.registry import register
 from harness.patterns.structured import OutputMode, ask_structured
 from harness.tools import ToolSet
@@ -137,11 +137,7 @@ class ReWOO:
         )
         response = await ctx.model.complete(request)
         messages.append(response.message)
-        if response.truncated:
-            return Outcome("truncated", messages=messages, steps=2)
-        return Outcome(
-            "answered", answer=response.message.content.strip(), messages=messages, steps=2
-        )
+        return answer_reply(ctx, response, messages)
 
     async def _execute(self, ctx: RunContext, plan: Plan) -> str:
         actions = Actions(ctx, ctx.tools, self.options.guard)

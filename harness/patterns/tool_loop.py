@@ -7,11 +7,13 @@ valid ``final_answer`` call; otherwise on a reply without tool calls.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from pydantic import BaseModel, Field
 
 from harness.models.types import Message, ModelRequest
 from harness.patterns.acting import Actions
-from harness.patterns.base import Outcome, RunContext, ToolLoopOptions
+from harness.patterns.base import Outcome, RunContext, ToolLoopOptions, answer_reply
 from harness.tools import Tool, ToolSet
 
 MAX_OUTPUT_TOKENS = 400
@@ -70,9 +72,7 @@ async def tool_loop(
             return Outcome("truncated", messages=messages, steps=steps)
         if not reply.tool_calls:
             if not finish_by_tool:
-                return Outcome(
-                    "answered", answer=reply.content.strip(), messages=messages, steps=steps
-                )
+                return replace(answer_reply(ctx, response, messages), steps=steps)
             ctx.emit("parse_failure", step=step, text=reply.content)
             messages.append(Message("user", NUDGE))
             continue

@@ -104,6 +104,7 @@ def _summary(runs: pd.DataFrame) -> dict[str, object]:
         "latency_p50": runs["latency_s"].quantile(0.5),
         "latency_p95": runs["latency_s"].quantile(0.95),
         "parse_failures": int(runs["parse_failures"].sum()),
+        "usage_missing": int(runs["usage_missing"].sum()),
         **{f"status_{s}": int(statuses.get(s, 0)) for s in STATUSES},
         **_changes(graded),
         **_check(graded),
@@ -223,7 +224,20 @@ def render(
         return html.replace(">\n", f">\n{caption}\n", 1) if caption else html
     table = shown.to_markdown(index=False, disable_numparse=True)
     head = f"{title}\n\n" if title else ""
-    return f"{head}{table}\n\n{NOTE}"
+    return f"{head}{table}\n\n{NOTE}{usage_warning(summary)}"
+
+
+def usage_warning(summary: pd.DataFrame) -> str:
+    """A footnote when some responses reported no usage: totals then undercount."""
+    missing = int(summary["usage_missing"].sum()) if "usage_missing" in summary else 0
+    if not missing:
+        return ""
+    arms = ", ".join(summary.loc[summary["usage_missing"] > 0, "arm"].astype(str))
+    return (
+        f"\n\nUsage unknown: {missing} model calls ({arms}) reported no token usage. Their "
+        "tokens are not zero but unknown, and are left out of the token and cost columns, "
+        "which therefore undercount."
+    )
 
 
 def _shown(summary: pd.DataFrame) -> pd.DataFrame:

@@ -2,7 +2,8 @@ import asyncio
 import importlib.metadata
 
 from harness.experiment import parse_arms
-from harness.models import ScriptedModel, tool_reply
+from harness.models import Message, ModelResponse, ScriptedModel, Usage, tool_reply
+from harness.report.table import records_frame, render, summarize
 from harness.runner import Job, Runner, expand
 from tasks import load_taskset
 
@@ -52,3 +53,21 @@ def test_a_limit_keeps_the_partial_work_in_the_trace():
     assert record.status == "step_budget" and record.turns == 2
     [limit] = [data for _, kind, data in trace.events if kind == "limit_reached"]
     assert [m.role for m in limit["conversation"]] == ["user", *["assistant", "tool"] * 2]
+
+
+def test_an_empty_reply_is_unparsed_not_an_answered_empty_string():
+    for spec in ("react", "plan"):
+        replies = ["1. look it up", ""] if spec == "plan" else [""]
+        record, _ = _one_run(spec, replies)
+        assert (record.status, record.answer, record.correct) == ("unparsed", None, None), spec
+        assert record.parse_failures == 1
+
+
+def test_calls_without_usage_are_recorded_and_flagged_under_the_table():
+    no_usage = ModelResponse(Message("assistant", "84"), usage=Usage(missing=1))
+    record, _ = _one_run("direct", [no_usage])
+    assert (record.usage_missing, record.tokens_in, record.tokens_out) == (1, 0, 0)
+    table = render(summarize(records_frame([record])), "md")
+    assert "Usage unknown: 1 model calls (direct) reported no token usage" in table
+    complete, _ = _one_run("direct", ["84"])
+    assert "Usage unknown" not in render(summarize(records_frame([complete])), "md")

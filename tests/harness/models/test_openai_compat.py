@@ -189,3 +189,48 @@ def test_counting_wrapper_counts_calls_and_usage_on_the_error_path():
     assert (counted.calls, counted.failed_calls) == (2, 1)
     assert (counted.usage.input_tokens, counted.usage.output_tokens) == (10, 3)
     assert [kind for _, kind, _ in trace.events] == ["request", "response", "request", "api_error"]
+
+
+def _without_usage():
+    body = completion()
+    del body["usage"]
+    return body
+
+
+def test_a_reply_without_usage_is_counted_as_missing_never_as_zero_tokens():
+    script = Script(
+        httpx.Response(200, json=_without_usage()), httpx.Response(200, json=completion())
+    )
+    client, _ = make_client(script)
+    counted = CountingClient(client, Trace())
+    asyncio.run(counted.complete(REQUEST))
+    asyncio.run(counted.complete(REQUEST))
+    usage = counted.usage
+    assert (usage.missing, usage.input_tokens, usage.output_tokens) == (1, 10, 3)
+
+
+@pytest.mark.parametrize(
+    "usage",
+    [
+        {"prompt_tokens": -5, "completion_tokens": 3},
+        {"prompt_tokens": 10, "completion_tokens": "many"},
+        {"prompt_tokens": 10, "completion_tokens": 2.5},
+        {
+            "prompt_tokens": 10,
+            "completion_tokens": 3,
+            "prompt_tokens_details": {"cached_tokens": 11},
+        },
+    ],
+)
+def test_usage_that_cannot_be_true_is_a_response_error(usage):
+    script = Script(httpx.Response(200, json=completion(usage=usage)))
+    client, _ = make_client(script)
+    with pytest.raises(ModelAPIError, match="usage"):
+        complete(client)
+
+
+def test_usage_on_a_reply_without_choices_is_a_response_error():
+    body = {"choices": [], "usage": {"prompt_tokens": 10, "completion_tokens": 3}}
+    client, _ = make_client(Script(httpx.Response(200, json=body)))
+    with pytest.raises(ModelAPIError, match="not a chat completion"):
+        complete(client)

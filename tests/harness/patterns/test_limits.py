@@ -1,11 +1,75 @@
 import asyncio
+from dataclasses import dataclass
 
 from harness.experiment import parse_arm
-from harness.models import CountingClient, ModelRequest, ScriptedModel, text_reply, tool_reply
-from harness.patterns import RunContext
+from harness.models import (
+    CountingClient,
+    Message,
+    ModelAPIError,
+    ModelRequest,
+    ModelResponse,
+    ScriptedModel,
+    Usage,
+    text_reply,
+    tool_reply,
+)
+from harness.patterns import Outcome, PatternOptions, RunContext
+from harness.patterns.base import CallFloor
+from harness.patterns.limits import Limited
 from harness.trace import Trace
 
 from .helpers import DEPOT, run_pattern
+
+
+def costing(tokens, reply):
+    """``reply`` reporting ``tokens`` input tokens, so a ceiling can be reached exactly."""
+    response = text_reply(reply) if isinstance(reply, str) else reply
+    return ModelResponse(response.message, response.finish_reason, Usage(tokens, 0))
+
+
+@dataclass(frozen=True)
+class Greedy:
+    """A pattern that never stops calling the model by itself."""
+
+    floor: int = 1
+    name: str = "greedy"
+
+    def call_floor(self):
+        return CallFloor(self.floor, "as many as it says")
+
+    async def run(self, ctx):
+        while True:
+            await ctx.model.complete(ModelRequest("m", (Message("user", ctx.question),)))
+
+
+def run_limited(pattern, options, replies):
+    model = ScriptedModel(replies)
+    trace = Trace()
+    ctx = RunContext("q", CountingClient(model, trace), "m", DEPOT.toolset(), trace)
+    outcome = asyncio.run(Limited(pattern, options).run(ctx))
+    return outcome, model, ctx
+
+
+def limit_events(ctx):
+    return [d for _, kind, d in ctx.trace.events if kind == "limit_reached"]
+
+
+def test_max_steps_stops_a_pattern_that_never_stops_itself():
+    outcome, model, ctx = run_limited(Greedy(), PatternOptions(max_steps=3), ["x"] * 9)
+    assert (outcome.status, len(model.requests), outcome.steps) == ("step_budget", 3, 3)
+    assert limit_events(ctx)[0]["status"] == "step_budget"
+
+
+def test_max_tokens_stops_calls_once_the_ceiling_is_reached():
+    replies = [costing(40, "x")] * 9
+    outcome, model, _ = run_limited(Greedy(), PatternOptions(max_tokens=100), replies)
+    assert (outcome.status, len(model.requests)) == ("token_budget", 3)  # 40, 80, 120: stop
+
+
+def test_a_floor_above_max_steps_is_refused_before_any_request():
+    outcome, model, ctx = run_limited(Greedy(floor=4), PatternOptions(max_steps=3), ["x"] * 9)
+    assert (outcome.status, model.requests) == ("refused", [])
+    assert "at least 4" in outcome.error and limit_events(ctx) == []
 
 
 def test_token_ceiling_holds_a_pattern_with_phases_of_its_own():
@@ -14,6 +78,52 @@ def test_token_ceiling_holds_a_pattern_with_phases_of_its_own():
     )
     outcome, model, _ = run_pattern(parse_arm("rewoo:max_tokens=10").build(), [planned, "x"])
     assert outcome.status == "token_budget" and len(model.requests) == 1
+
+
+def critique(needs_refinement):
+    return tool_reply(("critique", {"needs_refinement": needs_refinement, "critique": "redo"}))
+
+
+def test_token_ceiling_between_reflection_cycles_keeps_the_revision():
+    replies = [costing(10, r) for r in ["2953", critique(True), "2954", critique(False)]]
+    outcome, model, ctx = run_pattern(
+        parse_arm("reflection:cycles=2,max_tokens=30").build(), replies
+    )
+    # draft (10), critique (20), rewrite (30): the second critique is never sent
+    assert (outcome.status, len(model.requests)) == ("token_budget", 3)
+    (limit,) = limit_events(ctx)
+    assert limit["last_answer"] == "2954"
+    assert limit["conversation"][-1] == Message("assistant", "2954")
+    assert limit["conversation"][0].content == ctx.question
+
+
+def test_limit_reached_keeps_the_conversation_so_far():
+    lookup = tool_reply(("lookup", {"title": "Nile"}))
+    outcome, _, ctx = run_pattern(parse_arm("react:max_steps=2").build(), [lookup] * 2)
+    (limit,) = limit_events(ctx)
+    assert outcome.status == limit["status"] == "step_budget"
+    roles = ["user", "assistant", "tool", "assistant", "tool"]
+    assert [m.role for m in limit["conversation"]] == roles
+    assert limit["last_answer"] is None
+
+
+def test_max_output_tokens_caps_every_request_and_unset_keeps_the_patterns_own():
+    replies = ["step", tool_reply(("evaluation", {"score": 0.5})), "Answer: 84"]
+    _, capped, _ = run_pattern(
+        parse_arm("tot:breadth=1,depth=1,max_output_tokens=7").build(), replies
+    )
+    assert [r.max_output_tokens for r in capped.requests] == [7, 7, 7]
+    _, own, _ = run_pattern(parse_arm("tot:breadth=1,depth=1").build(), replies)
+    assert [r.max_output_tokens for r in own.requests] == [120, 600, 200]
+
+
+def test_api_error_ends_the_run_with_its_status_and_the_conversation():
+    lookup = tool_reply(("lookup", {"title": "Nile"}))
+    outcome, model, ctx = run_pattern(
+        parse_arm("react").build(), [lookup, ModelAPIError("HTTP 503")]
+    )
+    assert (outcome.status, outcome.error, len(model.requests)) == ("api_error", "HTTP 503", 2)
+    assert outcome.messages[-1].role == "tool" and limit_events(ctx) == []
 
 
 def test_wrapped_pattern_keeps_its_name():
@@ -33,3 +143,19 @@ def test_step_timeout_ends_the_run_with_its_status():
     pattern = parse_arm("react:step_timeout_s=0.05").build()
     outcome = asyncio.run(pattern.run(ctx))
     assert outcome.status == "step_timeout" and "0.05 s" in outcome.error
+    assert limit_events(ctx)[0]["status"] == "step_timeout"
+
+
+def test_an_outcome_the_pattern_returns_itself_passes_through():
+    @dataclass(frozen=True)
+    class Done:
+        name: str = "done"
+
+        def call_floor(self):
+            return CallFloor(0, "none")
+
+        async def run(self, ctx):
+            return Outcome("answered", answer="84")
+
+    outcome, model, _ = run_limited(Done(), PatternOptions(max_steps=0), [])
+    assert (outcome.status, outcome.answer, model.requests) == ("answered", "84", [])

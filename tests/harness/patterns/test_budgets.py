@@ -1,0 +1,195 @@
+"""The run limits hold for every registered pattern, whatever the model answers."""
+
+import asyncio
+
+import pytest
+
+from harness.experiment import parse_arm
+from harness.models import CountingClient, FunctionModel, ModelResponse, Usage, text_reply
+from harness.models import tool_reply as call
+from harness.models.fake_server import STRUCTURED_REPLIES
+from harness.patterns import RunContext, registered
+from harness.report.table import records_frame, summarize
+from harness.runner import Job, Runner
+from harness.trace import Trace
+
+from .helpers import DEPOT
+
+# Valid arguments for every structured request, chosen to make the patterns go on:
+# verdicts reject, critiques ask for a rewrite, a phase comes without tasks.
+STRUCTURED = STRUCTURED_REPLIES | {
+    "verdict": {"accept": False, "reason": "not grounded"},
+    "critique": {"needs_refinement": True, "critique": "Check the numbers."},
+    "decomposition": {
+        "goal": "answer",
+        "phases": [{"name": "facts", "tasks": ["Look up Paris."]}, {"name": "sums"}],
+    },
+    "phase_tasks": {"tasks": ["Compute it.", "Check it."]},
+}
+FINAL = ("final_answer", {"answer": "84", "evidence": ["Paris"]})
+
+
+def looping(request):
+    """Never finishes by itself: always looks something up when it can."""
+    if request.tool_choice:
+        return call((request.tool_choice, STRUCTURED[request.tool_choice]))
+    if request.tools:
+        return call(("lookup", {"title": "Paris"}))
+    if "Action:" in request.system:
+        return "Thought: look it up.\nAction: lookup[Paris]"
+    return "1973 - 1889 = 84.\nAnswer: 84"
+
+
+def answering(request):
+    """Looks one thing up, then answers."""
+    observed = request.messages and request.messages[-1].role == "tool"
+    if request.tools and not request.tool_choice and observed:
+        names = [t.name for t in request.tools]
+        return call(FINAL) if "final_answer" in names else "84"
+    if "Action:" in request.system and request.messages[-1].content.startswith("Observation:"):
+        return "Thought: done.\nAction: finish[84]"
+    return looping(request)
+
+
+RESPONDERS = {"looping": looping, "answering": answering}
+
+# Every registered pattern, and the options that change how many calls it needs.
+SPECS = [
+    *registered(),
+    "best_of_n:verifier=model",
+    "react:finish=tool",
+    "reflection:cycles=2",
+    "self_consistency:samples=2",
+    "tot:breadth=2,beam=2,depth=3",
+    "plan_execute:replan=on",
+]
+# The fewest calls each can work with; one fewer is refused before any request.
+FLOORS = {
+    "best_of_n": 1,
+    "best_of_n:verifier=model": 2,
+    "cot": 1,
+    "direct": 1,
+    "goal_decomposition": 3,
+    "plan": 2,
+    "plan_execute": 3,
+    "react": 1,
+    "react_text": 1,
+    "reflection": 3,
+    "reflection:cycles=0": 1,
+    "reflection:cycles=2": 5,
+    "reflexion": 1,
+    "rewoo": 2,
+    "self_consistency": 5,
+    "self_consistency:samples=2": 2,
+    "tot": 3,
+}
+
+
+def with_options(spec, **options):
+    extra = ",".join(f"{k}={v}" for k, v in options.items())
+    return f"{spec},{extra}" if ":" in spec else f"{spec}:{extra}"
+
+
+def run(spec, responder, **options):
+    model = FunctionModel(responder)
+    trace = Trace()
+    question = "How many years after the Eiffel Tower did the Sydney Opera House open?"
+    ctx = RunContext(question, CountingClient(model, trace), "m", DEPOT.toolset(), trace)
+    outcome = asyncio.run(parse_arm(with_options(spec, **options)).build().run(ctx))
+    return outcome, model, ctx
+
+
+def test_the_specs_cover_every_registered_pattern():
+    assert (
+        {s.split(":")[0] for s in SPECS} == set(registered()) == {s.split(":")[0] for s in FLOORS}
+    )
+
+
+@pytest.mark.parametrize("responder", RESPONDERS)
+@pytest.mark.parametrize("spec", SPECS)
+def test_max_steps_is_never_exceeded(spec, responder):
+    for max_steps in range(1, 13):
+        outcome, model, ctx = run(spec, RESPONDERS[responder], max_steps=max_steps)
+        assert len(model.requests) == ctx.model.calls <= max_steps, (max_steps, outcome)
+        assert model.requests or outcome.status == "refused"
+
+
+@pytest.mark.parametrize("spec", FLOORS)
+def test_a_call_floor_above_max_steps_is_refused_with_no_request(spec):
+    floor = FLOORS[spec]
+    assert parse_arm(spec).build().call_floor().calls == floor
+    outcome, model, _ = run(spec, answering, max_steps=floor - 1)
+    assert (outcome.status, model.requests) == ("refused", [])
+    assert f"max_steps of at least {floor}" in outcome.error
+    outcome, model, _ = run(spec, answering, max_steps=floor)
+    assert outcome.status != "refused" and len(model.requests) >= 1
+
+
+LIMITS = {"max_tokens": 50, "step_timeout_s": 2.5, "max_output_tokens": 64}
+
+
+@pytest.mark.parametrize("option", LIMITS)
+@pytest.mark.parametrize("name", registered())
+def test_every_pattern_takes_the_run_limits(name, option):
+    arm = parse_arm(f"{name}:{option}={LIMITS[option]}")
+    assert getattr(arm.options, option) == LIMITS[option] and arm.build().name == name
+
+
+def costly(responder, tokens=40):
+    def reply(request):
+        response = responder(request)
+        response = text_reply(response) if isinstance(response, str) else response
+        return ModelResponse(response.message, response.finish_reason, Usage(tokens - 10, 10))
+
+    return reply
+
+
+@pytest.mark.parametrize("responder", RESPONDERS)
+@pytest.mark.parametrize("spec", SPECS)
+def test_max_tokens_stops_requests_once_the_ceiling_is_reached(spec, responder):
+    free, unlimited, _ = run(spec, costly(RESPONDERS[responder]), max_steps=12)
+    outcome, model, _ = run(spec, costly(RESPONDERS[responder]), max_steps=12, max_tokens=50)
+    # 40 tokens a call: the second call starts below 50, the third would start at 80.
+    assert len(model.requests) == min(len(unlimited.requests), 2)
+    if len(unlimited.requests) > 2:
+        assert outcome.status == "token_budget"
+    else:
+        assert outcome.status == free.status
+
+
+class SlowFirst(FunctionModel):
+    """Takes half a second over its first reply."""
+
+    async def complete(self, request):
+        if not self.requests:
+            await asyncio.sleep(0.5)
+        return await super().complete(request)
+
+
+@pytest.mark.parametrize("spec", SPECS)
+def test_step_timeout_cancels_a_slow_call_in_every_pattern(spec):
+    model = SlowFirst(answering)
+    trace = Trace()
+    ctx = RunContext("q", CountingClient(model, trace), "m", DEPOT.toolset(), trace)
+    pattern = parse_arm(with_options(spec, step_timeout_s=0.02)).build()
+    outcome = asyncio.run(pattern.run(ctx))
+    assert (outcome.status, ctx.model.calls, model.requests) == ("step_timeout", 1, [])
+
+
+@pytest.mark.parametrize("spec", SPECS)
+def test_max_output_tokens_caps_every_request_of_every_pattern(spec):
+    _, model, _ = run(spec, answering, max_output_tokens=33)
+    assert model.requests and {r.max_output_tokens for r in model.requests} == {33}
+
+
+def test_best_of_n_with_nothing_accepted_is_not_graded_and_counts_as_not_correct():
+    task = next(t for t in DEPOT.tasks if t.id == "eiffel-opera-house")  # expected 84
+    runner = Runner(DEPOT, FunctionModel(lambda _: "84"), "m")
+    arm = parse_arm("best_of_n:n=2")  # 84 is in no observation: the evidence check rejects
+    record, _ = asyncio.run(runner.run_one(Job(arm, task, 0)))
+    assert (record.status, record.answer, record.correct) == ("none_accepted", None, None)
+    assert record.first_correct is True  # the candidates themselves were right
+    assert record.metrics["judged_correct"] == 2.0 and record.metrics["accepted_correct"] == 0.0
+    row = summarize(records_frame([record])).iloc[0]
+    assert (row["n"], row["correct"], row["accuracy"]) == (1, 0, 0.0)
+    assert row["status_none_accepted"] == 1
