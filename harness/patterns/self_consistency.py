@@ -2,15 +2,18 @@
 
 Each chain is a ``cot`` call at a non-zero temperature. The vote is over the whole
 typed answer, never the raw text: the multiset of numbers it states together with
-the entities it names (its normalised words, less numbers and function words). So
-"84 years" and "eighty-four" vote together, while "Lyon, 59 more" and "Hamburg, 59
-more" do not. The plurality wins, not the majority; ties go to the answer seen
+the entities it names. Entities are its capitalised words (proper names), or, in an
+answer with none, all its words; either way normalised, less numbers, function words
+and units. So "84 years" and "eighty-four" vote together, "The Hamburg depot, with 59
+more trucks" with "Hamburg, 59 more", while "Lyon, 59 more" and "Hamburg, 59 more" do
+not. The plurality wins, not the majority; ties go to the answer seen
 first. Agreement (the winner's share of the samples) is recorded: it measures
 consistency, not correctness.
 """
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass
 
@@ -39,8 +42,12 @@ FILLER = frozenset(
 def typed_reading(answer: str) -> tuple[tuple[float, ...], frozenset[str]]:
     """What a vote compares: the numbers stated (as a multiset) and the entities named."""
     numbers = tuple(sorted(numbers_in(answer)))
-    words = normalise(answer).split()
+    names = [w for w in re.findall(r"\b[^\W\d_][\w'-]*", answer) if w[0].isupper()]
+    words = normalise(" ".join(names)).split() if names else []
     entities = frozenset(w for w in words if w not in FILLER and not numbers_in(w))
+    if not entities:
+        everything = normalise(answer).split()
+        entities = frozenset(w for w in everything if w not in FILLER and not numbers_in(w))
     return numbers, entities
 
 

@@ -7,7 +7,7 @@ import pytest
 from harness.experiment import parse_arm
 from harness.models import CountingClient, FunctionModel, ModelResponse, text_reply, tool_reply
 from harness.patterns import RunContext
-from harness.patterns.self_consistency import plurality
+from harness.patterns.self_consistency import plurality, typed_reading
 from harness.patterns.tot import ANSWER_SYSTEM, EVALUATE_SYSTEM, PROPOSE_SYSTEM
 from harness.trace import Trace
 
@@ -204,3 +204,11 @@ def test_tot_reserves_the_answer_call_under_any_max_steps(max_steps):
     assert (outcome.status, outcome.answer) == ("answered", "84")
     assert len(model.requests) <= max_steps and kinds(model).endswith("EA")
     assert max_steps - len(model.requests) <= 1  # it stops only when no child fits
+
+
+def test_self_consistency_groups_one_entity_however_the_answer_is_worded():
+    same = ["The Hamburg depot, with 59 more trucks", "Hamburg, 59 more", "hamburg: 59"]
+    assert len({typed_reading(a) for a in same}) == 1
+    assert typed_reading("Lyon, 59 more") != typed_reading("Hamburg, 59 more")
+    winner, votes = plurality(["Lyon, 59 more", "Lyon has 59 more", *same[:2]])
+    assert (winner, votes) == ("Lyon, 59 more", 2)  # a tie goes to the reading seen first
