@@ -28,12 +28,17 @@ NOTE = (
     "out), with a 95% Wilson interval. Cost per correct: total cost of all runs / correct. "
     "Turns: model calls per run. Arms name the options set; the rest are defaults. "
     "Paired differences match runs by (task, repeat) and resample whole tasks, since repeats "
-    "of one task are not independent. w→r / r→w: runs whose first answer (a draft, attempt "
-    "or candidate) was wrong and final right, or the reverse. For arms with a check "
-    "(best_of_n, reflexion): coverage = runs with an accepted answer; precision = correct "
-    "among them; check r and f = the check's acceptance rate of right and of wrong answers, "
-    "as measured; the predicted precision is the chapter's formula from p (right among judged "
-    "answers), r and f."
+    "of one task are not independent."
+)
+CHANGES_NOTE = (
+    " w→r / r→w: runs whose first answer (a draft, attempt or candidate) was wrong and the "
+    "final one right, or the reverse."
+)
+CHECK_NOTE = (
+    " For arms with a check (best_of_n's verifier, reflexion's check): coverage = runs with "
+    "an accepted answer; precision = correct among them; check r and f = the check's "
+    "acceptance rate of right and of wrong answers, as measured; the predicted precision is "
+    "seed 003's formula from p (right among judged answers), r and f."
 )
 
 
@@ -224,7 +229,14 @@ def render(
         return html.replace(">\n", f">\n{caption}\n", 1) if caption else html
     table = shown.to_markdown(index=False, disable_numparse=True)
     head = f"{title}\n\n" if title else ""
-    return f"{head}{table}\n\n{NOTE}{usage_warning(summary)}"
+    note = NOTE + (CHANGES_NOTE if _shows(summary, "wrong_to_right") else "")
+    note += CHECK_NOTE if _shows(summary, "check_r") else ""
+    return f"{head}{table}\n\n{note}{usage_warning(summary)}"
+
+
+def _shows(summary: pd.DataFrame, column: str) -> bool:
+    """Whether any arm has a value in ``column`` (absent from a --columns selection)."""
+    return column in summary and not summary[column].isna().all()
 
 
 def usage_warning(summary: pd.DataFrame) -> str:
@@ -271,10 +283,10 @@ def _shown(summary: pd.DataFrame) -> pd.DataFrame:
     shown["$/correct"] = summary["cost_per_correct"].map(_money)
     shown["p50 s"] = summary["latency_p50"].map("{:.2f}".format)
     shown["p95 s"] = summary["latency_p95"].map("{:.2f}".format)
-    if not summary["wrong_to_right"].isna().all():
+    if _shows(summary, "wrong_to_right"):
         shown["w→r"] = summary["wrong_to_right"].map(_count)
         shown["r→w"] = summary["right_to_wrong"].map(_count)
-    if not summary["check_r"].isna().all():
+    if _shows(summary, "check_r"):
         for column, label in CHECK_LABELS.items():
             shown[label] = summary[column].map(_share)
     shown["ended"] = [
