@@ -99,10 +99,10 @@ from tasks.taskset import TaskSet, TaskSetError, load_taskset
 )
 @click.option(
     "--timeout",
-    type=float,
+    type=click.FloatRange(min=0, min_open=True),
     default=120.0,
     show_default=True,
-    help="Seconds allowed for one request.",
+    help="Seconds allowed for one request, from connecting to its last byte.",
 )
 @click.option(
     "--max-retries",

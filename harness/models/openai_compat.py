@@ -105,6 +105,8 @@ class OpenAICompatClient:
             self._headers.append(("authorization", f"Bearer {api_key}"))
         self._secret = api_key
         self._url = httpx.URL(base_url.rstrip("/") + "/chat/completions")
+        #: The limit on a whole request, connect to last byte; the phases below each have it too.
+        self._timeout_s = timeout_s
         self._timeout = {
             "connect": timeout_s,
             "read": timeout_s,
@@ -133,21 +135,36 @@ class OpenAICompatClient:
             retry_after: float | None = None
             try:
                 async with self._slots:
-                    response = await self._post(body)
-            except (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError) as exc:
+                    response = await asyncio.wait_for(self._post(body), self._timeout_s)
+            except TimeoutError:
+                failure = f"no complete reply within --timeout {self._timeout_s:g} s"
+                status = None
+            except httpx.TransportError as exc:
                 failure = f"{type(exc).__name__}: {exc}"
                 status = None
             else:
-                if response.status_code == 200:
-                    return parse_response(response, retries=attempt, redact=self._redact)
-                failure = f"HTTP {response.status_code}: {response.text[:300]}"
                 status = response.status_code
-                if status not in RETRYABLE_STATUS:
-                    raise ModelAPIError(self._redact(failure), status=status, retries=attempt)
-                retry_after = parse_retry_after(response.headers.get("retry-after"))
+                if status == 200:
+                    try:
+                        return parse_response(response, retries=attempt, redact=self._redact)
+                    except ModelAPIError as exc:  # a malformed reply is retried like a 5xx
+                        failure = str(exc)
+                else:
+                    failure = f"HTTP {status}: {self._redact(response.text)[:300]}"
+                    if status not in RETRYABLE_STATUS:
+                        raise ModelAPIError(failure, status=status, retries=attempt)
+                    retry_after = parse_retry_after(response.headers.get("retry-after"))
             if attempt >= self._retry.max_retries:
                 message = f"{failure} (gave up after {attempt + 1} attempts)"
                 raise ModelAPIError(self._redact(message), status=status, retries=attempt)
+            if retry_after is not None and retry_after > self._retry.max_delay_s:
+                raise ModelAPIError(
+                    f"{self._redact(failure)}; the endpoint asked to retry after "
+                    f"{retry_after:.0f} s, beyond the {self._retry.max_delay_s:g} s "
+                    "allowed, so the call was stopped rather than retried early",
+                    status=status,
+                    retries=attempt,
+                )
             await self._sleep(self._retry.delay(attempt, retry_after, self._rng))
             attempt += 1
 
@@ -236,13 +253,9 @@ def parse_response(
         message = Message("assistant", wire.get("content") or "", tool_calls=calls)
         usage = parse_usage(data.get("usage"))
     except (ValueError, KeyError, IndexError, TypeError) as exc:
-        raise ModelAPIError(
-            redact(
-                f"the endpoint's reply is not a chat completion ({exc!r}): {response.text[:300]}"
-            ),
-            status=response.status_code,
-            retries=retries,
-        ) from exc
+        # Redacted before it is cut short, so no part of a key survives at the cut.
+        text = redact(f"the endpoint's reply is not a chat completion ({exc!r}): {response.text}")
+        raise ModelAPIError(text[:400], status=response.status_code, retries=retries) from exc
     finish = _FINISH_REASONS.get(choice.get("finish_reason"), "other")
     return ModelResponse(message=message, finish_reason=finish, usage=usage, retries=retries)
 

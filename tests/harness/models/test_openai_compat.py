@@ -1,9 +1,12 @@
 import asyncio
 import json
+import time
 
 import httpx
 import pytest
+from click.testing import CliRunner
 
+from harness.cli import main
 from harness.models import (
     CountingClient,
     Message,
@@ -168,10 +171,18 @@ def test_client_errors_are_not_retried_and_the_key_is_redacted():
     assert delays == [] and KEY not in str(info.value) and "[redacted]" in str(info.value)
 
 
-def test_a_reply_that_is_not_a_completion_is_an_api_error():
-    client, _ = make_client(Script(httpx.Response(200, json={"object": "error"})))
-    with pytest.raises(ModelAPIError, match="not a chat completion"):
+def test_a_reply_that_is_not_a_completion_is_retried_then_an_api_error():
+    script = Script(*[httpx.Response(200, json={"object": "error"}) for _ in range(3)])
+    client, delays = make_client(script, retries=2)
+    with pytest.raises(ModelAPIError, match=r"not a chat completion.*gave up after 3 attempts"):
         complete(client)
+    assert len(script.requests) == 3 and len(delays) == 2
+
+
+def test_a_malformed_reply_then_a_good_one_succeeds():
+    script = Script(httpx.Response(200, text="{not json"), httpx.Response(200, json=completion()))
+    client, _ = make_client(script)
+    assert complete(client).retries == 1
 
 
 def test_counting_wrapper_counts_calls_and_usage_on_the_error_path():
@@ -224,13 +235,57 @@ def test_a_reply_without_usage_is_counted_as_missing_never_as_zero_tokens():
 )
 def test_usage_that_cannot_be_true_is_a_response_error(usage):
     script = Script(httpx.Response(200, json=completion(usage=usage)))
-    client, _ = make_client(script)
+    client, _ = make_client(script, retries=0)
     with pytest.raises(ModelAPIError, match="usage"):
         complete(client)
 
 
 def test_usage_on_a_reply_without_choices_is_a_response_error():
     body = {"choices": [], "usage": {"prompt_tokens": 10, "completion_tokens": 3}}
-    client, _ = make_client(Script(httpx.Response(200, json=body)))
+    client, _ = make_client(Script(httpx.Response(200, json=body)), retries=0)
     with pytest.raises(ModelAPIError, match="not a chat completion"):
         complete(client)
+
+
+def test_timeout_bounds_the_whole_request_not_each_read():
+    async def dribble(request):
+        await asyncio.sleep(5)  # a server that never finishes its body in time
+        return httpx.Response(200, json=completion())
+
+    client = OpenAICompatClient(
+        "http://model.test/v1",
+        transport=httpx.MockTransport(dribble),
+        timeout_s=0.05,
+        retry=RetryPolicy(max_retries=1, base_delay_s=0.01),
+    )
+    began = time.perf_counter()
+    with pytest.raises(ModelAPIError, match=r"within --timeout 0.05 s.*gave up after 2"):
+        complete(client)
+    assert time.perf_counter() - began < 1
+
+
+def test_a_retry_after_beyond_the_cap_stops_the_call_instead_of_retrying_early():
+    script = Script(httpx.Response(429, headers={"retry-after": "3600"}, json={}))
+    client, delays = make_client(script)
+    with pytest.raises(ModelAPIError, match="retry after 3600 s, beyond the 30 s") as info:
+        complete(client)
+    assert delays == [] and info.value.status == 429
+
+
+def test_the_key_is_redacted_before_error_text_is_cut_short():
+    padding = "x" * 290  # puts the key across the 300-character cut
+    script = Script(httpx.Response(401, text=f"{padding}Authorization: Bearer {KEY}"))
+    client, _ = make_client(script)
+    with pytest.raises(ModelAPIError) as info:
+        complete(client)
+    assert KEY[:8] not in str(info.value) and KEY[-8:] not in str(info.value)
+    garbage = Script(*[httpx.Response(200, text=f"{padding}{KEY} oops") for _ in range(2)])
+    client, _ = make_client(garbage, retries=1)
+    with pytest.raises(ModelAPIError) as info:
+        complete(client)
+    assert KEY[:8] not in str(info.value)
+
+
+def test_timeout_must_be_positive():
+    result = CliRunner().invoke(main, ["run", "--arm", "direct", "--timeout", "0"])
+    assert result.exit_code == 2 and "--timeout" in result.output
