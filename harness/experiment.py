@@ -63,9 +63,23 @@ def _written(pattern: str, values: dict[str, Any]) -> str:
 def show_value(value: object) -> str:
     if isinstance(value, bool):
         return "on" if value else "off"
-    if isinstance(value, float):
-        return f"{value:g}"
+    if isinstance(value, float):  # every digit kept: 0.1234567 and 0.1234568 are two arms
+        return str(int(value)) if value.is_integer() else repr(value)
     return str(value)
+
+
+def effective_arm(text: str) -> str:
+    """The arm with only the options that differ from today's defaults: what it runs.
+
+    ``react_text:guard=off,tool=plain`` and ``react_text`` run the same configuration;
+    as given if unparsable.
+    """
+    try:
+        arm = parse_arm(text)
+    except (UnknownPattern, ArmError):
+        return text
+    defaults = arm.info.options_model().model_dump()
+    return _written(arm.pattern, {k: v for k, v in arm.resolved.items() if defaults[k] != v})
 
 
 def arm_identity(text: str) -> str:

@@ -6,6 +6,11 @@ Today an arm is its pattern and the options set explicitly, so a schema-1 arm is
 mapped by dropping every option equal to its schema-1 default, as that release
 defined them. The defaults are frozen here, not read from today's options, so a
 default changed since then still maps older results to the right identity.
+
+Options whose meaning has changed since are written in today's terms, so that
+``compare`` states what really differs: in schema 1, best_of_n's ``max_steps`` was
+per candidate (today ``candidate_steps``) and reflexion's per attempt (today
+``attempt_steps``), and tot kept one node per level (today ``beam=1``).
 """
 
 from __future__ import annotations
@@ -45,18 +50,43 @@ SCHEMA_1_DEFAULTS: dict[str, dict[str, str]] = {
 }
 
 
+#: Options renamed since schema 1 because their meaning moved: per pattern, old -> new.
+RENAMED = {
+    "best_of_n": {"max_steps": "candidate_steps"},
+    "reflexion": {"max_steps": "attempt_steps"},
+}
+
+
 def schema_1_identity(arm: str) -> str:
     """A schema-1 arm string as today's identity: its non-default options only."""
     pattern, colon, rest = arm.partition(":")
     defaults = SCHEMA_1_DEFAULTS.get(pattern)
     if defaults is None or not colon:
         return arm
+    renamed = RENAMED.get(pattern, {})
     kept = []
     for part in rest.split(","):
         key, _, value = part.partition("=")
         if defaults.get(key) != value:
-            kept.append(part)
+            kept.append(f"{renamed.get(key, key)}={value}")
     return f"{pattern}:{','.join(sorted(kept))}" if kept else pattern
+
+
+def schema_1_options(pattern: str, options: dict[str, Any]) -> dict[str, Any]:
+    """A schema-1 record's resolved options in today's terms."""
+    upgraded = dict(options)
+    for old, new in RENAMED.get(pattern, {}).items():
+        if old in upgraded:
+            upgraded[new] = upgraded.pop(old)
+    if pattern == "best_of_n" and "candidate_steps" in upgraded:
+        verdict = int(upgraded.get("verifier") == "model")
+        upgraded["max_steps"] = upgraded.get("n", 3) * (upgraded["candidate_steps"] + verdict)
+    if pattern == "reflexion" and "attempt_steps" in upgraded:
+        upgraded["max_steps"] = upgraded.get("attempts", 2) * upgraded["attempt_steps"]
+    if pattern == "tot":
+        upgraded.setdefault("beam", 1)  # schema 1 expanded the best proposal only
+    upgraded.setdefault("max_output_tokens", None)  # unset is each call's own, as it was
+    return upgraded
 
 
 def upgrade_record(data: dict[str, Any]) -> dict[str, Any]:
@@ -65,8 +95,10 @@ def upgrade_record(data: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(arm, str):
         return data  # validation names the missing or mistyped field
     upgraded = dict(data)
-    if data.get("schema_version") == 1:
-        upgraded["arm"] = schema_1_identity(arm)
     if not upgraded.get("pattern"):
         upgraded["pattern"] = arm.partition(":")[0].strip()
+    if data.get("schema_version") == 1:
+        upgraded["arm"] = schema_1_identity(arm)
+        if isinstance(data.get("options"), dict):
+            upgraded["options"] = schema_1_options(upgraded["pattern"], data["options"])
     return upgraded

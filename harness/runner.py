@@ -23,7 +23,7 @@ from harness.models.types import ModelAPIError, ModelClient
 from harness.patterns.base import Outcome, RunContext
 from harness.records import RunRecord
 from harness.report.prices import PriceTable
-from harness.store import RecordWriter, ResultsFolder
+from harness.store import RecordWriter, ResultsError, ResultsFolder
 from harness.tools import ToolSet
 from harness.trace import Trace
 from tasks.taskset import Task, TaskSet
@@ -195,6 +195,28 @@ class Runner:
         return finished
 
 
+def refuse_other_options(folder: ResultsFolder, arms: list[Arm]) -> None:
+    """Refuse to add runs of an arm whose recorded runs resolved an option otherwise (a
+    default changed since they were made): one arm's runs must mean one configuration.
+    An option a record does not hold (added since) is not compared."""
+    resolved = {arm.spec: arm.resolved for arm in arms}
+    for record in folder.records():
+        now = resolved.get(record.arm)
+        if now is None:
+            continue
+        differs = [
+            f"{key} {record.options[key]!r} there, {now[key]!r} now"
+            for key in sorted(set(record.options) & set(now))
+            if record.options[key] != now[key]
+        ]
+        if differs:
+            raise ResultsError(
+                f"{folder.path}: runs of {record.arm} there were made with other options "
+                f"({'; '.join(differs)}); adding to them would mix two configurations under "
+                "one arm. Give another --out, or set the options as they were"
+            )
+
+
 async def run_experiment(
     taskset: TaskSet,
     arms: list[Arm],
@@ -208,6 +230,7 @@ async def run_experiment(
     on_done: Callable[[RunRecord], None] | None = None,
 ) -> GridResult:
     """Run every (arm, task, repeat) not already recorded in ``folder``."""
+    refuse_other_options(folder, arms)
     done = folder.done({t.id: t.fingerprint for t in taskset.tasks})
     jobs = [
         j for j in expand(arms, taskset, repeats) if (j.arm.spec, j.task.id, j.repeat) not in done

@@ -119,13 +119,14 @@ class ResultsFolder:
             raise
         return cls(folder, meta, lock)
 
+    def records(self) -> list[RunRecord]:
+        return read_records(self.path) if (self.path / RUNS).is_file() else []
+
     def done(self, task_fingerprints: dict[str, str] | None = None) -> set[RunKey]:
         """Runs already recorded; with ``task_fingerprints``, only those of unchanged tasks."""
-        if not (self.path / RUNS).is_file():
-            return set()
         return {
             run_key(r)
-            for r in read_records(self.path)
+            for r in self.records()
             if not (task_fingerprints and r.task_fingerprint)
             or task_fingerprints.get(r.task_id) == r.task_fingerprint
         }

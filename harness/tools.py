@@ -50,6 +50,8 @@ class ToolResult:
     content: str
     #: The validated arguments, canonical JSON; None when they did not validate.
     args_key: str | None = None
+    #: The repeated-action guard replaced the result: ``content`` is its warning, not output.
+    guarded: bool = False
 
 
 class ToolSet:

@@ -14,8 +14,8 @@ from harness.models.openai_compat import message_to_wire
 from harness.models.types import Message, ModelRequest, ModelResponse
 
 #: Why a pattern gave an answer on its way: reflection's draft and revisions, reflexion's
-#: attempts, best_of_n's candidates.
-AnswerRole = Literal["draft", "revision", "attempt", "candidate"]
+#: attempts, best_of_n's candidates, self_consistency's samples.
+AnswerRole = Literal["draft", "revision", "attempt", "candidate", "sample"]
 
 
 @dataclass(frozen=True)
@@ -27,6 +27,16 @@ class AnswerEvent:
     accepted: bool | None = None
 
 
+@dataclass(frozen=True)
+class TracedAnswer:
+    """An answer already in the trace, whose check has not judged it yet."""
+
+    _data: dict[str, Any]
+
+    def judge(self, accepted: bool) -> None:
+        self._data["accepted"] = accepted
+
+
 @dataclass
 class Trace:
     started: float = field(default_factory=time.perf_counter)
@@ -35,8 +45,9 @@ class Trace:
     def emit(self, kind: str, **data: Any) -> None:
         self.events.append((time.perf_counter() - self.started, kind, data))
 
-    def answer(self, role: AnswerRole, answer: str, accepted: bool | None = None) -> None:
+    def answer(self, role: AnswerRole, answer: str, accepted: bool | None = None) -> TracedAnswer:
         self.emit("answer", role=role, answer=answer, accepted=accepted)
+        return TracedAnswer(self.events[-1][2])
 
     def answers(self) -> list[AnswerEvent]:
         """Every answer traced with ``answer``, in order."""

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from harness.experiment import arm_identity
+from harness.legacy import schema_1_identity
 from harness.report.compare import CompareError, as_json, as_markdown, compare
 from harness.report.prices import PriceError, load_prices
 from harness.report.table import Pricing, records_frame
@@ -68,22 +69,22 @@ def compare_command(
         if before.empty or after.empty:
             raise CompareError("one of the result sets holds no finished runs")
         wanted = _canonical(list(arms), list(before["arm"]) + list(after["arm"]))
-        results = compare(before, after, wanted, max_drop, alpha, max_cost_rise)
+        comparison = compare(before, after, wanted, max_drop, alpha, max_cost_rise)
     except (ResultsError, PriceError, CompareError) as exc:
         click.echo(f"Error: {exc}", err=True)
         raise SystemExit(2) from None
     if fmt == "json":
-        click.echo(json.dumps(as_json(results), indent=2))
+        click.echo(json.dumps(as_json(comparison), indent=2))
     else:
-        click.echo(as_markdown(results))
-    regressed = [r for r in results if r.regressed]
+        click.echo(as_markdown(comparison))
+    regressed = [r for r in comparison.arms if r.regressed]
     for r in regressed:
         click.echo(f"REGRESSED: {r.arm}: {r.why}", err=True)
     raise SystemExit(1 if regressed else 0)
 
 
 def _canonical(asked: list[str], known: list[str]) -> list[str] | None:
-    """Accept an arm as in the table, or with its options in any order."""
+    """Accept an arm as in the table, with its options in any order, or as 0.1.0 wrote it."""
     if not asked:
         return None
-    return [a if a in known else arm_identity(a) for a in asked]
+    return [a if a in known else arm_identity(schema_1_identity(a)) for a in asked]

@@ -31,7 +31,7 @@ from harness.patterns.registry import UnknownPattern
 from harness.records import RunRecord
 from harness.report.prices import PriceError, PriceTable, load_prices
 from harness.report.table import Pricing, records_frame, render, summarize
-from harness.runner import GridResult, run_experiment
+from harness.runner import GridResult, refuse_other_options, run_experiment
 from harness.store import ResultsError, ResultsFolder, read_records
 from tasks.taskset import TaskSet, TaskSetError, load_taskset
 
@@ -172,6 +172,11 @@ def run_command(
     try:
         folder = ResultsFolder.open(folder_path, meta)
     except ResultsError as exc:
+        raise BadInput(str(exc)) from None
+    try:
+        refuse_other_options(folder, arms)  # before a local server starts
+    except ResultsError as exc:
+        folder.close()
         raise BadInput(str(exc)) from None
 
     with folder, _serving(local, local_chat_format, endpoint, quiet) as live:

@@ -52,5 +52,5 @@ class Actions:
             return result
         self.ctx.emit("repeated_action", step=step, tool=name, guarded=self.guard)
         if self.guard:
-            return ToolResult(result.ok, GUARD_OBSERVATION, result.args_key)
+            return ToolResult(result.ok, GUARD_OBSERVATION, result.args_key, guarded=True)
         return result

@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from harness.models.counting import CountedClient
 from harness.models.types import Message, ModelResponse
 from harness.tools import ToolSet
-from harness.trace import AnswerRole, Trace
+from harness.trace import AnswerRole, Trace, TracedAnswer
 
 Status = Literal[
     "answered",  # the pattern produced a final answer (graded)
@@ -48,7 +48,9 @@ class PatternOptions(BaseModel):
     The run limits below apply to every pattern, for the whole run.
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, use_attribute_docstrings=True, allow_inf_nan=False
+    )
 
     max_steps: int = Field(default=8, ge=0)
     """Ceiling on model calls in the whole run; reaching it is the status step_budget."""
@@ -81,13 +83,15 @@ class RunContext:
     def emit(self, kind: str, **data: Any) -> None:
         self.trace.emit(kind, **data)
 
-    def answer_given(self, role: AnswerRole, answer: str, accepted: bool | None = None) -> None:
+    def answer_given(
+        self, role: AnswerRole, answer: str, accepted: bool | None = None
+    ) -> TracedAnswer:
         """Trace an answer the pattern produced on its way (a draft, an attempt, a candidate).
 
         The runner grades every one of them, so a record can say whether the first answer
         was right and how well a check told right from wrong.
         """
-        self.trace.answer(role, answer, accepted)
+        return self.trace.answer(role, answer, accepted)
 
     def calls_left(self, options: PatternOptions) -> int:
         """Model calls this run may still make under ``max_steps``."""

@@ -92,8 +92,9 @@ class BestOfN:
             if last.status != "answered" or last.answer is None:
                 continue
             answered += 1
+            traced = ctx.answer_given("candidate", last.answer)  # kept if a limit hits next
             accepted, reason = await self._verify(ctx, candidate_trace, last)
-            ctx.answer_given("candidate", last.answer, accepted=accepted)
+            traced.judge(accepted)
             ctx.emit("verdict", candidate=candidate, accepted=accepted, reason=reason)
             if accepted:
                 last.steps = ctx.model.calls
@@ -110,6 +111,10 @@ class BestOfN:
                 metrics=metrics,
             )
         last.steps, last.metrics = ctx.model.calls, metrics
+        last.error = last.error or (
+            f"no candidate of {drawn} answered within candidate_steps={opts.candidate_steps} "
+            f"or the {opts.max_steps} calls of max_steps"
+        )
         return last
 
     async def _verify(self, ctx: RunContext, trace: Trace, candidate: Outcome) -> tuple[bool, str]:

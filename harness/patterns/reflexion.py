@@ -8,9 +8,9 @@ record can say whether the answer went wrong-to-right or right-to-wrong
 (``first_correct`` beside ``correct``) and how often the check accepted a wrong one.
 
 ``max_steps`` holds the whole run, every attempt included; ``attempt_steps`` caps
-one attempt's tool loop. When the calls left cannot hold another attempt, the last
-answer stands. ``check=tests`` is for task sets that carry test suites (the coding
-tasks); it is refused on a task set without them.
+one attempt's tool loop. When the calls left cannot hold another attempt, or a retry
+ends without an answer, the last answer stands. ``check=tests`` is for task sets that
+carry test suites (the coding tasks); it is refused on a task set without them.
 """
 
 from __future__ import annotations
@@ -72,7 +72,11 @@ class Reflexion:
                 first_step=ctx.model.calls,
             )
             if outcome.status != "answered" or outcome.answer is None:
-                return outcome
+                if answered is None:
+                    return outcome
+                # A retry that did not finish takes nothing away: the last answer stands.
+                ctx.emit("attempt_unfinished", attempt=attempt, status=outcome.status)
+                break
             failure = check_evidence(ctx.question, ctx.trace, outcome.answer, since=started)
             ctx.answer_given("attempt", outcome.answer, accepted=failure is None)
             ctx.emit("check", attempt=attempt, failure=failure)

@@ -28,7 +28,7 @@ from harness.patterns.registry import register
 from harness.patterns.structured import OutputMode, ask_structured
 from harness.tools import ToolSet
 
-REFERENCE = re.compile(r"#E(\d+)")
+REFERENCE = re.compile(r"#E(\d+)", re.IGNORECASE)
 
 
 class PlannedStep(BaseModel):
@@ -154,9 +154,9 @@ class ReWOO:
             else:
                 result = await actions.run(number, step.tool, args)
                 evidence = result.content
-                if result.ok:
+                if result.ok and not result.guarded:
                     outputs[number] = result.content
-                else:
+                else:  # a failure, or the guard's warning: never an output to build on
                     ctx.emit("step_failed", step=number, error=result.content)
                     failed.add(number)
             lines.append(

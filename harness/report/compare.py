@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
 
+from harness.experiment import effective_arm
 from harness.patterns.base import INFRASTRUCTURE_STATUSES
 from harness.report.stats import PairedDifference, paired_difference
 
@@ -69,6 +70,30 @@ def _none_if_nan(value: float) -> float | None:
     return None if math.isnan(value) else value
 
 
+@dataclass(frozen=True)
+class Comparison:
+    arms: list[ArmComparison]
+    #: Arms found on one side only: not compared, and said so.
+    only_before: tuple[str, ...] = ()
+    only_after: tuple[str, ...] = ()
+    #: Candidate arms matched to a baseline arm of another name that runs the same
+    #: configuration (one side wrote a default out, e.g. from a grid): candidate -> baseline.
+    matched: dict[str, str] = field(default_factory=dict)
+
+
+def match_same_configurations(before: pd.DataFrame, after: pd.DataFrame) -> dict[str, str]:
+    """Arms on one side only, matched by what they run: the options that differ from
+    their defaults (``react_text:guard=off,tool=plain`` runs ``react_text``)."""
+    only_before = set(before["arm"]) - set(after["arm"])
+    by_configuration = {effective_arm(a): a for a in sorted(only_before)}
+    matched: dict[str, str] = {}
+    for arm in sorted(set(after["arm"]) - set(before["arm"])):
+        twin = by_configuration.get(effective_arm(arm))
+        if twin is not None and twin not in matched.values():
+            matched[arm] = twin
+    return matched
+
+
 def compare(
     before: pd.DataFrame,
     after: pd.DataFrame,
@@ -76,13 +101,15 @@ def compare(
     max_drop: float = 0.05,
     alpha: float = 0.05,
     max_cost_rise: float = 0.10,
-) -> list[ArmComparison]:
+) -> Comparison:
     sets_before, sets_after = set(before["task_set"]), set(after["task_set"])
     if sets_before != sets_after:
         raise CompareError(
             f"the results are on different task sets ({sorted(sets_before)} vs "
             f"{sorted(sets_after)}); compare runs of the same task set"
         )
+    matched = match_same_configurations(before, after)
+    after = after.assign(arm=after["arm"].replace(matched))
     shared = sorted(set(before["arm"]) & set(after["arm"]))
     chosen = arms or shared
     missing = [a for a in chosen if a not in shared]
@@ -125,7 +152,12 @@ def compare(
                 changes,
             )
         )
-    return results
+    return Comparison(
+        results,
+        tuple(sorted(set(before["arm"]) - set(after["arm"]))),
+        tuple(sorted(set(after["arm"]) - set(before["arm"]))),
+        matched,
+    )
 
 
 def option_changes(before: pd.Series, after: pd.Series) -> tuple[str, ...]:
@@ -165,11 +197,17 @@ def _verdict(
     return False, "within thresholds"
 
 
-def as_json(results: list[ArmComparison]) -> dict[str, Any]:
-    return {"arms": [r.row() for r in results]}
+def as_json(comparison: Comparison) -> dict[str, Any]:
+    return {
+        "arms": [r.row() for r in comparison.arms],
+        "only_before": list(comparison.only_before),
+        "only_after": list(comparison.only_after),
+        "matched": comparison.matched,
+    }
 
 
-def as_markdown(results: list[ArmComparison]) -> str:
+def as_markdown(comparison: Comparison) -> str:
+    results = comparison.arms
     lines = [
         "| arm | pairs | accuracy before → after | difference [95% CI] | p (McNemar) | "
         "$/correct before → after | turns | tokens | right→wrong | wrong→right | verdict |",
@@ -186,6 +224,11 @@ def as_markdown(results: list[ArmComparison]) -> str:
             f"{', '.join(p.right_to_wrong) or '—'} | {', '.join(p.wrong_to_right) or '—'} | "
             f"{'**REGRESSED**: ' + r.why if r.regressed else 'ok'} |"
         )
+    for candidate, baseline in comparison.matched.items():
+        lines.append(f"\nMatched {candidate} (candidate) to {baseline}: the same configuration.")
+    for side, arms in (("baseline", comparison.only_before), ("candidate", comparison.only_after)):
+        if arms:
+            lines.append(f"\nOnly in the {side}, not compared: {', '.join(arms)}.")
     changed = [r for r in results if r.option_changes]
     if changed:
         lines.append(
@@ -203,4 +246,4 @@ def _money(value: float) -> str:
     return "—" if math.isnan(value) else f"${value:.4f}"
 
 
-__all__ = ["ArmComparison", "CompareError", "as_json", "as_markdown", "compare"]
+__all__ = ["ArmComparison", "CompareError", "Comparison", "as_json", "as_markdown", "compare"]

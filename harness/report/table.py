@@ -19,6 +19,7 @@ import pandas as pd
 from harness.experiment import arm_identity
 from harness.patterns.base import INFRASTRUCTURE_STATUSES, STATUSES
 from harness.records import RunRecord
+from harness.report.checks import answer_changes, check_measures
 from harness.report.prices import PriceTable
 from harness.report.stats import paired_difference, wilson_interval
 
@@ -111,57 +112,9 @@ def _summary(runs: pd.DataFrame) -> dict[str, object]:
         "parse_failures": int(runs["parse_failures"].sum()),
         "usage_missing": int(runs["usage_missing"].sum()),
         **{f"status_{s}": int(statuses.get(s, 0)) for s in STATUSES},
-        **_changes(graded),
-        **_check(graded),
+        **answer_changes(graded),
+        **check_measures(graded),
     }
-
-
-def _changes(graded: pd.DataFrame) -> dict[str, float]:
-    """For arms that answer on the way: first answers that ended wrong-to-right and
-    right-to-wrong. NaN for arms whose runs never answered more than once."""
-    first = graded["first_correct"]
-    if first.isna().all():
-        return {"wrong_to_right": math.nan, "right_to_wrong": math.nan}
-    final = graded["correct"].eq(True)
-    return {
-        "wrong_to_right": float((first.eq(False) & final).sum()),
-        "right_to_wrong": float((first.eq(True) & ~final).sum()),
-    }
-
-
-def _check(graded: pd.DataFrame) -> dict[str, float]:
-    """For arms whose answers a check judged (best_of_n's verifier, reflexion's check),
-    seed 003's numbers: coverage (runs with an accepted answer), precision (correct
-    among them), the check's measured acceptance rates of right and wrong answers (r
-    and f), and the precision p*r / (p*r + (1-p)*f) that the chapter predicts from them,
-    with p the share of judged answers that were right."""
-    judged = graded["metrics"].map(lambda m: m.get("judged", 0.0)).sum() if len(graded) else 0
-    if not judged:
-        return dict.fromkeys(CHECK_COLUMNS, math.nan)
-
-    def total(key: str) -> float:
-        return float(graded["metrics"].map(lambda m: m.get(key, 0.0)).sum())
-
-    right = total("judged_correct")
-    p = right / judged
-    r = total("accepted_correct") / right if right else math.nan
-    f = total("accepted_wrong") / (judged - right) if judged > right else math.nan
-    accepted = graded["status"].eq("answered") & graded["metrics"].map(
-        lambda m: m.get("last_accepted", 0.0) == 1.0
-    )
-    predicted = p * r / (p * r + (1 - p) * f) if p * r + (1 - p) * f > 0 else math.nan
-    return {
-        "coverage": float(accepted.mean()),
-        "precision": float(graded.loc[accepted, "correct"].eq(True).mean())
-        if accepted.any()
-        else math.nan,
-        "check_r": r,
-        "check_f": f,
-        "predicted_precision": predicted,
-    }
-
-
-CHECK_COLUMNS = ("coverage", "precision", "check_r", "check_f", "predicted_precision")
 
 
 FORMATS = ("md", "csv", "json", "latex", "html")
@@ -230,7 +183,7 @@ def render(
     table = shown.to_markdown(index=False, disable_numparse=True)
     head = f"{title}\n\n" if title else ""
     note = NOTE + (CHANGES_NOTE if _shows(summary, "wrong_to_right") else "")
-    note += CHECK_NOTE if _shows(summary, "check_r") else ""
+    note += CHECK_NOTE if _shows(summary, "coverage") else ""
     return f"{head}{table}\n\n{note}{usage_warning(summary)}"
 
 
@@ -286,7 +239,7 @@ def _shown(summary: pd.DataFrame) -> pd.DataFrame:
     if _shows(summary, "wrong_to_right"):
         shown["w→r"] = summary["wrong_to_right"].map(_count)
         shown["r→w"] = summary["right_to_wrong"].map(_count)
-    if _shows(summary, "check_r"):
+    if _shows(summary, "coverage"):
         for column, label in CHECK_LABELS.items():
             shown[label] = summary[column].map(_share)
     shown["ended"] = [

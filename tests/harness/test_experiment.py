@@ -127,3 +127,15 @@ def test_a_bad_experiment_file_names_the_file_and_field(tmp_path):
     path.write_text('arms = ["direct"]\nrepeats = 0\n')
     with pytest.raises(ArmError, match=r"x.toml: field 'repeats'"):
         load_experiment(path)
+
+
+def test_an_identity_keeps_every_digit_and_refuses_values_that_are_not_finite():
+    arms = parse_arms(["best_of_n:temperature=0.1234567", "best_of_n:temperature=0.1234568"])
+    assert [a.spec for a in arms] == [
+        "best_of_n:temperature=0.1234567",
+        "best_of_n:temperature=0.1234568",
+    ]
+    assert parse_arm("react:step_timeout_s=5.0").spec == "react:step_timeout_s=5"
+    for value in ("inf", "nan"):
+        with pytest.raises(ArmError, match="finite"):
+            parse_arm(f"best_of_n:temperature={value}")

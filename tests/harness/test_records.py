@@ -2,6 +2,7 @@
 
 import json
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -49,6 +50,11 @@ def test_a_schema_1_arm_keeps_options_set_to_other_than_their_old_default():
     written += "step_budget=3,step_timeout_s=0,tool=plain"
     assert schema_1_identity(written) == "plan_execute:max_steps=20,replan=on"
     assert schema_1_identity("no_such_pattern:x=1") == "no_such_pattern:x=1"
+    # best_of_n's and reflexion's max_steps were per candidate and per attempt.
+    assert schema_1_identity("best_of_n:max_steps=12,n=3") == "best_of_n:candidate_steps=12"
+    assert schema_1_identity("reflexion:attempts=3,max_steps=4") == (
+        "reflexion:attempt_steps=4,attempts=3"
+    )
 
 
 def test_every_schema_1_pattern_is_still_registered():
@@ -69,9 +75,17 @@ def test_a_schema_1_folder_compares_cleanly_against_one_written_today(tmp_path):
     rows = {row["arm"]: row for row in json.loads(compared.stdout)["arms"]}
     assert set(rows) == SCHEMA_1_ARMS
     assert all(row["n_pairs"] == 24 for row in rows.values())
-    # Options added since 0.1.0 are named, with both values.
-    assert "beam: (absent) → 2" in rows["tot:breadth=2"]["option_changes"]
-    assert "max_steps: 8 → 24" in rows["best_of_n:n=2"]["option_changes"]
+    # What changed since 0.1.0 is named in today's terms, with both values: tot kept one
+    # node a level, and best_of_n's per-candidate max_steps is candidate_steps today.
+    assert "beam: 1 → 2" in rows["tot:breadth=2"]["option_changes"]
+    best_of_n = rows["best_of_n:n=2"]["option_changes"]
+    assert "candidate_steps: 8 → 6" in best_of_n and "max_steps: 16 → 24" in best_of_n
+    assert not rows["react_text"]["option_changes"]  # nothing new means anything else
+    assert rows["direct"]["option_changes"] == [
+        "max_steps: (absent) → 8",
+        "max_tokens: (absent) → 20000",
+        "step_timeout_s: (absent) → 0",
+    ]
 
 
 def test_compare_names_a_changed_default_and_still_compares(tmp_path):
@@ -128,3 +142,46 @@ def test_an_arm_identity_names_only_what_was_set():
     assert arm.spec == "react_text:guard=on,tool=improved"
     assert parse_arm("react_text").spec == "react_text"
     assert arm.resolved["max_steps"] == 8
+
+
+def test_compare_matches_an_arm_whose_defaults_one_side_wrote_out(tmp_path):
+    grid = ["--arm", "react_text:guard=on|off,tool=plain"]
+    args = ["run", "--model", "fake", "--out", str(tmp_path / "now"), "--quiet", "--repeats", "2"]
+    with FakeServer() as server:
+        ran = CliRunner().invoke(main, [*args, *grid, "--base-url", server.base_url])
+    assert ran.exit_code == 0, ran.output
+    compared = CliRunner().invoke(
+        main, ["compare", str(SCHEMA_1_FOLDER), str(tmp_path / "now"), "--format", "json"]
+    )
+    assert compared.exit_code == 0, compared.output
+    result = json.loads(compared.stdout)
+    assert {row["arm"] for row in result["arms"]} == {"react_text", "react_text:guard=on"}
+    assert result["matched"] == {
+        "react_text:guard=off,tool=plain": "react_text",
+        "react_text:guard=on,tool=plain": "react_text:guard=on",
+    }
+    assert "direct" in result["only_before"] and result["only_after"] == []
+    old_name = "react_text:guard=off,max_steps=8,max_tokens=20000,step_timeout_s=0,tool=plain"
+    chosen = CliRunner().invoke(
+        main, ["compare", str(SCHEMA_1_FOLDER), str(tmp_path / "now"), "--arm", old_name]
+    )
+    assert chosen.exit_code == 0, chosen.output
+
+
+def test_resuming_an_older_folder_refuses_an_arm_whose_options_now_resolve_otherwise(tmp_path):
+    folder = tmp_path / "old"
+    shutil.copytree(SCHEMA_1_FOLDER, folder)
+    with FakeServer() as server:
+        meta = json.loads((folder / "experiment.json").read_text())
+        meta["base_url"] = server.base_url
+        (folder / "experiment.json").write_text(json.dumps(meta))
+        args = ["run", "--model", "fake", "--out", str(folder), "--quiet", "--repeats", "2"]
+        args += ["--base-url", server.base_url]
+        unchanged = CliRunner().invoke(main, [*args, "--arm", "react_text"])
+        changed = CliRunner().invoke(main, [*args, "--arm", "best_of_n:n=2"])
+        served = server.served.requests
+    assert unchanged.exit_code == 0 and "0 runs done, 24 already recorded" in unchanged.output
+    assert changed.exit_code == 2
+    assert "runs of best_of_n:n=2 there were made with other options" in changed.output
+    assert "candidate_steps 8 there, 6 now" in changed.output
+    assert served == 0 and len(read_records(folder)) == 360

@@ -96,9 +96,11 @@ def test_reflexion_attempt_steps_caps_each_attempt_on_its_own():
     outcome, model, ctx = run_pattern(
         parse_arm("reflexion:attempts=2,attempt_steps=2").build(), replies
     )
-    # The retry gets its own two calls, not what the first attempt left of four.
-    assert (outcome.status, len(model.requests)) == ("step_budget", 4)
+    # The retry gets its own two calls, not what the first attempt left of four, and when
+    # it ends without an answer the first answer stands.
+    assert (outcome.status, outcome.answer, len(model.requests)) == ("answered", "2953", 4)
     assert [a.answer for a in ctx.trace.answers()] == ["2953"]
+    assert ctx.trace.count("attempt_unfinished") == 1
 
 
 def test_reflexion_last_answer_stands_when_max_steps_leaves_no_call_for_another_attempt():
@@ -115,9 +117,7 @@ def test_reflexion_retry_gets_only_the_calls_left_and_the_first_answer_is_not_lo
     )
     assert len(model.requests) == 3
     assert ctx.trace.answers() == [AnswerEvent("attempt", "2953", accepted=False)]
-    # Either the failed answer stands, or the limit event keeps it.
-    limits = [d["last_answer"] for _, k, d in ctx.trace.events if k == "limit_reached"]
-    assert outcome.answer == "2953" or limits == ["2953"]
+    assert (outcome.status, outcome.answer) == ("answered", "2953")  # the answer stands
 
 
 # --- best_of_n ---------------------------------------------------------------------------
@@ -236,3 +236,23 @@ def test_reflexion_record_says_the_answer_went_wrong_to_right():
     record = run_record("reflexion", replies)
     assert (record.correct, record.first_correct) == (True, False)
     assert record.metrics["judged"] == 2.0 and record.metrics["accepted_wrong"] == 0.0
+
+
+def test_best_of_n_a_candidate_is_traced_before_its_verdict_so_a_limit_keeps_it():
+    # The candidate's call spends the token ceiling, so its verdict call is never made.
+    outcome, model, ctx = run_pattern(
+        parse_arm("best_of_n:verifier=model,max_tokens=20").build(), ["2954", "x"]
+    )
+    assert outcome.status == "token_budget" and len(model.requests) == 1
+    assert ctx.trace.answers() == [AnswerEvent("candidate", "2954", accepted=None)]
+    [limit] = [d for _, k, d in ctx.trace.events if k == "limit_reached"]
+    assert limit["last_answer"] == "2954"
+
+
+def test_self_consistency_samples_are_traced_so_a_limit_keeps_the_last():
+    outcome, _, ctx = run_pattern(
+        parse_arm("self_consistency:samples=3,max_tokens=60").build(), ["Answer: 84"] * 3
+    )
+    assert outcome.status == "token_budget"
+    [limit] = [d for _, k, d in ctx.trace.events if k == "limit_reached"]
+    assert limit["last_answer"] == "84" and ctx.trace.answers()[0].role == "sample"

@@ -153,3 +153,16 @@ def test_a_truncated_answer_is_not_an_answer():
     planned = plan_reply(step("lookup", {"title": "Nile"}))
     outcome, model, _ = run_pattern(rewoo(), [planned, text_reply("6,6", "length")])
     assert (outcome.status, outcome.answer, len(model.requests)) == ("truncated", None, 2)
+
+
+def test_the_guards_warning_is_never_substituted_as_an_output():
+    planned = plan_reply(
+        step("calc", {"expression": "2 + 2"}),
+        step("calc", {"expression": "2 + 2"}),  # a repeat: the guard withholds its result
+        step("calc", {"expression": "#E2 * 10"}),
+        step("calc", {"expression": "#e1 * 10"}),  # references are read in any case
+    )
+    _, model, ctx = run_pattern(rewoo("guard=on"), [planned, "x"])
+    evidence = model.requests[1].messages[0].content
+    assert "step 3 needs #E2, which failed" in evidence
+    assert tool_args(ctx) == [{"expression": "2 + 2"}] * 2 + [{"expression": "4 * 10"}]

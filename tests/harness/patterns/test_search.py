@@ -7,7 +7,7 @@ import pytest
 from harness.experiment import parse_arm
 from harness.models import CountingClient, FunctionModel, ModelResponse, text_reply, tool_reply
 from harness.patterns import RunContext
-from harness.patterns.self_consistency import plurality, typed_reading
+from harness.patterns.self_consistency import plurality, same_answer, typed_reading
 from harness.patterns.tot import ANSWER_SYSTEM, EVALUATE_SYSTEM, PROPOSE_SYSTEM
 from harness.trace import Trace
 
@@ -206,9 +206,27 @@ def test_tot_reserves_the_answer_call_under_any_max_steps(max_steps):
     assert max_steps - len(model.requests) <= 1  # it stops only when no child fits
 
 
+HAMBURG = [
+    "The Hamburg depot, with 59 more trucks",
+    "Hamburg, 59 more",
+    "hamburg: 59",
+    "the hamburg depot has 59 more",
+    "It's Hamburg's, by 59",
+    "Probably Hamburg (59 more)",
+]
+
+
 def test_self_consistency_groups_one_entity_however_the_answer_is_worded():
-    same = ["The Hamburg depot, with 59 more trucks", "Hamburg, 59 more", "hamburg: 59"]
-    assert len({typed_reading(a) for a in same}) == 1
-    assert typed_reading("Lyon, 59 more") != typed_reading("Hamburg, 59 more")
-    winner, votes = plurality(["Lyon, 59 more", "Lyon has 59 more", *same[:2]])
-    assert (winner, votes) == ("Lyon, 59 more", 2)  # a tie goes to the reading seen first
+    first = typed_reading(HAMBURG[0])
+    assert all(same_answer(first, typed_reading(a)) for a in HAMBURG)
+    assert all(same_answer(typed_reading(a), first) for a in HAMBURG)
+    assert not same_answer(typed_reading("Lyon, 59 more"), typed_reading("Hamburg, 59 more"))
+    assert not same_answer(typed_reading("Hamburg, 59 more"), typed_reading("Hamburg, 60 more"))
+    assert not same_answer(typed_reading("59"), typed_reading("Hamburg, 59 more"))
+
+
+def test_self_consistency_picks_the_entity_the_plurality_named_whatever_its_wording():
+    answers = ["Lyon, 59 more", HAMBURG[3], "Lyon has 59 more", HAMBURG[1], HAMBURG[4]]
+    assert plurality(answers) == (HAMBURG[3], 3)
+    winner, votes = plurality(["Lyon, 59 more", "Lyon has 59 more", *HAMBURG[:2]])
+    assert (winner, votes) == ("Lyon, 59 more", 2)  # a tie goes to the group formed first

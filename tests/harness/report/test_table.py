@@ -127,11 +127,11 @@ def test_wrong_to_right_and_right_to_wrong_for_arms_that_answer_on_the_way():
         _answering("reflection", "t1", False, True),
         _answering("reflection", "t2", True, False),
         _answering("reflection", "t3", True, True),
-        _answering("reflection", "t4", True, None, status="truncated"),  # a right draft lost
+        _answering("reflection", "t4", True, None, status="truncated"),  # no final answer
         record(arm="react", task="t1"),
     ]
     rows = {r["arm"]: r for r in summarize(records_frame(runs)).to_dict("records")}
-    assert (rows["reflection"]["wrong_to_right"], rows["reflection"]["right_to_wrong"]) == (1, 2)
+    assert (rows["reflection"]["wrong_to_right"], rows["reflection"]["right_to_wrong"]) == (1, 1)
     assert math.isnan(rows["react"]["wrong_to_right"])
     table = render(summarize(records_frame(runs)), "md")
     assert "| w→r" in table and "r→w" in table
@@ -170,3 +170,15 @@ def test_best_of_n_coverage_precision_and_the_verifiers_measured_rates():
     assert (row["check_r"], row["check_f"]) == (pytest.approx(r), pytest.approx(f))
     assert row["predicted_precision"] == pytest.approx(p * r / (p * r + (1 - p) * f))
     assert "coverage" in render(summarize(records_frame(runs)), "md")
+
+
+def test_a_check_that_never_saw_a_right_candidate_is_still_shown():
+    runs = [
+        _candidate_run("t1", False, "answered", 2, 0, 0, 1, 1.0),
+        _candidate_run("t2", None, "none_accepted", 2, 0, 0, 0, 0.0),
+    ]
+    [row] = summarize(records_frame(runs)).to_dict("records")
+    assert (row["coverage"], row["precision"], row["check_f"]) == (0.5, 0.0, 0.25)
+    assert math.isnan(row["check_r"]) and row["predicted_precision"] == 0.0
+    table = render(summarize(records_frame(runs)), "md")
+    assert "coverage" in table and "check f" in table and "25%" in table

@@ -1,0 +1,72 @@
+"""Per-arm measures of the answers a pattern gives on its way (seed 003, 3.5 and 3.6).
+
+- Answer changes, for arms that answer more than once (reflection's draft, reflexion's
+  attempts, best_of_n's candidates, self_consistency's samples): runs whose first
+  answer was wrong and whose final answer is right, and the reverse.
+- Check measures, for arms whose answers a check judged (best_of_n's verifier,
+  reflexion's check): coverage (runs with an accepted answer), precision (correct among
+  them), the check's measured acceptance rates of right and wrong answers (r and f),
+  and the precision p*r / (p*r + (1-p)*f) the chapter predicts from them, with p the
+  share of judged answers that were right.
+
+Each takes one arm's graded runs (records as a DataFrame) and gives NaN where the arm
+has nothing to measure.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from harness.report.cost import verifier_precision
+
+CHECK_COLUMNS = ("coverage", "precision", "check_r", "check_f", "predicted_precision")
+
+
+def answer_changes(graded: pd.DataFrame) -> dict[str, float]:
+    """Wrong-to-right and right-to-wrong between a run's first answer and its final one.
+
+    A run without a final answer (a budget, none accepted) went to neither: what it lost
+    shows in accuracy and coverage, not here.
+    """
+    first = graded["first_correct"]
+    if first.isna().all():
+        return {"wrong_to_right": math.nan, "right_to_wrong": math.nan}
+    return {
+        "wrong_to_right": float((first.eq(False) & graded["correct"].eq(True)).sum()),
+        "right_to_wrong": float((first.eq(True) & graded["correct"].eq(False)).sum()),
+    }
+
+
+def check_measures(graded: pd.DataFrame) -> dict[str, float]:
+    """Coverage, precision, r, f and the predicted precision of the arm's check."""
+
+    def total(key: str) -> float:
+        return float(graded["metrics"].map(lambda m: m.get(key, 0.0)).sum())
+
+    judged = total("judged") if len(graded) else 0.0
+    if not judged:
+        return dict.fromkeys(CHECK_COLUMNS, math.nan)
+    right = total("judged_correct")
+    p = right / judged
+    r = total("accepted_correct") / right if right else math.nan
+    f = total("accepted_wrong") / (judged - right) if judged > right else math.nan
+    accepted = graded["status"].eq("answered") & graded["metrics"].map(
+        lambda m: m.get("last_accepted", 0.0) == 1.0
+    )
+    if right == 0:  # nothing right reached the check: whatever it accepts is wrong
+        predicted = 0.0 if f > 0 else math.nan
+    elif right == judged:
+        predicted = 1.0 if r > 0 else math.nan
+    else:
+        predicted = verifier_precision(p, r, f)
+    return {
+        "coverage": float(accepted.mean()),
+        "precision": float(graded.loc[accepted, "correct"].eq(True).mean())
+        if accepted.any()
+        else math.nan,
+        "check_r": r,
+        "check_f": f,
+        "predicted_precision": predicted,
+    }
