@@ -79,6 +79,9 @@ class RunRecord(BaseModel):
     error: str | None = None
     started_at: str = ""
     """UTC, ISO 8601."""
+    supersedes: str | None = None
+    """The run_id of the api_error record this run replaces (``run --retry-errors``, since
+    schema 2); the replaced record stays in runs.jsonl and readers leave it out."""
     loopbench_version: str | None = None
     """The loopbench release that wrote the record (since schema 2)."""
 

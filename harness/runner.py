@@ -11,8 +11,8 @@ import asyncio
 import random
 import time
 import uuid
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from importlib.metadata import version
 
@@ -23,7 +23,7 @@ from harness.models.types import ModelAPIError, ModelClient
 from harness.patterns.base import Outcome, RunContext
 from harness.records import RunRecord
 from harness.report.prices import PriceTable
-from harness.store import RecordWriter, ResultsError, ResultsFolder
+from harness.store import RecordWriter, ResultsError, ResultsFolder, RunKey, run_key
 from harness.tools import ToolSet
 from harness.trace import Trace
 from tasks.taskset import Task, TaskSet
@@ -52,6 +52,8 @@ class Job:
     arm: Arm
     task: Task
     repeat: int
+    #: The run_id of the api_error record this run replaces (--retry-errors).
+    supersedes: str | None = None
 
 
 @dataclass(frozen=True)
@@ -168,12 +170,13 @@ class Runner:
             latency_s=round(latency, 4),
             error=outcome.error,
             started_at=started_at,
+            supersedes=job.supersedes,
             loopbench_version=VERSION,
         )
 
     async def run_grid(
         self,
-        jobs: list[Job],
+        jobs: Iterable[Job],
         writer: RecordWriter,
         concurrency: int,
         on_done: Callable[[RunRecord], None] | None = None,
@@ -191,7 +194,7 @@ class Runner:
                 if on_done is not None:
                     on_done(record)
 
-        await asyncio.gather(*(worker() for _ in range(max(1, min(concurrency, len(jobs))))))
+        await asyncio.gather(*(worker() for _ in range(max(1, concurrency))))
         return finished
 
 
@@ -217,6 +220,24 @@ def refuse_other_options(folder: ResultsFolder, arms: list[Arm]) -> None:
             )
 
 
+def recorded_runs(
+    folder: ResultsFolder, taskset: TaskSet, retry_errors: bool = False
+) -> tuple[set[RunKey], dict[RunKey, str]]:
+    """The runs already done, and those to run again with the run_id each supersedes: a
+    run whose task has changed since (its question or expected answer), and with
+    ``retry_errors`` a run that ended in api_error. A record written before task
+    fingerprints is taken as it is."""
+    fingerprints = {t.id: t.fingerprint for t in taskset.tasks}
+    recorded = {run_key(r): r for r in folder.records()}
+    again = {
+        key: record.run_id
+        for key, record in recorded.items()
+        if record.task_fingerprint not in ("", fingerprints.get(record.task_id))
+        or (retry_errors and record.status == "api_error")
+    }
+    return recorded.keys() - again.keys(), again
+
+
 async def run_experiment(
     taskset: TaskSet,
     arms: list[Arm],
@@ -228,17 +249,29 @@ async def run_experiment(
     prices: PriceTable | None = None,
     on_start: Callable[[int, int], None] | None = None,
     on_done: Callable[[RunRecord], None] | None = None,
+    retry_errors: bool = False,
 ) -> GridResult:
-    """Run every (arm, task, repeat) not already recorded in ``folder``."""
+    """Run every (arm, task, repeat) not already recorded in ``folder``.
+
+    With ``retry_errors``, a run recorded as api_error is run again; its new record
+    supersedes the old one, which stays in the log. Jobs are made as they are taken, so a
+    grid of any size starts at once.
+    """
     refuse_other_options(folder, arms)
-    done = folder.done({t.id: t.fingerprint for t in taskset.tasks})
-    jobs = [
-        j for j in expand(arms, taskset, repeats) if (j.arm.spec, j.task.id, j.repeat) not in done
-    ]
+    done, retried = recorded_runs(folder, taskset, retry_errors)
+    in_grid = {(a.spec, t.id) for a in arms for t in taskset.tasks}
+    skipped = sum((arm, task) in in_grid and repeat < repeats for arm, task, repeat in done)
     total = len(arms) * len(taskset.tasks) * repeats
     if on_start is not None:
-        on_start(len(jobs), total - len(jobs))
+        on_start(total - skipped, skipped)
+    jobs = (
+        replace(job, supersedes=retried.get(key))
+        for job in expand(arms, taskset, repeats)
+        if (key := (job.arm.spec, job.task.id, job.repeat)) not in done
+    )
     runner = Runner(taskset, client, model_name, prices, folder.experiment["experiment_id"])
     with folder.writer() as writer:
-        ran = await runner.run_grid(jobs, writer, concurrency, on_done)
-    return GridResult(ran=ran, skipped=total - len(jobs))
+        ran = await runner.run_grid(
+            jobs, writer, min(concurrency, max(1, total - skipped)), on_done
+        )
+    return GridResult(ran=ran, skipped=skipped)

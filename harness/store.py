@@ -20,7 +20,7 @@ import json
 import os
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
@@ -45,8 +45,13 @@ def run_key(record: RunRecord) -> RunKey:
     return (record.arm, record.task_id, record.repeat)
 
 
-def read_records(folder: Path | str) -> list[RunRecord]:
-    """Every complete record in a results folder (or a runs.jsonl path)."""
+def read_records(folder: Path | str, *, superseded: bool = False) -> list[RunRecord]:
+    """Every complete record in a results folder (or a runs.jsonl path), in file order.
+
+    A record that a later one supersedes (``--retry-errors``) is left out, unless
+    ``superseded`` asks for those alone. A line cut short by a kill ends the reading:
+    that run was not finished.
+    """
     path = Path(folder)
     if path.is_dir():
         path = path / RUNS
@@ -54,42 +59,88 @@ def read_records(folder: Path | str) -> list[RunRecord]:
         raise ResultsError(
             f"{path}: no such file; give a results folder written by `loopbench run`"
         )
-    records = []
-    lines: dict[RunKey, int] = {}
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.endswith("\n"):
-                break  # a line cut short by a kill: that run was not finished
-            if not line.strip():
-                continue
-            try:
-                record = RunRecord.model_validate_json(line)
-            except ValidationError as exc:
-                first = exc.errors()[0]
-                field = ".".join(str(p) for p in first["loc"]) or "(whole line)"
-                raise ResultsError(f"{path}:{number}: field {field!r}: {first['msg']}") from None
-            key = run_key(record)
-            if key in lines:
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ResultsError(f"{path}: cannot be read ({exc.strerror})") from None
+    current: dict[RunKey, tuple[int, RunRecord]] = {}
+    replaced: list[RunRecord] = []
+    for number, raw in enumerate(data.splitlines(keepends=True), start=1):
+        if not raw.endswith(b"\n"):
+            break
+        record = _parse_line(path, number, raw)
+        if record is None:
+            continue
+        key = run_key(record)
+        if key in current:
+            line, earlier = current[key]
+            if record.supersedes != earlier.run_id:
                 raise ResultsError(
-                    f"{path}:{number}: run {key} is already recorded on line {lines[key]}; "
-                    "two writers shared this folder, so its totals would count runs twice. "
-                    "Keep one line per (arm, task_id, repeat) or run again into a new --out"
+                    f"{path}:{number}: run {key} is already recorded on line {line}; two "
+                    "writers shared this folder, so its totals would count runs twice. Keep "
+                    "one line per (arm, task_id, repeat) or run again into a new --out"
                 )
-            lines[key] = number
-            records.append(record)
-    return records
+            replaced.append(earlier)
+        current[key] = (number, record)
+    if superseded:
+        return replaced
+    return [record for _, record in sorted(current.values(), key=lambda item: item[0])]
 
 
-def _cut_partial_line(path: Path) -> None:
+def _parse_line(path: Path, number: int, raw: bytes) -> RunRecord | None:
+    try:
+        line = raw.decode("utf-8-sig" if number == 1 else "utf-8")
+    except UnicodeDecodeError as exc:
+        raise ResultsError(
+            f"{path}:{number}: not UTF-8 text (byte {exc.start + 1} of the line); a results "
+            "file holds one JSON record a line"
+        ) from None
+    if not line.strip():
+        return None
+    try:
+        return RunRecord.model_validate_json(line)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(p) for p in first["loc"]) or "(whole line)"
+        raise ResultsError(f"{path}:{number}: field {field!r}: {first['msg']}") from None
+
+
+def _cut_partial_line(path: Path) -> bool:
+    """Cut a last line a kill left half-written; whether there was one."""
     if not path.is_file() or path.stat().st_size == 0:
-        return
+        return False
     with path.open("rb+") as handle:
         handle.seek(-1, os.SEEK_END)
         if handle.read(1) == b"\n":
-            return
+            return False
         handle.seek(0)
         data = handle.read()
         handle.truncate(data.rfind(b"\n") + 1)
+    return True
+
+
+def _drop_orphan_traces(folder: Path) -> int:
+    """Drop trace lines at the end of traces.jsonl whose run has no record: a kill between
+    writing a run's trace and its record leaves one. How many were dropped."""
+    traces, runs = folder / TRACES, folder / RUNS
+    if not traces.is_file() or traces.stat().st_size == 0:
+        return 0
+    recorded = runs.read_bytes() if runs.is_file() else b""
+    dropped = 0
+    data = traces.read_bytes()
+    while data:
+        start = data.rfind(b"\n", 0, len(data) - 1) + 1
+        try:
+            run_id = json.loads(data[start:])["run_id"]
+        except (ValueError, KeyError, TypeError):
+            break  # not ours to judge: readers say what is wrong with it
+        if f'"run_id":"{run_id}"'.encode() in recorded:
+            break
+        data, dropped = data[:start], dropped + 1
+    if dropped:
+        with traces.open("rb+") as handle:
+            handle.truncate(len(data))
+    return dropped
 
 
 @dataclass
@@ -97,6 +148,8 @@ class ResultsFolder:
     path: Path
     experiment: dict[str, Any]
     _lock: IO[str] | None = None
+    #: What opening repaired after a kill, to be said as warnings.
+    repairs: list[str] = field(default_factory=list)
 
     @classmethod
     def open(cls, path: Path | str, expect: dict[str, Any]) -> ResultsFolder:
@@ -112,24 +165,24 @@ class ResultsFolder:
         lock = _take_lock(folder)
         try:
             meta = _check_or_create(folder, expect)
-            for name in (RUNS, TRACES):
-                _cut_partial_line(folder / name)
+            repairs = [
+                f"{folder / name}: cut a half-written last line (a run stopped by a kill; it "
+                "will run again)"
+                for name in (RUNS, TRACES)
+                if _cut_partial_line(folder / name)
+            ]
+            if orphans := _drop_orphan_traces(folder):
+                repairs.append(
+                    f"{folder / TRACES}: dropped {orphans} trace line(s) of a run stopped "
+                    "before its record was written"
+                )
         except BaseException:
             lock.close()
             raise
-        return cls(folder, meta, lock)
+        return cls(folder, meta, lock, repairs)
 
     def records(self) -> list[RunRecord]:
         return read_records(self.path) if (self.path / RUNS).is_file() else []
-
-    def done(self, task_fingerprints: dict[str, str] | None = None) -> set[RunKey]:
-        """Runs already recorded; with ``task_fingerprints``, only those of unchanged tasks."""
-        return {
-            run_key(r)
-            for r in self.records()
-            if not (task_fingerprints and r.task_fingerprint)
-            or task_fingerprints.get(r.task_id) == r.task_fingerprint
-        }
 
     def writer(self) -> RecordWriter:
         return RecordWriter(self.path)

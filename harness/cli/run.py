@@ -113,6 +113,12 @@ from tasks.taskset import TaskSet, TaskSetError, load_taskset
 )
 @click.option("--prices", type=click.Path(path_type=Path), help="Price table (TOML) for cost.")
 @click.option("--price-as", help="In the printed table, price tokens as this model.")
+@click.option(
+    "--retry-errors",
+    is_flag=True,
+    help="Run again the runs recorded as api_error; each new record supersedes the old, "
+    "which stays in runs.jsonl.",
+)
 @click.option("--quiet", is_flag=True, help="No progress bar; plain lines for logs and CI.")
 def run_command(
     tasks_spec: str,
@@ -129,6 +135,7 @@ def run_command(
     max_retries: int,
     prices: Path | None,
     price_as: str | None,
+    retry_errors: bool,
     quiet: bool,
 ) -> None:
     """Run every arm on every task, REPEATS times, and print the table."""
@@ -178,9 +185,21 @@ def run_command(
     except ResultsError as exc:
         folder.close()
         raise BadInput(str(exc)) from None
+    for repair in folder.repairs:
+        click.echo(f"warning: {repair}", err=True)
 
     with folder, _serving(local, local_chat_format, endpoint, quiet) as live:
-        plan = Plan(taskset, arms, repeats, concurrency, price_table, folder, timeout, max_retries)
+        plan = Plan(
+            taskset,
+            arms,
+            repeats,
+            concurrency,
+            price_table,
+            folder,
+            timeout,
+            max_retries,
+            retry_errors,
+        )
         result = asyncio.run(_run(plan, live, quiet))
     click.echo(
         f"{result.ran} runs done, {result.skipped} already recorded; results in {folder.path}",
@@ -194,7 +213,8 @@ def run_command(
     if errors:
         click.echo(
             f"warning: {errors} runs ended in api_error; see the error column of "
-            f"{folder.path / 'runs.jsonl'}",
+            f"{folder.path / 'runs.jsonl'}, and run the same command with --retry-errors "
+            "to run them again",
             err=True,
         )
 
@@ -235,6 +255,7 @@ class Plan:
     folder: ResultsFolder
     timeout: float
     max_retries: int
+    retry_errors: bool = False
 
 
 async def _run(plan: Plan, endpoint: Endpoint, quiet: bool) -> GridResult:
@@ -257,6 +278,7 @@ async def _run(plan: Plan, endpoint: Endpoint, quiet: bool) -> GridResult:
             plan.prices,
             on_start=progress.start,
             on_done=progress.step,
+            retry_errors=plan.retry_errors,
         )
 
 

@@ -11,8 +11,9 @@ import pytest
 from click.testing import CliRunner
 
 from harness.cli import main
-from harness.models.fake_server import FakeServer
+from harness.models.fake_server import FakeServer, Reply, default_responder, question_index
 from harness.models.settings import without_credentials
+from harness.runner import recorded_runs
 from harness.store import ResultsError, ResultsFolder, read_records
 from tasks import load_taskset
 from tasks.taskset import BUILTIN_DIR
@@ -83,17 +84,21 @@ def test_a_record_of_a_changed_task_is_not_counted_as_done():
     assert folder_meta["fingerprint"]["tasks"][task.id] == task.fingerprint
 
 
-def test_resume_skips_only_records_whose_task_is_unchanged(tmp_path):
+def test_resume_runs_again_only_the_runs_of_changed_tasks_superseding_them(tmp_path):
     with ResultsFolder.open(tmp_path, META) as folder:
         line = {"arm": "direct", "task_id": DEPOT.tasks[0].id, "repeat": 0, "status": "answered"}
         rows = [
-            {**line, "task_fingerprint": DEPOT.tasks[0].fingerprint},
-            {**line, "task_id": DEPOT.tasks[1].id, "task_fingerprint": "0" * 16},
-            {**line, "task_id": DEPOT.tasks[2].id},  # written before fingerprints: trusted
+            {**line, "run_id": "a", "task_fingerprint": DEPOT.tasks[0].fingerprint},
+            {**line, "run_id": "b", "task_id": DEPOT.tasks[1].id, "task_fingerprint": "0" * 16},
+            {**line, "run_id": "c", "task_id": DEPOT.tasks[2].id},  # before fingerprints
+            {**line, "run_id": "d", "task_id": DEPOT.tasks[3].id, "status": "api_error"},
         ]
         (tmp_path / "runs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-        done = folder.done({t.id: t.fingerprint for t in DEPOT.tasks})
-    assert {key[1] for key in done} == {DEPOT.tasks[0].id, DEPOT.tasks[2].id}
+        done, again = recorded_runs(folder, DEPOT)
+        _, with_errors = recorded_runs(folder, DEPOT, retry_errors=True)
+    assert {key[1] for key in done} == {t.id for t in DEPOT.tasks[:4]} - {DEPOT.tasks[1].id}
+    assert again == {("direct", DEPOT.tasks[1].id, 0): "b"}
+    assert with_errors == again | {("direct", DEPOT.tasks[3].id, 0): "d"}
 
 
 def test_a_second_writer_is_refused_naming_the_first(tmp_path):
@@ -152,3 +157,58 @@ def test_credentials_in_the_base_url_are_never_recorded(tmp_path, server):
     for file in (tmp_path / "r").iterdir():
         assert "s3cret-pw" not in file.read_text() and "alice" not in file.read_text(), file
     assert without_credentials("https://u:p@host:8443/v1") == "https://host:8443/v1"
+
+
+def test_retry_errors_runs_only_api_errors_again_and_keeps_the_old_records(tmp_path):
+    failing = {"on": True}
+
+    def responder(body):
+        question = body["messages"][question_index(body["messages"])]["content"]
+        if failing["on"] and "Eiffel" in question:
+            return Reply(status=500)
+        return default_responder(body)
+
+    out = tmp_path / "r"
+    with FakeServer(responder) as srv:
+        args = ["run", "--arm", "direct", "--model", "fake", "--quiet", "--max-retries", "0"]
+        args += ["--base-url", srv.base_url, "--out", str(out)]
+        assert CliRunner().invoke(main, args).exit_code == 0
+        failed = {r.run_id: r for r in read_records(out) if r.status == "api_error"}
+        failing["on"] = False
+        again = CliRunner().invoke(main, args)  # an ordinary resume skips the failures
+        retried = CliRunner().invoke(main, [*args, "--retry-errors"])
+    n = len(failed)
+    assert n >= 1 and "0 runs done, 12 already recorded" in again.output
+    assert f"{n} runs done, {12 - n} already recorded" in retried.output
+    records, replaced = read_records(out), read_records(out, superseded=True)
+    assert {r.run_id for r in replaced} == set(failed)
+    renewed = [r for r in records if r.supersedes]
+    assert {r.supersedes for r in renewed} == set(failed)
+    assert {r.status for r in renewed} == {"answered"}
+    assert len(records) == 12 and len((out / "runs.jsonl").read_text().splitlines()) == 12 + n
+    table = CliRunner().invoke(main, ["table", str(out)])
+    assert table.exit_code == 0 and "| direct | 12 " in table.output.replace("  ", " ")
+
+
+def test_a_kill_mid_write_is_repaired_with_a_warning(tmp_path, server):
+    out = tmp_path / "r"
+    assert run_into(out, server).exit_code == 0
+    with (out / "traces.jsonl").open("a") as traces:
+        traces.write(json.dumps({"run_id": "killed-before-its-record", "events": []}) + "\n")
+    with (out / "runs.jsonl").open("a") as runs:
+        runs.write('{"arm": "direct", "task_id": "ceo-a')
+    result = run_into(out, server, arm="cot")
+    assert result.exit_code == 0, result.output
+    assert "runs.jsonl: cut a half-written last line" in result.output
+    assert "dropped 1 trace line(s)" in result.output
+    assert "killed-before-its-record" not in (out / "traces.jsonl").read_text()
+    assert len(read_records(out)) == 24
+
+
+def test_a_results_file_that_is_not_utf8_is_refused_by_line(tmp_path):
+    line = json.dumps({"arm": "direct", "task_id": "t", "repeat": 0, "status": "answered"})
+    (tmp_path / "runs.jsonl").write_bytes(f"{line}\n".encode() + b'{"arm": "\xff"}\n')
+    with pytest.raises(ResultsError, match=r"runs.jsonl:2: not UTF-8 text"):
+        read_records(tmp_path)
+    (tmp_path / "runs.jsonl").write_bytes(b"\xef\xbb\xbf" + f"{line}\n".encode())
+    assert [r.task_id for r in read_records(tmp_path)] == ["t"]  # a BOM is not an error
