@@ -25,7 +25,7 @@ from harness.records import RunRecord
 from harness.report.prices import PriceTable
 from harness.store import RecordWriter, ResultsError, ResultsFolder, RunKey, run_key
 from harness.tools import ToolSet
-from harness.trace import Trace
+from harness.trace import MAX_TEXT, Trace
 from tasks.taskset import Task, TaskSet
 
 VERSION = version("loopbench")
@@ -82,6 +82,8 @@ class Runner:
     model_name: str
     prices: PriceTable | None = None
     experiment_id: str = ""
+    #: The most characters of one text a trace keeps (replies, tool results); see Trace.
+    max_trace_text: int = MAX_TEXT
 
     def __post_init__(self) -> None:
         self._toolsets: dict[str, ToolSet] = {}
@@ -93,7 +95,7 @@ class Runner:
         return self._toolsets[variant]
 
     async def run_one(self, job: Job) -> tuple[RunRecord, Trace]:
-        trace = Trace()
+        trace = Trace(max_text=self.max_trace_text)
         counted = CountingClient(self.client, trace)
         ctx = RunContext(job.task.question, counted, self.model_name, self._tools(job.arm), trace)
         started_at = datetime.now(UTC).isoformat(timespec="milliseconds")
@@ -250,6 +252,7 @@ async def run_experiment(
     on_start: Callable[[int, int], None] | None = None,
     on_done: Callable[[RunRecord], None] | None = None,
     retry_errors: bool = False,
+    max_trace_text: int = MAX_TEXT,
 ) -> GridResult:
     """Run every (arm, task, repeat) not already recorded in ``folder``.
 
@@ -269,7 +272,8 @@ async def run_experiment(
         for job in expand(arms, taskset, repeats)
         if (key := (job.arm.spec, job.task.id, job.repeat)) not in done
     )
-    runner = Runner(taskset, client, model_name, prices, folder.experiment["experiment_id"])
+    experiment_id = folder.experiment["experiment_id"]
+    runner = Runner(taskset, client, model_name, prices, experiment_id, max_trace_text)
     with folder.writer() as writer:
         ran = await runner.run_grid(
             jobs, writer, min(concurrency, max(1, total - skipped)), on_done

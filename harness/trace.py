@@ -37,10 +37,16 @@ class TracedAnswer:
         self._data["accepted"] = accepted
 
 
+#: The most characters of one message's text (or one tool call's arguments) a trace keeps.
+MAX_TEXT = 100_000
+
+
 @dataclass
 class Trace:
     started: float = field(default_factory=time.perf_counter)
     events: list[tuple[float, str, dict[str, Any]]] = field(default_factory=list)
+    #: Longer texts are cut in the trace, with a marker; what is graded is never cut.
+    max_text: int = MAX_TEXT
 
     def emit(self, kind: str, **data: Any) -> None:
         self.events.append((time.perf_counter() - self.started, kind, data))
@@ -62,31 +68,50 @@ class Trace:
 
     def to_json(self) -> list[dict[str, Any]]:
         return [
-            {"t": round(t, 6), "kind": kind, **_jsonable(data)} for t, kind, data in self.events
+            {"t": round(t, 6), "kind": kind, **_jsonable(data, self.max_text)}
+            for t, kind, data in self.events
         ]
 
 
-def _jsonable(data: dict[str, Any]) -> dict[str, Any]:
+def _jsonable(data: dict[str, Any], max_text: int) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in data.items():
         if isinstance(value, ModelRequest):
-            out[key] = request_json(value)
+            out[key] = request_json(value, max_text)
         elif isinstance(value, ModelResponse):
-            out[key] = response_json(value)
+            out[key] = response_json(value, max_text)
         elif isinstance(value, Message):
-            out[key] = message_to_wire(value)
+            out[key] = _wire(value, max_text)
         elif isinstance(value, list) and value and all(isinstance(v, Message) for v in value):
-            out[key] = [message_to_wire(m) for m in value]
+            out[key] = [_wire(m, max_text) for m in value]
+        elif isinstance(value, str):
+            out[key] = cut(value, max_text)
         else:
             out[key] = value
     return out
 
 
-def request_json(request: ModelRequest) -> dict[str, Any]:
+def cut(text: str, max_text: int) -> str:
+    """``text``, or its first ``max_text`` characters and a marker saying what was cut."""
+    if len(text) <= max_text:
+        return text
+    return f"{text[:max_text]}[... {len(text) - max_text} more characters cut in the trace]"
+
+
+def _wire(message: Message, max_text: int) -> dict[str, Any]:
+    wire = message_to_wire(message)
+    if isinstance(wire.get("content"), str):
+        wire["content"] = cut(wire["content"], max_text)
+    for call in wire.get("tool_calls", ()):
+        call["function"]["arguments"] = cut(call["function"]["arguments"], max_text)
+    return wire
+
+
+def request_json(request: ModelRequest, max_text: int = MAX_TEXT) -> dict[str, Any]:
     return {
         "model": request.model,
         "system": request.system,
-        "messages": [message_to_wire(m) for m in request.messages],
+        "messages": [_wire(m, max_text) for m in request.messages],
         "tools": [t.name for t in request.tools],
         "tool_choice": request.tool_choice,
         "temperature": request.temperature,
@@ -95,10 +120,10 @@ def request_json(request: ModelRequest) -> dict[str, Any]:
     }
 
 
-def response_json(response: ModelResponse) -> dict[str, Any]:
+def response_json(response: ModelResponse, max_text: int = MAX_TEXT) -> dict[str, Any]:
     u = response.usage
     return {
-        "message": message_to_wire(response.message),
+        "message": _wire(response.message, max_text),
         "finish_reason": response.finish_reason,
         "usage": {"input": u.input_tokens, "output": u.output_tokens, "cached": u.cached_tokens},
         "retries": response.retries,

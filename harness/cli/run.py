@@ -33,6 +33,7 @@ from harness.report.prices import PriceError, PriceTable, load_prices
 from harness.report.table import Pricing, records_frame, render, summarize
 from harness.runner import GridResult, refuse_other_options, run_experiment
 from harness.store import ResultsError, ResultsFolder, read_records
+from harness.trace import MAX_TEXT
 from tasks.taskset import TaskSet, TaskSetError, load_taskset
 
 
@@ -114,6 +115,14 @@ from tasks.taskset import TaskSet, TaskSetError, load_taskset
 @click.option("--prices", type=click.Path(path_type=Path), help="Price table (TOML) for cost.")
 @click.option("--price-as", help="In the printed table, price tokens as this model.")
 @click.option(
+    "--max-trace-text",
+    type=click.IntRange(min=100),
+    default=MAX_TEXT,
+    show_default=True,
+    help="Characters of one reply or tool result a trace keeps; a longer one is cut there "
+    "with a marker, never in what is graded.",
+)
+@click.option(
     "--retry-errors",
     is_flag=True,
     help="Run again the runs recorded as api_error; each new record supersedes the old, "
@@ -135,6 +144,7 @@ def run_command(
     max_retries: int,
     prices: Path | None,
     price_as: str | None,
+    max_trace_text: int,
     retry_errors: bool,
     quiet: bool,
 ) -> None:
@@ -199,6 +209,7 @@ def run_command(
             timeout,
             max_retries,
             retry_errors,
+            max_trace_text,
         )
         result = asyncio.run(_run(plan, live, quiet))
     click.echo(
@@ -256,6 +267,7 @@ class Plan:
     timeout: float
     max_retries: int
     retry_errors: bool = False
+    max_trace_text: int = MAX_TEXT
 
 
 async def _run(plan: Plan, endpoint: Endpoint, quiet: bool) -> GridResult:
@@ -279,6 +291,7 @@ async def _run(plan: Plan, endpoint: Endpoint, quiet: bool) -> GridResult:
             on_start=progress.start,
             on_done=progress.step,
             retry_errors=plan.retry_errors,
+            max_trace_text=plan.max_trace_text,
         )
 
 

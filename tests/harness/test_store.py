@@ -212,3 +212,19 @@ def test_a_results_file_that_is_not_utf8_is_refused_by_line(tmp_path):
         read_records(tmp_path)
     (tmp_path / "runs.jsonl").write_bytes(b"\xef\xbb\xbf" + f"{line}\n".encode())
     assert [r.task_id for r in read_records(tmp_path)] == ["t"]  # a BOM is not an error
+
+
+def test_a_long_reply_is_cut_in_the_trace_never_in_what_is_graded(tmp_path):
+    long_answer = "84 " + "very " * 2000
+
+    def responder(body):
+        return Reply(content=long_answer)
+
+    with FakeServer(responder) as srv:
+        args = ["run", "--arm", "direct", "--model", "fake", "--quiet", "--base-url", srv.base_url]
+        args += ["--out", str(tmp_path / "r"), "--max-trace-text", "1000"]
+        assert CliRunner().invoke(main, args).exit_code == 0
+    records = read_records(tmp_path / "r")
+    assert all(r.answer == long_answer.strip() for r in records)
+    [line] = (tmp_path / "r" / "traces.jsonl").read_text().splitlines()[:1]
+    assert "more characters cut in the trace]" in line and len(line) < 6 * 1000 + 3000
