@@ -75,6 +75,11 @@ class RunRecord(BaseModel):
     """Pattern-specific measurements, e.g. agreement, candidates, nodes_expanded."""
     cost_usd: float | None = None
     """From the price table at run time; null when the model has no price."""
+    cache_hits: int = 0
+    """Model calls replayed from the response cache (``--cache``, since schema 2); their
+    tokens are in the token counts as first served."""
+    cost_from_cache_usd: float | None = None
+    """The part of cost_usd that replayed calls stand for: not spent again on this run."""
     latency_s: float = 0.0
     error: str | None = None
     started_at: str = ""

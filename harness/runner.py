@@ -18,17 +18,22 @@ from importlib.metadata import version
 
 from graders.exact import grade
 from harness.experiment import Arm
+from harness.models.cache import CachingClient, ResponseCache
 from harness.models.counting import CountingClient
-from harness.models.types import ModelAPIError, ModelClient
+from harness.models.types import ModelAPIError, ModelClient, Usage
 from harness.patterns.base import Outcome, RunContext
 from harness.records import RunRecord
-from harness.report.prices import PriceTable
+from harness.report.prices import Price, PriceTable
 from harness.store import RecordWriter, ResultsError, ResultsFolder, RunKey, run_key
 from harness.tools import ToolSet
 from harness.trace import MAX_TEXT, Trace
 from tasks.taskset import Task, TaskSet
 
 VERSION = version("loopbench")
+
+
+def _cost(price: Price, usage: Usage) -> float:
+    return price.cost(usage.input_tokens, usage.output_tokens, usage.cached_tokens)
 
 
 def check_metrics(graded: list[tuple[bool | None, bool]]) -> dict[str, float]:
@@ -84,6 +89,9 @@ class Runner:
     experiment_id: str = ""
     #: The most characters of one text a trace keeps (replies, tool results); see Trace.
     max_trace_text: int = MAX_TEXT
+    #: Replay responses already paid for (``--cache``); misses are told to ``cache_debug``.
+    cache: ResponseCache | None = None
+    cache_debug: Callable[[str], None] | None = None
 
     def __post_init__(self) -> None:
         self._toolsets: dict[str, ToolSet] = {}
@@ -96,7 +104,10 @@ class Runner:
 
     async def run_one(self, job: Job) -> tuple[RunRecord, Trace]:
         trace = Trace(max_text=self.max_trace_text)
-        counted = CountingClient(self.client, trace)
+        client = self.client
+        if self.cache is not None:
+            client = CachingClient(client, self.cache, job.repeat, self.cache_debug)
+        counted = CountingClient(client, trace)
         ctx = RunContext(job.task.question, counted, self.model_name, self._tools(job.arm), trace)
         started_at = datetime.now(UTC).isoformat(timespec="milliseconds")
         began = time.perf_counter()
@@ -136,11 +147,9 @@ class Runner:
         )
         usage = counted.usage
         price = self.prices.find(self.model_name) if self.prices else None
-        cost = (
-            price.cost(usage.input_tokens, usage.output_tokens, usage.cached_tokens)
-            if price
-            else None
-        )
+        cost = _cost(price, usage) if price else None
+        cached = counted.usage_from_cache
+        cost_from_cache = _cost(price, cached) if price and counted.cache_hits else None
         return RunRecord(
             run_id=uuid.uuid4().hex,
             experiment_id=self.experiment_id,
@@ -169,6 +178,8 @@ class Runner:
             tokens_cached=usage.cached_tokens,
             usage_missing=usage.missing,
             cost_usd=cost,
+            cache_hits=counted.cache_hits,
+            cost_from_cache_usd=cost_from_cache,
             latency_s=round(latency, 4),
             error=outcome.error,
             started_at=started_at,
@@ -253,6 +264,8 @@ async def run_experiment(
     on_done: Callable[[RunRecord], None] | None = None,
     retry_errors: bool = False,
     max_trace_text: int = MAX_TEXT,
+    cache: ResponseCache | None = None,
+    cache_debug: Callable[[str], None] | None = None,
 ) -> GridResult:
     """Run every (arm, task, repeat) not already recorded in ``folder``.
 
@@ -273,7 +286,9 @@ async def run_experiment(
         if (key := (job.arm.spec, job.task.id, job.repeat)) not in done
     )
     experiment_id = folder.experiment["experiment_id"]
-    runner = Runner(taskset, client, model_name, prices, experiment_id, max_trace_text)
+    runner = Runner(
+        taskset, client, model_name, prices, experiment_id, max_trace_text, cache, cache_debug
+    )
     with folder.writer() as writer:
         ran = await runner.run_grid(
             jobs, writer, min(concurrency, max(1, total - skipped)), on_done

@@ -127,4 +127,5 @@ def response_json(response: ModelResponse, max_text: int = MAX_TEXT) -> dict[str
         "finish_reason": response.finish_reason,
         "usage": {"input": u.input_tokens, "output": u.output_tokens, "cached": u.cached_tokens},
         "retries": response.retries,
+        "from_cache": response.from_cache,
     }

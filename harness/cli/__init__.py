@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from harness.cli.cache import cache_command
 from harness.cli.compare import compare_command
 from harness.cli.cost import cost_command
 from harness.cli.grade import grade_command
@@ -28,5 +29,6 @@ main.add_command(serve_local_command)
 main.add_command(cost_command)
 main.add_command(compare_command)
 main.add_command(plot_command)
+main.add_command(cache_command)
 
 __all__ = ["main"]

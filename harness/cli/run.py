@@ -17,6 +17,7 @@ from click.core import ParameterSource
 from harness.cli.errors import BadInput
 from harness.cli.table import table_title
 from harness.experiment import Arm, ArmError, load_experiment, parse_arms
+from harness.models.cache import CacheError, ResponseCache
 from harness.models.local import CHAT_FORMATS, MODEL_NAME, LocalModelError, LocalServer, model_file
 from harness.models.openai_compat import OpenAICompatClient, RetryPolicy
 from harness.models.settings import (
@@ -123,6 +124,18 @@ from tasks.taskset import TaskSet, TaskSetError, load_taskset
     "with a marker, never in what is graded.",
 )
 @click.option(
+    "--cache",
+    "cache_dir",
+    type=click.Path(path_type=Path),
+    help="Keep every response in DIR/responses.sqlite and replay it when the same request "
+    "comes again (same repeat): a re-run sends no request and gives the same records.",
+)
+@click.option(
+    "--cache-debug",
+    is_flag=True,
+    help="On a cache miss, say which part of the request differed from the nearest cached one.",
+)
+@click.option(
     "--retry-errors",
     is_flag=True,
     help="Run again the runs recorded as api_error; each new record supersedes the old, "
@@ -145,6 +158,8 @@ def run_command(
     prices: Path | None,
     price_as: str | None,
     max_trace_text: int,
+    cache_dir: Path | None,
+    cache_debug: bool,
     retry_errors: bool,
     quiet: bool,
 ) -> None:
@@ -197,6 +212,11 @@ def run_command(
         raise BadInput(str(exc)) from None
     for repair in folder.repairs:
         click.echo(f"warning: {repair}", err=True)
+    try:
+        cache = ResponseCache(cache_dir) if cache_dir is not None else None
+    except CacheError as exc:
+        folder.close()
+        raise BadInput(str(exc)) from None
 
     with folder, _serving(local, local_chat_format, endpoint, quiet) as live:
         plan = Plan(
@@ -210,8 +230,12 @@ def run_command(
             max_retries,
             retry_errors,
             max_trace_text,
+            cache,
+            cache_debug,
         )
         result = asyncio.run(_run(plan, live, quiet))
+    if cache is not None:
+        cache.close()
     click.echo(
         f"{result.ran} runs done, {result.skipped} already recorded; results in {folder.path}",
         err=True,
@@ -268,6 +292,8 @@ class Plan:
     max_retries: int
     retry_errors: bool = False
     max_trace_text: int = MAX_TEXT
+    cache: ResponseCache | None = None
+    cache_debug: bool = False
 
 
 async def _run(plan: Plan, endpoint: Endpoint, quiet: bool) -> GridResult:
@@ -292,7 +318,13 @@ async def _run(plan: Plan, endpoint: Endpoint, quiet: bool) -> GridResult:
             on_done=progress.step,
             retry_errors=plan.retry_errors,
             max_trace_text=plan.max_trace_text,
+            cache=plan.cache,
+            cache_debug=_say if plan.cache_debug else None,
         )
+
+
+def _say(line: str) -> None:
+    click.echo(line, err=True)
 
 
 class Progress:

@@ -35,6 +35,9 @@ class CountingClient:
         self.failed_calls = 0
         self.retries = 0
         self.usage = Usage()
+        #: Calls replayed from the response cache, and the usage they replayed.
+        self.cache_hits = 0
+        self.usage_from_cache = Usage()
 
     @property
     def tokens_used(self) -> int:
@@ -52,5 +55,8 @@ class CountingClient:
             raise
         self.usage = self.usage + response.usage
         self.retries += response.retries
+        if response.from_cache:
+            self.cache_hits += 1
+            self.usage_from_cache = self.usage_from_cache + response.usage
         self._trace.emit("response", call=self.calls, response=response)
         return response

@@ -85,6 +85,8 @@ class ModelResponse:
     usage: Usage = field(default_factory=Usage)
     #: HTTP attempts beyond the first that this response took (retries).
     retries: int = 0
+    #: Replayed from loopbench's response cache: no request was sent for it.
+    from_cache: bool = False
 
     @property
     def truncated(self) -> bool:

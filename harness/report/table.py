@@ -111,6 +111,8 @@ def _summary(runs: pd.DataFrame) -> dict[str, object]:
         "latency_p95": runs["latency_s"].quantile(0.95),
         "parse_failures": int(runs["parse_failures"].sum()),
         "usage_missing": int(runs["usage_missing"].sum()),
+        "cache_hits": int(runs["cache_hits"].sum()),
+        "cost_from_cache_usd": float(runs["cost_from_cache_usd"].fillna(0).sum()),
         **{f"status_{s}": int(statuses.get(s, 0)) for s in STATUSES},
         **answer_changes(graded),
         **check_measures(graded),
@@ -184,7 +186,19 @@ def render(
     head = f"{title}\n\n" if title else ""
     note = NOTE + (CHANGES_NOTE if _shows(summary, "wrong_to_right") else "")
     note += CHECK_NOTE if _shows(summary, "coverage") else ""
-    return f"{head}{table}\n\n{note}{usage_warning(summary)}"
+    return f"{head}{table}\n\n{note}{usage_warning(summary)}{cache_note(summary)}"
+
+
+def cache_note(summary: pd.DataFrame) -> str:
+    """A footnote when calls were replayed from the response cache: their cost apart."""
+    hits = int(summary["cache_hits"].sum()) if "cache_hits" in summary else 0
+    if not hits:
+        return ""
+    saved = float(summary["cost_from_cache_usd"].sum())
+    return (
+        f"\n\nResponse cache: {hits} model calls were replayed, not sent; ${saved:.4f} of the "
+        "cost column is what they cost when first served, not spent again on this run."
+    )
 
 
 def _shows(summary: pd.DataFrame, column: str) -> bool:

@@ -1,0 +1,214 @@
+"""A response cache: re-running a grid replays the responses it already paid for.
+
+``--cache DIR`` keeps one SQLite file, ``DIR/responses.sqlite``. A response is stored
+under a hash of the canonical request: model, system text, messages, tools (names,
+descriptions and schemas), tool choice, sampling settings, stop sequences, and two
+counters that keep samples independent: the run's repeat index, and how many times
+this run has already sent the identical request (self-consistency sends one request
+K times and must get K samples, not one sample K times).
+
+Replayed responses keep the usage the endpoint reported when they were first served,
+so a re-run reproduces the same records; they are marked ``from_cache`` in the trace
+and counted apart in the record (``cache_hits``, ``cost_from_cache_usd``).
+
+On a miss, ``debug`` (``--cache-debug``) is told which part of the request differed
+from the nearest cached one: the cause of most surprise misses (a changed system
+prompt, a tool description edited, a temperature) in one line.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from harness.models.types import (
+    FinishReason,
+    Message,
+    ModelClient,
+    ModelRequest,
+    ModelResponse,
+    ToolCall,
+    Usage,
+)
+
+CACHE_FILE = "responses.sqlite"
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS responses (
+    key TEXT PRIMARY KEY,
+    request TEXT NOT NULL,
+    response TEXT NOT NULL,
+    hits INTEGER NOT NULL DEFAULT 0
+)
+"""
+
+
+def canonical_request(request: ModelRequest, repeat: int, occurrence: int) -> dict[str, Any]:
+    """Everything that shapes a response, as plain JSON values."""
+    return {
+        "model": request.model,
+        "system": request.system,
+        "messages": [_message_json(m) for m in request.messages],
+        "tools": [asdict(t) for t in request.tools],
+        "tool_choice": request.tool_choice,
+        "temperature": request.temperature,
+        "max_output_tokens": request.max_output_tokens,
+        "stop": list(request.stop),
+        "repeat": repeat,
+        "occurrence": occurrence,
+    }
+
+
+def request_key(canonical: dict[str, Any]) -> str:
+    text = json.dumps(canonical, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _message_json(message: Message) -> dict[str, Any]:
+    return {
+        "role": message.role,
+        "content": message.content,
+        "tool_calls": [asdict(c) for c in message.tool_calls],
+        "tool_call_id": message.tool_call_id,
+    }
+
+
+def _response_json(response: ModelResponse) -> str:
+    return json.dumps(
+        {
+            "message": _message_json(response.message),
+            "finish_reason": response.finish_reason,
+            "usage": asdict(response.usage),
+        }
+    )
+
+
+def _response_from(text: str) -> ModelResponse:
+    data = json.loads(text)
+    wire = data["message"]
+    message = Message(
+        wire["role"],
+        wire["content"],
+        tuple(ToolCall(**c) for c in wire["tool_calls"]),
+        wire["tool_call_id"],
+    )
+    finish: FinishReason = data["finish_reason"]
+    return ModelResponse(message, finish, Usage(**data["usage"]), from_cache=True)
+
+
+class CacheError(ValueError):
+    """The cache file cannot be used."""
+
+
+class ResponseCache:
+    """The SQLite file behind ``--cache DIR``; one per process, shared by every run."""
+
+    def __init__(self, folder: Path | str) -> None:
+        path = Path(folder)
+        if path.exists() and not path.is_dir():
+            raise CacheError(f"{path}: is a file; --cache must name a folder")
+        path.mkdir(parents=True, exist_ok=True)
+        self.path = path / CACHE_FILE
+        try:
+            self._db = sqlite3.connect(self.path, isolation_level=None)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute(_SCHEMA)
+        except sqlite3.DatabaseError as exc:
+            raise CacheError(f"{self.path}: not a usable cache ({exc})") from None
+
+    def get(self, key: str) -> ModelResponse | None:
+        row = self._db.execute("SELECT response FROM responses WHERE key = ?", (key,)).fetchone()
+        if row is None:
+            return None
+        self._db.execute("UPDATE responses SET hits = hits + 1 WHERE key = ?", (key,))
+        return _response_from(row[0])
+
+    def put(self, key: str, canonical: dict[str, Any], response: ModelResponse) -> None:
+        self._db.execute(
+            "INSERT OR REPLACE INTO responses (key, request, response) VALUES (?, ?, ?)",
+            (key, json.dumps(canonical, sort_keys=True), _response_json(response)),
+        )
+
+    def stats(self) -> dict[str, int]:
+        entries, hits = self._db.execute(
+            "SELECT COUNT(*), COALESCE(SUM(hits), 0) FROM responses"
+        ).fetchone()
+        return {"entries": entries, "hits": hits, "bytes": self.path.stat().st_size}
+
+    def clear(self) -> int:
+        removed: int = self._db.execute("DELETE FROM responses").rowcount
+        self._db.execute("VACUUM")
+        return removed
+
+    def nearest_difference(self, canonical: dict[str, Any]) -> str:
+        """Which part of ``canonical`` differs from the closest cached request."""
+        best: tuple[int, str] | None = None
+        for (stored,) in self._db.execute("SELECT request FROM responses"):
+            differs = _differences(json.loads(stored), canonical)
+            if best is None or len(differs) < best[0]:
+                best = (len(differs), "; ".join(differs))
+        if best is None:
+            return "the cache is empty"
+        return f"nearest cached request differs in: {best[1]}"
+
+    def close(self) -> None:
+        self._db.close()
+
+
+def _differences(stored: dict[str, Any], now: dict[str, Any]) -> list[str]:
+    differs = []
+    for field in sorted(set(stored) | set(now)):
+        was, new = stored.get(field), now.get(field)
+        if was == new:
+            continue
+        if field == "messages" and isinstance(was, list) and isinstance(new, list):
+            at = next(
+                (i for i, (a, b) in enumerate(zip(was, new, strict=False)) if a != b),
+                min(len(was), len(new)),
+            )
+            differs.append(f"messages from #{at + 1} ({len(was)} cached, {len(new)} now)")
+        else:
+            differs.append(f"{field} ({_short(was)} cached, {_short(new)} now)")
+    return differs
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+class CachingClient:
+    """One run's view of the cache: replays what is stored, stores what is new."""
+
+    def __init__(
+        self,
+        inner: ModelClient,
+        cache: ResponseCache,
+        repeat: int,
+        debug: Callable[[str], None] | None = None,
+    ) -> None:
+        self._inner = inner
+        self._cache = cache
+        self._repeat = repeat
+        self._debug = debug
+        self._sent: Counter[str] = Counter()
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        canonical = canonical_request(request, self._repeat, 0)
+        occurrence = self._sent[request_key(canonical)]
+        self._sent[request_key(canonical)] += 1
+        canonical["occurrence"] = occurrence
+        key = request_key(canonical)
+        cached = self._cache.get(key)
+        if cached is not None:
+            return cached
+        if self._debug is not None:
+            self._debug(f"cache miss: {self._cache.nearest_difference(canonical)}")
+        response = await self._inner.complete(request)
+        self._cache.put(key, canonical, response)
+        return response
