@@ -67,7 +67,10 @@ class RunRecord(BaseModel):
     tokens_cached: int = 0
     usage_missing: int = 0
     """Model calls whose response reported no usage (since schema 2): their tokens are
-    unknown and are not in the token counts or the cost."""
+    unknown and are not in the token counts or the cost, unless estimated."""
+    usage_estimated: int = 0
+    """Of those, the calls whose tokens were estimated with a tokenizer (``--count-tokens``,
+    since schema 2): their estimates are in the token counts and the cost."""
     first_correct: bool | None = None
     """For patterns that answer on the way (reflection's draft, reflexion's attempts,
     best_of_n's candidates): whether the first such answer was correct."""

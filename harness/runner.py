@@ -20,6 +20,7 @@ from graders.exact import grade
 from harness.experiment import Arm
 from harness.models.cache import CachingClient, ResponseCache
 from harness.models.counting import CountingClient
+from harness.models.estimate import TokenCount
 from harness.models.types import ModelAPIError, ModelClient, Usage
 from harness.patterns.base import Outcome, RunContext
 from harness.records import RunRecord
@@ -92,6 +93,8 @@ class Runner:
     #: Replay responses already paid for (``--cache``); misses are told to ``cache_debug``.
     cache: ResponseCache | None = None
     cache_debug: Callable[[str], None] | None = None
+    #: Estimates the tokens of a call whose response reported none (``--count-tokens``).
+    estimate: TokenCount | None = None
 
     def __post_init__(self) -> None:
         self._toolsets: dict[str, ToolSet] = {}
@@ -107,7 +110,7 @@ class Runner:
         client = self.client
         if self.cache is not None:
             client = CachingClient(client, self.cache, job.repeat, self.cache_debug)
-        counted = CountingClient(client, trace)
+        counted = CountingClient(client, trace, self.estimate)
         ctx = RunContext(job.task.question, counted, self.model_name, self._tools(job.arm), trace)
         started_at = datetime.now(UTC).isoformat(timespec="milliseconds")
         began = time.perf_counter()
@@ -177,6 +180,7 @@ class Runner:
             tokens_out=usage.output_tokens,
             tokens_cached=usage.cached_tokens,
             usage_missing=usage.missing,
+            usage_estimated=usage.estimated,
             cost_usd=cost,
             cache_hits=counted.cache_hits,
             cost_from_cache_usd=cost_from_cache,
@@ -266,6 +270,7 @@ async def run_experiment(
     max_trace_text: int = MAX_TEXT,
     cache: ResponseCache | None = None,
     cache_debug: Callable[[str], None] | None = None,
+    estimate: TokenCount | None = None,
 ) -> GridResult:
     """Run every (arm, task, repeat) not already recorded in ``folder``.
 
@@ -287,7 +292,15 @@ async def run_experiment(
     )
     experiment_id = folder.experiment["experiment_id"]
     runner = Runner(
-        taskset, client, model_name, prices, experiment_id, max_trace_text, cache, cache_debug
+        taskset,
+        client,
+        model_name,
+        prices,
+        experiment_id,
+        max_trace_text,
+        cache,
+        cache_debug,
+        estimate,
     )
     with folder.writer() as writer:
         ran = await runner.run_grid(

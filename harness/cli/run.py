@@ -18,6 +18,7 @@ from harness.cli.errors import BadInput
 from harness.cli.table import table_title
 from harness.experiment import Arm, ArmError, load_experiment, parse_arms
 from harness.models.cache import CacheError, ResponseCache
+from harness.models.estimate import EstimateUnavailable, TokenCount, shipped_tokenizer
 from harness.models.local import CHAT_FORMATS, MODEL_NAME, LocalModelError, LocalServer, model_file
 from harness.models.openai_compat import OpenAICompatClient, RetryPolicy
 from harness.models.settings import (
@@ -136,6 +137,12 @@ from tasks.taskset import TaskSet, TaskSetError, load_taskset
     help="On a cache miss, say which part of the request differed from the nearest cached one.",
 )
 @click.option(
+    "--count-tokens",
+    is_flag=True,
+    help="When a response reports no usage, estimate its tokens with the embedded model's "
+    "tokenizer instead of leaving them unknown (records count such calls).",
+)
+@click.option(
     "--retry-errors",
     is_flag=True,
     help="Run again the runs recorded as api_error; each new record supersedes the old, "
@@ -160,6 +167,7 @@ def run_command(
     max_trace_text: int,
     cache_dir: Path | None,
     cache_debug: bool,
+    count_tokens: bool,
     retry_errors: bool,
     quiet: bool,
 ) -> None:
@@ -214,7 +222,8 @@ def run_command(
         click.echo(f"warning: {repair}", err=True)
     try:
         cache = ResponseCache(cache_dir) if cache_dir is not None else None
-    except CacheError as exc:
+        estimate = shipped_tokenizer() if count_tokens else None
+    except (CacheError, EstimateUnavailable) as exc:
         folder.close()
         raise BadInput(str(exc)) from None
 
@@ -232,6 +241,7 @@ def run_command(
             max_trace_text,
             cache,
             cache_debug,
+            estimate,
         )
         result = asyncio.run(_run(plan, live, quiet))
     if cache is not None:
@@ -294,6 +304,7 @@ class Plan:
     max_trace_text: int = MAX_TEXT
     cache: ResponseCache | None = None
     cache_debug: bool = False
+    estimate: TokenCount | None = None
 
 
 async def _run(plan: Plan, endpoint: Endpoint, quiet: bool) -> GridResult:
@@ -320,6 +331,7 @@ async def _run(plan: Plan, endpoint: Endpoint, quiet: bool) -> GridResult:
             max_trace_text=plan.max_trace_text,
             cache=plan.cache,
             cache_debug=_say if plan.cache_debug else None,
+            estimate=plan.estimate,
         )
 
 

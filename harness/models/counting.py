@@ -7,8 +7,10 @@ never total usage themselves.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Protocol
 
+from harness.models.estimate import TokenCount, estimated_usage
 from harness.models.types import ModelAPIError, ModelClient, ModelRequest, ModelResponse, Usage
 from harness.trace import Trace
 
@@ -28,9 +30,16 @@ class CountedClient(Protocol):
 class CountingClient:
     """Wraps a shared client for one run; counts calls, tokens and retries, and traces them."""
 
-    def __init__(self, inner: ModelClient, trace: Trace | None = None) -> None:
+    def __init__(
+        self,
+        inner: ModelClient,
+        trace: Trace | None = None,
+        estimate: TokenCount | None = None,
+    ) -> None:
         self._inner = inner
         self._trace = trace if trace is not None else Trace()
+        #: Counts the text of a call whose response reported no usage (--count-tokens).
+        self._estimate = estimate
         self.calls = 0
         self.failed_calls = 0
         self.retries = 0
@@ -53,6 +62,8 @@ class CountingClient:
             self.retries += exc.retries
             self._trace.emit("api_error", call=self.calls, error=str(exc), status=exc.status)
             raise
+        if response.usage.missing and self._estimate is not None:
+            response = replace(response, usage=estimated_usage(self._estimate, request, response))
         self.usage = self.usage + response.usage
         self.retries += response.retries
         if response.from_cache:

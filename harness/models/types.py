@@ -65,6 +65,8 @@ class Usage:
     cached_tokens: int = 0
     #: Responses that reported no usage: their tokens are unknown, not zero.
     missing: int = 0
+    #: Responses that reported no usage and whose tokens were estimated (--count-tokens).
+    estimated: int = 0
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
@@ -72,6 +74,7 @@ class Usage:
             self.output_tokens + other.output_tokens,
             self.cached_tokens + other.cached_tokens,
             self.missing + other.missing,
+            self.estimated + other.estimated,
         )
 
 

@@ -111,6 +111,7 @@ def _summary(runs: pd.DataFrame) -> dict[str, object]:
         "latency_p95": runs["latency_s"].quantile(0.95),
         "parse_failures": int(runs["parse_failures"].sum()),
         "usage_missing": int(runs["usage_missing"].sum()),
+        "usage_estimated": int(runs["usage_estimated"].sum()),
         "cache_hits": int(runs["cache_hits"].sum()),
         "cost_from_cache_usd": float(runs["cost_from_cache_usd"].fillna(0).sum()),
         **{f"status_{s}": int(statuses.get(s, 0)) for s in STATUSES},
@@ -207,16 +208,27 @@ def _shows(summary: pd.DataFrame, column: str) -> bool:
 
 
 def usage_warning(summary: pd.DataFrame) -> str:
-    """A footnote when some responses reported no usage: totals then undercount."""
-    missing = int(summary["usage_missing"].sum()) if "usage_missing" in summary else 0
-    if not missing:
+    """A footnote when some responses reported no usage: totals then undercount, or hold
+    estimates (--count-tokens)."""
+    if "usage_missing" not in summary:
         return ""
-    arms = ", ".join(summary.loc[summary["usage_missing"] > 0, "arm"].astype(str))
-    return (
-        f"\n\nUsage unknown: {missing} model calls ({arms}) reported no token usage. Their "
-        "tokens are not zero but unknown, and are left out of the token and cost columns, "
-        "which therefore undercount."
-    )
+    estimated = summary["usage_estimated"] if "usage_estimated" in summary else 0 * summary["n"]
+    unknown = summary["usage_missing"] - estimated
+    notes = []
+    if int(unknown.sum()):
+        arms = ", ".join(summary.loc[unknown > 0, "arm"].astype(str))
+        notes.append(
+            f"Usage unknown: {int(unknown.sum())} model calls ({arms}) reported no token usage. "
+            "Their tokens are not zero but unknown, and are left out of the token and cost "
+            "columns, which therefore undercount (--count-tokens estimates them)."
+        )
+    if int(estimated.sum()):
+        arms = ", ".join(summary.loc[estimated > 0, "arm"].astype(str))
+        notes.append(
+            f"Usage estimated: {int(estimated.sum())} model calls ({arms}) reported no token "
+            "usage; their tokens were counted with the embedded model's tokenizer, an estimate."
+        )
+    return "".join(f"\n\n{note}" for note in notes)
 
 
 def _shown(summary: pd.DataFrame) -> pd.DataFrame:

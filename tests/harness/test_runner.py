@@ -71,3 +71,23 @@ def test_calls_without_usage_are_recorded_and_flagged_under_the_table():
     assert "Usage unknown: 1 model calls (direct) reported no token usage" in table
     complete, _ = _one_run("direct", ["84"])
     assert "Usage unknown" not in render(summarize(records_frame([complete])), "md")
+
+
+def test_count_tokens_estimates_a_call_without_usage_and_says_so():
+    no_usage = ModelResponse(Message("assistant", "84 years"), usage=Usage(missing=1))
+    depot = load_taskset("depot")
+    [arm] = parse_arms(["direct"])
+    runner = Runner(depot, ScriptedModel([no_usage]), "m", estimate=lambda text: len(text.split()))
+    record, _ = asyncio.run(runner.run_one(Job(arm, depot.tasks[0], 0)))
+    assert (record.usage_missing, record.usage_estimated, record.tokens_out) == (1, 1, 2)
+    assert record.tokens_in > 10  # the question and the system prompt, counted
+    table = render(summarize(records_frame([record])), "md")
+    assert "Usage estimated: 1 model calls (direct)" in table and "Usage unknown" not in table
+
+
+def test_the_shipped_tokenizer_counts_real_tokens():
+    from harness.models.estimate import shipped_tokenizer
+
+    count = shipped_tokenizer()
+    assert 8 <= count("How many years passed between the completion of the Eiffel Tower") <= 20
+    assert count("") == 0

@@ -1,0 +1,55 @@
+"""Estimated token counts, for calls whose response reported no usage (``--count-tokens``).
+
+An endpoint that leaves ``usage`` out makes its tokens unknown, and loopbench records
+them as unknown, never as zero. Asked to, it estimates them instead: the request's
+text (system prompt, messages, tool schemas) and the reply's text are counted with a
+real tokenizer, the one the embedded model ships with (SmolLM2's, in its GGUF file,
+loaded without its weights). Another model's tokenizer splits text differently, so
+the counts are an estimate, and records say how many calls were estimated.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+from harness.models.types import ModelRequest, ModelResponse, Usage
+
+TokenCount = Callable[[str], int]
+
+
+class EstimateUnavailable(Exception):
+    """No tokenizer to estimate with."""
+
+
+def shipped_tokenizer() -> TokenCount:
+    """Count tokens with the embedded model's tokenizer (the ``local`` extra)."""
+    from harness.models.local import LocalModelError, model_file
+
+    try:
+        path = model_file()
+        import llama_cpp
+    except (LocalModelError, ImportError) as exc:
+        raise EstimateUnavailable(
+            f"--count-tokens needs the embedded model's tokenizer: {exc}"
+        ) from None
+    vocab = llama_cpp.Llama(model_path=str(path), vocab_only=True, verbose=False)
+
+    def count(text: str) -> int:
+        return len(vocab.tokenize(text.encode("utf-8"), add_bos=False)) if text else 0
+
+    return count
+
+
+def estimated_usage(count: TokenCount, request: ModelRequest, response: ModelResponse) -> Usage:
+    """The usage of one call, estimated from the text it sent and received."""
+    sent = [request.system, *(m.content for m in request.messages)]
+    sent += [json.dumps([t.parameters for t in request.tools])] if request.tools else []
+    sent += [c.arguments for m in request.messages for c in m.tool_calls]
+    received = [response.message.content, *(c.arguments for c in response.message.tool_calls)]
+    return Usage(
+        input_tokens=sum(count(text) for text in sent),
+        output_tokens=sum(count(text) for text in received),
+        missing=1,  # still not reported: estimated, not known
+        estimated=1,
+    )
