@@ -19,6 +19,7 @@ other than a-z and 0-9 collapsed to one space, except a ``.`` between two digits
 from __future__ import annotations
 
 import re
+import sys
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -76,7 +77,8 @@ def numbers_in(text: str) -> list[float]:
     for m in _NUMBER.finditer(text):
         digits = m.group("digits")
         if digits is not None:
-            value = float(digits.replace(",", ""))
+            # Over 308 digits overflows to inf: still a number stated, kept finite.
+            value = min(float(digits.replace(",", "")), sys.float_info.max)
             start = m.start()
             if m.group("sign") and not (start > 0 and text[start - 1].isalnum()):
                 value = -value
@@ -122,4 +124,8 @@ def grade(
 
 
 def _show(values: Sequence[float]) -> str:
-    return "[" + ", ".join(f"{v:g}" if v != int(v) else str(int(v)) for v in values) + "]"
+    return "[" + ", ".join(str(int(v)) if _whole(v) else f"{v:g}" for v in values) + "]"
+
+
+def _whole(value: float) -> bool:
+    return float(value).is_integer() and abs(value) < 1e16

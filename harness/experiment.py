@@ -10,13 +10,14 @@ release still matches arms. Records keep the full resolved options beside it, an
 from __future__ import annotations
 
 import itertools
-import tomllib
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from harness.files import read_toml, toml_line, toml_problems
 from harness.patterns.base import Pattern, PatternOptions
 from harness.patterns.limits import Limited
 from harness.patterns.registry import PatternInfo, UnknownPattern, lookup
@@ -113,10 +114,15 @@ def parse_arm(text: str) -> Arm:
         options = info.options_model.model_validate(raw)
     except ValidationError as exc:
         problems = "; ".join(
-            f"{e['loc'][0]}={raw.get(str(e['loc'][0]))!r}: {e['msg']}" for e in exc.errors()
+            f"{e['loc'][0]}={raw.get(str(e['loc'][0]))!r}: {e['msg']}" if e["loc"] else e["msg"]
+            for e in exc.errors()
         )
         raise ArmError(f"arm {text!r}: {problems} (booleans are on/off)") from None
     return Arm(info, options)
+
+
+#: The most arms one grid may stand for; a typo in a grid should not exhaust memory.
+MAX_GRID = 10_000
 
 
 def expand_grid(text: str) -> list[str]:
@@ -127,6 +133,12 @@ def expand_grid(text: str) -> list[str]:
     for part in filter(None, (p.strip() for p in rest.split(","))):
         key, eq, values = part.partition("=")
         choices.append([f"{key}{eq}{v.strip()}" for v in values.split("|")] if eq else [part])
+    size = math.prod(len(c) for c in choices) * len(names)
+    if size > MAX_GRID:
+        raise ArmError(
+            f"arm {text!r} stands for {size} arms, more than {MAX_GRID}; split it into "
+            "smaller grids"
+        )
     return [
         f"{n}{colon}{','.join(combo)}" if combo else n
         for n in names
@@ -154,7 +166,7 @@ class ExperimentFile(BaseModel):
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
     arms: list[str] = Field(min_length=1)
     """Arm specs; ``a|b`` alternatives expand into every combination."""
-    tasks: str = "depot"
+    tasks: str = Field(default="depot", min_length=1)
     """A built-in task set name or a folder; a relative folder is read from the file's folder."""
     repeats: int = Field(default=1, ge=1)
     concurrency: int = Field(default=8, ge=1)
@@ -162,20 +174,27 @@ class ExperimentFile(BaseModel):
     """Results folder, relative to where loopbench runs."""
 
 
+EXPERIMENT_EXAMPLE = 'arms = ["direct", "react_text:guard=on"], tasks = "depot", repeats = 3'
+
+
 def load_experiment(path: Path) -> ExperimentFile:
+    """The experiment in ``path``; an ``ArmError`` naming the file, line and field otherwise.
+
+    TOML values are typed, so a value of the wrong type (``repeats = "3"``) is refused.
+    """
+    expected = f"a TOML experiment file, e.g. {EXPERIMENT_EXAMPLE}"
+    data, text = read_toml(path, ArmError, expected)
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ArmError(f"{path}: no such experiment file") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ArmError(f"{path}: not valid TOML: {exc}") from None
-    try:
-        experiment = ExperimentFile.model_validate(data)
+        experiment = ExperimentFile.model_validate(data, strict=True)
     except ValidationError as exc:
-        problems = "; ".join(
-            f"field {'.'.join(map(str, e['loc']))!r}: {e['msg']}" for e in exc.errors()
-        )
-        raise ArmError(f"{path}: {problems}") from None
+        raise ArmError(
+            f"{toml_problems(path, text, exc)}; write e.g. {EXPERIMENT_EXAMPLE}"
+        ) from None
+    try:
+        parse_arms(experiment.arms)
+    except (ArmError, UnknownPattern) as exc:
+        line = toml_line(text, ("arms",))
+        raise ArmError(f"{path}: field 'arms'{f' on line {line}' if line else ''}: {exc}") from None
     folder = path.parent / experiment.tasks
     if folder.is_dir():
         experiment.tasks = str(folder)

@@ -161,7 +161,15 @@ class ResultsFolder:
         folder = Path(path)
         if folder.exists() and not folder.is_dir():
             raise ResultsError(f"{folder}: is a file; --out must name a folder")
-        folder.mkdir(parents=True, exist_ok=True)
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ResultsError(
+                f"{folder}: cannot be made a folder for --out ({exc.strerror})"
+            ) from None
+        for name in (EXPERIMENT, RUNS, TRACES):
+            if (folder / name).exists() and not (folder / name).is_file():
+                raise ResultsError(f"{folder / name}: is not a file; the folder is unusable")
         lock = _take_lock(folder)
         try:
             meta = _check_or_create(folder, expect)
@@ -204,7 +212,10 @@ LOCK = ".lock"
 
 
 def _take_lock(folder: Path) -> IO[str]:
-    handle = (folder / LOCK).open("a+", encoding="utf-8")
+    try:
+        handle = (folder / LOCK).open("a+", encoding="utf-8")
+    except OSError as exc:
+        raise ResultsError(f"{folder / LOCK}: cannot be opened ({exc.strerror})") from None
     try:
         fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
@@ -238,6 +249,8 @@ def _check_or_create(folder: Path, expect: dict[str, Any]) -> dict[str, Any]:
         return meta
     try:
         meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ResultsError(f"{meta_path}: cannot be read ({exc.strerror})") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ResultsError(f"{meta_path}: not a JSON object ({exc}); it is unusable") from None
     if not isinstance(meta, dict):

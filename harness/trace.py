@@ -10,8 +10,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from harness.models.openai_compat import message_to_wire
 from harness.models.types import Message, ModelRequest, ModelResponse
+from harness.models.wire import message_to_wire
 
 #: Why a pattern gave an answer on its way: reflection's draft and revisions, reflexion's
 #: attempts, best_of_n's candidates, self_consistency's samples.

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -24,6 +23,7 @@ from pydantic import (
     model_validator,
 )
 
+from harness.files import describe_errors, read_text, read_toml, toml_problems
 from harness.tools import Tool, ToolSet
 from tasks.tools import Encyclopedia, LookupVariant, calc_tool, lookup_tool
 
@@ -162,29 +162,36 @@ def load_taskset(spec: str | Path) -> TaskSet:
     )
 
 
+CONFIG_EXAMPLE = 'name = "mine", tools = ["lookup", "calc"], grader = "exact"'
+TASK_EXAMPLE = '{"id": "q1", "question": "...", "expected": {"numbers": [84]}}'
+BOOK_EXAMPLE = (
+    '{"entries": {"Title": "text"}, "related": {"Title": ["Other title"]}, "naming": "text"}'
+)
+
+
 def _read_config(path: Path) -> TaskSetConfig:
-    if not path.is_file():
-        raise TaskSetError(f"{path}: missing; write name, description, tools and grader there")
+    expected = f"taskset.toml holding {CONFIG_EXAMPLE}"
+    data, text = read_toml(path, TaskSetError, expected)
     try:
-        return TaskSetConfig.model_validate(tomllib.loads(path.read_text(encoding="utf-8")))
-    except tomllib.TOMLDecodeError as exc:
-        raise TaskSetError(f"{path}: not valid TOML: {exc}") from None
+        return TaskSetConfig.model_validate(data, strict=True)
     except ValidationError as exc:
         raise TaskSetError(
-            f"{path}: {describe_errors(exc)} (tools may be: {', '.join(KNOWN_TOOLS)})"
+            f"{toml_problems(path, text, exc)} (tools may be: {', '.join(KNOWN_TOOLS)}; "
+            f"write {CONFIG_EXAMPLE})"
         ) from None
 
 
 def _read_tasks(path: Path) -> list[Task]:
-    if not path.is_file():
-        raise TaskSetError(f"{path}: missing; write one JSON task per line")
+    text = read_text(
+        path, TaskSetError, f"tasks.jsonl holding one task a line, e.g. {TASK_EXAMPLE}"
+    )
     tasks: list[Task] = []
     seen: dict[str, int] = {}
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    for number, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
         try:
-            task = Task.model_validate_json(line)
+            task = Task.model_validate_json(line, strict=True)
         except ValidationError as exc:
             raise TaskSetError(f"{path}:{number}: {describe_errors(exc)}") from None
         if task.id in seen:
@@ -195,31 +202,50 @@ def _read_tasks(path: Path) -> list[Task]:
         seen[task.id] = number
         tasks.append(task)
     if not tasks:
-        raise TaskSetError(f"{path}: holds no tasks")
+        raise TaskSetError(
+            f"{path}: holds no tasks; write one JSON task a line, e.g. {TASK_EXAMPLE}"
+        )
     return tasks
 
 
+class EncyclopediaFile(BaseModel):
+    """encyclopedia.json: what the lookup tool reads."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    entries: dict[str, str] = Field(min_length=1)
+    """Title -> the entry's text."""
+    related: dict[str, list[str]] = Field(default_factory=dict)
+    """Title -> the titles of related entries, listed by the improved lookup."""
+    naming: Filled | None = None
+    """How entries are titled, said by the improved lookup on a miss."""
+
+
 def _read_encyclopedia(path: Path) -> Encyclopedia:
-    if not path.is_file():
-        raise TaskSetError(f"{path}: missing; the lookup tool reads its entries from it")
+    expected = f"encyclopedia.json holding {BOOK_EXAMPLE}"
+    text = read_text(path, TaskSetError, expected)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise TaskSetError(f"{path}:{exc.lineno}: not valid JSON: {exc.msg}") from None
-    entries = data.get("entries") if isinstance(data, dict) else None
-    if not isinstance(entries, dict) or not all(isinstance(v, str) for v in entries.values()):
-        raise TaskSetError(f"{path}: field 'entries' must be an object of title -> text")
-    related = data.get("related", {})
-    unknown = sorted({r for rs in related.values() for r in rs} - set(entries))
-    if unknown:
-        raise TaskSetError(f"{path}: field 'related' names entries that do not exist: {unknown}")
-    naming = data.get("naming")
-    return Encyclopedia(entries, related, naming) if naming else Encyclopedia(entries, related)
-
-
-def describe_errors(exc: ValidationError) -> str:
-    """Every problem a validation found, as ``field 'a.b': what is wrong``."""
-    return "; ".join(
-        f"field {'.'.join(str(p) for p in e['loc']) or '(whole line)'!r}: {e['msg']}"
-        for e in exc.errors()
-    )
+        raise TaskSetError(
+            f"{path}:{exc.lineno}: not valid JSON ({exc.msg}); expected {BOOK_EXAMPLE}"
+        ) from None
+    except (ValueError, RecursionError):  # a number of over 4300 digits; nesting too deep
+        raise TaskSetError(
+            f"{path}: a number too long or nesting too deep to read; expected {BOOK_EXAMPLE}"
+        ) from None
+    if not isinstance(data, dict):
+        raise TaskSetError(f"{path}: holds a JSON {type(data).__name__}; expected {BOOK_EXAMPLE}")
+    try:
+        book = EncyclopediaFile.model_validate(data, strict=True)
+    except ValidationError as exc:
+        raise TaskSetError(f"{path}: {describe_errors(exc)}; expected {BOOK_EXAMPLE}") from None
+    for title, names in book.related.items():
+        unknown = sorted({title, *names} - set(book.entries))
+        if unknown:
+            raise TaskSetError(
+                f"{path}: field {'related.' + title!r} names entries that do not exist: {unknown}; "
+                "related titles must be titles in 'entries'"
+            )
+    if book.naming is None:
+        return Encyclopedia(book.entries, book.related)
+    return Encyclopedia(book.entries, book.related, book.naming)

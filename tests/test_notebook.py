@@ -9,8 +9,8 @@ from nbclient import NotebookClient
 from harness.experiment import parse_arms
 from harness.models import FunctionModel
 from harness.models.fake_server import default_responder
-from harness.models.openai_compat import request_body
 from harness.models.scripted import text_reply, tool_reply
+from harness.models.wire import request_body
 from harness.runner import run_experiment
 from harness.store import ResultsFolder
 from tasks import load_taskset

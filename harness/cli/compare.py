@@ -66,8 +66,9 @@ def compare_command(
         pricing = Pricing(load_prices(), price_as)
         before = records_frame(read_records(baseline), pricing)
         after = records_frame(read_records(candidate), pricing)
-        if before.empty or after.empty:
-            raise CompareError("one of the result sets holds no finished runs")
+        for folder, frame in ((baseline, before), (candidate, after)):
+            if frame.empty:
+                raise CompareError(f"{folder}: holds no finished runs")
         wanted = _canonical(list(arms), list(before["arm"]) + list(after["arm"]))
         comparison = compare(before, after, wanted, max_drop, alpha, max_cost_rise)
     except (ResultsError, PriceError, CompareError) as exc:

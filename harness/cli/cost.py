@@ -29,6 +29,13 @@ from harness.report.table import Pricing, records_frame, summarize, usage_warnin
 from harness.store import ResultsError, read_records
 
 FORMATS = click.Choice(["md", "json"])
+#: Bounds that keep the arithmetic finite and quick (a sum runs over every step).
+MAX_COUNT = 10_000
+MAX_TOKENS = 10**9
+COUNT = click.IntRange(0, MAX_COUNT)
+AT_LEAST_ONE = click.IntRange(1, MAX_COUNT)
+CHANCE = click.FloatRange(0, 1)
+PRICE = click.FloatRange(0)
 
 
 def planning_options(command: Callable[..., Any]) -> Callable[..., Any]:
@@ -38,12 +45,18 @@ def planning_options(command: Callable[..., Any]) -> Callable[..., Any]:
         command = click.option(
             flag,
             name,
-            type=type(spec.default),
+            type=_bounds(name, spec.default),
             default=spec.default,
             show_default=True,
             help=spec.description,
         )(command)
     return command
+
+
+def _bounds(name: str, default: object) -> click.IntRange | click.FloatRange:
+    if isinstance(default, int):
+        return click.IntRange(0, MAX_TOKENS)
+    return CHANCE if name == "cache_rate" else click.FloatRange(0)
 
 
 def _planning(values: dict[str, Any]) -> Planning:
@@ -73,9 +86,12 @@ def growth_command(steps: str, fmt: str, **numbers: Any) -> None:
     try:
         counts = [int(s) for s in steps.split(",") if s.strip()]
     except ValueError:
+        counts = [-1]
+    if not counts or not all(0 <= n <= MAX_COUNT for n in counts):
         raise click.BadParameter(
-            "write whole numbers separated by commas, e.g. 2,5,10", param_hint="--steps"
-        ) from None
+            f"write whole numbers from 0 to {MAX_COUNT} separated by commas, e.g. 2,5,10",
+            param_hint="--steps",
+        )
     _emit(growth(counts, _planning(numbers)), fmt)
 
 
@@ -87,12 +103,12 @@ def growth_command(steps: str, fmt: str, **numbers: Any) -> None:
     show_default=True,
     help="small: $0.25/$2; frontier: $3/$15 per million in/out.",
 )
-@click.option("--price-in", type=float, help="USD per million input tokens (overrides --price).")
-@click.option("--price-out", type=float, help="USD per million output tokens (overrides --price).")
-@click.option("--steps", type=int, default=5, show_default=True, help="Tool steps (ReAct, plan).")
-@click.option("--breadth", type=int, default=3, show_default=True, help="Tree breadth b.")
-@click.option("--depth", type=int, default=3, show_default=True, help="Tree depth d.")
-@click.option("--candidates", type=int, default=5, show_default=True, help="Best-of m.")
+@click.option("--price-in", type=PRICE, help="USD per million input tokens (overrides --price).")
+@click.option("--price-out", type=PRICE, help="USD per million output tokens (overrides --price).")
+@click.option("--steps", type=COUNT, default=5, show_default=True, help="Tool steps (ReAct, plan).")
+@click.option("--breadth", type=AT_LEAST_ONE, default=3, show_default=True, help="Tree breadth b.")
+@click.option("--depth", type=AT_LEAST_ONE, default=3, show_default=True, help="Tree depth d.")
+@click.option("--candidates", type=AT_LEAST_ONE, default=5, show_default=True, help="Best-of m.")
 @click.option("--format", "fmt", type=FORMATS, default="md", show_default=True)
 @planning_options
 def patterns_command(
@@ -126,8 +142,8 @@ def patterns_command(
 
 
 @cost_command.command("retry")
-@click.option("--p", "p", type=float, required=True, help="Chance one attempt passes.")
-@click.option("--k", "k", type=int, required=True, help="Attempts allowed.")
+@click.option("--p", "p", type=CHANCE, required=True, help="Chance one attempt passes.")
+@click.option("--k", "k", type=AT_LEAST_ONE, required=True, help="Attempts allowed.")
 def retry_command(p: float, k: int) -> None:
     """Up to k independent attempts with a perfect verifier."""
     click.echo(
@@ -137,10 +153,14 @@ def retry_command(p: float, k: int) -> None:
 
 
 @cost_command.command("verifier")
-@click.option("--p", "p", type=float, required=True, help="Chance a candidate is correct.")
-@click.option("--r", "r", type=float, default=1.0, show_default=True, help="Accepts a correct one.")
-@click.option("--f", "f", type=float, required=True, help="Accepts a wrong one (false accept).")
-@click.option("--m", "m", type=int, default=5, show_default=True, help="Best-of-m candidates.")
+@click.option("--p", "p", type=CHANCE, required=True, help="Chance a candidate is correct.")
+@click.option(
+    "--r", "r", type=CHANCE, default=1.0, show_default=True, help="Accepts a correct one."
+)
+@click.option("--f", "f", type=CHANCE, required=True, help="Accepts a wrong one (false accept).")
+@click.option(
+    "--m", "m", type=AT_LEAST_ONE, default=5, show_default=True, help="Best-of-m candidates."
+)
 def verifier_command(p: float, r: float, f: float, m: int) -> None:
     """What an acceptance is worth: precision, and best-of-m returning nothing."""
     click.echo(
@@ -159,6 +179,8 @@ def measured_command(results: Path, price_as: str | None, fmt: str) -> None:
         frame = records_frame(read_records(results), Pricing(load_prices(), price_as))
     except (ResultsError, PriceError) as exc:
         raise BadInput(str(exc)) from None
+    if frame.empty:
+        raise BadInput(f"{results}: no finished runs yet; run `loopbench run --out` into it first")
     summary = summarize(frame)
     rows = []
     for row in summary.to_dict("records"):

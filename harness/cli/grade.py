@@ -10,7 +10,8 @@ from pydantic import ValidationError
 from graders.exact import grade
 from graders.selftest import run_self_test
 from harness.cli.errors import BadInput
-from tasks.taskset import Expected, describe_errors
+from harness.files import describe_errors
+from tasks.taskset import Expected
 
 
 @click.command("grade")
@@ -32,11 +33,15 @@ def grade_command(self_test: bool, answer: str | None, expected: str | None) -> 
         raise click.UsageError("give --self-test, or both --answer and --expected")
     example = 'Write e.g. \'{"numbers": [79], "entities": ["Rotterdam"]}\''
     try:
-        expectation = Expected.model_validate(json.loads(expected))
+        expectation = Expected.model_validate(json.loads(expected), strict=True)
     except json.JSONDecodeError as exc:
         raise BadInput(f"--expected is not valid JSON ({exc.msg}). {example}") from None
     except ValidationError as exc:
-        raise BadInput(f"--expected: {describe_errors(exc)}. {example}") from None
+        raise BadInput(f"--expected: {describe_errors(exc, '(whole value)')}. {example}") from None
+    except (ValueError, RecursionError):  # a number of over 4300 digits; nesting too deep
+        raise BadInput(
+            f"--expected holds a number too long or nesting too deep. {example}"
+        ) from None
     verdict = grade(answer, expectation.numbers, expectation.entities, expectation.tolerance)
     click.echo(f"{'correct' if verdict.correct else 'wrong'}: {verdict.reason}")
     raise SystemExit(0 if verdict.correct else 1)

@@ -31,6 +31,9 @@ KINDS = ("frontier", "status", "tokens", "turns")
 @click.option("--price-as", help="Price the recorded tokens as this model (for frontier).")
 def plot_command(results: Path, kind: str, output: Path, price_as: str | None) -> None:
     """Plot a results folder to a PNG file."""
+    if output.is_dir():
+        raise BadInput(f"{output}: is a folder; give -o a file name, e.g. {output / 'plot.png'}")
+    output = output if output.suffix else output.with_suffix(".png")
     try:
         pricing = Pricing(load_prices(), price_as)
         frame = records_frame(read_records(results), pricing)
@@ -51,4 +54,9 @@ def plot_command(results: Path, kind: str, output: Path, price_as: str | None) -
             plot_turns(frame, output, f"Model calls per run: {where}")
     except (ResultsError, PriceError, ValueError) as exc:
         raise BadInput(str(exc)) from None
+    except OSError as exc:
+        raise BadInput(
+            f"{output}: cannot be written ({exc.strerror or exc}); give -o a file in a folder "
+            "that exists and can be written"
+        ) from None
     click.echo(f"wrote {output}")

@@ -108,6 +108,13 @@ from tasks.taskset import TaskSet, TaskSetError, load_taskset
     help="Seconds allowed for one request, from connecting to its last byte.",
 )
 @click.option(
+    "--rate-limit",
+    type=click.FloatRange(min=0, min_open=True),
+    help="Start at most this many requests a second (an endpoint's published limit). "
+    "Without it, concurrency still halves on a burst of 429s and climbs back after "
+    "successes.",
+)
+@click.option(
     "--max-retries",
     type=click.IntRange(min=0),
     default=3,
@@ -161,6 +168,7 @@ def run_command(
     local_chat_format: str,
     api_key_env: str,
     timeout: float,
+    rate_limit: float | None,
     max_retries: int,
     prices: Path | None,
     price_as: str | None,
@@ -242,6 +250,7 @@ def run_command(
             cache,
             cache_debug,
             estimate,
+            rate_limit,
         )
         result = asyncio.run(_run(plan, live, quiet))
     if cache is not None:
@@ -305,6 +314,7 @@ class Plan:
     cache: ResponseCache | None = None
     cache_debug: bool = False
     estimate: TokenCount | None = None
+    rate_limit: float | None = None
 
 
 async def _run(plan: Plan, endpoint: Endpoint, quiet: bool) -> GridResult:
@@ -315,8 +325,9 @@ async def _run(plan: Plan, endpoint: Endpoint, quiet: bool) -> GridResult:
         timeout_s=plan.timeout,
         max_concurrency=plan.concurrency,
         retry=RetryPolicy(max_retries=plan.max_retries),
+        rate_limit=plan.rate_limit,
     ) as client:
-        return await run_experiment(
+        result = await run_experiment(
             plan.taskset,
             plan.arms,
             plan.repeats,
@@ -333,6 +344,13 @@ async def _run(plan: Plan, endpoint: Endpoint, quiet: bool) -> GridResult:
             cache_debug=_say if plan.cache_debug else None,
             estimate=plan.estimate,
         )
+        if throttle := client.concurrency.cuts:
+            click.echo(
+                f"note: the endpoint answered 429; concurrency was halved {throttle} times, "
+                f"to {client.concurrency.lowest} at the lowest (pass --rate-limit to pace it)",
+                err=True,
+            )
+        return result
 
 
 def _say(line: str) -> None:

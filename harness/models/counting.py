@@ -8,11 +8,13 @@ never total usage themselves.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from harness.models.estimate import TokenCount, estimated_usage
 from harness.models.types import ModelAPIError, ModelClient, ModelRequest, ModelResponse, Usage
-from harness.trace import Trace
+
+if TYPE_CHECKING:
+    from harness.trace import Trace
 
 
 class CountedClient(Protocol):
@@ -37,7 +39,11 @@ class CountingClient:
         estimate: TokenCount | None = None,
     ) -> None:
         self._inner = inner
-        self._trace = trace if trace is not None else Trace()
+        if trace is None:
+            from harness.trace import Trace  # here, not above: trace.py imports this package
+
+            trace = Trace()
+        self._trace = trace
         #: Counts the text of a call whose response reported no usage (--count-tokens).
         self._estimate = estimate
         self.calls = 0
@@ -60,7 +66,9 @@ class CountingClient:
         except ModelAPIError as exc:
             self.failed_calls += 1
             self.retries += exc.retries
-            self._trace.emit("api_error", call=self.calls, error=str(exc), status=exc.status)
+            self._trace.emit(
+                "api_error", call=self.calls, error=str(exc), status=exc.status, retries=exc.retries
+            )
             raise
         if response.usage.missing and self._estimate is not None:
             response = replace(response, usage=estimated_usage(self._estimate, request, response))

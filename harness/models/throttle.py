@@ -26,7 +26,9 @@ class AdaptiveLimit:
         self.floor = floor
         self.limit = float(ceiling)
         self.in_flight = 0
+        #: How often the limit was cut, and the lowest it went: what a run reports.
         self.cuts = 0
+        self.lowest = ceiling
         self._clock = clock
         self._last_cut = float("-inf")
         self._freed = asyncio.Condition()
@@ -53,6 +55,7 @@ class AdaptiveLimit:
         self.limit = max(float(self.floor), self.limit / 2)
         self._last_cut = self._clock()
         self.cuts += 1
+        self.lowest = min(self.lowest, int(self.limit))
 
 
 class RateLimit:

@@ -142,7 +142,10 @@ def answer_reply(
     and an empty one (no text, no tool call) is ``unparsed``, never an empty answer."""
     steps = ctx.model.calls
     if response.truncated:
-        return Outcome("truncated", messages=messages, steps=steps, metrics=metrics or {})
+        error = f"call {steps} hit the output-token limit; its half-written answer is not graded"
+        return Outcome(
+            "truncated", messages=messages, steps=steps, error=error, metrics=metrics or {}
+        )
     answer = response.message.content.strip()
     if not answer:
         ctx.emit("parse_failure", step=steps, text=response.message.content)

@@ -69,7 +69,14 @@ async def tool_loop(
         reply = response.message
         messages.append(reply)
         if response.truncated:  # a half-written tool call must not be dispatched
-            return Outcome("truncated", messages=messages, steps=steps)
+            calls = len(reply.tool_calls)
+            return Outcome(
+                "truncated",
+                messages=messages,
+                steps=steps,
+                error=f"call {step} hit the output-token limit; its {calls} tool call(s) "
+                "were not run",
+            )
         if not reply.tool_calls:
             if not finish_by_tool:
                 return replace(answer_reply(ctx, response, messages), steps=steps)

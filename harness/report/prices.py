@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from harness.files import read_toml, toml_problems
 
 DEFAULT_PRICES = Path(__file__).with_name("prices.toml")
 
@@ -17,9 +18,9 @@ class PriceError(ValueError):
 
 class Price(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
-    input: float = Field(ge=0)
-    cached_input: float | None = Field(default=None, ge=0)
-    output: float = Field(ge=0)
+    input: float = Field(ge=0, allow_inf_nan=False)
+    cached_input: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+    output: float = Field(ge=0, allow_inf_nan=False)
 
     def cost(self, tokens_in: int, tokens_out: int, tokens_cached: int = 0) -> float:
         cached_rate = self.input if self.cached_input is None else self.cached_input
@@ -59,15 +60,20 @@ class PriceTable:
         return price
 
 
+PRICES_EXAMPLE = 'as_of = "2025-08-01" and [models."gpt-5-mini"] input = 0.25, output = 2.0'
+
+
 def load_prices(path: Path | str | None = None) -> PriceTable:
+    """The table in ``path`` (the shipped one by default); a ``PriceError`` naming the file,
+    line and field otherwise. TOML values are typed: ``input = "0.25"`` is refused."""
     source = Path(path) if path else DEFAULT_PRICES
+    expected = f"a TOML price table (USD per million tokens), e.g. {PRICES_EXAMPLE}"
+    data, text = read_toml(source, PriceError, expected)
     try:
-        data = _PriceFile.model_validate(tomllib.loads(source.read_text(encoding="utf-8")))
-    except FileNotFoundError:
-        raise PriceError(f"{source}: no such price table") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise PriceError(f"{source}: not valid TOML: {exc}") from None
+        table = _PriceFile.model_validate(data, strict=True)
     except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
-        raise PriceError(f"{source}: {problems} (each model needs input and output)") from None
-    return PriceTable(data.models, data.as_of, str(source))
+        raise PriceError(
+            f"{toml_problems(source, text, exc)}; each model needs input and output, "
+            f"USD per million tokens, e.g. {PRICES_EXAMPLE}"
+        ) from None
+    return PriceTable(table.models, table.as_of, str(source))

@@ -289,3 +289,128 @@ def test_the_key_is_redacted_before_error_text_is_cut_short():
 def test_timeout_must_be_positive():
     result = CliRunner().invoke(main, ["run", "--arm", "direct", "--timeout", "0"])
     assert result.exit_code == 2 and "--timeout" in result.output
+
+
+def test_content_given_as_a_list_of_parts_is_read_as_text():
+    parts = [
+        {"type": "text", "text": "8"},
+        {"type": "refusal", "refusal": "not text"},
+        {"type": "text", "text": "4"},
+    ]
+    client, _ = make_client(Script(httpx.Response(200, json=completion(parts))))
+    assert complete(client).message.content == "84"
+
+
+def _body(**message):
+    return {"choices": [{"message": {"role": "assistant", **message}}]}
+
+
+CALL = {"id": "c", "type": "function", "function": {"name": "lookup", "arguments": "{}"}}
+
+
+@pytest.mark.parametrize(
+    ("body", "cause"),
+    [
+        ([completion()], "the body is a list of 1, not an object"),
+        ({"choices": {"message": {}}}, "choices is an object, not a list"),
+        ({"choices": ["hi"]}, "choices[0] is the text 'hi', not an object"),
+        ({"choices": [{"message": ["hi"]}]}, "choices[0].message is a list of 1, not an object"),
+        ({"choices": [{"text": "hi"}]}, "choices[0].message is missing or null"),
+        (_body(content=84), "message.content is the number 84, not text or a list of parts"),
+        (_body(content=["84"]), "message.content[0] is the text '84', not an object"),
+        (_body(content=[{"type": "text"}]), "message.content[0].text is missing or null"),
+        (_body(tool_calls=CALL), "message.tool_calls is an object, not a list"),
+        (_body(tool_calls=["lookup"]), "message.tool_calls[0] is the text 'lookup'"),
+        (_body(tool_calls=[{"id": "c"}]), "message.tool_calls[0].function is missing or null"),
+        (
+            _body(tool_calls=[{"function": {"arguments": "{}"}}]),
+            "message.tool_calls[0].function.name is missing or null, not a tool's name",
+        ),
+        (
+            _body(tool_calls=[{"function": {"name": "calc", "arguments": ["1+1"]}}]),
+            "message.tool_calls[0].function.arguments is a list of 1, not JSON text",
+        ),
+        (_body(tool_calls=[{**CALL, "id": 7}]), "message.tool_calls[0].id is the number 7"),
+        (
+            {"choices": [{"message": {"content": "hi"}, "finish_reason": ["stop"]}]},
+            "choices[0].finish_reason is a list of 1, not text",
+        ),
+        ({**completion(), "usage": [10, 3]}, "usage is a list of 2, not an object"),
+        (
+            {**completion(), "usage": {"prompt_tokens": 1, "prompt_tokens_details": "none"}},
+            "usage.prompt_tokens_details is the text 'none', not an object",
+        ),
+    ],
+)
+def test_a_reply_of_the_wrong_shape_is_an_api_error_naming_what_is_wrong(body, cause):
+    script = Script(*[httpx.Response(200, json=body) for _ in range(2)])
+    client, _ = make_client(script, retries=1)
+    with pytest.raises(ModelAPIError) as info:
+        complete(client)
+    message = str(info.value)
+    assert f"not a chat completion ({cause}" in message and "gave up after 2 attempts" in message
+    assert (info.value.status, info.value.retries, len(script.requests)) == (200, 1, 2)
+
+
+def test_a_body_that_does_not_decode_is_a_retried_transport_failure():
+    script = Script(
+        httpx.Response(
+            200, headers={"content-encoding": "gzip"}, stream=httpx.ByteStream(b"not gzip")
+        ),
+        httpx.Response(200, json=completion()),
+    )
+    client, _ = make_client(script)
+    assert complete(client).retries == 1
+
+
+@pytest.mark.parametrize(
+    ("raw", "failure"),
+    [
+        (b"NOT HTTP\r\n\r\n", 'RemoteProtocolError: ClientResponseError: 400, message="Bad status'),
+        (
+            b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n5\r\nhello\r\n",
+            "ReadError: ClientPayloadError: Response payload is not completed",
+        ),
+        (b"", "ReadError: ServerDisconnectedError: Server disconnected"),
+    ],
+)
+def test_a_reply_that_breaks_http_is_a_transport_failure_named_after_its_cause(raw, failure):
+    async def reply(reader, writer):
+        await reader.read(1)
+        writer.write(raw)
+        await writer.drain()
+        writer.close()
+
+    async def call():
+        server = await asyncio.start_server(reply, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        retry = RetryPolicy(max_retries=1, base_delay_s=0.01)
+        try:
+            async with OpenAICompatClient(f"http://127.0.0.1:{port}/v1", retry=retry) as client:
+                await client.complete(REQUEST)
+        finally:
+            server.close()
+            await server.wait_closed()
+
+    with pytest.raises(ModelAPIError) as info:
+        asyncio.run(call())
+    assert failure in str(info.value) and "gave up after 2 attempts" in str(info.value)
+    assert (info.value.status, info.value.retries) == (None, 1)
+
+
+def test_a_429_halves_the_clients_concurrency_and_successes_raise_it_again():
+    script = Script(
+        httpx.Response(429, json={}),
+        *[httpx.Response(200, json=completion()) for _ in range(40)],
+    )
+    client, _ = make_client(script)
+    complete(client)
+    assert (client.concurrency.cuts, client.concurrency.lowest) == (1, 32)
+    for _ in range(39):
+        complete(client)
+    assert 32 < client.concurrency.limit <= 64
+
+
+def test_the_run_command_takes_a_rate_limit_and_refuses_a_silly_one():
+    result = CliRunner().invoke(main, ["run", "--arm", "direct", "--rate-limit", "0"])
+    assert result.exit_code == 2 and "--rate-limit" in result.output

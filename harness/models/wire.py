@@ -1,0 +1,210 @@
+"""The chat-completions wire format: a request as JSON, and a reply read back strictly.
+
+A reply that is not a chat completion in any way (a field missing or of the wrong
+kind, usage that cannot be true) is a ``ModelAPIError`` naming the field, never
+another exception.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+
+from harness.models.types import (
+    FinishReason,
+    Message,
+    ModelAPIError,
+    ModelRequest,
+    ModelResponse,
+    ToolCall,
+    Usage,
+)
+
+_FINISH_REASONS: dict[str | None, FinishReason] = {
+    "stop": "stop",
+    "length": "length",
+    "tool_calls": "tool_calls",
+    "function_call": "tool_calls",
+    "content_filter": "content_filter",
+    None: "stop",
+}
+
+
+def request_body(request: ModelRequest) -> dict[str, Any]:
+    messages: list[dict[str, Any]] = []
+    if request.system:
+        messages.append({"role": "system", "content": request.system})
+    messages.extend(message_to_wire(m) for m in request.messages)
+    body: dict[str, Any] = {"model": request.model, "messages": messages}
+    if request.tools:
+        body["tools"] = [
+            {
+                "type": "function",
+                "function": {
+                    "name": t.name,
+                    "description": t.description,
+                    "parameters": t.parameters,
+                },
+            }
+            for t in request.tools
+        ]
+    if request.tool_choice in ("auto", "none", "required"):
+        body["tool_choice"] = request.tool_choice
+    elif request.tool_choice is not None:
+        body["tool_choice"] = {"type": "function", "function": {"name": request.tool_choice}}
+    if request.temperature is not None:
+        body["temperature"] = request.temperature
+    if request.max_output_tokens is not None:
+        body["max_tokens"] = request.max_output_tokens
+    if request.stop:
+        body["stop"] = list(request.stop)
+    return body
+
+
+def message_to_wire(message: Message) -> dict[str, Any]:
+    wire: dict[str, Any] = {"role": message.role, "content": message.content}
+    if message.tool_calls:
+        wire["content"] = message.content or None
+        wire["tool_calls"] = [
+            {
+                "id": c.id,
+                "type": "function",
+                "function": {"name": c.name, "arguments": c.arguments},
+            }
+            for c in message.tool_calls
+        ]
+    if message.tool_call_id is not None:
+        wire["tool_call_id"] = message.tool_call_id
+    return wire
+
+
+def parse_response(
+    response: httpx.Response, retries: int = 0, redact: Callable[[str], str] = str
+) -> ModelResponse:
+    """A 200 reply as a response; a body that is not a chat completion is a ModelAPIError
+    saying what is wrong with it."""
+    try:
+        try:
+            data = response.json()
+        except (ValueError, RecursionError) as exc:
+            raise ValueError(f"the body is not JSON: {exc}") from exc
+        data = _object(data, "the body")
+        choices = data.get("choices")
+        if not isinstance(choices, list) or not choices:
+            raise ValueError(f"choices is {_kind(choices)}, not a list of at least one choice")
+        choice = _object(choices[0], "choices[0]")
+        wire = _object(choice.get("message"), "choices[0].message")
+        message = Message(
+            "assistant",
+            _content(wire.get("content")),
+            tool_calls=_tool_calls(wire.get("tool_calls")),
+        )
+        finish = choice.get("finish_reason")
+        if finish is not None and not isinstance(finish, str):
+            raise ValueError(f"choices[0].finish_reason is {_kind(finish)}, not text")
+        usage = parse_usage(data.get("usage"))
+    except ValueError as exc:
+        # Redacted before it is cut short, so no part of a key survives at the cut.
+        text = redact(f"the endpoint's reply is not a chat completion ({exc}): {response.text}")
+        raise ModelAPIError(text[:400], status=response.status_code, retries=retries) from exc
+    return ModelResponse(
+        message=message,
+        finish_reason=_FINISH_REASONS.get(finish, "other"),
+        usage=usage,
+        retries=retries,
+    )
+
+
+def parse_usage(usage: object) -> Usage:
+    """The reply's token counts; a reply without them is counted as missing, never as zero.
+
+    Counts that cannot be true (negative, not whole numbers, more cached than input
+    tokens) make the reply unusable: a ValueError, reported as a response error.
+    """
+    if usage is None or usage == {}:
+        return Usage(missing=1)
+    usage = _object(usage, "usage")
+    details = _object(usage.get("prompt_tokens_details") or {}, "usage.prompt_tokens_details")
+    counts = {
+        "prompt_tokens": usage.get("prompt_tokens") or 0,
+        "completion_tokens": usage.get("completion_tokens") or 0,
+        "cached_tokens": details.get("cached_tokens") or 0,
+    }
+    for name, value in counts.items():
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ValueError(f"usage {name} is {value!r}, not a whole number of tokens >= 0")
+    if counts["cached_tokens"] > counts["prompt_tokens"]:
+        raise ValueError(
+            f"usage reports {counts['cached_tokens']} cached of {counts['prompt_tokens']} "
+            "input tokens"
+        )
+    return Usage(counts["prompt_tokens"], counts["completion_tokens"], counts["cached_tokens"])
+
+
+def _content(content: object) -> str:
+    """The message's text: a string, or the text parts of a list of parts, joined."""
+    if content is None or isinstance(content, str):
+        return content or ""
+    if not isinstance(content, list):
+        raise ValueError(f"message.content is {_kind(content)}, not text or a list of parts")
+    texts = []
+    for i, part in enumerate(content):
+        part = _object(part, f"message.content[{i}]")
+        if part.get("type") != "text":  # a refusal or an image is not text
+            continue
+        text = part.get("text")
+        if not isinstance(text, str):
+            raise ValueError(f"message.content[{i}].text is {_kind(text)}, not text")
+        texts.append(text)
+    return "".join(texts)
+
+
+def _tool_calls(calls: object) -> tuple[ToolCall, ...]:
+    if calls is None:
+        return ()
+    if not isinstance(calls, list):
+        raise ValueError(f"message.tool_calls is {_kind(calls)}, not a list")
+    parsed = []
+    for i, call in enumerate(calls):
+        where = f"message.tool_calls[{i}]"
+        call = _object(call, where)
+        function = _object(call.get("function"), f"{where}.function")
+        name, call_id = function.get("name"), call.get("id")
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"{where}.function.name is {_kind(name)}, not a tool's name")
+        if call_id is not None and not isinstance(call_id, str):
+            raise ValueError(f"{where}.id is {_kind(call_id)}, not text")
+        arguments = function.get("arguments")
+        # Some servers send arguments as an object rather than the JSON text the API specifies.
+        if isinstance(arguments, dict):
+            arguments = json.dumps(arguments)
+        elif arguments is None:
+            arguments = "{}"
+        elif not isinstance(arguments, str):
+            raise ValueError(f"{where}.function.arguments is {_kind(arguments)}, not JSON text")
+        parsed.append(ToolCall(call_id or f"call_{i}", name, arguments))
+    return tuple(parsed)
+
+
+def _object(value: object, where: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise ValueError(f"{where} is {_kind(value)}, not an object")
+    return value
+
+
+def _kind(value: object) -> str:
+    """A JSON value's kind, for an error message."""
+    if value is None:
+        return "missing or null"
+    if isinstance(value, bool):
+        return f"the boolean {str(value).lower()}"
+    if isinstance(value, int | float):
+        return f"the number {value!r}"
+    if isinstance(value, str):
+        return f"the text {value[:40]!r}"
+    if isinstance(value, list):
+        return f"a list of {len(value)}" if value else "an empty list"
+    return "an object"
