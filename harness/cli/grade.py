@@ -18,8 +18,20 @@ from tasks.taskset import Expected
 @click.option("--self-test", is_flag=True, help="Run the grader's own cases; exit 1 if any fails.")
 @click.option("--answer", help="An answer to grade.")
 @click.option("--expected", help="The expectation as JSON, e.g. '{\"numbers\": [84]}'.")
-def grade_command(self_test: bool, answer: str | None, expected: str | None) -> None:
-    """Grade an answer with the typed exact grader, or run its self-test."""
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help='json prints {"correct": ..., "reason": ...} for scripts.',
+)
+def grade_command(self_test: bool, answer: str | None, expected: str | None, fmt: str) -> None:
+    """Grade an answer with the typed exact grader, or run its self-test.
+
+    Grading exits 0 whatever the verdict (it is printed); 2 on a bad expectation. The
+    self-test exits 1 when a case fails: the grader itself has regressed.
+    """
     if self_test:
         results = run_self_test()
         for case, verdict, ok in results:
@@ -43,5 +55,7 @@ def grade_command(self_test: bool, answer: str | None, expected: str | None) -> 
             f"--expected holds a number too long or nesting too deep. {example}"
         ) from None
     verdict = grade(answer, expectation.numbers, expectation.entities, expectation.tolerance)
-    click.echo(f"{'correct' if verdict.correct else 'wrong'}: {verdict.reason}")
-    raise SystemExit(0 if verdict.correct else 1)
+    if fmt == "json":
+        click.echo(json.dumps({"correct": verdict.correct, "reason": verdict.reason}))
+    else:
+        click.echo(f"{'correct' if verdict.correct else 'wrong'}: {verdict.reason}")

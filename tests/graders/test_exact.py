@@ -1,6 +1,10 @@
+import json
+
 import pytest
+from click.testing import CliRunner
 
 from graders import CASES, grade, normalise, numbers_in, run_self_test
+from harness.cli import main
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.answer or "empty")
@@ -62,3 +66,15 @@ def test_task_tolerance_widens_the_match():
 
 def test_no_answer_is_not_correct():
     assert grade(None, [1]).reason == "no answer"
+
+
+def test_grade_prints_the_verdict_and_exits_0_whichever_it_is():
+    args = ["grade", "--expected", '{"numbers": [59], "entities": ["Hamburg"]}', "--format", "json"]
+    right = CliRunner().invoke(main, [*args, "--answer", "Hamburg, with 59 more"])
+    wrong = CliRunner().invoke(main, [*args, "--answer", "Lyon, with 59 more"])
+    assert (right.exit_code, wrong.exit_code) == (0, 0)
+    assert json.loads(right.output)["correct"] is True
+    assert json.loads(wrong.output) == {
+        "correct": False,
+        "reason": "numbers [59] match; missing 'Hamburg'",
+    }
