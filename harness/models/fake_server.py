@@ -20,6 +20,8 @@ from typing import Any
 
 from aiohttp import web
 
+from harness.models.loopback import LoopbackServer
+
 
 @dataclass
 class Reply:
@@ -153,7 +155,7 @@ class Served:
     bodies: list[dict[str, Any]] = field(default_factory=list)
 
 
-class FakeServer:
+class FakeServer(LoopbackServer):
     """Runs on its own thread and event loop, so synchronous code (a CLI) can call it."""
 
     def __init__(
@@ -162,21 +164,14 @@ class FakeServer:
         latency_s: float = 0.0,
         keep_bodies: bool = True,
     ) -> None:
+        super().__init__()
         self.responder = responder
         self.latency_s = latency_s
         self.keep_bodies = keep_bodies
         self.served = Served()
         self._lock = threading.Lock()
-        self._loop = asyncio.new_event_loop()
-        self._runner: web.AppRunner | None = None
-        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
-        self.port = 0
 
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
-
-    async def _handle(self, request: web.Request) -> web.Response:
+    async def handle(self, request: web.Request) -> web.StreamResponse:
         body = await request.json()
         with self._lock:
             self.served.requests += 1
@@ -209,33 +204,6 @@ class FakeServer:
                 "usage": usage,
             }
         )
-
-    async def _start(self) -> None:
-        app = web.Application()
-        app.router.add_post("/v1/chat/completions", self._handle)
-        self._runner = web.AppRunner(app, access_log=None)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", self.port)
-        await site.start()
-        self.port = int(self._runner.addresses[0][1])
-
-    def start(self) -> FakeServer:
-        self._thread.start()
-        asyncio.run_coroutine_threadsafe(self._start(), self._loop).result(timeout=10)
-        return self
-
-    def stop(self) -> None:
-        if self._runner is not None:
-            asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop).result(timeout=10)
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(timeout=10)
-        self._loop.close()
-
-    def __enter__(self) -> FakeServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
 
 def main() -> None:

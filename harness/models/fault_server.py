@@ -49,6 +49,7 @@ from typing import Any, Literal
 from aiohttp import web
 
 from harness.models.fake_server import Reply, default_responder, usage_for
+from harness.models.loopback import LoopbackServer
 
 Fault = Literal[
     "429",
@@ -94,7 +95,7 @@ class Hit:
     retry_not_before: float | None = None
 
 
-class FaultServer:
+class FaultServer(LoopbackServer):
     """Runs on its own thread and event loop, like ``FakeServer``."""
 
     def __init__(
@@ -105,6 +106,7 @@ class FaultServer:
         dribble_s: float = 1.0,
         hang_s: float = 30.0,
     ) -> None:
+        super().__init__()
         self.script: Script = script if script is not None else {}
         if not callable(self.script) and not set(self.script.values()) <= set(FAULTS):
             raise ValueError(f"a script names faults, one of: {', '.join(FAULTS)}")
@@ -113,22 +115,13 @@ class FaultServer:
         self.hang_s = hang_s
         self.hits: list[Hit] = []
         self._lock = threading.Lock()
-        self._loop = asyncio.new_event_loop()
-        self._closing = asyncio.Event()
-        self._runner: web.AppRunner | None = None
-        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
-        self.port = 0
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
 
     def fault_for(self, n: int, body: dict[str, Any]) -> Fault | None:
         if callable(self.script):
             return self.script(n, body)
         return self.script.get(n)
 
-    async def _handle(self, request: web.Request) -> web.StreamResponse:
+    async def handle(self, request: web.Request) -> web.StreamResponse:
         body = await request.json()
         with self._lock:
             n = len(self.hits) + 1
@@ -143,41 +136,10 @@ class FaultServer:
     async def closed_within(self, seconds: float) -> bool:
         """Wait up to ``seconds``; True if the server is closing meanwhile."""
         try:
-            await asyncio.wait_for(self._closing.wait(), seconds)
+            await asyncio.wait_for(self.closing.wait(), seconds)
         except TimeoutError:
             return False
         return True
-
-    async def _start(self) -> None:
-        app = web.Application()
-        app.router.add_post("/v1/chat/completions", self._handle)
-        self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", self.port)
-        await site.start()
-        self.port = int(self._runner.addresses[0][1])
-
-    async def _stop(self) -> None:
-        self._closing.set()
-        if self._runner is not None:
-            await self._runner.cleanup()
-
-    def start(self) -> FaultServer:
-        self._thread.start()
-        asyncio.run_coroutine_threadsafe(self._start(), self._loop).result(timeout=10)
-        return self
-
-    def stop(self) -> None:
-        asyncio.run_coroutine_threadsafe(self._stop(), self._loop).result(timeout=10)
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(timeout=10)
-        self._loop.close()
-
-    def __enter__(self) -> FaultServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
 
 Handler = Callable[[FaultServer, web.Request, Hit], Awaitable[web.StreamResponse]]
