@@ -26,7 +26,7 @@ from pathlib import Path
 from harness.experiment import parse_arms
 from harness.models.openai_compat import OpenAICompatClient
 from harness.models.types import Message, ModelRequest
-from harness.runner import run_experiment
+from harness.runner import RunSettings, run_experiment
 from harness.store import ResultsFolder, read_records
 from tasks.taskset import load_taskset
 
@@ -46,15 +46,16 @@ async def measure(base_url: str, arm: str, calls: int, concurrency: int) -> dict
     arms = parse_arms([arm])
     calls_per_run = {"direct": 1, "cot": 1}.get(arm.split(":")[0], 2)
     repeats = max(1, calls // (len(taskset.tasks) * calls_per_run))
+    settings = RunSettings(concurrency)
     with (
         tempfile.TemporaryDirectory() as tmp,
         ResultsFolder.open(Path(tmp), {"task_set": taskset.name, "model": "fake"}) as folder,
     ):
         async with OpenAICompatClient(base_url, max_concurrency=concurrency) as client:
             # One warm-up run opens connections and fills caches before the clock starts.
-            await run_experiment(taskset, arms, 1, client, "fake", folder, concurrency)
+            await run_experiment(taskset, arms, 1, client, "fake", folder, settings)
             cpu, wall = time.process_time(), time.perf_counter()
-            await run_experiment(taskset, arms, repeats + 1, client, "fake", folder, concurrency)
+            await run_experiment(taskset, arms, repeats + 1, client, "fake", folder, settings)
             wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
         records = read_records(tmp)
     made = sum(r.turns for r in records if r.repeat >= 1)

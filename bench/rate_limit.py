@@ -29,7 +29,7 @@ from pathlib import Path
 from harness.experiment import parse_arms
 from harness.models.fake_server import FakeServer, Reply, default_responder
 from harness.models.openai_compat import OpenAICompatClient, RetryPolicy
-from harness.runner import run_experiment
+from harness.runner import RunSettings, run_experiment
 from harness.store import ResultsFolder, read_records
 from tasks.taskset import load_taskset
 
@@ -75,7 +75,7 @@ async def measure(mode: str, rate: float, calls: int) -> dict[str, float | str]:
             rate_limit=rate if mode == "paced" else None,
         ) as client:
             began = time.perf_counter()
-            await run_experiment(taskset, arms, repeats, client, "fake", folder, 64)
+            await run_experiment(taskset, arms, repeats, client, "fake", folder, RunSettings(64))
             wall = time.perf_counter() - began
             lowest = client.concurrency.lowest
         records = read_records(tmp)

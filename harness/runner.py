@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from importlib.metadata import version
+from pathlib import Path
 
 from graders.exact import grade
 from harness.experiment import Arm
@@ -81,20 +82,34 @@ def expand(arms: list[Arm], taskset: TaskSet, repeats: int) -> Iterator[Job]:
         yield from jobs
 
 
+@dataclass(frozen=True)
+class RunSettings:
+    """How a grid is run and recorded, beyond what it runs: one object from the CLI (or a
+    script) to every run."""
+
+    concurrency: int = 8
+    """Runs in flight at once."""
+    prices: PriceTable | None = None
+    """Prices each record's cost at run time."""
+    retry_errors: bool = False
+    """Run again the runs recorded as api_error, superseding their records."""
+    max_trace_text: int = MAX_TEXT
+    """The most characters of one text a trace keeps (replies, tool results); see Trace."""
+    cache: ResponseCache | None = None
+    """Replay responses already paid for (``--cache``)."""
+    cache_debug: Callable[[str], None] | None = None
+    """Told, on a cache miss, what differed from the nearest cached request."""
+    estimate: TokenCount | None = None
+    """Estimates the tokens of a call whose response reported none (``--count-tokens``)."""
+
+
 @dataclass
 class Runner:
     taskset: TaskSet
     client: ModelClient
     model_name: str
-    prices: PriceTable | None = None
+    settings: RunSettings = RunSettings()
     experiment_id: str = ""
-    #: The most characters of one text a trace keeps (replies, tool results); see Trace.
-    max_trace_text: int = MAX_TEXT
-    #: Replay responses already paid for (``--cache``); misses are told to ``cache_debug``.
-    cache: ResponseCache | None = None
-    cache_debug: Callable[[str], None] | None = None
-    #: Estimates the tokens of a call whose response reported none (``--count-tokens``).
-    estimate: TokenCount | None = None
 
     def __post_init__(self) -> None:
         self._toolsets: dict[str, ToolSet] = {}
@@ -106,11 +121,14 @@ class Runner:
         return self._toolsets[variant]
 
     async def run_one(self, job: Job) -> tuple[RunRecord, Trace]:
-        trace = Trace(max_text=self.max_trace_text)
+        settings = self.settings
+        trace = Trace(max_text=settings.max_trace_text)
         client = self.client
-        if self.cache is not None:
-            client = CachingClient(client, self.cache, job.repeat, self.cache_debug)
-        counted = CountingClient(client, trace, self.estimate)
+        if settings.cache is not None:
+            client = CachingClient(
+                client, settings.cache, f"{job.arm.spec}#{job.repeat}", settings.cache_debug
+            )
+        counted = CountingClient(client, trace, settings.estimate)
         ctx = RunContext(job.task.question, counted, self.model_name, self._tools(job.arm), trace)
         started_at = datetime.now(UTC).isoformat(timespec="milliseconds")
         began = time.perf_counter()
@@ -149,7 +167,8 @@ class Runner:
             [(event.accepted, verdict.correct) for event, verdict in on_the_way]
         )
         usage = counted.usage
-        price = self.prices.find(self.model_name) if self.prices else None
+        prices = self.settings.prices
+        price = prices.find(self.model_name) if prices else None
         cost = _cost(price, usage) if price else None
         cached = counted.usage_from_cache
         cost_from_cache = _cost(price, cached) if price and counted.cache_hits else None
@@ -215,12 +234,12 @@ class Runner:
         return finished
 
 
-def refuse_other_options(folder: ResultsFolder, arms: list[Arm]) -> None:
+def refuse_other_options(records: list[RunRecord], arms: list[Arm], where: Path) -> None:
     """Refuse to add runs of an arm whose recorded runs resolved an option otherwise (a
     default changed since they were made): one arm's runs must mean one configuration.
     An option a record does not hold (added since) is not compared."""
     resolved = {arm.spec: arm.resolved for arm in arms}
-    for record in folder.records():
+    for record in records:
         now = resolved.get(record.arm)
         if now is None:
             continue
@@ -231,21 +250,21 @@ def refuse_other_options(folder: ResultsFolder, arms: list[Arm]) -> None:
         ]
         if differs:
             raise ResultsError(
-                f"{folder.path}: runs of {record.arm} there were made with other options "
+                f"{where}: runs of {record.arm} there were made with other options "
                 f"({'; '.join(differs)}); adding to them would mix two configurations under "
                 "one arm. Give another --out, or set the options as they were"
             )
 
 
 def recorded_runs(
-    folder: ResultsFolder, taskset: TaskSet, retry_errors: bool = False
+    records: list[RunRecord], taskset: TaskSet, retry_errors: bool = False
 ) -> tuple[set[RunKey], dict[RunKey, str]]:
     """The runs already done, and those to run again with the run_id each supersedes: a
     run whose task has changed since (its question or expected answer), and with
     ``retry_errors`` a run that ended in api_error. A record written before task
     fingerprints is taken as it is."""
     fingerprints = {t.id: t.fingerprint for t in taskset.tasks}
-    recorded = {run_key(r): r for r in folder.records()}
+    recorded = {run_key(r): r for r in records}
     again = {
         key: record.run_id
         for key, record in recorded.items()
@@ -262,48 +281,32 @@ async def run_experiment(
     client: ModelClient,
     model_name: str,
     folder: ResultsFolder,
-    concurrency: int = 8,
-    prices: PriceTable | None = None,
+    settings: RunSettings = RunSettings(),
     on_start: Callable[[int, int], None] | None = None,
     on_done: Callable[[RunRecord], None] | None = None,
-    retry_errors: bool = False,
-    max_trace_text: int = MAX_TEXT,
-    cache: ResponseCache | None = None,
-    cache_debug: Callable[[str], None] | None = None,
-    estimate: TokenCount | None = None,
 ) -> GridResult:
     """Run every (arm, task, repeat) not already recorded in ``folder``.
 
-    With ``retry_errors``, a run recorded as api_error is run again; its new record
-    supersedes the old one, which stays in the log. Jobs are made as they are taken, so a
-    grid of any size starts at once.
+    Refused (ResultsError) before any run when the folder holds runs of an arm under
+    other resolved options. With ``settings.retry_errors``, a run recorded as api_error
+    is run again; its new record supersedes the old one, which stays in the log. Jobs
+    are made as they are taken, so a grid of any size starts at once.
     """
-    refuse_other_options(folder, arms)
-    done, retried = recorded_runs(folder, taskset, retry_errors)
+    records = folder.records()
+    refuse_other_options(records, arms, folder.path)
+    done, again = recorded_runs(records, taskset, settings.retry_errors)
     in_grid = {(a.spec, t.id) for a in arms for t in taskset.tasks}
     skipped = sum((arm, task) in in_grid and repeat < repeats for arm, task, repeat in done)
     total = len(arms) * len(taskset.tasks) * repeats
     if on_start is not None:
         on_start(total - skipped, skipped)
     jobs = (
-        replace(job, supersedes=retried.get(key))
+        replace(job, supersedes=again.get(key))
         for job in expand(arms, taskset, repeats)
         if (key := (job.arm.spec, job.task.id, job.repeat)) not in done
     )
-    experiment_id = folder.experiment["experiment_id"]
-    runner = Runner(
-        taskset,
-        client,
-        model_name,
-        prices,
-        experiment_id,
-        max_trace_text,
-        cache,
-        cache_debug,
-        estimate,
-    )
+    runner = Runner(taskset, client, model_name, settings, folder.experiment["experiment_id"])
+    in_flight = min(settings.concurrency, max(1, total - skipped))
     with folder.writer() as writer:
-        ran = await runner.run_grid(
-            jobs, writer, min(concurrency, max(1, total - skipped)), on_done
-        )
+        ran = await runner.run_grid(jobs, writer, in_flight, on_done)
     return GridResult(ran=ran, skipped=skipped)

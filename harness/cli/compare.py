@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from harness.cli.errors import Finite
 from harness.experiment import arm_identity
 from harness.legacy import schema_1_identity
 from harness.report.compare import CompareError, as_json, as_markdown, compare
@@ -23,21 +24,21 @@ from harness.store import ResultsError, read_records
 )
 @click.option(
     "--max-drop",
-    type=float,
+    type=Finite(0, 1),
     default=0.05,
     show_default=True,
     help="Accuracy fall (absolute) beyond which a significant fall regresses.",
 )
 @click.option(
     "--alpha",
-    type=float,
+    type=Finite(0, 1, min_open=True, max_open=True),
     default=0.05,
     show_default=True,
     help="Significance level of the McNemar test.",
 )
 @click.option(
     "--max-cost-rise",
-    type=float,
+    type=Finite(0),
     default=0.10,
     show_default=True,
     help="Relative rise in cost per correct answer that regresses.",

@@ -10,7 +10,7 @@ from typing import Any
 import click
 import pandas as pd
 
-from harness.cli.errors import BadInput
+from harness.cli.errors import BadInput, Finite
 from harness.report.cost import (
     PRICE_TIERS,
     Planning,
@@ -34,8 +34,8 @@ MAX_COUNT = 10_000
 MAX_TOKENS = 10**9
 COUNT = click.IntRange(0, MAX_COUNT)
 AT_LEAST_ONE = click.IntRange(1, MAX_COUNT)
-CHANCE = click.FloatRange(0, 1)
-PRICE = click.FloatRange(0)
+CHANCE = Finite(0, 1)
+PRICE = Finite(0)
 
 
 def planning_options(command: Callable[..., Any]) -> Callable[..., Any]:
@@ -56,7 +56,7 @@ def planning_options(command: Callable[..., Any]) -> Callable[..., Any]:
 def _bounds(name: str, default: object) -> click.IntRange | click.FloatRange:
     if isinstance(default, int):
         return click.IntRange(0, MAX_TOKENS)
-    return CHANCE if name == "cache_rate" else click.FloatRange(0)
+    return CHANCE if name == "cache_rate" else Finite(0)
 
 
 def _planning(values: dict[str, Any]) -> Planning:

@@ -14,11 +14,11 @@ from pathlib import Path
 import click
 from click.core import ParameterSource
 
-from harness.cli.errors import BadInput
+from harness.cli.errors import BadInput, Finite
 from harness.cli.table import table_title
 from harness.experiment import Arm, ArmError, load_experiment, parse_arms
 from harness.models.cache import CacheError, ResponseCache
-from harness.models.estimate import EstimateUnavailable, TokenCount, shipped_tokenizer
+from harness.models.estimate import EstimateUnavailable, shipped_tokenizer
 from harness.models.local import CHAT_FORMATS, MODEL_NAME, LocalModelError, LocalServer, model_file
 from harness.models.openai_compat import OpenAICompatClient, RetryPolicy
 from harness.models.settings import (
@@ -31,9 +31,9 @@ from harness.models.settings import (
 )
 from harness.patterns.registry import UnknownPattern
 from harness.records import RunRecord
-from harness.report.prices import PriceError, PriceTable, load_prices
+from harness.report.prices import PriceError, load_prices
 from harness.report.table import Pricing, records_frame, render, summarize
-from harness.runner import GridResult, refuse_other_options, run_experiment
+from harness.runner import GridResult, RunSettings, run_experiment
 from harness.store import ResultsError, ResultsFolder, read_records
 from harness.trace import MAX_TEXT
 from tasks.taskset import TaskSet, TaskSetError, load_taskset
@@ -102,14 +102,14 @@ from tasks.taskset import TaskSet, TaskSetError, load_taskset
 )
 @click.option(
     "--timeout",
-    type=click.FloatRange(min=0, min_open=True),
+    type=Finite(0, min_open=True),
     default=120.0,
     show_default=True,
     help="Seconds allowed for one request, from connecting to its last byte.",
 )
 @click.option(
     "--rate-limit",
-    type=click.FloatRange(min=0, min_open=True),
+    type=Finite(0, min_open=True),
     help="Start at most this many requests a second (an endpoint's published limit). "
     "Without it, concurrency still halves on a burst of 429s and climbs back after "
     "successes.",
@@ -202,13 +202,31 @@ def run_command(
     try:
         taskset = load_taskset(tasks_spec)
         price_table = load_prices(prices)
+        if price_as:
+            price_table.require(price_as)  # before anything runs, not after the grid
         local = wants_local_model(base_url, model)
         if local:
             model_file()  # says how to install the extra before anything is written
             endpoint = Endpoint(f"llama.cpp on loopback ({local_chat_format})", MODEL_NAME)
         else:
             endpoint = resolve_endpoint(base_url, model, api_key_env)
-    except (TaskSetError, PriceError, EndpointNotConfigured, LocalModelError) as exc:
+        settings = RunSettings(
+            concurrency=concurrency,
+            prices=price_table,
+            retry_errors=retry_errors,
+            max_trace_text=max_trace_text,
+            cache=ResponseCache(cache_dir) if cache_dir is not None else None,
+            cache_debug=_say if cache_debug else None,
+            estimate=shipped_tokenizer() if count_tokens else None,
+        )
+    except (
+        TaskSetError,
+        PriceError,
+        EndpointNotConfigured,
+        LocalModelError,
+        CacheError,
+        EstimateUnavailable,
+    ) as exc:
         raise BadInput(str(exc)) from None
     folder_path = out or Path("results") / datetime.now().strftime("%Y%m%d-%H%M%S")
     meta = {
@@ -217,44 +235,22 @@ def run_command(
         "base_url": without_credentials(endpoint.base_url),
         "fingerprint": taskset.fingerprint(),
     }
+    connection = Connection(timeout, max_retries, rate_limit)
     try:
-        folder = ResultsFolder.open(folder_path, meta)
+        with ResultsFolder.open(folder_path, meta) as folder:
+            for repair in folder.repairs:
+                click.echo(f"warning: {repair}", err=True)
+            grid = Grid(taskset, arms, repeats, folder)
+            with _serving(local, local_chat_format, endpoint, quiet) as live:
+                result = asyncio.run(_run(grid, settings, connection, live, quiet))
     except ResultsError as exc:
         raise BadInput(str(exc)) from None
-    try:
-        refuse_other_options(folder, arms)  # before a local server starts
-    except ResultsError as exc:
-        folder.close()
-        raise BadInput(str(exc)) from None
-    for repair in folder.repairs:
-        click.echo(f"warning: {repair}", err=True)
-    try:
-        cache = ResponseCache(cache_dir) if cache_dir is not None else None
-        estimate = shipped_tokenizer() if count_tokens else None
-    except (CacheError, EstimateUnavailable) as exc:
-        folder.close()
-        raise BadInput(str(exc)) from None
-
-    with folder, _serving(local, local_chat_format, endpoint, quiet) as live:
-        plan = Plan(
-            taskset,
-            arms,
-            repeats,
-            concurrency,
-            price_table,
-            folder,
-            timeout,
-            max_retries,
-            retry_errors,
-            max_trace_text,
-            cache,
-            cache_debug,
-            estimate,
-            rate_limit,
-        )
-        result = asyncio.run(_run(plan, live, quiet))
-    if cache is not None:
-        cache.close()
+    except KeyboardInterrupt:
+        click.echo("interrupted: finished runs are recorded; run it again to go on", err=True)
+        raise SystemExit(130) from None
+    finally:
+        if settings.cache is not None:
+            settings.cache.close()
     click.echo(
         f"{result.ran} runs done, {result.skipped} already recorded; results in {folder.path}",
         err=True,
@@ -300,49 +296,46 @@ def _serving(local: bool, chat_format: str, endpoint: Endpoint, quiet: bool) -> 
 
 
 @dataclass(frozen=True)
-class Plan:
+class Grid:
+    """What to run, and where its records go."""
+
     taskset: TaskSet
     arms: list[Arm]
     repeats: int
-    concurrency: int
-    prices: PriceTable
     folder: ResultsFolder
+
+
+@dataclass(frozen=True)
+class Connection:
+    """How the HTTP client talks to the endpoint."""
+
     timeout: float
     max_retries: int
-    retry_errors: bool = False
-    max_trace_text: int = MAX_TEXT
-    cache: ResponseCache | None = None
-    cache_debug: bool = False
-    estimate: TokenCount | None = None
-    rate_limit: float | None = None
+    rate_limit: float | None
 
 
-async def _run(plan: Plan, endpoint: Endpoint, quiet: bool) -> GridResult:
+async def _run(
+    grid: Grid, settings: RunSettings, connection: Connection, endpoint: Endpoint, quiet: bool
+) -> GridResult:
     progress = Progress(quiet or not sys.stderr.isatty())
     async with OpenAICompatClient(
         endpoint.base_url,
         endpoint.api_key,
-        timeout_s=plan.timeout,
-        max_concurrency=plan.concurrency,
-        retry=RetryPolicy(max_retries=plan.max_retries),
-        rate_limit=plan.rate_limit,
+        timeout_s=connection.timeout,
+        max_concurrency=settings.concurrency,
+        retry=RetryPolicy(max_retries=connection.max_retries),
+        rate_limit=connection.rate_limit,
     ) as client:
         result = await run_experiment(
-            plan.taskset,
-            plan.arms,
-            plan.repeats,
+            grid.taskset,
+            grid.arms,
+            grid.repeats,
             client,
             endpoint.model,
-            plan.folder,
-            plan.concurrency,
-            plan.prices,
+            grid.folder,
+            settings,
             on_start=progress.start,
             on_done=progress.step,
-            retry_errors=plan.retry_errors,
-            max_trace_text=plan.max_trace_text,
-            cache=plan.cache,
-            cache_debug=_say if plan.cache_debug else None,
-            estimate=plan.estimate,
         )
         if throttle := client.concurrency.cuts:
             click.echo(

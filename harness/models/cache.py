@@ -2,10 +2,14 @@
 
 ``--cache DIR`` keeps one SQLite file, ``DIR/responses.sqlite``. A response is stored
 under a hash of the canonical request: model, system text, messages, tools (names,
-descriptions and schemas), tool choice, sampling settings, stop sequences, and two
-counters that keep samples independent: the run's repeat index, and how many times
-this run has already sent the identical request (self-consistency sends one request
-K times and must get K samples, not one sample K times).
+descriptions and schemas), tool choice, sampling settings, stop sequences, and what
+keeps samples independent: the run's scope (its arm and repeat index, so two arms
+that send the same first request do not share one sample, and repeats stay apart),
+and how many times this run has already sent the identical request (self-consistency
+sends one request K times and must get K samples, not one sample K times). Within a
+scope requests are sequential, so a stored response is never raced for; should two
+processes share a cache, the first response stored for a key is the one every later
+reader gets. A row that cannot be read is treated as a miss and stored anew.
 
 Replayed responses keep the usage the endpoint reported when they were first served,
 so a re-run reproduces the same records; they are marked ``from_cache`` in the trace
@@ -48,7 +52,7 @@ CREATE TABLE IF NOT EXISTS responses (
 """
 
 
-def canonical_request(request: ModelRequest, repeat: int, occurrence: int) -> dict[str, Any]:
+def canonical_request(request: ModelRequest, scope: str, occurrence: int) -> dict[str, Any]:
     """Everything that shapes a response, as plain JSON values."""
     return {
         "model": request.model,
@@ -59,7 +63,7 @@ def canonical_request(request: ModelRequest, repeat: int, occurrence: int) -> di
         "temperature": request.temperature,
         "max_output_tokens": request.max_output_tokens,
         "stop": list(request.stop),
-        "repeat": repeat,
+        "scope": scope,
         "occurrence": occurrence,
     }
 
@@ -125,14 +129,23 @@ class ResponseCache:
         row = self._db.execute("SELECT response FROM responses WHERE key = ?", (key,)).fetchone()
         if row is None:
             return None
+        try:
+            response = _response_from(row[0])
+        except (ValueError, KeyError, TypeError):  # a damaged row: a miss, stored anew
+            self._db.execute("DELETE FROM responses WHERE key = ?", (key,))
+            return None
         self._db.execute("UPDATE responses SET hits = hits + 1 WHERE key = ?", (key,))
-        return _response_from(row[0])
+        return response
 
-    def put(self, key: str, canonical: dict[str, Any], response: ModelResponse) -> None:
+    def put(self, key: str, canonical: dict[str, Any], response: ModelResponse) -> ModelResponse:
+        """Store ``response`` unless one is stored already; returns the stored one."""
         self._db.execute(
-            "INSERT OR REPLACE INTO responses (key, request, response) VALUES (?, ?, ?)",
+            "INSERT OR IGNORE INTO responses (key, request, response) VALUES (?, ?, ?)",
             (key, json.dumps(canonical, sort_keys=True), _response_json(response)),
         )
+        row = self._db.execute("SELECT response FROM responses WHERE key = ?", (key,)).fetchone()
+        stored = _response_from(row[0])
+        return response if stored.message == response.message else stored
 
     def stats(self) -> dict[str, int]:
         entries, hits = self._db.execute(
@@ -189,17 +202,19 @@ class CachingClient:
         self,
         inner: ModelClient,
         cache: ResponseCache,
-        repeat: int,
+        scope: str,
         debug: Callable[[str], None] | None = None,
     ) -> None:
+        """``scope`` names the run's independent samples: its arm and repeat, e.g.
+        ``react_text:guard=on#2``."""
         self._inner = inner
         self._cache = cache
-        self._repeat = repeat
+        self._scope = scope
         self._debug = debug
         self._sent: Counter[str] = Counter()
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
-        canonical = canonical_request(request, self._repeat, 0)
+        canonical = canonical_request(request, self._scope, 0)
         occurrence = self._sent[request_key(canonical)]
         self._sent[request_key(canonical)] += 1
         canonical["occurrence"] = occurrence
@@ -210,5 +225,4 @@ class CachingClient:
         if self._debug is not None:
             self._debug(f"cache miss: {self._cache.nearest_difference(canonical)}")
         response = await self._inner.complete(request)
-        self._cache.put(key, canonical, response)
-        return response
+        return self._cache.put(key, canonical, response)

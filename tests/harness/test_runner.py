@@ -4,7 +4,7 @@ import importlib.metadata
 from harness.experiment import parse_arms
 from harness.models import Message, ModelResponse, ScriptedModel, Usage, tool_reply
 from harness.report.table import records_frame, render, summarize
-from harness.runner import Job, Runner, expand
+from harness.runner import Job, Runner, RunSettings, expand
 from tasks import load_taskset
 
 
@@ -77,7 +77,8 @@ def test_count_tokens_estimates_a_call_without_usage_and_says_so():
     no_usage = ModelResponse(Message("assistant", "84 years"), usage=Usage(missing=1))
     depot = load_taskset("depot")
     [arm] = parse_arms(["direct"])
-    runner = Runner(depot, ScriptedModel([no_usage]), "m", estimate=lambda text: len(text.split()))
+    settings = RunSettings(estimate=lambda text: len(text.split()))
+    runner = Runner(depot, ScriptedModel([no_usage]), "m", settings)
     record, _ = asyncio.run(runner.run_one(Job(arm, depot.tasks[0], 0)))
     assert (record.usage_missing, record.usage_estimated, record.tokens_out) == (1, 1, 2)
     assert record.tokens_in > 10  # the question and the system prompt, counted

@@ -94,8 +94,8 @@ def test_resume_runs_again_only_the_runs_of_changed_tasks_superseding_them(tmp_p
             {**line, "run_id": "d", "task_id": DEPOT.tasks[3].id, "status": "api_error"},
         ]
         (tmp_path / "runs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-        done, again = recorded_runs(folder, DEPOT)
-        _, with_errors = recorded_runs(folder, DEPOT, retry_errors=True)
+        done, again = recorded_runs(folder.records(), DEPOT)
+        _, with_errors = recorded_runs(folder.records(), DEPOT, retry_errors=True)
     assert {key[1] for key in done} == {t.id for t in DEPOT.tasks[:4]} - {DEPOT.tasks[1].id}
     assert again == {("direct", DEPOT.tasks[1].id, 0): "b"}
     assert with_errors == again | {("direct", DEPOT.tasks[3].id, 0): "d"}
@@ -228,3 +228,32 @@ def test_a_long_reply_is_cut_in_the_trace_never_in_what_is_graded(tmp_path):
     assert all(r.answer == long_answer.strip() for r in records)
     [line] = (tmp_path / "r" / "traces.jsonl").read_text().splitlines()[:1]
     assert "more characters cut in the trace]" in line and len(line) < 6 * 1000 + 3000
+
+
+def test_an_unknown_price_as_is_refused_before_anything_runs(tmp_path, server):
+    result = CliRunner().invoke(
+        main,
+        [
+            *("run", "--arm", "direct", "--model", "fake", "--base-url", server.base_url),
+            *("--out", str(tmp_path / "r"), "--price-as", "no-such-model"),
+        ],
+    )
+    assert result.exit_code == 2 and "no-such-model" in result.output
+    assert server.served.requests == 0 and not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["run", "--arm", "direct", "--timeout", "nan"],
+        ["run", "--arm", "direct", "--rate-limit", "inf"],
+        ["compare", ".", ".", "--alpha", "nan"],
+        ["compare", ".", ".", "--alpha", "1"],
+        ["compare", ".", ".", "--max-drop", "nan"],
+        ["compare", ".", ".", "--max-cost-rise", "-1"],
+        ["cost", "verifier", "--p", "nan"],
+    ],
+)
+def test_a_number_that_would_disable_a_check_is_refused(args):
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 2 and "Traceback" not in result.output, result.output

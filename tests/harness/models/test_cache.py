@@ -9,7 +9,7 @@ from click.testing import CliRunner
 from harness.cli import main
 from harness.models import Message, ModelRequest, ScriptedModel
 from harness.models.cache import CachingClient, ResponseCache, canonical_request, request_key
-from harness.models.fake_server import FakeServer
+from harness.models.fake_server import FakeServer, Reply
 from harness.store import read_records
 
 ARMS = ["direct", "react_text", "self_consistency:samples=3", "best_of_n:n=2"]
@@ -52,11 +52,11 @@ def test_repeats_and_identical_requests_in_one_run_stay_independent_samples(tmp_
         cache = ResponseCache(tmp)
         request = ModelRequest("m", (Message("user", "q"),), temperature=0.7)
         model = ScriptedModel(["a", "b", "c"])
-        first = CachingClient(model, cache, repeat=0)
+        first = CachingClient(model, cache, "direct#0")
         replies = [(await first.complete(request)).message.content for _ in range(2)]
-        other_repeat = CachingClient(model, cache, repeat=1)
+        other_repeat = CachingClient(model, cache, "direct#1")
         replies.append((await other_repeat.complete(request)).message.content)
-        replay = CachingClient(ScriptedModel([]), cache, repeat=0)
+        replay = CachingClient(ScriptedModel([]), cache, "direct#0")
         replayed = [(await replay.complete(request)).message.content for _ in range(2)]
         stats = cache.stats()
         cache.close()
@@ -78,11 +78,12 @@ def test_the_key_covers_every_part_of_the_request():
         ModelRequest("m", base.messages, system="s", temperature=0.0, stop=("x",)),
         ModelRequest("m", base.messages, system="s", temperature=0.0, tool_choice="lookup"),
     ]
-    key = request_key(canonical_request(base, 0, 0))
-    keys = {request_key(canonical_request(v, 0, 0)) for v in variants}
+    key = request_key(canonical_request(base, "a#0", 0))
+    keys = {request_key(canonical_request(v, "a#0", 0)) for v in variants}
     assert key not in keys and len(keys) == len(variants)
-    assert request_key(canonical_request(base, 1, 0)) != key
-    assert request_key(canonical_request(base, 0, 1)) != key
+    assert request_key(canonical_request(base, "a#1", 0)) != key  # another repeat
+    assert request_key(canonical_request(base, "b#0", 0)) != key  # another arm
+    assert request_key(canonical_request(base, "a#0", 1)) != key  # the same request again
 
 
 def test_cache_debug_says_what_differed_from_the_nearest_cached_request(tmp_path):
@@ -124,3 +125,24 @@ def test_an_unusable_cache_is_bad_input(tmp_path, make):
     result = CliRunner().invoke(main, command)
     assert result.exit_code == 2 and "Traceback" not in result.output, result.output
     assert str(target) in result.output
+
+
+def test_two_arms_sending_the_same_request_do_not_share_a_sample(tmp_path):
+    calls = {"n": 0}
+
+    def varying(body):
+        calls["n"] += 1
+        return Reply(content=f"answer {calls['n']}")
+
+    with FakeServer(varying) as server:
+        args = ["run", "--model", "fake", "--quiet", "--base-url", server.base_url]
+        args += ["--cache", str(tmp_path / "c"), "--concurrency", "8", "--repeats", "2"]
+        args += ["--arm", "direct", "--arm", "direct:max_steps=3"]  # the same requests
+        first = CliRunner().invoke(main, [*args, "--out", str(tmp_path / "a")])
+        sent = server.served.requests
+        again = CliRunner().invoke(main, [*args, "--out", str(tmp_path / "b")])
+        assert server.served.requests == sent
+    assert first.exit_code == 0 and again.exit_code == 0
+    answers = [r.answer for r in read_records(tmp_path / "a")]
+    assert len(set(answers)) == len(answers) == sent  # every run its own sample
+    assert comparable(tmp_path / "a") == comparable(tmp_path / "b")
