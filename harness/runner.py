@@ -28,7 +28,7 @@ from harness.records import RunRecord
 from harness.report.prices import Price, PriceTable
 from harness.store import RecordWriter, ResultsError, ResultsFolder, RunKey, run_key
 from harness.tools import ToolSet
-from harness.trace import MAX_TEXT, Trace
+from harness.trace import MAX_TEXT, Trace, cut
 from tasks.taskset import Task, TaskSet
 
 VERSION = version("loopbench")
@@ -185,7 +185,10 @@ class Runner:
             repeat=job.repeat,
             model=self.model_name,
             status=outcome.status,
-            answer=outcome.answer,
+            # Graded whole above; kept on disk within the trace's limit, like every reply.
+            answer=None
+            if outcome.answer is None
+            else cut(outcome.answer, self.settings.max_trace_text),
             correct=correct,
             grade_reason=reason,
             first_correct=first_correct,

@@ -95,15 +95,26 @@ def cut(text: str, max_text: int) -> str:
     """``text``, or its first ``max_text`` characters and a marker saying what was cut."""
     if len(text) <= max_text:
         return text
-    return f"{text[:max_text]}[... {len(text) - max_text} more characters cut in the trace]"
+    return f"{text[:max_text]}[... {len(text) - max_text} more characters cut on disk]"
+
+
+#: The most tool calls of one message a trace keeps.
+MAX_TOOL_CALLS = 100
 
 
 def _wire(message: Message, max_text: int) -> dict[str, Any]:
     wire = message_to_wire(message)
     if isinstance(wire.get("content"), str):
         wire["content"] = cut(wire["content"], max_text)
-    for call in wire.get("tool_calls", ()):
-        call["function"]["arguments"] = cut(call["function"]["arguments"], max_text)
+    calls = wire.get("tool_calls", [])
+    for call in calls[:MAX_TOOL_CALLS]:
+        call["id"] = cut(call["id"], max_text)
+        function = call["function"]
+        function["name"] = cut(function["name"], max_text)
+        function["arguments"] = cut(function["arguments"], max_text)
+    if len(calls) > MAX_TOOL_CALLS:
+        more = len(calls) - MAX_TOOL_CALLS
+        wire["tool_calls"] = [*calls[:MAX_TOOL_CALLS], {"cut": f"{more} more tool calls"}]
     return wire
 
 

@@ -176,12 +176,14 @@ def verifier_command(p: float, r: float, f: float, m: int) -> None:
 def measured_command(results: Path, price_as: str | None, fmt: str) -> None:
     """Measured accuracy, tokens and cost per correct of a run, beside the planning figures."""
     try:
-        frame = records_frame(read_records(results), Pricing(load_prices(), price_as))
+        pricing = Pricing(load_prices(), price_as)
+        frame = records_frame(read_records(results), pricing)
+        retried = records_frame(read_records(results, superseded=True), pricing)
     except (ResultsError, PriceError) as exc:
         raise BadInput(str(exc)) from None
     if frame.empty:
         raise BadInput(f"{results}: no finished runs yet; run `loopbench run --out` into it first")
-    summary = summarize(frame)
+    summary = summarize(frame, retried=retried)
     rows = []
     for row in summary.to_dict("records"):
         runs = max(int(row["n"]), 1)

@@ -39,7 +39,8 @@ def plot_command(results: Path, kind: str, output: Path, price_as: str | None) -
         frame = records_frame(read_records(results), pricing)
         if frame.empty:
             raise ValueError(f"{results}: no finished runs yet")
-        summary = summarize(frame)
+        retried = records_frame(read_records(results, superseded=True), pricing)
+        summary = summarize(frame, retried=retried)
         model = ", ".join(sorted(frame["model"].unique()))
         where = f"{', '.join(sorted(frame['task_set'].unique()))} on {model}"
         if kind == "frontier":

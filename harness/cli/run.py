@@ -258,7 +258,8 @@ def run_command(
     records = read_records(folder.path)
     pricing = Pricing(price_table, price_as)
     frame = records_frame(records, pricing)
-    click.echo(render(summarize(frame), "md", table_title(frame, pricing)))
+    retried = records_frame(read_records(folder.path, superseded=True), pricing)
+    click.echo(render(summarize(frame, retried=retried), "md", table_title(frame, pricing)))
     errors = sum(r.status == "api_error" for r in records)
     if errors:
         click.echo(

@@ -55,7 +55,8 @@ def table_command(
         frame = records_frame(read_records(results), pricing)
         if frame.empty:
             raise BadInput(f"{results}: no finished runs yet")
-        summary = summarize(frame, by)
+        retried = records_frame(read_records(results, superseded=True), pricing)
+        summary = summarize(frame, by, retried)
         if reference:
             summary = with_reference(frame, summary, reference)
         chosen = [c.strip() for c in columns.split(",")] if columns else None

@@ -135,7 +135,8 @@ def compare(
             list(pairs["cost_usd_b"].fillna(math.nan)),
             list(pairs["cost_usd_a"].fillna(math.nan)),
         )
-        regressed, why = _verdict(paired, max_drop, alpha, max_cost_rise)
+        unknown = int(pairs["usage_missing_b"].sum() + pairs["usage_missing_a"].sum())
+        regressed, why = _verdict(paired, max_drop, alpha, max_cost_rise, unknown)
         changes = option_changes(
             before.loc[before["arm"] == arm, "options"], after.loc[after["arm"] == arm, "options"]
         )
@@ -181,12 +182,17 @@ def _option_values(options: pd.Series) -> dict[str, set[str]]:
 
 
 def _verdict(
-    p: PairedDifference, max_drop: float, alpha: float, max_rise: float
+    p: PairedDifference, max_drop: float, alpha: float, max_rise: float, usage_unknown: int = 0
 ) -> tuple[bool, str]:
     if p.difference < -max_drop and p.p_value < alpha:
         return True, (
             f"accuracy fell {-p.difference:.0%} (more than {max_drop:.0%}), "
             f"McNemar p = {p.p_value:.3g}"
+        )
+    if usage_unknown:  # tokens not reported are unknown, not zero: cost cannot be judged
+        return False, (
+            f"accuracy within thresholds; cost not compared: {usage_unknown} model calls "
+            "reported no token usage"
         )
     before, after = p.cost_per_correct_before, p.cost_per_correct_after
     if before > 0 and not math.isnan(after) and after / before - 1 > max_rise and p.cost_ci_low > 0:

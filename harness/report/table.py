@@ -73,12 +73,23 @@ def _cost(record: RunRecord, pricing: Pricing) -> float:
     return price.cost(record.tokens_in, record.tokens_out, record.tokens_cached)
 
 
-def summarize(frame: pd.DataFrame, by: str | None = None) -> pd.DataFrame:
+def summarize(
+    frame: pd.DataFrame, by: str | None = None, retried: pd.DataFrame | None = None
+) -> pd.DataFrame:
+    """One row per arm (and ``by`` value). ``retried`` holds the records that later runs
+    superseded (``--retry-errors``): not runs of their own, but their cost was spent."""
     keys = ["arm"] + ([_column(by)] if by else [])
+    spent = retried if retried is not None and not retried.empty else None
     rows = []
     for group, runs in frame.groupby(keys, sort=True, dropna=False):
         group = group if isinstance(group, tuple) else (group,)
-        rows.append(dict(zip(keys, group, strict=True)) | _summary(runs))
+        earlier = None
+        if spent is not None:
+            same = pd.Series(True, index=spent.index)
+            for key, value in zip(keys, group, strict=True):
+                same &= spent[key] == value
+            earlier = spent[same]
+        rows.append(dict(zip(keys, group, strict=True)) | _summary(runs, earlier))
     return pd.DataFrame(rows)
 
 
@@ -88,11 +99,13 @@ def _column(by: str) -> str:
     return by
 
 
-def _summary(runs: pd.DataFrame) -> dict[str, object]:
+def _summary(runs: pd.DataFrame, retried: pd.DataFrame | None = None) -> dict[str, object]:
     graded = runs[~runs["status"].isin(INFRASTRUCTURE_STATUSES)]
     correct = int(graded["correct"].eq(True).sum())  # None (not graded) is not correct
     low, high = wilson_interval(correct, len(graded))
     total_cost = float(runs["cost_usd"].sum(min_count=len(runs))) if len(runs) else math.nan
+    if retried is not None and len(retried):
+        total_cost += float(retried["cost_usd"].sum(min_count=len(retried)))
     statuses = runs["status"].value_counts()
     return {
         "n": len(runs),
@@ -110,6 +123,7 @@ def _summary(runs: pd.DataFrame) -> dict[str, object]:
         "latency_p50": runs["latency_s"].quantile(0.5),
         "latency_p95": runs["latency_s"].quantile(0.95),
         "parse_failures": int(runs["parse_failures"].sum()),
+        "retried_runs": 0 if retried is None else len(retried),
         "usage_missing": int(runs["usage_missing"].sum()),
         "usage_estimated": int(runs["usage_estimated"].sum()),
         "cache_hits": int(runs["cache_hits"].sum()),
@@ -187,7 +201,19 @@ def render(
     head = f"{title}\n\n" if title else ""
     note = NOTE + (CHANGES_NOTE if _shows(summary, "wrong_to_right") else "")
     note += CHECK_NOTE if _shows(summary, "coverage") else ""
-    return f"{head}{table}\n\n{note}{usage_warning(summary)}{cache_note(summary)}"
+    notes = usage_warning(summary) + cache_note(summary) + retried_note(summary)
+    return f"{head}{table}\n\n{note}{notes}"
+
+
+def retried_note(summary: pd.DataFrame) -> str:
+    """A footnote when cost includes runs superseded by --retry-errors."""
+    retried = int(summary["retried_runs"].sum()) if "retried_runs" in summary else 0
+    if not retried:
+        return ""
+    return (
+        f"\n\nCost includes {retried} runs that ended in api_error and were run again "
+        "(--retry-errors): they are not counted as runs, but their tokens were spent."
+    )
 
 
 def cache_note(summary: pd.DataFrame) -> str:

@@ -185,3 +185,16 @@ def test_resuming_an_older_folder_refuses_an_arm_whose_options_now_resolve_other
     assert "runs of best_of_n:n=2 there were made with other options" in changed.output
     assert "candidate_steps 8 there, 6 now" in changed.output
     assert served == 0 and len(read_records(folder)) == 360
+
+
+def test_compare_does_not_judge_cost_on_tokens_an_endpoint_did_not_report(tmp_path):
+    before, after = tmp_path / "before", tmp_path / "after"
+    for folder, usage in ((before, {"tokens_in": 1000}), (after, {"usage_missing": 1})):
+        folder.mkdir()
+        lines = [_minimal(task_id=f"t{i}", correct=True, answer="84", **usage) for i in range(6)]
+        (folder / "runs.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    args = ["compare", str(before), str(after), "--format", "json", "--price-as", "gpt-5-mini"]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    [row] = json.loads(result.stdout)["arms"]
+    assert "cost not compared: 6 model calls reported no token usage" in row["why"]

@@ -182,3 +182,15 @@ def test_a_check_that_never_saw_a_right_candidate_is_still_shown():
     assert math.isnan(row["check_r"]) and row["predicted_precision"] == 0.0
     table = render(summarize(records_frame(runs)), "md")
     assert "coverage" in table and "check f" in table and "25%" in table
+
+
+def test_the_cost_of_runs_superseded_by_retry_errors_stays_in_cost():
+    runs = [record(task="t1"), record(task="t2", correct=False)]
+    retried = [record(task="t2", status="api_error", tokens=(500, 0, 0))]
+    pricing = Pricing(PRICES)
+    summary = summarize(records_frame(runs, pricing), retried=records_frame(retried, pricing))
+    [row] = summary.to_dict("records")
+    price = PRICES.require("gpt-5-mini")
+    assert (row["n"], row["retried_runs"]) == (2, 1)
+    assert row["cost_usd"] == pytest.approx(2 * price.cost(1000, 100) + price.cost(500, 0))
+    assert "Cost includes 1 runs that ended in api_error" in render(summary, "md")
