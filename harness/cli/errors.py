@@ -22,9 +22,7 @@ class Finite(click.FloatRange):
     """A float option in a range that also refuses nan and inf, which a bare range lets
     through (every comparison with nan is false) and which would disable a check."""
 
-    def convert(
-        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
-    ) -> Any:
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         number = super().convert(value, param, ctx)
         if not math.isfinite(number):
             self.fail(f"{value!r} is not a finite number", param, ctx)
