@@ -258,7 +258,7 @@ def _check_or_create(folder: Path, expect: dict[str, Any]) -> dict[str, Any]:
     differs = [
         f"{key} {meta.get(key)!r}, not {expect.get(key)!r}"
         for key in IDENTITY
-        if key in expect and key in meta and meta[key] != expect[key]
+        if key in expect and key in meta and _same(meta[key]) != _same(expect[key])
     ]
     if "fingerprint" in meta and "fingerprint" in expect:
         differs += describe_change(meta["fingerprint"], expect["fingerprint"])
@@ -272,6 +272,11 @@ def _check_or_create(folder: Path, expect: dict[str, Any]) -> dict[str, Any]:
         meta = {**meta, "fingerprint": expect["fingerprint"]}
         meta_path.write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
     return meta
+
+
+def _same(value: Any) -> Any:
+    """A value as compared: an endpoint with or without its trailing slash is one."""
+    return value.rstrip("/") if isinstance(value, str) else value
 
 
 def describe_change(was: dict[str, Any], now: dict[str, Any]) -> list[str]:

@@ -4,7 +4,7 @@ the fake server and the fault-injecting server share.
 The server runs aiohttp on its own event loop in a daemon thread, bound to 127.0.0.1
 on a free port, so a test's own loop (or a CLI run under test) talks to it over real
 HTTP. ``stop`` ends every reply in progress at once (``closing`` is set first) and
-frees the port.
+frees the port. It can be started again after it stops.
 """
 
 from __future__ import annotations
@@ -50,6 +50,7 @@ class LoopbackServer:
     def start(self) -> Self:
         # The loop is made here, not in __init__, so a server never started leaks none.
         self._loop = asyncio.new_event_loop()
+        self.closing = asyncio.Event()  # a restarted server's replies wait again
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
         self._thread.start()
         asyncio.run_coroutine_threadsafe(self._start(), self._loop).result(timeout=10)

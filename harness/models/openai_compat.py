@@ -11,23 +11,33 @@ Tests inject ``httpx.MockTransport`` instead.
 
 Whatever goes wrong on the way is a ``ModelAPIError`` naming the cause, never another
 exception: a status, a transport failure (a refused or reset connection, a reply
-that outlasts ``timeout_s``, a broken HTTP message) or a body that is not a chat
-completion in any way. 408, 409, 429, 5xx, transport failures and malformed 200
-replies are retried within ``RetryPolicy``; other statuses are not.
+that outlasts ``timeout_s``, a broken HTTP message), a request the transport refuses
+to send (a header or URL it cannot carry) or a body that is not a chat completion in
+any way. 408, 409, 429, 5xx, transport failures and malformed 200 replies are retried
+within ``RetryPolicy``; other statuses are not.
+
+A user name and password in the base URL (``http://user:password@host/v1``) are never
+part of the URL requested or reported; without an API key they are sent as HTTP Basic
+auth. The key and the password are redacted from every error text, in every form a
+server could echo them (see ``_redactor``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import email.utils
 import json
 import random
+import re
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from urllib.parse import unquote, urlsplit
 
 import httpx
 
+from harness.models.settings import without_credentials
 from harness.models.throttle import AdaptiveLimit, RateLimit
 from harness.models.transport import default_transport
 from harness.models.types import (
@@ -89,10 +99,16 @@ class OpenAICompatClient:
         rate_limit: float | None = None,
     ) -> None:
         self._headers = [("content-type", "application/json")]
+        user, password = _credentials(base_url)
         if api_key:
             self._headers.append(("authorization", f"Bearer {api_key}"))
-        self._secret = api_key
-        self._url = httpx.URL(base_url.rstrip("/") + "/chat/completions")
+        elif user is not None:
+            pair = base64.b64encode(f"{user}:{password}".encode()).decode()
+            self._headers.append(("authorization", f"Basic {pair}"))
+        #: The endpoint without the user name and password it may embed: the one to report.
+        self.base_url = without_credentials(base_url)
+        self._url = httpx.URL(self.base_url + "/chat/completions")
+        self._redact = _redactor(api_key, user, password)
         #: The limit on a whole request, connect to last byte; the phases below each have it too.
         self._timeout_s = timeout_s
         self._timeout = {
@@ -126,7 +142,7 @@ class OpenAICompatClient:
         while True:
             retry_after: float | None = None
             try:
-                response, started = await self._send(body)
+                response, started = await self._send(body, attempt)
             except TimeoutError:
                 failure = f"no complete reply within --timeout {self._timeout_s:g} s"
                 status = None
@@ -166,15 +182,30 @@ class OpenAICompatClient:
             await self._sleep(self._retry.delay(attempt, retry_after, self._rng))
             attempt += 1
 
-    async def _send(self, body: bytes) -> tuple[httpx.Response, float]:
-        """One attempt, in a concurrency slot and within the rate limit; when it started."""
+    async def _send(self, body: bytes, attempt: int) -> tuple[httpx.Response, float]:
+        """One attempt, in a concurrency slot and within the rate limit; when it started.
+
+        A transport failure is an httpx.RequestError (retried); anything else that stops
+        the request (a header or URL the transport refuses) is a ModelAPIError naming it,
+        not retried, as it would fail the same way again.
+        """
         started = await self.concurrency.acquire()
         try:
             if self._rate is not None:
                 await self._rate.wait()
-            return await asyncio.wait_for(self._post(body), self._timeout_s), started
+            try:
+                response = await asyncio.wait_for(self._post(body), self._timeout_s)
+            except (httpx.RequestError, TimeoutError):
+                raise
+            except Exception as exc:
+                failure = (
+                    f"the request could not be sent ({type(exc).__name__}: {exc}); "
+                    "check the API key and the base URL"
+                )
+                raise ModelAPIError(self._redact(failure), retries=attempt) from exc
         finally:
             await self.concurrency.release()
+        return response, started
 
     async def _post(self, body: bytes) -> httpx.Response:
         request = httpx.Request(
@@ -191,5 +222,64 @@ class OpenAICompatClient:
             await response.aclose()
         return response
 
-    def _redact(self, text: str) -> str:
-        return text.replace(self._secret, "[redacted]") if self._secret else text
+
+#: The shortest run of a secret's characters that is redacted where it appears on its own.
+SECRET_RUN = 8
+
+
+def _credentials(base_url: str) -> tuple[str | None, str]:
+    """The user name and password a URL embeds (``http://user:password@host``), unescaped."""
+    userinfo, at, _ = urlsplit(base_url).netloc.rpartition("@")
+    if not at:
+        return None, ""
+    user, _, password = userinfo.partition(":")
+    return unquote(user), unquote(password)
+
+
+def _redactor(key: str | None, user: str | None, password: str) -> Callable[[str], str]:
+    """A function that redacts the key and the URL's password from an error text.
+
+    Each secret is redacted as given, JSON-escaped (with ``/`` written ``\\/`` or not)
+    and wherever a run of ``SECRET_RUN`` or more of its characters appears, as when a
+    server echoes half a key. The password is also redacted with its user name, and as
+    the base64 of the pair that a Basic header carries.
+    """
+    in_part = [s for s in (key, password) if s]
+    whole: list[str] = []
+    if user is not None:
+        pair = f"{user}:{password}"
+        whole.append(pair)
+        in_part.append(base64.b64encode(pair.encode()).decode())
+    pieces = {form for s in whole for form in _escaped(s)}
+    for form in (form for s in in_part for form in _escaped(s)):
+        runs = range(len(form) - SECRET_RUN + 1)
+        pieces.update([form[i : i + SECRET_RUN] for i in runs] if runs else [form])
+    if not pieces:
+        return str
+    longest_first = sorted(pieces, key=len, reverse=True)
+    # A lookahead finds overlapping matches, so a run longer than SECRET_RUN is found whole.
+    pattern = re.compile("(?=(" + "|".join(map(re.escape, longest_first)) + "))")
+
+    def redact(text: str) -> str:
+        spans: list[list[int]] = []
+        for match in pattern.finditer(text):
+            start, end = match.span(1)
+            if spans and start <= spans[-1][1]:
+                spans[-1][1] = max(spans[-1][1], end)
+            else:
+                spans.append([start, end])
+        if not spans:
+            return text
+        kept, last = [], 0
+        for start, end in spans:
+            kept += [text[last:start], "[redacted]"]
+            last = end
+        return "".join(kept) + text[last:]
+
+    return redact
+
+
+def _escaped(secret: str) -> set[str]:
+    """A secret as written, and as it would appear inside a JSON string."""
+    escaped = json.dumps(secret)[1:-1]
+    return {secret, escaped, escaped.replace("/", "\\/")}

@@ -1,10 +1,16 @@
-"""Where the model lives: base URL, model name and the API key's variable, by flag or env."""
+"""Where the model lives: base URL, model name and the API key's variable, by flag or env.
+
+A base URL or key that no request could carry is refused here, in one line that never
+shows the key or a password the URL embeds.
+"""
 
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit, urlunsplit
+
+import httpx
 
 BASE_URL_ENV = "LOOPBENCH_BASE_URL"
 MODEL_ENV = "LOOPBENCH_MODEL"
@@ -21,10 +27,14 @@ class EndpointNotConfigured(Exception):
 
 @dataclass(frozen=True)
 class Endpoint:
+    #: As given: it may embed a user name and password, which the client sends as Basic auth.
     base_url: str
     model: str
     #: Never printed or recorded: excluded from repr, and records store only base_url and model.
     api_key: str | None = field(default=None, repr=False)
+
+    def __repr__(self) -> str:
+        return f"Endpoint(base_url={without_credentials(self.base_url)!r}, model={self.model!r})"
 
 
 def wants_local_model(base_url: str | None, model: str | None) -> bool:
@@ -59,15 +69,57 @@ def resolve_endpoint(
             "embedded local model."
         )
     assert base_url and model
-    key = os.environ.get(api_key_env) or os.environ.get(FALLBACK_KEY_ENV) or None
+    _check_base_url(base_url)
+    key_env = api_key_env if os.environ.get(api_key_env) else FALLBACK_KEY_ENV
+    key = os.environ.get(key_env) or None
+    if key is not None and not all("!" <= c <= "~" for c in key):
+        at = next(i for i, c in enumerate(key) if not "!" <= c <= "~")
+        raise EndpointNotConfigured(
+            f"the API key in {key_env} has a character an HTTP header cannot carry (a space, "
+            f"a line break or other control character, or a non-ASCII letter) at position "
+            f"{at + 1} of {len(key)}; set {key_env} to the key alone"
+        )
     return Endpoint(base_url=base_url, model=model, api_key=key)
 
 
+def _check_base_url(base_url: str) -> None:
+    """Refuse a base URL no request could go to, naming it without its credentials."""
+    shown = f"the base URL {without_credentials(base_url)!r} (--base-url or {BASE_URL_ENV})"
+    fix = "give one like https://api.openai.com/v1 or http://127.0.0.1:8000/v1"
+    try:
+        parts = urlsplit(base_url)
+    except ValueError as exc:
+        raise EndpointNotConfigured(f"{shown} is not a URL ({exc}); {fix}") from None
+    if parts.scheme not in ("http", "https"):
+        raise EndpointNotConfigured(f"{shown} is not an http or https URL; {fix}")
+    if not parts.hostname:
+        raise EndpointNotConfigured(f"{shown} names no host; {fix}")
+    port = _netloc_host(parts.netloc).rpartition("]")[2].partition(":")[2]
+    if port and not (port.isdigit() and 1 <= int(port) <= 65535):
+        raise EndpointNotConfigured(
+            f"{shown}: its port {port!r} is not a number from 1 to 65535; {fix}"
+        )
+    try:
+        httpx.URL(base_url)
+    except httpx.InvalidURL as exc:
+        cause = str(exc).replace(parts.password, "[redacted]") if parts.password else exc
+        raise EndpointNotConfigured(f"{shown} is not a URL ({cause}); {fix}") from None
+
+
 def without_credentials(base_url: str) -> str:
-    """The URL with any user name and password it embeds removed: safe to record."""
-    parts = urlsplit(base_url)
-    if not (parts.username or parts.password):
-        return base_url
-    host = parts.hostname or ""
-    netloc = f"{host}:{parts.port}" if parts.port else host
-    return urlunsplit(parts._replace(netloc=netloc))
+    """The URL with any user name and password it embeds removed, and no trailing slash:
+    safe to record, and the same endpoint whether or not it was written with the slash."""
+    try:
+        parts = urlsplit(base_url)
+    except ValueError:  # a URL that does not parse: cut what could be credentials by hand
+        scheme, sep, rest = base_url.partition("://")
+        netloc, slash, path = rest.partition("/")
+        return f"{scheme}{sep}{_netloc_host(netloc)}{slash}{path}".rstrip("/")
+    netloc = _netloc_host(parts.netloc)
+    return urlunsplit(parts._replace(netloc=netloc, path=parts.path.rstrip("/")))
+
+
+def _netloc_host(netloc: str) -> str:
+    """``host[:port]`` of a URL's network location, as written (an IPv6 host keeps its
+    brackets), without ``user:password@``."""
+    return netloc.rpartition("@")[2]

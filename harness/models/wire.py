@@ -119,29 +119,36 @@ def parse_response(
 
 
 def parse_usage(usage: object) -> Usage:
-    """The reply's token counts; a reply without them is counted as missing, never as zero.
+    """The reply's token counts; a reply without input or output tokens is counted as
+    missing, never as zero (only cached tokens may go unsaid, meaning none).
 
     Counts that cannot be true (negative, not whole numbers, more cached than input
-    tokens) make the reply unusable: a ValueError, reported as a response error.
+    tokens) make the reply unusable: a ValueError, reported as a response error. A whole
+    number written as a float (``10.0``) is that number.
     """
     if usage is None or usage == {}:
         return Usage(missing=1)
     usage = _object(usage, "usage")
     details = _object(usage.get("prompt_tokens_details") or {}, "usage.prompt_tokens_details")
-    counts = {
-        "prompt_tokens": usage.get("prompt_tokens") or 0,
-        "completion_tokens": usage.get("completion_tokens") or 0,
-        "cached_tokens": details.get("cached_tokens") or 0,
-    }
-    for name, value in counts.items():
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise ValueError(f"usage {name} is {value!r}, not a whole number of tokens >= 0")
-    if counts["cached_tokens"] > counts["prompt_tokens"]:
-        raise ValueError(
-            f"usage reports {counts['cached_tokens']} cached of {counts['prompt_tokens']} "
-            "input tokens"
-        )
-    return Usage(counts["prompt_tokens"], counts["completion_tokens"], counts["cached_tokens"])
+    prompt = _count("prompt_tokens", usage.get("prompt_tokens"))
+    completion = _count("completion_tokens", usage.get("completion_tokens"))
+    cached = _count("cached_tokens", details.get("cached_tokens")) or 0
+    if prompt is None or completion is None:
+        return Usage(missing=1)
+    if cached > prompt:
+        raise ValueError(f"usage reports {cached} cached of {prompt} input tokens")
+    return Usage(prompt, completion, cached)
+
+
+def _count(name: str, value: object) -> int | None:
+    """A token count: None if it is not given, else a whole number >= 0 or a ValueError."""
+    if value is None:
+        return None
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"usage {name} is {value!r}, not a whole number of tokens >= 0")
+    return value
 
 
 def _content(content: object) -> str:

@@ -1,4 +1,5 @@
 import asyncio
+import base64
 import json
 import time
 
@@ -16,7 +17,11 @@ from harness.models import (
     RetryPolicy,
     ToolCall,
     ToolSpec,
+    Usage,
 )
+from harness.models.fake_server import FakeServer
+from harness.models.fault_server import FaultServer
+from harness.store import read_records
 from harness.trace import Trace
 
 KEY = "sk-test-0123456789abcdefghij"
@@ -414,3 +419,230 @@ def test_a_429_halves_the_clients_concurrency_and_successes_raise_it_again():
 def test_the_run_command_takes_a_rate_limit_and_refuses_a_silly_one():
     result = CliRunner().invoke(main, ["run", "--arm", "direct", "--rate-limit", "0"])
     assert result.exit_code == 2 and "--rate-limit" in result.output
+
+
+@pytest.mark.parametrize(
+    "usage",
+    [
+        {"total_tokens": 100},
+        {"completion_tokens": 5},
+        {"prompt_tokens": 10},
+        {"prompt_tokens": 10, "completion_tokens": None},
+        {"prompt_tokens": None, "completion_tokens": 3, "total_tokens": 13},
+    ],
+)
+def test_usage_without_input_or_output_tokens_is_missing_never_zero(usage):
+    client, _ = make_client(Script(httpx.Response(200, json=completion(usage=usage))))
+    assert complete(client).usage == Usage(missing=1)
+
+
+def test_usage_without_cached_tokens_counts_none_cached():
+    usage = {"prompt_tokens": 10, "completion_tokens": 3, "prompt_tokens_details": {}}
+    client, _ = make_client(Script(httpx.Response(200, json=completion(usage=usage))))
+    assert complete(client).usage == Usage(10, 3, 0)
+
+
+def test_usage_in_whole_number_floats_is_read_as_whole_numbers():
+    usage = {
+        "prompt_tokens": 10.0,
+        "completion_tokens": 3.0,
+        "prompt_tokens_details": {"cached_tokens": 4.0},
+    }
+    client, _ = make_client(Script(httpx.Response(200, json=completion(usage=usage))))
+    read = complete(client).usage
+    assert read == Usage(10, 3, 4)
+    assert all(type(n) is int for n in (read.input_tokens, read.output_tokens, read.cached_tokens))
+
+
+@pytest.mark.parametrize(
+    "usage",
+    [
+        {"prompt_tokens": True, "completion_tokens": 3},
+        {"prompt_tokens": 10, "completion_tokens": -1.0},
+        {"prompt_tokens": 10, "completion_tokens": float("inf")},
+        {"prompt_tokens": "10", "completion_tokens": 3},
+        {"completion_tokens": 2.5},
+        {
+            "prompt_tokens": 10,
+            "completion_tokens": 3,
+            "prompt_tokens_details": {"cached_tokens": "4"},
+        },
+        {
+            "prompt_tokens": 10,
+            "completion_tokens": 3,
+            "prompt_tokens_details": {"cached_tokens": 0.5},
+        },
+    ],
+)
+def test_usage_of_the_wrong_kind_stays_a_response_error(usage):
+    body = json.dumps(completion(usage=usage))  # json= would refuse the infinity
+    client, _ = make_client(Script(httpx.Response(200, text=body)), retries=0)
+    with pytest.raises(ModelAPIError, match="usage"):
+        complete(client)
+
+
+def _runs_of_eight(secret):
+    return [secret[i : i + 8] for i in range(len(secret) - 7)]
+
+
+ODD_KEY = 'sk-proj/ab"cd\\ef/0123456789'
+
+
+@pytest.mark.parametrize(
+    "echo",
+    [
+        json.dumps({"error": f"bad key {ODD_KEY}"}),
+        json.dumps({"error": f"bad key {ODD_KEY}"}).replace("/", "\\/"),
+        f"bad key {ODD_KEY[:13]}...",
+        f"bad key ...{ODD_KEY[12:]}",
+        f"bad key {ODD_KEY[5:17]} and {json.dumps(ODD_KEY)[9:25]}",
+    ],
+)
+def test_a_key_echoed_escaped_or_in_part_is_redacted(echo):
+    script = Script(httpx.Response(401, text=echo))
+    client = OpenAICompatClient(
+        "http://model.test/v1", ODD_KEY, transport=httpx.MockTransport(script)
+    )
+    with pytest.raises(ModelAPIError) as info:
+        complete(client)
+    message = str(info.value)
+    escaped = json.dumps(ODD_KEY)[1:-1]
+    forms = (ODD_KEY, escaped, escaped.replace("/", "\\/"))
+    assert "[redacted]" in message
+    assert not [run for form in forms for run in _runs_of_eight(form) if run in message]
+
+
+def test_a_key_echoed_in_part_near_the_cut_is_redacted_whole():
+    script = Script(httpx.Response(401, text=f"{'x' * 290}{KEY[4:20]}"))
+    client, _ = make_client(script)
+    with pytest.raises(ModelAPIError) as info:
+        complete(client)
+    message = str(info.value)
+    assert "[redacted]" in message and KEY[4:11] not in message and KEY[13:20] not in message
+
+
+USER_URL = "http://alice:hunter2@model.test/v1/"
+BASIC = base64.b64encode(b"alice:hunter2").decode()
+
+
+def test_credentials_in_the_base_url_are_sent_as_basic_auth_never_in_the_url():
+    script = Script(httpx.Response(200, json=completion()))
+    client = OpenAICompatClient(USER_URL, transport=httpx.MockTransport(script))
+    complete(client)
+    sent = script.requests[0]
+    assert str(sent.url) == "http://model.test/v1/chat/completions"
+    assert sent.headers["authorization"] == f"Basic {BASIC}"
+    assert client.base_url == "http://model.test/v1"
+    assert "hunter2" not in repr(vars(client))
+
+
+def test_an_api_key_wins_over_credentials_in_the_base_url():
+    script = Script(httpx.Response(200, json=completion()))
+    client = OpenAICompatClient(USER_URL, KEY, transport=httpx.MockTransport(script))
+    complete(client)
+    sent = script.requests[0]
+    assert str(sent.url) == "http://model.test/v1/chat/completions"
+    assert sent.headers.get_list("authorization") == [f"Bearer {KEY}"]
+
+
+def test_percent_escaped_credentials_are_sent_as_written():
+    script = Script(httpx.Response(200, json=completion()))
+    url = "http://al%20ice:p%40ss%3Aword@model.test/v1"
+    complete(OpenAICompatClient(url, transport=httpx.MockTransport(script)))
+    expected = base64.b64encode(b"al ice:p@ss:word").decode()
+    assert script.requests[0].headers["authorization"] == f"Basic {expected}"
+
+
+@pytest.mark.parametrize(
+    "echo",
+    [
+        "who is alice:hunter2?",
+        "password hunter2 refused",
+        f"Authorization: Basic {BASIC}",
+        f"half a header: Basic {BASIC[:10]}",
+        json.dumps({"auth": "alice:hunter2"}),
+    ],
+)
+def test_the_password_its_pair_and_its_base64_are_redacted_from_errors(echo):
+    script = Script(*[httpx.Response(500, text=echo) for _ in range(2)])
+    client = OpenAICompatClient(
+        USER_URL,
+        transport=httpx.MockTransport(script),
+        retry=RetryPolicy(max_retries=1, base_delay_s=0.001),
+    )
+    with pytest.raises(ModelAPIError) as info:
+        complete(client)
+    message = str(info.value)
+    assert "hunter2" not in message and BASIC[:8] not in message and "[redacted]" in message
+
+
+def test_credentials_in_the_url_and_a_key_reach_a_real_server():
+    async def call(url, key):
+        async with OpenAICompatClient(url, key) as client:
+            return await client.complete(REQUEST)
+
+    with FakeServer() as server:
+        url = server.base_url.replace("http://", "http://alice:hunter2@")
+        assert asyncio.run(call(url, KEY)).message.content == "84"
+        assert asyncio.run(call(url, None)).message.content == "84"
+
+
+@pytest.mark.parametrize(
+    "failure",
+    [ValueError(f"bad header value {KEY!r}"), httpx.InvalidURL("no"), TypeError("odd")],
+)
+def test_any_failure_of_the_transport_is_an_api_error_naming_it(failure):
+    script = Script(failure, failure)
+    client, _ = make_client(script)
+    with pytest.raises(ModelAPIError) as info:
+        complete(client)
+    message = str(info.value)
+    assert type(failure).__name__ in message and KEY not in message
+    assert len(script.requests) == 1 and info.value.status is None
+
+
+@pytest.mark.parametrize("key", ["sk-line\r\nbreak-0123", "sk-\u00e9t\u00e9-0123456"])
+def test_a_key_the_real_transport_cannot_send_is_an_api_error(key):
+    async def call(url):
+        async with OpenAICompatClient(url, key, retry=RetryPolicy(max_retries=0)) as client:
+            return await client.complete(REQUEST)
+
+    with FakeServer() as server, pytest.raises(ModelAPIError) as info:
+        asyncio.run(call(server.base_url))
+    assert "sk-" not in str(info.value) and server.served.requests == 0
+
+
+REQUEST_BODY = {"model": "m", "messages": [{"role": "user", "content": "q"}]}
+
+
+def test_a_restarted_loopback_server_waits_again():
+    server = FaultServer({1: "hang", 2: "hang"}, hang_s=0.3)
+    server.start()
+    server.stop()
+    with server:
+        began = time.perf_counter()
+        response = httpx.post(f"{server.base_url}/chat/completions", json=REQUEST_BODY)
+        assert response.status_code == 504 and time.perf_counter() - began >= 0.25
+
+
+@pytest.mark.parametrize("key", [None, KEY])
+def test_run_with_credentials_in_the_base_url_records_no_password(tmp_path, key):
+    out = tmp_path / "r"
+    with FakeServer() as server:
+        url = server.base_url.replace("http://", "http://alice:hunter2@")
+        result = CliRunner().invoke(
+            main,
+            ["run", "--base-url", url, "--model", "m", "--arm", "direct", "--out", str(out)],
+            env={"LOOPBENCH_API_KEY": key, "OPENAI_API_KEY": None},
+            catch_exceptions=False,
+        )
+        assert result.exit_code == 0, result.output
+        assert server.served.completions == 12
+    records = read_records(out)
+    assert len(records) == 12
+    assert not [r.status for r in records if r.status in ("pattern_error", "api_error")]
+    for path in out.rglob("*"):
+        if path.is_file():
+            text = path.read_bytes()
+            assert b"hunter2" not in text and BASIC.encode() not in text, path
+    assert "hunter2" not in result.output
