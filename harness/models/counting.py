@@ -66,6 +66,7 @@ class CountingClient:
         except ModelAPIError as exc:
             self.failed_calls += 1
             self.retries += exc.retries
+            self.usage = self.usage + exc.usage  # tokens of unusable replies were billed too
             self._trace.emit(
                 "api_error", call=self.calls, error=str(exc), status=exc.status, retries=exc.retries
             )

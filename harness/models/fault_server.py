@@ -256,7 +256,7 @@ async def _wrong_shape(server: FaultServer, request: web.Request, hit: Hit) -> w
     data = completion(hit, Reply(tool_calls=[_call("lookup", '{"title": "Paris"}')]))
     message = data["choices"][0]["message"]
     message["tool_calls"] = message["tool_calls"][0]
-    return web.json_response(data)  # not a completion, so its usage cannot be counted
+    return _served(hit, data)  # not a completion, but its usage was billed: counted
 
 
 async def _no_usage(server: FaultServer, request: web.Request, hit: Hit) -> web.StreamResponse:

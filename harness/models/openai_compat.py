@@ -32,7 +32,7 @@ import random
 import re
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from urllib.parse import unquote, urlsplit
 
 import httpx
@@ -44,6 +44,7 @@ from harness.models.types import (
     ModelAPIError,
     ModelRequest,
     ModelResponse,
+    Usage,
 )
 from harness.models.wire import parse_response, request_body
 
@@ -139,6 +140,7 @@ class OpenAICompatClient:
     async def complete(self, request: ModelRequest) -> ModelResponse:
         body = json.dumps(request_body(request)).encode()
         attempt = 0
+        spent = Usage()  # what unusable replies reported: billed, so counted
         while True:
             retry_after: float | None = None
             try:
@@ -156,21 +158,26 @@ class OpenAICompatClient:
                         parsed = parse_response(response, retries=attempt, redact=self._redact)
                     except ModelAPIError as exc:  # a malformed reply is retried like a 5xx
                         failure = str(exc)
+                        spent = spent + exc.usage
                     else:
                         if self._adaptive:
                             self.concurrency.succeeded()
-                        return parsed
+                        return (
+                            parsed
+                            if spent == Usage()
+                            else replace(parsed, usage=parsed.usage + spent)
+                        )
                 else:
                     if status == 429 and self._adaptive:
                         self.concurrency.throttled(started)
                     failure = f"HTTP {status}: {self._redact(response.text)[:300]}"
                     if status not in RETRYABLE_STATUS:
-                        raise ModelAPIError(failure, status=status, retries=attempt)
+                        raise ModelAPIError(failure, status, attempt, usage=spent)
                     retry_after = parse_retry_after(response.headers.get("retry-after"))
             if attempt >= self._retry.max_retries:
                 tries = f"{attempt + 1} attempts" if attempt else "1 attempt"
                 message = f"{failure} (gave up after {tries})"
-                raise ModelAPIError(self._redact(message), status=status, retries=attempt)
+                raise ModelAPIError(self._redact(message), status, attempt, usage=spent)
             if retry_after is not None and retry_after > self._retry.max_delay_s:
                 raise ModelAPIError(
                     f"{self._redact(failure)}; the endpoint asked to retry after "
@@ -178,6 +185,7 @@ class OpenAICompatClient:
                     "allowed, so the call was stopped rather than retried early",
                     status=status,
                     retries=attempt,
+                    usage=spent,
                 )
             await self._sleep(self._retry.delay(attempt, retry_after, self._rng))
             attempt += 1

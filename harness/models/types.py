@@ -101,12 +101,19 @@ class ModelError(Exception):
 
 
 class ModelAPIError(ModelError):
-    """The endpoint failed after any retries; ``status`` is the HTTP status if one came back."""
+    """The endpoint failed after any retries; ``status`` is the HTTP status if one came back.
 
-    def __init__(self, message: str, status: int | None = None, retries: int = 0) -> None:
+    ``usage`` is what the endpoint reported for replies it sent that could not be used (a
+    reply with no choices, say): billed all the same, so counted all the same.
+    """
+
+    def __init__(
+        self, message: str, status: int | None = None, retries: int = 0, usage: Usage | None = None
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.retries = retries
+        self.usage = usage if usage is not None else Usage()
 
 
 class ModelClient(Protocol):

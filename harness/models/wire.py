@@ -86,6 +86,7 @@ def parse_response(
 ) -> ModelResponse:
     """A 200 reply as a response; a body that is not a chat completion is a ModelAPIError
     saying what is wrong with it."""
+    data: object = None
     try:
         try:
             data = response.json()
@@ -109,13 +110,26 @@ def parse_response(
     except ValueError as exc:
         # Redacted before it is cut short, so no part of a key survives at the cut.
         text = redact(f"the endpoint's reply is not a chat completion ({exc}): {response.text}")
-        raise ModelAPIError(text[:400], status=response.status_code, retries=retries) from exc
+        raise ModelAPIError(
+            text[:400], response.status_code, retries, usage=_reported(data)
+        ) from exc
     return ModelResponse(
         message=message,
         finish_reason=_FINISH_REASONS.get(finish, "other"),
         usage=usage,
         retries=retries,
     )
+
+
+def _reported(data: object) -> Usage:
+    """The usage an unusable reply still reported, when it reported one that can be true."""
+    if not isinstance(data, dict) or not data.get("usage"):
+        return Usage()
+    try:
+        reported = parse_usage(data["usage"])
+    except ValueError:
+        return Usage()
+    return Usage() if reported.missing else reported
 
 
 def parse_usage(usage: object) -> Usage:

@@ -646,3 +646,17 @@ def test_run_with_credentials_in_the_base_url_records_no_password(tmp_path, key)
             text = path.read_bytes()
             assert b"hunter2" not in text and BASIC.encode() not in text, path
     assert "hunter2" not in result.output
+
+
+def test_the_usage_an_unusable_reply_reported_is_counted_all_the_same():
+    unusable = {"choices": [], "usage": {"prompt_tokens": 7, "completion_tokens": 2}}
+    script = Script(httpx.Response(200, json=unusable), httpx.Response(200, json=completion()))
+    client, _ = make_client(script)
+    response = complete(client)  # retried, then a good reply: both were billed
+    assert (response.usage.input_tokens, response.usage.output_tokens) == (17, 5)
+    failing = Script(*[httpx.Response(200, json=unusable) for _ in range(2)])
+    client, _ = make_client(failing, retries=1)
+    counted = CountingClient(client, Trace())
+    with pytest.raises(ModelAPIError):
+        asyncio.run(counted.complete(REQUEST))
+    assert (counted.usage.input_tokens, counted.usage.output_tokens) == (14, 4)
