@@ -152,7 +152,7 @@ MUTATIONS = [
      "if retry_after is not None and retry_after > self._retry.max_delay_s:", "if False:",
      ["tests/harness/models/test_openai_compat.py"]),
     ("the cache keeps identical requests of one run apart", "harness/models/cache.py",
-     "occurrence = self._sent[request_key(canonical)]", "occurrence = 0",
+     "occurrence = self._sent[first]", "occurrence = 0",
      ["tests/harness/models/test_cache.py"]),
     ("the cache keeps arms and repeats apart", "harness/models/cache.py", '"scope": scope,',
      '"scope": "",', ["tests/harness/models/test_cache.py"]),

@@ -215,10 +215,11 @@ class CachingClient:
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
         canonical = canonical_request(request, self._scope, 0)
-        occurrence = self._sent[request_key(canonical)]
-        self._sent[request_key(canonical)] += 1
+        first = request_key(canonical)
+        occurrence = self._sent[first]
+        self._sent[first] += 1
         canonical["occurrence"] = occurrence
-        key = request_key(canonical)
+        key = first if occurrence == 0 else request_key(canonical)
         cached = self._cache.get(key)
         if cached is not None:
             return cached

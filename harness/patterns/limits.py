@@ -62,12 +62,19 @@ class LimitedClient:
     def __init__(self, counted: CountedClient, options: PatternOptions) -> None:
         self._counted = counted
         self._options = options
-        #: The conversation as of the last exchange: what was sent and, if it came, the reply.
-        self.conversation: list[Message] = []
+        # The last exchange, kept by reference (no copy on the hot path): what was sent
+        # and, if it came, the reply.
+        self._sent: tuple[Message, ...] = ()
+        self._reply: Message | None = None
 
     @property
     def calls(self) -> int:
         return self._counted.calls
+
+    @property
+    def conversation(self) -> list[Message]:
+        """The conversation as of the last exchange: what was sent and, if it came, the reply."""
+        return [*self._sent, *([self._reply] if self._reply is not None else [])]
 
     @property
     def tokens_used(self) -> int:
@@ -85,7 +92,7 @@ class LimitedClient:
             )
         if opts.max_output_tokens is not None:
             request = replace(request, max_output_tokens=opts.max_output_tokens)
-        self.conversation = list(request.messages)
+        self._sent, self._reply = request.messages, None
         if not opts.step_timeout_s:
             response = await self._counted.complete(request)
         else:
@@ -97,7 +104,7 @@ class LimitedClient:
                 raise StepTimedOut(
                     f"a model call took longer than {opts.step_timeout_s:g} s"
                 ) from None
-        self.conversation.append(response.message)
+        self._reply = response.message
         return response
 
 
