@@ -184,7 +184,7 @@ def render(
             )
         summary = summary[columns]
     if fmt == "json":
-        return str(summary.to_json(orient="records", indent=2))
+        return str(summary.map(_exact_zero).to_json(orient="records", indent=2))
     if fmt == "csv":
         return str(summary.to_csv(index=False))
     if fmt not in FORMATS:
@@ -192,7 +192,10 @@ def render(
     shown = summary.astype(str) if columns else _shown(summary)
     plain_title = title.replace("**", "")
     if fmt == "latex":
-        return str(shown.to_latex(index=False, caption=plain_title or None))
+        latex = shown.map(lambda cell: latex_text(str(cell)))
+        latex.columns = [latex_text(str(c)) for c in shown.columns]
+        caption = latex_text(plain_title) if plain_title else None
+        return str(latex.to_latex(index=False, caption=caption, escape=False))
     if fmt == "html":
         html = str(shown.to_html(index=False, border=0))
         caption = f"<caption>{escape(plain_title)}</caption>" if plain_title else ""
@@ -226,6 +229,35 @@ def cache_note(summary: pd.DataFrame) -> str:
         f"\n\nResponse cache: {hits} model calls were replayed, not sent; ${saved:.4f} of the "
         "cost column is what they cost when first served, not spent again on this run."
     )
+
+
+def _exact_zero(value: object) -> object:
+    """A float within rounding of zero as 0: an interval bound of 1.4e-17 is 0."""
+    return 0.0 if isinstance(value, float) and abs(value) < 1e-12 else value
+
+
+#: LaTeX's special characters, and the few non-ASCII ones tables use, as LaTeX writes them.
+_LATEX = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+    "→": r"$\rightarrow$",
+    "—": "---",
+    "·": r"$\cdot$",
+    "\u2212": "-",  # a minus sign
+}
+
+
+def latex_text(text: str) -> str:
+    """``text`` as LaTeX typesets it: no character starts a comment, maths or a command."""
+    return "".join(_LATEX.get(char, char) for char in text)
 
 
 def _shows(summary: pd.DataFrame, column: str) -> bool:

@@ -1,9 +1,11 @@
 import json
 
+import pandas as pd
 import pytest
 from click.testing import CliRunner
 
 from harness.cli import main
+from harness.report.table import latex_text, render
 
 from .test_compare import write
 
@@ -59,3 +61,26 @@ def test_vs_adds_the_paired_difference_against_a_reference_arm(results):
 def test_grouping(results, by):
     rows = json.loads(table(results, "--format", "json", "--by", by))
     assert by in rows[0]
+
+
+def test_latex_escapes_every_cell_header_and_the_caption(results):
+    result = CliRunner().invoke(main, ["table", results, "--format", "latex", "--vs", "react"])
+    assert result.exit_code == 0, result.output
+    latex = result.output
+    body = latex.replace(r"$\rightarrow$", "").replace(r"$\cdot$", "")
+    for special in "%$#_":  # & separates the columns
+        assert all(body[i - 1] == "\\" for i, c in enumerate(body) if c == special), special
+    assert r"\% [" in latex and r"\$/correct" in latex and "→" not in latex
+
+
+def test_a_zero_bound_in_json_is_zero():
+    summary = pd.DataFrame([{"arm": "a", "accuracy_low": 1.4e-17, "accuracy_high": 0.5}])
+    [row] = json.loads(render(summary, "json"))
+    assert row["accuracy_low"] == 0 and row["accuracy_high"] == 0.5
+
+
+def test_latex_text_escapes_each_special_character():
+    assert latex_text("a & b_1 {x} 5% $3 #2 ~ ^ \\") == (
+        r"a \& b\_1 \{x\} 5\% \$3 \#2 \textasciitilde{} \textasciicircum{} \textbackslash{}"
+    )
+    assert latex_text("w→r — p·r") == r"w$\rightarrow$r --- p$\cdot$r"
