@@ -76,13 +76,12 @@ def test_changed_tools_and_another_endpoint_are_refused(tmp_path, server):
     assert again.exit_code == 2 and "base_url" in again.output
 
 
-def test_a_record_of_a_changed_task_is_not_counted_as_done():
-    folder_meta = dict(META)
+def test_a_task_fingerprint_follows_what_it_asks_and_expects_not_its_slice():
     task = DEPOT.tasks[0]
     changed = task.model_copy(update={"question": task.question + " In metres?"})
     assert changed.fingerprint != task.fingerprint
     assert changed.model_copy(update={"slice": "other"}).fingerprint == changed.fingerprint
-    assert folder_meta["fingerprint"]["tasks"][task.id] == task.fingerprint
+    assert META["fingerprint"]["tasks"][task.id] == task.fingerprint
 
 
 def test_resume_runs_again_only_the_runs_of_changed_tasks_superseding_them(tmp_path):
