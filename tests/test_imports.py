@@ -12,7 +12,8 @@ MODULES = sorted(
     ".".join(path.relative_to(ROOT).with_suffix("").parts)
     for package in ("harness", "graders", "tasks")
     for path in (ROOT / package).rglob("*.py")
-    if path.name != "__main__.py"
+    # Coding tasks' suites and solutions are data the sandbox runs, not modules.
+    if path.name != "__main__.py" and "suites" not in path.parts
 )
 
 

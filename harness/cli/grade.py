@@ -1,17 +1,22 @@
-"""``loopbench grade``: the typed exact grader's self-test, or one answer graded."""
+"""``loopbench grade``: the typed exact grader's self-test, one answer graded, or a file of
+code run against a coding task's suite in the sandbox."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+from pathlib import Path
 
 import click
+from graders.sandbox import Limits, Sandbox
 from pydantic import ValidationError
 
+from graders.code_tests import CodeGrader, feedback, heldout
 from graders.exact import grade
 from graders.selftest import run_self_test
 from harness.cli.errors import BadInput
-from harness.files import describe_errors
-from tasks.taskset import Expected
+from harness.files import describe_errors, read_text
+from tasks.taskset import CodeTask, Expected, TaskSetError, load_taskset
 
 
 @click.command("grade")
@@ -26,12 +31,44 @@ from tasks.taskset import Expected
     show_default=True,
     help='json prints {"correct": ..., "reason": ...} for scripts.',
 )
-def grade_command(self_test: bool, answer: str | None, expected: str | None, fmt: str) -> None:
-    """Grade an answer with the typed exact grader, or run its self-test.
+@click.option(
+    "--task",
+    "task_spec",
+    help="A coding task as SET/ID, e.g. coding/roman_numerals or humaneval/HumanEval_12 "
+    "(SET may be a folder): run --code-file against its suite.",
+)
+@click.option(
+    "--code-file",
+    type=click.Path(path_type=Path),
+    help="A file of code (or a whole model reply) to run against --task's suite.",
+)
+@click.option(
+    "--suite",
+    type=click.Choice(["feedback", "heldout"]),
+    default="heldout",
+    show_default=True,
+    help="Which of the task's suites to run.",
+)
+def grade_command(
+    self_test: bool,
+    answer: str | None,
+    expected: str | None,
+    fmt: str,
+    task_spec: str | None,
+    code_file: Path | None,
+    suite: str,
+) -> None:
+    """Grade an answer with the typed exact grader, run its self-test, or run code against
+    a coding task's suite in the sandbox.
 
-    Grading exits 0 whatever the verdict (it is printed); 2 on a bad expectation. The
-    self-test exits 1 when a case fails: the grader itself has regressed.
+    Grading exits 0 whatever the verdict (it is printed); 2 on bad input. The self-test
+    exits 1 when a case fails: the grader itself has regressed.
     """
+    if task_spec is not None or code_file is not None:
+        if task_spec is None or code_file is None:
+            raise click.UsageError("give both --task and --code-file")
+        _grade_code(task_spec, code_file, suite, fmt)
+        return
     if self_test:
         results = run_self_test()
         for case, verdict, ok in results:
@@ -59,3 +96,45 @@ def grade_command(self_test: bool, answer: str | None, expected: str | None, fmt
         click.echo(json.dumps({"correct": verdict.correct, "reason": verdict.reason}))
     else:
         click.echo(f"{'correct' if verdict.correct else 'wrong'}: {verdict.reason}")
+
+
+def _grade_code(task_spec: str, code_file: Path, which: str, fmt: str) -> None:
+    """Run the code in ``code_file`` against one suite of a coding task and print the result."""
+    task, timeout_s = _coding_task(task_spec)
+    reply = read_text(code_file, BadInput, "a file of Python code")
+    sandbox = Sandbox(Limits(timeout_s=timeout_s))
+    if sandbox.warning:
+        click.echo(f"warning: {sandbox.warning}", err=True)
+    chosen = feedback(task.suites) if which == "feedback" else heldout(task.suites)
+    result = asyncio.run(CodeGrader(sandbox).run(reply, chosen))
+    if fmt == "json":
+        click.echo(json.dumps(result.to_json()))
+        return
+    click.echo(f"{result.status}: {result.passed} passed, {result.failed} failed")
+    if result.first_failure is not None:
+        failure = result.first_failure
+        click.echo(f"first failure {failure.test}: {failure.input}")
+        click.echo(f"  expected {failure.expected}\n  actual   {failure.actual}")
+    elif result.detail:
+        click.echo(result.detail)
+
+
+def _coding_task(task_spec: str) -> tuple[CodeTask, float]:
+    """The task ``SET/ID`` names, and its set's suite timeout."""
+    set_name, _, task_id = task_spec.rpartition("/")
+    if not set_name or not task_id:
+        raise BadInput(
+            f"--task {task_spec!r}: write SET/ID, e.g. coding/roman_numerals or "
+            "humaneval/HumanEval_12"
+        )
+    try:
+        taskset = load_taskset(set_name)
+    except TaskSetError as exc:
+        raise BadInput(str(exc)) from None
+    if not taskset.is_code:
+        raise BadInput(f"--task {task_spec!r}: {set_name} is not a coding task set")
+    found = next((t for t in taskset.tasks if t.id == task_id), None)
+    if not isinstance(found, CodeTask):
+        known = ", ".join(t.id for t in taskset.tasks[:5])
+        raise BadInput(f"--task {task_spec!r}: no task {task_id!r} in {set_name} (e.g. {known})")
+    return found, taskset.timeout_s

@@ -7,13 +7,14 @@ import contextlib
 import signal
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 
 import click
 from click.core import ParameterSource
 
+from graders.sandbox import Limits, Sandbox
 from harness.cli.errors import BadInput, Finite
 from harness.cli.table import table_title
 from harness.experiment import Arm, ArmError, load_experiment, parse_arms
@@ -58,6 +59,12 @@ from tasks.taskset import TaskSet, TaskSetError, load_taskset
     "--experiment",
     type=click.Path(path_type=Path),
     help="A TOML file with arms, tasks, repeats, concurrency and out; flags given here win.",
+)
+@click.option(
+    "--limit",
+    type=click.IntRange(min=1),
+    help="Run only the first N tasks of the set (a quick look at a large one); the folder "
+    "stays tied to the whole set, so a later run without --limit goes on from there.",
 )
 @click.option(
     "--repeats",
@@ -155,11 +162,23 @@ from tasks.taskset import TaskSet, TaskSetError, load_taskset
     help="Run again the runs recorded as api_error; each new record supersedes the old, "
     "which stays in runs.jsonl.",
 )
+@click.option(
+    "--paired",
+    is_flag=True,
+    help="Arms that send an identical request on the same task and repeat share its "
+    "response, so repair arms start from the same first attempt (counted as cache hits).",
+)
+@click.option(
+    "--grading-workers",
+    type=click.IntRange(min=1),
+    help="Coding tasks: test suites run at once in the sandbox. Default: one per core.",
+)
 @click.option("--quiet", is_flag=True, help="No progress bar; plain lines for logs and CI.")
 def run_command(
     tasks_spec: str,
     arm_specs: tuple[str, ...],
     experiment: Path | None,
+    limit: int | None,
     repeats: int,
     concurrency: int,
     out: Path | None,
@@ -177,6 +196,8 @@ def run_command(
     cache_debug: bool,
     count_tokens: bool,
     retry_errors: bool,
+    paired: bool,
+    grading_workers: int | None,
     quiet: bool,
 ) -> None:
     """Run every arm on every task, REPEATS times, and print the table."""
@@ -218,6 +239,8 @@ def run_command(
             cache=ResponseCache(cache_dir) if cache_dir is not None else None,
             cache_debug=_say if cache_debug else None,
             estimate=shipped_tokenizer() if count_tokens else None,
+            sandbox=_sandbox(taskset, grading_workers),
+            paired=paired,
         )
     except (
         TaskSetError,
@@ -240,7 +263,8 @@ def run_command(
         with ResultsFolder.open(folder_path, meta) as folder:
             for repair in folder.repairs:
                 click.echo(f"warning: {repair}", err=True)
-            grid = Grid(taskset, arms, repeats, folder)
+            chosen = replace(taskset, tasks=taskset.tasks[:limit]) if limit else taskset
+            grid = Grid(chosen, arms, repeats, folder)
             with _serving(local, local_chat_format, endpoint, quiet) as live:
                 result = asyncio.run(_run(grid, settings, connection, live, quiet))
     except ResultsError as exc:
@@ -345,6 +369,16 @@ async def _run(
                 err=True,
             )
         return result
+
+
+def _sandbox(taskset: TaskSet, workers: int | None) -> Sandbox | None:
+    """The sandbox a coding task set's tests run in, after saying how isolated it is."""
+    if not taskset.is_code:
+        return None
+    sandbox = Sandbox(Limits(timeout_s=taskset.timeout_s), workers=workers)
+    if sandbox.warning:
+        click.echo(f"warning: {sandbox.warning}", err=True)
+    return sandbox
 
 
 def _say(line: str) -> None:

@@ -18,6 +18,7 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from graders.sandbox import SuiteResult
 from harness.models.counting import CountedClient
 from harness.models.types import Message, ModelResponse
 from harness.tools import ToolSet
@@ -72,6 +73,22 @@ class ToolLoopOptions(PatternOptions):
     """Which lookup tool the task set offers."""
 
 
+class CodeCheck(Protocol):
+    """What a pattern may run on a coding task's code, besides asking the model: the task's
+    feedback suite, or tests the model wrote. Never the held-out suite, which grades."""
+
+    @property
+    def entry_point(self) -> str: ...
+
+    async def feedback(self, reply: str) -> SuiteResult:
+        """Run the feedback suite on the code in ``reply``."""
+        ...
+
+    async def own_tests(self, reply: str, suite: str) -> SuiteResult:
+        """Run ``suite`` (tests the model wrote, as a suite) on the code in ``reply``."""
+        ...
+
+
 @dataclass
 class RunContext:
     question: str
@@ -79,6 +96,8 @@ class RunContext:
     model_name: str
     tools: ToolSet
     trace: Trace = field(default_factory=Trace)
+    #: Set on coding tasks: the answer is code, and this runs its checks.
+    code: CodeCheck | None = None
 
     def emit(self, kind: str, **data: Any) -> None:
         self.trace.emit(kind, **data)

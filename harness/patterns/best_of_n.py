@@ -18,7 +18,7 @@ its verdict.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from pydantic import BaseModel, Field
@@ -139,7 +139,7 @@ class BestOfN:
 
 def _forked(ctx: RunContext, trace: Trace) -> RunContext:
     """The same run, with this candidate's events also kept apart for its evidence check."""
-    return RunContext(ctx.question, ctx.model, ctx.model_name, ctx.tools, _Tee(ctx.trace, trace))
+    return replace(ctx, trace=_Tee(ctx.trace, trace))
 
 
 class _Tee(Trace):

@@ -1,10 +1,15 @@
-"""direct: ask for the answer alone. One call, no tools, no working."""
+"""direct: ask for the answer alone. One call, no tools, no working.
+
+On a coding task the answer is the code, asked as every code arm asks its first attempt,
+so direct is the first-attempt baseline the repair arms are measured against.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from harness.patterns.base import ONE_CALL, CallFloor, Outcome, PatternOptions, RunContext
+from harness.patterns.coding import first_attempt
 from harness.patterns.oneshot import answer_once
 from harness.patterns.registry import register
 
@@ -27,6 +32,8 @@ class Direct:
         return ONE_CALL
 
     async def run(self, ctx: RunContext) -> Outcome:
+        if ctx.code is not None:
+            return await first_attempt(ctx)
         return await answer_once(ctx, SYSTEM, 128, lambda text: text.strip() or None)
 
 

@@ -14,6 +14,9 @@
   says whether the first answer was right (``first_correct``).
 - The rewrite replaces the draft in the conversation; the critique never enters it.
 - ``cycles=0`` is the plain tool loop, so the cycle count is an ablation axis.
+- On a coding task the draft is the first attempt every code arm makes, and the
+  critique reviews the code against the specification: self-review with no test run
+  (seed 003, 3.5), the baseline a test-driven repair loop is measured against.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from pydantic import BaseModel, Field
 
 from harness.models.types import Message, ModelRequest
 from harness.patterns.base import CallFloor, Outcome, RunContext, ToolLoopOptions, answer_reply
+from harness.patterns.coding import CODE_OUTPUT_TOKENS, first_attempt
 from harness.patterns.react import react_system
 from harness.patterns.registry import register
 from harness.patterns.structured import OutputMode, ask_structured
@@ -37,6 +41,11 @@ CRITIC_SYSTEM = (
 CRITIQUE_REQUEST = "Check the answer above."
 REWRITE_SYSTEM = (
     "Rewrite the answer above so that it meets the critique. Reply with the answer only."
+)
+CODE_CRITIQUE_REQUEST = "Review the code above against the specification."
+CODE_REWRITE_SYSTEM = (
+    "Rewrite the code above so that it meets the critique. Reply with the complete corrected "
+    "code in one ```python code block."
 )
 
 
@@ -65,9 +74,18 @@ class Reflection:
         opts = self.options
         messages = [Message("user", ctx.question)]
         generation_steps = opts.max_steps - 2 * opts.cycles
-        draft = await tool_loop(
-            ctx, opts, messages, react_system(False), ctx.tools, max_steps=generation_steps
-        )
+        if ctx.code is not None:
+            draft = await first_attempt(ctx)
+            review, rewrite, rewrite_tokens = (
+                CODE_CRITIQUE_REQUEST,
+                CODE_REWRITE_SYSTEM,
+                CODE_OUTPUT_TOKENS,
+            )
+        else:
+            draft = await tool_loop(
+                ctx, opts, messages, react_system(False), ctx.tools, max_steps=generation_steps
+            )
+            review, rewrite, rewrite_tokens = CRITIQUE_REQUEST, REWRITE_SYSTEM, 300
         if draft.status != "answered" or draft.answer is None:
             return draft
         answer, steps, conversation = draft.answer, draft.steps, draft.messages
@@ -76,7 +94,7 @@ class Reflection:
             judged = await ask_structured(
                 ctx,
                 system=CRITIC_SYSTEM,
-                messages=(*conversation, Message("user", CRITIQUE_REQUEST)),
+                messages=(*conversation, Message("user", review)),
                 schema=Critique,
                 name="critique",
                 description="Say whether the answer needs refinement, and why.",
@@ -101,8 +119,8 @@ class Reflection:
             request = ModelRequest(
                 ctx.model_name,
                 (*conversation, Message("user", f"Critique: {critique.critique}")),
-                system=REWRITE_SYSTEM,
-                max_output_tokens=300,
+                system=rewrite,
+                max_output_tokens=rewrite_tokens,
             )
             response = await ctx.model.complete(request)
             steps += 1

@@ -9,8 +9,20 @@ record can say whether the answer went wrong-to-right or right-to-wrong
 
 ``max_steps`` holds the whole run, every attempt included; ``attempt_steps`` caps
 one attempt's tool loop. When the calls left cannot hold another attempt, or a retry
-ends without an answer, the last answer stands. ``check=tests`` is for task sets that
-carry test suites (the coding tasks); it is refused on a task set without them.
+ends without an answer, the last answer stands.
+
+On coding tasks (seed 003, 3.5) the answer is code and an attempt is one call:
+
+- ``check=tests``: the task's feedback suite runs on the code; on a failure the model
+  is shown the first failing test (name, input, expected, actual) and asked for a fix;
+  it stops as soon as the suite passes. The held-out suite, which grades, is never run
+  or shown here.
+- ``check=self_tests``: Reflexion's own method. The model first writes tests from the
+  specification alone (one call, its own conversation), and those are the check. Tests
+  that are wrong let wrong code through or reject right code, which the record shows
+  as the check's false accepts and false rejects; a reply with no test accepts anything.
+
+Both are refused on a task set without code, and ``check=evidence`` on one with code.
 """
 
 from __future__ import annotations
@@ -21,7 +33,21 @@ from typing import Literal
 from pydantic import Field
 
 from harness.models.types import Message
-from harness.patterns.base import ONE_CALL, CallFloor, Outcome, RunContext, ToolLoopOptions
+from harness.patterns.base import (
+    ONE_CALL,
+    CallFloor,
+    CodeCheck,
+    Outcome,
+    RunContext,
+    ToolLoopOptions,
+)
+from harness.patterns.coding import (
+    ask_again,
+    failure_report,
+    first_attempt,
+    own_tests_request,
+    suite_from_tests,
+)
 from harness.patterns.evidence import check_evidence
 from harness.patterns.react import react_system
 from harness.patterns.registry import register
@@ -31,8 +57,9 @@ from harness.patterns.tool_loop import tool_loop
 class ReflexionOptions(ToolLoopOptions):
     max_steps: int = Field(default=16, ge=0)
     """Ceiling on model calls in the whole run, every attempt included."""
-    check: Literal["evidence", "tests"] = "evidence"
-    """The external check: evidence grounding, or the task's test suite."""
+    check: Literal["evidence", "tests", "self_tests"] = "evidence"
+    """The external check: evidence grounding, the task's feedback suite, or tests the model
+    writes itself."""
     attempts: int = Field(default=2, ge=1)
     """Answers allowed in all, the first included."""
     attempt_steps: int = Field(default=8, ge=1)
@@ -45,17 +72,21 @@ class Reflexion:
     name: str = "reflexion"
 
     def call_floor(self) -> CallFloor:
+        if self.options.check == "self_tests":
+            return CallFloor(2, "one call for the tests, one for the code")
         return ONE_CALL
 
     async def run(self, ctx: RunContext) -> Outcome:
         opts = self.options
         messages = [Message("user", ctx.question)]
-        if opts.check == "tests":
+        if (opts.check == "evidence") != (ctx.code is None):
+            wanted = "check=tests or check=self_tests" if ctx.code else "check=evidence"
+            kind = "coding tasks" if ctx.code else "tasks whose answer is not code"
             return Outcome(
-                "refused",
-                messages=messages,
-                error="check=tests needs a task set with test suites; use check=evidence here",
+                "refused", messages=messages, error=f"check={opts.check} on {kind}; use {wanted}"
             )
+        if ctx.code is not None:
+            return await self._repair_code(ctx, ctx.code)
         answered: Outcome | None = None
         for attempt in range(1, opts.attempts + 1):
             budget = min(opts.attempt_steps, ctx.calls_left(opts))
@@ -96,11 +127,56 @@ class Reflexion:
         answered.steps = ctx.model.calls
         return answered
 
+    async def _repair_code(self, ctx: RunContext, check: CodeCheck) -> Outcome:
+        opts = self.options
+        first = await first_attempt(ctx)
+        if first.status != "answered" or first.answer is None:
+            return first
+        suite, tests = "", 0
+        if opts.check == "self_tests":
+            written = await ctx.model.complete(own_tests_request(ctx))
+            suite, tests = suite_from_tests(written.message.content, check.entry_point)
+            ctx.emit("own_tests", tests=tests, truncated=written.truncated)
+        answer, messages = first.answer, first.messages
+        attempt = 1
+        while True:
+            passed, failure = await self._check_code(ctx, check, answer, suite, tests, attempt)
+            if passed or attempt == opts.attempts or ctx.calls_left(opts) < 1:
+                break
+            retry = await ask_again(ctx, messages, f"{failure}\nFix the code.")
+            if retry.answer is None:  # a retry that did not finish: the last answer stands
+                ctx.emit("attempt_unfinished", attempt=attempt + 1, status=retry.status)
+                break
+            answer, attempt = retry.answer, attempt + 1
+        metrics = {"attempts": float(attempt), "check_passed": float(passed)}
+        if opts.check == "self_tests":
+            metrics["own_tests"] = float(tests)
+        return Outcome("answered", answer, messages, ctx.model.calls, metrics=metrics)
+
+    async def _check_code(
+        self, ctx: RunContext, check: CodeCheck, answer: str, suite: str, tests: int, attempt: int
+    ) -> tuple[bool, str]:
+        """Run the check on one attempt and trace both; a check with no test accepts it."""
+        if self.options.check == "self_tests" and tests == 0:
+            ctx.answer_given("attempt", answer, accepted=True)
+            ctx.emit("check", attempt=attempt, failure=None, tests=0)
+            return True, ""
+        if self.options.check == "tests":
+            result = await check.feedback(answer)
+        else:
+            result = await check.own_tests(answer, suite)
+        passed = result.status == "passed"
+        failure = None if passed else failure_report(result)
+        ctx.answer_given("attempt", answer, accepted=passed)
+        ctx.emit("check", attempt=attempt, failure=failure, result=result.to_json())
+        return passed, failure or ""
+
 
 @register(
     "reflexion",
     ReflexionOptions,
-    "tool loop, external check, retry with the check's failure; up to max_steps calls in all",
+    "tool loop (or code), external check, retry with the check's failure; up to max_steps "
+    "calls in all (+1 for the model's own tests with check=self_tests)",
 )
 def reflexion(options: ReflexionOptions) -> Reflexion:
     return Reflexion(options)

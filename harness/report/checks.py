@@ -9,6 +9,11 @@
   and the precision p*r / (p*r + (1-p)*f) the chapter predicts from them, with p the
   share of judged answers that were right.
 
+- Code measures, for arms run on a coding task set (seed 003, 3.5): the first attempt's
+  pass rate on the held-out suite, answers on the way whose code changed, those that
+  changed without changing the held-out verdict, and the check's false accepts (passed
+  the check, failed held-out) and false rejects (the reverse).
+
 Each takes one arm's graded runs (records as a DataFrame) and gives NaN where the arm
 has nothing to measure.
 """
@@ -22,6 +27,7 @@ import pandas as pd
 from harness.report.cost import verifier_precision
 
 CHECK_COLUMNS = ("coverage", "precision", "check_r", "check_f", "predicted_precision")
+CODE_COLUMNS = ("first_pass", "code_edits", "edits_same_result", "false_accepts", "false_rejects")
 
 
 def answer_changes(graded: pd.DataFrame) -> dict[str, float]:
@@ -69,4 +75,30 @@ def check_measures(graded: pd.DataFrame) -> dict[str, float]:
         "check_r": r,
         "check_f": f,
         "predicted_precision": predicted,
+    }
+
+
+def code_measures(graded: pd.DataFrame) -> dict[str, float]:
+    """First-attempt pass rate, edits, edits without effect, and the check's false verdicts.
+
+    A run with no answer on the way (direct) made one attempt, its final answer; a run that
+    ended without an answer passed nothing.
+    """
+    metrics = graded["metrics"]
+    if not len(graded) or not metrics.map(lambda m: "code_edits" in m).any():
+        return dict.fromkeys(CODE_COLUMNS, math.nan)
+
+    def total(key: str) -> float:
+        return float(metrics.map(lambda m: m.get(key, 0.0)).sum())
+
+    first = graded["first_correct"].where(graded["first_correct"].notna(), graded["correct"])
+    judged = total("judged") > 0  # an arm without a check has no false verdicts to count
+    return {
+        "first_pass": float(first.eq(True).mean()),
+        "code_edits": total("code_edits"),
+        "edits_same_result": total("edits_same_result"),
+        "false_accepts": total("accepted_wrong") if judged else math.nan,
+        "false_rejects": total("judged_correct") - total("accepted_correct")
+        if judged
+        else math.nan,
     }

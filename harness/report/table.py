@@ -19,7 +19,7 @@ import pandas as pd
 from harness.experiment import arm_identity
 from harness.patterns.base import INFRASTRUCTURE_STATUSES, STATUSES
 from harness.records import RunRecord
-from harness.report.checks import answer_changes, check_measures
+from harness.report.checks import answer_changes, check_measures, code_measures
 from harness.report.prices import PriceTable
 from harness.report.stats import paired_difference, wilson_interval
 
@@ -40,6 +40,13 @@ CHECK_NOTE = (
     "an accepted answer; precision = correct among them; check r and f = the check's "
     "acceptance rate of right and of wrong answers, as measured; the predicted precision is "
     "seed 003's formula from p (right among judged answers), r and f."
+)
+CODE_NOTE = (
+    " Coding runs: every verdict is the held-out suite's, never shown to the model. first pass: "
+    "the first attempt passed held-out; w→r are fixes, r→w breakages; edits: answers on the way "
+    "whose code changed from the one before; no effect: edits that left the held-out verdict "
+    "as it was; false acc / false rej: answers the check (feedback suite or the model's own "
+    "tests) passed that failed held-out, and the reverse."
 )
 
 
@@ -127,10 +134,12 @@ def _summary(runs: pd.DataFrame, retried: pd.DataFrame | None = None) -> dict[st
         "usage_missing": int(runs["usage_missing"].sum()),
         "usage_estimated": int(runs["usage_estimated"].sum()),
         "cache_hits": int(runs["cache_hits"].sum()),
-        "cost_from_cache_usd": float(runs["cost_from_cache_usd"].fillna(0).sum()),
+        # NaN when replayed calls were not priced at run time (the model had no price then).
+        "cost_from_cache_usd": float(runs["cost_from_cache_usd"].sum(min_count=1)),
         **{f"status_{s}": int(statuses.get(s, 0)) for s in STATUSES},
         **answer_changes(graded),
         **check_measures(graded),
+        **code_measures(graded),
     }
 
 
@@ -204,6 +213,7 @@ def render(
     head = f"{title}\n\n" if title else ""
     note = NOTE + (CHANGES_NOTE if _shows(summary, "wrong_to_right") else "")
     note += CHECK_NOTE if _shows(summary, "coverage") else ""
+    note += CODE_NOTE if _shows(summary, "first_pass") else ""
     notes = usage_warning(summary) + cache_note(summary) + retried_note(summary)
     return f"{head}{table}\n\n{note}{notes}"
 
@@ -220,14 +230,24 @@ def retried_note(summary: pd.DataFrame) -> str:
 
 
 def cache_note(summary: pd.DataFrame) -> str:
-    """A footnote when calls were replayed from the response cache: their cost apart."""
+    """A footnote when calls were replayed (the response cache, or a call shared by paired
+    arms): their cost apart, when it was priced at run time."""
     hits = int(summary["cache_hits"].sum()) if "cache_hits" in summary else 0
     if not hits:
         return ""
-    saved = float(summary["cost_from_cache_usd"].sum())
-    return (
-        f"\n\nResponse cache: {hits} model calls were replayed, not sent; ${saved:.4f} of the "
-        "cost column is what they cost when first served, not spent again on this run."
+    saved = float(summary["cost_from_cache_usd"].sum(min_count=1))
+    head = (
+        f"\n\nResponse cache: {hits} model calls were replayed, not sent (from --cache, or "
+        "shared by another arm with --paired); "
+    )
+    if math.isnan(saved):
+        return head + (
+            "the cost column counts them at what they cost when first served, which was not "
+            "priced at run time, so the part they stand for is not known."
+        )
+    return head + (
+        f"${saved:.4f} of the cost column is what they cost when first served, not spent "
+        "again on this run."
     )
 
 
@@ -320,9 +340,14 @@ def _shown(summary: pd.DataFrame) -> pd.DataFrame:
     shown["$/correct"] = summary["cost_per_correct"].map(_money)
     shown["p50 s"] = summary["latency_p50"].map("{:.2f}".format)
     shown["p95 s"] = summary["latency_p95"].map("{:.2f}".format)
+    if _shows(summary, "first_pass"):
+        shown["first pass"] = summary["first_pass"].map(_share)
     if _shows(summary, "wrong_to_right"):
         shown["w→r"] = summary["wrong_to_right"].map(_count)
         shown["r→w"] = summary["right_to_wrong"].map(_count)
+    if _shows(summary, "first_pass"):
+        for column, label in CODE_LABELS.items():
+            shown[label] = summary[column].map(_count)
     if _shows(summary, "coverage"):
         for column, label in CHECK_LABELS.items():
             shown[label] = summary[column].map(_share)
@@ -339,6 +364,14 @@ CHECK_LABELS = {
     "check_r": "check r",
     "check_f": "check f",
     "predicted_precision": "predicted p·r/(p·r+(1-p)·f)",
+}
+
+
+CODE_LABELS = {
+    "code_edits": "edits",
+    "edits_same_result": "no effect",
+    "false_accepts": "false acc",
+    "false_rejects": "false rej",
 }
 
 

@@ -69,7 +69,7 @@ def test_unknown_tool_lists_known_ones(tmp_path):
 
 
 def test_unknown_name_lists_builtins():
-    with pytest.raises(TaskSetError, match="built-in name \\(depot"):
+    with pytest.raises(TaskSetError, match="built-in name \\(coding, depot, humaneval"):
         load_taskset("nope")
 
 
@@ -110,3 +110,81 @@ def test_loopbench_grade_refuses_the_same_answer_keys(expected, field, said):
     result = CliRunner().invoke(main, ["grade", "--answer", "999", "--expected", key])
     assert result.exit_code == 2 and "Error: --expected: " in result.output
     assert said in result.output and "Traceback" not in result.output
+
+
+CODE_TOML = 'name = "code"\ngrader = "code_tests"\ntimeout_s = 5\n'
+CODE_TASK = {
+    "id": "add",
+    "question": "Write add(a, b).",
+    "expected": {"entry_point": "add", "suite": "add"},
+}
+
+
+def write_code_set(folder, task=CODE_TASK, files=("feedback.py", "heldout.py", "reference.py")):
+    write_set(folder, [task], CODE_TOML)
+    suite = folder / "suites" / "add"
+    suite.mkdir(parents=True, exist_ok=True)
+    for name in files:
+        (suite / name).write_text(
+            f"# {name}\ndef test_adds(candidate):\n    assert candidate(1, 2) == 3\n"
+        )
+    return folder
+
+
+def test_a_coding_set_loads_its_suites(tmp_path):
+    loaded = load_taskset(str(write_code_set(tmp_path / "c")))
+    assert loaded.is_code and loaded.timeout_s == 5 and loaded.tools == ()
+    suites = loaded.tasks[0].suites
+    assert suites.entry_point == "add"
+    assert suites.feedback.startswith("# feedback.py") and suites.heldout.startswith("# heldout.py")
+
+
+def test_a_coding_tasks_fingerprint_follows_its_tests(tmp_path):
+    folder = write_code_set(tmp_path / "c")
+    before = load_taskset(str(folder)).tasks[0].fingerprint
+    (folder / "suites" / "add" / "heldout.py").write_text("def test_other(candidate):\n    pass\n")
+    assert load_taskset(str(folder)).tasks[0].fingerprint != before
+
+
+def test_the_depot_fingerprints_are_those_recorded_before_coding_sets():
+    # Records written before coding task sets must still resume as done.
+    task = load_taskset("depot").tasks[0]
+    from tasks.taskset import _digest
+
+    assert task.fingerprint == _digest(task.model_dump(include={"id", "question", "expected"}))
+
+
+@pytest.mark.parametrize(
+    ("task", "files", "message"),
+    [
+        (CODE_TASK, ("feedback.py", "reference.py"), "heldout.py: no such file"),
+        (
+            {**CODE_TASK, "expected": {"entry_point": "add me", "suite": "add"}},
+            ("feedback.py", "heldout.py", "reference.py"),
+            "entry_point': Value error, must be a Python name",
+        ),
+        (
+            {**CODE_TASK, "expected": {"entry_point": "add", "suite": "../add"}},
+            ("feedback.py", "heldout.py", "reference.py"),
+            "must be the name of a folder under suites/",
+        ),
+        (
+            {**CODE_TASK, "expected": {"numbers": [3]}},
+            ("feedback.py", "heldout.py", "reference.py"),
+            "tasks.jsonl:1: field 'expected.entry_point': Field required",
+        ),
+    ],
+    ids=["missing suite file", "entry point not a name", "suite outside suites/", "exact key"],
+)
+def test_a_bad_coding_set_says_where_and_what(tmp_path, task, files, message):
+    folder = write_code_set(tmp_path / "c", task, files)
+    with pytest.raises(TaskSetError) as caught:
+        load_taskset(str(folder))
+    assert message in str(caught.value)
+    assert str(folder) in str(caught.value)
+
+
+def test_the_coding_set_is_built_in():
+    from tasks.taskset import builtin_names
+
+    assert {"coding", "depot", "humaneval"} <= set(builtin_names())

@@ -1,0 +1,44 @@
+from loopbench_suite import raises
+
+
+def test_plain_fields(candidate):
+    assert candidate("x,y") == ["x", "y"]
+    assert candidate("1,2,3,4") == ["1", "2", "3", "4"]
+
+
+def test_empty_fields(candidate):
+    assert candidate(",,") == ["", "", ""]
+    assert candidate(",a") == ["", "a"]
+    assert candidate("  ") == ["  "]
+
+
+def test_commas_inside_quotes(candidate):
+    assert candidate('name,"Smith, John",42') == ["name", "Smith, John", "42"]
+    assert candidate('",,,"') == [",,,"]
+
+
+def test_doubled_quotes(candidate):
+    assert candidate('"He said ""no"", twice"') == ['He said "no", twice']
+    assert candidate('a,"""quoted"""') == ["a", '"quoted"']
+
+
+def test_quoted_empty_fields(candidate):
+    assert candidate('a,""') == ["a", ""]
+    assert candidate('""') == [""]
+
+
+def test_quotes_inside_unquoted_fields(candidate):
+    assert candidate('x "y" z,w') == ['x "y" z', "w"]
+    assert candidate('a, "b,c"') == ["a", ' "b', 'c"']
+
+
+def test_unclosed_quote_raises(candidate):
+    with raises(ValueError):
+        candidate('a,"b')
+    with raises(ValueError):
+        candidate('"a""')
+
+
+def test_text_after_closing_quote_raises(candidate):
+    with raises(ValueError):
+        candidate('"x" ,y')

@@ -1,0 +1,28 @@
+def test_spaces_and_punctuation_become_one_hyphen(candidate):
+    assert candidate("Hello, World!") == "hello-world"
+    assert candidate("  many   spaces  ") == "many-spaces"
+
+
+def test_accents_are_removed(candidate):
+    assert candidate("Crème Brûlée") == "creme-brulee"
+    assert candidate("Ångström") == "angstrom"
+
+
+def test_compatibility_forms_are_normalised(candidate):
+    assert candidate("\uff26\uff55\uff4c\uff4c Width") == "full-width"
+
+
+def test_apostrophes_are_removed(candidate):
+    assert candidate("Don't Panic") == "dont-panic"
+    assert candidate("It\u2019s here") == "its-here"
+
+
+def test_other_characters_separate_words(candidate):
+    assert candidate("red→blue") == "red-blue"
+    assert candidate("Top 10 Tips") == "top-10-tips"
+
+
+def test_edges_are_trimmed_and_the_result_may_be_empty(candidate):
+    assert candidate("--Already-Slugged--") == "already-slugged"
+    assert candidate("!!!") == ""
+    assert candidate("") == ""
