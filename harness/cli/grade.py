@@ -8,11 +8,11 @@ import json
 from pathlib import Path
 
 import click
-from graders.sandbox import Limits, Sandbox
 from pydantic import ValidationError
 
 from graders.code_tests import CodeGrader, feedback, heldout
 from graders.exact import grade
+from graders.sandbox import Limits, Sandbox
 from graders.selftest import run_self_test
 from harness.cli.errors import BadInput
 from harness.files import describe_errors, read_text

@@ -14,7 +14,6 @@ import ast
 
 from graders.extract import extract_code
 from graders.sandbox import SuiteResult
-
 from harness.models.types import Message, ModelRequest, ModelResponse
 from harness.patterns.base import Outcome, RunContext, answer_reply
 from harness.patterns.oneshot import answer_once

@@ -18,6 +18,7 @@ import pandas as pd
 
 from harness.experiment import effective_arm
 from harness.patterns.base import INFRASTRUCTURE_STATUSES
+from harness.report.checks import answer_changes, code_measures
 from harness.report.stats import PairedDifference, paired_difference
 
 KEYS = ["arm", "task_id", "repeat"]
@@ -39,6 +40,8 @@ class ArmComparison:
     why: str
     #: Resolved options that differ between the two sides: a default changed, for instance.
     option_changes: tuple[str, ...] = ()
+    #: Coding runs: each repair measure on the paired runs, (before, after).
+    repair: dict[str, tuple[float, float]] = field(default_factory=dict)
 
     def row(self) -> dict[str, Any]:
         p = self.paired
@@ -63,6 +66,11 @@ class ArmComparison:
             "regressed": self.regressed,
             "why": self.why,
             "option_changes": list(self.option_changes),
+            **{
+                f"{measure}_{side}": _none_if_nan(value)
+                for measure, values in self.repair.items()
+                for side, value in zip(("before", "after"), values, strict=True)
+            },
         }
 
 
@@ -151,6 +159,7 @@ def compare(
                 regressed,
                 why,
                 changes,
+                repair_measures(pairs),
             )
         )
     return Comparison(
@@ -159,6 +168,27 @@ def compare(
         tuple(sorted(set(after["arm"]) - set(before["arm"]))),
         matched,
     )
+
+
+REPAIR_MEASURES = {
+    "first_pass": "first pass",
+    "wrong_to_right": "fixes",
+    "right_to_wrong": "breakages",
+    "false_accepts": "false accepts",
+}
+
+
+def repair_measures(pairs: pd.DataFrame) -> dict[str, tuple[float, float]]:
+    """The fixes-and-breakages measures of coding runs on each side of the pairs; empty
+    for runs that are not on code."""
+    sides = []
+    for suffix in ("_b", "_a"):
+        side = pairs[["first_correct" + suffix, "correct" + suffix, "metrics" + suffix]]
+        side = side.set_axis(["first_correct", "correct", "metrics"], axis=1)
+        sides.append(code_measures(side) | answer_changes(side))
+    if all(math.isnan(side["first_pass"]) for side in sides):
+        return {}
+    return {key: (sides[0][key], sides[1][key]) for key in REPAIR_MEASURES}
 
 
 def option_changes(before: pd.Series, after: pd.Series) -> tuple[str, ...]:
@@ -235,6 +265,10 @@ def as_markdown(comparison: Comparison) -> str:
     for side, arms in (("baseline", comparison.only_before), ("candidate", comparison.only_after)):
         if arms:
             lines.append(f"\nOnly in the {side}, not compared: {', '.join(arms)}.")
+    coding = [r for r in results if r.repair]
+    if coding:
+        lines.append("\nCoding runs, on the held-out suite (before → after):")
+        lines += [f"- {r.arm}: {_repair_line(r.repair)}" for r in coding]
     changed = [r for r in results if r.option_changes]
     if changed:
         lines.append(
@@ -246,6 +280,18 @@ def as_markdown(comparison: Comparison) -> str:
         "out. Intervals resample whole tasks (repeats of a task are not independent)."
     )
     return "\n".join(lines) + "\n" + note
+
+
+def _repair_line(repair: dict[str, tuple[float, float]]) -> str:
+    def shown(key: str, value: float) -> str:
+        if math.isnan(value):
+            return "—"
+        return f"{value:.0%}" if key == "first_pass" else f"{value:.0f}"
+
+    return "; ".join(
+        f"{label} {shown(key, repair[key][0])} → {shown(key, repair[key][1])}"
+        for key, label in REPAIR_MEASURES.items()
+    )
 
 
 def _money(value: float) -> str:

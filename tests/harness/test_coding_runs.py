@@ -180,3 +180,16 @@ def test_grade_refuses_a_task_it_cannot_find(tmp_path, task, message):
     code.write_text("x = 1\n")
     result = invoke(["grade", "--task", task, "--code-file", str(code)])
     assert result.exit_code == 2 and message in result.output
+
+
+def test_compare_reports_the_repair_measures_of_coding_arms(coding_run):
+    taskset, folder, _ = coding_run
+    wrong, _, _ = parts(taskset)
+    printed = invoke(["compare", str(folder), str(folder)])
+    assert printed.exit_code == 0, printed.output
+    assert "Coding runs, on the held-out suite" in printed.output
+    assert f"fixes {wrong} → {wrong}" in printed.output
+    rows = json.loads(invoke(["compare", str(folder), str(folder), "--format", "json"]).output)
+    tests = next(r for r in rows["arms"] if r["arm"] == "reflexion:attempts=3,check=tests")
+    assert (tests["wrong_to_right_before"], tests["wrong_to_right_after"]) == (wrong, wrong)
+    assert tests["false_accepts_after"] == 0
