@@ -107,7 +107,8 @@ class RunSettings:
     """Runs coding tasks' tests; one is made with the task set's timeout when unset."""
     paired: bool = False
     """Arms that send an identical request in the same task and repeat share its response
-    (``--paired``): repair arms then start from the same first attempt."""
+    (``--paired``): repair arms then start from the same first attempt. With ``cache`` the
+    shared responses are kept there too, so pairing survives a resume."""
 
 
 @dataclass
@@ -121,7 +122,7 @@ class Runner:
     def __post_init__(self) -> None:
         self._toolsets: dict[str, ToolSet] = {}
         self._grading = Grading(self.taskset, self.settings.sandbox)
-        self._shared = SharedCalls() if self.settings.paired else None
+        self._shared = SharedCalls(self.settings.cache) if self.settings.paired else None
 
     def _tools(self, arm: Arm) -> ToolSet:
         variant = arm.lookup_variant
@@ -169,22 +170,13 @@ class Runner:
         started_at: str,
         latency: float,
     ) -> RunRecord:
-        grading = self._grading
-        if outcome.status == "answered" and outcome.answer is not None:
-            verdict = await grading.grade(job.task, outcome.answer)
-            correct: bool | None = verdict.correct
-            reason = verdict.reason
-        else:
-            correct, reason = None, f"not graded: {outcome.status}"
-        answers = trace.answers()
-        verdicts = await asyncio.gather(*(grading.grade(job.task, a.answer) for a in answers))
-        on_the_way = list(zip(answers, verdicts, strict=True))
-        first_correct = on_the_way[0][1].correct if on_the_way else None
-        metrics = (
-            outcome.metrics
-            | check_metrics([(event.accepted, verdict.correct) for event, verdict in on_the_way])
-            | edit_measures(job.task, [a.answer for a in answers], [v.correct for v in verdicts])
-        )
+        try:
+            correct, reason, first_correct, metrics = await self._grades(job, outcome, trace)
+        except Exception as exc:  # the grader failed (a sandbox that cannot start, a full disk)
+            error = f"grading failed: {type(exc).__name__}: {exc}"
+            trace.emit("pattern_error", error=error)
+            outcome = Outcome("pattern_error", messages=outcome.messages, error=error)
+            correct, reason, first_correct, metrics = None, error, None, {}
         usage = counted.usage
         prices = self.settings.prices
         price = prices.find(self.model_name) if prices else None
@@ -231,6 +223,29 @@ class Runner:
             supersedes=job.supersedes,
             loopbench_version=VERSION,
         )
+
+    async def _grades(
+        self, job: Job, outcome: Outcome, trace: Trace
+    ) -> tuple[bool | None, str, bool | None, dict[str, float]]:
+        """The final answer's verdict and reason, the first answer's verdict, and the
+        measures of the answers on the way (a check's verdicts, code edits)."""
+        grading = self._grading
+        if outcome.status == "answered" and outcome.answer is not None:
+            verdict = await grading.grade(job.task, outcome.answer)
+            correct: bool | None = verdict.correct
+            reason = verdict.reason
+        else:
+            correct, reason = None, f"not graded: {outcome.status}"
+        answers = trace.answers()
+        verdicts = await asyncio.gather(*(grading.grade(job.task, a.answer) for a in answers))
+        on_the_way = list(zip(answers, verdicts, strict=True))
+        first_correct = on_the_way[0][1].correct if on_the_way else None
+        metrics = (
+            outcome.metrics
+            | check_metrics([(event.accepted, verdict.correct) for event, verdict in on_the_way])
+            | edit_measures(job.task, [a.answer for a in answers], [v.correct for v in verdicts])
+        )
+        return correct, reason, first_correct, metrics
 
     async def run_grid(
         self,

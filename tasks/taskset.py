@@ -14,6 +14,7 @@ and ``reference.py``, a solution both suites accept).
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
 from dataclasses import dataclass
@@ -175,7 +176,7 @@ class TaskSetConfig(BaseModel):
     description: str = ""
     tools: list[Literal["lookup", "calc"]] = Field(default_factory=list)
     grader: Literal["exact", "code_tests"] = "exact"
-    timeout_s: FiniteFloat = Field(default=10.0, gt=0)
+    timeout_s: FiniteFloat = Field(default=10.0, gt=0, le=3600)
     """code_tests: the wall-clock limit on one run of a suite."""
 
 
@@ -308,10 +309,48 @@ def _with_suites(task: CodeTask, folder: Path) -> CodeTask:
     feedback, heldout, reference = (
         read_text(where / name, TaskSetError, expected) for name in SUITE_FILES
     )
-    return task.with_suites(CodeSuites(task.expected.entry_point, feedback, heldout, reference))
+    for name, source in (("feedback.py", feedback), ("heldout.py", heldout)):
+        if not _test_names(_parsed(where / name, source)):
+            raise TaskSetError(
+                f"{where / name}: defines no test; write functions named test_* taking the "
+                "entry point, e.g. def test_adds(candidate): assert candidate(1, 2) == 3"
+            )
+    entry_point = task.expected.entry_point
+    if entry_point not in _top_level_names(_parsed(where / "reference.py", reference)):
+        raise TaskSetError(
+            f"{where / 'reference.py'}: defines no {entry_point!r}, the task's entry_point; "
+            "the reference must define what the tests call"
+        )
+    return task.with_suites(CodeSuites(entry_point, feedback, heldout, reference))
 
 
-CONFIG_EXAMPLE = 'name = "mine", tools = ["lookup", "calc"], grader = "exact"'
+def _parsed(path: Path, source: str) -> ast.Module:
+    try:
+        return ast.parse(source, str(path))
+    except SyntaxError as exc:
+        raise TaskSetError(f"{path}:{exc.lineno}: not valid Python ({exc.msg})") from None
+
+
+def _test_names(module: ast.Module) -> list[str]:
+    """A suite's tests, as the sandbox finds them: test_* functions, else ``check``."""
+    names = [n.name for n in module.body if isinstance(n, ast.FunctionDef)]
+    return [n for n in names if n.startswith("test_")] or [n for n in names if n == "check"]
+
+
+def _top_level_names(module: ast.Module) -> set[str]:
+    names = set()
+    for node in module.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign):
+            names |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+    return names
+
+
+CONFIG_EXAMPLE = (
+    'name = "mine", tools = ["lookup", "calc"], grader = "exact" (or grader = "code_tests", '
+    "timeout_s = 10)"
+)
 TASK_EXAMPLE = '{"id": "q1", "question": "...", "expected": {"numbers": [84]}}'
 CODE_TASK_EXAMPLE = (
     '{"id": "roman", "question": "...", "expected": {"entry_point": "parse_roman", '

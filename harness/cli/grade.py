@@ -12,7 +12,7 @@ from pydantic import ValidationError
 
 from graders.code_tests import CodeGrader, feedback, heldout
 from graders.exact import grade
-from graders.sandbox import Limits, Sandbox
+from graders.sandbox import Limits, Sandbox, SandboxError
 from graders.selftest import run_self_test
 from harness.cli.errors import BadInput
 from harness.files import describe_errors, read_text
@@ -102,7 +102,10 @@ def _grade_code(task_spec: str, code_file: Path, which: str, fmt: str) -> None:
     """Run the code in ``code_file`` against one suite of a coding task and print the result."""
     task, timeout_s = _coding_task(task_spec)
     reply = read_text(code_file, BadInput, "a file of Python code")
-    sandbox = Sandbox(Limits(timeout_s=timeout_s))
+    try:
+        sandbox = Sandbox(Limits(timeout_s=timeout_s))
+    except SandboxError as exc:
+        raise BadInput(str(exc)) from None
     if sandbox.warning:
         click.echo(f"warning: {sandbox.warning}", err=True)
     chosen = feedback(task.suites) if which == "feedback" else heldout(task.suites)

@@ -14,7 +14,7 @@ from pathlib import Path
 import click
 from click.core import ParameterSource
 
-from graders.sandbox import Limits, Sandbox
+from graders.sandbox import Limits, Sandbox, SandboxError
 from harness.cli.errors import BadInput, Finite
 from harness.cli.table import table_title
 from harness.experiment import Arm, ArmError, load_experiment, parse_arms
@@ -249,6 +249,7 @@ def run_command(
         LocalModelError,
         CacheError,
         EstimateUnavailable,
+        SandboxError,
     ) as exc:
         raise BadInput(str(exc)) from None
     folder_path = out or Path("results") / datetime.now().strftime("%Y%m%d-%H%M%S")

@@ -10,6 +10,10 @@ already sent the identical request, so a run's own samples stay independent.
 
 An arm that asks while the first is still waiting waits for the same response; when that
 call fails, each waiting arm makes its own call.
+
+Shared responses live as long as the grid, so pairing holds within one ``run``. With a
+response cache (``--cache DIR``) they are also kept there, under the task and repeat, so
+a resumed grid or an arm added later starts from the same first attempt too.
 """
 
 from __future__ import annotations
@@ -17,22 +21,28 @@ from __future__ import annotations
 import asyncio
 from collections import Counter
 from dataclasses import replace
+from typing import Any
 
-from harness.models.cache import canonical_request, request_key
+from harness.models.cache import ResponseCache, canonical_request, request_key
 from harness.models.types import ModelClient, ModelRequest, ModelResponse
 
 
 class SharedCalls:
     """The responses of one grid, shared by request within a task and repeat."""
 
-    def __init__(self) -> None:
+    def __init__(self, cache: ResponseCache | None = None) -> None:
         self._responses: dict[str, asyncio.Future[ModelResponse]] = {}
+        self._cache = cache
 
     def client(self, inner: ModelClient, scope: str) -> SharedClient:
         """One run's client; ``scope`` is its task and repeat, never its arm."""
         return SharedClient(inner, self, scope)
 
-    async def complete(self, inner: ModelClient, key: str, request: ModelRequest) -> ModelResponse:
+    async def complete(
+        self, inner: ModelClient, key: str, request: ModelRequest, canonical: dict[str, Any]
+    ) -> ModelResponse:
+        if self._cache is not None and (kept := self._cache.get(key)) is not None:
+            return kept
         known = self._responses.get(key)
         if known is not None:
             try:
@@ -50,6 +60,8 @@ class SharedCalls:
             future.exception()  # retrieved here: a failure nobody waited for is not an error
             raise
         future.set_result(response)
+        if self._cache is not None:
+            self._cache.put(key, canonical, response)
         return response
 
 
@@ -61,12 +73,10 @@ class SharedClient:
         self._sent: Counter[str] = Counter()
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
-        first = request_key(canonical_request(request, self._scope, 0))
+        canonical = canonical_request(request, f"paired {self._scope}", 0)
+        first = request_key(canonical)
         occurrence = self._sent[first]
         self._sent[first] += 1
-        key = (
-            first
-            if occurrence == 0
-            else request_key(canonical_request(request, self._scope, occurrence))
-        )
-        return await self._shared.complete(self._inner, key, request)
+        canonical["occurrence"] = occurrence
+        key = first if occurrence == 0 else request_key(canonical)
+        return await self._shared.complete(self._inner, key, request, canonical)

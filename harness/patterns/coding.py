@@ -89,10 +89,12 @@ def own_tests_request(ctx: RunContext) -> ModelRequest:
 def suite_from_tests(reply: str, entry_point: str) -> tuple[str, int]:
     """The tests in a reply as a suite, and how many tests it holds.
 
-    Each top-level ``assert`` becomes one test, and so does each ``def test_*`` function;
-    imports, other definitions and set-up statements before them are kept. Inside a test the
-    entry point's name is the candidate, so ``assert add(1, 2) == 3`` tests the code under
-    check. A reply without a test holds none: the caller decides what an empty check means.
+    Each ``def test_*`` function is a test, and so is each other top-level statement that
+    checks something (an ``assert``, a loop of asserts, a ``with pytest.raises(...)``);
+    imports, definitions and set-up statements before them are kept, and ``pytest`` is
+    the sandbox's stand-in (its ``raises``). Inside a test the entry point's name is the
+    candidate, so ``assert add(1, 2) == 3`` tests the code under check. A reply without a
+    test holds none: the caller decides what an empty check means.
     """
     code = extract_code(reply, entry_point)
     if code is None:
@@ -105,17 +107,37 @@ def suite_from_tests(reply: str, entry_point: str) -> tuple[str, int]:
     setup: list[str] = []
     tests: list[str] = []
     for node in module.body:
-        if isinstance(node, ast.Assert):
-            tests.append(_test(len(tests) + 1, entry_point, [*setup, ast.unparse(node)]))
-        elif isinstance(node, ast.FunctionDef) and node.name.startswith("test"):
+        if isinstance(node, ast.FunctionDef) and node.name.startswith("test"):
             body = [ast.unparse(statement) for statement in node.body]
             tests.append(_test(len(tests) + 1, entry_point, [*setup, *body], node.name))
+        elif _imports_pytest(node):
+            kept.append("import loopbench_suite as pytest")
         elif isinstance(node, ast.Import | ast.ImportFrom | ast.FunctionDef | ast.ClassDef):
             if getattr(node, "name", None) != entry_point:  # never the model's own solution
                 kept.append(ast.unparse(node))
+        elif _checks(node):
+            tests.append(_test(len(tests) + 1, entry_point, [*setup, ast.unparse(node)]))
         else:
             setup.append(ast.unparse(node))
     return "\n\n".join([*kept, *tests]) + "\n", len(tests)
+
+
+def _imports_pytest(node: ast.stmt) -> bool:
+    if isinstance(node, ast.Import):
+        return any(alias.name == "pytest" for alias in node.names)
+    return isinstance(node, ast.ImportFrom) and node.module == "pytest"
+
+
+def _checks(node: ast.stmt) -> bool:
+    """Whether a statement checks something: it holds an assert or a ``raises`` block."""
+    for inner in ast.walk(node):
+        if isinstance(inner, ast.Assert):
+            return True
+        if isinstance(inner, ast.With) and any(
+            "raises" in ast.unparse(item.context_expr) for item in inner.items
+        ):
+            return True
+    return False
 
 
 def _test(number: int, entry_point: str, lines: list[str], name: str = "") -> str:

@@ -16,7 +16,8 @@
 - ``cycles=0`` is the plain tool loop, so the cycle count is an ablation axis.
 - On a coding task the draft is the first attempt every code arm makes, and the
   critique reviews the code against the specification: self-review with no test run
-  (seed 003, 3.5), the baseline a test-driven repair loop is measured against.
+  (seed 003, 3.5), the baseline a test-driven repair loop is measured against. A
+  critique or rewrite that does not finish leaves the last code as the answer.
 """
 
 from __future__ import annotations
@@ -104,7 +105,8 @@ class Reflection:
             steps += 1
             if judged.value is None:
                 failure = judged.failure or "unparsed"
-                return Outcome(failure, messages=conversation, steps=steps, error=judged.error)
+                unread = Outcome(failure, messages=conversation, steps=steps, error=judged.error)
+                return self._unfinished(ctx, unread, answer)
             critique = judged.value
             ctx.emit("critique", cycle=cycle, **critique.model_dump())
             if not critique.needs_refinement:
@@ -126,12 +128,22 @@ class Reflection:
             steps += 1
             rewritten = answer_reply(ctx, response, conversation)
             if rewritten.answer is None:  # truncated or empty: the rewrite is not an answer
-                return replace(rewritten, steps=steps)
+                return self._unfinished(ctx, replace(rewritten, steps=steps), answer)
             answer = rewritten.answer
             ctx.answer_given("revision", answer)
             # The rewrite replaces the draft; the critique is never part of the conversation.
             conversation = [*conversation[:-1], Message("assistant", answer)]
         return Outcome("answered", answer=answer, messages=conversation, steps=steps)
+
+    @staticmethod
+    def _unfinished(ctx: RunContext, unfinished: Outcome, answer: str) -> Outcome:
+        """A critique or rewrite that did not finish. On code the last code stands (as in
+        reflexion): the draft is an artefact, and losing it would count as no answer rather
+        than as what the review did. Elsewhere the run ends with that status."""
+        if ctx.code is None:
+            return unfinished
+        ctx.emit("revision_unfinished", status=unfinished.status, error=unfinished.error)
+        return replace(unfinished, status="answered", answer=answer, error=None)
 
 
 @register(

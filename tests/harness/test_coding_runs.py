@@ -193,3 +193,15 @@ def test_compare_reports_the_repair_measures_of_coding_arms(coding_run):
     tests = next(r for r in rows["arms"] if r["arm"] == "reflexion:attempts=3,check=tests")
     assert (tests["wrong_to_right_before"], tests["wrong_to_right_after"]) == (wrong, wrong)
     assert tests["false_accepts_after"] == 0
+
+
+def test_grade_takes_a_humaneval_problem(tmp_path):
+    code = tmp_path / "candidate.py"
+    code.write_text("def truncate_number(number: float) -> float:\n    return number % 1.0\n")
+    result = invoke(
+        ["grade", "--task", "humaneval/HumanEval_2", "--code-file", str(code), "--format", "json"]
+    )
+    assert json.loads(result.output.splitlines()[-1])["status"] == "passed"
+    code.write_text("def truncate_number(number: float) -> float:\n    return number\n")
+    result = invoke(["grade", "--task", "humaneval/HumanEval_2", "--code-file", str(code)])
+    assert result.output.startswith("failed") and "first failure" in result.output

@@ -35,3 +35,43 @@ def test_without_pairing_every_arm_asks_for_itself(tmp_path):
     model, records = grid(tmp_path, paired=False)
     assert len(model.requests) == 2 * 3
     assert sum(r.cache_hits for r in records) == 0
+
+
+def test_with_a_cache_pairing_survives_a_second_invocation(tmp_path):
+    """An arm added in a later run starts from the first attempt the earlier run got."""
+    from harness.models.cache import ResponseCache
+
+    coding = load_taskset("coding")
+    one = replace(coding, tasks=coding.tasks[:1])
+    meta = {"task_set": one.name, "model": "m", "base_url": "", "fingerprint": one.fingerprint()}
+    served = iter(range(100))
+    model = FunctionModel(lambda request: f"```python\n# attempt {next(served)}\n{stub('x')}```")
+    cache = ResponseCache(tmp_path / "cache")
+    settings = RunSettings(paired=True, cache=cache)
+    firsts = []
+    for arms in (["direct"], ["direct", "reflection:cycles=0"]):
+        with ResultsFolder.open(tmp_path / "r", meta) as folder:
+            asyncio.run(run_experiment(one, parse_arms(arms), 1, model, "m", folder, settings))
+            firsts = [r.answer for r in folder.records()]
+    cache.close()
+    assert len(firsts) == 2 and firsts[0] == firsts[1]
+    assert len(model.requests) == 1  # the added arm's first attempt was the kept one
+
+
+class BrokenSandbox:
+    async def run(self, code, suite):
+        raise OSError(28, "No space left on device")
+
+
+def test_a_grader_that_fails_is_recorded_and_the_grid_goes_on(tmp_path):
+    coding = load_taskset("coding")
+    two = replace(coding, tasks=coding.tasks[:2])
+    meta = {"task_set": two.name, "model": "m", "base_url": "", "fingerprint": two.fingerprint()}
+    model = FunctionModel(lambda request: f"```python\n{stub('x')}```")
+    settings = RunSettings(sandbox=BrokenSandbox())
+    with ResultsFolder.open(tmp_path / "r", meta) as folder:
+        asyncio.run(run_experiment(two, parse_arms(["direct"]), 1, model, "m", folder, settings))
+        records = folder.records()
+    assert [r.status for r in records] == ["pattern_error", "pattern_error"]
+    assert all("grading failed: OSError" in r.error for r in records)
+    assert all(r.turns == 1 and r.tokens_in > 0 for r in records)  # what was spent is kept

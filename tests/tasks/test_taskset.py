@@ -120,14 +120,16 @@ CODE_TASK = {
 }
 
 
+SUITE = "def test_adds(candidate):\n    assert candidate(1, 2) == 3\n"
+REFERENCE = "def add(a, b):\n    return a + b\n"
+
+
 def write_code_set(folder, task=CODE_TASK, files=("feedback.py", "heldout.py", "reference.py")):
     write_set(folder, [task], CODE_TOML)
     suite = folder / "suites" / "add"
     suite.mkdir(parents=True, exist_ok=True)
     for name in files:
-        (suite / name).write_text(
-            f"# {name}\ndef test_adds(candidate):\n    assert candidate(1, 2) == 3\n"
-        )
+        (suite / name).write_text(f"# {name}\n" + (REFERENCE if name == "reference.py" else SUITE))
     return folder
 
 
@@ -188,3 +190,27 @@ def test_the_coding_set_is_built_in():
     from tasks.taskset import builtin_names
 
     assert {"coding", "depot", "humaneval"} <= set(builtin_names())
+
+
+@pytest.mark.parametrize(
+    ("file", "text", "message"),
+    [
+        ("heldout.py", "def test_x(candidate:\n", "heldout.py:1: not valid Python"),
+        ("feedback.py", "def helper():\n    pass\n", "feedback.py: defines no test"),
+        ("reference.py", "def plus(a, b):\n    return a + b\n", "defines no 'add'"),
+    ],
+    ids=["suite does not parse", "suite without a test", "reference without the entry point"],
+)
+def test_a_coding_sets_suites_are_checked_when_it_loads(tmp_path, file, text, message):
+    folder = write_code_set(tmp_path / "c")
+    (folder / "suites" / "add" / file).write_text(text)
+    with pytest.raises(TaskSetError) as caught:
+        load_taskset(str(folder))
+    assert message in str(caught.value) and str(folder / "suites" / "add") in str(caught.value)
+
+
+def test_a_suite_timeout_beyond_an_hour_is_refused(tmp_path):
+    folder = write_code_set(tmp_path / "c")
+    (folder / "taskset.toml").write_text('name = "c"\ngrader = "code_tests"\ntimeout_s = 1e300\n')
+    with pytest.raises(TaskSetError, match="timeout_s"):
+        load_taskset(str(folder))

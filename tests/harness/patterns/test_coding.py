@@ -215,3 +215,26 @@ def test_own_tests_drop_a_solution_the_model_wrote_beside_them():
 
 def test_a_reply_with_no_code_holds_no_tests():
     assert suite_from_tests("No tests today.", "add") == ("", 0)
+
+
+def test_an_unfinished_rewrite_leaves_the_last_code_standing():
+    from harness.models.scripted import text_reply
+
+    critique = '{"needs_refinement": true, "critique": "it adds"}'
+    cut_off = text_reply("```python\ndef add(a, b):\n    return", finish_reason="length")
+    outcome, _model, ctx, _check = run(
+        "reflection:cycles=1,output=json", [RIGHT, critique, cut_off]
+    )
+    assert outcome.status == "answered" and outcome.answer == RIGHT.strip()
+    assert events(ctx, "revision_unfinished")[0]["status"] == "truncated"
+
+
+def test_own_tests_in_a_loop_or_a_raises_block_are_tests():
+    reply = (
+        "```python\nimport pytest\n\ncases = [(1, 2, 3), (2, 2, 4)]\n"
+        "for a, b, total in cases:\n    assert add(a, b) == total\n\n"
+        "with pytest.raises(TypeError):\n    add('a', 1)\n```"
+    )
+    suite, tests = suite_from_tests(reply, "add")
+    assert tests == 2
+    assert "import loopbench_suite as pytest" in suite and "import pytest\n" not in suite
