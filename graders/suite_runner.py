@@ -18,7 +18,9 @@ a run killed midway still says which tests finished and which one was running::
     {"event": "end", "status": STATUS, "detail": ...}
 
 STATUS here is passed, failed, crashed, syntax_error or killed (the memory or output
-limit); a timeout or a signal leaves no end line, and the parent names it.
+limit); a timeout or a signal leaves no end line, and the parent names it. The candidate runs
+in this process and can write these lines itself; the parent accepts a pass only when it
+adds up (see ``graders/sandbox.py``).
 """
 
 import ast
@@ -30,7 +32,7 @@ import sys
 import types
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, NoReturn
 
 FIELD_CHARS = 1000  # the most characters of one reported input, expected or actual
 CANDIDATE_FILE = "<candidate>"
@@ -50,6 +52,10 @@ class OutputLimit(BaseException):
     candidate's ``except Exception`` does not swallow it)."""
 
 
+# The limits end the run; any other exception the candidate raises fails the test it is in.
+LIMITS = (MemoryError, OutputLimit)
+
+
 def cut(text: str) -> str:
     return text if len(text) <= FIELD_CHARS else text[: FIELD_CHARS - 3] + "..."
 
@@ -57,14 +63,18 @@ def cut(text: str) -> str:
 def show(value: object) -> str:
     try:
         return cut(repr(value))
-    except Exception as exc:  # a candidate's __repr__ may raise
+    except LIMITS:
+        raise
+    except BaseException as exc:  # a candidate's __repr__ may raise
         return f"<unrepresentable {type(value).__name__}: {type(exc).__name__}>"
 
 
 def raised(exc: BaseException) -> str:
     try:
         message = str(exc)
-    except Exception:  # a candidate's exception may fail to print
+    except LIMITS:
+        raise
+    except BaseException:  # a candidate's exception may fail to print
         message = ""
     name = type(exc).__name__
     return cut(f"raised {name}: {message}" if message else f"raised {name}")
@@ -114,7 +124,7 @@ class raises:
             raise SuiteFailure(self.source, wanted, actual)
         if isinstance(exc, self.expected):
             return True
-        if isinstance(exc, MemoryError) or not isinstance(exc, Exception | SystemExit):
+        if isinstance(exc, LIMITS):
             return False  # a limit (memory, output) ends the run, here as anywhere
         raise SuiteFailure(self.source, wanted, raised(exc)) from exc
 
@@ -218,7 +228,7 @@ def line_of(exc: BaseException, filename: str) -> str:
 # The process: limits, privileges, the audit hook, output.
 
 
-def set_limits(limits: dict[str, int]) -> None:
+def set_limits(limits: dict[str, Any]) -> None:
     cpu = limits["cpu_s"]
     resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))  # SIGXCPU, then SIGKILL
     memory = limits["memory_mb"] * 1024 * 1024
@@ -262,31 +272,89 @@ PROCESS_EVENTS = (
     "ctypes.dlsym", "resource.",
 )
 # fmt: on
+# Modules whose calls raise no audit event: processes (fork_exec), shared memory outside the
+# work directory, a database engine that opens files itself, and raw memory.
+REFUSED_IMPORTS = frozenset({"_posixsubprocess", "_posixshmem", "_sqlite3", "_ctypes"})
 PATH_EVENTS = frozenset({"open", "os.listdir", "os.scandir", "os.chdir"})
+# Events that change the filesystem: (the positions of their paths, of their dir_fds). Their
+# paths must lie in the working directory.
+WRITE_EVENTS: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = {
+    "os.mkdir": ((0,), (2,)),
+    "os.remove": ((0,), (1,)),
+    "os.rmdir": ((0,), (1,)),
+    "os.rename": ((0, 1), (2, 3)),
+    "os.link": ((0, 1), (2, 3)),
+    "os.symlink": ((1,), (2,)),
+    "os.chmod": ((0,), (2,)),
+    "os.chown": ((0,), (3,)),
+    "os.utime": ((0,), (3,)),
+    "os.truncate": ((0,), ()),
+    "os.setxattr": ((0,), ()),
+    "os.removexattr": ((0,), ()),
+}
+NEW_ENTRY_EVENTS = frozenset({"os.mkdir", "os.link", "os.symlink"})
 WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 
 
-def install_audit_hook(workdir: str, readable: list[str]) -> None:
-    """Refuses PROCESS_EVENTS, and paths outside the working directory except reads under
-    ``readable`` (the stdlib)."""
+def install_audit_hook(workdir: str, readable: list[str], files: int) -> None:
+    """Refuses PROCESS_EVENTS and REFUSED_IMPORTS; paths outside the working directory
+    except reads under ``readable`` (the stdlib); paths it cannot vouch for (a ``..``, or
+    relative to a descriptor it cannot see); and more than ``files`` new files and folders.
+    What it refuses is bound here, not read from this module, which the candidate can reach
+    (and it can reach the hook too: defence in depth)."""
+    process_events, refused_imports = PROCESS_EVENTS, REFUSED_IMPORTS
+    path_events, write_events, new_entry_events = PATH_EVENTS, WRITE_EVENTS, NEW_ENTRY_EVENTS
+    write_flags, tmpfile = WRITE_FLAGS, getattr(os, "O_TMPFILE", 0)
+    created = [0]
 
     def under(path: str, roots: list[str]) -> bool:
         return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots)
 
+    def refuse(what: str) -> NoReturn:
+        raise PermissionError(f"sandbox: {what} is not allowed")
+
+    def resolve(event: str, raw: Any) -> str:
+        path = os.fsdecode(raw)
+        if ".." in path.split("/"):
+            refuse(f"{event} {path!r} (a '..')")
+        return os.path.realpath(path)
+
+    def create(event: str, path: str) -> None:
+        created[0] += 1
+        if created[0] > files:
+            refuse(f"{event} {path!r} (more than {files} new files)")
+
     def hook(event: str, args: tuple[Any, ...]) -> None:
-        if event in PATH_EVENTS:
+        if event == "import":
+            if args[0] in refused_imports:
+                raise ImportError(f"sandbox: import {args[0]} is not allowed", name=args[0])
+        elif event in path_events:
             if not args or isinstance(args[0], int) or args[0] is None:
                 return  # a descriptor already open, or the working directory itself
-            path = os.path.realpath(os.fsdecode(args[0]))
-            if under(path, [workdir]):
-                return
             mode, flags = (args[1], args[2]) if event == "open" else ("r", 0)
-            writes = isinstance(flags, int) and flags & WRITE_FLAGS
+            if mode is None and not os.path.isabs(os.fsdecode(args[0])):
+                refuse(f"os.open {args[0]!r} (relative: its dir_fd is not known)")
+            path = resolve(event, args[0])
+            writes = isinstance(flags, int) and flags & write_flags
+            if under(path, [workdir]):
+                new = isinstance(flags, int) and flags & (os.O_CREAT | tmpfile)
+                if new and ((tmpfile and flags & tmpfile == tmpfile) or not os.path.lexists(path)):
+                    create(event, path)
+                return
             if not writes and not any(c in (mode or "") for c in "wax+") and under(path, readable):
                 return
-            raise PermissionError(f"sandbox: {event} {path!r} is not allowed")
-        if event.startswith(PROCESS_EVENTS):
-            raise PermissionError(f"sandbox: {event} is not allowed")
+            refuse(f"{event} {path!r}")
+        elif event in write_events:
+            paths, dir_fds = write_events[event]
+            if any(fd not in (None, -1) for i in dir_fds for fd in args[i : i + 1]):
+                refuse(f"{event} relative to a descriptor")
+            for i in paths:
+                if not isinstance(args[i], int) and not under(resolve(event, args[i]), [workdir]):
+                    refuse(f"{event} {os.fsdecode(args[i])!r}")
+            if event in new_entry_events:
+                create(event, os.fsdecode(args[paths[-1]]))
+        elif event.startswith(process_events):
+            refuse(event)
 
     sys.addaudithook(hook)
 
@@ -336,9 +404,9 @@ def load_candidate(job: dict[str, Any]) -> tuple[Any, str, str]:
     try:
         exec(preamble, module.__dict__)
         exec(code, module.__dict__)
-    except MemoryError:
+    except LIMITS:
         raise
-    except (Exception, SystemExit) as exc:
+    except BaseException as exc:
         where_ = line_of(exc, CANDIDATE_FILE)
         return None, "crashed", f"the candidate {raised(exc)}{where_}"
     entry = module.__dict__.get(job["entry_point"])
@@ -371,9 +439,9 @@ def run_tests(run: Run, candidate: Any, tests: list[Any], spans: list[Any]) -> s
         except SuiteFailure as f:
             failed += 1
             run.emit(event="fail", test=name, input=f.input, expected=f.expected, actual=f.actual)
-        except (Exception, SystemExit) as exc:
-            if isinstance(exc, MemoryError):
-                raise
+        except LIMITS:
+            raise
+        except BaseException as exc:
             failed += 1
             inp, exp = where(exc, spans)
             run.emit(event="fail", test=name, input=inp, expected=exp, actual=raised(exc))
@@ -399,7 +467,7 @@ def main() -> None:
     if os.getuid() == 0 and job["uid"] is not None:
         drop_root(job["uid"], job["gid"])
     readable = [os.path.realpath(p) for p in sys.path] + ["/dev/null", "/dev/urandom"]
-    install_audit_hook(os.path.realpath(os.getcwd()), readable)
+    install_audit_hook(os.path.realpath(os.getcwd()), readable, job["limits"]["files"])
     budget = [job["limits"]["output_bytes"]]
     sys.stdout, sys.stderr = CappedWriter(1, budget), CappedWriter(2, budget)
     sys.modules["loopbench_suite"] = suite_module()
@@ -409,9 +477,9 @@ def main() -> None:
             return run.end(status, detail)
         try:
             tests, spans = load_suite(job["suite"])
-        except MemoryError:
+        except LIMITS:
             raise
-        except (Exception, SystemExit) as exc:
+        except BaseException as exc:
             return run.end("crashed", f"the suite {raised(exc)}{line_of(exc, SUITE_FILE)}")
         if not tests:
             return run.end("crashed", "the suite defines no test_* function and no check")
