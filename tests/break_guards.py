@@ -15,6 +15,7 @@ LIMITS = [T + "test_limits.py", T + "test_budgets.py"]
 CODE = T + "test_coding.py"
 GRADER = "tests/graders/test_code_tests.py"
 R, S = "graders/suite_runner.py", "graders/sandbox.py"
+ISO, PROC = "graders/isolation.py", "graders/processes.py"
 SB = "tests/graders/test_sandbox.py::"
 
 # (guard, file, text, broken text, tests that must catch it)
@@ -251,26 +252,26 @@ MUTATIONS = [
      'code = compile(job["preamble"] + "\\n" + job["code"], CANDIDATE_FILE,',
      [SB + "test_syntax_error_names_the_line_of_the_code_not_the_preamble"]),
     ("no key reaches the candidate", S,
-     "                    env=_env(WORKDIR if bwrap else str(work)),",
+     "                    env=child_env(WORKDIR if bwrap else str(work)),",
      "                    env=None,", [SB + "test_parent_environment_never_reaches_the_candidate"]),
     ("the grading pool is bounded", S, "async with self._slots[1]:", "if True:",
      [SB + "test_workers_bound_the_runs_in_flight"]),
     ("a cut-short run names its test", S,
      'failures.append(Failure(running[-1], "", "", cut_short))', "pass",
      [SB + "test_timeout_names_the_test_that_was_running"]),
-    ("bubblewrap shows none of this machine", S, 'argv += ["--ro-bind", "/usr", "/usr",',
+    ("bubblewrap shows none of this machine", ISO, 'argv += ["--ro-bind", "/usr", "/usr",',
      'argv += ["--ro-bind", "/etc", "/etc", "--ro-bind", "/usr", "/usr",',
      [SB + "test_bwrap_hides_this_machine_even_from_stat"]),
-    ("bwrap waits for the namespace's init", S, "            await _gone(init)",
+    ("bwrap waits for the namespace's init", PROC, "            await _gone(init)",
      "            pass", [SB + "test_fork_bomb_past_the_audit_hook_is_contained",
                             SB + "test_a_child_left_behind_dies_with_the_run"]),
-    ("weak levels reap by group and uid", S,
+    ("weak levels reap by group and uid", PROC,
      "await asyncio.to_thread(_reap, proc.pid, uid)", "False",
      [SB + "test_fork_bomb_past_the_audit_hook_is_contained",
       SB + "test_a_child_left_behind_dies_with_the_run"]),
-    ("a uid per run in flight", S, "        if not _locked(fd) or (", "        if (",
+    ("a uid per run in flight", PROC, "        if not _locked(fd) or (", "        if (",
      [SB + "test_each_run_in_flight_has_a_uid_of_its_own"]),
-    ("a cancelled run still kills and reaps", S, "                await _to_the_end(end())",
+    ("a cancelled run still kills and reaps", S, "                await to_the_end(end())",
      "                await end()",
      [SB + "test_a_run_cancelled_again_as_it_ends_still_kills_and_reaps",
       SB + "test_runs_cancelled_at_any_point_are_killed_and_do_not_hang"]),
@@ -300,7 +301,7 @@ MUTATIONS = [
     ("a file gets its share of the disk", S,
      "        return max(1, self.disk_mb * MB // FILES)", "        return 1 << 30",
      [SB + "test_a_file_over_its_share_of_the_disk_is_refused"]),
-    ("bubblewrap bounds the work directory", S,
+    ("bubblewrap bounds the work directory", ISO,
      'argv += ["--perms", "1777", "--size", str(disk_bytes), "--tmpfs", WORKDIR]',
      'argv += ["--bind", str(work), WORKDIR]', [SB + "test_bwrap_bounds_the_work_directory"]),
     ("output past sys.stdout is counted", S,

@@ -14,7 +14,8 @@ from pathlib import Path
 import click
 from click.core import ParameterSource
 
-from graders.sandbox import Limits, Sandbox, SandboxError
+from graders.isolation import SandboxError
+from graders.sandbox import Limits, Sandbox
 from harness.cli.errors import BadInput, Finite
 from harness.cli.table import table_title
 from harness.experiment import Arm, ArmError, load_experiment, parse_arms

@@ -15,21 +15,11 @@ from pathlib import Path
 
 import pytest
 
-import graders.sandbox
+import graders.isolation
 import harness.runner
-from graders.sandbox import (
-    LEVELS,
-    SANDBOX_UIDS,
-    Failure,
-    Limits,
-    Sandbox,
-    SandboxError,
-    Suite,
-    SuiteResult,
-    interpreter,
-    probe,
-    warning,
-)
+from graders.isolation import LEVELS, SandboxError, interpreter, probe, warning
+from graders.processes import SANDBOX_UIDS
+from graders.sandbox import Failure, Limits, Sandbox, Suite, SuiteResult
 
 FAST = Limits(timeout_s=2.0, memory_mb=256)
 ONE_TEST = "def test_it(candidate):\n    assert candidate() == 'ok'\n"
@@ -401,7 +391,7 @@ def test_forced_level_and_its_warning(monkeypatch):
 
 @pytest.mark.parametrize("level", ["unshare", "none"])
 def test_weak_levels_warn_what_the_same_user_can_reach(monkeypatch, level):
-    monkeypatch.setattr(graders.sandbox, "_root", lambda: False)
+    monkeypatch.setattr(graders.isolation, "is_root", lambda: False)
     said = warning(level)
     assert "defence in depth and can be bypassed" in said
     assert "the harness's own files and environment" in said
