@@ -22,6 +22,9 @@ from graders.processes import SANDBOX_UIDS
 from graders.sandbox import Failure, Limits, Sandbox, Suite, SuiteResult
 
 FAST = Limits(timeout_s=2.0, memory_mb=256)
+#: How much later than its wall clock a run may return on a loaded machine (the status says
+#: what ended it; this only catches a run that is not ended at all).
+SLACK_S = 10.0
 ONE_TEST = "def test_it(candidate):\n    assert candidate() == 'ok'\n"
 
 
@@ -240,7 +243,7 @@ def test_timeout_names_the_test_that_was_running(sandbox):
     suite += "def test_b(candidate):\n    assert candidate(1) == 1\n"
     began = time.perf_counter()
     result = run(sandbox, "def f(n):\n    while n:\n        pass\n    return n", suite)
-    assert time.perf_counter() - began < FAST.timeout_s + 1.5
+    assert time.perf_counter() - began < FAST.timeout_s + SLACK_S
     assert (result.status, result.passed, result.failed) == ("timeout", 1, 0)
     assert result.first_failure == Failure("test_b", "", "", "timed out")
     assert "test_b" in result.detail
@@ -255,10 +258,10 @@ def test_cpu_limit_defaults_past_the_wall_clock():
 
 
 def test_cpu_limit_kills(sandbox):
-    tight = Sandbox(Limits(timeout_s=6, cpu_s=1), isolation=sandbox.isolation)
+    tight = Sandbox(Limits(timeout_s=20, cpu_s=1), isolation=sandbox.isolation)
     began = time.perf_counter()
     result = run(tight, "def f():\n    while True:\n        pass")
-    assert time.perf_counter() - began < 4
+    assert time.perf_counter() - began < 20  # CPU time, not the 20 s wall clock, ended it
     assert result.status == "killed"
     assert "SIGXCPU" in result.detail
     assert result.first_failure.test == "test_it"
@@ -345,7 +348,7 @@ def test_runs_cancelled_at_any_point_are_killed_and_do_not_hang(isolated):
 
     thread = threading.Thread(target=attempts, daemon=True)
     thread.start()
-    thread.join(30)
+    thread.join(120)  # a hang is for good; a loaded machine may still take a while
     assert not thread.is_alive(), "a cancelled run hung"
     assert [type(e) for e in errors] == [ExceptionGroup] * 7
     assert all(isinstance(e, RuntimeError) for group in errors for e in group.exceptions)
@@ -431,7 +434,7 @@ def test_infinite_loop_times_out(isolated):
     began = time.perf_counter()
     result = run(isolated, "def f():\n    while True:\n        pass")
     assert result.status == "timeout"
-    assert time.perf_counter() - began < FAST.timeout_s + 1.5
+    assert time.perf_counter() - began < FAST.timeout_s + SLACK_S
     assert_no_runner_outlives_it()
 
 
@@ -447,7 +450,7 @@ def test_fork_bomb_is_refused(isolated):
     result = run(isolated, "import os\ndef f():\n    while True:\n        os.fork()")
     assert result.status == "failed"
     assert "os.fork is not allowed" in result.first_failure.actual
-    assert time.perf_counter() - began < 1.5
+    assert time.perf_counter() - began < FAST.timeout_s  # ended by the limit, not the clock
     assert_no_runner_outlives_it()
 
 
@@ -498,7 +501,7 @@ def test_fork_bomb_past_the_audit_hook_is_contained(isolated):
     began = time.perf_counter()
     result = run(isolated, HOOKLESS_BOMB)
     assert result.status == "timeout"
-    assert time.perf_counter() - began < FAST.timeout_s + 1.5
+    assert time.perf_counter() - began < FAST.timeout_s + SLACK_S
     assert_no_runner_outlives_it()
 
 
@@ -669,7 +672,7 @@ def test_output_flood_is_capped(isolated):
     result = run(isolated, "def f():\n    while True:\n        print('x' * 10000)")
     assert result.status == "killed"
     assert result.detail == f"output limit ({FAST.output_bytes} bytes) exceeded"
-    assert time.perf_counter() - began < 1.5
+    assert time.perf_counter() - began < FAST.timeout_s  # ended by the limit, not the clock
 
 
 def test_output_written_past_sys_stdout_is_capped(isolated):
