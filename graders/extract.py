@@ -62,7 +62,7 @@ def extract_code(reply: str, entry_point: str) -> str | None:
     fenced, opened = _fenced(text)
     if opened:
         chosen = _choose([b for b in map(_block, fenced) if b is not None], entry_point)
-    elif (whole := _block(text.strip("\n"))) and entry_point in _top_names(whole.tree, True):
+    elif (whole := _block(text.strip("\n"))) and entry_point in top_names(whole.tree, True):
         chosen = [whole]  # a file of code, constants before the function included
     else:
         chosen = [bare] if (bare := _bare(text)) is not None else []
@@ -102,14 +102,14 @@ def _fenced(text: str) -> tuple[list[str], bool]:
 
 
 def _choose(blocks: list[_Block], entry_point: str) -> list[_Block]:
-    mains = [i for i, b in enumerate(blocks) if entry_point in _top_names(b.tree, defs_only=True)]
+    mains = [i for i, b in enumerate(blocks) if entry_point in top_names(b.tree, defs_only=True)]
     if not mains:
         return blocks[-1:]
     taken = [blocks[mains[-1]]]
     needed = _needed(taken[0].tree)
     for block in reversed(blocks[: mains[-1]]):
         if all(isinstance(s, _DEFINITIONS) or _is_docstring(s) for s in block.tree.body) and (
-            needed & _top_names(block.tree)
+            needed & top_names(block.tree)
         ):
             taken.insert(0, block)
             needed |= _needed(block.tree)
@@ -153,7 +153,7 @@ def _parse(code: str) -> ast.Module:
             raise SyntaxError(str(exc)) from None
 
 
-def _top_names(tree: ast.Module, defs_only: bool = False) -> set[str]:
+def top_names(tree: ast.Module, defs_only: bool = False) -> set[str]:
     """Names the module defines at top level: functions and classes, and unless
     ``defs_only`` also imports and assignment targets."""
     names: set[str] = set()
@@ -173,7 +173,7 @@ def _top_names(tree: ast.Module, defs_only: bool = False) -> set[str]:
 def _needed(tree: ast.Module) -> set[str]:
     """Names the module reads but does not define anywhere, builtins aside."""
     read: set[str] = set()
-    bound = _top_names(tree)
+    bound = top_names(tree)
     for node in ast.walk(tree):
         if isinstance(node, ast.Name):
             (read if isinstance(node.ctx, ast.Load) else bound).add(node.id)

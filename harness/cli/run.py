@@ -17,6 +17,7 @@ from click.core import ParameterSource
 from graders.isolation import SandboxError
 from graders.sandbox import Limits, Sandbox
 from harness.cli.errors import BadInput, Finite
+from harness.cli.progress import Progress
 from harness.cli.table import table_title
 from harness.experiment import Arm, ArmError, load_experiment, parse_arms
 from harness.models.cache import CacheError, ResponseCache
@@ -32,7 +33,6 @@ from harness.models.settings import (
     without_credentials,
 )
 from harness.patterns.registry import UnknownPattern
-from harness.records import RunRecord
 from harness.report.prices import PriceError, load_prices
 from harness.report.table import Pricing, records_frame, render, summarize
 from harness.runner import GridResult, RunSettings, run_experiment
@@ -385,34 +385,3 @@ def _sandbox(taskset: TaskSet, workers: int | None) -> Sandbox | None:
 
 def _say(line: str) -> None:
     click.echo(line, err=True)
-
-
-class Progress:
-    """A bar for people at a terminal; a line per tenth of the grid for logs."""
-
-    def __init__(self, plain: bool) -> None:
-        self.plain = plain
-        self.total = 0
-        self.done = 0
-        self.correct = 0
-
-    def start(self, todo: int, skipped: int) -> None:
-        self.total = todo
-        click.echo(f"{todo} runs to do, {skipped} already recorded", err=True)
-
-    def step(self, record: RunRecord) -> None:
-        self.done += 1
-        self.correct += bool(record.correct)
-        every = max(1, self.total // 10)
-        if self.plain:
-            if self.done % every == 0 or self.done == self.total:
-                click.echo(f"  {self.done}/{self.total} runs, {self.correct} correct", err=True)
-            return
-        width = 30
-        filled = width * self.done // max(1, self.total)
-        click.echo(
-            f"\r  [{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} "
-            f"runs, {self.correct} correct",
-            nl=self.done == self.total,
-            err=True,
-        )
