@@ -25,14 +25,22 @@ $(STAMP): pyproject.toml | $(BIN)/python
 
 install: $(STAMP)
 
-# Debian packages the tests use: bubblewrap isolates model-written code (coding tasks).
+# Debian packages the tests use: bubblewrap isolates model-written code (coding tasks);
+# pdflatex (texlive-latex-recommended, with booktabs) compiles the exported LaTeX tables;
+# chromium renders the HTML report headless.
 # Installed when running as root with apt-get; elsewhere the sandbox says which weaker
-# isolation it falls back to, and the tests of bubblewrap are skipped with the reason.
+# isolation it falls back to, and the tests needing a missing one are skipped with the reason.
+SYSTEM_NEEDS := bwrap:bubblewrap pdflatex:texlive-latex-recommended chromium:chromium
+
 system:
-	@command -v bwrap >/dev/null || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && \
-		{ apt-get install -y -qq bubblewrap >/dev/null 2>&1 || \
-		  { apt-get update -qq && apt-get install -y -qq bubblewrap >/dev/null; }; }; } || \
-		echo "note: bubblewrap is not installed; install it for the full sandbox"
+	@missing="$$(for need in $(SYSTEM_NEEDS); do command -v "$${need%%:*}" >/dev/null || \
+		echo "$${need#*:}"; done)"; \
+	if [ -n "$$missing" ]; then \
+		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+			apt-get install -y -qq $$missing >/dev/null 2>&1 || \
+			{ apt-get update -qq && apt-get install -y -qq $$missing >/dev/null; }; \
+		else echo "note: not installed: $$missing (the tests needing them are skipped)"; fi; \
+	fi
 
 # The depot questions on the embedded local model; cost shown as if served by gpt-5-mini.
 demo: install

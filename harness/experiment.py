@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -146,17 +147,22 @@ def expand_grid(text: str) -> list[str]:
     ]
 
 
-def parse_arms(texts: list[str]) -> list[Arm]:
-    """Parse every arm (grids expanded); refuse two that run the same configuration."""
+def parse_arms(given: Sequence[str | Arm]) -> list[Arm]:
+    """Parse every arm (grids expanded; an Arm is taken as it is); refuse two that run the
+    same configuration."""
     arms: dict[str, Arm] = {}
-    for text in (one for given in texts for one in expand_grid(given)):
-        arm = parse_arm(text)
-        resolved = _written(arm.pattern, arm.resolved)
-        if resolved in arms:
-            raise ArmError(
-                f"arm {text!r} runs the same configuration as {arms[resolved].spec!r}; give it once"
-            )
-        arms[resolved] = arm
+    for item in given:
+        texts = [item] if isinstance(item, Arm) else expand_grid(item)
+        for text in texts:
+            arm = text if isinstance(text, Arm) else parse_arm(text)
+            resolved = _written(arm.pattern, arm.resolved)
+            if resolved in arms:
+                shown = text.spec if isinstance(text, Arm) else text
+                raise ArmError(
+                    f"arm {shown!r} runs the same configuration as {arms[resolved].spec!r}; "
+                    "give it once"
+                )
+            arms[resolved] = arm
     return list(arms.values())
 
 

@@ -10,6 +10,10 @@ Two graders: ``exact`` (an answer's numbers and entities; ``expected`` holds the
 names the entry point and the folder ``suites/NAME/`` holding ``feedback.py``, the tests
 a repair loop may run and show, ``heldout.py``, the tests every number is measured on,
 and ``reference.py``, a solution both suites accept).
+
+A generated set (``loopbench tasks generate``, tasks/generate/) also records on each task
+its ``hops`` and ``solution`` (look-ups, facts, operation) and in taskset.toml the command
+that made it; none of these enter a fingerprint.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from graders.extract import top_names
 from graders.sandbox import suite_tests
 from harness.files import describe_errors, read_text, read_toml, toml_problems
 from harness.tools import Tool, ToolSet
+from tasks.registry import registered_tasksets
 from tasks.tools import Encyclopedia, LookupVariant, calc_tool, lookup_tool
 
 BUILTIN_DIR = Path(__file__).parent
@@ -137,10 +142,51 @@ class TaskBase(BaseModel):
         return _digest(self.model_dump(include={"id", "question", "expected"}))
 
 
+#: What a generated question does with its facts (docs/tasksets.md, "Generated sets").
+Operation = Literal["lookup", "difference", "sum", "ratio", "comparison", "which"]
+OPERATIONS: tuple[Operation, ...] = ("lookup", "difference", "sum", "ratio", "comparison", "which")
+
+
+class Fact(BaseModel):
+    """One fact a solution read: what an entry states."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    title: Filled
+    """The entry that states it."""
+    field: Filled
+    """What it is, e.g. "trucks", "born" or "manager"."""
+    value: int | str
+    """A count or a year, or the name the entry gives (which names the next entry)."""
+
+
+class Solution(BaseModel):
+    """How a generated question is answered: for an outside reader to check."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    operation: Operation
+    lookups: list[Filled] = Field(min_length=1)
+    """The titles looked up, in order: the shortest walk (see docs/tasksets.md)."""
+    facts: list[Fact] = Field(min_length=1)
+    """The facts read on the way, in the order they were used."""
+
+
 class Task(TaskBase):
     """A task graded by the exact grader."""
 
     expected: Expected
+    hops: int | None = Field(default=None, ge=1)
+    """Generated sets: the look-ups the shortest answer needs (not in the fingerprint)."""
+    solution: Solution | None = None
+    """Generated sets: the look-ups, facts and operation behind ``expected``."""
+
+    @model_validator(mode="after")
+    def _hops_match_the_solution(self) -> Task:
+        if self.solution is not None and self.hops != len(self.solution.lookups):
+            raise ValueError(
+                f"hops is {self.hops} but the solution lists {len(self.solution.lookups)} "
+                "look-ups; they must agree (set hops to the number of look-ups)"
+            )
+        return self
 
 
 class CodeTask(TaskBase):
@@ -180,6 +226,8 @@ class TaskSetConfig(BaseModel):
     grader: Literal["exact", "code_tests"] = "exact"
     timeout_s: FiniteFloat = Field(default=10.0, gt=0, le=3600)
     """code_tests: the wall-clock limit on one run of a suite."""
+    generated_by: str = ""
+    """A generated set: the command that made it, every knob spelled out (add --out DIR)."""
 
 
 @dataclass(frozen=True)
@@ -193,6 +241,8 @@ class TaskSet:
     path: Path
     #: code_tests: the wall-clock limit on one run of a suite.
     timeout_s: float = 10.0
+    #: A generated set: the command that made it (``loopbench tasks generate ...``).
+    generated_by: str = ""
 
     @property
     def is_code(self) -> bool:
@@ -225,22 +275,21 @@ def _digest(value: Any) -> str:
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:16]
 
 
-#: Built-in task sets made from an installed package rather than a folder.
-PACKAGED = ("humaneval",)
-
-
 def builtin_names() -> list[str]:
-    return sorted([*(p.parent.name for p in BUILTIN_DIR.glob("*/taskset.toml")), *PACKAGED])
+    """The sets ``--tasks`` takes by name: folders beside this file, HumanEval, plugins'."""
+    folders = (p.parent.name for p in BUILTIN_DIR.glob("*/taskset.toml"))
+    return sorted({*folders, *registered_tasksets()})
 
 
 def load_taskset(spec: str | Path) -> TaskSet:
     folder = Path(spec)
     if not folder.is_dir():
-        if spec == "humaneval":
-            from tasks.humaneval import humaneval_taskset  # reads the package only when asked
-
-            return humaneval_taskset()
-        if isinstance(spec, str) and (BUILTIN_DIR / spec / "taskset.toml").is_file():
+        source = registered_tasksets().get(str(spec)) if isinstance(spec, str) else None
+        if callable(source):
+            return source()
+        if source is not None:
+            folder = Path(source)
+        elif isinstance(spec, str) and (BUILTIN_DIR / spec / "taskset.toml").is_file():
             folder = BUILTIN_DIR / spec
         else:
             raise TaskSetError(
@@ -267,6 +316,7 @@ def load_taskset(spec: str | Path) -> TaskSet:
         encyclopedia=book,
         path=folder.resolve(),
         timeout_s=config.timeout_s,
+        generated_by=config.generated_by,
     )
 
 

@@ -17,6 +17,10 @@ GRADER = "tests/graders/test_code_tests.py"
 R, S = "graders/suite_runner.py", "graders/sandbox.py"
 ISO, PROC = "graders/isolation.py", "graders/processes.py"
 SB = "tests/graders/test_sandbox.py::"
+SEP, SEPT = "harness/report/separation.py", "tests/harness/report/test_separation.py::"
+GEN, POW = "tests/tasks/test_generate.py::", "tests/harness/report/test_power.py::"
+FAIL, FAILT = "harness/report/failures.py", "tests/harness/report/test_failures.py::"
+HTML = "tests/harness/report/test_html_report.py::"
 
 # (guard, file, text, broken text, tests that must catch it)
 MUTATIONS = [
@@ -312,6 +316,78 @@ MUTATIONS = [
      "            failed += 1",
      "        except LIMITS:\n            raise\n        except Exception as exc:\n"
      "            failed += 1", [SB + "test_any_exception_the_candidate_raises_fails_the_test"]),
+    # The stopping rule of run --until-separated.
+    ("alpha is spent across rounds and pairs", SEP,
+     "return self.alpha / (self.max_repeats * pairs)", "return self.alpha",
+     [SEPT + "test_identical_arms_are_declared_different_at_most_alpha_of_the_time"]),
+    ("within the margin needs the whole interval inside it", SEP,
+     "elif pairs and -margin < low and high < margin:",
+     "elif pairs and (-margin < low or high < margin):",
+     [SEPT + "test_a_thirty_point_gap_stops_before_the_maximum_and_names_the_worse_arm"]),
+    ("pairs need both runs", SEP, "made = ~(np.isnan(arm) | np.isnan(best))",
+     "made = ~np.isnan(arm)", [SEPT + "test_runs_the_endpoint_failed_are_left_out_of_the_pairs"]),
+    ("a stopped arm runs no more rounds", "harness/rounds.py",
+     "running = [arm for arm in arms if arm.spec in state.running]", "running = arms",
+     ["tests/harness/test_rounds.py::test_an_arm_stopped_early_runs_no_more_rounds",
+      "tests/harness/test_rounds.py::test_the_cli_stops_early_and_the_table_counts_the_runs_not_spent"]),
+    # Generated task sets: what a question expects, how many look-ups it takes.
+    ("ratios round half up, as the question says", "tasks/generate/frames.py",
+     "rounding=ROUND_HALF_UP))", "rounding=ROUND_HALF_EVEN))",
+     [GEN + "test_the_solver_on_a_hand_made_encyclopedia"]),
+    ("the solver uses a naming convention only when the note states it",
+     "tasks/generate/solver.py",
+     "if convention in self.produced and self.book.exact(convention) == convention:",
+     "if self.book.exact(convention) == convention:",
+     [GEN + "test_without_the_convention_in_the_naming_note_depots_cost_a_look_up_more"]),
+    ("a task's hops match its look-ups", "tasks/taskset.py",
+     "if self.solution is not None and self.hops != len(self.solution.lookups):", "if False:",
+     [GEN + "test_the_fingerprint_ignores_the_metadata_and_a_wrong_hop_count_is_refused"]),
+    ("generate never overwrites a folder it did not write", "tasks/generate/writer.py",
+     "if out.is_dir() and any(out.iterdir()) and not is_generated(out):", "if False:",
+     ["tests/tasks/test_generate_cli.py::"
+      "test_a_folder_that_is_not_a_generated_set_is_not_overwritten"]),
+    # Power analysis.
+    ("the arms' shared difficulty cancels in the difference", "harness/report/power.py",
+     "between = icc * (v_a + v_b - 2 * arm_correlation * math.sqrt(v_a * v_b))",
+     "between = icc * (v_a + v_b - arm_correlation * math.sqrt(v_a * v_b))",
+     [POW + "test_the_variance_of_a_task_difference_is_derived_right"]),
+    ("the ICC estimator", "harness/report/power.py",
+     "return max(0.0, (msb - msw) / (msb + (n0 - 1) * msw))",
+     "return max(0.0, (msb - msw) / (msb + n0 * msw))", [POW + "test_pooled_icc_on_hand_examples"]),
+    # Failure labels.
+    ("an answer one off a calc result is a slip", FAIL,
+     "return abs(n - result) <= NEAR * result or (whole and abs(n - result) == 1)",
+     "return abs(n - result) <= NEAR * result",
+     [FAILT + "test_an_answer_one_off_a_calc_result_is_an_arithmetic_slip"]),
+    ("only a successful tool result supports a number", FAIL,
+     "texts = [trace.question, *(a.result for a in trace.actions if a.ok)]",
+     "texts = [trace.question, *(a.result for a in trace.actions)]",
+     [FAILT + "test_a_number_only_a_failed_call_echoed_is_unsupported"]),
+    ("a number cut from the trace is not called unsupported", FAIL,
+     "return record.answer is not None and not trace.cut and not _coding(record)",
+     "return record.answer is not None and not _coding(record)",
+     [FAILT + "test_a_number_cut_from_a_long_observation_is_not_called_unsupported"]),
+    # The live view, and the report's safety.
+    ("live accuracy leaves out infrastructure failures", "harness/cli/progress_view.py",
+     "if record.status in INFRASTRUCTURE_STATUSES:", 'if record.status == "api_error":',
+     ["tests/harness/cli/test_progress.py::"
+      "test_accuracy_leaves_out_infrastructure_failures_and_cost_needs_every_price"]),
+    ("the report's data cannot end its script", "harness/report/html/__init__.py",
+     "    return text.translate(_UNSAFE)", "    return text",
+     [HTML + "test_page_json_escapes_what_would_end_a_script_and_refuses_nan"]),
+    ("the report shows model text as text", "harness/report/html/report.js",
+     'return el("pre", null, text);', 'const node = el("pre"); node.innerHTML = text; return node;',
+     [HTML + "test_script_in_a_reply_or_a_question_is_shown_as_text_and_never_runs"]),
+    ("a flip needs one arm mostly right and another mostly wrong",
+     "harness/report/html/_matrix.py",
+     "return any(c.mostly_right for c in cells) and any(c.mostly_wrong for c in cells)",
+     "return any(c.mostly_right for c in cells) or any(c.mostly_wrong for c in cells)",
+     [HTML + "test_the_matrix_grades_each_cell_and_marks_the_tasks_arms_disagree_on"]),
+    # Plugins.
+    ("a plugin that cannot be imported is one line", "harness/plugins.py",
+     "    except Exception as exc:  # the plugin's own failure, said in one line",
+     "    except ImportError as exc:  # the plugin's own failure, said in one line",
+     ["tests/test_api.py::test_a_plugin_that_cannot_be_imported_is_one_line_and_exit_2"]),
 ]  # fmt: skip
 
 

@@ -7,19 +7,32 @@ import click
 from harness.experiment import show_value
 from harness.patterns.base import PatternOptions
 from harness.patterns.registry import registered
+from harness.plugins import PluginError, load_plugin
 
 LIMITS = tuple(PatternOptions.model_fields)
 
 
 @click.command("patterns")
 @click.option("--limits/--no-limits", default=False, help="Also list the run limits per pattern.")
-def patterns_command(limits: bool) -> None:
+@click.option(
+    "--plugin",
+    "plugins",
+    multiple=True,
+    help="Import this module first and list the patterns it registers too.",
+)
+def patterns_command(limits: bool, plugins: tuple[str, ...]) -> None:
     """List registered patterns with their options, defaults and cost in model calls.
 
     Every pattern also takes the run limits, listed once at the end; an arm names only
     the options it sets, so its defaults can change without renaming it.
     """
-    for name, info in registered().items():
+    try:
+        for module in plugins:
+            load_plugin(module)
+        patterns = registered()
+    except PluginError as exc:
+        raise click.UsageError(str(exc)) from None
+    for name, info in patterns.items():
         click.echo(f"{name}: {info.summary}")
         for field, spec in info.options_model.model_fields.items():
             shared = field in LIMITS and spec.default == PatternOptions.model_fields[field].default

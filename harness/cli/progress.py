@@ -1,38 +1,103 @@
-"""The progress of a grid as it runs: a bar at a terminal, a line per tenth for logs."""
+"""The progress of a grid as it runs: a live view at a terminal, plain lines for logs.
+
+At a terminal, rich redraws the view (``progress_view.frame``) a few times a second
+from counts that each record updates in O(1). With --quiet, or when stderr is not a
+terminal, it is a line per tenth of the grid (of each round) and one at the end.
+"""
 
 from __future__ import annotations
 
-import click
+import threading
+import time
+from collections.abc import Callable, Mapping
 
+import click
+from rich.console import Console, RenderableType
+from rich.live import Live
+
+from harness.cli.progress_view import NONE, GridCounts, Tally, clock_time, counted, frame
 from harness.records import RunRecord
 
 
 class Progress:
-    """A bar for people at a terminal; a line per tenth of the grid for logs."""
+    """Use it as a context manager, or call ``close``: that stops the live view and, in
+    plain mode, prints the final line."""
 
-    def __init__(self, plain: bool) -> None:
+    def __init__(
+        self,
+        plain: bool,
+        *,
+        rounds: bool = False,
+        console: Console | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.plain = plain
-        self.total = 0
-        self.done = 0
-        self.correct = 0
+        self.counts = GridCounts(rounds=rounds)
+        self._console = console or Console(stderr=True)
+        self._clock = clock
+        self._began: float | None = None
+        self._live: Live | None = None
+        self._closed = False
+        self._lock = threading.Lock()  # rich redraws from its own thread
 
-    def start(self, todo: int, skipped: int) -> None:
-        self.total = todo
-        click.echo(f"{todo} runs to do, {skipped} already recorded", err=True)
+    def __enter__(self) -> Progress:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    def start(self, todo: int, skipped: int, by_arm: Mapping[str, int] | None = None) -> None:
+        """Called once per grid, or once per round with --until-separated: the round's
+        counts start again; each arm's go on, so its accuracy is over all its runs.
+        ``by_arm`` (runs to do per arm), when the caller knows it, shows in the arm rows."""
+        with self._lock:
+            self.counts.start(todo, by_arm)
+        if self._began is None:
+            self._began = self._clock()
+        round_ = f"round {self.counts.round}: " if self.counts.rounds else ""
+        self.note(f"{round_}{todo} runs to do, {skipped} already recorded")
+        if not self.plain and self._live is None:
+            self._live = Live(
+                console=self._console, refresh_per_second=4, get_renderable=self._frame
+            )
+            self._live.start()
 
     def step(self, record: RunRecord) -> None:
-        self.done += 1
-        self.correct += bool(record.correct)
-        every = max(1, self.total // 10)
+        with self._lock:
+            self.counts.add(record)
+        now = self.counts.this_round
+        todo = now.todo or 0
+        if self.plain and (now.done % max(1, todo // 10) == 0 or now.done == todo):
+            self.note(f"  {now.done}/{todo} runs, {now.correct} correct, {self._rest(now)}")
+
+    def note(self, text: str) -> None:
+        """A line of the log; at a terminal, printed above the live view."""
         if self.plain:
-            if self.done % every == 0 or self.done == self.total:
-                click.echo(f"  {self.done}/{self.total} runs, {self.correct} correct", err=True)
-            return
-        width = 30
-        filled = width * self.done // max(1, self.total)
-        click.echo(
-            f"\r  [{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} "
-            f"runs, {self.correct} correct",
-            nl=self.done == self.total,
-            err=True,
-        )
+            click.echo(text, err=True)
+        else:
+            self._console.print(text, markup=False, highlight=False)
+
+    def close(self) -> None:
+        if self._live is not None:
+            self._live.stop()
+            self._live = None
+        if self.plain and self._began is not None and not self._closed:
+            every = self.counts.everything
+            self.note(
+                f"done: {every.done} runs in {clock_time(self._elapsed())}, {every.correct} "
+                f"correct of {every.graded} graded, {self._rest(every)}"
+                + ("" if (spent := every.spent()) == NONE else f", {spent} spent")
+            )
+        self._closed = True
+
+    def _rest(self, tally: Tally) -> str:
+        errors = counted(tally.errors, "error", "errors")
+        retries = counted(tally.retries, "retry", "retries")
+        return f"{errors}, {retries}, {self.counts.calls_per_s(self._elapsed()):.1f} calls/s"
+
+    def _elapsed(self) -> float:
+        return 0.0 if self._began is None else self._clock() - self._began
+
+    def _frame(self) -> RenderableType:
+        with self._lock:
+            return frame(self.counts, self._elapsed())

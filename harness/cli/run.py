@@ -6,9 +6,8 @@ import asyncio
 import contextlib
 import signal
 import sys
-from collections.abc import Iterator
-from dataclasses import dataclass, replace
-from datetime import datetime
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import click
@@ -16,10 +15,11 @@ from click.core import ParameterSource
 
 from graders.isolation import SandboxError
 from graders.sandbox import Limits, Sandbox
+from harness.api import Experiment, Results
 from harness.cli.errors import BadInput, Finite
 from harness.cli.progress import Progress
-from harness.cli.table import table_title
-from harness.experiment import Arm, ArmError, load_experiment, parse_arms
+from harness.cli.table import stopping_note, table_title
+from harness.experiment import ArmError, load_experiment
 from harness.models.cache import CacheError, ResponseCache
 from harness.models.estimate import EstimateUnavailable, shipped_tokenizer
 from harness.models.local import CHAT_FORMATS, MODEL_NAME, LocalModelError, LocalServer, model_file
@@ -33,12 +33,14 @@ from harness.models.settings import (
     without_credentials,
 )
 from harness.patterns.registry import UnknownPattern
+from harness.plugins import PluginError, load_plugin
 from harness.report.prices import PriceError, load_prices
+from harness.report.separation import Separation, SeparationRule
 from harness.report.table import Pricing, records_frame, render, summarize
-from harness.runner import GridResult, RunSettings, run_experiment
+from harness.runner import RunSettings
 from harness.store import ResultsError, ResultsFolder, read_records
 from harness.trace import MAX_TEXT
-from tasks.taskset import TaskSet, TaskSetError, load_taskset
+from tasks.taskset import TaskSet, TaskSetError
 
 
 @click.command("run")
@@ -174,6 +176,38 @@ from tasks.taskset import TaskSet, TaskSetError, load_taskset
     type=click.IntRange(min=1),
     help="Coding tasks: test suites run at once in the sandbox. Default: one per core.",
 )
+@click.option(
+    "--until-separated",
+    is_flag=True,
+    help="Run in rounds (one repeat of every arm on every task) and stop running an arm once "
+    "its difference from the best arm is known: an interval that excludes zero, or lies "
+    "within --margin. Anytime-valid: alpha is spent across rounds and pairs of arms.",
+)
+@click.option(
+    "--max-repeats",
+    type=click.IntRange(min=1),
+    help="--until-separated: rounds at most.  [default: 10]",
+)
+@click.option(
+    "--margin",
+    type=Finite(0, 1),
+    help="--until-separated: a difference within this many (as a share, 0.05 = 5 points) "
+    "counts as none.  [default: 0.05]",
+)
+@click.option(
+    "--alpha",
+    type=Finite(0, 1, min_open=True, max_open=True),
+    help="--until-separated: the chance, over the whole run, of declaring identical arms "
+    "different.  [default: 0.05]",
+)
+@click.option(
+    "--plugin",
+    "plugins",
+    multiple=True,
+    help="Import this module first, so the patterns or task sets it registers can run "
+    "(e.g. mypackage.patterns); repeat for several. Installed packages' entry points "
+    "(loopbench.patterns, loopbench.tasksets) are loaded without it.",
+)
 @click.option("--quiet", is_flag=True, help="No progress bar; plain lines for logs and CI.")
 def run_command(
     tasks_spec: str,
@@ -199,15 +233,23 @@ def run_command(
     retry_errors: bool,
     paired: bool,
     grading_workers: int | None,
+    until_separated: bool,
+    max_repeats: int | None,
+    margin: float | None,
+    alpha: float | None,
+    plugins: tuple[str, ...],
     quiet: bool,
 ) -> None:
     """Run every arm on every task, REPEATS times, and print the table."""
     specs = list(arm_specs)
+    given = click.get_current_context().get_parameter_source
+    rule = _stopping_rule(until_separated, max_repeats, margin, alpha, given)
     try:
+        for module in plugins:
+            load_plugin(module)
         if experiment is not None:
             written = load_experiment(experiment)
             specs = written.arms + specs
-            given = click.get_current_context().get_parameter_source
             if given("tasks_spec") != ParameterSource.COMMANDLINE:
                 tasks_spec = written.tasks
             if given("repeats") != ParameterSource.COMMANDLINE:
@@ -218,11 +260,14 @@ def run_command(
                 out = Path(written.out)
         if not specs:
             raise ArmError("give at least one --arm, or an --experiment file that lists arms")
-        arms = parse_arms(specs)  # the allowlist check: before anything else happens
-    except (UnknownPattern, ArmError) as exc:
+        grid = Experiment(
+            tasks_spec, specs, repeats, concurrency, out=out, limit=limit, until_separated=rule
+        )
+        _ = grid.parsed_arms  # the allowlist check: before anything else happens
+    except (UnknownPattern, ArmError, PluginError) as exc:
         raise click.UsageError(str(exc)) from None
     try:
-        taskset = load_taskset(tasks_spec)
+        taskset = grid.taskset
         price_table = load_prices(prices)
         if price_as:
             price_table.require(price_as)  # before anything runs, not after the grid
@@ -232,8 +277,9 @@ def run_command(
             endpoint = Endpoint(f"llama.cpp on loopback ({local_chat_format})", MODEL_NAME)
         else:
             endpoint = resolve_endpoint(base_url, model, api_key_env)
-        settings = RunSettings(
-            concurrency=concurrency,
+        grid.model_name = endpoint.model
+        grid.base_url = without_credentials(endpoint.base_url)
+        grid.settings = RunSettings(
             prices=price_table,
             retry_errors=retry_errors,
             max_trace_text=max_trace_text,
@@ -253,44 +299,42 @@ def run_command(
         SandboxError,
     ) as exc:
         raise BadInput(str(exc)) from None
-    folder_path = out or Path("results") / datetime.now().strftime("%Y%m%d-%H%M%S")
-    meta = {
-        "task_set": taskset.name,
-        "model": endpoint.model,
-        "base_url": without_credentials(endpoint.base_url),
-        "fingerprint": taskset.fingerprint(),
-    }
     connection = Connection(timeout, max_retries, rate_limit)
     try:
-        with ResultsFolder.open(folder_path, meta) as folder:
+        with grid.open() as folder:
             for repair in folder.repairs:
                 click.echo(f"warning: {repair}", err=True)
-            chosen = replace(taskset, tasks=taskset.tasks[:limit]) if limit else taskset
-            grid = Grid(chosen, arms, repeats, folder)
             with _serving(local, local_chat_format, endpoint, quiet) as live:
-                result = asyncio.run(_run(grid, settings, connection, live, quiet))
+                results = asyncio.run(_run(grid, folder, connection, live, quiet))
     except ResultsError as exc:
         raise BadInput(str(exc)) from None
     except KeyboardInterrupt:
         click.echo("interrupted: finished runs are recorded; run it again to go on", err=True)
         raise SystemExit(130) from None
     finally:
-        if settings.cache is not None:
-            settings.cache.close()
+        if grid.settings.cache is not None:
+            grid.settings.cache.close()
+    _report(results, Pricing(price_table, price_as))
+
+
+def _report(results: Results, pricing: Pricing) -> None:
+    """The table of the folder (every run in it, not only this call's), its notes, and a
+    warning when runs ended in api_error."""
     click.echo(
-        f"{result.ran} runs done, {result.skipped} already recorded; results in {folder.path}",
+        f"{results.ran} runs done, {results.skipped} already recorded; results in {results.path}",
         err=True,
     )
-    records = read_records(folder.path)
-    pricing = Pricing(price_table, price_as)
+    records = results.records()
     frame = records_frame(records, pricing)
-    retried = records_frame(read_records(folder.path, superseded=True), pricing)
+    retried = records_frame(read_records(results.path, superseded=True), pricing)
     click.echo(render(summarize(frame, retried=retried), "md", table_title(frame, pricing)))
+    if note := stopping_note(results.path, records):
+        click.echo(f"\n{note}")
     errors = sum(r.status == "api_error" for r in records)
     if errors:
         click.echo(
             f"warning: {errors} runs ended in api_error; see the error column of "
-            f"{folder.path / 'runs.jsonl'}, and run the same command with --retry-errors "
+            f"{results.path / 'runs.jsonl'}, and run the same command with --retry-errors "
             "to run them again",
             err=True,
         )
@@ -323,16 +367,6 @@ def _serving(local: bool, chat_format: str, endpoint: Endpoint, quiet: bool) -> 
 
 
 @dataclass(frozen=True)
-class Grid:
-    """What to run, and where its records go."""
-
-    taskset: TaskSet
-    arms: list[Arm]
-    repeats: int
-    folder: ResultsFolder
-
-
-@dataclass(frozen=True)
 class Connection:
     """How the HTTP client talks to the endpoint."""
 
@@ -342,35 +376,69 @@ class Connection:
 
 
 async def _run(
-    grid: Grid, settings: RunSettings, connection: Connection, endpoint: Endpoint, quiet: bool
-) -> GridResult:
-    progress = Progress(quiet or not sys.stderr.isatty())
-    async with OpenAICompatClient(
-        endpoint.base_url,
-        endpoint.api_key,
-        timeout_s=connection.timeout,
-        max_concurrency=settings.concurrency,
-        retry=RetryPolicy(max_retries=connection.max_retries),
-        rate_limit=connection.rate_limit,
-    ) as client:
-        result = await run_experiment(
-            grid.taskset,
-            grid.arms,
-            grid.repeats,
-            client,
-            endpoint.model,
-            grid.folder,
-            settings,
-            on_start=progress.start,
-            on_done=progress.step,
-        )
-        if throttle := client.concurrency.cuts:
-            click.echo(
-                f"note: the endpoint answered 429; concurrency was halved {throttle} times, "
-                f"to {client.concurrency.lowest} at the lowest (pass --rate-limit to pace it)",
-                err=True,
+    grid: Experiment, folder: ResultsFolder, connection: Connection, endpoint: Endpoint, quiet: bool
+) -> Results:
+    plain = quiet or not sys.stderr.isatty()
+    # Leaving the block stops the live view (also on Ctrl-C) and prints the last line.
+    with Progress(plain, rounds=grid.until_separated is not None) as progress:
+        async with OpenAICompatClient(
+            endpoint.base_url,
+            endpoint.api_key,
+            timeout_s=connection.timeout,
+            max_concurrency=grid.concurrency,
+            retry=RetryPolicy(max_retries=connection.max_retries),
+            rate_limit=connection.rate_limit,
+        ) as client:
+            results = await grid.run_in(
+                folder,
+                client,
+                progress.start,
+                progress.step,
+                lambda state: progress.note(_round_line(state)),
             )
-        return result
+            if throttle := client.concurrency.cuts:
+                progress.note(
+                    f"note: the endpoint answered 429; concurrency was halved {throttle} times, "
+                    f"to {client.concurrency.lowest} at the lowest (pass --rate-limit to pace it)"
+                )
+            return results
+
+
+def _stopping_rule(
+    until_separated: bool,
+    max_repeats: int | None,
+    margin: float | None,
+    alpha: float | None,
+    given: Callable[[str], ParameterSource | None],
+) -> SeparationRule | None:
+    """The rule of --until-separated; its options alone, or --repeats with it, are refused."""
+    if not until_separated:
+        stray = [
+            n
+            for n, v in (("max-repeats", max_repeats), ("margin", margin), ("alpha", alpha))
+            if v is not None
+        ]
+        if stray:
+            raise click.UsageError(f"--{stray[0]} applies only with --until-separated")
+        return None
+    if given("repeats") == ParameterSource.COMMANDLINE:
+        raise click.UsageError(
+            "--until-separated decides how many repeats to run; give --max-repeats instead "
+            "of --repeats"
+        )
+    default = SeparationRule()
+    return SeparationRule(
+        alpha=default.alpha if alpha is None else alpha,
+        margin=default.margin if margin is None else margin,
+        max_repeats=max_repeats or default.max_repeats,
+    )
+
+
+def _round_line(state: Separation) -> str:
+    stopped = ", ".join(f"{arm} ({d.look.verdict})" for arm, d in state.decisions.items())
+    return f"round {state.rounds}: {len(state.running)} arm(s) running" + (
+        f"; stopped: {stopped}" if stopped else ""
+    )
 
 
 def _sandbox(taskset: TaskSet, workers: int | None) -> Sandbox | None:

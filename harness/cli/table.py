@@ -8,7 +8,10 @@ import click
 import pandas as pd
 
 from harness.cli.errors import BadInput
+from harness.records import RunRecord
+from harness.report.failures import TraceError, label_folder, summarize_failures
 from harness.report.prices import PriceError, load_prices
+from harness.report.separation import StoppedRun
 from harness.report.table import (
     FORMATS,
     GROUPINGS,
@@ -40,6 +43,12 @@ from harness.store import ResultsError, read_records
     help="A price table (TOML) to use instead of the shipped one.",
 )
 @click.option("--price-as", help="Price the recorded tokens as if served by this model.")
+@click.option(
+    "--failures",
+    "with_failures",
+    is_flag=True,
+    help="Add each arm's commonest failure labels (`loopbench failures`; reads the traces).",
+)
 def table_command(
     results: Path,
     fmt: str,
@@ -48,6 +57,7 @@ def table_command(
     reference: str | None,
     prices: Path | None,
     price_as: str | None,
+    with_failures: bool,
 ) -> None:
     """Print accuracy, turns, tool calls, tokens, cost and cost per correct answer per arm."""
     try:
@@ -59,10 +69,29 @@ def table_command(
         summary = summarize(frame, by, retried)
         if reference:
             summary = with_reference(frame, summary, reference)
+        if with_failures:
+            summary = summary.assign(failures=summary["arm"].map(commonest_failures(results)))
         chosen = [c.strip() for c in columns.split(",")] if columns else None
         click.echo(render(summary, fmt, table_title(frame, pricing), chosen))
-    except (ResultsError, PriceError, ValueError) as exc:
+        if fmt == "md" and (note := stopping_note(results, read_records(results))):
+            click.echo(f"\n{note}")
+    except (ResultsError, PriceError, TraceError, ValueError) as exc:
         raise BadInput(str(exc)) from None
+
+
+def commonest_failures(results: Path, shown: int = 3) -> dict[str, str]:
+    """Per arm, its commonest failure labels with the share of failed runs carrying each."""
+    described = {}
+    for arm in summarize_failures(label_folder(results), examples=0):
+        top = sorted((c, label) for label, c in arm.counts.items() if c)[::-1][:shown]
+        described[arm.arm] = ", ".join(f"{label} {arm.share(label):.0%}" for _, label in top)
+    return described
+
+
+def stopping_note(results: Path, records: list[RunRecord]) -> str:
+    """For a run stopped by --until-separated: its decisions and the runs not spent."""
+    stopped = StoppedRun.load(results)
+    return stopped.footnote(records) if stopped is not None else ""
 
 
 def table_title(frame: pd.DataFrame, pricing: Pricing) -> str:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from harness.patterns.base import Pattern, PatternOptions
+from harness.plugins import PATTERN_GROUP, load_entry_points
 
 OptionsT = TypeVar("OptionsT", bound=PatternOptions)
 
@@ -63,11 +64,22 @@ def lookup(name: str) -> PatternInfo:
     if info is None:
         raise UnknownPattern(
             f"no pattern named {name!r} is registered; registered: {', '.join(sorted(_REGISTRY))}. "
-            "To add one, write a module under harness/patterns/ that decorates its factory "
-            "with @register(name, OptionsModel, summary)."
+            "To add one, decorate its factory with @loopbench.register_pattern(name, "
+            "OptionsModel, summary) in a module of your own, then pass --plugin your.module, "
+            f"or declare the module as an entry point in the group {PATTERN_GROUP!r} of your "
+            "package (README: Plugins)."
         )
     return info
 
 
+_plugins_loaded = False
+
+
 def _load_builtins() -> None:
+    """The shipped patterns, then those of installed plugins (once)."""
+    global _plugins_loaded
     from harness.patterns import builtin  # noqa: F401  (importing registers them)
+
+    if not _plugins_loaded:
+        load_entry_points(PATTERN_GROUP)
+        _plugins_loaded = True

@@ -69,7 +69,8 @@ def test_unknown_tool_lists_known_ones(tmp_path):
 
 
 def test_unknown_name_lists_builtins():
-    with pytest.raises(TaskSetError, match="built-in name \\(coding, depot, humaneval"):
+    listed = "built-in name \\(coding, depot, depot-500, depot-easy, humaneval"
+    with pytest.raises(TaskSetError, match=listed):
         load_taskset("nope")
 
 

@@ -1,0 +1,233 @@
+"""The Python API: build a grid in code, run it with any model client, read the results.
+
+    import loopbench
+
+    experiment = loopbench.Experiment(
+        tasks="depot", arms=["direct", "react_text:guard=on"], repeats=3,
+        model=lambda request: "Answer: 84", out="results/mine",
+    )
+    results = experiment.run()
+    results.frame()          # one row per run
+    results.table()          # one row per arm, as `loopbench table` prints it
+    results.failures()       # the failure taxonomy per arm
+    results.compare(loopbench.load("results/before"))
+
+``loopbench run`` is a thin layer over this: it resolves the endpoint, starts the
+embedded model when asked, and hands its HTTP client to ``Experiment.run_async``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from harness.experiment import Arm, ArmError, parse_arms
+from harness.models.scripted import FunctionModel, Reply
+from harness.models.types import ModelClient, ModelRequest, ModelResponse
+from harness.records import RunRecord
+from harness.report.compare import Comparison, compare
+from harness.report.failures import ArmFailures, label_folder, summarize_failures
+from harness.report.prices import PriceTable, load_prices
+from harness.report.separation import Separation, SeparationRule
+from harness.report.table import Pricing, records_frame, render, summarize, with_reference
+from harness.rounds import run_until_separated
+from harness.runner import RunSettings, run_experiment
+from harness.store import ResultsFolder, read_records
+from tasks.taskset import TaskSet, load_taskset
+
+#: What may stand for the model: a client, or a function of the request (sync or async)
+#: returning a reply's text, a ModelResponse, or an exception to raise.
+ModelLike = ModelClient | Callable[[ModelRequest], Reply | Awaitable[Reply]]
+
+
+@dataclass
+class Experiment:
+    """A grid to run: every arm on every task, ``repeats`` times (or in rounds until the
+    arms are told apart, with ``until_separated``)."""
+
+    tasks: str | Path | TaskSet = "depot"
+    """A built-in task set's name, a task set folder, or a loaded TaskSet."""
+    arms: Sequence[str | Arm] = ("direct",)
+    """Arms as on the command line (``react_text:guard=on``), or parsed ones."""
+    repeats: int = 1
+    concurrency: int = 8
+    model: ModelLike | None = None
+    """The model: a ModelClient, or a function of the request. May also be given to run."""
+    model_name: str = "model"
+    """The model's name, recorded in every run and used to find its price."""
+    out: str | Path | None = None
+    """The results folder; re-running into it resumes. Default: results/<timestamp>."""
+    base_url: str = ""
+    """The endpoint, recorded in the folder's identity (never with credentials)."""
+    limit: int | None = None
+    """Run only the first N tasks; the folder stays tied to the whole set."""
+    until_separated: SeparationRule | None = None
+    settings: RunSettings = field(default_factory=RunSettings)
+
+    @cached_property
+    def taskset(self) -> TaskSet:
+        """The task set, loaded once (TaskSetError says what is wrong with it)."""
+        return self.tasks if isinstance(self.tasks, TaskSet) else load_taskset(self.tasks)
+
+    @cached_property
+    def parsed_arms(self) -> list[Arm]:
+        """The arms, checked against the registry before anything runs."""
+        arms = parse_arms(self.arms)
+        if not arms:
+            raise ArmError("give at least one arm")
+        if self.until_separated is not None and len(arms) < 2:
+            raise ArmError("--until-separated compares arms: give at least two --arm")
+        return arms
+
+    def run(self, model: ModelLike | None = None) -> Results:
+        """Run the grid and return its results; in a notebook (a running event loop),
+        ``await experiment.run_async()`` instead."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(self.run_async(model))
+        raise RuntimeError(
+            "an event loop is already running (a notebook?): use `await experiment.run_async()`"
+        )
+
+    async def run_async(self, model: ModelLike | None = None) -> Results:
+        client = as_client(model if model is not None else self.model)
+        with self.open() as folder:
+            return await self.run_in(folder, client)
+
+    def open(self) -> ResultsFolder:
+        """The results folder, opened for writing: refused (ResultsError) when it holds
+        runs of another task set, model or endpoint, or another writer holds it."""
+        taskset = self.taskset
+        meta = {
+            "task_set": taskset.name,
+            "model": self.model_name,
+            "base_url": self.base_url,
+            "fingerprint": taskset.fingerprint(),
+        }
+        out = self.out or Path("results") / datetime.now().strftime("%Y%m%d-%H%M%S")
+        return ResultsFolder.open(out, meta)
+
+    async def run_in(
+        self,
+        folder: ResultsFolder,
+        client: ModelClient,
+        on_start: Callable[[int, int], None] | None = None,
+        on_done: Callable[[RunRecord], None] | None = None,
+        on_round: Callable[[Separation], None] | None = None,
+    ) -> Results:
+        """Run the grid into an open folder with this client (what ``loopbench run`` does
+        once its endpoint is up)."""
+        taskset, arms = self.taskset, self.parsed_arms
+        chosen = replace(taskset, tasks=taskset.tasks[: self.limit]) if self.limit else taskset
+        settings = replace(self.settings, concurrency=self.concurrency)
+        name = self.model_name
+        separation = None
+        if self.until_separated is None:
+            grid = await run_experiment(
+                chosen, arms, self.repeats, client, name, folder, settings, on_start, on_done
+            )
+        else:
+            rule = self.until_separated
+            grid, separation = await run_until_separated(
+                chosen, arms, rule, client, name, folder, settings, on_start, on_done, on_round
+            )
+        return Results(folder.path, grid.ran, grid.skipped, separation, tuple(folder.repairs))
+
+
+def as_client(model: ModelLike | None) -> ModelClient:
+    """A model client from a client or a plain function (sync or async) of the request."""
+    if model is None:
+        raise ValueError("no model: give Experiment(model=...) or run(model)")
+    complete = getattr(model, "complete", None)
+    if complete is not None and inspect.iscoroutinefunction(complete):
+        return model  # type: ignore[return-value]
+    if not callable(model):
+        raise TypeError(f"a model is a ModelClient or a function of the request, not {model!r}")
+    if inspect.iscoroutinefunction(model):
+        return _AsyncFunctionModel(model)
+    return FunctionModel(model)  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
+class _AsyncFunctionModel:
+    fn: Callable[[ModelRequest], Awaitable[Reply]]
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        reply = await self.fn(request)
+        return await FunctionModel(lambda _: reply).complete(request)
+
+
+@dataclass(frozen=True)
+class Results:
+    """A results folder, read: what ``table``, ``compare`` and ``failures`` print, as data."""
+
+    path: Path
+    ran: int = 0
+    """Runs made by the call that returned these results."""
+    skipped: int = 0
+    """Runs already recorded in the folder, not run again."""
+    separation: Separation | None = None
+    """With until_separated: the decisions the rounds reached."""
+    repairs: Sequence[str] = ()
+    """What was repaired on opening the folder (a torn last line cut)."""
+
+    def records(self) -> list[RunRecord]:
+        return read_records(self.path)
+
+    def frame(self, price_as: str | None = None, prices: PriceTable | None = None) -> pd.DataFrame:
+        """One row per run (superseded api_error runs left out), priced as recorded or as
+        ``price_as``."""
+        return records_frame(self.records(), Pricing(prices or load_prices(), price_as))
+
+    def table(
+        self,
+        by: str | None = None,
+        vs: str | None = None,
+        price_as: str | None = None,
+        prices: PriceTable | None = None,
+    ) -> pd.DataFrame:
+        """One row per arm (per arm and ``by``): accuracy with its interval, turns, tokens,
+        cost, cost per correct answer; with ``vs``, each arm's paired difference."""
+        pricing = Pricing(prices or load_prices(), price_as)
+        frame = records_frame(self.records(), pricing)
+        retried = records_frame(read_records(self.path, superseded=True), pricing)
+        summary = summarize(frame, by, retried)
+        return with_reference(frame, summary, vs) if vs else summary
+
+    def render(self, fmt: str = "md", **table: Any) -> str:
+        """The table as ``loopbench table --format FMT`` prints it (md, csv, json, latex,
+        html)."""
+        return render(self.table(**table), fmt)
+
+    def compare(
+        self,
+        before: Results | str | Path,
+        arms: list[str] | None = None,
+        max_drop: float = 0.05,
+        alpha: float = 0.05,
+        max_cost_rise: float = 0.10,
+    ) -> Comparison:
+        """These results against ``before`` (the baseline), as ``loopbench compare`` does:
+        per arm, the paired difference and whether it regressed."""
+        baseline = before if isinstance(before, Results) else load(before)
+        return compare(baseline.frame(), self.frame(), arms, max_drop, alpha, max_cost_rise)
+
+    def failures(self, examples: int = 3) -> list[ArmFailures]:
+        """Per arm, the failed runs' labels (the failure taxonomy) with example runs."""
+        return summarize_failures(label_folder(self.path), examples)
+
+
+def load(path: str | Path) -> Results:
+    """The results of a folder written by ``loopbench run`` or ``Experiment.run``."""
+    folder = Path(path)
+    read_records(folder)  # a folder that cannot be read says so here, not later
+    return Results(folder)

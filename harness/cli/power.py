@@ -1,0 +1,400 @@
+"""``loopbench power``: the tasks and repeats a paired comparison of two arms needs, before a
+run, and what a finished run could have detected (the model: ``harness.report.power``)."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import click
+
+from harness.cli.errors import BadInput, Finite
+from harness.report.power import (
+    INDEPENDENT,
+    MAX_TASKS,
+    SHARED,
+    Design,
+    Estimates,
+    PowerError,
+    estimate,
+    plan,
+    reliable_from,
+    smallest_detectable,
+)
+from harness.store import ResultsError, read_records
+
+DEFAULT_REPEATS = 3
+#: Assumed when neither --icc nor a run with repeats says otherwise.
+DEFAULT_ICC = 0.3
+SHARE = Finite(0, 1, min_open=True, max_open=True)
+
+
+#: Words --arm-correlation takes besides a number from 0 to 1.
+CORRELATIONS = {"shared": SHARED, "independent": INDEPENDENT}
+
+
+def _arm_correlation(text: str | None) -> float | None:
+    if text is None:
+        return None
+    word = text.strip().lower()
+    if word in CORRELATIONS:
+        return CORRELATIONS[word]
+    try:
+        number = float(word)
+    except ValueError:
+        number = math.nan
+    if not 0 <= number <= 1:  # also refuses nan
+        raise click.BadParameter(
+            f"{text!r}: write shared, independent or a number from 0 to 1",
+            param_hint="--arm-correlation",
+        )
+    return number
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One input of the design and where it came from: given, estimated or assumed."""
+
+    value: float
+    source: str
+
+    def said(self, text: str) -> str:
+        return text if self.source == "given" else f"{text} ({self.source})"
+
+
+@click.command("power")
+@click.option("--baseline", type=SHARE, help="Arm A's accuracy, as a share (0.56).")
+@click.option(
+    "--delta",
+    type=Finite(-1, 1),
+    help="The difference to detect: arm B's accuracy minus arm A's (0.10 is 10 points).",
+)
+@click.option(
+    "--tasks",
+    type=click.IntRange(min=2),
+    help="Tasks in the design: say the power they have instead of the tasks needed.",
+)
+@click.option(
+    "--repeats",
+    type=click.IntRange(min=1),
+    help=f"Runs of every (arm, task).  [default: {DEFAULT_REPEATS}, or the run's with --from]",
+)
+@click.option(
+    "--icc",
+    type=Finite(0, 1),
+    help="Share of a run's variance that lies between tasks (intraclass correlation).  "
+    f"[default: {DEFAULT_ICC}, or estimated with --from]",
+)
+@click.option(
+    "--arm-correlation",
+    metavar="shared|independent|0..1",
+    help="Correlation of a task's difficulty for the two arms: shared (1), independent (0) "
+    "or between.  [default: shared, or estimated with --from]",
+)
+@click.option(
+    "--alpha",
+    type=SHARE,
+    default=0.05,
+    show_default=True,
+    help="Significance level of the two-sided paired test.",
+)
+@click.option(
+    "--power",
+    "wanted",
+    type=SHARE,
+    default=0.8,
+    show_default=True,
+    help="Chance wanted of detecting the difference.",
+)
+@click.option(
+    "--from",
+    "results",
+    type=click.Path(path_type=Path),
+    help="A finished results folder: estimate tasks, repeats, baseline, ICC and arm "
+    "correlation from it (flags given win), and say what it could have detected.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["md", "json"]),
+    default="md",
+    show_default=True,
+    help="Output format.",
+)
+def power_command(
+    baseline: float | None,
+    delta: float | None,
+    tasks: int | None,
+    repeats: int | None,
+    icc: float | None,
+    arm_correlation: str | None,
+    alpha: float,
+    wanted: float,
+    results: Path | None,
+    fmt: str,
+) -> None:
+    """How many tasks a paired comparison of two arms needs, or the power of --tasks."""
+    kappa = _arm_correlation(arm_correlation)
+    try:
+        found = _estimate(results, alpha, wanted) if results is not None else None
+        if found is None and baseline is None:
+            raise BadInput("give --baseline (arm A's accuracy, e.g. 0.56), or --from RESULTS")
+        if delta is None and found is None:
+            raise BadInput("give --delta, the difference to detect (0.10 is 10 points)")
+        settings = _settings(found, baseline, repeats, icc, kappa)
+        report: dict[str, Any] = {}
+        if found is not None:
+            report["from"] = _finished(str(results), found, settings, alpha, wanted)
+        if delta is not None:
+            report |= _planned(_design(settings, delta, alpha, wanted), settings, tasks)
+    except (ResultsError, PowerError) as exc:
+        raise BadInput(str(exc)) from None
+    click.echo(json.dumps(report, indent=2) if fmt == "json" else _markdown(report))
+
+
+def _estimate(results: Path, alpha: float, wanted: float) -> Estimates:
+    records = read_records(results)
+    if not records:
+        raise BadInput(f"{results}: no finished runs yet")
+    try:
+        return estimate(records, alpha, wanted)
+    except PowerError as exc:
+        raise BadInput(f"{results}: {exc}") from None
+
+
+def _settings(
+    found: Estimates | None,
+    baseline: float | None,
+    repeats: int | None,
+    icc: float | None,
+    arm_correlation: float | None,
+) -> dict[str, Setting]:
+    """Each input: the flag if given, else the run's estimate, else the default."""
+
+    def pick(flag: float | None, estimated: float | None, default: float, why: str) -> Setting:
+        if flag is not None:
+            return Setting(flag, "given")
+        if estimated is not None:
+            return Setting(estimated, "estimated")
+        return Setting(default, why)
+
+    assumed = "assumed; measure yours with --from" if found is None else "assumed"
+    if found is not None and found.icc is None:
+        assumed = "assumed: each (arm, task) of the run ran once, so it cannot tell"
+    if baseline is None and found is not None:
+        if not 0 < found.baseline < 1:
+            raise BadInput(
+                f"the run's arms are right {found.baseline:.0%} of the time: no spread to "
+                "plan with; give --baseline"
+            )
+        baseline_setting = Setting(found.baseline, "estimated")
+    else:
+        assert baseline is not None  # the command asks for one when there is no run
+        baseline_setting = Setting(baseline, "given")
+    return {
+        "baseline": baseline_setting,
+        "repeats": pick(repeats, found.repeats if found else None, DEFAULT_REPEATS, "assumed"),
+        "icc": pick(icc, found.icc if found else None, DEFAULT_ICC, assumed),
+        "arm_correlation": pick(
+            arm_correlation, found.arm_correlation if found else None, SHARED, "assumed"
+        ),
+    }
+
+
+def _design(settings: dict[str, Setting], delta: float, alpha: float, wanted: float) -> Design:
+    return Design(
+        settings["baseline"].value,
+        delta,
+        int(settings["repeats"].value),
+        settings["icc"].value,
+        settings["arm_correlation"].value,
+        alpha,
+        wanted,
+    )
+
+
+def _planned(design: Design, settings: dict[str, Setting], tasks: int | None) -> dict[str, Any]:
+    rows = plan(design, tasks)
+    return {
+        "design": {**asdict(design), "arm_b": design.arm_b, "tasks": tasks},
+        "sources": {name: s.source for name, s in settings.items()},
+        "tasks_needed": rows[0].tasks_needed,
+        "power_of_tasks": rows[0].power,
+        "reliable_from_tasks": reliable_from(design.icc),
+        "rows": [
+            {**asdict(row), "repeats": None if math.isinf(row.repeats) else int(row.repeats)}
+            for row in rows
+        ],
+    }
+
+
+def _finished(
+    results: str, found: Estimates, settings: dict[str, Setting], alpha: float, wanted: float
+) -> dict[str, Any]:
+    """The run's own design (its tasks and repeats) and the smallest rise it could detect."""
+    design = replace(_design(settings, 0.0, alpha, wanted), repeats=found.repeats)
+    return {
+        "results": results,
+        "alpha": alpha,
+        "power": wanted,
+        **{k: v for k, v in asdict(found).items() if k != "pairs"},
+        "used": {name: asdict(settings[name]) for name in ("baseline", "icc", "arm_correlation")},
+        "smallest_detectable": smallest_detectable(design, found.tasks),
+        "reliable_from_tasks": reliable_from(design.icc),
+        "pairs": [asdict(p) for p in found.pairs],
+    }
+
+
+def _markdown(report: dict[str, Any]) -> str:
+    parts = []
+    if "from" in report:
+        parts.append(_finished_markdown(report["from"]))
+    if "design" in report:
+        parts.append(_planned_markdown(report))
+    return "\n\n".join(parts)
+
+
+ROUGH = "†"
+
+
+def _rough(tasks: int | None, bound: int) -> str:
+    return ROUGH if tasks is not None and tasks < bound else ""
+
+
+def _rough_note(bound: int, icc: float) -> str:
+    return (
+        f"{ROUGH} Fewer than {bound} tasks at ICC {icc:.2f}: power there depends on how "
+        "difficulty is spread over the tasks, which the ICC does not say: simulated runs can "
+        "part from the formula by 0.1 or more. Treat as rough."
+    )
+
+
+def _points(share: float | None) -> str:
+    if share is None or math.isnan(share):
+        return "—"
+    points = abs(100 * share)
+    return f"{points:.1f} points" if points < 10 else f"{points:.0f} points"
+
+
+def _correlation(value: float) -> str:
+    return {SHARED: "shared by the arms", INDEPENDENT: "independent between the arms"}.get(
+        value, f"correlated {value:.2f} between the arms"
+    )
+
+
+def _planned_markdown(report: dict[str, Any]) -> str:
+    d, sources, bound = report["design"], report["sources"], report["reliable_from_tasks"]
+    said = {name: Setting(d[name], source) for name, source in sources.items()}
+    runs, given = d["repeats"], d["tasks"]
+    lines = [
+        f"Arm A right {d['baseline']:.0%} of the time, arm B {d['arm_b']:.0%} "
+        f"({'+' if d['delta'] > 0 else '-'}{_points(d['delta'])}); "
+        + said["icc"].said(f"ICC {d['icc']:.2f}")
+        + "; task difficulty "
+        + said["arm_correlation"].said(_correlation(d["arm_correlation"]))
+        + f"; paired t test on per-task differences, two-sided alpha {d['alpha']:g}.",
+        "",
+    ]
+    first = report["rows"][0]
+    needed = first["tasks_needed"]
+    if given is None:
+        lines.append(
+            f"**{_tasks(needed)}**{_rough(needed, bound)} at {runs} repeat(s) give "
+            f"{d['power']:.0%} power" + (f" ({needed * runs:,} runs an arm)." if needed else ".")
+        )
+    else:
+        lines.append(
+            f"**Power {first['power']:.0%}**{_rough(given, bound)} with {given} tasks at "
+            f"{runs} repeat(s) ({given * runs:,} runs an arm); {d['power']:.0%} power needs "
+            f"{_tasks(needed)}{_rough(needed, bound)}."
+        )
+    lines += [
+        "",
+        "| repeats | sd of a task's difference | "
+        + (f"power with {given} tasks | " if given else "")
+        + f"tasks for {d['power']:.0%} power | runs an arm |",
+        "|---|---|---|---|" + ("---|" if given else ""),
+    ]
+    for row in sorted(report["rows"], key=lambda r: r["repeats"] or math.inf):
+        repeats, needed = row["repeats"], row["tasks_needed"]
+        lines.append(
+            f"| {_repeats(repeats, runs)} | {row['sd']:.3f} | "
+            + (f"{row['power']:.0%}{_rough(given, bound)} | " if given else "")
+            + (f"{needed:,}{_rough(needed, bound)} | " if needed else "— | ")
+            + (f"{needed * repeats:,} |" if needed and repeats else "— |")
+        )
+    floor = report["rows"][-1]["sd"] ** 2
+    lines += [
+        "",
+        f"Var(a task's difference) = {floor:.4f} between tasks, which no number of repeats "
+        f"removes, + {first['sd'] ** 2 - floor:.4f} run to run at {runs} repeat(s), which "
+        "shrinks as 1/repeats: repeats help while the second term is the larger. "
+        + (
+            "A difficulty the arms share cancels in the difference, so the first is small; "
+            "it grows as the arms' task effects differ (--arm-correlation below 1). "
+            if d["arm_correlation"] == SHARED
+            else ""
+        )
+        + "Model: docs/power.md.",
+    ]
+    if ROUGH in "\n".join(lines[2:]):
+        lines += ["", _rough_note(bound, d["icc"])]
+    return "\n".join(lines)
+
+
+def _repeats(repeats: int | None, design: int) -> str:
+    if repeats is None:
+        return "∞"
+    return f"**{repeats}**" if repeats == design else str(repeats)
+
+
+def _tasks(needed: int | None) -> str:
+    return f"{needed:,} tasks" if needed else f"more than {MAX_TASKS:,} tasks"
+
+
+def _finished_markdown(found: dict[str, Any]) -> str:
+    used = {name: Setting(**value) for name, value in found["used"].items()}
+    icc, kappa = found["icc"], found["arm_correlation"]
+    bound, rough = (
+        found["reliable_from_tasks"],
+        _rough(found["tasks"], found["reliable_from_tasks"]),
+    )
+    lines = [
+        f"**{found['results']}**: {found['arms']} arms, {found['tasks']} tasks, "
+        f"{found['repeats']} repeat(s); accuracy {found['baseline']:.0%} over all arms; "
+        + (
+            "ICC not estimable (each (arm, task) ran once)"
+            if icc is None
+            else f"ICC {icc:.2f} (one-way ANOVA on each (arm, task)'s runs, pooled over arms)"
+        )
+        + (
+            ""
+            if kappa is None
+            else f"; arm correlation {kappa:.2f} (from the per-task differences)"
+        )
+        + ".",
+        "",
+        f"Smallest rise over {used['baseline'].value:.0%} this run could detect with "
+        f"{found['power']:.0%} power (two-sided alpha {found['alpha']:g}): "
+        f"**{_points(found['smallest_detectable'])}**{rough}, at "
+        + used["icc"].said(f"ICC {used['icc'].value:.2f}")
+        + " and "
+        + used["arm_correlation"].said(f"arm correlation {used['arm_correlation'].value:.2f}")
+        + ".",
+        "",
+        f"| arm | accuracy | vs {found['best']} (the best arm) | tasks | sd of per-task "
+        "difference | smallest detectable at that sd |",
+        "|---|---|---|---|---|---|",
+    ]
+    for p in found["pairs"]:
+        lines.append(
+            f"| {p['arm']} | {p['accuracy']:.0%} | {100 * p['difference']:+.0f} points | "
+            f"{p['tasks']} | {p['sd']:.3f} | {_points(p['detectable'])}"
+            f"{_rough(p['tasks'], bound)} |"
+        )
+    if rough:
+        lines += ["", _rough_note(bound, used["icc"].value)]
+    return "\n".join(lines)

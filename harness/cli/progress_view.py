@@ -1,0 +1,131 @@
+"""What the progress of a grid counts, record by record, and the rich frame that shows it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+from rich import box
+from rich.console import Group, RenderableType
+from rich.progress_bar import ProgressBar
+from rich.table import Table
+from rich.text import Text
+
+from harness.patterns.base import INFRASTRUCTURE_STATUSES
+from harness.records import RunRecord
+
+NONE = "—"
+
+
+@dataclass
+class Tally:
+    """Counts over some runs (one arm's, one round's, all of them); O(1) per record."""
+
+    todo: int | None = None
+    """Runs to do, when known."""
+    done: int = 0
+    correct: int = 0
+    graded: int = 0
+    """Runs that did not end in api_error or pattern_error: accuracy's denominator."""
+    errors: int = 0
+    retries: int = 0
+    turns: int = 0
+    tokens: int = 0
+    cost: float | None = 0.0
+    """None once a record had no price: a partial sum would read as the whole cost."""
+
+    def add(self, record: RunRecord) -> None:
+        self.done += 1
+        if record.status in INFRASTRUCTURE_STATUSES:
+            self.errors += 1
+        else:
+            self.graded += 1
+            self.correct += record.correct is True
+        self.retries += record.retries
+        self.turns += record.turns
+        self.tokens += record.tokens_in + record.tokens_out
+        if self.cost is not None:
+            self.cost = None if record.cost_usd is None else self.cost + record.cost_usd
+
+    def accuracy(self) -> str:
+        if not self.graded:
+            return NONE
+        return f"{self.correct}/{self.graded} {self.correct / self.graded:4.0%}"
+
+    def spent(self) -> str:
+        return NONE if self.cost is None or not self.done else f"${self.cost:.4f}"
+
+
+@dataclass
+class GridCounts:
+    """A grid's counts: this round's, every arm's and all runs' since the first round."""
+
+    rounds: bool = False
+    """Numbered rounds (--until-separated): ``start`` is called once per round."""
+    round: int = 0
+    this_round: Tally = field(default_factory=Tally)
+    everything: Tally = field(default_factory=Tally)
+    arms: dict[str, Tally] = field(default_factory=dict)
+
+    def start(self, todo: int, by_arm: Mapping[str, int] | None = None) -> None:
+        self.round += 1
+        self.this_round = Tally(todo=todo)
+        for arm, n in (by_arm or {}).items():
+            tally = self.arms.setdefault(arm, Tally(todo=0))
+            tally.todo = (tally.todo or 0) + n
+
+    def add(self, record: RunRecord) -> None:
+        self.this_round.add(record)
+        self.everything.add(record)
+        self.arms.setdefault(record.arm, Tally()).add(record)
+
+    def calls_per_s(self, elapsed: float) -> float:
+        return self.everything.turns / elapsed if elapsed > 0 else 0.0
+
+    def eta(self, elapsed: float) -> float | None:
+        """Seconds left in this round at the pace of every run so far."""
+        left = (self.this_round.todo or 0) - self.this_round.done
+        return left * elapsed / self.everything.done if self.everything.done else None
+
+
+def counted(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
+
+
+def clock_time(seconds: float | None) -> str:
+    return NONE if seconds is None else str(timedelta(seconds=round(seconds)))
+
+
+def frame(counts: GridCounts, elapsed: float) -> RenderableType:
+    """The live view: where this round stands, a row per arm, and the totals."""
+    now, every = counts.this_round, counts.everything
+    todo = now.todo or 0
+    runs = f"{now.done}/{todo} runs"
+    if counts.rounds:
+        runs = f"round {counts.round} · {runs}"
+        runs += f" · {every.done} in all" if counts.round > 1 else ""
+    header = f"{runs} · {clock_time(elapsed)} elapsed · ETA {clock_time(counts.eta(elapsed))}"
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False)
+    table.add_column("arm", overflow="fold")
+    for name in ("runs", "accuracy", "errors", "tokens", "cost"):
+        table.add_column(name, justify="right")
+    for arm, tally in counts.arms.items():
+        done = str(tally.done) if tally.todo is None else f"{tally.done}/{tally.todo}"
+        table.add_row(
+            Text(arm), done, tally.accuracy(), str(tally.errors), f"{tally.tokens:,}", tally.spent()
+        )
+    totals = [
+        f"{counts.calls_per_s(elapsed):.1f} calls/s",
+        counted(every.errors, "error", "errors"),
+        counted(every.retries, "retry", "retries"),
+    ]
+    if (spent := every.spent()) != NONE:
+        totals.append(f"{spent} spent")
+    top = Table.grid(padding=(0, 1))
+    top.add_row(ProgressBar(total=max(1, todo), completed=now.done, width=40), Text(header))
+    return Group(
+        top,
+        table,
+        Text(" · ".join(totals)),
+    )

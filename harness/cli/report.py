@@ -1,0 +1,55 @@
+"""``loopbench report``: one self-contained HTML file of a results folder, to share."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from harness.cli.errors import BadInput
+from harness.report.html import report_html
+from harness.report.prices import PriceError, load_prices
+from harness.report.table import Pricing
+from harness.store import ResultsError
+
+
+@click.command("report")
+@click.argument("results", type=click.Path(path_type=Path))
+@click.option("--vs", "reference", help="Add each arm's paired difference against this arm.")
+@click.option("--price-as", help="Price the recorded tokens as if served by this model.")
+@click.option(
+    "--prices",
+    type=click.Path(path_type=Path),
+    help="A price table (TOML) to use instead of the shipped one.",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(path_type=Path),
+    required=True,
+    help="The HTML file to write (it opens offline: styles, script, plots and traces inside).",
+)
+def report_command(
+    results: Path,
+    reference: str | None,
+    price_as: str | None,
+    prices: Path | None,
+    output: Path,
+) -> None:
+    """Write one HTML page of a results folder: the summary table, plots, why runs failed,
+    a task-by-arm matrix and every run with its trace."""
+    if output.is_dir():
+        raise BadInput(f"{output}: is a folder; give -o a file name, e.g. {output / 'report.html'}")
+    output = output if output.suffix else output.with_suffix(".html")
+    try:
+        page = report_html(results, Pricing(load_prices(prices), price_as), reference)
+    except (ResultsError, PriceError, ValueError) as exc:
+        raise BadInput(str(exc)) from None
+    try:
+        output.write_text(page, encoding="utf-8")
+    except OSError as exc:
+        raise BadInput(
+            f"{output}: cannot be written ({exc.strerror or exc}); give -o a file in a folder "
+            "that exists and can be written"
+        ) from None
+    click.echo(f"wrote {output} ({len(page.encode()) / 1024:,.0f} KB)")

@@ -1,0 +1,136 @@
+"""``loopbench tasks``: generate a depot-style task set, or check one with the reference solver.
+
+    loopbench tasks generate --n 500 --hops 2-4 --seed 7 --out tasks/mine
+    loopbench tasks check tasks/mine
+
+``check`` exits 0 when the solver agrees with every question, 1 when it disagrees with
+any (each named on its own line), and 2 when the folder is not a usable generated set.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from harness.cli.errors import BadInput
+from tasks.generate import (
+    GenerateError,
+    Options,
+    disagreements,
+    generate,
+    parse_hops,
+    parse_operations,
+    write_set,
+)
+from tasks.taskset import TaskSetError, load_taskset
+
+
+@click.group("tasks")
+def tasks_group() -> None:
+    """Make generated task sets and check them."""
+
+
+@tasks_group.command("generate")
+@click.option("--n", "n", type=int, required=True, help="Questions to generate (1 to 5000).")
+@click.option(
+    "--hops",
+    default="2-4",
+    show_default=True,
+    help="Look-ups each question needs: a range A-B or one number, from 1 to 4; "
+    "1 is the easy level (a single look-up).",
+)
+@click.option("--seed", type=int, default=7, show_default=True, help="Seed of everything drawn.")
+@click.option(
+    "--ambiguity",
+    type=float,
+    default=0.3,
+    show_default=True,
+    help="Share of depot entries titled locally ('Porvik yard (Veltrano)'), which the "
+    "question's words cannot find; only the company's entry names them.",
+)
+@click.option(
+    "--distractors",
+    type=float,
+    default=0.2,
+    show_default=True,
+    help="Share of companies given look-alikes: a company one vowel away with a depot in the "
+    "same city, a person one vowel away, a workshop or history entry.",
+)
+@click.option(
+    "--operations",
+    default="",
+    help="Comma-separated subset of lookup, difference, sum, ratio, comparison, which "
+    "(default: every one the hop counts allow).",
+)
+@click.option(
+    "--public",
+    type=int,
+    default=0,
+    show_default=True,
+    help="Also ask this many questions on real public facts (slice 'public'); facts age, "
+    "so none by default.",
+)
+@click.option("--name", help="The set's name in taskset.toml. Default: the --out folder's name.")
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    required=True,
+    help="Folder to write; must be new, empty, or a set generated before (which is replaced).",
+)
+def generate_command(
+    n: int,
+    hops: str,
+    seed: int,
+    ambiguity: float,
+    distractors: float,
+    operations: str,
+    public: int,
+    name: str | None,
+    out: Path,
+) -> None:
+    """Write a task set over a fictional haulage world, every question checked by the
+    reference solver; the same options give the same bytes."""
+    try:
+        options = Options(
+            n=n,
+            hops=parse_hops(hops),
+            seed=seed,
+            ambiguity=ambiguity,
+            distractors=distractors,
+            operations=parse_operations(operations),
+            public=public,
+            name=name or out.resolve().name,
+        )
+        made = generate(options)
+        write_set(made, out)
+    except GenerateError as exc:
+        raise BadInput(str(exc)) from None
+    except OSError as exc:
+        raise BadInput(f"--out {out}: cannot be written ({exc.strerror or exc})") from None
+    click.echo(f"{out}: {len(made.tasks)} tasks, {len(made.book['entries'])} entries")
+
+
+@tasks_group.command("check")
+@click.argument("folder", type=click.Path(path_type=Path))
+def check_command(folder: Path) -> None:
+    """Re-run the reference solver over a generated set; name every question whose answer,
+    hop count or walk disagrees with what the set records."""
+    try:
+        taskset = load_taskset(folder)
+    except TaskSetError as exc:
+        raise BadInput(str(exc)) from None
+    if not taskset.generated_by or taskset.encyclopedia is None or taskset.is_code:
+        raise BadInput(
+            f"{folder}: is not a generated set (its taskset.toml has no generated_by); check "
+            "reads sets made by loopbench tasks generate"
+        )
+    found = disagreements(taskset)
+    for task_id, what in found:
+        click.echo(f"{task_id}: {what}")
+    total, wrong = len(taskset.tasks), len({task_id for task_id, _ in found})
+    if wrong:
+        click.echo(f"{folder}: the solver disagrees on {wrong} of {total} tasks")
+    else:
+        click.echo(f"{folder}: the solver agrees with all {total} tasks")
+    raise SystemExit(1 if wrong else 0)

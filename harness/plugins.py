@@ -1,0 +1,53 @@
+"""Patterns and task sets from outside the package.
+
+A plugin is a module that registers what it adds when imported: a pattern with
+``@loopbench.register_pattern(name, OptionsModel, summary)`` on its factory, a task set
+with ``loopbench.register_taskset(name, loader)``. loopbench imports it
+
+- when named with ``--plugin module.path`` (``run``, ``patterns``), or
+- when an installed package declares it as an entry point, in the group
+  ``loopbench.patterns`` or ``loopbench.tasksets`` (``[project.entry-points]`` in its
+  pyproject.toml): every such entry point is loaded the first time a pattern or task set
+  is looked up.
+
+A plugin that cannot be imported is refused with its name and the error, never a
+traceback.
+"""
+
+from __future__ import annotations
+
+import importlib
+from importlib.metadata import entry_points
+
+PATTERN_GROUP = "loopbench.patterns"
+TASKSET_GROUP = "loopbench.tasksets"
+
+
+class PluginError(ValueError):
+    pass
+
+
+def load_plugin(module: str) -> None:
+    """Import ``module`` (``--plugin``), so that what it registers is there to run."""
+    try:
+        importlib.import_module(module)
+    except Exception as exc:  # the plugin's own failure, said in one line
+        raise PluginError(
+            f"--plugin {module}: cannot be imported ({type(exc).__name__}: {exc}); give a "
+            "module path Python can import, e.g. mypackage.patterns"
+        ) from None
+
+
+def load_entry_points(group: str) -> list[object]:
+    """Load every entry point of ``group``; returns what each names."""
+    loaded = []
+    for point in entry_points(group=group):
+        try:
+            loaded.append(point.load())
+        except Exception as exc:  # a broken plugin names itself instead of a traceback
+            source = point.dist.name if point.dist is not None else "an installed package"
+            raise PluginError(
+                f"plugin {point.name!r} ({point.value}, from {source}, entry point group "
+                f"{group}) cannot be loaded: {type(exc).__name__}: {exc}"
+            ) from None
+    return loaded

@@ -1,0 +1,490 @@
+"""Why runs failed, by rules over each run's record and trace: no model judges.
+
+Every run that did not end correct gets one or more labels; a correct run gets none.
+Each rule is a small function below whose docstring is the rule; ``docs/failures.md``
+gives them with an example each. A run whose trace is missing (an older folder) gets
+only the labels its record supports, and a wrong answer no record rule explains is
+then ``wrong with no trace``, never ``wrong but grounded``.
+
+Trace events are read back as typed models (``ToolCallEvent``, ``Reply``); a traces
+file that does not hold them is refused, naming the line.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from graders.exact import numbers_in
+from harness.patterns.base import LIMIT_STATUSES
+from harness.patterns.registry import registered
+from harness.patterns.tool_loop import FINAL_ANSWER
+from harness.records import RunRecord
+from harness.store import TRACES, ResultsError, read_records
+
+Label = Literal[
+    "repetition",
+    "tool miss not recovered",
+    "unsupported number",
+    "arithmetic slip",
+    "no evidence",
+    "format failure",
+    "truncated",
+    "budget",
+    "none accepted",
+    "refused",
+    "api error",
+    "harness error",
+    "wrong but grounded",
+    "wrong with no trace",
+]
+LABELS: tuple[Label, ...] = Label.__args__  # type: ignore[attr-defined]
+
+#: The calculator of the task sets (``tasks/tools.py``); every other tool but final_answer
+#: is a look-up.
+CALC = "calc"
+#: Numbers closer than this are the same number (as the evidence check compares them).
+SAME = 1e-9
+#: A number within this share of a calc result (and not equal to it) is a slip of it.
+NEAR = 0.01
+#: Two look-up titles at least this similar (difflib's ratio, folded) name the same entity.
+SIMILAR_TITLES = 0.8
+#: The marker ``harness.trace.cut`` leaves where a long text was cut on disk.
+_CUT = re.compile(r"\[\.\.\. \d+ more characters cut on disk\]$")
+
+
+class TraceError(ValueError):
+    """A trace line that does not hold the events the harness writes."""
+
+
+class _Event(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+
+class ToolCallEvent(_Event):
+    """A ``tool_call`` event: one action and what it returned (the real result, even when
+    the repeated-action guard showed the model its warning instead)."""
+
+    tool: str
+    arguments: str | dict[str, Any] = ""
+    ok: bool
+    result: str = ""
+
+    @property
+    def args(self) -> dict[str, Any] | str:
+        """The arguments as an object when they are one (as JSON text or as written)."""
+        if isinstance(self.arguments, dict):
+            return self.arguments
+        try:
+            parsed = json.loads(self.arguments)
+        except json.JSONDecodeError:
+            return self.arguments.strip()
+        return parsed if isinstance(parsed, dict) else self.arguments.strip()
+
+    @property
+    def key(self) -> tuple[str, str]:
+        """The action as compared for repeats: the tool and its arguments, canonical."""
+        args = self.args
+        return (self.tool, json.dumps(args, sort_keys=True, default=str))
+
+    @property
+    def entity(self) -> str:
+        """What a look-up asked for: its argument values as text, folded."""
+        args = self.args
+        text = " ".join(str(v) for v in args.values()) if isinstance(args, dict) else args
+        return " ".join(re.sub(r"[^\w]+", " ", text.casefold()).split())
+
+
+class _Function(_Event):
+    name: str
+    arguments: str
+
+
+class _Call(_Event):
+    function: _Function | None = None  # None: the marker of tool calls cut on disk
+
+
+class _Message(_Event):
+    role: str
+    content: str | None = None
+    tool_calls: list[_Call] = []
+
+
+class _Request(_Event):
+    messages: list[_Message] = []
+
+
+class _Response(_Event):
+    message: _Message
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One model reply: its text and the tool calls it asked for (ids left out)."""
+
+    text: str
+    calls: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
+class RunTrace:
+    """What the rules read of one run's trace events."""
+
+    question: str
+    actions: tuple[ToolCallEvent, ...]
+    replies: tuple[Reply, ...]
+
+    @classmethod
+    def of(cls, events: Sequence[Mapping[str, Any]]) -> RunTrace:
+        """Read ``events`` as ``traces.jsonl`` holds them; ``TraceError`` if they are not."""
+        question: str | None = None
+        actions: list[ToolCallEvent] = []
+        replies: list[Reply] = []
+        for number, event in enumerate(events, start=1):
+            kind = event.get("kind") if isinstance(event, Mapping) else None
+            try:
+                if kind == "tool_call":
+                    actions.append(ToolCallEvent.model_validate(event))
+                elif kind == "response":
+                    message = _Response.model_validate(event["response"]).message
+                    calls = tuple(
+                        (c.function.name, c.function.arguments)
+                        for c in message.tool_calls
+                        if c.function
+                    )
+                    replies.append(Reply(message.content or "", calls))
+                elif kind == "request" and question is None:
+                    question = _question(_Request.model_validate(event["request"]).messages)
+                elif not isinstance(kind, str):
+                    raise TraceError(f"event {number} has no kind")
+            except (ValidationError, KeyError, TypeError) as exc:
+                raise TraceError(
+                    f"event {number} ({kind}) is not as the harness writes it: {_why(exc)}"
+                ) from None
+        return cls(question or "", tuple(actions), tuple(replies))
+
+    @property
+    def cut(self) -> bool:
+        """Whether the question or a tool result was cut on disk: numbers may be missing."""
+        return any(_CUT.search(text) for text in (self.question, *(a.result for a in self.actions)))
+
+
+def _question(messages: list[_Message]) -> str:
+    """The run's question: the first request's last user message that is not an observation
+    (what comes before it, such as a worked example, is not this run's)."""
+    asked = [m.content or "" for m in messages if m.role == "user"]
+    asked = [text for text in asked if not text.startswith("Observation:")]
+    return asked[-1] if asked else ""
+
+
+def _why(exc: Exception) -> str:
+    if isinstance(exc, ValidationError):
+        first = exc.errors()[0]
+        return f"{'.'.join(str(p) for p in first['loc']) or 'the event'}: {first['msg']}"
+    return f"missing {exc}" if isinstance(exc, KeyError) else str(exc)
+
+
+Rule = Callable[[RunRecord, RunTrace | None], bool]
+
+
+def repetition(record: RunRecord, trace: RunTrace | None) -> bool:
+    """The same action (tool and arguments, compared as parsed JSON) ran twice in the run,
+    as the record counts (``repeated_actions``) or the trace shows; or the run ended
+    ``step_budget`` having given the same reply (text and tool calls) twice: a loop."""
+    if record.repeated_actions > 0:
+        return True
+    if trace is None:
+        return False
+    keys = [a.key for a in trace.actions]
+    looped = record.status == "step_budget" and len(set(trace.replies)) < len(trace.replies)
+    return len(set(keys)) < len(keys) or looped
+
+
+def tool_miss_not_recovered(record: RunRecord, trace: RunTrace | None) -> bool:
+    """A look-up (a call of any tool but calc and final_answer) failed, and no later look-up
+    of the same entity succeeded. The trace does not say which entity a look-up meant: two
+    look-ups name the same one when their arguments, folded, are equal, one holds the other
+    as whole words, or they are at least 80% similar (a misspelling)."""
+    if trace is None:
+        return False
+    lookups = [a for a in trace.actions if a.tool not in (CALC, FINAL_ANSWER)]
+    return any(
+        not miss.ok
+        and not any(
+            later.ok and _same_entity(miss.entity, later.entity) for later in lookups[i + 1 :]
+        )
+        for i, miss in enumerate(lookups)
+    )
+
+
+def _same_entity(a: str, b: str) -> bool:
+    if f" {a} " in f" {b} " or f" {b} " in f" {a} ":
+        return bool(a and b)
+    return difflib.SequenceMatcher(None, a, b).ratio() >= SIMILAR_TITLES
+
+
+def unsupported_number(record: RunRecord, trace: RunTrace | None) -> bool:
+    """The answer states a number (as the exact grader reads numbers) that no successful
+    tool result (calc's included) and not the question holds, compared as magnitudes, and
+    that is not an arithmetic slip. Not applied when the trace cut a tool result or the
+    question on disk, since the number may sit in the part cut."""
+    if trace is None or not _numbers_apply(record, trace):
+        return False
+    explained = _evidence(trace) + _slipped(record, trace)
+    return any(not _within(n, explained) for n in numbers_in(_answer(record)))
+
+
+def arithmetic_slip(record: RunRecord, trace: RunTrace | None) -> bool:
+    """A calc result is in the trace and the answer states a different number for it: a
+    number no observation or question holds that is within 1% of a calc result or one whole
+    number away from a whole one; or a number a reply states as a calc expression's result
+    (``1973 - 1889 = 94``) when calc gave another."""
+    if trace is None or not _numbers_apply(record, trace):
+        return False
+    return bool(_slipped(record, trace))
+
+
+def _numbers_apply(record: RunRecord, trace: RunTrace) -> bool:
+    return record.answer is not None and not trace.cut and not _coding(record)
+
+
+def _evidence(trace: RunTrace) -> list[float]:
+    texts = [trace.question, *(a.result for a in trace.actions if a.ok)]
+    return [n for text in texts for n in numbers_in(text)]
+
+
+def _calcs(trace: RunTrace) -> list[tuple[str, float]]:
+    """Each successful calc: its expression and its result."""
+    found = []
+    for action in trace.actions:
+        args, result = action.args, numbers_in(action.result)
+        if action.tool == CALC and action.ok and len(result) == 1:
+            expression = str(args.get("expression", "")) if isinstance(args, dict) else args
+            found.append((expression, result[0]))
+    return found
+
+
+def _slipped(record: RunRecord, trace: RunTrace) -> list[float]:
+    """The answer's numbers that are slips of a calc result (see ``arithmetic_slip``)."""
+    answer = numbers_in(_answer(record))
+    calcs = _calcs(trace)
+    evidence = _evidence(trace)
+    near = [
+        n
+        for n in answer
+        if not _within(n, evidence) and any(_near(n, result) for _, result in calcs)
+    ]
+    stated = [
+        n
+        for expression, result in calcs
+        for text in (*(r.text for r in trace.replies), _answer(record))
+        for n in _stated_results(expression, text)
+        if not _within(n, [result]) and _within(n, answer)
+    ]
+    return near + stated
+
+
+def _near(n: float, result: float) -> bool:
+    n, result = abs(n), abs(result)
+    if abs(n - result) <= SAME:
+        return False
+    whole = n.is_integer() and result.is_integer()
+    return abs(n - result) <= NEAR * result or (whole and abs(n - result) == 1)
+
+
+def _stated_results(expression: str, text: str) -> list[float]:
+    """The numbers ``text`` states as ``expression = N`` (spaces ignored)."""
+    compact = re.sub(r"\s+", "", expression)
+    if not compact:
+        return []
+    pattern = rf"(?<![\d.+\-*/(]){re.escape(compact)}=(-?\d[\d,]*(?:\.\d+)?)"
+    return [numbers_in(m)[0] for m in re.findall(pattern, re.sub(r"\s+", "", text))]
+
+
+def _within(n: float, numbers: Sequence[float]) -> bool:
+    return any(abs(abs(n) - abs(m)) <= SAME for m in numbers)
+
+
+def _answer(record: RunRecord) -> str:
+    """The answer as recorded, without the marker of a cut (its count is not a number stated)."""
+    return _CUT.sub("", record.answer or "")
+
+
+def no_evidence(record: RunRecord, trace: RunTrace | None) -> bool:
+    """The run answered without calling a tool (final_answer aside) though its arm offers
+    tools: the arm takes the tool options and the task is not a coding one. Without a trace,
+    from the record's ``tool_calls``, which counts final_answer too."""
+    if record.status != "answered" or not _offers_tools(record):
+        return False
+    if trace is None:
+        return record.tool_calls == 0
+    return all(a.tool == FINAL_ANSWER for a in trace.actions)
+
+
+def _offers_tools(record: RunRecord) -> bool:
+    info = registered().get(record.pattern)
+    takes_tools = "tool" in record.options or (
+        info is not None and "tool" in info.options_model.model_fields
+    )
+    return takes_tools and not _coding(record)
+
+
+def _coding(record: RunRecord) -> bool:
+    """A coding run: its answer is code, graded by tests; every such record has code_edits."""
+    return "code_edits" in record.metrics
+
+
+def format_failure(record: RunRecord, trace: RunTrace | None) -> bool:
+    """The run ended ``unparsed``, or a reply's action or answer could not be read
+    (``parse_failures``)."""
+    return record.status == "unparsed" or record.parse_failures > 0
+
+
+def _status(*statuses: str) -> Rule:
+    def rule(record: RunRecord, trace: RunTrace | None) -> bool:
+        return record.status in statuses
+
+    rule.__doc__ = f"The run ended {' or '.join(statuses)}."
+    return rule
+
+
+RULES: dict[Label, Rule] = {
+    "repetition": repetition,
+    "tool miss not recovered": tool_miss_not_recovered,
+    "unsupported number": unsupported_number,
+    "arithmetic slip": arithmetic_slip,
+    "no evidence": no_evidence,
+    "format failure": format_failure,
+    "truncated": _status("truncated"),
+    "budget": _status(*sorted(LIMIT_STATUSES)),
+    "none accepted": _status("none_accepted"),
+    "refused": _status("refused"),
+    "api error": _status("api_error"),
+    "harness error": _status("pattern_error"),
+}
+
+
+def failed(record: RunRecord) -> bool:
+    """Whether the run is classified: it did not end correct. An answer not graded (a
+    hand-written record) is neither correct nor failed."""
+    return record.correct is False or record.status != "answered"
+
+
+def labels(record: RunRecord, trace: RunTrace | None) -> list[Label]:
+    """Every label the rules give a run, in ``LABELS`` order; none for a run not failed.
+
+    A wrong answer no other rule explains is ``wrong but grounded``, or ``wrong with no trace``
+    when the trace the other rules read is missing.
+    """
+    if not failed(record):
+        return []
+    found = [label for label, rule in RULES.items() if rule(record, trace)]
+    if not found and record.status == "answered":
+        found.append("wrong but grounded" if trace is not None else "wrong with no trace")
+    return found
+
+
+def label_run(record: RunRecord, events: Sequence[Mapping[str, Any]] | None) -> list[Label]:
+    """``labels`` of a run from its trace events as ``traces.jsonl`` holds them."""
+    return labels(record, None if events is None else RunTrace.of(events))
+
+
+@dataclass(frozen=True)
+class LabelledRun:
+    record: RunRecord
+    labels: tuple[Label, ...]
+    traced: bool
+
+
+def read_traces(folder: Path | str) -> dict[str, RunTrace]:
+    """Every run's trace in a results folder, by run id; none when it has no traces.jsonl.
+
+    A line cut short by a kill ends the reading, as for records; any other line that is not
+    a trace is refused, naming it.
+    """
+    path = Path(folder) / TRACES
+    if not path.is_file():
+        return {}
+    traces: dict[str, RunTrace] = {}
+    try:
+        with path.open("rb") as handle:
+            for number, raw in enumerate(handle, start=1):
+                if not raw.endswith(b"\n"):
+                    break
+                if raw.strip():
+                    run_id, trace = _trace_line(path, number, raw)
+                    traces[run_id] = trace
+    except OSError as exc:
+        raise ResultsError(f"{path}: cannot be read ({exc.strerror})") from None
+    return traces
+
+
+def _trace_line(path: Path, number: int, raw: bytes) -> tuple[str, RunTrace]:
+    try:
+        line = json.loads(raw)
+        if not isinstance(line, dict) or not isinstance(line.get("run_id"), str):
+            raise TraceError("not a JSON object with a run_id")
+        if not isinstance(line.get("events"), list):
+            raise TraceError("its events are not a list")
+        return line["run_id"], RunTrace.of(line["events"])
+    except ValueError as exc:  # JSON, UTF-8 and TraceError alike
+        raise ResultsError(
+            f"{path}:{number}: damaged trace line ({exc}); repair or remove that line, or "
+            f"move {TRACES} aside to label the runs from their records alone"
+        ) from None
+
+
+def label_folder(folder: Path | str) -> list[LabelledRun]:
+    """Every run of a results folder with its labels (superseded runs left out)."""
+    records = read_records(folder)
+    traces = read_traces(folder)
+    runs = []
+    for record in records:
+        trace = traces.get(record.run_id) if record.run_id else None
+        runs.append(LabelledRun(record, tuple(labels(record, trace)), trace is not None))
+    return runs
+
+
+@dataclass(frozen=True)
+class ArmFailures:
+    """One arm's failed runs: how many carry each label, with example runs."""
+
+    arm: str
+    runs: int
+    failed: int
+    untraced: int
+    """Failed runs without a trace: they carry only the labels their record supports."""
+    counts: dict[Label, int]
+    examples: dict[Label, list[RunRecord]]
+
+    def share(self, label: Label) -> float:
+        return self.counts[label] / self.failed if self.failed else 0.0
+
+
+def summarize_failures(runs: Sequence[LabelledRun], examples: int = 3) -> list[ArmFailures]:
+    """Per arm, sorted by name: the share of its failed runs carrying each label."""
+    summaries = []
+    for arm in sorted({run.record.arm for run in runs}):
+        mine = [run for run in runs if run.record.arm == arm]
+        failing = [run for run in mine if failed(run.record)]
+        summaries.append(
+            ArmFailures(
+                arm=arm,
+                runs=len(mine),
+                failed=len(failing),
+                untraced=sum(not run.traced for run in failing),
+                counts={label: sum(label in run.labels for run in failing) for label in LABELS},
+                examples={
+                    label: [run.record for run in failing if label in run.labels][:examples]
+                    for label in LABELS
+                },
+            )
+        )
+    return summaries

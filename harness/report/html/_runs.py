@@ -1,0 +1,86 @@
+"""Every run as the page's script reads it: the record's fields, the failure labels and
+the trace as a conversation, kept compact for a few thousand runs (a system prompt is held
+once and pointed to; a task's question once, and the trace's copy of it left out)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness.records import RunRecord
+from harness.report.failures import LabelledRun, RunTrace
+from harness.report.html._conversation import Entry, conversation
+from harness.store import TRACES, iter_traces, run_key
+
+
+@dataclass(frozen=True)
+class RunList:
+    runs: list[dict[str, Any]]
+    """By arm, task and repeat."""
+    questions: dict[str, str]
+    """Each task's question, as its first traced run was asked it."""
+    systems: list[str]
+    """The system prompts; a trace's ``system`` entry holds its number (``ref``)."""
+
+
+def run_list(
+    results: Path,
+    records: Sequence[RunRecord],
+    costs: Sequence[float | None],
+    labelled: Sequence[LabelledRun],
+) -> RunList:
+    """``records`` with their cost as priced for the table, and their labels."""
+    labels = {run_key(run.record): run.labels for run in labelled}
+    traces = _traces(results, {r.run_id for r in records if r.run_id})
+    questions: dict[str, str] = {}
+    for record in records:
+        if question := traces.get(record.run_id, ("", None))[0]:
+            questions.setdefault(record.task_id, question)
+    systems: dict[str, int] = {}
+    runs = []
+    for record, cost in sorted(zip(records, costs, strict=True), key=lambda p: run_key(p[0])):
+        question, entries = traces.get(record.run_id, ("", None))
+        asked = question or questions.get(record.task_id)
+        for entry in entries or []:
+            if entry["k"] == "system":
+                entry["ref"] = systems.setdefault(entry.pop("text"), len(systems))
+            elif entry["k"] == "message" and entry["role"] == "user" and entry["text"] == asked:
+                entry.update(text="", question=True)  # shown once, above the conversation
+        runs.append(
+            {
+                "id": record.run_id,
+                "arm": record.arm,
+                "task": record.task_id,
+                "repeat": record.repeat,
+                "status": record.status,
+                "correct": record.correct,
+                "labels": list(labels[run_key(record)]),
+                "turns": record.turns,
+                "tool_calls": record.tool_calls,
+                "tokens_in": record.tokens_in,
+                "tokens_out": record.tokens_out,
+                "cost": None if cost is None or math.isnan(cost) else float(cost),
+                "latency": record.latency_s,
+                "answer": record.answer,
+                "reason": record.grade_reason,
+                "error": record.error,
+                # Only when the run was asked otherwise than the task's first run.
+                **({"question": question} if asked != questions.get(record.task_id) else {}),
+                "trace": entries,
+            }
+        )
+    return RunList(runs, questions, list(systems))
+
+
+def _traces(results: Path, wanted: set[str]) -> dict[str, tuple[str, list[Entry]]]:
+    """By run id: the run's question, as the failure rules read it, and its conversation."""
+    traces: dict[str, tuple[str, list[Entry]]] = {}
+    if (results / TRACES).is_file():
+        for line in iter_traces(results):
+            if line.get("run_id") in wanted:
+                events = line["events"]
+                traces[line["run_id"]] = (RunTrace.of(events).question, conversation(events))
+    return traces

@@ -1,0 +1,154 @@
+"""The progress of a running grid: plain lines for logs, and the live view drawn by rich."""
+
+import io
+import re
+import sys
+
+from rich.console import Console
+
+from harness.cli.progress import Progress
+from harness.cli.progress_view import Tally
+from harness.records import RunRecord
+
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+
+class Clock:
+    """A clock the test moves by hand."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def record(arm="cot", status="answered", correct=None, turns=1, retries=0, cost=None, tokens=0):
+    return RunRecord(
+        arm=arm,
+        task_id="t1",
+        repeat=0,
+        status=status,
+        correct=correct,
+        turns=turns,
+        retries=retries,
+        cost_usd=cost,
+        tokens_in=tokens,
+        tokens_out=tokens // 2,
+    )
+
+
+def terminal():
+    return Console(file=io.StringIO(), force_terminal=True, width=120)
+
+
+def last_frame(console):
+    """What the terminal shows at the end: the live view is redrawn after a carriage return."""
+    return ANSI.sub("", console.file.getvalue()).rsplit("\r", 1)[-1]
+
+
+def test_plain_lines_across_two_rounds(capsys):
+    clock, console = Clock(), terminal()
+    with Progress(True, rounds=True, console=console, clock=clock) as progress:
+        progress.start(3, 1)
+        for at, done in [
+            (1, record("cot", correct=True, turns=2, cost=0.001)),
+            (2, record("react", "api_error", turns=3, retries=2, cost=0.001)),
+            (4, record("cot", correct=False, retries=1, cost=0.001)),
+        ]:
+            clock.now = at
+            progress.step(done)
+        progress.note("round 1: 2 arm(s) running")
+        progress.start(2, 4)
+        clock.now = 5
+        progress.step(record("react", "pattern_error", turns=0, cost=0.001))
+        clock.now = 8
+        progress.step(record("react", "step_budget", turns=2, cost=0.001))
+    assert capsys.readouterr().err.splitlines() == [
+        "round 1: 3 runs to do, 1 already recorded",
+        "  1/3 runs, 1 correct, 0 errors, 0 retries, 2.0 calls/s",
+        "  2/3 runs, 1 correct, 1 error, 2 retries, 2.5 calls/s",
+        "  3/3 runs, 1 correct, 1 error, 3 retries, 1.5 calls/s",
+        "round 1: 2 arm(s) running",
+        "round 2: 2 runs to do, 4 already recorded",
+        "  1/2 runs, 0 correct, 1 error, 0 retries, 1.2 calls/s",
+        "  2/2 runs, 0 correct, 1 error, 0 retries, 1.0 calls/s",
+        "done: 5 runs in 0:00:08, 1 correct of 3 graded, 2 errors, 3 retries, 1.0 calls/s, "
+        "$0.0050 spent",
+    ]
+    assert console.file.getvalue() == ""  # no live view, whatever the console
+
+
+def test_plain_mode_writes_a_line_per_tenth_the_last_run_and_no_escape_codes(capsys):
+    with Progress(True, clock=Clock()) as progress:
+        progress.start(21, 0)
+        for _ in range(21):
+            progress.step(record(correct=True))
+    err = capsys.readouterr().err
+    assert "\x1b" not in err and "\r" not in err
+    steps = [line.split("/")[0].strip() for line in err.splitlines() if line.startswith("  ")]
+    assert steps == [str(n) for n in (2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 21)]
+    assert err.splitlines()[-1].startswith("done: 21 runs in 0:00:00, 21 correct of 21 graded")
+
+
+def test_the_live_view_shows_each_arm_calls_per_second_and_eta():
+    clock, console = Clock(), terminal()
+    with Progress(False, console=console, clock=clock) as progress:
+        progress.start(8, 0)
+        clock.now = 4
+        progress.step(record("cot", correct=True, turns=3, cost=0.001, tokens=1000))
+        progress.step(record("cot", "api_error", turns=2, retries=3, cost=0.001))
+        progress.step(record("cot", "step_budget", turns=3, cost=0.001))
+        progress.step(record("react:guard=on", correct=True, turns=2, tokens=200))
+    shown = last_frame(console)
+    assert "4/8 runs · 0:00:04 elapsed · ETA 0:00:04" in shown
+    rows = {line.split()[0]: line.split()[1:] for line in shown.splitlines() if line[:1] == " "}
+    # accuracy leaves the api_error out: 1 correct of 2 graded; 1,500 tokens in and out
+    assert rows["cot"] == ["3", "1/2", "50%", "1", "1,500", "$0.0030"]
+    assert rows["react:guard=on"] == ["1", "1/1", "100%", "0", "300", "—"]
+    assert "2.5 calls/s · 1 error · 3 retries" in shown
+    assert "spent" not in shown  # one arm has no price: no total pretends to be the cost
+
+
+def test_the_live_view_keeps_arms_across_rounds_and_prints_notes_above_it():
+    clock, console = Clock(), terminal()
+    with Progress(False, rounds=True, console=console, clock=clock) as progress:
+        progress.start(2, 0, by_arm={"cot": 1, "react": 1})
+        clock.now = 2
+        progress.step(record("cot", correct=True, cost=0.5))
+        progress.step(record("react", correct=False, cost=0.5))
+        progress.note("round 1: 1 arm(s) running; stopped: react (worse)")
+        progress.start(1, 2, by_arm={"cot": 1})
+    shown = last_frame(console)
+    assert "round 2 · 0/1 runs · 2 in all · 0:00:02 elapsed · ETA 0:00:01" in shown
+    rows = {line.split()[0]: line.split()[1:] for line in shown.splitlines() if line[:1] == " "}
+    assert rows["cot"] == ["1/2", "1/1", "100%", "0", "0", "$0.5000"]
+    assert rows["react"] == ["1/1", "0/1", "0%", "0", "0", "$0.5000"]
+    assert "$1.0000 spent" in shown
+    text = ANSI.sub("", console.file.getvalue())
+    assert "round 1: 1 arm(s) running; stopped: react (worse)\n" in text
+    assert "round 2: 1 runs to do, 2 already recorded\n" in text
+
+
+def test_closing_stops_the_live_view():
+    before = sys.stderr
+    with Progress(False, console=terminal(), clock=Clock()) as progress:
+        progress.start(1, 0)
+        assert sys.stderr is not before  # rich shows other output above the view meanwhile
+    assert sys.stderr is before
+
+
+def test_accuracy_leaves_out_infrastructure_failures_and_cost_needs_every_price():
+    tally = Tally()
+    for done in [
+        record(correct=True, cost=0.25),
+        record("cot", "api_error", cost=0.25),
+        record("cot", "pattern_error", cost=0.25),
+        record("cot", "truncated", cost=0.25),
+    ]:
+        tally.add(done)
+    assert (tally.accuracy(), tally.errors, tally.spent()) == ("1/2  50%", 2, "$1.0000")
+    tally.add(record(correct=True))
+    assert (tally.accuracy(), tally.spent()) == ("2/3  67%", "—")
+    tally.add(record(correct=True, cost=0.25))
+    assert tally.spent() == "—"

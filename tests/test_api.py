@@ -1,0 +1,188 @@
+"""The public Python API: a grid built and run in code, with a plain function as the
+model, read back as a DataFrame, a table, a comparison and the failure taxonomy; and
+plugins (a pattern and a task set) installed from outside the package."""
+
+import asyncio
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+import loopbench
+from harness.cli import main
+
+PLUGIN = Path(__file__).parent / "fixtures" / "plugin"
+DEPOT = loopbench.load_taskset("depot")
+RIGHT = {
+    t.question: " ".join([*t.expected.entities, *(f"{n:g}" for n in t.expected.numbers)])
+    for t in DEPOT.tasks
+}
+
+
+def knows_the_public_half(request):
+    """Right on the public questions, wrong on the company ones."""
+    question = request.messages[-1].content
+    task = next(t for t in DEPOT.tasks if t.question == question)
+    return f"Answer: {RIGHT[question] if task.slice == 'public' else 'no idea'}"
+
+
+def test_a_grid_with_a_function_as_the_model_gives_one_row_per_run(tmp_path):
+    experiment = loopbench.Experiment(
+        tasks="depot",
+        arms=["direct", "cot"],
+        repeats=2,
+        model=knows_the_public_half,
+        model_name="my-function",
+        out=tmp_path / "r",
+    )
+    results = experiment.run()
+    frame = results.frame()
+    assert results.ran == len(frame) == 2 * 2 * len(DEPOT.tasks)
+    assert set(frame.columns) >= {"arm", "task_id", "repeat", "correct", "tokens_in"}
+    assert frame.groupby("arm")["correct"].mean().to_dict() == {"cot": 0.5, "direct": 0.5}
+    table = results.table()
+    assert list(table["arm"]) == ["cot", "direct"] and list(table["accuracy"]) == [0.5, 0.5]
+    cli = CliRunner().invoke(main, ["table", str(tmp_path / "r"), "--format", "json"])
+    assert json.loads(cli.output)[0]["accuracy"] == table["accuracy"][0]
+    again = experiment.run()
+    assert again.ran == 0 and again.skipped == len(frame)
+
+
+def test_results_compare_and_sort_failures(tmp_path):
+    def base(model):
+        return loopbench.Experiment(
+            "depot", ["direct"], model=model, model_name="m", out=tmp_path / model.__name__
+        )
+
+    def knows_nothing(request):
+        return "Answer: no idea"
+
+    before = base(knows_the_public_half).run()
+    after = base(knows_nothing).run()
+    comparison = after.compare(before)
+    (arm,) = comparison.arms
+    assert arm.regressed and arm.paired.difference == -0.5
+    (failures,) = after.failures()
+    assert failures.arm == "direct" and failures.failed == len(DEPOT.tasks)
+
+
+def test_an_async_function_and_a_client_both_serve_as_the_model(tmp_path):
+    async def model(request):
+        return "Answer: 84"
+
+    first = loopbench.Experiment("depot", ["direct"], model=model, out=tmp_path / "a").run()
+    scripted = loopbench.FunctionModel(lambda request: "Answer: 84")
+    second = loopbench.Experiment("depot", ["direct"], out=tmp_path / "b").run(scripted)
+    assert first.table()["correct"][0] == second.table()["correct"][0] == 1
+
+
+def test_inside_a_running_loop_run_says_to_await_run_async(tmp_path):
+    experiment = loopbench.Experiment("depot", ["direct"], model=knows_the_public_half)
+
+    async def in_a_notebook():
+        with pytest.raises(RuntimeError, match=r"await experiment\.run_async"):
+            experiment.run()
+        experiment.out = tmp_path / "nb"
+        return await experiment.run_async()
+
+    assert asyncio.run(in_a_notebook()).ran == len(DEPOT.tasks)
+
+
+def test_a_bad_arm_or_model_is_refused_before_anything_runs(tmp_path):
+    with pytest.raises(ValueError, match="registered"):
+        loopbench.Experiment("depot", ["nosuch"], model=knows_the_public_half).run()
+    with pytest.raises(TypeError, match="function of the request"):
+        loopbench.Experiment("depot", ["direct"], model=42, out=tmp_path / "x").run()
+    assert not (tmp_path / "x").exists()
+
+
+@pytest.fixture(scope="module")
+def installed_plugin(tmp_path_factory):
+    """The example plugin, installed with pip into a folder of its own (no index, no build
+    isolation: nothing leaves this machine)."""
+    base = tmp_path_factory.mktemp("plugin")
+    shutil.copytree(PLUGIN, base / "src")
+    site = base / "site"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--quiet", "--no-index", "--no-deps",
+         "--no-build-isolation", "--target", str(site), str(base / "src")],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    return site
+
+
+def in_python(site, code):
+    """Run ``code`` in a fresh interpreter that sees the installed plugin."""
+    env = {"PYTHONPATH": str(site), "PATH": "/usr/bin:/bin"}
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120
+    )
+
+
+def test_an_installed_plugin_pattern_and_task_set_run(installed_plugin, tmp_path):
+    code = f"""
+import loopbench
+answers = {{"What is the capital of France?": "Paris", "What is the capital of Japan?": "Kyoto"}}
+
+def model(request):
+    return answers[request.messages[0].content]
+
+results = loopbench.Experiment(
+    "capitals", ["ask_twice"], model=model, out={str(tmp_path / "r")!r}
+).run()
+frame = results.frame()
+print(list(frame["arm"]), list(frame["turns"]), list(frame["correct"]))
+"""
+    ran = in_python(installed_plugin, code)
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.split("\n")[0] == "['ask_twice', 'ask_twice'] [2, 2] [True, False]"
+
+
+def test_the_cli_lists_the_plugin_pattern_and_the_task_set(installed_plugin):
+    code = "from harness.cli import main; main()"
+    listed = in_python(installed_plugin, code.replace("main()", "main(['patterns'])"))
+    assert "ask_twice: asks, then asks again; 2 calls" in listed.stdout
+    tasks = in_python(
+        installed_plugin, "from tasks.taskset import builtin_names; print(builtin_names())"
+    )
+    assert "capitals" in tasks.stdout
+
+
+def test_plugin_named_with_the_flag_is_imported(tmp_path):
+    module = tmp_path / "my_patterns.py"
+    module.write_text(
+        (PLUGIN / "loopbench_example_plugin" / "patterns.py")
+        .read_text()
+        .replace('"ask_twice", AskTwiceOptions', '"ask_twice_here", AskTwiceOptions')
+    )
+    code = "from harness.cli import main; main(['patterns', '--plugin', 'my_patterns'])"
+    listed = in_python(tmp_path, code)
+    assert "ask_twice_here: asks, then asks again" in listed.stdout, listed.stderr
+
+
+def test_a_plugin_that_cannot_be_imported_is_one_line_and_exit_2(tmp_path):
+    (tmp_path / "broken.py").write_text("raise RuntimeError('half written')\n")
+    code = "from harness.cli import main; main(['run', '--plugin', 'broken', '--arm', 'direct'])"
+    ran = in_python(tmp_path, code)
+    assert ran.returncode == 2 and "Traceback" not in ran.stderr
+    assert "--plugin broken: cannot be imported (RuntimeError: half written)" in ran.stderr
+
+
+def test_the_registry_says_the_real_ways_to_add_a_pattern():
+    result = CliRunner().invoke(main, ["run", "--arm", "nosuch"])
+    assert result.exit_code == 2
+    for way in ("@loopbench.register_pattern", "--plugin", "'loopbench.patterns'"):
+        assert way in result.output
+
+
+def test_arms_expand_as_on_the_command_line_and_parsed_ones_are_taken_as_they_are():
+    parsed = loopbench.Experiment(arms=["react_text:guard=on|off"]).parsed_arms
+    assert [a.spec for a in parsed] == ["react_text:guard=on", "react_text:guard=off"]
+    mixed = loopbench.Experiment(arms=["direct", parsed[0]]).parsed_arms
+    assert [a.spec for a in mixed] == ["direct", "react_text:guard=on"]
+    with pytest.raises(ValueError, match="same configuration"):
+        _ = loopbench.Experiment(arms=[parsed[0], "react_text:guard=on"]).parsed_arms
