@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import cached_property
@@ -29,7 +29,10 @@ from typing import Any
 
 import pandas as pd
 
+from harness.columns import UNREAD, read_frame, read_frames
+from harness.executors import OnWorkers
 from harness.experiment import Arm, ArmError, parse_arms
+from harness.models.router import ModelRouter
 from harness.models.scripted import FunctionModel, Reply
 from harness.models.types import ModelClient, ModelRequest, ModelResponse
 from harness.records import RunRecord
@@ -37,7 +40,7 @@ from harness.report.compare import Comparison, compare
 from harness.report.failures import ArmFailures, label_folder, summarize_failures
 from harness.report.prices import PriceTable, load_prices
 from harness.report.separation import Separation, SeparationRule
-from harness.report.table import Pricing, records_frame, render, summarize, with_reference
+from harness.report.table import Pricing, render, summarize, with_reference
 from harness.rounds import run_until_separated
 from harness.runner import RunSettings, run_experiment
 from harness.store import ResultsFolder, read_records
@@ -63,10 +66,14 @@ class Experiment:
     """The model: a ModelClient, or a function of the request. May also be given to run."""
     model_name: str = "model"
     """The model's name, recorded in every run and used to find its price."""
+    models: Mapping[str, ModelLike | None] = field(default_factory=dict)
+    """Several models as a grid axis, by name: every arm runs on every one (each priced as
+    itself). A model given as None is served by the client given to ``run_in``."""
     out: str | Path | None = None
     """The results folder; re-running into it resumes. Default: results/<timestamp>."""
-    base_url: str = ""
-    """The endpoint, recorded in the folder's identity (never with credentials)."""
+    base_url: str | list[str] | Mapping[str, str] = ""
+    """The endpoint (per model, with several; a list for one model's replicas), recorded in
+    the folder's identity (never with credentials)."""
     limit: int | None = None
     """Run only the first N tasks; the folder stays tied to the whole set."""
     until_separated: SeparationRule | None = None
@@ -85,6 +92,8 @@ class Experiment:
             raise ArmError("give at least one arm")
         if self.until_separated is not None and len(arms) < 2:
             raise ArmError("--until-separated compares arms: give at least two --arm")
+        if self.until_separated is not None and len(self.model_names) > 1:
+            raise ArmError("--until-separated compares arms on one model: give one --model")
         return arms
 
     def run(self, model: ModelLike | None = None) -> Results:
@@ -98,8 +107,17 @@ class Experiment:
             "an event loop is already running (a notebook?): use `await experiment.run_async()`"
         )
 
+    @property
+    def model_names(self) -> list[str]:
+        return list(self.models) or [self.model_name]
+
     async def run_async(self, model: ModelLike | None = None) -> Results:
-        client = as_client(model if model is not None else self.model)
+        if self.models:
+            client: ModelClient = ModelRouter({n: as_client(m) for n, m in self.models.items()})
+        elif model is None and self.model is None and self.settings.executor is not None:
+            client = OnWorkers()  # a RayExecutor's workers build their own clients
+        else:
+            client = as_client(model if model is not None else self.model)
         with self.open() as folder:
             return await self.run_in(folder, client)
 
@@ -107,9 +125,12 @@ class Experiment:
         """The results folder, opened for writing: refused (ResultsError) when it holds
         runs of another task set, model or endpoint, or another writer holds it."""
         taskset = self.taskset
+        names = self.model_names
         meta = {
             "task_set": taskset.name,
-            "model": self.model_name,
+            # One model is written as before, so older folders keep matching; several as
+            # the sorted set, so a folder is tied to exactly the models its runs used.
+            "model": names[0] if len(names) == 1 else sorted(names),
             "base_url": self.base_url,
             "fingerprint": taskset.fingerprint(),
         }
@@ -125,7 +146,7 @@ class Experiment:
         on_round: Callable[[Separation], None] | None = None,
     ) -> Results:
         """Run the grid into an open folder with this client (what ``loopbench run`` does
-        once its endpoint is up)."""
+        once its endpoint is up; with several models, a client answering each)."""
         taskset, arms = self.taskset, self.parsed_arms
         chosen = replace(taskset, tasks=taskset.tasks[: self.limit]) if self.limit else taskset
         settings = replace(self.settings, concurrency=self.concurrency)
@@ -133,8 +154,9 @@ class Experiment:
         separation = None
         if self.until_separated is None:
             grid = await run_experiment(
-                chosen, arms, self.repeats, client, name, folder, settings, on_start, on_done
-            )
+                chosen, arms, self.repeats, client, name, folder, settings, on_start, on_done,
+                models=self.model_names,
+            )  # fmt: skip
         else:
             rule = self.until_separated
             grid, separation = await run_until_separated(
@@ -186,7 +208,7 @@ class Results:
     def frame(self, price_as: str | None = None, prices: PriceTable | None = None) -> pd.DataFrame:
         """One row per run (superseded api_error runs left out), priced as recorded or as
         ``price_as``."""
-        return records_frame(self.records(), Pricing(prices or load_prices(), price_as))
+        return read_frame(self.path, Pricing(prices or load_prices(), price_as))
 
     def table(
         self,
@@ -198,8 +220,7 @@ class Results:
         """One row per arm (per arm and ``by``): accuracy with its interval, turns, tokens,
         cost, cost per correct answer; with ``vs``, each arm's paired difference."""
         pricing = Pricing(prices or load_prices(), price_as)
-        frame = records_frame(self.records(), pricing)
-        retried = records_frame(read_records(self.path, superseded=True), pricing)
+        frame, retried = read_frames(self.path, pricing, drop=UNREAD)
         summary = summarize(frame, by, retried)
         return with_reference(frame, summary, vs) if vs else summary
 

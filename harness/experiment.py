@@ -166,6 +166,18 @@ def parse_arms(given: Sequence[str | Arm]) -> list[Arm]:
     return list(arms.values())
 
 
+class ModelEntry(BaseModel):
+    """One model of an experiment file's ``models``: its name and where it is served."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    name: str = Field(min_length=1)
+    """The model name sent to the endpoint, recorded in every run and priced as itself."""
+    base_url: str | None = None
+    """Its OpenAI-compatible endpoint; --base-url or LOOPBENCH_BASE_URL when unset."""
+    api_key_env: str | None = None
+    """The variable holding its API key; --api-key-env's when unset."""
+
+
 class ExperimentFile(BaseModel):
     """An experiment written down: ``loopbench run --experiment FILE.toml``."""
 
@@ -178,6 +190,8 @@ class ExperimentFile(BaseModel):
     concurrency: int = Field(default=8, ge=1)
     out: str | None = None
     """Results folder, relative to where loopbench runs."""
+    models: list[ModelEntry] = Field(default_factory=list)
+    """Several models as a grid axis: every arm runs on every one."""
 
 
 EXPERIMENT_EXAMPLE = 'arms = ["direct", "react_text:guard=on"], tasks = "depot", repeats = 3'

@@ -44,7 +44,8 @@ class RunRecord(BaseModel):
     a run whose task has changed since is never resumed as done."""
     slice: str | None = None
     repeat: int
-    """0-based repeat index; (arm, task_id, repeat) identifies a run across result sets."""
+    """0-based repeat index; (model, arm, task_id, repeat) identifies a run in a folder, and
+    (arm, task_id, repeat) across result sets of one model."""
     model: str = ""
     status: Status
     """How the run ended; separate from correctness."""

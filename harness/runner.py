@@ -11,18 +11,22 @@ import asyncio
 import random
 import time
 import uuid
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from importlib.metadata import version
 from pathlib import Path
+from typing import Any
 
 from graders.sandbox import Sandbox
+from harness.executors import Executor
+from harness.executors.local import run_local
 from harness.experiment import Arm
 from harness.grading import Grading, edit_measures
 from harness.models.cache import CachingClient, ResponseCache
 from harness.models.counting import CountingClient
 from harness.models.estimate import TokenCount
+from harness.models.replicas import Replicas
 from harness.models.shared import SharedCalls
 from harness.models.types import ModelAPIError, ModelClient, Usage
 from harness.patterns.base import Outcome, RunContext
@@ -63,6 +67,8 @@ class Job:
     repeat: int
     #: The run_id of the api_error record this run replaces (--retry-errors).
     supersedes: str | None = None
+    #: The model it runs on; the runner's own when unset.
+    model: str = ""
 
 
 @dataclass(frozen=True)
@@ -71,7 +77,9 @@ class GridResult:
     skipped: int
 
 
-def expand(arms: list[Arm], taskset: TaskSet, repeats: int) -> Iterator[Job]:
+def expand(
+    arms: list[Arm], taskset: TaskSet, repeats: int, models: Sequence[str] = ("",)
+) -> Iterator[Job]:
     """Repeats outermost, so a grid cut short still covers every arm and task evenly.
 
     Within a repeat the order is shuffled (seeded by the repeat, so a resumed grid sees
@@ -79,7 +87,12 @@ def expand(arms: list[Arm], taskset: TaskSet, repeats: int) -> Iterator[Job]:
     server's prompt cache or a drifting load would favour one arm's latency and cost.
     """
     for repeat in range(repeats):
-        jobs = [Job(arm, task, repeat) for task in taskset.tasks for arm in arms]
+        jobs = [
+            Job(arm, task, repeat, model=model)
+            for task in taskset.tasks
+            for arm in arms
+            for model in models
+        ]
         random.Random(repeat).shuffle(jobs)
         yield from jobs
 
@@ -109,6 +122,9 @@ class RunSettings:
     """Arms that send an identical request in the same task and repeat share its response
     (``--paired``): repair arms then start from the same first attempt. With ``cache`` the
     shared responses are kept there too, so pairing survives a resume."""
+    executor: Executor | None = None
+    """Where the runs are made: this process when unset (``run_local``); a ``RayExecutor``
+    sends them to Ray workers. This process writes the folder either way."""
 
 
 @dataclass
@@ -134,6 +150,8 @@ class Runner:
         settings = self.settings
         trace = Trace(max_text=settings.max_trace_text)
         client = self.client
+        if isinstance(client, Replicas):  # a run keeps to one replica, and its prompt cache
+            client = client.pick()
         if settings.cache is not None:
             client = CachingClient(
                 client, settings.cache, f"{job.arm.spec}#{job.repeat}", settings.cache_debug
@@ -144,7 +162,7 @@ class Runner:
         ctx = RunContext(
             job.task.question,
             counted,
-            self.model_name,
+            job.model or self.model_name,
             self._tools(job.arm),
             trace,
             code=self._grading.check(job.task),
@@ -179,7 +197,8 @@ class Runner:
             correct, reason, first_correct, metrics = None, error, None, {}
         usage = counted.usage
         prices = self.settings.prices
-        price = prices.find(self.model_name) if prices else None
+        model = job.model or self.model_name
+        price = prices.find(model) if prices else None
         cost = _cost(price, usage) if price else None
         cached = counted.usage_from_cache
         cost_from_cache = _cost(price, cached) if price and counted.cache_hits else None
@@ -194,7 +213,7 @@ class Runner:
             task_fingerprint=job.task.fingerprint,
             slice=job.task.slice,
             repeat=job.repeat,
-            model=self.model_name,
+            model=model,
             status=outcome.status,
             # Graded whole above; kept on disk within the trace's limit, like every reply.
             answer=None
@@ -253,22 +272,23 @@ class Runner:
         writer: RecordWriter,
         concurrency: int,
         on_done: Callable[[RunRecord], None] | None = None,
+        executor: Executor = run_local,
     ) -> int:
-        """Run ``jobs`` with at most ``concurrency`` in flight; returns how many ran."""
-        queue = iter(jobs)
-        finished = 0
+        """Run ``jobs`` with at most ``concurrency`` in flight; returns how many ran. A run
+        handed over twice (a remote task retried after its result came back) is written
+        once."""
+        written: set[RunKey] = set()
 
-        async def worker() -> None:
-            nonlocal finished
-            for job in queue:  # a shared iterator: each job is taken by exactly one worker
-                record, trace = await self.run_one(job)
-                writer.append(record, trace.to_json())
-                finished += 1
-                if on_done is not None:
-                    on_done(record)
+        def finish(record: RunRecord, trace: list[dict[str, Any]]) -> None:
+            if (key := run_key(record)) in written:
+                return
+            written.add(key)
+            writer.append(record, trace)
+            if on_done is not None:
+                on_done(record)
 
-        await asyncio.gather(*(worker() for _ in range(max(1, concurrency))))
-        return finished
+        await executor(self, jobs, concurrency, finish)
+        return len(written)
 
 
 def refuse_other_options(records: list[RunRecord], arms: list[Arm], where: Path) -> None:
@@ -321,29 +341,35 @@ async def run_experiment(
     settings: RunSettings = RunSettings(),
     on_start: Callable[[int, int], None] | None = None,
     on_done: Callable[[RunRecord], None] | None = None,
+    models: Sequence[str] = (),
 ) -> GridResult:
-    """Run every (arm, task, repeat) not already recorded in ``folder``.
+    """Run every (model, arm, task, repeat) not already recorded in ``folder``.
 
-    Refused (ResultsError) before any run when the folder holds runs of an arm under
-    other resolved options. With ``settings.retry_errors``, a run recorded as api_error
-    is run again; its new record supersedes the old one, which stays in the log. Jobs
-    are made as they are taken, so a grid of any size starts at once.
+    ``models`` names several models (the client answers each request by its model, e.g. a
+    ``ModelRouter``); without it every run is on ``model_name``. Refused (ResultsError)
+    before any run when the folder holds runs of an arm under other resolved options.
+    With ``settings.retry_errors``, a run recorded as api_error is run again; its new
+    record supersedes the old one, which stays in the log. Jobs are made as they are
+    taken, so a grid of any size starts at once.
     """
+    names = list(models) or [model_name]
     records = folder.records()
     refuse_other_options(records, arms, folder.path)
     done, again = recorded_runs(records, taskset, settings.retry_errors)
-    in_grid = {(a.spec, t.id) for a in arms for t in taskset.tasks}
-    skipped = sum((arm, task) in in_grid and repeat < repeats for arm, task, repeat in done)
-    total = len(arms) * len(taskset.tasks) * repeats
+    in_grid = {(m, a.spec, t.id) for m in names for a in arms for t in taskset.tasks}
+    skipped = sum((m, arm, task) in in_grid and repeat < repeats for m, arm, task, repeat in done)
+    total = len(names) * len(arms) * len(taskset.tasks) * repeats
     if on_start is not None:
         on_start(total - skipped, skipped)
     jobs = (
         replace(job, supersedes=again.get(key))
-        for job in expand(arms, taskset, repeats)
-        if (key := (job.arm.spec, job.task.id, job.repeat)) not in done
+        for job in expand(arms, taskset, repeats, names)
+        if (key := (job.model, job.arm.spec, job.task.id, job.repeat)) not in done
     )
     runner = Runner(taskset, client, model_name, settings, folder.experiment["experiment_id"])
     in_flight = min(settings.concurrency, max(1, total - skipped))
     with folder.writer() as writer:
-        ran = await runner.run_grid(jobs, writer, in_flight, on_done)
+        ran = await runner.run_grid(
+            jobs, writer, in_flight, on_done, settings.executor or run_local
+        )
     return GridResult(ran=ran, skipped=skipped)

@@ -38,11 +38,12 @@ class ResultsError(ValueError):
     pass
 
 
-RunKey = tuple[str, str, int]
+#: What identifies a run in a folder: (model, arm, task_id, repeat).
+RunKey = tuple[str, str, str, int]
 
 
 def run_key(record: RunRecord) -> RunKey:
-    return (record.arm, record.task_id, record.repeat)
+    return (record.model, record.arm, record.task_id, record.repeat)
 
 
 def read_records(folder: Path | str, *, superseded: bool = False) -> list[RunRecord]:
@@ -78,7 +79,7 @@ def read_records(folder: Path | str, *, superseded: bool = False) -> list[RunRec
                 raise ResultsError(
                     f"{path}:{number}: run {key} is already recorded on line {line}; two "
                     "writers shared this folder, so its totals would count runs twice. Keep "
-                    "one line per (arm, task_id, repeat) or run again into a new --out"
+                    "one line per (model, arm, task_id, repeat) or run again into a new --out"
                 )
             replaced.append(earlier)
         current[key] = (number, record)

@@ -21,6 +21,9 @@ SEP, SEPT = "harness/report/separation.py", "tests/harness/report/test_separatio
 GEN, POW = "tests/tasks/test_generate.py::", "tests/harness/report/test_power.py::"
 FAIL, FAILT = "harness/report/failures.py", "tests/harness/report/test_failures.py::"
 HTML = "tests/harness/report/test_html_report.py::"
+AXIS = "tests/harness/test_models_axis.py::"
+RAY = "tests/harness/test_ray_executor.py::"
+COLS = "tests/harness/test_columns.py::"
 
 # (guard, file, text, broken text, tests that must catch it)
 MUTATIONS = [
@@ -351,7 +354,7 @@ MUTATIONS = [
      "between = icc * (v_a + v_b - 2 * arm_correlation * math.sqrt(v_a * v_b))",
      "between = icc * (v_a + v_b - arm_correlation * math.sqrt(v_a * v_b))",
      [POW + "test_the_variance_of_a_task_difference_is_derived_right"]),
-    ("the ICC estimator", "harness/report/power.py",
+    ("the ICC estimator", "harness/report/power_estimate.py",
      "return max(0.0, (msb - msw) / (msb + (n0 - 1) * msw))",
      "return max(0.0, (msb - msw) / (msb + n0 * msw))", [POW + "test_pooled_icc_on_hand_examples"]),
     # Failure labels.
@@ -388,6 +391,39 @@ MUTATIONS = [
      "    except Exception as exc:  # the plugin's own failure, said in one line",
      "    except ImportError as exc:  # the plugin's own failure, said in one line",
      ["tests/test_api.py::test_a_plugin_that_cannot_be_imported_is_one_line_and_exit_2"]),
+    # Models as a grid axis.
+    ("a run's key holds its model", "harness/store.py",
+     "return (record.model, record.arm, record.task_id, record.repeat)",
+     'return ("", record.arm, record.task_id, record.repeat)',
+     [AXIS + "test_every_arm_runs_on_every_model_each_on_its_own_endpoint"]),
+    ("each request goes to its model's endpoint", "harness/models/router.py",
+     "client = self.clients.get(request.model)", "client = next(iter(self.clients.values()))",
+     [AXIS + "test_every_arm_runs_on_every_model_each_on_its_own_endpoint"]),
+    ("a record is priced as its own model", "harness/runner.py",
+     "model = job.model or self.model_name\n", "model = self.model_name\n",
+     [AXIS + "test_each_record_is_priced_as_its_own_model"]),
+    ("tables keep models apart", "harness/report/table.py",
+     'return ["model"] if "model" in frame and frame["model"].nunique() > 1 else []',
+     "return []", [AXIS + "test_the_table_groups_by_model_and_arm"]),
+    # Runs made elsewhere (the Ray executor), written here once.
+    ("a run handed over twice is written once", "harness/runner.py",
+     "if (key := run_key(record)) in written:\n                return",
+     "if (key := run_key(record)) in written:\n                pass",
+     [RAY + "test_a_run_handed_over_twice_is_written_once"]),
+    ("a run keeps to one replica", "harness/runner.py",
+     "if isinstance(client, Replicas):  # a run keeps to one replica, and its prompt cache",
+     "if False:",
+     [RAY + "test_ray_makes_the_runs_the_local_executor_makes_and_spreads_the_replicas"]),
+    # Results read as columns.
+    ("a string field must hold a string", "harness/columns_sql.py",
+     "\"str\": f\"starts_with({text}, '\\\"')\",", "\"str\": \"true\",",
+     [COLS + "test_a_bad_line_gives_the_error_read_records_gives"]),
+    ("a run recorded twice is refused by the column reader too", "harness/columns.py",
+     "            if supersedes[row] != run_id[earlier]:", "            if False:",
+     [COLS + "test_a_bad_line_gives_the_error_read_records_gives"]),
+    ("McNemar past a thousand discordant pairs", "harness/report/stats.py",
+     "    return min(1.0, 2 * tail)\n", "    return min(1.0, 2 * tail / float(2**n) * 2**n)\n",
+     ["tests/harness/report/test_compare.py::test_mcnemar_holds_past_a_thousand_discordant_pairs"]),
 ]  # fmt: skip
 
 

@@ -7,6 +7,7 @@ import click
 from harness.cli.cache import cache_command
 from harness.cli.compare import compare_command
 from harness.cli.cost import cost_command
+from harness.cli.export import export_command
 from harness.cli.failures import failures_command
 from harness.cli.grade import grade_command
 from harness.cli.patterns import patterns_command
@@ -38,5 +39,6 @@ main.add_command(tasks_group)
 main.add_command(failures_command)
 main.add_command(power_command)
 main.add_command(report_command)
+main.add_command(export_command)
 
 __all__ = ["main"]

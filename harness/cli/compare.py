@@ -8,12 +8,22 @@ from pathlib import Path
 import click
 
 from harness.cli.errors import Finite
+from harness.columns import FIELDS, read_frame
 from harness.experiment import arm_identity
 from harness.legacy import schema_1_identity
 from harness.report.compare import CompareError, as_json, as_markdown, compare
 from harness.report.prices import PriceError, load_prices
-from harness.report.table import Pricing, records_frame
-from harness.store import ResultsError, read_records
+from harness.report.table import Pricing
+from harness.store import ResultsError
+
+#: The record fields ``harness.report.compare`` reads; the others are not read, so that
+#: two folders of a million runs each fit in memory.
+COMPARED = frozenset(
+    {"task_set", "model", "arm", "options", "task_id", "repeat", "status", "correct"}
+    | {"first_correct", "metrics", "cost_usd", "usage_missing", "turns", "tokens_in"}
+    | {"tokens_out"}
+)
+NOT_COMPARED = tuple(name for name in FIELDS if name not in COMPARED)
 
 
 @click.command("compare")
@@ -65,8 +75,8 @@ def compare_command(
     """Compare CANDIDATE against BASELINE; exit 1 if an arm regressed, 2 on bad input."""
     try:
         pricing = Pricing(load_prices(), price_as)
-        before = records_frame(read_records(baseline), pricing)
-        after = records_frame(read_records(candidate), pricing)
+        before = read_frame(baseline, pricing, drop=NOT_COMPARED)
+        after = read_frame(candidate, pricing, drop=NOT_COMPARED)
         for folder, frame in ((baseline, before), (candidate, after)):
             if frame.empty:
                 raise CompareError(f"{folder}: holds no finished runs")

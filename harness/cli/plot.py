@@ -7,10 +7,11 @@ from pathlib import Path
 import click
 
 from harness.cli.errors import BadInput
+from harness.columns import UNREAD, read_frames
 from harness.report.plots import plot_frontier, plot_outcomes, plot_tokens, plot_turns
 from harness.report.prices import PriceError, load_prices
-from harness.report.table import Pricing, records_frame, summarize
-from harness.store import ResultsError, read_records
+from harness.report.table import Pricing, summarize
+from harness.store import ResultsError
 
 KINDS = ("frontier", "status", "tokens", "turns")
 
@@ -36,10 +37,9 @@ def plot_command(results: Path, kind: str, output: Path, price_as: str | None) -
     output = output if output.suffix else output.with_suffix(".png")
     try:
         pricing = Pricing(load_prices(), price_as)
-        frame = records_frame(read_records(results), pricing)
+        frame, retried = read_frames(results, pricing, drop=UNREAD)
         if frame.empty:
             raise ValueError(f"{results}: no finished runs yet")
-        retried = records_frame(read_records(results, superseded=True), pricing)
         summary = summarize(frame, retried=retried)
         model = ", ".join(sorted(frame["model"].unique()))
         where = f"{', '.join(sorted(frame['task_set'].unique()))} on {model}"

@@ -7,7 +7,7 @@ import contextlib
 import signal
 import sys
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import click
@@ -19,26 +19,31 @@ from harness.api import Experiment, Results
 from harness.cli.errors import BadInput, Finite
 from harness.cli.progress import Progress
 from harness.cli.table import stopping_note, table_title
-from harness.experiment import ArmError, load_experiment
+from harness.columns import UNREAD, read_frames
+from harness.executors import ExecutorError, OnWorkers, RayUnavailable
+from harness.experiment import ArmError, ModelEntry, load_experiment
 from harness.models.cache import CacheError, ResponseCache
 from harness.models.estimate import EstimateUnavailable, shipped_tokenizer
 from harness.models.local import CHAT_FORMATS, MODEL_NAME, LocalModelError, LocalServer, model_file
 from harness.models.openai_compat import OpenAICompatClient, RetryPolicy
+from harness.models.replicas import grid_client
 from harness.models.settings import (
     DEFAULT_KEY_ENV,
+    LOCAL,
     Endpoint,
     EndpointNotConfigured,
     resolve_endpoint,
     wants_local_model,
     without_credentials,
 )
+from harness.models.types import ModelClient
 from harness.patterns.registry import UnknownPattern
 from harness.plugins import PluginError, load_plugin
 from harness.report.prices import PriceError, load_prices
 from harness.report.separation import Separation, SeparationRule
-from harness.report.table import Pricing, records_frame, render, summarize
+from harness.report.table import Pricing, render, summarize
 from harness.runner import RunSettings
-from harness.store import ResultsError, ResultsFolder, read_records
+from harness.store import ResultsError, ResultsFolder
 from harness.trace import MAX_TEXT
 from tasks.taskset import TaskSet, TaskSetError
 
@@ -90,12 +95,19 @@ from tasks.taskset import TaskSet, TaskSetError
 )
 @click.option(
     "--base-url",
+    "base_urls",
+    multiple=True,
     help="OpenAI-compatible base URL [env LOOPBENCH_BASE_URL]. "
-    "With neither this nor --model, the embedded local model runs.",
+    "With neither this nor --model, the embedded local model runs. With several --model, "
+    "give one (shared) or one per model, in the same order. Several for one --model are "
+    "its replicas: runs take them in turn, each run keeping to one.",
 )
 @click.option(
     "--model",
-    help="Model name sent to the endpoint [env LOOPBENCH_MODEL]; 'local' for the embedded model.",
+    "model_names",
+    multiple=True,
+    help="Model name sent to the endpoint [env LOOPBENCH_MODEL]; 'local' for the embedded model. "
+    "Repeat for several: every arm runs on every model, and the table groups by model.",
 )
 @click.option(
     "--local-chat-format",
@@ -208,6 +220,20 @@ from tasks.taskset import TaskSet, TaskSetError
     "(e.g. mypackage.patterns); repeat for several. Installed packages' entry points "
     "(loopbench.patterns, loopbench.tasksets) are loaded without it.",
 )
+@click.option(
+    "--executor",
+    "executor_name",
+    type=click.Choice(["local", "ray"]),
+    default="local",
+    show_default=True,
+    help="Where runs are made: in this process, or on Ray workers (the ray extra; see "
+    "docs/ray.md). This process alone writes --out either way, so resuming works as ever.",
+)
+@click.option(
+    "--ray-address",
+    help="--executor ray: the cluster to use (auto, or ray://HOST:10001). Default: start "
+    "Ray on this machine.",
+)
 @click.option("--quiet", is_flag=True, help="No progress bar; plain lines for logs and CI.")
 def run_command(
     tasks_spec: str,
@@ -217,8 +243,8 @@ def run_command(
     repeats: int,
     concurrency: int,
     out: Path | None,
-    base_url: str | None,
-    model: str | None,
+    base_urls: tuple[str, ...],
+    model_names: tuple[str, ...],
     local_chat_format: str,
     api_key_env: str,
     timeout: float,
@@ -238,12 +264,16 @@ def run_command(
     margin: float | None,
     alpha: float | None,
     plugins: tuple[str, ...],
+    executor_name: str,
+    ray_address: str | None,
     quiet: bool,
 ) -> None:
     """Run every arm on every task, REPEATS times, and print the table."""
     specs = list(arm_specs)
+    wanted = [ModelEntry(name=name) for name in model_names]
     given = click.get_current_context().get_parameter_source
     rule = _stopping_rule(until_separated, max_repeats, margin, alpha, given)
+    on_ray = _on_ray(executor_name, ray_address, cache_dir, paired)
     try:
         for module in plugins:
             load_plugin(module)
@@ -258,6 +288,7 @@ def run_command(
                 concurrency = written.concurrency
             if out is None and written.out:
                 out = Path(written.out)
+            wanted = wanted or written.models
         if not specs:
             raise ArmError("give at least one --arm, or an --experiment file that lists arms")
         grid = Experiment(
@@ -271,14 +302,22 @@ def run_command(
         price_table = load_prices(prices)
         if price_as:
             price_table.require(price_as)  # before anything runs, not after the grid
-        local = wants_local_model(base_url, model)
-        if local:
-            model_file()  # says how to install the extra before anything is written
-            endpoint = Endpoint(f"llama.cpp on loopback ({local_chat_format})", MODEL_NAME)
+        local, endpoints = _endpoints(wanted, base_urls, api_key_env, local_chat_format)
+        names = list(dict.fromkeys(e.model for e in endpoints))
+        if len(names) == 1:
+            grid.model_name = names[0]
+            urls = sorted(without_credentials(e.base_url) for e in endpoints)
+            grid.base_url = urls[0] if len(urls) == 1 else urls
+        elif rule is not None:
+            raise click.UsageError("--until-separated compares arms on one model: give one")
         else:
-            endpoint = resolve_endpoint(base_url, model, api_key_env)
-        grid.model_name = endpoint.model
-        grid.base_url = without_credentials(endpoint.base_url)
+            grid.models = {e.model: None for e in endpoints}
+            grid.base_url = {e.model: without_credentials(e.base_url) for e in endpoints}
+        if on_ray and local:
+            raise click.UsageError(
+                "--executor ray: the embedded model listens on this machine's loopback only; "
+                "give --model and --base-url of a served model"
+            )
         grid.settings = RunSettings(
             prices=price_table,
             retry_errors=retry_errors,
@@ -289,6 +328,26 @@ def run_command(
             sandbox=_sandbox(taskset, grading_workers),
             paired=paired,
         )
+        if on_ray:
+            from harness.executors.ray import RayExecutor, RemoteEndpoint, WorkerSetup
+
+            keys = {entry.name: entry.api_key_env for entry in wanted if entry.api_key_env}
+            setup = WorkerSetup(
+                tasks=str(Path(tasks_spec).resolve()) if Path(tasks_spec).is_dir() else tasks_spec,
+                endpoints=tuple(
+                    RemoteEndpoint(
+                        e.model, e.base_url, keys.get(e.model, api_key_env), e.api_key is not None
+                    )
+                    for e in endpoints
+                ),
+                plugins=plugins,
+                timeout_s=timeout,
+                max_retries=max_retries,
+                rate_limit=rate_limit,
+                count_tokens=count_tokens,
+                grading_workers=grading_workers,
+            )
+            grid.settings = replace(grid.settings, executor=RayExecutor(setup, ray_address))
     except (
         TaskSetError,
         PriceError,
@@ -297,16 +356,19 @@ def run_command(
         CacheError,
         EstimateUnavailable,
         SandboxError,
+        RayUnavailable,
     ) as exc:
         raise BadInput(str(exc)) from None
     connection = Connection(timeout, max_retries, rate_limit)
+    executor = grid.settings.executor  # a RayExecutor connects on entering, and lets go
+    session = executor if isinstance(executor, contextlib.AbstractContextManager) else None
     try:
-        with grid.open() as folder:
+        with session or contextlib.nullcontext(), grid.open() as folder:
             for repair in folder.repairs:
                 click.echo(f"warning: {repair}", err=True)
-            with _serving(local, local_chat_format, endpoint, quiet) as live:
+            with _serving(local, local_chat_format, endpoints, quiet) as live:
                 results = asyncio.run(_run(grid, folder, connection, live, quiet))
-    except ResultsError as exc:
+    except (ResultsError, ExecutorError) as exc:
         raise BadInput(str(exc)) from None
     except KeyboardInterrupt:
         click.echo("interrupted: finished runs are recorded; run it again to go on", err=True)
@@ -324,13 +386,11 @@ def _report(results: Results, pricing: Pricing) -> None:
         f"{results.ran} runs done, {results.skipped} already recorded; results in {results.path}",
         err=True,
     )
-    records = results.records()
-    frame = records_frame(records, pricing)
-    retried = records_frame(read_records(results.path, superseded=True), pricing)
+    frame, retried = read_frames(results.path, pricing, drop=UNREAD)
     click.echo(render(summarize(frame, retried=retried), "md", table_title(frame, pricing)))
-    if note := stopping_note(results.path, records):
+    if note := stopping_note(results.path):
         click.echo(f"\n{note}")
-    errors = sum(r.status == "api_error" for r in records)
+    errors = int((frame["status"] == "api_error").sum()) if "status" in frame else 0
     if errors:
         click.echo(
             f"warning: {errors} runs ended in api_error; see the error column of "
@@ -340,15 +400,52 @@ def _report(results: Results, pricing: Pricing) -> None:
         )
 
 
+def _endpoints(
+    wanted: list[ModelEntry], base_urls: tuple[str, ...], key_env: str, chat_format: str
+) -> tuple[bool, list[Endpoint]]:
+    """Each model's endpoints (several for one model are its replicas), and whether it is
+    the embedded model (which runs alone)."""
+    if len(wanted) <= 1:
+        entry = wanted[0] if wanted else ModelEntry(name="-")
+        model = entry.name if wanted else None
+        urls: list[str | None] = [entry.base_url] if entry.base_url else [*base_urls] or [None]
+        if wants_local_model(urls[0], model):
+            model_file()  # says how to install the extra before anything is written
+            return True, [Endpoint(f"llama.cpp on loopback ({chat_format})", MODEL_NAME)]
+        return False, [resolve_endpoint(url, model, entry.api_key_env or key_env) for url in urls]
+    names = [entry.name for entry in wanted]
+    if len(base_urls) > 1 and len(base_urls) != len(wanted):
+        raise EndpointNotConfigured(
+            f"{len(base_urls)} --base-url for {len(wanted)} --model: give one for every "
+            "model, or one per model in the same order (replicas, several --base-url of "
+            "one model, are for a grid of one --model)"
+        )
+    if LOCAL in names:
+        raise EndpointNotConfigured("--model local runs the embedded model alone; drop it")
+    if len(set(names)) < len(names):
+        raise EndpointNotConfigured(f"a model is named twice in {', '.join(names)}")
+    shared = base_urls[0] if len(base_urls) == 1 else None
+    return False, [
+        resolve_endpoint(
+            entry.base_url or (base_urls[i] if len(base_urls) > 1 else shared),
+            entry.name,
+            entry.api_key_env or key_env,
+        )
+        for i, entry in enumerate(wanted)
+    ]
+
+
 @contextlib.contextmanager
-def _serving(local: bool, chat_format: str, endpoint: Endpoint, quiet: bool) -> Iterator[Endpoint]:
-    """The endpoint to use; for the embedded model, a server that lives as long as the run.
+def _serving(
+    local: bool, chat_format: str, endpoints: list[Endpoint], quiet: bool
+) -> Iterator[list[Endpoint]]:
+    """The endpoints to use; for the embedded model, a server that lives as long as the run.
 
     SIGTERM becomes an ordinary exit while it runs, so the server is stopped on every
     way out (success, error, Ctrl-C, SIGTERM).
     """
     if not local:
-        yield endpoint
+        yield endpoints
         return
     previous = signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
     try:
@@ -359,7 +456,7 @@ def _serving(local: bool, chat_format: str, endpoint: Endpoint, quiet: bool) -> 
         except LocalModelError as exc:
             raise BadInput(str(exc)) from None
         try:
-            yield Endpoint(server.base_url, MODEL_NAME)
+            yield [Endpoint(server.base_url, MODEL_NAME)]
         finally:
             server.stop()
     finally:
@@ -376,19 +473,31 @@ class Connection:
 
 
 async def _run(
-    grid: Experiment, folder: ResultsFolder, connection: Connection, endpoint: Endpoint, quiet: bool
+    grid: Experiment,
+    folder: ResultsFolder,
+    connection: Connection,
+    endpoints: list[Endpoint],
+    quiet: bool,
 ) -> Results:
     plain = quiet or not sys.stderr.isatty()
     # Leaving the block stops the live view (also on Ctrl-C) and prints the last line.
     with Progress(plain, rounds=grid.until_separated is not None) as progress:
-        async with OpenAICompatClient(
-            endpoint.base_url,
-            endpoint.api_key,
-            timeout_s=connection.timeout,
-            max_concurrency=grid.concurrency,
-            retry=RetryPolicy(max_retries=connection.max_retries),
-            rate_limit=connection.rate_limit,
-        ) as client:
+        async with contextlib.AsyncExitStack() as stack:
+            clients: dict[str, list[OpenAICompatClient]] = {}
+            for endpoint in [] if grid.settings.executor else endpoints:
+                clients.setdefault(endpoint.model, []).append(
+                    await stack.enter_async_context(
+                        OpenAICompatClient(
+                            endpoint.base_url,
+                            endpoint.api_key,
+                            timeout_s=connection.timeout,
+                            max_concurrency=grid.concurrency,
+                            retry=RetryPolicy(max_retries=connection.max_retries),
+                            rate_limit=connection.rate_limit,
+                        )
+                    )
+                )
+            client: ModelClient = grid_client(clients) if clients else OnWorkers()
             results = await grid.run_in(
                 folder,
                 client,
@@ -396,12 +505,28 @@ async def _run(
                 progress.step,
                 lambda state: progress.note(_round_line(state)),
             )
-            if throttle := client.concurrency.cuts:
-                progress.note(
-                    f"note: the endpoint answered 429; concurrency was halved {throttle} times, "
-                    f"to {client.concurrency.lowest} at the lowest (pass --rate-limit to pace it)"
-                )
+            for model, used in ((m, c) for m, replicas in clients.items() for c in replicas):
+                if throttle := used.concurrency.cuts:
+                    progress.note(
+                        f"note: {model}'s endpoint answered 429; concurrency was halved "
+                        f"{throttle} times, to {used.concurrency.lowest} at the lowest (pass "
+                        "--rate-limit to pace it)"
+                    )
             return results
+
+
+def _on_ray(name: str, address: str | None, cache: Path | None, paired: bool) -> bool:
+    """Whether the runs go to Ray; refuses what Ray workers cannot do."""
+    if name != "ray":
+        if address is not None:
+            raise click.UsageError("--ray-address applies only with --executor ray")
+        return False
+    if cache is not None or paired:
+        raise click.UsageError(
+            "--cache and --paired share responses within one process, and Ray workers do "
+            "not share them: drop them, or run with --executor local"
+        )
+    return True
 
 
 def _stopping_rule(

@@ -8,15 +8,16 @@ import click
 import pandas as pd
 
 from harness.cli.errors import BadInput
+from harness.columns import UNREAD, read_frames
 from harness.records import RunRecord
-from harness.report.failures import TraceError, label_folder, summarize_failures
+from harness.report.failure_traces import TraceError
+from harness.report.failures import label_folder, summarize_failures
 from harness.report.prices import PriceError, load_prices
 from harness.report.separation import StoppedRun
 from harness.report.table import (
     FORMATS,
     GROUPINGS,
     Pricing,
-    records_frame,
     render,
     summarize,
     with_reference,
@@ -62,10 +63,9 @@ def table_command(
     """Print accuracy, turns, tool calls, tokens, cost and cost per correct answer per arm."""
     try:
         pricing = Pricing(load_prices(prices), price_as)
-        frame = records_frame(read_records(results), pricing)
+        frame, retried = read_frames(results, pricing, drop=UNREAD)
         if frame.empty:
             raise BadInput(f"{results}: no finished runs yet")
-        retried = records_frame(read_records(results, superseded=True), pricing)
         summary = summarize(frame, by, retried)
         if reference:
             summary = with_reference(frame, summary, reference)
@@ -73,7 +73,7 @@ def table_command(
             summary = summary.assign(failures=summary["arm"].map(commonest_failures(results)))
         chosen = [c.strip() for c in columns.split(",")] if columns else None
         click.echo(render(summary, fmt, table_title(frame, pricing), chosen))
-        if fmt == "md" and (note := stopping_note(results, read_records(results))):
+        if fmt == "md" and (note := stopping_note(results)):
             click.echo(f"\n{note}")
     except (ResultsError, PriceError, TraceError, ValueError) as exc:
         raise BadInput(str(exc)) from None
@@ -88,10 +88,13 @@ def commonest_failures(results: Path, shown: int = 3) -> dict[str, str]:
     return described
 
 
-def stopping_note(results: Path, records: list[RunRecord]) -> str:
-    """For a run stopped by --until-separated: its decisions and the runs not spent."""
+def stopping_note(results: Path, records: list[RunRecord] | None = None) -> str:
+    """For a run stopped by --until-separated: its decisions and the runs not spent (the
+    records are read only then)."""
     stopped = StoppedRun.load(results)
-    return stopped.footnote(records) if stopped is not None else ""
+    if stopped is None:
+        return ""
+    return stopped.footnote(read_records(results) if records is None else records)
 
 
 def table_title(frame: pd.DataFrame, pricing: Pricing) -> str:

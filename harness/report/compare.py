@@ -20,6 +20,7 @@ from harness.experiment import effective_arm
 from harness.patterns.base import INFRASTRUCTURE_STATUSES
 from harness.report.checks import answer_changes, code_measures
 from harness.report.stats import PairedDifference, paired_difference
+from harness.report.table import model_keys
 
 KEYS = ["arm", "task_id", "repeat"]
 
@@ -116,6 +117,8 @@ def compare(
             f"the results are on different task sets ({sorted(sets_before)} vs "
             f"{sorted(sets_after)}); compare runs of the same task set"
         )
+    if model_keys(before) or model_keys(after):  # a model axis: compare each model's arms
+        before, after = _model_and_arm(before), _model_and_arm(after)
     matched = match_same_configurations(before, after)
     after = after.assign(arm=after["arm"].replace(matched))
     shared = sorted(set(before["arm"]) & set(after["arm"]))
@@ -168,6 +171,10 @@ def compare(
         tuple(sorted(set(after["arm"]) - set(before["arm"]))),
         matched,
     )
+
+
+def _model_and_arm(frame: pd.DataFrame) -> pd.DataFrame:
+    return frame.assign(arm=frame["model"].astype(str) + " · " + frame["arm"].astype(str))
 
 
 REPAIR_MEASURES = {

@@ -9,6 +9,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
 from harness.patterns.base import STATUSES
+from harness.report.table import config_labels, model_keys
 
 #: One colour per status, in the order of the status list, so a new status always has one.
 _PALETTE = (
@@ -30,7 +31,7 @@ STATUS_COLOURS = {status: _PALETTE[i % len(_PALETTE)] for i, status in enumerate
 
 def plot_outcomes(summary: pd.DataFrame, path: Path | str, title: str) -> None:
     """Per arm: how runs ended (stacked bars), each bar labelled with how many were correct."""
-    arms = list(summary["arm"])
+    arms = config_labels(summary)
     # A bare Figure renders without pyplot's global state or a display backend.
     fig = Figure(figsize=(8, 1.8 + 0.5 * len(arms)), layout="constrained")
     ax = fig.subplots()
@@ -92,7 +93,8 @@ def plot_frontier(summary: pd.DataFrame, path: Path | str, title: str) -> None:
     for number, (cx, cy) in enumerate(zip(x, y, strict=True), start=1):
         ax.annotate(str(number), (cx, cy), xytext=(5, 4), textcoords="offset points", fontsize=8)
     handles = [
-        ax.plot([], [], " ", label=f"{n}  {a}")[0] for n, a in enumerate(rows["arm"], start=1)
+        ax.plot([], [], " ", label=f"{n}  {a}")[0]
+        for n, a in enumerate(config_labels(rows), start=1)
     ]
     ax.set_xscale("log")
     # Label a few round values only: log-scale minor labels crowd into each other.
@@ -115,7 +117,7 @@ def plot_frontier(summary: pd.DataFrame, path: Path | str, title: str) -> None:
 
 def plot_tokens(summary: pd.DataFrame, path: Path | str, title: str) -> None:
     """Mean tokens per run and arm: fresh input, cached input and output, stacked."""
-    arms = list(summary["arm"])
+    arms = config_labels(summary)
     fresh = summary["tokens_in"] - summary["tokens_cached"]
     parts = [
         ("input (fresh)", fresh, "#4c78a8"),
@@ -138,6 +140,8 @@ def plot_tokens(summary: pd.DataFrame, path: Path | str, title: str) -> None:
 def plot_turns(frame: pd.DataFrame, path: Path | str, title: str) -> None:
     """Turns per run and arm, correct runs and the rest apart (agents succeed quickly and
     fail slowly)."""
+    if model_keys(frame):
+        frame = frame.assign(arm=frame["model"].astype(str) + " · " + frame["arm"].astype(str))
     arms = sorted(frame["arm"].unique())
     fig = Figure(figsize=(8, 1.8 + 0.55 * len(arms)), layout="constrained")
     ax = fig.subplots()

@@ -39,25 +39,17 @@ the chi-square of the sample variance (no scipy at run time); the tests check th
 against scipy and the whole formula against simulated runs (``bench/power_check.py``),
 which it matches within about 0.04 from max(MIN_TASKS, RELIABLE * rho^2) tasks.
 
-From a finished run (``estimate``): the ICC by one-way ANOVA on the runs of each
-(arm, task), sums of squares pooled over the arms (each arm about its own mean) and
-truncated at 0; kappa by the method of moments from the observed variance of per-task
-differences of each arm against the best arm.
+What a finished run says of its own design is estimated in ``harness.report.power_estimate``.
 """
 
 from __future__ import annotations
 
 import math
-from collections import Counter, defaultdict
-from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from statistics import NormalDist
 
 import numpy as np
-
-from harness.patterns.base import INFRASTRUCTURE_STATUSES
-from harness.records import RunRecord
 
 SHARED = 1.0
 INDEPENDENT = 0.0
@@ -293,144 +285,3 @@ def smallest_detectable(design: Design, tasks: int) -> float | None:
         mid = (lo + hi) / 2
         lo, hi = (mid, hi) if power_at(mid) < design.power else (lo, mid)
     return hi
-
-
-@dataclass(frozen=True)
-class PairEstimate:
-    """One arm against the best arm, on the tasks both ran."""
-
-    arm: str
-    accuracy: float
-    difference: float
-    """Its accuracy minus the best arm's, over the runs of the shared tasks."""
-    tasks: int
-    sd: float
-    """Observed sd of the per-task mean differences."""
-    detectable: float | None
-    """The smallest mean difference these tasks detect at this sd; None below 2 tasks or
-    when every task's difference was the same (the sd is 0: nothing to scale by)."""
-
-
-@dataclass(frozen=True)
-class Estimates:
-    """What a finished run says about its own design."""
-
-    arms: int
-    tasks: int
-    repeats: int
-    """The most common number of graded runs of an (arm, task)."""
-    baseline: float
-    """Accuracy over every arm's graded runs."""
-    icc: float | None
-    """One-way ANOVA, pooled over arms; None when no (arm, task) ran twice."""
-    arm_correlation: float | None
-    """Method of moments from the pairs' sd; None when the ICC is 0 or unknown."""
-    best: str
-    pairs: list[PairEstimate]
-
-
-def estimate(records: Sequence[RunRecord], alpha: float, power: float) -> Estimates:
-    """Tasks, repeats, accuracy, ICC and arm correlation of a finished run, and each arm's
-    per-task differences from the best arm. Runs that failed on infrastructure are left
-    out, as in the table; a run not graded correct counts as wrong."""
-    cells: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
-    for r in records:
-        if r.status not in INFRASTRUCTURE_STATUSES:
-            cells[r.arm][r.task_id].append(1.0 if r.correct is True else 0.0)
-    tasks = {t for by_task in cells.values() for t in by_task}
-    if len(cells) < 2:
-        raise PowerError(
-            f"{len(cells)} arm(s) with graded runs ({', '.join(cells) or 'none'}): power is "
-            "about the difference between two arms; run at least two"
-        )
-    if len(tasks) < 2:
-        raise PowerError(
-            f"{len(tasks)} task(s) with graded runs: tasks are the unit of the paired test; "
-            "run at least two"
-        )
-    sizes = Counter(len(runs) for by_task in cells.values() for runs in by_task.values())
-    repeats = max(sizes, key=lambda n: (sizes[n], n))
-    accuracy = {
-        arm: _mean([y for runs in by_task.values() for y in runs]) for arm, by_task in cells.items()
-    }
-    best = max(sorted(cells), key=lambda arm: accuracy[arm])
-    pairs = []
-    for arm in sorted(cells):
-        if arm == best:
-            continue
-        shared = sorted(set(cells[arm]) & set(cells[best]))
-        d = np.array([_mean(cells[arm][t]) - _mean(cells[best][t]) for t in shared])
-        sd = float(d.std(ddof=1)) if len(d) > 1 else math.nan
-        pairs.append(
-            PairEstimate(
-                arm,
-                accuracy[arm],
-                _mean([y for t in shared for y in cells[arm][t]])
-                - _mean([y for t in shared for y in cells[best][t]]),
-                len(shared),
-                sd,
-                detectable_shift(len(d), alpha, power) * sd / math.sqrt(len(d))
-                if sd > 0  # nan below 2 tasks; 0 when every task's difference was the same
-                else None,
-            )
-        )
-    all_runs = [y for by_task in cells.values() for runs in by_task.values() for y in runs]
-    icc = pooled_icc([list(by_task.values()) for by_task in cells.values()])
-    return Estimates(
-        len(cells),
-        len(tasks),
-        repeats,
-        _mean(all_runs),
-        icc,
-        _arm_correlation(pairs, accuracy[best], icc, repeats),
-        best,
-        pairs,
-    )
-
-
-def _mean(values: Sequence[float]) -> float:
-    return sum(values) / len(values)
-
-
-def pooled_icc(arms: Sequence[Sequence[Sequence[float]]]) -> float | None:
-    """One-way ANOVA ICC of runs grouped by task, sums of squares pooled over arms (each
-    arm about its own mean, so arms' accuracies do not count as task effects):
-    (MSB - MSW) / (MSB + (n0 - 1) MSW), n0 the ANOVA's mean group size, truncated at 0.
-    None when no task ran twice in an arm (no within-task spread to compare with)."""
-    between = within = 0.0
-    df_between = df_within = 0
-    size_terms = 0.0
-    for groups in arms:
-        runs = [y for group in groups for y in group]
-        grand = _mean(runs)
-        between += sum(len(g) * (_mean(g) - grand) ** 2 for g in groups)
-        within += sum((y - _mean(g)) ** 2 for g in groups for y in g)
-        df_between += len(groups) - 1
-        df_within += len(runs) - len(groups)
-        size_terms += len(runs) - sum(len(g) ** 2 for g in groups) / len(runs)
-    if df_within == 0 or df_between == 0:
-        return None
-    msb, msw = between / df_between, within / df_within
-    n0 = size_terms / df_between
-    if msb + (n0 - 1) * msw <= 0:
-        return 0.0
-    return max(0.0, (msb - msw) / (msb + (n0 - 1) * msw))
-
-
-def _arm_correlation(
-    pairs: Sequence[PairEstimate], best: float, icc: float | None, repeats: int
-) -> float | None:
-    """kappa solving, summed over the pairs, observed Var(d) = the model's Var(d): the
-    model is linear in kappa. Clipped to [0, 1]; None when it does not enter (ICC 0)."""
-    if not icc:
-        return None
-    gap = weight = 0.0
-    for pair in pairs:
-        if math.isnan(pair.sd):
-            continue
-        v_a, v_b = pair.accuracy * (1 - pair.accuracy), best * (1 - best)
-        gap += difference_variance(pair.accuracy, best, repeats, icc, 0.0) - pair.sd**2
-        weight += 2 * icc * math.sqrt(v_a * v_b)
-    if weight == 0:
-        return None
-    return min(1.0, max(0.0, gap / weight))

@@ -23,12 +23,23 @@ def wilson_interval(successes: int, n: int, z: float = Z95) -> tuple[float, floa
 
 
 def mcnemar_exact(right_to_wrong: int, wrong_to_right: int) -> float:
-    """Two-sided exact McNemar p-value: a binomial test on the discordant pairs."""
+    """Two-sided exact McNemar p-value: a binomial test on the discordant pairs.
+
+    The tail is summed in log space: 2**n overflows a float past 1,023 discordant pairs,
+    which a large results folder reaches."""
     n = right_to_wrong + wrong_to_right
     if n == 0:
         return 1.0
-    tail = sum(math.comb(n, i) for i in range(min(right_to_wrong, wrong_to_right) + 1))
-    return min(1.0, 2 * tail / float(2**n))
+    k = min(right_to_wrong, wrong_to_right)
+    i = np.arange(k + 1)
+    log_terms = _log_comb(n, i) - n * math.log(2)
+    top = float(log_terms.max())
+    tail = math.exp(top) * float(np.exp(log_terms - top).sum())
+    return min(1.0, 2 * tail)
+
+
+def _log_comb(n: int, i: np.ndarray) -> np.ndarray:
+    return np.array([math.lgamma(n + 1) - math.lgamma(j + 1) - math.lgamma(n - j + 1) for j in i])
 
 
 @dataclass(frozen=True)

@@ -85,7 +85,7 @@ def summarize(
 ) -> pd.DataFrame:
     """One row per arm (and ``by`` value). ``retried`` holds the records that later runs
     superseded (``--retry-errors``): not runs of their own, but their cost was spent."""
-    keys = ["arm"] + ([_column(by)] if by else [])
+    keys = list(dict.fromkeys([*model_keys(frame), "arm", *([_column(by)] if by else [])]))
     spent = retried if retried is not None and not retried.empty else None
     rows = []
     for group, runs in frame.groupby(keys, sort=True, dropna=False):
@@ -98,6 +98,20 @@ def summarize(
             earlier = spent[same]
         rows.append(dict(zip(keys, group, strict=True)) | _summary(runs, earlier))
     return pd.DataFrame(rows)
+
+
+def model_keys(frame: pd.DataFrame) -> list[str]:
+    """["model"] when the runs are on several models (a model axis), so every summary,
+    plot and comparison keeps them apart; [] for one model, as tables always were."""
+    return ["model"] if "model" in frame and frame["model"].nunique() > 1 else []
+
+
+def config_labels(summary: pd.DataFrame) -> list[str]:
+    """Each summary row's name in a plot or a list: the arm, after its model when the
+    summary holds several."""
+    if "model" not in summary:
+        return [str(arm) for arm in summary["arm"]]
+    return [f"{model} · {arm}" for model, arm in zip(summary["model"], summary["arm"], strict=True)]
 
 
 def _column(by: str) -> str:
@@ -160,10 +174,14 @@ def with_reference(frame: pd.DataFrame, summary: pd.DataFrame, reference: str) -
         "vs_ci_high": [],
         "vs_p_value": [],
     }
-    for arm in summary["arm"]:
-        pairs = frame[frame["arm"] == arm].merge(
-            base, on=["task_id", "repeat"], suffixes=("", "_r")
-        )
+    # With several models, each arm is paired with the reference on its own model.
+    on = ["task_id", "repeat", *model_keys(frame)]
+    for _, row in summary.iterrows():
+        arm = row["arm"]
+        runs = frame[frame["arm"] == arm]
+        if "model" in on:
+            runs = runs[runs["model"] == row["model"]]
+        pairs = runs.merge(base, on=on, suffixes=("", "_r"))
         if arm == reference or pairs.empty:
             for values in columns.values():
                 values.append(math.nan)
@@ -311,7 +329,9 @@ def usage_warning(summary: pd.DataFrame) -> str:
 
 def _shown(summary: pd.DataFrame) -> pd.DataFrame:
     """The curated, human-readable view of a summary."""
-    shown = pd.DataFrame({k: summary[k] for k in summary.columns if k in ("arm", *GROUPINGS)})
+    shown = pd.DataFrame(
+        {k: summary[k] for k in summary.columns if k in ("model", "arm", *GROUPINGS)}
+    )
     shown["arm"] = summary["arm"]
     shown["n"] = summary["n"]
     shown["accuracy [95% CI]"] = [

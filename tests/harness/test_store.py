@@ -96,9 +96,10 @@ def test_resume_runs_again_only_the_runs_of_changed_tasks_superseding_them(tmp_p
         (tmp_path / "runs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
         done, again = recorded_runs(folder.records(), DEPOT)
         _, with_errors = recorded_runs(folder.records(), DEPOT, retry_errors=True)
-    assert {key[1] for key in done} == {t.id for t in DEPOT.tasks[:4]} - {DEPOT.tasks[1].id}
-    assert again == {("direct", DEPOT.tasks[1].id, 0): "b"}
-    assert with_errors == again | {("direct", DEPOT.tasks[3].id, 0): "d"}
+    assert {key[2] for key in done} == {t.id for t in DEPOT.tasks[:4]} - {DEPOT.tasks[1].id}
+    model = folder.records()[0].model
+    assert again == {(model, "direct", DEPOT.tasks[1].id, 0): "b"}
+    assert with_errors == again | {(model, "direct", DEPOT.tasks[3].id, 0): "d"}
 
 
 def test_a_second_writer_is_refused_naming_the_first(tmp_path):

@@ -16,6 +16,7 @@ from typing import Any
 
 import pandas as pd
 
+from harness.columns import UNREAD, read_frames
 from harness.records import RunRecord
 from harness.report.failures import (
     LABELS,
@@ -73,11 +74,12 @@ class Page:
 def build_page(results: Path, pricing: Pricing, reference: str | None = None) -> Page:
     """Everything the report shows. ``ResultsError``, ``PriceError`` or ``ValueError`` when
     the folder, the prices or ``reference`` cannot be used."""
-    records = read_records(results)
-    frame = records_frame(records, pricing)
+    frame, retried = read_frames(results, pricing, drop=UNREAD)
+    records = read_records(results)  # the page lists every run, answer and trace included
+    if len(records) != len(frame):  # a writer added runs in between: one reading for both
+        frame = records_frame(records, pricing).drop(columns=list(UNREAD), errors="ignore")
     if frame.empty:
         raise ValueError(f"{results}: no finished runs yet")
-    retried = records_frame(read_records(results, superseded=True), pricing)
     summary = summarize(frame, retried=retried)
     if reference:
         summary = with_reference(frame, summary, reference)

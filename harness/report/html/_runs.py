@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from harness.records import RunRecord
-from harness.report.failures import LabelledRun, RunTrace
+from harness.report.failure_traces import RunTrace
+from harness.report.failures import LabelledRun
 from harness.report.html._conversation import Entry, conversation
 from harness.store import TRACES, iter_traces, run_key
 

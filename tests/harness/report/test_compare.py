@@ -122,3 +122,10 @@ def test_the_exact_test_agrees_with_a_direct_count(tmp_path):
     [arm] = json.loads(run_compare(before, after, "--format", "json").stdout)["arms"]
     b, c = len(arm["right_to_wrong"]), len(arm["wrong_to_right"])
     assert arm["p_value"] == pytest.approx(mcnemar(np.array([[0, b], [c, 0]]), exact=True).pvalue)
+
+
+def test_mcnemar_holds_past_a_thousand_discordant_pairs():
+    """2**n overflows a float past 1,023 pairs; a large results folder has more."""
+    for b, c in [(520, 600), (5000, 5200), (40000, 40000)]:
+        expected = mcnemar([[5, b], [c, 7]], exact=True).pvalue
+        assert mcnemar_exact(b, c) == pytest.approx(expected, rel=1e-9, abs=1e-300)

@@ -17,16 +17,15 @@ from harness.report.power import (
     PowerError,
     detectable_shift,
     difference_variance,
-    estimate,
     paired_power,
     plan,
-    pooled_icc,
     reliable_from,
     smallest_detectable,
     t_power,
     t_quantile,
     tasks_needed,
 )
+from harness.report.power_estimate import estimate, pooled_icc
 from harness.store import read_records
 
 #: Simulated experiments a setting: a standard error of at most 0.004 on a power.

@@ -1,0 +1,82 @@
+"""``loopbench export``: a results folder's runs as one Parquet or CSV file, for other tools.
+
+One row per run, as ``table`` counts them (records superseded by ``--retry-errors`` left
+out, older records upgraded), every record field a column in the record's order. The two
+dict fields, ``options`` and ``metrics``, are JSON text: one string column each, which
+every Parquet and CSV reader takes, whatever keys each arm's options hold.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+import duckdb
+import pandas as pd
+
+from harness.cli.errors import BadInput
+from harness.columns import FIELDS, read_frame
+from harness.store import ResultsError
+
+FORMATS = ("parquet", "csv")
+
+
+@click.command("export")
+@click.argument("results", type=click.Path(path_type=Path))
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(FORMATS),
+    default="parquet",
+    show_default=True,
+    help="parquet keeps each column's type; csv opens anywhere.",
+)
+@click.option(
+    "-o", "--output", type=click.Path(path_type=Path), required=True, help="The file to write."
+)
+def export_command(results: Path, fmt: str, output: Path) -> None:
+    """Write RESULTS' runs to one file: a row per run, a column per record field (options
+    and metrics as JSON text)."""
+    if output.is_dir():
+        raise BadInput(f"{output}: is a folder; give -o a file name, e.g. {output / f'runs.{fmt}'}")
+    try:
+        frame = read_frame(results)
+    except ResultsError as exc:
+        raise BadInput(str(exc)) from None
+    if frame.empty:
+        raise BadInput(f"{results}: no finished runs yet")
+    table = pd.DataFrame({name: _column(frame[name], name) for name in FIELDS}, copy=False)
+    options = "FORMAT parquet" if fmt == "parquet" else "FORMAT csv, HEADER true"
+    target = "'" + str(output).replace("'", "''") + "'"
+    try:
+        with duckdb.connect(":memory:") as con:
+            con.execute("SET enable_progress_bar = false")
+            con.register("runs", table)
+            con.execute(f"COPY runs TO {target} ({options})")
+    except duckdb.Error as exc:
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise BadInput(
+            f"{output}: cannot be written ({first}); give -o a file in a folder that exists "
+            "and can be written"
+        ) from None
+    click.echo(f"wrote {output} ({len(table):,} runs, {len(table.columns)} columns)")
+
+
+def _column(values: pd.Series[Any], name: str) -> Any:
+    """A column with a type DuckDB writes as it is: strings, nullable booleans, JSON text."""
+    kind = FIELDS[name].kind
+    if kind == "dict":
+        texts: dict[int, str] = {}  # equal dicts are often one object: dump each once
+        return pd.array(
+            [texts.setdefault(id(v), json.dumps(v, ensure_ascii=False)) for v in values],
+            dtype=pd.StringDtype(),
+        )
+    if kind == "str":
+        return pd.array(values.to_numpy(dtype=object), dtype=pd.StringDtype())
+    if kind == "bool":
+        return pd.array(values.to_numpy(dtype=object), dtype="boolean")
+    if kind == "float":
+        return pd.to_numeric(values, errors="raise").astype("float64")
+    return values

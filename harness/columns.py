@@ -1,0 +1,282 @@
+"""A results folder's runs, read straight into the DataFrame the tables use.
+
+``records_frame(read_records(folder), pricing)`` validates every line into a ``RunRecord``,
+then turns the list into a DataFrame: at a million runs, a minute and gigabytes. Here
+DuckDB's JSON reader reads runs.jsonl into columns and the schema is checked on the
+columns (every field present with its JSON type, a known status, whole numbers where an
+int goes), giving
+the same frame: the same columns, dtypes and values, supersedes applied, a torn last line
+left out, the cost priced with the same arithmetic.
+
+The fast path takes lines as loopbench writes them: schema 2, every field there. Anything
+else (a line that is not JSON, a field missing or of another type, an unknown status, an
+older schema, a run recorded twice, a carriage return) sends the file down the
+line-by-line path, which upgrades older records and raises ``read_records``'s exact
+file:line error. Two things that path refuses are let through here: a key the record does
+not have, and a trailing comma before a closing brace (DuckDB's parser accepts both).
+
+Rows holding equal options or metrics share one dict: read them, do not change them.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Collection
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import numpy as np
+import pandas as pd
+
+from harness.columns_sql import FIELDS, RUN_KEY, BadValue, Field, select
+from harness.records import SCHEMA_VERSION
+from harness.report.prices import Price
+from harness.report.table import Pricing, records_frame
+from harness.store import RUNS, read_records
+
+__all__ = ["FIELDS", "UNREAD", "Field", "priced", "read_frame", "read_frames"]
+
+#: Columns no table, comparison or plot reads: the long or unique strings, left out of the
+#: frames the commands read (``drop=UNREAD``) so a million runs fit in memory.
+UNREAD = (
+    "run_id",
+    "experiment_id",
+    "task_fingerprint",
+    "answer",
+    "grade_reason",
+    "error",
+    "started_at",
+    "supersedes",
+    "loopbench_version",
+)
+#: Rows per chunk fetched from DuckDB: small enough that a chunk's strings are few MB.
+CHUNK = 16 * 2048
+#: Columns every read needs: a run's key and its supersede link.
+_KEY = ("model", "arm", "task_id", "repeat", "run_id", "supersedes")
+_PRICED = ("tokens_in", "tokens_out", "tokens_cached", "cost_usd")
+
+
+class _Fallback(Exception):
+    """The fast path cannot vouch for this file: read it line by line."""
+
+
+def read_frame(
+    folder: Path | str,
+    pricing: Pricing | None = None,
+    *,
+    superseded: bool = False,
+    drop: Collection[str] = (),
+) -> pd.DataFrame:
+    """``records_frame(read_records(folder, superseded=superseded), pricing)``, fast; less
+    the columns in ``drop``. Raises ``ResultsError`` (and ``PriceError``) as those do."""
+    runs, replaced = read_frames(folder, pricing, drop=drop)
+    return replaced if superseded else runs
+
+
+def read_frames(
+    folder: Path | str, pricing: Pricing | None = None, *, drop: Collection[str] = ()
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The runs and the records later runs superseded (``--retry-errors``), read once."""
+    path = Path(folder)
+    path = path / RUNS if path.is_dir() else path
+    wanted = [name for name in FIELDS if name not in drop]
+    try:
+        columns = _columns(path, wanted)
+        if columns is None:
+            return pd.DataFrame(), pd.DataFrame()
+        keep, replaced = _supersedes(columns)
+        gone = _frame({n: a[replaced] for n, a in columns.items()}, wanted, pricing)
+        if not keep.all():
+            for name in list(columns):  # one at a time, so each copy replaces its original
+                columns[name] = columns[name][keep]
+        return _frame(columns, wanted, pricing), gone
+    except (_Fallback, BadValue, duckdb.Error, OSError):
+        pass
+    frames = (
+        records_frame(read_records(path), pricing),
+        records_frame(read_records(path, superseded=True), pricing),
+    )
+    unread = [name for name in drop if name in frames[0]]
+    return frames[0].drop(columns=unread), frames[1].drop(columns=unread, errors="ignore")
+
+
+def _columns(path: Path, wanted: list[str]) -> dict[str, np.ndarray[Any, Any]] | None:
+    """The file's rows as ``read_records`` sees it: its complete lines, as they were while no
+    writer added to them (a copy up to the last full line when one did, or when the last
+    line is cut). None when it has no complete line."""
+    if not path.is_file():
+        raise _Fallback  # read_records says what is wrong
+    before = path.stat()
+    end = _last_line_end(path, before.st_size)
+    if end == 0:
+        return None
+    if end == before.st_size and not any(c in str(path) for c in "*?[{"):
+        columns = _fetch(path, wanted)
+        after = path.stat()
+        if (after.st_size, after.st_mtime_ns) == (before.st_size, before.st_mtime_ns):
+            return columns
+    with tempfile.TemporaryDirectory(prefix="loopbench-") as tmp:
+        copy = Path(tmp) / RUNS
+        with path.open("rb") as source, copy.open("wb") as target:
+            left = end
+            while left and (block := source.read(min(left, 1 << 24))):
+                target.write(block)
+                left -= len(block)
+        return _fetch(copy, wanted)
+
+
+def _last_line_end(path: Path, size: int) -> int:
+    """Where the last complete line ends; ``_Fallback`` for what DuckDB would read another
+    way than ``bytes.splitlines`` does (a carriage return) or at all (a byte-order mark)."""
+    buffer = bytearray(1 << 23)
+    end = 0
+    offset = 0
+    with path.open("rb", buffering=0) as handle:
+        if handle.read(3) == b"\xef\xbb\xbf":
+            raise _Fallback
+        handle.seek(0)
+        while offset < size and (count := handle.readinto(buffer)):
+            count = min(count, size - offset)
+            if buffer.find(b"\r", 0, count) >= 0:
+                raise _Fallback
+            last = buffer.rfind(b"\n", 0, count)
+            if last >= 0:
+                end = offset + last + 1
+            offset += count
+    return end
+
+
+def _fetch(path: Path, wanted: list[str]) -> dict[str, np.ndarray[Any, Any]] | None:
+    """Every row of ``path`` as arrays, in file order (None for none); ``duckdb.Error`` on
+    a bad line."""
+    names = list(dict.fromkeys([*wanted, *_KEY, *_PRICED]))
+    parts: dict[str, list[np.ndarray[Any, Any]]] = {name: [] for name in [*names, RUN_KEY]}
+    shared: dict[str, str] = {}
+    with duckdb.connect(":memory:") as con:
+        con.execute("SET enable_progress_bar = false")
+        result = con.execute(select(names), [str(path)])
+        while len(chunk := result.fetch_df_chunk(vectors_per_chunk=CHUNK // 2048)):
+            for name in names:
+                parts[name].append(_plain(chunk[name], FIELDS[name], shared))
+            parts[RUN_KEY].append(chunk[RUN_KEY].to_numpy(dtype=np.uint64))
+    if not parts["arm"]:
+        return None
+    columns = {name: _numbers(np.concatenate(parts.pop(name)), FIELDS[name]) for name in names}
+    return columns | {RUN_KEY: np.concatenate(parts.pop(RUN_KEY))}
+
+
+def _numbers(values: np.ndarray[Any, Any], field: Field) -> np.ndarray[Any, Any]:
+    """An int field as int64 once every value is a whole number (``_Fallback`` else: the
+    record model refuses 2.5); a float field's NaN are its nulls, refused where it has none."""
+    if field.kind == "float" and not field.nullable and np.isnan(values).any():
+        raise _Fallback
+    if field.kind != "int":
+        return values
+    whole = np.isfinite(values) & (np.abs(values) <= 2**53) & (values == np.floor(values))
+    if not whole.all() or (field.name == "schema_version" and (values != SCHEMA_VERSION).any()):
+        raise _Fallback
+    return values.astype(np.int64)
+
+
+def _plain(column: pd.Series[Any], field: Field, shared: dict[str, str]) -> np.ndarray[Any, Any]:
+    """A fetched column as a numpy array; equal strings become one object (memory)."""
+    if field.kind in ("int", "float"):
+        return column.to_numpy(dtype=np.float64, na_value=np.nan)
+    if field.kind == "bool":
+        values = column.to_numpy(dtype=object, copy=True)
+        values[column.isna().to_numpy()] = None
+        return values
+    values = column.to_numpy(dtype=object)
+    if field.unique:  # never null (the query refuses a null there)
+        return values
+    codes, uniques = pd.factorize(values)
+    canonical = np.empty(len(uniques) + 1, dtype=object)  # codes of None are -1: the last
+    canonical[:-1] = [shared.setdefault(u, u) for u in uniques]
+    return canonical[codes]
+
+
+def _supersedes(
+    columns: dict[str, np.ndarray[Any, Any]],
+) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
+    """Which rows are runs, and the rows later ones superseded in the order they were.
+
+    As ``read_records``: a run recorded again must name the earlier record's run_id in
+    ``supersedes``; ``_Fallback`` otherwise, so that path raises its error."""
+    hashed = columns.pop(RUN_KEY)
+    keep = np.ones(len(hashed), dtype=bool)
+    current: dict[tuple[Any, ...], int] = {}
+    replaced: list[int] = []
+    keys = [columns[name] for name in ("model", "arm", "task_id", "repeat")]
+    run_id, supersedes = columns["run_id"], columns["supersedes"]
+    for row in np.flatnonzero(pd.Series(hashed).duplicated(keep=False).to_numpy()).tolist():
+        key = tuple(column[row] for column in keys)
+        earlier = current.get(key)
+        if earlier is not None:
+            if supersedes[row] != run_id[earlier]:
+                raise _Fallback
+            replaced.append(earlier)
+            keep[earlier] = False
+        current[key] = row
+    return keep, np.array(replaced, dtype=np.int64)
+
+
+def _frame(
+    columns: dict[str, np.ndarray[Any, Any]], wanted: list[str], pricing: Pricing | None
+) -> pd.DataFrame:
+    """The rows as ``records_frame`` builds them: pandas' dtype for each column's values.
+    Empties ``columns`` as it goes."""
+    if not len(columns["arm"]):
+        return pd.DataFrame()
+    cost = priced(columns, pricing) if pricing is not None else None
+    data = {}
+    for name in wanted:  # each column converted is let go of (memory)
+        data[name] = _typed(columns.pop(name), FIELDS[name])
+    if cost is not None and "cost_usd" in data:
+        data["cost_usd"] = cost
+    columns.clear()
+    frame = pd.DataFrame(data, copy=False)
+    if "task_id" in frame:
+        frame["task"] = frame["task_id"]
+    return frame
+
+
+def _typed(values: np.ndarray[Any, Any], field: Field) -> Any:
+    """What pandas infers for these values in a list of dicts: NaN for None among numbers
+    and strings, None kept among booleans, all-None columns as objects."""
+    if field.kind == "int":
+        return values
+    if field.kind == "dict":
+        return field.decode(values)
+    missing = pd.isna(values)
+    if field.nullable and missing.all():
+        return np.full(len(values), None, dtype=object)
+    if field.kind == "float":
+        return values
+    if field.kind == "bool":
+        return values if missing.any() else values.astype(bool)
+    return pd.array(values, dtype=pd.StringDtype(na_value=np.nan))
+
+
+def priced(columns: dict[str, np.ndarray[Any, Any]], pricing: Pricing) -> np.ndarray[Any, Any]:
+    """Each run's cost as ``records_frame`` prices it: the recorded tokens at the table's
+    price of the run's model (or of ``price_as``), else the cost recorded, else NaN."""
+    cost = np.array(columns["cost_usd"], dtype=np.float64)
+    models = columns["model"]
+    prices: dict[str, Price | None]
+    if pricing.price_as:
+        prices = {model: pricing.table.require(pricing.price_as) for model in set(models)}
+    else:
+        prices = {model: pricing.table.find(model) for model in set(models)}
+    tokens_in, tokens_out = columns["tokens_in"], columns["tokens_out"]
+    cached = columns["tokens_cached"]
+    for model, price in prices.items():
+        if price is None:
+            continue
+        rows = models == model
+        rate = price.input if price.cached_input is None else price.cached_input
+        uncached = np.maximum(0, tokens_in[rows] - cached[rows])
+        cost[rows] = (
+            uncached * price.input + cached[rows] * rate + tokens_out[rows] * price.output
+        ) / 1e6
+    return cost

@@ -1,0 +1,381 @@
+"""Runs made on a Ray cluster (``loopbench run --executor ray``; see docs/ray.md).
+
+The driver (this process) sends the jobs as plain data, ``batch`` at a time, to a pool of
+Ray actors: one per free CPU, at most one per run in flight. Each actor rebuilds the task
+set and the arms from their names, checks that they are the driver's (loopbench's version,
+every task's fingerprint, every arm's resolved options), builds its clients once, and
+makes the runs with ``Runner.run_one``, returning records and traces as JSON-able dicts.
+The driver writes them, each run key once.
+
+A worker process that dies is started again and its unfinished batches are sent again
+(actor restarts and task retries, ``RETRIES`` times a batch); the runs of a batch that
+kept killing its worker are named in an ``ExecutorError`` once the rest are made. An error
+raised on a worker (a task set that differs from the driver's) stops the grid at once.
+
+API keys never travel: a worker reads its key from its own environment, by the variable's
+name (Ray logs a runtime_env's variables in clear, so keys are not sent that way either).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib
+import itertools
+import logging
+import math
+import os
+import socket
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from typing import Any
+
+from graders.isolation import SandboxError
+from graders.sandbox import Limits, Sandbox
+from harness.executors import ExecutorError, Finish, RayUnavailable
+from harness.experiment import Arm, ArmError, parse_arm
+from harness.models.estimate import EstimateUnavailable, shipped_tokenizer
+from harness.models.openai_compat import OpenAICompatClient, RetryPolicy
+from harness.models.replicas import grid_client
+from harness.models.settings import DEFAULT_KEY_ENV, FALLBACK_KEY_ENV, without_credentials
+from harness.models.types import ModelClient
+from harness.patterns.registry import UnknownPattern
+from harness.plugins import PluginError, load_plugin
+from harness.records import RunRecord
+from harness.report.prices import PriceTable
+from harness.runner import VERSION, Job, Runner, RunSettings
+from harness.trace import MAX_TEXT
+from tasks.taskset import AnyTask, TaskSetError, load_taskset
+
+#: How many times a batch is sent again after its worker died.
+RETRIES = 3
+INSTALL = (
+    "--executor ray needs Ray: pip install 'loopbench[ray]' (in a checkout: "
+    "pip install -e '.[ray]')"
+)
+
+
+def import_ray() -> Any:
+    """The ray module, or RayUnavailable saying how to install it."""
+    try:
+        return importlib.import_module("ray")
+    except ImportError:
+        raise RayUnavailable(INSTALL) from None
+
+
+class WorkerSetupError(ExecutorError):
+    """A worker cannot make this grid's runs (raised on the worker, said by the driver)."""
+
+
+@dataclass(frozen=True)
+class RemoteEndpoint:
+    """A model's endpoint as a worker is given it: where its key is, never the key."""
+
+    model: str
+    base_url: str
+    key_env: str = DEFAULT_KEY_ENV
+    """The worker's variable holding the key (OPENAI_API_KEY when it is unset)."""
+    needs_key: bool = False
+    """The driver had a key for it: a worker without one refuses to start."""
+
+    def __repr__(self) -> str:  # the URL may embed a password
+        return f"RemoteEndpoint({self.model!r}, {without_credentials(self.base_url)!r})"
+
+
+@dataclass(frozen=True)
+class WorkerSetup:
+    """What every worker is given: plain data to rebuild the grid's task set, arms and
+    clients from. The executor fills in the fields after ``grading_workers``."""
+
+    tasks: str
+    """A task set's name, or a folder at the same path on every worker."""
+    endpoints: tuple[RemoteEndpoint, ...]
+    """Every model's endpoints; several of one model are its replicas."""
+    plugins: tuple[str, ...] = ()
+    timeout_s: float = 120.0
+    max_retries: int = 3
+    rate_limit: float | None = None
+    """Requests a second over the whole cluster; each worker keeps to its share."""
+    count_tokens: bool = False
+    grading_workers: int | None = None
+    model_name: str = ""
+    experiment_id: str = ""
+    max_trace_text: int = MAX_TEXT
+    prices: PriceTable | None = None
+    loopbench_version: str = VERSION
+    workers: int = 1
+    in_flight: int = 1
+    """Runs at once on one worker."""
+
+
+@dataclass(frozen=True)
+class RemoteJob:
+    """One run, as plain data."""
+
+    arm: str
+    options: dict[str, Any]
+    task_id: str
+    fingerprint: str
+    repeat: int
+    model: str
+    supersedes: str | None
+
+    @classmethod
+    def of(cls, job: Job) -> RemoteJob:
+        arm, task = job.arm, job.task
+        return cls(
+            arm.spec, arm.resolved, task.id, task.fingerprint, job.repeat, job.model, job.supersedes
+        )
+
+
+class Worker:
+    """A Ray actor: makes the runs of the batches sent to it. Its runner and clients are
+    built on the first batch, on the actor's event loop, which their connections use."""
+
+    def __init__(self, setup: WorkerSetup) -> None:
+        self.setup = setup
+        self._runner: asyncio.Future[Runner] | None = None
+        self._tasks: dict[str, AnyTask] = {}
+        self._arms: dict[str, Arm] = {}
+        self._clients: list[OpenAICompatClient] = []
+
+    async def run(self, batch: list[RemoteJob]) -> list[dict[str, Any]]:
+        if self._runner is None:  # one start, however many batches wait for it
+            self._runner = asyncio.ensure_future(self._start())
+        runner = await self._runner
+        jobs = [self._job(job) for job in batch]
+        made = await asyncio.gather(*(runner.run_one(job) for job in jobs))
+        return [{"record": r.model_dump(mode="json"), "trace": t.to_json()} for r, t in made]
+
+    async def close(self) -> None:
+        for client in self._clients:
+            await client.aclose()
+
+    async def _start(self) -> Runner:
+        setup = self.setup
+        if setup.loopbench_version != VERSION:
+            raise _refused(
+                f"it has loopbench {VERSION}, the driver {setup.loopbench_version}: install "
+                "the same version on every node"
+            )
+        try:
+            for module in setup.plugins:
+                load_plugin(module)
+            taskset = load_taskset(setup.tasks)
+            estimate = shipped_tokenizer() if setup.count_tokens else None
+            limits = Limits(timeout_s=taskset.timeout_s)
+            sandbox = Sandbox(limits, workers=setup.grading_workers) if taskset.is_code else None
+        except (PluginError, TaskSetError, EstimateUnavailable, SandboxError) as exc:
+            raise _refused(str(exc)) from None
+        self._tasks = {task.id: task for task in taskset.tasks}
+        clients: dict[str, list[ModelClient]] = {}
+        rate = setup.rate_limit / setup.workers if setup.rate_limit else None
+        for endpoint in setup.endpoints:
+            client = OpenAICompatClient(
+                endpoint.base_url,
+                _key(endpoint),
+                timeout_s=setup.timeout_s,
+                max_concurrency=setup.in_flight,
+                retry=RetryPolicy(max_retries=setup.max_retries),
+                rate_limit=rate,
+            )
+            clients.setdefault(endpoint.model, []).append(client)
+            self._clients.append(client)
+        settings = RunSettings(
+            prices=setup.prices,
+            max_trace_text=setup.max_trace_text,
+            estimate=estimate,
+            sandbox=sandbox,
+        )
+        return Runner(
+            taskset, grid_client(clients), setup.model_name, settings, setup.experiment_id
+        )
+
+    def _job(self, job: RemoteJob) -> Job:
+        task = self._tasks.get(job.task_id)
+        if task is None or task.fingerprint != job.fingerprint:
+            differs = "has no task" if task is None else "has another version of task"
+            raise _refused(
+                f"its task set {self.setup.tasks!r} {differs} {job.task_id!r}: give every "
+                "worker the driver's task set"
+            )
+        arm = self._arms.get(job.arm)
+        if arm is None:
+            try:
+                arm = self._arms[job.arm] = parse_arm(job.arm)
+            except (UnknownPattern, ArmError) as exc:
+                raise _refused(f"{exc} (is the plugin installed on the workers?)") from None
+        if arm.resolved != job.options:
+            raise _refused(
+                f"it resolves arm {job.arm!r} to other options ({arm.resolved}, the driver "
+                f"{job.options}): install the driver's loopbench and plugins on every node"
+            )
+        return Job(arm, task, job.repeat, job.supersedes, job.model)
+
+
+def _refused(why: str) -> WorkerSetupError:
+    return WorkerSetupError(f"the Ray worker on {socket.gethostname()} cannot make the runs: {why}")
+
+
+def _key(endpoint: RemoteEndpoint) -> str | None:
+    if not endpoint.needs_key:
+        return None
+    key = os.environ.get(endpoint.key_env) or os.environ.get(FALLBACK_KEY_ENV)
+    if not key:
+        raise _refused(
+            f"requests to {endpoint.model} need an API key, and neither {endpoint.key_env} "
+            f"nor {FALLBACK_KEY_ENV} is set in its environment: set it where the Ray workers "
+            "start (docs/ray.md)"
+        )
+    return key
+
+
+def _probe(address: str) -> None:
+    """Refuse at once an address where nothing listens: Ray itself waits minutes, then
+    exits the process."""
+    host, colon, port = address.removeprefix("ray://").rpartition(":")
+    if not colon or not port.isdigit():
+        return  # auto, or a form Ray reads otherwise
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=5).close()
+    except OSError as exc:
+        raise ExecutorError(
+            f"--ray-address {address}: nothing answers there ({exc.strerror or exc}); give "
+            "the head node's HOST:6379, ray://HOST:10001, or auto on a node of the cluster"
+        ) from None
+
+
+class RayExecutor:
+    """Sends a grid's runs to Ray workers. ``address`` is the cluster (``auto``,
+    ``ray://host:10001``); without one, Ray starts on this machine. A process already
+    connected to Ray (``ray.init`` called) is used as it is. Use it in a ``with`` block, or
+    call ``close`` after the grid: its actors live until then."""
+
+    def __init__(self, setup: WorkerSetup, address: str | None = None, batch: int = 1) -> None:
+        self.ray = import_ray()
+        self.setup = setup
+        self.address = address
+        self.batch = batch
+        self._started = False
+        self._pool: list[Any] = []
+        self._pool_for: tuple[Any, ...] | None = None
+
+    def __enter__(self) -> RayExecutor:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def start(self) -> None:
+        if self.address:
+            _probe(self.address)
+        if self.ray.is_initialized():
+            return
+        try:
+            self.ray.init(
+                address=self.address or "local",  # not a cluster ray.init would guess at
+                include_dashboard=False,
+                logging_level=logging.ERROR,
+            )
+        except (ConnectionError, RuntimeError, ValueError) as exc:
+            where = f"--ray-address {self.address}" if self.address else "a local Ray instance"
+            raise ExecutorError(f"{where}: cannot connect ({exc}); see docs/ray.md") from None
+        self._started = True
+
+    def close(self) -> None:
+        self._retire()
+        if self._started:
+            self.ray.shutdown()
+            self._started = False
+
+    async def __call__(
+        self, runner: Runner, jobs: Iterable[Job], concurrency: int, finish: Finish
+    ) -> None:
+        if runner.settings.cache is not None or runner.settings.paired:
+            raise ExecutorError(
+                "--cache and --paired share responses within one process, and Ray workers "
+                "do not share them: drop them, or run with --executor local"
+            )
+        self.start()
+        # Each slot keeps one batch in flight; together they hold ``concurrency`` runs.
+        whole, rest = divmod(concurrency, self.batch)
+        slots = [self.batch] * whole + ([rest] if rest else [])
+        pool = self._actors(runner, len(slots), concurrency)
+        queue = iter(jobs)
+        lost: list[Job] = []
+        errors = self.ray.exceptions
+
+        async def feed(actor: Any, size: int) -> None:
+            while batch := list(itertools.islice(queue, size)):
+                try:
+                    made = await actor.run.remote([RemoteJob.of(job) for job in batch])
+                except errors.RayTaskError as exc:  # raised by the worker: the same every time
+                    cause = exc.cause
+                    if isinstance(cause, WorkerSetupError):
+                        raise ExecutorError(str(cause)) from None
+                    raise ExecutorError(
+                        f"a Ray worker failed ({type(cause).__name__}: {cause}); every run "
+                        "finished is recorded"
+                    ) from None
+                except errors.RayActorError:  # its worker died RETRIES + 1 times
+                    lost.extend(batch)
+                    continue
+                for item in made:
+                    finish(RunRecord.model_validate(item["record"]), item["trace"])
+
+        feeds = [
+            asyncio.ensure_future(feed(pool[i % len(pool)], size)) for i, size in enumerate(slots)
+        ]
+        try:
+            await asyncio.gather(*feeds)
+        finally:
+            for running in feeds:
+                running.cancel()
+        if lost:
+            shown = ", ".join(f"{j.arm.spec} on {j.task.id} #{j.repeat}" for j in lost[:3])
+            more = f" and {len(lost) - 3} more" if len(lost) > 3 else ""
+            raise ExecutorError(
+                f"runs not made, their Ray worker having died {RETRIES + 1} times: {shown}"
+                f"{more}; every other run is recorded. Run the same command again to make "
+                "them; the Ray logs say why the worker died"
+            )
+
+    def _actors(self, runner: Runner, slots: int, concurrency: int) -> list[Any]:
+        """The pool of workers for this runner's grid; kept across its rounds."""
+        settings = runner.settings
+        made_for = (
+            runner.model_name,
+            runner.experiment_id,
+            settings.max_trace_text,
+            settings.prices,
+        )
+        if self._pool and self._pool_for == made_for:
+            return self._pool
+        self._retire()
+        free = int(self.ray.available_resources().get("CPU", 0))
+        workers = max(1, min(free, slots))
+        setup = replace(
+            self.setup,
+            model_name=runner.model_name,
+            experiment_id=runner.experiment_id,
+            max_trace_text=settings.max_trace_text,
+            prices=settings.prices,
+            workers=workers,
+            in_flight=math.ceil(concurrency / workers),
+        )
+        actor = self.ray.remote(Worker).options(
+            num_cpus=1, max_restarts=-1, max_task_retries=RETRIES
+        )
+        self._pool = [actor.remote(setup) for _ in range(workers)]
+        self._pool_for = made_for
+        return self._pool
+
+    def _retire(self) -> None:
+        """Close the workers' connections, then end them."""
+        # A worker that cannot close its connections is ended all the same.
+        with contextlib.suppress(self.ray.exceptions.RayError):
+            self.ray.get([actor.close.remote() for actor in self._pool], timeout=10)
+        for actor in self._pool:
+            self.ray.kill(actor)
+        self._pool, self._pool_for = [], None

@@ -1,0 +1,296 @@
+"""The columnar reader gives the frame ``records_frame(read_records(...))`` gives, and the
+same file:line error for a bad line."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+from pandas.testing import assert_frame_equal
+
+from harness import columns
+from harness.columns import UNREAD, read_frame, read_frames
+from harness.patterns.base import STATUSES
+from harness.records import RunRecord
+from harness.report.prices import PriceError, load_prices
+from harness.report.table import Pricing, records_frame
+from harness.store import ResultsError, read_records
+
+FIXTURE = Path(__file__).parents[1] / "fixtures" / "results-0.1.0"
+PRICINGS = [None, Pricing(load_prices()), Pricing(load_prices(), "gpt-4o")]
+
+
+def run(n: int, **fields: Any) -> dict[str, Any]:
+    """A record as the writer lays it out, varied by ``n``."""
+    status = STATUSES[n % len(STATUSES)]
+    made = RunRecord(
+        run_id=f"r{n}",
+        experiment_id="e1",
+        arm=["direct", "react_text:guard=on", "best_of_n"][n % 3],
+        options=[{}, {"guard": True, "max_output_tokens": None}, {"n": 3, "t": 0.7}][n % 3],
+        task_set="depot",
+        task_id=f"task-{n % 4}",
+        task_fingerprint="ab12",
+        slice=["public", None][n % 2],
+        repeat=n // 12,
+        model=["gpt-5-mini", "unpriced-model"][n % 2],
+        status=status,
+        answer='84 «é»\n"quoted"' if status == "answered" else None,
+        correct=[True, False, None][n % 3],
+        grade_reason=f"reason {n}",
+        turns=n % 5,
+        tool_calls=n % 3,
+        tokens_in=100 + n,
+        tokens_out=10 + n,
+        tokens_cached=n % 7,
+        usage_missing=n % 2,
+        first_correct=[None, True, False][n % 3],
+        metrics=[{}, {"judged": 2.0, "judged_correct": 1.0}, {"agreement": 0.6}][n % 3],
+        cost_usd=[None, 0.00012, 1e-7][n % 3],
+        cache_hits=n % 2,
+        cost_from_cache_usd=0.5 if n % 5 == 0 else None,
+        latency_s=n / 3,
+        error="HTTP 503" if status == "api_error" else None,
+        started_at=f"2026-12-01T00:00:{n % 60:02d}+00:00",
+        loopbench_version="0.2.0",
+    )
+    return json.loads(made.model_dump_json()) | fields
+
+
+def folder(tmp_path: Path, lines: list[dict[str, Any] | str], end: str = "\n") -> Path:
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    text = "\n".join(line if isinstance(line, str) else json.dumps(line) for line in lines)
+    (tmp_path / "runs.jsonl").write_text(text + end, encoding="utf-8")
+    return tmp_path
+
+
+def assert_same(path: Path, pricing: Pricing | None = None) -> None:
+    runs, replaced = read_frames(path, pricing)
+    assert_frame_equal(runs, records_frame(read_records(path), pricing))
+    assert_frame_equal(replaced, records_frame(read_records(path, superseded=True), pricing))
+    assert_frame_equal(read_frame(path, pricing, superseded=True), replaced)
+
+
+@pytest.fixture
+def line_by_line(monkeypatch: pytest.MonkeyPatch) -> Callable[[], int]:
+    """How often the reader fell back to reading line by line."""
+    calls = []
+    original = columns.read_records
+
+    def counted(*args: Any, **kwargs: Any) -> list[RunRecord]:
+        calls.append(1)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(columns, "read_records", counted)
+    return lambda: len(calls)
+
+
+@pytest.mark.parametrize("pricing", PRICINGS)
+def test_every_status_priced_and_not_reads_the_fast_path_to_the_same_frame(
+    tmp_path: Path, pricing: Pricing | None, line_by_line: Callable[[], int]
+) -> None:
+    path = folder(tmp_path, [run(n) for n in range(60)])
+    runs, _ = read_frames(path, pricing)
+    assert line_by_line() == 0
+    assert_same(path, pricing)
+    assert set(runs["status"]) == set(STATUSES)
+
+
+@pytest.mark.parametrize("pricing", PRICINGS)
+def test_schema_1_folder_is_upgraded_as_before(pricing: Pricing | None) -> None:
+    assert_same(FIXTURE, pricing)
+    assert read_frame(FIXTURE)["arm"].iloc[0] == "react"
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"correct": True, "first_correct": None, "cost_usd": None, "slice": None},
+        {"error": None, "answer": None, "supersedes": None, "loopbench_version": None},
+        {"metrics": {}, "options": {}, "cost_from_cache_usd": 0.25},
+        {"correct": False, "first_correct": False, "cost_usd": 0.5},
+    ],
+)
+def test_dtypes_follow_the_values_as_pandas_infers_them(
+    tmp_path: Path, change: dict[str, Any]
+) -> None:
+    path = folder(tmp_path, [run(n) | change for n in range(6)])
+    for pricing in PRICINGS:
+        assert_same(path, pricing)
+
+
+def test_supersedes_leave_out_the_replaced_and_return_them_alone(
+    tmp_path: Path, line_by_line: Callable[[], int]
+) -> None:
+    first = run(8)  # api_error
+    again = run(30) | {k: first[k] for k in ("arm", "task_id", "repeat", "model")}
+    again |= {"run_id": "again", "supersedes": first["run_id"], "status": "api_error"}
+    third = again | {"run_id": "third", "supersedes": "again", "status": "answered"}
+    path = folder(tmp_path, [run(n) for n in range(8)] + [first, run(10), again, run(11), third])
+    runs, replaced = read_frames(path, Pricing(load_prices()))
+    assert line_by_line() == 0
+    assert list(replaced["status"]) == ["api_error", "api_error"]
+    assert "third" in set(runs["run_id"]) and first["run_id"] not in set(runs["run_id"])
+    assert_same(path, Pricing(load_prices()))
+
+
+def test_a_torn_last_line_ends_the_reading(tmp_path: Path) -> None:
+    whole = json.dumps(run(2))
+    for torn in (whole[:40], whole):  # cut short, or complete but for its newline
+        path = folder(tmp_path / str(len(torn)), [run(0), run(1), torn], end="")
+        assert len(read_frame(path)) == 2
+        assert_same(path)
+
+
+@pytest.mark.parametrize("text", ["", "\n\n", '{"arm": "dire'])
+def test_no_complete_line_is_no_runs(tmp_path: Path, text: str) -> None:
+    (tmp_path / "runs.jsonl").write_text(text, encoding="utf-8")
+    assert_same(tmp_path)
+    assert read_frame(tmp_path).empty
+
+
+def test_what_only_the_line_by_line_path_reads_is_read_the_same(tmp_path: Path) -> None:
+    lenient = [
+        run(0) | {"turns": "5", "repeat": 1.0},  # the record model converts these
+        run(1) | {"correct": "yes", "cost_usd": "0.5"},
+        {k: v for k, v in run(2).items() if k not in ("pattern", "metrics", "turns")},
+    ]
+    path = folder(tmp_path, [run(3), *lenient, "   "])
+    assert_same(path, Pricing(load_prices()))
+    crlf = tmp_path / "crlf"
+    crlf.mkdir()
+    (crlf / "runs.jsonl").write_bytes(b"\r\n".join(json.dumps(run(n)).encode() for n in range(3)))
+    assert_same(crlf)
+
+
+BAD_LINES = {
+    "not JSON": "{not json",
+    "a missing field": {k: v for k, v in run(1).items() if k != "arm"},
+    "a string where a number goes": run(1) | {"repeat": "first"},
+    "a number where a string goes": run(1) | {"task_id": 5},
+    "a fraction where an int goes": run(1) | {"turns": 2.5},
+    "an unknown status": run(1) | {"status": "exploded"},
+    "a metric that is not a number": run(1) | {"metrics": {"agreement": "high"}},
+    "null where a value is required": run(1) | {"latency_s": None},
+    "a run recorded twice": run(0),
+}
+
+
+@pytest.mark.parametrize("bad", BAD_LINES.values(), ids=BAD_LINES.keys())
+def test_a_bad_line_gives_the_error_read_records_gives(
+    tmp_path: Path, bad: dict[str, Any] | str
+) -> None:
+    path = folder(tmp_path, [run(0), run(3), bad, run(4)])
+    with pytest.raises(ResultsError) as expected:
+        read_records(path)
+    assert ":3:" in str(expected.value)
+    with pytest.raises(ResultsError) as got:
+        read_frames(path)
+    assert str(got.value) == str(expected.value)
+
+
+def test_a_missing_folder_and_a_missing_price_say_what_they_said(tmp_path: Path) -> None:
+    with pytest.raises(ResultsError, match="no such file"):
+        read_frames(tmp_path / "nowhere")
+    path = folder(tmp_path, [run(0)])
+    with pytest.raises(PriceError, match="no price for 'nonesuch'"):
+        read_frames(path, Pricing(load_prices(), "nonesuch"))
+
+
+def test_drop_leaves_those_columns_out(tmp_path: Path) -> None:
+    path = folder(tmp_path, [run(n) for n in range(12)])
+    full = records_frame(read_records(path))
+    assert_frame_equal(read_frame(path, drop=UNREAD), full.drop(columns=list(UNREAD)))
+
+
+def test_runs_appended_while_reading_are_left_for_the_next_reading(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = folder(tmp_path, [run(n) for n in range(5)])
+    expected = records_frame(read_records(path))
+    fetch = columns._fetch
+
+    def appending(lines: Path, wanted: list[str]) -> dict[str, Any]:
+        with (tmp_path / "runs.jsonl").open("a", encoding="utf-8") as runs:
+            runs.write(json.dumps(run(7)) + "\n")
+        return fetch(lines, wanted)
+
+    monkeypatch.setattr(columns, "_fetch", appending)
+    assert_frame_equal(read_frame(path), expected)
+
+
+def test_a_new_record_field_needs_a_column_kind() -> None:
+    assert list(columns.FIELDS) == list(RunRecord.model_fields)
+    assert {field.kind for field in columns.FIELDS.values()} == {
+        "int",
+        "float",
+        "bool",
+        "str",
+        "dict",
+    }
+    assert pd.api.types.is_object_dtype(read_frame(FIXTURE)["options"])
+
+
+def old_frames(
+    folder: Path | str, pricing: Pricing | None = None, *, drop: Any = ()
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """What the commands read before: every column, through RunRecord."""
+    return (
+        records_frame(read_records(folder), pricing),
+        records_frame(read_records(folder, superseded=True), pricing),
+    )
+
+
+def old_frame(
+    folder: Path | str, pricing: Pricing | None = None, *, superseded: bool = False, drop: Any = ()
+) -> pd.DataFrame:
+    return old_frames(folder, pricing)[1 if superseded else 0]
+
+
+def outputs(monkeypatch: pytest.MonkeyPatch, old: bool, argv: list[list[str]]) -> list[Any]:
+    from click.testing import CliRunner
+
+    from harness.cli import compare as compare_cli
+    from harness.cli import table as table_cli
+
+    with monkeypatch.context() as patched:
+        if old:
+            patched.setattr(table_cli, "read_frames", old_frames)
+            patched.setattr(compare_cli, "read_frame", old_frame)
+        runner = CliRunner()
+        made = []
+        for args in argv:
+            command = table_cli.table_command if args[0] == "table" else compare_cli.compare_command
+            result = runner.invoke(command, args[1:])
+            made.append((result.exit_code, result.output))
+        return made
+
+
+def test_table_and_compare_print_what_they_printed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def grid(seed: int) -> list[dict[str, Any]]:
+        outcome = ("status", "correct", "first_correct", "tokens_in", "turns", "metrics")
+        records = [run(n) | {k: run(n + seed)[k] for k in outcome} for n in range(72)]
+        retry = records[8] | {"run_id": "again", "supersedes": records[8]["run_id"]}
+        return [*records, retry | {"status": "answered", "correct": True}]
+
+    before, after = folder(tmp_path / "before", grid(0)), folder(tmp_path / "after", grid(1))
+    argv = [
+        ["table", str(before)],
+        ["table", str(before), "--format", "json", "--by", "slice"],
+        ["table", str(before), "--format", "csv", "--vs", "direct", "--price-as", "gpt-5"],
+        ["table", str(FIXTURE)],
+        ["compare", str(before), str(after)],
+        ["compare", str(before), str(after), "--format", "json", "--price-as", "gpt-4o"],
+        ["table", str(tmp_path / "nowhere")],
+    ]
+    new = outputs(monkeypatch, False, argv)
+    assert new == outputs(monkeypatch, True, argv)
+    assert [code for code, _ in new] == [0, 0, 0, 0, new[4][0], new[5][0], 2]
+    assert "Cost includes 1 runs" in new[0][1]
+    assert "· direct |" in new[4][1] and json.loads(new[5][1].split("\nREGRESSED")[0])["arms"]
