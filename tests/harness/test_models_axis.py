@@ -177,3 +177,13 @@ def test_the_api_takes_several_models_as_functions(tmp_path):
         ("guesses", 0.0),
         ("knows", 1.0),
     ]
+
+
+def test_the_report_names_each_arm_after_its_model(tmp_path, two_endpoints):
+    _, out, prices = grid(tmp_path, *two_endpoints)
+    page = tmp_path / "report.html"
+    made = cli("report", str(out), "-o", str(page), "--prices", str(prices))
+    assert made.exit_code == 0, made.output
+    html = page.read_text()
+    for label in ("strong · cot", "strong · direct", "weak · cot", "weak · direct"):
+        assert label in html

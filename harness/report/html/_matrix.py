@@ -63,12 +63,16 @@ class TaskRow:
 
 
 def task_matrix(
-    records: Sequence[RunRecord], arms: Sequence[str], questions: Mapping[str, str]
+    records: Sequence[RunRecord],
+    arms: Sequence[str],
+    questions: Mapping[str, str],
+    by_model: bool = False,
 ) -> list[TaskRow]:
-    """A row per task (sorted by id), a cell per arm of ``arms``."""
+    """A row per task (sorted by id), a cell per arm of ``arms`` (named "model · arm"
+    with ``by_model``, as the summary names them when runs are on several models)."""
     cells: dict[tuple[str, str], list[RunRecord]] = {}
     for record in records:
-        cells.setdefault((record.task_id, record.arm), []).append(record)
+        cells.setdefault((record.task_id, arm_label(record, by_model)), []).append(record)
     rows = []
     for task in sorted({record.task_id for record in records}):
         row = []
@@ -79,3 +83,7 @@ def task_matrix(
             row.append(Cell(correct, len(graded), len(runs)) if runs else None)
         rows.append(TaskRow(task, questions.get(task, ""), tuple(row)))
     return rows
+
+
+def arm_label(record: RunRecord, by_model: bool) -> str:
+    return f"{record.model} · {record.arm}" if by_model else record.arm

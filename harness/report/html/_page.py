@@ -30,7 +30,15 @@ from harness.report.html._matrix import TaskRow, task_matrix
 from harness.report.html._runs import run_list
 from harness.report.plots import STATUS_COLOURS, plot_frontier, plot_outcomes
 from harness.report.separation import StoppedRun
-from harness.report.table import Pricing, records_frame, render, summarize, with_reference
+from harness.report.table import (
+    Pricing,
+    config_labels,
+    model_keys,
+    records_frame,
+    render,
+    summarize,
+    with_reference,
+)
 from harness.store import EXPERIMENT, read_records
 
 #: What the two labels without a rule mean (docs/failures.md).
@@ -90,8 +98,9 @@ def build_page(results: Path, pricing: Pricing, reference: str | None = None) ->
     _, notes = render(summary, "md").split("\n\n", 1)  # the table, then its notes
     stopped = StoppedRun.load(results)
     labelled = label_folder(results)
-    arms = [str(arm) for arm in summary["arm"]]
-    listed = run_list(results, records, list(frame["cost_usd"]), labelled)
+    arms = config_labels(summary)
+    several = bool(model_keys(frame))  # a model axis: each arm is named after its model
+    listed = run_list(results, records, list(frame["cost_usd"]), labelled, several)
     rules: dict[str, str] = {label: _rule(label) for label in LABELS}
     return Page(
         title=where,
@@ -103,7 +112,7 @@ def build_page(results: Path, pricing: Pricing, reference: str | None = None) ->
         failures=summarize_failures(labelled, examples=0),
         labels=[label for label in LABELS if any(label in run.labels for run in labelled)],
         rules=rules,
-        matrix=task_matrix(records, arms, listed.questions),
+        matrix=task_matrix(records, arms, listed.questions, several),
         data={
             "runs": listed.runs,
             "questions": listed.questions,
@@ -175,9 +184,10 @@ def _frontier_key(summary: pd.DataFrame) -> tuple[tuple[str, str, str, str], ...
     per correct answer, in the summary's order."""
     rows = summary[summary["cost_per_correct"].notna()]
     return tuple(
-        (str(number), str(arm), f"{accuracy:.0%}", _dollars(cost))
+        (str(number), arm, f"{accuracy:.0%}", _dollars(cost))
         for number, (arm, accuracy, cost) in enumerate(
-            zip(rows["arm"], rows["accuracy"], rows["cost_per_correct"], strict=True), start=1
+            zip(config_labels(rows), rows["accuracy"], rows["cost_per_correct"], strict=True),
+            start=1,
         )
     )
 

@@ -14,6 +14,7 @@ from harness.records import RunRecord
 from harness.report.failure_traces import RunTrace
 from harness.report.failures import LabelledRun
 from harness.report.html._conversation import Entry, conversation
+from harness.report.html._matrix import arm_label
 from harness.store import TRACES, iter_traces, run_key
 
 
@@ -32,8 +33,10 @@ def run_list(
     records: Sequence[RunRecord],
     costs: Sequence[float | None],
     labelled: Sequence[LabelledRun],
+    by_model: bool = False,
 ) -> RunList:
-    """``records`` with their cost as priced for the table, and their labels."""
+    """``records`` with their cost as priced for the table, and their labels; with
+    ``by_model``, each run's arm is named after its model, as the summary names it."""
     labels = {run_key(run.record): run.labels for run in labelled}
     traces = _traces(results, {r.run_id for r in records if r.run_id})
     questions: dict[str, str] = {}
@@ -53,7 +56,7 @@ def run_list(
         runs.append(
             {
                 "id": record.run_id,
-                "arm": record.arm,
+                "arm": arm_label(record, by_model),
                 "task": record.task_id,
                 "repeat": record.repeat,
                 "status": record.status,
