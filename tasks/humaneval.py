@@ -30,11 +30,11 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+from tasks.answer_keys import CodeExpected
 from tasks.docstring_examples import Example, scan
 from tasks.taskset import (
     BUILTIN_DIR,
     AnyTask,
-    CodeExpected,
     CodeSuites,
     CodeTask,
     TaskSet,

@@ -138,7 +138,7 @@ MUTATIONS = [
     # Records and results folders.
     ("schema-1 arms map to identities", "harness/legacy.py",
      'upgraded["arm"] = schema_1_identity(arm)', "pass", ["tests/harness/test_records.py"]),
-    ("answer keys that would grade wrong", "tasks/taskset.py",
+    ("answer keys that would grade wrong", "tasks/answer_keys.py",
      "numbers: list[FiniteFloat]", "numbers: list[float]", ["tests/tasks/test_taskset.py"]),
     ("a run recorded twice", "harness/store.py", "if key in current:", "if False:",
      ["tests/harness/test_store.py"]),
@@ -402,7 +402,7 @@ MUTATIONS = [
     ("a record is priced as its own model", "harness/runner.py",
      "model = job.model or self.model_name\n", "model = self.model_name\n",
      [AXIS + "test_each_record_is_priced_as_its_own_model"]),
-    ("tables keep models apart", "harness/report/table.py",
+    ("tables keep models apart", "harness/report/axis.py",
      'return ["model"] if "model" in frame and frame["model"].nunique() > 1 else []',
      "return []", [AXIS + "test_the_table_groups_by_model_and_arm"]),
     # Runs made elsewhere (the Ray executor), written here once.

@@ -14,13 +14,10 @@ from click.testing import CliRunner
 
 import loopbench
 from harness.cli import main
+from tests.depot_answers import RIGHT
 
 PLUGIN = Path(__file__).parent / "fixtures" / "plugin"
 DEPOT = loopbench.load_taskset("depot")
-RIGHT = {
-    t.question: " ".join([*t.expected.entities, *(f"{n:g}" for n in t.expected.numbers)])
-    for t in DEPOT.tasks
-}
 
 
 def knows_the_public_half(request):

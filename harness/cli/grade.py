@@ -17,7 +17,8 @@ from graders.sandbox import Limits, Sandbox
 from graders.selftest import run_self_test
 from harness.cli.errors import BadInput
 from harness.files import describe_errors, read_text
-from tasks.taskset import CodeTask, Expected, TaskSetError, load_taskset
+from tasks.answer_keys import Expected
+from tasks.taskset import CodeTask, TaskSetError, load_taskset
 
 
 @click.command("grade")

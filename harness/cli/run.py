@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import signal
 import sys
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
 import click
@@ -16,32 +14,40 @@ from click.core import ParameterSource
 from graders.isolation import SandboxError
 from graders.sandbox import Limits, Sandbox
 from harness.api import Experiment, Results
+from harness.cli.endpoints import (
+    Connection,
+    open_clients,
+    resolve_endpoints,
+    serving,
+    throttle_notes,
+)
 from harness.cli.errors import BadInput, Finite
+from harness.cli.grid_options import (
+    executor_options,
+    on_ray,
+    round_line,
+    stopping_options,
+    stopping_rule,
+)
 from harness.cli.progress import Progress
-from harness.cli.table import stopping_note, table_title
-from harness.columns import UNREAD, read_frames
+from harness.cli.table import table_after_run
 from harness.executors import ExecutorError, OnWorkers, RayUnavailable
 from harness.experiment import ArmError, ModelEntry, load_experiment
 from harness.models.cache import CacheError, ResponseCache
 from harness.models.estimate import EstimateUnavailable, shipped_tokenizer
-from harness.models.local import CHAT_FORMATS, MODEL_NAME, LocalModelError, LocalServer, model_file
-from harness.models.openai_compat import OpenAICompatClient, RetryPolicy
+from harness.models.local import CHAT_FORMATS, LocalModelError
 from harness.models.replicas import grid_client
 from harness.models.settings import (
     DEFAULT_KEY_ENV,
-    LOCAL,
     Endpoint,
     EndpointNotConfigured,
-    resolve_endpoint,
-    wants_local_model,
     without_credentials,
 )
 from harness.models.types import ModelClient
 from harness.patterns.registry import UnknownPattern
 from harness.plugins import PluginError, load_plugin
 from harness.report.prices import PriceError, load_prices
-from harness.report.separation import Separation, SeparationRule
-from harness.report.table import Pricing, render, summarize
+from harness.report.table import Pricing
 from harness.runner import RunSettings
 from harness.store import ResultsError, ResultsFolder
 from harness.trace import MAX_TEXT
@@ -188,30 +194,7 @@ from tasks.taskset import TaskSet, TaskSetError
     type=click.IntRange(min=1),
     help="Coding tasks: test suites run at once in the sandbox. Default: one per core.",
 )
-@click.option(
-    "--until-separated",
-    is_flag=True,
-    help="Run in rounds (one repeat of every arm on every task) and stop running an arm once "
-    "its difference from the best arm is known: an interval that excludes zero, or lies "
-    "within --margin. Anytime-valid: alpha is spent across rounds and pairs of arms.",
-)
-@click.option(
-    "--max-repeats",
-    type=click.IntRange(min=1),
-    help="--until-separated: rounds at most.  [default: 10]",
-)
-@click.option(
-    "--margin",
-    type=Finite(0, 1),
-    help="--until-separated: a difference within this many (as a share, 0.05 = 5 points) "
-    "counts as none.  [default: 0.05]",
-)
-@click.option(
-    "--alpha",
-    type=Finite(0, 1, min_open=True, max_open=True),
-    help="--until-separated: the chance, over the whole run, of declaring identical arms "
-    "different.  [default: 0.05]",
-)
+@stopping_options
 @click.option(
     "--plugin",
     "plugins",
@@ -220,20 +203,7 @@ from tasks.taskset import TaskSet, TaskSetError
     "(e.g. mypackage.patterns); repeat for several. Installed packages' entry points "
     "(loopbench.patterns, loopbench.tasksets) are loaded without it.",
 )
-@click.option(
-    "--executor",
-    "executor_name",
-    type=click.Choice(["local", "ray"]),
-    default="local",
-    show_default=True,
-    help="Where runs are made: in this process, or on Ray workers (the ray extra; see "
-    "docs/ray.md). This process alone writes --out either way, so resuming works as ever.",
-)
-@click.option(
-    "--ray-address",
-    help="--executor ray: the cluster to use (auto, or ray://HOST:10001). Default: start "
-    "Ray on this machine.",
-)
+@executor_options
 @click.option("--quiet", is_flag=True, help="No progress bar; plain lines for logs and CI.")
 def run_command(
     tasks_spec: str,
@@ -272,8 +242,8 @@ def run_command(
     specs = list(arm_specs)
     wanted = [ModelEntry(name=name) for name in model_names]
     given = click.get_current_context().get_parameter_source
-    rule = _stopping_rule(until_separated, max_repeats, margin, alpha, given)
-    on_ray = _on_ray(executor_name, ray_address, cache_dir, paired)
+    rule = stopping_rule(until_separated, max_repeats, margin, alpha, given)
+    ray = on_ray(executor_name, ray_address, cache_dir, paired)
     try:
         for module in plugins:
             load_plugin(module)
@@ -302,7 +272,7 @@ def run_command(
         price_table = load_prices(prices)
         if price_as:
             price_table.require(price_as)  # before anything runs, not after the grid
-        local, endpoints = _endpoints(wanted, base_urls, api_key_env, local_chat_format)
+        local, endpoints = resolve_endpoints(wanted, base_urls, api_key_env, local_chat_format)
         names = list(dict.fromkeys(e.model for e in endpoints))
         if len(names) == 1:
             grid.model_name = names[0]
@@ -313,7 +283,7 @@ def run_command(
         else:
             grid.models = {e.model: None for e in endpoints}
             grid.base_url = {e.model: without_credentials(e.base_url) for e in endpoints}
-        if on_ray and local:
+        if ray and local:
             raise click.UsageError(
                 "--executor ray: the embedded model listens on this machine's loopback only; "
                 "give --model and --base-url of a served model"
@@ -328,7 +298,7 @@ def run_command(
             sandbox=_sandbox(taskset, grading_workers),
             paired=paired,
         )
-        if on_ray:
+        if ray:
             from harness.executors.ray import RayExecutor, RemoteEndpoint, WorkerSetup
 
             keys = {entry.name: entry.api_key_env for entry in wanted if entry.api_key_env}
@@ -366,7 +336,7 @@ def run_command(
         with session or contextlib.nullcontext(), grid.open() as folder:
             for repair in folder.repairs:
                 click.echo(f"warning: {repair}", err=True)
-            with _serving(local, local_chat_format, endpoints, quiet) as live:
+            with serving(local, local_chat_format, endpoints, quiet) as live:
                 results = asyncio.run(_run(grid, folder, connection, live, quiet))
     except (ResultsError, ExecutorError) as exc:
         raise BadInput(str(exc)) from None
@@ -376,100 +346,7 @@ def run_command(
     finally:
         if grid.settings.cache is not None:
             grid.settings.cache.close()
-    _report(results, Pricing(price_table, price_as))
-
-
-def _report(results: Results, pricing: Pricing) -> None:
-    """The table of the folder (every run in it, not only this call's), its notes, and a
-    warning when runs ended in api_error."""
-    click.echo(
-        f"{results.ran} runs done, {results.skipped} already recorded; results in {results.path}",
-        err=True,
-    )
-    frame, retried = read_frames(results.path, pricing, drop=UNREAD)
-    click.echo(render(summarize(frame, retried=retried), "md", table_title(frame, pricing)))
-    if note := stopping_note(results.path):
-        click.echo(f"\n{note}")
-    errors = int((frame["status"] == "api_error").sum()) if "status" in frame else 0
-    if errors:
-        click.echo(
-            f"warning: {errors} runs ended in api_error; see the error column of "
-            f"{results.path / 'runs.jsonl'}, and run the same command with --retry-errors "
-            "to run them again",
-            err=True,
-        )
-
-
-def _endpoints(
-    wanted: list[ModelEntry], base_urls: tuple[str, ...], key_env: str, chat_format: str
-) -> tuple[bool, list[Endpoint]]:
-    """Each model's endpoints (several for one model are its replicas), and whether it is
-    the embedded model (which runs alone)."""
-    if len(wanted) <= 1:
-        entry = wanted[0] if wanted else ModelEntry(name="-")
-        model = entry.name if wanted else None
-        urls: list[str | None] = [entry.base_url] if entry.base_url else [*base_urls] or [None]
-        if wants_local_model(urls[0], model):
-            model_file()  # says how to install the extra before anything is written
-            return True, [Endpoint(f"llama.cpp on loopback ({chat_format})", MODEL_NAME)]
-        return False, [resolve_endpoint(url, model, entry.api_key_env or key_env) for url in urls]
-    names = [entry.name for entry in wanted]
-    if len(base_urls) > 1 and len(base_urls) != len(wanted):
-        raise EndpointNotConfigured(
-            f"{len(base_urls)} --base-url for {len(wanted)} --model: give one for every "
-            "model, or one per model in the same order (replicas, several --base-url of "
-            "one model, are for a grid of one --model)"
-        )
-    if LOCAL in names:
-        raise EndpointNotConfigured("--model local runs the embedded model alone; drop it")
-    if len(set(names)) < len(names):
-        raise EndpointNotConfigured(f"a model is named twice in {', '.join(names)}")
-    shared = base_urls[0] if len(base_urls) == 1 else None
-    return False, [
-        resolve_endpoint(
-            entry.base_url or (base_urls[i] if len(base_urls) > 1 else shared),
-            entry.name,
-            entry.api_key_env or key_env,
-        )
-        for i, entry in enumerate(wanted)
-    ]
-
-
-@contextlib.contextmanager
-def _serving(
-    local: bool, chat_format: str, endpoints: list[Endpoint], quiet: bool
-) -> Iterator[list[Endpoint]]:
-    """The endpoints to use; for the embedded model, a server that lives as long as the run.
-
-    SIGTERM becomes an ordinary exit while it runs, so the server is stopped on every
-    way out (success, error, Ctrl-C, SIGTERM).
-    """
-    if not local:
-        yield endpoints
-        return
-    previous = signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
-    try:
-        if not quiet:
-            click.echo("starting the embedded model (SmolLM2-135M on llama.cpp) ...", err=True)
-        try:
-            server = LocalServer(chat_format).start()
-        except LocalModelError as exc:
-            raise BadInput(str(exc)) from None
-        try:
-            yield [Endpoint(server.base_url, MODEL_NAME)]
-        finally:
-            server.stop()
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
-@dataclass(frozen=True)
-class Connection:
-    """How the HTTP client talks to the endpoint."""
-
-    timeout: float
-    max_retries: int
-    rate_limit: float | None
+    table_after_run(results, Pricing(price_table, price_as))
 
 
 async def _run(
@@ -483,87 +360,19 @@ async def _run(
     # Leaving the block stops the live view (also on Ctrl-C) and prints the last line.
     with Progress(plain, rounds=grid.until_separated is not None) as progress:
         async with contextlib.AsyncExitStack() as stack:
-            clients: dict[str, list[OpenAICompatClient]] = {}
-            for endpoint in [] if grid.settings.executor else endpoints:
-                clients.setdefault(endpoint.model, []).append(
-                    await stack.enter_async_context(
-                        OpenAICompatClient(
-                            endpoint.base_url,
-                            endpoint.api_key,
-                            timeout_s=connection.timeout,
-                            max_concurrency=grid.concurrency,
-                            retry=RetryPolicy(max_retries=connection.max_retries),
-                            rate_limit=connection.rate_limit,
-                        )
-                    )
-                )
+            wanted = [] if grid.settings.executor else endpoints
+            clients = await open_clients(stack, wanted, connection, grid.concurrency)
             client: ModelClient = grid_client(clients) if clients else OnWorkers()
             results = await grid.run_in(
                 folder,
                 client,
                 progress.start,
                 progress.step,
-                lambda state: progress.note(_round_line(state)),
+                lambda state: progress.note(round_line(state)),
             )
-            for model, used in ((m, c) for m, replicas in clients.items() for c in replicas):
-                if throttle := used.concurrency.cuts:
-                    progress.note(
-                        f"note: {model}'s endpoint answered 429; concurrency was halved "
-                        f"{throttle} times, to {used.concurrency.lowest} at the lowest (pass "
-                        "--rate-limit to pace it)"
-                    )
+            for note in throttle_notes(clients):
+                progress.note(note)
             return results
-
-
-def _on_ray(name: str, address: str | None, cache: Path | None, paired: bool) -> bool:
-    """Whether the runs go to Ray; refuses what Ray workers cannot do."""
-    if name != "ray":
-        if address is not None:
-            raise click.UsageError("--ray-address applies only with --executor ray")
-        return False
-    if cache is not None or paired:
-        raise click.UsageError(
-            "--cache and --paired share responses within one process, and Ray workers do "
-            "not share them: drop them, or run with --executor local"
-        )
-    return True
-
-
-def _stopping_rule(
-    until_separated: bool,
-    max_repeats: int | None,
-    margin: float | None,
-    alpha: float | None,
-    given: Callable[[str], ParameterSource | None],
-) -> SeparationRule | None:
-    """The rule of --until-separated; its options alone, or --repeats with it, are refused."""
-    if not until_separated:
-        stray = [
-            n
-            for n, v in (("max-repeats", max_repeats), ("margin", margin), ("alpha", alpha))
-            if v is not None
-        ]
-        if stray:
-            raise click.UsageError(f"--{stray[0]} applies only with --until-separated")
-        return None
-    if given("repeats") == ParameterSource.COMMANDLINE:
-        raise click.UsageError(
-            "--until-separated decides how many repeats to run; give --max-repeats instead "
-            "of --repeats"
-        )
-    default = SeparationRule()
-    return SeparationRule(
-        alpha=default.alpha if alpha is None else alpha,
-        margin=default.margin if margin is None else margin,
-        max_repeats=max_repeats or default.max_repeats,
-    )
-
-
-def _round_line(state: Separation) -> str:
-    stopped = ", ".join(f"{arm} ({d.look.verdict})" for arm, d in state.decisions.items())
-    return f"round {state.rounds}: {len(state.running)} arm(s) running" + (
-        f"; stopped: {stopped}" if stopped else ""
-    )
 
 
 def _sandbox(taskset: TaskSet, workers: int | None) -> Sandbox | None:

@@ -18,9 +18,9 @@ import pandas as pd
 
 from harness.experiment import effective_arm
 from harness.patterns.base import INFRASTRUCTURE_STATUSES
+from harness.report.axis import arms_by_model, model_keys
 from harness.report.checks import answer_changes, code_measures
 from harness.report.stats import PairedDifference, paired_difference
-from harness.report.table import model_keys
 
 KEYS = ["arm", "task_id", "repeat"]
 
@@ -118,7 +118,7 @@ def compare(
             f"{sorted(sets_after)}); compare runs of the same task set"
         )
     if model_keys(before) or model_keys(after):  # a model axis: compare each model's arms
-        before, after = _model_and_arm(before), _model_and_arm(after)
+        before, after = arms_by_model(before), arms_by_model(after)
     matched = match_same_configurations(before, after)
     after = after.assign(arm=after["arm"].replace(matched))
     shared = sorted(set(before["arm"]) & set(after["arm"]))
@@ -171,10 +171,6 @@ def compare(
         tuple(sorted(set(after["arm"]) - set(before["arm"]))),
         matched,
     )
-
-
-def _model_and_arm(frame: pd.DataFrame) -> pd.DataFrame:
-    return frame.assign(arm=frame["model"].astype(str) + " · " + frame["arm"].astype(str))
 
 
 REPAIR_MEASURES = {

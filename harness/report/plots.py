@@ -9,7 +9,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
 from harness.patterns.base import STATUSES
-from harness.report.table import config_labels, model_keys
+from harness.report.axis import arms_by_model, config_labels, model_keys
 
 #: One colour per status, in the order of the status list, so a new status always has one.
 _PALETTE = (
@@ -141,7 +141,7 @@ def plot_turns(frame: pd.DataFrame, path: Path | str, title: str) -> None:
     """Turns per run and arm, correct runs and the rest apart (agents succeed quickly and
     fail slowly)."""
     if model_keys(frame):
-        frame = frame.assign(arm=frame["model"].astype(str) + " · " + frame["arm"].astype(str))
+        frame = arms_by_model(frame)
     arms = sorted(frame["arm"].unique())
     fig = Figure(figsize=(8, 1.8 + 0.55 * len(arms)), layout="constrained")
     ax = fig.subplots()

@@ -19,6 +19,7 @@ import pandas as pd
 from harness.experiment import arm_identity
 from harness.patterns.base import INFRASTRUCTURE_STATUSES, STATUSES
 from harness.records import RunRecord
+from harness.report.axis import model_keys
 from harness.report.checks import answer_changes, check_measures, code_measures
 from harness.report.prices import PriceTable
 from harness.report.stats import paired_difference, wilson_interval
@@ -98,20 +99,6 @@ def summarize(
             earlier = spent[same]
         rows.append(dict(zip(keys, group, strict=True)) | _summary(runs, earlier))
     return pd.DataFrame(rows)
-
-
-def model_keys(frame: pd.DataFrame) -> list[str]:
-    """["model"] when the runs are on several models (a model axis), so every summary,
-    plot and comparison keeps them apart; [] for one model, as tables always were."""
-    return ["model"] if "model" in frame and frame["model"].nunique() > 1 else []
-
-
-def config_labels(summary: pd.DataFrame) -> list[str]:
-    """Each summary row's name in a plot or a list: the arm, after its model when the
-    summary holds several."""
-    if "model" not in summary:
-        return [str(arm) for arm in summary["arm"]]
-    return [f"{model} · {arm}" for model, arm in zip(summary["model"], summary["arm"], strict=True)]
 
 
 def _column(by: str) -> str:

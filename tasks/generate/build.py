@@ -7,12 +7,13 @@ import random
 import re
 from dataclasses import dataclass, field
 
+from tasks.answer_keys import OPERATIONS, Expected, Operation
 from tasks.generate.encyclopedia import BookJson, write_book
 from tasks.generate.public import PUBLIC_FACTS
 from tasks.generate.questions import Draft, DraftError, feasible, make_drafts, public_drafts
 from tasks.generate.solver import SolverError, solve
 from tasks.generate.world import World, build_world
-from tasks.taskset import OPERATIONS, Expected, Operation, Task
+from tasks.taskset import Task
 from tasks.tools import Encyclopedia
 
 MAX_HOPS = 4

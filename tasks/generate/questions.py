@@ -11,6 +11,7 @@ import random
 from dataclasses import dataclass
 from fractions import Fraction
 
+from tasks.answer_keys import Operation
 from tasks.generate.frames import (
     FRAMES,
     PUBLIC_FRAMES,
@@ -25,7 +26,6 @@ from tasks.generate.frames import (
 )
 from tasks.generate.public import PublicFact
 from tasks.generate.world import City, Company, Depot, Person, World
-from tasks.taskset import Operation
 
 Thing = Company | Depot | Person | City | PublicFact
 ATTEMPTS = 4000

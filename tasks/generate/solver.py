@@ -20,10 +20,10 @@ import re
 from dataclasses import dataclass, field
 
 from harness.tools import ToolFailure
+from tasks.answer_keys import Expected, Fact, Solution
 from tasks.generate.encyclopedia import DEPOT_CONVENTION
 from tasks.generate.frames import Form, Frame, Kind, Read, Ref, evaluate, find_frames
 from tasks.generate.reading import NAME, TITLE, WORD, ReadError, Record, parse_entry
-from tasks.taskset import Expected, Fact, Solution
 from tasks.tools import Encyclopedia, plain_lookup
 
 

@@ -10,12 +10,9 @@ import loopbench
 from harness.cli import main
 from harness.models.fake_server import FakeServer, Reply
 from harness.store import read_records
+from tests.depot_answers import RIGHT
 
 DEPOT = loopbench.load_taskset("depot")
-RIGHT = {
-    t.question: " ".join([*t.expected.entities, *(f"{n:g}" for n in t.expected.numbers)])
-    for t in DEPOT.tasks
-}
 PRICES = """as_of = "2026-11-30"
 [models.strong]
 input = 1.0

@@ -18,12 +18,9 @@ from harness.rounds import run_until_separated
 from harness.runner import RunSettings
 from harness.store import ResultsFolder, read_records
 from tasks.taskset import load_taskset
+from tests.depot_answers import RIGHT
 
 DEPOT = load_taskset("depot")
-ANSWERS = {
-    t.question: " ".join([*t.expected.entities, *(f"{n:g}" for n in t.expected.numbers)])
-    for t in DEPOT.tasks
-}
 
 
 def answering(chance_by_arm):
@@ -36,7 +33,7 @@ def answering(chance_by_arm):
         nth = asked[(arm, question)] = asked.get((arm, question), 0) + 1
         draw = int(hashlib.sha256(f"{arm}|{question}|{nth}".encode()).hexdigest()[:8], 16)
         right = draw / 16**8 < chance_by_arm[arm]
-        return f"Answer: {ANSWERS[question] if right else 'I do not know'}"
+        return f"Answer: {RIGHT[question] if right else 'I do not know'}"
 
     return answer
 

@@ -14,10 +14,11 @@ import pytest
 from graders.exact import grade, numbers_in
 from harness.tools import ToolFailure
 from tasks import load_taskset
+from tasks.answer_keys import OPERATIONS
 from tasks.generate import Options, SolverError, disagreements, generate, solve, write_set
 from tasks.generate.names import NameMaker, is_clean
 from tasks.generate.solver import Walk
-from tasks.taskset import BUILTIN_DIR, OPERATIONS, Task, TaskSet, TaskSetError
+from tasks.taskset import BUILTIN_DIR, Task, TaskSet, TaskSetError
 from tasks.tools import Encyclopedia, improved_lookup, plain_lookup
 
 SHIPPED = ("depot-500", "depot-easy")

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from harness.patterns.base import INFRASTRUCTURE_STATUSES
 from harness.records import RunRecord
+from harness.report.axis import model_and_arm
 
 
 @dataclass(frozen=True)
@@ -86,4 +87,4 @@ def task_matrix(
 
 
 def arm_label(record: RunRecord, by_model: bool) -> str:
-    return f"{record.model} · {record.arm}" if by_model else record.arm
+    return model_and_arm(record.model, record.arm) if by_model else record.arm

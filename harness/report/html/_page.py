@@ -18,6 +18,7 @@ import pandas as pd
 
 from harness.columns import UNREAD, read_frames
 from harness.records import RunRecord
+from harness.report.axis import config_labels, model_keys
 from harness.report.failures import (
     LABELS,
     RULES,
@@ -32,8 +33,6 @@ from harness.report.plots import STATUS_COLOURS, plot_frontier, plot_outcomes
 from harness.report.separation import StoppedRun
 from harness.report.table import (
     Pricing,
-    config_labels,
-    model_keys,
     records_frame,
     render,
     summarize,

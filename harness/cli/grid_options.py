@@ -1,0 +1,125 @@
+"""Options of ``loopbench run`` that go together or not at all: the stopping rule of
+--until-separated, and what the Ray executor refuses."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypeVar
+
+import click
+from click.core import ParameterSource
+
+from harness.cli.errors import Finite
+from harness.report.separation import Separation, SeparationRule
+
+F = TypeVar("F", bound=Callable[..., object])
+
+STOPPING_OPTIONS = [
+    click.option(
+        "--until-separated",
+        is_flag=True,
+        help="Run in rounds (one repeat of every arm on every task) and stop running an arm once "
+        "its difference from the best arm is known: an interval that excludes zero, or lies "
+        "within --margin. Anytime-valid: alpha is spent across rounds and pairs of arms.",
+    ),
+    click.option(
+        "--max-repeats",
+        type=click.IntRange(min=1),
+        help="--until-separated: rounds at most.  [default: 10]",
+    ),
+    click.option(
+        "--margin",
+        type=Finite(0, 1),
+        help="--until-separated: a difference within this many (as a share, 0.05 = 5 points) "
+        "counts as none.  [default: 0.05]",
+    ),
+    click.option(
+        "--alpha",
+        type=Finite(0, 1, min_open=True, max_open=True),
+        help="--until-separated: the chance, over the whole run, of declaring identical arms "
+        "different.  [default: 0.05]",
+    ),
+]
+
+EXECUTOR_OPTIONS = [
+    click.option(
+        "--executor",
+        "executor_name",
+        type=click.Choice(["local", "ray"]),
+        default="local",
+        show_default=True,
+        help="Where runs are made: in this process, or on Ray workers (the ray extra; see "
+        "docs/ray.md). This process alone writes --out either way, so resuming works as ever.",
+    ),
+    click.option(
+        "--ray-address",
+        help="--executor ray: the cluster to use (auto, or ray://HOST:10001). Default: start "
+        "Ray on this machine.",
+    ),
+]
+
+
+def stopping_options(command: F) -> F:
+    """--until-separated and the options of its rule."""
+    for option in reversed(STOPPING_OPTIONS):
+        command = option(command)
+    return command
+
+
+def executor_options(command: F) -> F:
+    """--executor and --ray-address."""
+    for option in reversed(EXECUTOR_OPTIONS):
+        command = option(command)
+    return command
+
+
+def on_ray(name: str, address: str | None, cache: Path | None, paired: bool) -> bool:
+    """Whether the runs go to Ray; refuses what Ray workers cannot do."""
+    if name != "ray":
+        if address is not None:
+            raise click.UsageError("--ray-address applies only with --executor ray")
+        return False
+    if cache is not None or paired:
+        raise click.UsageError(
+            "--cache and --paired share responses within one process, and Ray workers do "
+            "not share them: drop them, or run with --executor local"
+        )
+    return True
+
+
+def stopping_rule(
+    until_separated: bool,
+    max_repeats: int | None,
+    margin: float | None,
+    alpha: float | None,
+    given: Callable[[str], ParameterSource | None],
+) -> SeparationRule | None:
+    """The rule of --until-separated; its options alone, or --repeats with it, are refused."""
+    if not until_separated:
+        stray = [
+            n
+            for n, v in (("max-repeats", max_repeats), ("margin", margin), ("alpha", alpha))
+            if v is not None
+        ]
+        if stray:
+            raise click.UsageError(f"--{stray[0]} applies only with --until-separated")
+        return None
+    if given("repeats") == ParameterSource.COMMANDLINE:
+        raise click.UsageError(
+            "--until-separated decides how many repeats to run; give --max-repeats instead "
+            "of --repeats"
+        )
+    default = SeparationRule()
+    return SeparationRule(
+        alpha=default.alpha if alpha is None else alpha,
+        margin=default.margin if margin is None else margin,
+        max_repeats=max_repeats or default.max_repeats,
+    )
+
+
+def round_line(state: Separation) -> str:
+    stopped = ", ".join(f"{arm} ({d.look.verdict})" for arm, d in state.decisions.items())
+    return f"round {state.rounds}: {len(state.running)} arm(s) running" + (
+        f"; stopped: {stopped}" if stopped else ""
+    )
