@@ -37,7 +37,7 @@ from harness.models.scripted import FunctionModel, Reply
 from harness.models.types import ModelClient, ModelRequest, ModelResponse
 from harness.records import RunRecord
 from harness.report.compare import Comparison, compare
-from harness.report.failures import ArmFailures, label_folder, summarize_failures
+from harness.report.failures import ArmFailures, labelled_frame, summarize_failures
 from harness.report.prices import PriceTable, load_prices
 from harness.report.separation import Separation, SeparationRule
 from harness.report.table import Pricing, render, summarize, with_reference
@@ -244,7 +244,7 @@ class Results:
 
     def failures(self, examples: int = 3) -> list[ArmFailures]:
         """Per arm, the failed runs' labels (the failure taxonomy) with example runs."""
-        return summarize_failures(label_folder(self.path), examples)
+        return summarize_failures(labelled_frame(self.path), examples)
 
 
 def load(path: str | Path) -> Results:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import re
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -69,7 +70,7 @@ def read_records(folder: Path | str, *, superseded: bool = False) -> list[RunRec
     for number, raw in enumerate(data.splitlines(keepends=True), start=1):
         if not raw.endswith(b"\n"):
             break
-        record = _parse_line(path, number, raw)
+        record = parse_line(path, number, raw)
         if record is None:
             continue
         key = run_key(record)
@@ -88,7 +89,42 @@ def read_records(folder: Path | str, *, superseded: bool = False) -> list[RunRec
     return [record for _, record in sorted(current.values(), key=lambda item: item[0])]
 
 
-def _parse_line(path: Path, number: int, raw: bytes) -> RunRecord | None:
+#: How a line's run_id key begins: in records (compact) and in traces (JSON's default).
+RUN_ID_KEYS = (b'"run_id":"', b'"run_id": "')
+_RUN_ID_SPACED = re.compile(rb'"run_id"\s*:\s*"')
+
+
+def run_id_in(line: bytes) -> str | None:
+    """The value of the first ``"run_id"`` key in a JSON line, or None without one.
+
+    Inside a JSON string every quote is escaped, so ``"run_id"`` followed by a colon is a
+    key, never text; the record's own is its first, as loopbench writes it.
+    """
+    for key in RUN_ID_KEYS:
+        start = line.find(key)
+        if start >= 0:
+            start += len(key)
+            break
+    else:
+        match = _RUN_ID_SPACED.search(line)
+        if match is None:
+            return None
+        start = match.end()
+    end = line.find(b'"', start)
+    if end < 0:
+        return None
+    raw = line[start:end]
+    if b"\\" not in raw:
+        return raw.decode("utf-8", "replace")
+    # An escape in the id: let JSON read the whole string (rare: loopbench writes hex ids).
+    string = re.match(rb'((?:[^"\\]|\\.)*)"', line[start:])
+    value = json.loads(b'"' + string.group(1) + b'"') if string else None
+    return value if isinstance(value, str) else None
+
+
+def parse_line(path: Path, number: int, raw: bytes) -> RunRecord | None:
+    """Line ``number`` of ``path`` as a record (older schemas upgraded); None for a blank
+    line; ``ResultsError`` naming the file, line and field for any other that is not one."""
     try:
         line = raw.decode("utf-8-sig" if number == 1 else "utf-8")
     except UnicodeDecodeError as exc:

@@ -19,8 +19,10 @@ ISO, PROC = "graders/isolation.py", "graders/processes.py"
 SB = "tests/graders/test_sandbox.py::"
 SEP, SEPT = "harness/report/separation.py", "tests/harness/report/test_separation.py::"
 GEN, POW = "tests/tasks/test_generate.py::", "tests/harness/report/test_power.py::"
-FAIL, FAILT = "harness/report/failures.py", "tests/harness/report/test_failures.py::"
+FAIL, FAILT = "harness/report/failure_rules.py", "tests/harness/report/test_failures.py::"
+FOLDER = "tests/harness/report/test_failure_folder.py::"
 HTML = "tests/harness/report/test_html_report.py::"
+SCALE = "tests/harness/report/test_report_at_scale.py::"
 AXIS = "tests/harness/test_models_axis.py::"
 RAY = "tests/harness/test_ray_executor.py::"
 COLS = "tests/harness/test_columns.py::"
@@ -424,6 +426,35 @@ MUTATIONS = [
     ("McNemar past a thousand discordant pairs", "harness/report/stats.py",
      "    return min(1.0, 2 * tail)\n", "    return min(1.0, 2 * tail / float(2**n) * 2**n)\n",
      ["tests/harness/report/test_compare.py::test_mcnemar_holds_past_a_thousand_discordant_pairs"]),
+    # A million runs: the bootstrap by task sums, the flips cell, the folder's labels.
+    ("a resample drawing an unpriced task is unpriced", "harness/report/stats.py",
+     "if not right or drawn[unpriced].any():", "if not right:",
+     ["tests/harness/report/test_compare.py::"
+      "test_the_bootstrap_by_task_sums_draws_what_a_bootstrap_over_runs_draws"]),
+    ("many flipped pairs are counted per task", "harness/report/compare.py",
+     "if len(tasks) <= FLIPS_LISTED:", "if True:",
+     ["tests/harness/report/test_compare.py::"
+      "test_many_flipped_pairs_are_counted_per_task_in_the_markdown"]),
+    ("runs are labelled once per distinct record, not per arm and status",
+     "harness/report/failures.py",
+     "grouped = facts.groupby(list(facts.columns), dropna=False, sort=False)",
+     'grouped = facts.groupby(["status", "correct"], dropna=False, sort=False)',
+     [FOLDER + "test_runs_alike_but_for_one_fact_are_labelled_apart"]),
+    ("only the traces of runs not correct are read", "harness/report/failure_traces.py",
+     "return found is not None and found not in wanted", "return False",
+     [FOLDER + "test_only_the_traces_of_runs_not_correct_are_read"]),
+    # The report of a large folder: a fixed sample of runs, its aggregates over all.
+    ("a report lists every run up to the threshold", "harness/report/html/_page.py",
+     "    if len(frame) <= LIST_ALL_RUNS:", "    if len(frame) < LIST_ALL_RUNS:",
+     [SCALE + "test_the_threshold_is_a_number_of_runs_listed_in_full"]),
+    ("a large report lists at most K runs per arm and label", "harness/report/html/_sample.py",
+     'by_label = _first(labels[labels["label"].notna()], ["model", "arm", "label"], PER_LABEL)',
+     'by_label = _first(labels[labels["label"].notna()], ["model", "arm", "label"], 10**6)',
+     [SCALE + "test_every_arm_and_label_with_runs_has_runs_listed_up_to_the_cap"]),
+    ("the sample does not depend on Python's salted hash", "harness/report/html/_sample.py",
+     "order = pd.util.hash_pandas_object(labelled[_KEY], index=False).to_numpy()",
+     'order = labelled["run_id"].map(hash).to_numpy()',
+     [SCALE + "test_the_sample_is_the_same_in_every_process"]),
 ]  # fmt: skip
 
 

@@ -80,7 +80,8 @@ def compare_command(
         for folder, frame in ((baseline, before), (candidate, after)):
             if frame.empty:
                 raise CompareError(f"{folder}: holds no finished runs")
-        wanted = _canonical(list(arms), list(before["arm"]) + list(after["arm"]))
+        known = set(before["arm"].unique()) | set(after["arm"].unique())
+        wanted = _canonical(list(arms), known)
         comparison = compare(before, after, wanted, max_drop, alpha, max_cost_rise)
     except (ResultsError, PriceError, CompareError) as exc:
         click.echo(f"Error: {exc}", err=True)
@@ -95,7 +96,7 @@ def compare_command(
     raise SystemExit(1 if regressed else 0)
 
 
-def _canonical(asked: list[str], known: list[str]) -> list[str] | None:
+def _canonical(asked: list[str], known: set[str]) -> list[str] | None:
     """Accept an arm as in the table, with its options in any order, or as 0.1.0 wrote it."""
     if not asked:
         return None

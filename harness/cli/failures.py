@@ -12,8 +12,13 @@ import click
 
 from harness.cli.errors import BadInput
 from harness.experiment import arm_identity
-from harness.records import RunRecord
-from harness.report.failures import LABELS, ArmFailures, label_folder, summarize_failures
+from harness.report.failures import (
+    LABELS,
+    ArmFailures,
+    FailedRun,
+    labelled_frame,
+    summarize_failures,
+)
 from harness.store import ResultsError
 
 FORMATS = ("md", "json", "csv")
@@ -47,10 +52,10 @@ def failures_command(results: Path, arms: tuple[str, ...], examples: int, fmt: s
     """Label every run that did not end correct (repetition, tool miss, unsupported number,
     ...) and print, per arm, the share of failed runs carrying each label."""
     try:
-        runs = label_folder(results)
+        runs = labelled_frame(results)
     except ResultsError as exc:
         raise BadInput(str(exc)) from None
-    if not runs:
+    if runs.empty:
         raise BadInput(f"{results}: no finished runs yet")
     summaries = summarize_failures(runs, examples)
     if arms:
@@ -71,7 +76,7 @@ def _chosen(
     return chosen
 
 
-def _example(record: RunRecord) -> str:
+def _example(record: FailedRun) -> str:
     return f"{record.task_id} (repeat {record.repeat}, run {record.run_id or '?'})"
 
 

@@ -37,7 +37,8 @@ def report_command(
     output: Path,
 ) -> None:
     """Write one HTML page of a results folder: the summary table, plots, why runs failed,
-    a task-by-arm matrix and every run with its trace."""
+    a task-by-arm matrix and every run with its trace (above a few thousand runs, a fixed
+    sample of them; `loopbench export` writes them all)."""
     if output.is_dir():
         raise BadInput(f"{output}: is a folder; give -o a file name, e.g. {output / 'report.html'}")
     output = output if output.suffix else output.with_suffix(".html")

@@ -11,8 +11,9 @@ from harness.api import Results
 from harness.cli.errors import BadInput
 from harness.columns import UNREAD, read_frames
 from harness.records import RunRecord
+from harness.report.axis import config_labels
 from harness.report.failure_traces import TraceError
-from harness.report.failures import label_folder, summarize_failures
+from harness.report.failures import labelled_frame, summarize_failures
 from harness.report.prices import PriceError, load_prices
 from harness.report.separation import StoppedRun
 from harness.report.table import (
@@ -71,7 +72,8 @@ def table_command(
         if reference:
             summary = with_reference(frame, summary, reference)
         if with_failures:
-            summary = summary.assign(failures=summary["arm"].map(commonest_failures(results)))
+            described = pd.Series(config_labels(summary), index=summary.index)
+            summary = summary.assign(failures=described.map(commonest_failures(results, frame)))
         chosen = [c.strip() for c in columns.split(",")] if columns else None
         click.echo(render(summary, fmt, table_title(frame, pricing), chosen))
         if fmt == "md" and (note := stopping_note(results)):
@@ -80,10 +82,13 @@ def table_command(
         raise BadInput(str(exc)) from None
 
 
-def commonest_failures(results: Path, shown: int = 3) -> dict[str, str]:
-    """Per arm, its commonest failure labels with the share of failed runs carrying each."""
+def commonest_failures(
+    results: Path, runs: pd.DataFrame | None = None, shown: int = 3
+) -> dict[str, str]:
+    """Per arm (named after its model on several models), its commonest failure labels with
+    the share of failed runs carrying each. ``runs``: the folder's runs, if already read."""
     described = {}
-    for arm in summarize_failures(label_folder(results), examples=0):
+    for arm in summarize_failures(labelled_frame(results, runs), examples=0):
         top = sorted((c, label) for label, c in arm.counts.items() if c)[::-1][:shown]
         described[arm.arm] = ", ".join(f"{label} {arm.share(label):.0%}" for _, label in top)
     return described

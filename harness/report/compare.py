@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -93,10 +94,10 @@ class Comparison:
 def match_same_configurations(before: pd.DataFrame, after: pd.DataFrame) -> dict[str, str]:
     """Arms on one side only, matched by what they run: the options that differ from
     their defaults (``react_text:guard=off,tool=plain`` runs ``react_text``)."""
-    only_before = set(before["arm"]) - set(after["arm"])
-    by_configuration = {effective_arm(a): a for a in sorted(only_before)}
+    arms_before, arms_after = set(before["arm"].unique()), set(after["arm"].unique())
+    by_configuration = {effective_arm(a): a for a in sorted(arms_before - arms_after)}
     matched: dict[str, str] = {}
-    for arm in sorted(set(after["arm"]) - set(before["arm"])):
+    for arm in sorted(arms_after - arms_before):
         twin = by_configuration.get(effective_arm(arm))
         if twin is not None and twin not in matched.values():
             matched[arm] = twin
@@ -111,7 +112,7 @@ def compare(
     alpha: float = 0.05,
     max_cost_rise: float = 0.10,
 ) -> Comparison:
-    sets_before, sets_after = set(before["task_set"]), set(after["task_set"])
+    sets_before, sets_after = set(before["task_set"].unique()), set(after["task_set"].unique())
     if sets_before != sets_after:
         raise CompareError(
             f"the results are on different task sets ({sorted(sets_before)} vs "
@@ -121,7 +122,8 @@ def compare(
         before, after = arms_by_model(before), arms_by_model(after)
     matched = match_same_configurations(before, after)
     after = after.assign(arm=after["arm"].replace(matched))
-    shared = sorted(set(before["arm"]) & set(after["arm"]))
+    arms_before, arms_after = set(before["arm"].unique()), set(after["arm"].unique())
+    shared = sorted(arms_before & arms_after)
     chosen = arms or shared
     missing = [a for a in chosen if a not in shared]
     if missing or not chosen:
@@ -129,22 +131,17 @@ def compare(
             f"arm {missing[0] if missing else '(any)'} is not in both result sets; "
             f"arms in both: {', '.join(shared) or 'none'}"
         )
-    merged = before.merge(after, on=KEYS, suffixes=("_b", "_a"))
-    usable = ~(
-        merged["status_b"].isin(INFRASTRUCTURE_STATUSES)
-        | merged["status_a"].isin(INFRASTRUCTURE_STATUSES)
-    )
     results = []
     for arm in chosen:
-        pairs = merged[(merged["arm"] == arm) & usable]
+        pairs = _pairs(before, after, arm)
         if pairs.empty:
             raise CompareError(f"arm {arm}: no (task, repeat) pair ran in both result sets")
         paired = paired_difference(
-            list(pairs["task_id"]),
-            list(pairs["correct_b"].eq(True)),  # None (not graded) is not correct
-            list(pairs["correct_a"].eq(True)),
-            list(pairs["cost_usd_b"].fillna(math.nan)),
-            list(pairs["cost_usd_a"].fillna(math.nan)),
+            pairs["task_id"].to_numpy(),
+            pairs["correct_b"].eq(True).to_numpy(),  # None (not graded) is not correct
+            pairs["correct_a"].eq(True).to_numpy(),
+            pairs["cost_usd_b"].to_numpy(dtype=float, na_value=math.nan),
+            pairs["cost_usd_a"].to_numpy(dtype=float, na_value=math.nan),
         )
         unknown = int(pairs["usage_missing_b"].sum() + pairs["usage_missing_a"].sum())
         regressed, why = _verdict(paired, max_drop, alpha, max_cost_rise, unknown)
@@ -167,10 +164,23 @@ def compare(
         )
     return Comparison(
         results,
-        tuple(sorted(set(before["arm"]) - set(after["arm"]))),
-        tuple(sorted(set(after["arm"]) - set(before["arm"]))),
+        tuple(sorted(arms_before - arms_after)),
+        tuple(sorted(arms_after - arms_before)),
         matched,
     )
+
+
+def _pairs(before: pd.DataFrame, after: pd.DataFrame, arm: str) -> pd.DataFrame:
+    """The arm's runs matched by (task, repeat), less those that failed on infrastructure on
+    either side. One arm at a time: two folders of a million runs are merged in parts."""
+    merged = before[before["arm"] == arm].merge(
+        after[after["arm"] == arm], on=KEYS, suffixes=("_b", "_a")
+    )
+    usable = ~(
+        merged["status_b"].isin(INFRASTRUCTURE_STATUSES)
+        | merged["status_a"].isin(INFRASTRUCTURE_STATUSES)
+    )
+    return merged[usable]
 
 
 REPAIR_MEASURES = {
@@ -208,7 +218,9 @@ def option_changes(before: pd.Series, after: pd.Series) -> tuple[str, ...]:
 
 def _option_values(options: pd.Series) -> dict[str, set[str]]:
     values: dict[str, set[str]] = {}
-    for resolved in options:
+    # Runs of one arm share a handful of option dicts (the column reader makes one per
+    # distinct text): each is read once, not once per run.
+    for resolved in {id(o): o for o in options}.values():
         for key, value in (resolved or {}).items():
             values.setdefault(key, set()).add(json.dumps(value))
     return values
@@ -260,7 +272,7 @@ def as_markdown(comparison: Comparison) -> str:
             f"{_money(p.cost_per_correct_before)} → {_money(p.cost_per_correct_after)} | "
             f"{r.turns_before:.1f} → {r.turns_after:.1f} | "
             f"{r.tokens_before:,.0f} → {r.tokens_after:,.0f} | "
-            f"{', '.join(p.right_to_wrong) or '—'} | {', '.join(p.wrong_to_right) or '—'} | "
+            f"{_flipped(p.right_to_wrong)} | {_flipped(p.wrong_to_right)} | "
             f"{'**REGRESSED**: ' + r.why if r.regressed else 'ok'} |"
         )
     for candidate, baseline in comparison.matched.items():
@@ -283,6 +295,28 @@ def as_markdown(comparison: Comparison) -> str:
         "out. Intervals resample whole tasks (repeats of a task are not independent)."
     )
     return "\n".join(lines) + "\n" + note
+
+
+#: Flipped pairs a table cell lists one by one (a depot grid's arm has at most 120 pairs).
+FLIPS_LISTED = 200
+#: Past that, the cell counts the pairs per task and names this many of the commonest.
+FLIPS_NAMED = 20
+
+
+def _flipped(tasks: list[str]) -> str:
+    """The tasks whose pairs flipped, one entry per pair, up to ``FLIPS_LISTED`` pairs.
+
+    A large folder flips thousands of pairs: the cell then counts them per task, "t3 (12)",
+    and names the commonest tasks; ``--format json`` lists every pair."""
+    if not tasks:
+        return "—"
+    if len(tasks) <= FLIPS_LISTED:
+        return ", ".join(tasks)
+    counts = Counter(tasks).most_common()
+    shown = ", ".join(f"{task} ({n})" for task, n in counts[:FLIPS_NAMED])
+    rest = len(counts) - FLIPS_NAMED
+    more = f", and {rest} more tasks" if rest > 0 else ""
+    return f"{len(tasks)} pairs: {shown}{more}"
 
 
 def _repair_line(repair: dict[str, tuple[float, float]]) -> str:

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from harness.store import TRACES, ResultsError
+from harness.store import TRACES, ResultsError, run_id_in
 
 #: The marker ``harness.trace.cut`` leaves where a long text was cut on disk.
 CUT = re.compile(r"\[\.\.\. \d+ more characters cut on disk\]$")
@@ -154,11 +154,13 @@ def _why(exc: Exception) -> str:
     return f"missing {exc}" if isinstance(exc, KeyError) else str(exc)
 
 
-def read_traces(folder: Path | str) -> dict[str, RunTrace]:
-    """Every run's trace in a results folder, by run id; none when it has no traces.jsonl.
+def read_traces(folder: Path | str, wanted: Collection[str] | None = None) -> dict[str, RunTrace]:
+    """Every run's trace in a results folder, by run id, or only those of ``wanted`` run
+    ids; none when it has no traces.jsonl.
 
     A line cut short by a kill ends the reading, as for records; any other line that is not
-    a trace is refused, naming it.
+    a trace is refused, naming it. With ``wanted``, a line that names another run as the
+    harness writes it is skipped unread.
     """
     path = Path(folder) / TRACES
     if not path.is_file():
@@ -169,12 +171,19 @@ def read_traces(folder: Path | str) -> dict[str, RunTrace]:
             for number, raw in enumerate(handle, start=1):
                 if not raw.endswith(b"\n"):
                     break
-                if raw.strip():
-                    run_id, trace = _trace_line(path, number, raw)
+                if not raw.strip() or (wanted is not None and _names_another(raw, wanted)):
+                    continue
+                run_id, trace = _trace_line(path, number, raw)
+                if wanted is None or run_id in wanted:
                     traces[run_id] = trace
     except OSError as exc:
         raise ResultsError(f"{path}: cannot be read ({exc.strerror})") from None
     return traces
+
+
+def _names_another(raw: bytes, wanted: Collection[str]) -> bool:
+    found = run_id_in(raw)
+    return found is not None and found not in wanted
 
 
 def _trace_line(path: Path, number: int, raw: bytes) -> tuple[str, RunTrace]:

@@ -1,284 +1,173 @@
-"""Why runs failed, by rules over each run's record and trace: no model judges.
+"""Every run of a results folder labelled by the failure rules, and the labels counted per arm.
 
-Every run that did not end correct gets one or more labels; a correct run gets none.
-Each rule is a small function below whose docstring is the rule; ``docs/failures.md``
-gives them with an example each. A run whose trace is missing (an older folder) gets
-only the labels its record supports, and a wrong answer no record rule explains is
-then ``wrong with no trace``, never ``wrong but grounded``.
-
-The rules read traces as ``harness.report.failure_traces`` types them; a traces file
-that does not hold them is refused there, naming the line.
+The rules themselves are in ``harness.report.failure_rules``. A folder is read as columns
+(``harness.columns``) rather than as one record object per run, so that a million runs are
+labelled in seconds: runs whose records agree on everything the rules read get their
+labels once, and traces are read only for the runs that failed.
 """
 
 from __future__ import annotations
 
-import difflib
-import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from graders.exact import numbers_in
-from harness.patterns.base import LIMIT_STATUSES
-from harness.patterns.registry import registered
-from harness.patterns.tool_loop import FINAL_ANSWER
-from harness.records import RunRecord
+import numpy as np
+import pandas as pd
 
-# Explicit re-exports: the trace reading moved out, and callers still import it from here.
-from harness.report.failure_traces import CUT, RunTrace, read_traces
-from harness.store import read_records
+from harness.columns import FIELDS, read_frame
+from harness.report.axis import MODEL_AND_ARM, model_keys
+from harness.report.failure_rules import (
+    LABELS,
+    RULES,
+    Label,
+    RunFacts,
+    failed,
+    label_run,
+    labels,
+)
+from harness.report.failure_traces import RunTrace, read_traces
+from harness.store import TRACES
 
-Label = Literal[
-    "repetition",
-    "tool miss not recovered",
-    "unsupported number",
-    "arithmetic slip",
-    "no evidence",
-    "format failure",
-    "truncated",
-    "budget",
-    "none accepted",
-    "refused",
-    "api error",
-    "harness error",
-    "wrong but grounded",
-    "wrong with no trace",
+__all__ = [
+    "LABELS",
+    "RULES",
+    "ArmFailures",
+    "FailedRun",
+    "Label",
+    "RunFacts",
+    "failed",
+    "label_run",
+    "labelled_frame",
+    "labels",
+    "summarize_failures",
 ]
-LABELS: tuple[Label, ...] = Label.__args__  # type: ignore[attr-defined]
 
-#: The calculator of the task sets (``tasks/tools.py``); every other tool but final_answer
-#: is a look-up.
-CALC = "calc"
-#: Numbers closer than this are the same number (as the evidence check compares them).
-SAME = 1e-9
-#: A number within this share of a calc result (and not equal to it) is a slip of it.
-NEAR = 0.01
-#: Two look-up titles at least this similar (difflib's ratio, folded) name the same entity.
-SIMILAR_TITLES = 0.8
-
-
-Rule = Callable[[RunRecord, RunTrace | None], bool]
-
-
-def repetition(record: RunRecord, trace: RunTrace | None) -> bool:
-    """The same action (tool and arguments, compared as parsed JSON) ran twice in the run,
-    as the record counts (``repeated_actions``) or the trace shows; or the run ended
-    ``step_budget`` having given the same reply (text and tool calls) twice: a loop."""
-    if record.repeated_actions > 0:
-        return True
-    if trace is None:
-        return False
-    keys = [a.key for a in trace.actions]
-    looped = record.status == "step_budget" and len(set(trace.replies)) < len(trace.replies)
-    return len(set(keys)) < len(keys) or looped
+#: What the rules read of a record (``RunFacts``), less the answer, which no rule reads
+#: without a trace: a folder without traces is labelled without reading its answers.
+RULE_FIELDS = (
+    "status",
+    "correct",
+    "pattern",
+    "options",
+    "metrics",
+    "repeated_actions",
+    "tool_calls",
+    "parse_failures",
+)
+#: What names a run in the labelled frame and its examples.
+NAMING = ("model", "arm", "task_id", "repeat", "status", "correct")
+#: What the rules read besides, when the folder has traces.
+TRACED = ("run_id", "answer")
 
 
-def tool_miss_not_recovered(record: RunRecord, trace: RunTrace | None) -> bool:
-    """A look-up (a call of any tool but calc and final_answer) failed, and no later look-up
-    of the same entity succeeded. The trace does not say which entity a look-up meant: two
-    look-ups name the same one when their arguments, folded, are equal, one holds the other
-    as whole words, or they are at least 80% similar (a misspelling)."""
-    if trace is None:
-        return False
-    lookups = [a for a in trace.actions if a.tool not in (CALC, FINAL_ANSWER)]
-    return any(
-        not miss.ok
-        and not any(
-            later.ok and _same_entity(miss.entity, later.entity) for later in lookups[i + 1 :]
-        )
-        for i, miss in enumerate(lookups)
-    )
+@dataclass(frozen=True, slots=True)
+class _Row:
+    """``RunFacts`` from a row of the runs' columns."""
+
+    status: str
+    correct: bool | None
+    answer: str | None
+    pattern: str
+    options: Mapping[str, Any]
+    metrics: Mapping[str, float]
+    repeated_actions: int
+    tool_calls: int
+    parse_failures: int
 
 
-def _same_entity(a: str, b: str) -> bool:
-    if f" {a} " in f" {b} " or f" {b} " in f" {a} ":
-        return bool(a and b)
-    return difflib.SequenceMatcher(None, a, b).ratio() >= SIMILAR_TITLES
+def labelled_frame(folder: Path | str, runs: pd.DataFrame | None = None) -> pd.DataFrame:
+    """One row per run of ``folder`` (superseded runs left out), in the order of ``runs``
+    (as ``read_frame`` reads it when not given): model, arm, task_id, repeat, status,
+    correct, run_id (empty when ``runs`` has none), ``failed``, ``labels`` (a tuple in
+    ``LABELS`` order, empty for a run not failed) and ``traced``: whether the rules read
+    the run's trace (read for runs not correct only).
 
-
-def unsupported_number(record: RunRecord, trace: RunTrace | None) -> bool:
-    """The answer states a number (as the exact grader reads numbers) that no successful
-    tool result (calc's included) and not the question holds, compared as magnitudes, and
-    that is not an arithmetic slip. Not applied when the trace cut a tool result or the
-    question on disk, since the number may sit in the part cut."""
-    if trace is None or not _numbers_apply(record, trace):
-        return False
-    explained = _evidence(trace) + _slipped(record, trace)
-    return any(not _within(n, explained) for n in numbers_in(_answer(record)))
-
-
-def arithmetic_slip(record: RunRecord, trace: RunTrace | None) -> bool:
-    """A calc result is in the trace and the answer states a different number for it: a
-    number no observation or question holds that is within 1% of a calc result or one whole
-    number away from a whole one; or a number a reply states as a calc expression's result
-    (``1973 - 1889 = 94``) when calc gave another."""
-    if trace is None or not _numbers_apply(record, trace):
-        return False
-    return bool(_slipped(record, trace))
-
-
-def _numbers_apply(record: RunRecord, trace: RunTrace) -> bool:
-    return record.answer is not None and not trace.cut and not _coding(record)
-
-
-def _evidence(trace: RunTrace) -> list[float]:
-    texts = [trace.question, *(a.result for a in trace.actions if a.ok)]
-    return [n for text in texts for n in numbers_in(text)]
-
-
-def _calcs(trace: RunTrace) -> list[tuple[str, float]]:
-    """Each successful calc: its expression and its result."""
-    found = []
-    for action in trace.actions:
-        args, result = action.args, numbers_in(action.result)
-        if action.tool == CALC and action.ok and len(result) == 1:
-            expression = str(args.get("expression", "")) if isinstance(args, dict) else args
-            found.append((expression, result[0]))
-    return found
-
-
-def _slipped(record: RunRecord, trace: RunTrace) -> list[float]:
-    """The answer's numbers that are slips of a calc result (see ``arithmetic_slip``)."""
-    answer = numbers_in(_answer(record))
-    calcs = _calcs(trace)
-    evidence = _evidence(trace)
-    near = [
-        n
-        for n in answer
-        if not _within(n, evidence) and any(_near(n, result) for _, result in calcs)
-    ]
-    stated = [
-        n
-        for expression, result in calcs
-        for text in (*(r.text for r in trace.replies), _answer(record))
-        for n in _stated_results(expression, text)
-        if not _within(n, [result]) and _within(n, answer)
-    ]
-    return near + stated
-
-
-def _near(n: float, result: float) -> bool:
-    n, result = abs(n), abs(result)
-    if abs(n - result) <= SAME:
-        return False
-    whole = n.is_integer() and result.is_integer()
-    return abs(n - result) <= NEAR * result or (whole and abs(n - result) == 1)
-
-
-def _stated_results(expression: str, text: str) -> list[float]:
-    """The numbers ``text`` states as ``expression = N`` (spaces ignored)."""
-    compact = re.sub(r"\s+", "", expression)
-    if not compact:
-        return []
-    pattern = rf"(?<![\d.+\-*/(]){re.escape(compact)}=(-?\d[\d,]*(?:\.\d+)?)"
-    return [numbers_in(m)[0] for m in re.findall(pattern, re.sub(r"\s+", "", text))]
-
-
-def _within(n: float, numbers: Sequence[float]) -> bool:
-    return any(abs(abs(n) - abs(m)) <= SAME for m in numbers)
-
-
-def _answer(record: RunRecord) -> str:
-    """The answer as recorded, without the marker of a cut (its count is not a number stated)."""
-    return CUT.sub("", record.answer or "")
-
-
-def no_evidence(record: RunRecord, trace: RunTrace | None) -> bool:
-    """The run answered without calling a tool (final_answer aside) though its arm offers
-    tools: the arm takes the tool options and the task is not a coding one. Without a trace,
-    from the record's ``tool_calls``, which counts final_answer too."""
-    if record.status != "answered" or not _offers_tools(record):
-        return False
-    if trace is None:
-        return record.tool_calls == 0
-    return all(a.tool == FINAL_ANSWER for a in trace.actions)
-
-
-def _offers_tools(record: RunRecord) -> bool:
-    info = registered().get(record.pattern)
-    takes_tools = "tool" in record.options or (
-        info is not None and "tool" in info.options_model.model_fields
-    )
-    return takes_tools and not _coding(record)
-
-
-def _coding(record: RunRecord) -> bool:
-    """A coding run: its answer is code, graded by tests; every such record has code_edits."""
-    return "code_edits" in record.metrics
-
-
-def format_failure(record: RunRecord, trace: RunTrace | None) -> bool:
-    """The run ended ``unparsed``, or a reply's action or answer could not be read
-    (``parse_failures``)."""
-    return record.status == "unparsed" or record.parse_failures > 0
-
-
-def _status(*statuses: str) -> Rule:
-    def rule(record: RunRecord, trace: RunTrace | None) -> bool:
-        return record.status in statuses
-
-    rule.__doc__ = f"The run ended {' or '.join(statuses)}."
-    return rule
-
-
-RULES: dict[Label, Rule] = {
-    "repetition": repetition,
-    "tool miss not recovered": tool_miss_not_recovered,
-    "unsupported number": unsupported_number,
-    "arithmetic slip": arithmetic_slip,
-    "no evidence": no_evidence,
-    "format failure": format_failure,
-    "truncated": _status("truncated"),
-    "budget": _status(*sorted(LIMIT_STATUSES)),
-    "none accepted": _status("none_accepted"),
-    "refused": _status("refused"),
-    "api error": _status("api_error"),
-    "harness error": _status("pattern_error"),
-}
-
-
-def failed(record: RunRecord) -> bool:
-    """Whether the run is classified: it did not end correct. An answer not graded (a
-    hand-written record) is neither correct nor failed."""
-    return record.correct is False or record.status != "answered"
-
-
-def labels(record: RunRecord, trace: RunTrace | None) -> list[Label]:
-    """Every label the rules give a run, in ``LABELS`` order; none for a run not failed.
-
-    A wrong answer no other rule explains is ``wrong but grounded``, or ``wrong with no trace``
-    when the trace the other rules read is missing.
+    ``runs`` saves a second reading: a frame from ``read_frame(s)`` of the same folder. One
+    without a column the rules need is read again. Raises ``ResultsError`` as the readers do.
     """
-    if not failed(record):
-        return []
-    found = [label for label, rule in RULES.items() if rule(record, trace)]
-    if not found and record.status == "answered":
-        found.append("wrong but grounded" if trace is not None else "wrong with no trace")
-    return found
+    folder = Path(folder)
+    has_traces = (folder / TRACES).is_file()
+    needed = {*RULE_FIELDS, *NAMING, *(TRACED if has_traces else ())}
+    if runs is None or not needed <= set(runs.columns):
+        runs = read_frame(folder, drop=[n for n in FIELDS if n not in {*needed, *TRACED}])
+    if runs.empty:
+        return pd.DataFrame(columns=[*NAMING, "run_id", "failed", "labels", "traced"])
+    run_ids = runs["run_id"] if "run_id" in runs else pd.Series("", index=runs.index)
+    answers = runs["answer"] if "answer" in runs else pd.Series(None, index=runs.index)
+    traces = _failed_traces(folder, runs, run_ids) if has_traces else {}
+    columns = [runs[name].to_numpy() for name in RULE_FIELDS]
+    answer_of = answers.to_numpy()
+
+    def row(i: int) -> _Row:
+        return _row([column[i] for column in columns], answer_of[i])
+
+    # Without a trace a run's labels follow from its record alone: they are computed once
+    # per distinct record, from its first run, and traced runs are labelled one by one.
+    group = _distinct_records(runs, answers)
+    _, first = np.unique(group, return_index=True)
+    fails = np.zeros(len(first), dtype=bool)
+    found = np.empty(len(first), dtype=object)
+    for number, i in enumerate(first):
+        facts = row(int(i))
+        fails[number], found[number] = failed(facts), tuple(labels(facts, None))
+    fails, found = fails[group], found[group]
+    traced = run_ids.isin(traces.keys()).to_numpy()
+    for i in np.flatnonzero(traced):
+        facts, trace = row(int(i)), traces[str(run_ids.iat[int(i)])]
+        fails[i], found[i] = failed(facts), tuple(labels(facts, trace))
+    return runs[list(NAMING)].assign(
+        run_id=run_ids.to_numpy(),
+        failed=fails,
+        labels=pd.Series(found, index=runs.index, dtype=object),
+        traced=traced,
+    )
 
 
-def label_run(record: RunRecord, events: Sequence[Mapping[str, Any]] | None) -> list[Label]:
-    """``labels`` of a run from its trace events as ``traces.jsonl`` holds them."""
-    return labels(record, None if events is None else RunTrace.of(events))
+def _distinct_records(runs: pd.DataFrame, answers: pd.Series) -> np.ndarray:
+    """Per run, the number of its distinct record as the rules read it (0, 1, ... in order
+    of first appearance). Options and metrics are told apart by identity: the column
+    reader gives equal ones one shared dict, so equal records still share a number."""
+    facts = pd.DataFrame({name: runs[name].to_numpy() for name in RULE_FIELDS})
+    for name in ("options", "metrics"):
+        facts[name] = np.fromiter(map(id, facts[name]), dtype=np.int64, count=len(facts))
+    facts["answer"] = answers.to_numpy()
+    grouped = facts.groupby(list(facts.columns), dropna=False, sort=False)
+    return grouped.ngroup().to_numpy()
+
+
+def _row(facts: list[Any], answer: Any) -> _Row:
+    status, correct, pattern, options, metrics, repeated, tool_calls, parse_failures = facts
+    return _Row(
+        status=status,
+        correct=None if correct is None or correct != correct else bool(correct),
+        answer=answer if isinstance(answer, str) else None,
+        pattern=pattern,
+        options=options or {},
+        metrics=metrics or {},
+        repeated_actions=int(repeated),
+        tool_calls=int(tool_calls),
+        parse_failures=int(parse_failures),
+    )
+
+
+def _failed_traces(folder: Path, runs: pd.DataFrame, run_ids: pd.Series) -> dict[str, RunTrace]:
+    """The traces of the runs that did not end correct: no other run's is read."""
+    not_correct = runs["correct"].ne(True) | runs["status"].ne("answered")
+    return read_traces(folder, wanted=set(run_ids[not_correct]))
 
 
 @dataclass(frozen=True)
-class LabelledRun:
-    record: RunRecord
-    labels: tuple[Label, ...]
-    traced: bool
+class FailedRun:
+    """An example of a label: which run it is."""
 
-
-def label_folder(folder: Path | str) -> list[LabelledRun]:
-    """Every run of a results folder with its labels (superseded runs left out)."""
-    records = read_records(folder)
-    traces = read_traces(folder)
-    runs = []
-    for record in records:
-        trace = traces.get(record.run_id) if record.run_id else None
-        runs.append(LabelledRun(record, tuple(labels(record, trace)), trace is not None))
-    return runs
+    run_id: str
+    model: str
+    arm: str
+    task_id: str
+    repeat: int
+    status: str
 
 
 @dataclass(frozen=True)
@@ -291,29 +180,55 @@ class ArmFailures:
     untraced: int
     """Failed runs without a trace: they carry only the labels their record supports."""
     counts: dict[Label, int]
-    examples: dict[Label, list[RunRecord]]
+    examples: dict[Label, list[FailedRun]]
 
     def share(self, label: Label) -> float:
         return self.counts[label] / self.failed if self.failed else 0.0
 
 
-def summarize_failures(runs: Sequence[LabelledRun], examples: int = 3) -> list[ArmFailures]:
-    """Per arm, sorted by name: the share of its failed runs carrying each label."""
+def summarize_failures(labelled: pd.DataFrame, examples: int = 3) -> list[ArmFailures]:
+    """Per arm, sorted by name (each named after its model when runs are on several
+    models): the share of its failed runs carrying each label, with the first ``examples``
+    runs carrying it, in the frame's order."""
+    if labelled.empty:
+        return []
+    arms = labelled["arm"].astype(str)
+    if model_keys(labelled):
+        arms = labelled["model"].astype(str) + MODEL_AND_ARM + arms
+    codes, tuples = pd.factorize(labelled["labels"])
     summaries = []
-    for arm in sorted({run.record.arm for run in runs}):
-        mine = [run for run in runs if run.record.arm == arm]
-        failing = [run for run in mine if failed(run.record)]
+    for arm in sorted(arms.unique()):
+        mine = (arms == arm).to_numpy()
+        failing = mine & labelled["failed"].to_numpy(dtype=bool)
+        per_tuple = np.bincount(codes[failing], minlength=len(tuples))
+        counts = {label: 0 for label in LABELS}
+        with_label: dict[Label, list[int]] = {label: [] for label in LABELS}
+        for code, found in enumerate(tuples):
+            for label in found:
+                counts[label] += int(per_tuple[code])
+                with_label[label].append(code)
         summaries.append(
             ArmFailures(
                 arm=arm,
-                runs=len(mine),
-                failed=len(failing),
-                untraced=sum(not run.traced for run in failing),
-                counts={label: sum(label in run.labels for run in failing) for label in LABELS},
+                runs=int(mine.sum()),
+                failed=int(failing.sum()),
+                untraced=int((failing & ~labelled["traced"].to_numpy(dtype=bool)).sum()),
+                counts=counts,
                 examples={
-                    label: [run.record for run in failing if label in run.labels][:examples]
-                    for label in LABELS
+                    label: _examples(labelled, failing & np.isin(codes, codes_), examples)
+                    for label, codes_ in with_label.items()
                 },
             )
         )
     return summaries
+
+
+def _examples(labelled: pd.DataFrame, chosen: np.ndarray, examples: int) -> list[FailedRun]:
+    rows = labelled.iloc[np.flatnonzero(chosen)[:examples]]
+    columns = [rows[name].astype(str) for name in ("run_id", "model", "arm", "task_id")]
+    return [
+        FailedRun(run_id, model, arm, task_id, int(repeat), str(status))
+        for run_id, model, arm, task_id, repeat, status in zip(
+            *columns, rows["repeat"], rows["status"], strict=True
+        )
+    ]

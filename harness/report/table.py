@@ -174,11 +174,11 @@ def with_reference(frame: pd.DataFrame, summary: pd.DataFrame, reference: str) -
                 values.append(math.nan)
             continue
         paired = paired_difference(
-            list(pairs["task_id"]),
-            list(pairs["correct_r"].eq(True)),
-            list(pairs["correct"].eq(True)),
-            list(pairs["cost_usd_r"]),
-            list(pairs["cost_usd"]),
+            pairs["task_id"].to_numpy(),
+            pairs["correct_r"].eq(True).to_numpy(),
+            pairs["correct"].eq(True).to_numpy(),
+            pairs["cost_usd_r"].to_numpy(dtype=float, na_value=math.nan),
+            pairs["cost_usd"].to_numpy(dtype=float, na_value=math.nan),
         )
         columns["vs_difference"].append(paired.difference)
         columns["vs_ci_low"].append(paired.ci_low)

@@ -99,6 +99,23 @@ def test_the_table_groups_by_model_and_arm(tmp_path, two_endpoints):
         assert plotted.exit_code == 0, plotted.output
 
 
+def test_failures_are_counted_per_model_and_arm(tmp_path, two_endpoints):
+    _, out, _ = grid(tmp_path, *two_endpoints)
+    listed = json.loads(cli("failures", str(out), "--format", "json").output)
+    failed = {arm["arm"]: arm["failed"] for arm in listed}
+    tasks = len(DEPOT.tasks)
+    assert failed == {
+        "strong · cot": 0,
+        "strong · direct": 0,
+        "weak · cot": tasks,
+        "weak · direct": tasks,
+    }
+    rows = json.loads(cli("table", str(out), "--format", "json", "--failures").output)
+    described = {(r["model"], r["arm"]): r["failures"] for r in rows}
+    assert described[("weak", "cot")] == described[("weak", "direct")] == "wrong but grounded 100%"
+    assert not described[("strong", "cot")]
+
+
 def test_the_printed_table_after_the_run_groups_by_model(tmp_path, two_endpoints):
     ran, _, _ = grid(tmp_path, *two_endpoints)
     assert "| model" in ran.output and "| weak" in ran.output

@@ -4,10 +4,11 @@ and share.
 The page holds the summary table (``harness.report.table``), the frontier and status plots
 (``harness.report.plots``, as SVG images inside the page), the failure taxonomy
 (``harness.report.failures``), a task-by-arm matrix, and every run with its trace as a
-conversation. Styles and script are inline; a Content-Security-Policy forbids loading
-anything and runs only the page's own script (by its hash). Text from the results reaches
-the page escaped by the template, or as JSON with every ``<`` escaped that the script puts
-into the page as text nodes only, so a reply holding ``</script>`` is shown, never run.
+conversation (above a few thousand runs, a fixed sample of them: ``_sample``). Styles and
+script are inline; a Content-Security-Policy forbids loading anything and runs only the
+page's own script (by its hash). Text from the results reaches the page escaped by the
+template, or as JSON with every ``<`` escaped that the script puts into the page as text
+nodes only, so a reply holding ``</script>`` is shown, never run.
 """
 
 from __future__ import annotations

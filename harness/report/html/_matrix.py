@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+import pandas as pd
+
 from harness.patterns.base import INFRASTRUCTURE_STATUSES
 from harness.records import RunRecord
 from harness.report.axis import model_and_arm
@@ -64,26 +66,37 @@ class TaskRow:
 
 
 def task_matrix(
-    records: Sequence[RunRecord],
+    runs: pd.DataFrame,
     arms: Sequence[str],
     questions: Mapping[str, str],
     by_model: bool = False,
 ) -> list[TaskRow]:
     """A row per task (sorted by id), a cell per arm of ``arms`` (named "model · arm"
-    with ``by_model``, as the summary names them when runs are on several models)."""
-    cells: dict[tuple[str, str], list[RunRecord]] = {}
-    for record in records:
-        cells.setdefault((record.task_id, arm_label(record, by_model)), []).append(record)
-    rows = []
-    for task in sorted({record.task_id for record in records}):
-        row = []
-        for arm in arms:
-            runs = cells.get((task, arm))
-            graded = [r for r in runs or [] if r.status not in INFRASTRUCTURE_STATUSES]
-            correct = sum(r.correct is True for r in graded)
-            row.append(Cell(correct, len(graded), len(runs)) if runs else None)
-        rows.append(TaskRow(task, questions.get(task, ""), tuple(row)))
-    return rows
+    with ``by_model``, as the summary names them when runs are on several models), from
+    ``runs`` as ``read_frame`` reads them: model, arm, task_id, status and correct."""
+    graded = ~runs["status"].isin(INFRASTRUCTURE_STATUSES)
+    counts = (
+        pd.DataFrame(
+            {
+                "task": runs["task_id"],
+                "model": runs["model"],
+                "arm": runs["arm"],
+                "runs": 1,
+                "graded": graded,
+                "correct": graded & runs["correct"].eq(True),
+            }
+        )
+        .groupby(["task", "model", "arm"], sort=False)
+        .sum()
+    )
+    cells: dict[tuple[str, str], Cell] = {}
+    numbers = [counts[name].tolist() for name in ("correct", "graded", "runs")]
+    for (task, model, arm), *count in zip(counts.index, *numbers, strict=True):
+        cells[(str(task), model_and_arm(model, arm) if by_model else str(arm))] = Cell(*count)
+    return [
+        TaskRow(task, questions.get(task, ""), tuple(cells.get((task, arm)) for arm in arms))
+        for task in sorted({task for task, _ in cells})
+    ]
 
 
 def arm_label(record: RunRecord, by_model: bool) -> str:

@@ -5,30 +5,30 @@ from __future__ import annotations
 
 import base64
 import inspect
-import json
 import math
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from harness.columns import UNREAD, read_frames
-from harness.records import RunRecord
 from harness.report.axis import config_labels, model_keys
 from harness.report.failures import (
     LABELS,
     RULES,
     ArmFailures,
     Label,
-    label_folder,
+    labelled_frame,
     summarize_failures,
 )
+from harness.report.html._facts import facts, stopping_note
 from harness.report.html._matrix import TaskRow, task_matrix
+from harness.report.html._memory import after_summary
 from harness.report.html._runs import run_list
+from harness.report.html._sample import LIST_ALL_RUNS, Sample, labels_by_run, sampled_runs
 from harness.report.plots import STATUS_COLOURS, plot_frontier, plot_outcomes
 from harness.report.separation import StoppedRun
 from harness.report.table import (
@@ -38,7 +38,7 @@ from harness.report.table import (
     summarize,
     with_reference,
 )
-from harness.store import EXPERIMENT, read_records
+from harness.store import TRACES, read_records
 
 #: What the two labels without a rule mean (docs/failures.md).
 FALLBACKS = {
@@ -75,16 +75,28 @@ class Page:
     rules: dict[str, str]
     matrix: list[TaskRow]
     data: dict[str, Any]
-    """What the page's script reads: every run, with its trace as a conversation."""
+    """What the page's script reads: the runs listed, each with its trace as a conversation."""
+    sample: Sample | None = None
+    """Set when the page lists only some runs (more than ``LIST_ALL_RUNS``)."""
 
 
 def build_page(results: Path, pricing: Pricing, reference: str | None = None) -> Page:
     """Everything the report shows. ``ResultsError``, ``PriceError`` or ``ValueError`` when
-    the folder, the prices or ``reference`` cannot be used."""
-    frame, retried = read_frames(results, pricing, drop=UNREAD)
-    records = read_records(results)  # the page lists every run, answer and trace included
-    if len(records) != len(frame):  # a writer added runs in between: one reading for both
-        frame = records_frame(records, pricing).drop(columns=list(UNREAD), errors="ignore")
+    the folder, the prices or ``reference`` cannot be used.
+
+    Every table, plot and count is over all the runs, read as columns; the run list holds
+    every run up to ``LIST_ALL_RUNS`` and a fixed sample above (``_sample``), whose records
+    and traces alone are then read."""
+    # Run ids find the listed runs; versions are a fact; answers, when the folder has traces,
+    # are what the failure rules read beside them (labelled_frame reads again without).
+    kept = {"run_id", "loopbench_version", *(["answer"] if (results / TRACES).is_file() else [])}
+    drop = [name for name in UNREAD if name not in kept]
+    frame, retried = read_frames(results, pricing, drop=drop)
+    records = None
+    if len(frame) <= LIST_ALL_RUNS:  # the page lists every run, answer and trace included
+        records = read_records(results)
+        if len(records) != len(frame):  # a writer added runs in between: one reading for both
+            frame = records_frame(records, pricing).drop(columns=drop, errors="ignore")
     if frame.empty:
         raise ValueError(f"{results}: no finished runs yet")
     summary = summarize(frame, retried=retried)
@@ -95,23 +107,30 @@ def build_page(results: Path, pricing: Pricing, reference: str | None = None) ->
         f"{', '.join(sorted(frame['model'].unique()))}"
     )
     _, notes = render(summary, "md").split("\n\n", 1)  # the table, then its notes
+    frame = after_summary(frame)  # memory peaks next, while the runs are labelled
     stopped = StoppedRun.load(results)
-    labelled = label_folder(results)
+    labelled = labelled_frame(results, runs=frame)
     arms = config_labels(summary)
     several = bool(model_keys(frame))  # a model axis: each arm is named after its model
-    listed = run_list(results, records, list(frame["cost_usd"]), labelled, several)
+    sample = None
+    if records is None:
+        listed, sample = sampled_runs(results, frame, labelled, several)
+    else:
+        costs = list(frame["cost_usd"])
+        listed = run_list(results, records, costs, labels_by_run(labelled), several)
+    failures = summarize_failures(labelled, examples=0)
     rules: dict[str, str] = {label: _rule(label) for label in LABELS}
     return Page(
         title=where,
-        facts=_facts(results, records, pricing),
+        facts=facts(results, frame, pricing),
         summary=render(summary, "html"),
-        notes=[*notes.split("\n\n"), *([stopped.footnote(records)] if stopped else [])],
+        notes=[*notes.split("\n\n"), *([stopping_note(stopped, frame)] if stopped else [])],
         plots=_plots(summary, f"{where}; {pricing.label}"),
         arms=arms,
-        failures=summarize_failures(labelled, examples=0),
-        labels=[label for label in LABELS if any(label in run.labels for run in labelled)],
+        failures=failures,
+        labels=[label for label in LABELS if any(arm.counts[label] for arm in failures)],
         rules=rules,
-        matrix=task_matrix(records, arms, listed.questions, several),
+        matrix=task_matrix(frame, arms, listed.questions, several),
         data={
             "runs": listed.runs,
             "questions": listed.questions,
@@ -119,6 +138,7 @@ def build_page(results: Path, pricing: Pricing, reference: str | None = None) ->
             "colours": STATUS_COLOURS,
             "rules": rules,
         },
+        sample=sample,
     )
 
 
@@ -126,36 +146,6 @@ def _rule(label: Label) -> str:
     rule = RULES.get(label)
     doc = inspect.cleandoc(rule.__doc__ or "") if rule else FALLBACKS.get(label, "")
     return " ".join(doc.split())
-
-
-def _facts(results: Path, records: list[RunRecord], pricing: Pricing) -> list[tuple[str, str]]:
-    try:
-        experiment = json.loads((results / EXPERIMENT).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        experiment = {}
-    experiment = experiment if isinstance(experiment, dict) else {}
-    versions = sorted({r.loopbench_version for r in records if r.loopbench_version})
-    facts = [
-        ("task set", ", ".join(sorted({r.task_set for r in records}))),
-        ("model", ", ".join(sorted({r.model for r in records}))),
-        ("endpoint", str(experiment.get("base_url") or "")),
-        (
-            "runs",
-            f"{len(records)} ({len({r.arm for r in records})} arms, "
-            f"{len({r.task_id for r in records})} tasks, {max(r.repeat for r in records) + 1} "
-            "repeats)",
-        ),
-        ("prices", pricing.label.removeprefix("cost ")),
-        (
-            "experiment",
-            f"{experiment['experiment_id']} created {experiment.get('created_at', '?')}"
-            if experiment.get("experiment_id")
-            else "",
-        ),
-        ("written by", "loopbench " + ", ".join(versions) if versions else ""),
-        ("report made", datetime.now(UTC).isoformat(timespec="seconds")),
-    ]
-    return [(key, value) for key, value in facts if value.strip()]
 
 
 def _plots(summary: pd.DataFrame, where: str) -> list[Plot]:

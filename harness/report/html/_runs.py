@@ -5,17 +5,18 @@ once and pointed to; a task's question once, and the trace's copy of it left out
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from harness.records import RunRecord
 from harness.report.failure_traces import RunTrace
-from harness.report.failures import LabelledRun
+from harness.report.failures import Label
 from harness.report.html._conversation import Entry, conversation
 from harness.report.html._matrix import arm_label
-from harness.store import TRACES, iter_traces, run_key
+from harness.report.html._scan import traces_of
+from harness.store import RunKey, run_key
 
 
 @dataclass(frozen=True)
@@ -32,17 +33,26 @@ def run_list(
     results: Path,
     records: Sequence[RunRecord],
     costs: Sequence[float | None],
-    labelled: Sequence[LabelledRun],
+    labels: Mapping[RunKey, tuple[Label, ...]],
     by_model: bool = False,
+    askers: Mapping[str, str] | None = None,
 ) -> RunList:
     """``records`` with their cost as priced for the table, and their labels; with
-    ``by_model``, each run's arm is named after its model, as the summary names it."""
-    labels = {run_key(run.record): run.labels for run in labelled}
-    traces = _traces(results, {r.run_id for r in records if r.run_id})
+    ``by_model``, each run's arm is named after its model, as the summary names it.
+
+    A task's question is as its first traced run of ``records`` was asked it, or, given
+    ``askers`` (task to run_id: runs not listed, when only some are), as that run was."""
+    wanted = {r.run_id for r in records if r.run_id} | set((askers or {}).values())
+    traces = _traces(results, wanted)
     questions: dict[str, str] = {}
-    for record in records:
-        if question := traces.get(record.run_id, ("", None))[0]:
-            questions.setdefault(record.task_id, question)
+    if askers is None:
+        for record in records:
+            if question := traces.get(record.run_id, ("", None))[0]:
+                questions.setdefault(record.task_id, question)
+    else:
+        for task, run_id in askers.items():
+            if question := traces.get(run_id, ("", None))[0]:
+                questions[task] = question
     systems: dict[str, int] = {}
     runs = []
     for record, cost in sorted(zip(records, costs, strict=True), key=lambda p: run_key(p[0])):
@@ -82,9 +92,7 @@ def run_list(
 def _traces(results: Path, wanted: set[str]) -> dict[str, tuple[str, list[Entry]]]:
     """By run id: the run's question, as the failure rules read it, and its conversation."""
     traces: dict[str, tuple[str, list[Entry]]] = {}
-    if (results / TRACES).is_file():
-        for line in iter_traces(results):
-            if line.get("run_id") in wanted:
-                events = line["events"]
-                traces[line["run_id"]] = (RunTrace.of(events).question, conversation(events))
+    for line in traces_of(results, wanted):
+        events = line["events"]
+        traces[line["run_id"]] = (RunTrace.of(events).question, conversation(events))
     return traces

@@ -9,6 +9,7 @@ from statsmodels.stats.contingency_tables import mcnemar
 from statsmodels.stats.proportion import proportion_confint
 
 from harness.cli import main
+from harness.report.compare import FLIPS_LISTED, FLIPS_NAMED, _flipped
 from harness.report.stats import mcnemar_exact, paired_difference, wilson_interval
 
 from .test_table import record
@@ -129,3 +130,58 @@ def test_mcnemar_holds_past_a_thousand_discordant_pairs():
     for b, c in [(520, 600), (5000, 5200), (40000, 40000)]:
         expected = mcnemar([[5, b], [c, 7]], exact=True).pvalue
         assert mcnemar_exact(b, c) == pytest.approx(expected, rel=1e-9, abs=1e-300)
+
+
+def bootstrap_over_runs(tasks, before, after, cost_before, cost_after, resamples=2000, seed=0):
+    """The cluster bootstrap drawn run by run (what the per-task sums must equal)."""
+    b, a = np.asarray(before, float), np.asarray(after, float)
+    cb, ca = np.asarray(cost_before, float), np.asarray(cost_after, float)
+    labels = np.asarray(tasks)
+    clusters = [np.flatnonzero(labels == t) for t in dict.fromkeys(tasks)]
+    rng = np.random.default_rng(seed)
+
+    def per_correct(cost, correct):
+        return cost.sum() / correct.sum() if correct.sum() else np.nan
+
+    diffs, costs = [], []
+    for _ in range(resamples):
+        pick = np.concatenate([clusters[i] for i in rng.integers(0, len(clusters), len(clusters))])
+        diffs.append(a[pick].mean() - b[pick].mean())
+        costs.append(per_correct(ca[pick], a[pick]) - per_correct(cb[pick], b[pick]))
+    finite = [c for c in costs if not np.isnan(c)]
+    return diffs, finite
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_bootstrap_by_task_sums_draws_what_a_bootstrap_over_runs_draws(seed):
+    rng = np.random.default_rng(seed)
+    tasks = [f"t{rng.integers(0, 9)}" for _ in range(60)]  # unequal repeats, any order
+    before, after = rng.random(60) < 0.5, rng.random(60) < 0.6
+    cost_before, cost_after = rng.random(60), rng.random(60)
+    cost_before[tasks.index(tasks[seed])] = np.nan  # one task has an unpriced run
+    result = paired_difference(tasks, before, after, cost_before, cost_after)
+    diffs, costs = bootstrap_over_runs(tasks, before, after, cost_before, cost_after)
+    # Accuracy to the bit (counts sum exactly); cost to rounding (sums in another order).
+    assert (result.ci_low, result.ci_high) == (
+        np.percentile(diffs, 2.5),
+        np.percentile(diffs, 97.5),
+    )
+    assert costs and (result.cost_ci_low, result.cost_ci_high) == pytest.approx(
+        (np.percentile(costs, 2.5), np.percentile(costs, 97.5)), abs=1e-12
+    )
+
+
+def test_many_flipped_pairs_are_counted_per_task_in_the_markdown(tmp_path):
+    before = write(tmp_path / "b", {"react": 1.0}, seed=1)
+    after = write(tmp_path / "a", {"react": 0.0}, seed=1)
+    [row] = [line for line in run_compare(before, after).stdout.splitlines() if "| react" in line]
+    assert row.split(" | ")[8] == ", ".join(t for t in TASKS for _ in range(3))  # as always
+    tasks = [f"t{i}" for i in range(FLIPS_NAMED + 10)]
+    many = [t for t in tasks for _ in range(FLIPS_LISTED // len(tasks) + 1)]
+    many += ["t3"] * 5
+    cell = _flipped(many)
+    assert cell.startswith(f"{len(many)} pairs: t3 ({many.count('t3')}), t0 (")
+    assert cell.count("(") == FLIPS_NAMED and cell.endswith(", and 10 more tasks")
+    assert _flipped(many[:FLIPS_LISTED]) == ", ".join(many[:FLIPS_LISTED])
+    payload = json.loads(run_compare(before, after, "--format", "json").stdout)
+    assert payload["arms"][0]["right_to_wrong"] == [t for t in TASKS for _ in range(3)]

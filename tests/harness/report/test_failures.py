@@ -22,8 +22,8 @@ from harness.records import RunRecord
 from harness.report.failures import (
     LABELS,
     RULES,
-    label_folder,
     label_run,
+    labelled_frame,
     summarize_failures,
 )
 from harness.runner import Job, Runner, RunSettings
@@ -278,10 +278,11 @@ def test_a_folder_with_traces_missing_for_some_runs_still_labels_them(tmp_path):
     folder = write_folder(tmp_path / "r", [kept, lost])
     lines = (folder / TRACES).read_text().splitlines(keepends=True)
     (folder / TRACES).write_text(lines[0])
-    runs = {run.record.task_id: run for run in label_folder(folder)}
+    labelled = labelled_frame(folder)
+    runs = {run.task_id: run for run in labelled.itertuples()}
     assert runs["eiffel-opera-house"].labels == ("unsupported number",)
     assert runs["nile-danube"].labels == ("wrong with no trace",) and not runs["nile-danube"].traced
-    [arm] = summarize_failures(list(runs.values()))
+    [arm] = summarize_failures(labelled)
     assert (arm.failed, arm.untraced, arm.counts["unsupported number"]) == (2, 1, 1)
 
 

@@ -1,0 +1,54 @@
+"""The lines of a few chosen runs, read without parsing the others: a line's run_id is
+found in its bytes, and only the lines of wanted runs become records or trace events.
+
+Records are written compact (``"run_id":"…"``) and trace lines with JSON's default
+separators (``{"run_id": "…", …``); any other spacing is found too, only slower.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Collection, Iterator
+from pathlib import Path
+from typing import Any
+
+from harness.records import RunRecord
+from harness.store import RUN_ID_KEYS, RUNS, TRACES, parse_line, run_id_in
+
+
+def records_of(folder: Path, wanted: Collection[str]) -> list[RunRecord]:
+    """The records of the runs in ``wanted`` (by run_id), in file order, each line parsed
+    as ``read_records`` parses it. Superseded records are not left out here: ask only for
+    run_ids of runs that count (a ``read_frame`` holds those)."""
+    path = folder / RUNS
+    compact = {run_id.encode() for run_id in wanted}
+    key = RUN_ID_KEYS[0]
+    found = []
+    with path.open("rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            # Inline for the million lines that are not wanted: run_id_in is the slow path.
+            start = raw.find(key) + len(key)
+            if start >= len(key):
+                written = raw[start : raw.find(b'"', start)]
+                if written not in compact and b"\\" not in written:
+                    continue
+            if run_id_in(raw) not in wanted or not raw.endswith(b"\n"):
+                continue  # a line without a newline was cut short by a kill: not finished
+            record = parse_line(path, number, raw)
+            if record is not None and record.run_id in wanted:
+                found.append(record)
+    return found
+
+
+def traces_of(folder: Path, wanted: Collection[str]) -> Iterator[dict[str, Any]]:
+    """The lines of traces.jsonl (as ``iter_traces`` yields them) of the runs in
+    ``wanted``; nothing when the folder has no traces."""
+    path = folder / TRACES
+    if not path.is_file():
+        return
+    with path.open("rb") as handle:
+        for raw in handle:
+            if raw.endswith(b"\n") and run_id_in(raw) in wanted:
+                line = json.loads(raw)
+                if isinstance(line, dict) and line.get("run_id") in wanted:
+                    yield line
