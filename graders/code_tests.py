@@ -14,7 +14,8 @@ from dataclasses import dataclass
 
 from graders.exact import Grade
 from graders.extract import extract_code
-from graders.sandbox import Sandbox, Suite, SuiteResult
+from graders.sandbox import Sandbox, Suite
+from graders.suite_result import SuiteResult
 from tasks.taskset import CodeSuites
 
 NO_CODE = "no Python code found in the reply"

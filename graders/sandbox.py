@@ -8,7 +8,8 @@ pipe, so the held-out tests are never a file the candidate could read. The runne
 the base interpreter with ``-I -S -B``: never the venv, whose site-packages hold loopbench.
 
 How isolated a run is (bubblewrap, ``unshare --net`` or neither) is ``graders.isolation``;
-its uid and the end of its processes, ``graders.processes``. At every level: resource
+its uid and the end of its processes, ``graders.processes``; its result, read back from what
+it left, ``graders.suite_result``. At every level: resource
 limits (CPU, memory, processes, file size, descriptors); as root, a uid of the run's own;
 an audit hook refusing sockets, new processes, imports that reach past it, paths outside
 the work directory or that it cannot vouch for, and more than FILES new files (defence in
@@ -26,19 +27,17 @@ its grade.
 
 from __future__ import annotations
 
-import ast
 import asyncio
 import functools
 import json
 import math
 import os
-import signal
 import subprocess
 import tempfile
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO, Literal, cast, get_args
+from typing import BinaryIO
 
 from graders.isolation import (
     MB,
@@ -58,21 +57,12 @@ from graders.processes import (
     readable,
     to_the_end,
 )
-
-Status = Literal[
-    "passed",  # every test passed, and there was at least one
-    "failed",  # one or more tests failed
-    "timeout",  # the wall clock ran out
-    "crashed",  # the candidate raised at import or lacks the entry point; or the runner died
-    "syntax_error",  # the candidate does not compile
-    "killed",  # a signal or limit ended the run without a result: memory, CPU, output
-]
+from graders.suite_result import (
+    SuiteResult,
+    read_result,
+)
 
 FILES = 16  # new files and folders a run may make; each may hold disk_mb / FILES
-RESULTS_BYTES = 4 * 1024 * 1024  # the most of the events file read back
-FIELD_CHARS = 1000  # the most of any one event field read back
-STDERR_TAIL = 4000  # the most of the runner's stderr read back for a crash's detail
-OUTPUT_SLACK = 4096  # what the interpreter itself may write past the output cap (a last error)
 RUNNER = Path(__file__).with_name("suite_runner.py")
 
 
@@ -107,43 +97,6 @@ class Suite:
     entry_point: str
     preamble: str = ""
     """Run before the candidate's code, in its namespace (the prompt's imports)."""
-
-
-@dataclass(frozen=True)
-class Failure:
-    test: str
-    """The test function's full name, e.g. ``test_get_does_not_restart_clock``."""
-    input: str
-    expected: str
-    actual: str
-
-    def to_json(self) -> dict[str, str]:
-        return asdict(self)
-
-
-@dataclass(frozen=True)
-class SuiteResult:
-    status: Status
-    passed: int
-    """Tests that passed before the run ended."""
-    failed: int
-    """Tests that failed before the run ended (a test cut short is not counted)."""
-    first_failure: Failure | None
-    """The first test that failed, or else the one running when the run was cut short."""
-    seconds: float
-    detail: str = field(default="")
-    """One line: the syntax error, the crash, the limit or signal; "" when passed/failed."""
-
-    def to_json(self) -> dict[str, Any]:
-        failure = self.first_failure
-        return {
-            "status": self.status,
-            "passed": self.passed,
-            "failed": self.failed,
-            "first_failure": None if failure is None else failure.to_json(),
-            "seconds": self.seconds,
-            "detail": self.detail,
-        }
 
 
 class Sandbox:
@@ -217,7 +170,7 @@ class Sandbox:
                 _close(stdin_read, info_write)
             timed_out = await self._wait(proc, stdin_write, job, info_read, claim)
         ended = (self.limits, timed_out, proc.returncode, bwrap, began, suite.source)
-        return await asyncio.to_thread(_result, tmp, *ended)
+        return await asyncio.to_thread(read_result, tmp, *ended)
 
     async def _wait(
         self, proc: subprocess.Popen[bytes], stdin: int, job: bytes, info: int | None, claim: Claim
@@ -295,113 +248,3 @@ def _close(*fds: int | None) -> None:
 
 def _private(path: Path) -> BinaryIO:
     return os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb")
-
-
-# The result, from what the run left.
-
-
-def _events(path: Path) -> list[dict[str, str]]:
-    """The runner's events, read with a cap, each field cut to FIELD_CHARS; a torn or
-    foreign line is skipped."""
-    with open(path, "rb") as f:
-        lines = f.read(RESULTS_BYTES).decode("utf-8", "replace").splitlines()
-    events = []
-    for line in lines:
-        try:
-            event = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(event, dict) and isinstance(event.get("event"), str):
-            events.append({k[:FIELD_CHARS]: str(v)[:FIELD_CHARS] for k, v in event.items()})
-    return events
-
-
-def _tail(path: Path) -> str:
-    with open(path, "rb") as f:
-        f.seek(max(0, path.stat().st_size - STDERR_TAIL))
-        lines = f.read(STDERR_TAIL).decode("utf-8", "replace").strip().splitlines()
-    return lines[-1] if lines else ""
-
-
-def suite_tests(source: str) -> list[str] | None:
-    """The tests the runner finds in a suite, in order: its top-level ``def test_*``, or else
-    ``check``; None when it does not parse."""
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
-        return None
-    names = [node.name for node in tree.body if isinstance(node, ast.FunctionDef)]
-    return [n for n in names if n.startswith("test_")] or [n for n in names if n == "check"]
-
-
-SIGNALS: dict[int, str] = {
-    signal.SIGXCPU: "the CPU time limit",
-    signal.SIGXFSZ: "the file size limit",
-    signal.SIGKILL: "the CPU time or memory limit",
-    signal.SIGSEGV: "a crash, e.g. the stack overflowing",
-}
-
-
-def _ending(
-    tmp: Path, limits: Limits, timed_out: bool, returncode: int | None, bwrap: bool
-) -> tuple[Status, str]:
-    """(status, detail) when no end line was written."""
-    if timed_out:
-        return "timeout", f"timed out after {limits.timeout_s:g} s"
-    code = returncode or 0
-    number = -code if code < 0 else code - 128 if bwrap and code > 128 else 0
-    if number:
-        try:
-            name = signal.Signals(number).name
-        except ValueError:
-            name = f"signal {number}"
-        why = SIGNALS.get(number)
-        return "killed", f"killed by {name}" + (f" ({why})" if why else "")
-    last = _tail(tmp / "stderr")
-    detail = f"the runner exited with code {code} without a result" + (f": {last}" if last else "")
-    return "crashed", detail
-
-
-def _result(
-    tmp: Path,
-    limits: Limits,
-    timed_out: bool,
-    returncode: int | None,
-    bwrap: bool,
-    began: float,
-    suite: str,
-) -> SuiteResult:
-    events = _events(tmp / "results.jsonl")
-    end = next((e for e in events if e["event"] == "end"), None)
-    if end is not None and end.get("status") in get_args(Status):
-        status, detail = cast(Status, end["status"]), end.get("detail", "")
-    else:
-        status, detail = _ending(tmp, limits, timed_out, returncode, bwrap)
-    printed = sum((tmp / name).stat().st_size for name in ("stdout", "stderr"))
-    if status not in ("timeout", "syntax_error") and printed > limits.output_bytes + OUTPUT_SLACK:
-        status = "killed"
-        detail = f"output limit ({limits.output_bytes} bytes) exceeded, written past sys.stdout"
-    cut_short = "timed out" if status == "timeout" else detail
-    passes = [e.get("test", "") for e in events if e["event"] == "pass"]
-    failures = [
-        Failure(e.get("test", ""), e.get("input", ""), e.get("expected", ""), e.get("actual", ""))
-        for e in events
-        if e["event"] == "fail"
-    ]
-    finished = {e.get("test") for e in events if e["event"] in ("pass", "fail")}
-    started = [e.get("test", "") for e in events if e["event"] == "start"]
-    running = [test for test in started if test not in finished]
-    if running:
-        failures.append(Failure(running[-1], "", "", cut_short))
-        if status == "timeout":
-            detail += f" in {running[-1]}"
-    expected = suite_tests(suite)
-    if status == "passed" and (passes != expected or failures):
-        status = "crashed"
-        detail = (
-            f"the results do not add up: the run said passed, with {len(passes)} of "
-            f"{len(expected or [])} tests passed and {len(failures)} failed"
-        )
-    seconds = time.perf_counter() - began
-    first = failures[0] if failures else None
-    return SuiteResult(status, len(passes), len(failures) - bool(running), first, seconds, detail)

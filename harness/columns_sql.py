@@ -85,7 +85,8 @@ def _quoted(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-def _literal(text: str) -> str:
+def sql_literal(text: str) -> str:
+    """``text`` as an SQL string literal."""
     return "'" + text.replace("'", "''") + "'"
 
 
@@ -102,7 +103,7 @@ def _valid(field: Field) -> str | None:
         return None
     check = checks[field.kind]
     if field.allowed:
-        check += f" AND {raw}->>'$' IN ({', '.join(map(_literal, field.allowed))})"
+        check += f" AND {raw}->>'$' IN ({', '.join(map(sql_literal, field.allowed))})"
     if field.name == "pattern":
         check += f" AND {raw}->>'$' <> ''"  # read from the arm when empty: the slow path
     return f"({raw} IS NULL OR {check})" if field.nullable else f"coalesce({check}, false)"
@@ -130,7 +131,7 @@ def select(names: list[str]) -> str:
     """The query of ``names`` and ``RUN_KEY`` from the file given as its one parameter, in
     file order; it fails on the first row any field of which is not as the record writes."""
     columns = ", ".join(
-        f"{_literal(name)}: '{'DOUBLE' if field.kind in ('int', 'float') else 'JSON'}'"
+        f"{sql_literal(name)}: '{'DOUBLE' if field.kind in ('int', 'float') else 'JSON'}'"
         for name, field in FIELDS.items()
     )
     valid = " AND ".join(filter(None, map(_valid, FIELDS.values())))

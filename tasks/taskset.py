@@ -36,7 +36,7 @@ from pydantic import (
 )
 
 from graders.extract import top_names
-from graders.sandbox import suite_tests
+from graders.suite_result import suite_tests
 from harness.files import describe_errors, read_text, read_toml, toml_problems
 from harness.tools import Tool, ToolSet
 from tasks.answer_keys import CodeExpected, Expected, Filled, Solution

@@ -34,23 +34,24 @@ class Encyclopedia:
     naming: str = "Entries are titled by the proper name of the thing they describe."
 
     def exact(self, query: str) -> str | None:
-        wanted = _fold(query)
-        return next((t for t in self.entries if _fold(t) == wanted), None)
+        wanted = fold(query)
+        return next((t for t in self.entries if fold(t) == wanted), None)
 
     def containing(self, query: str) -> list[str]:
-        wanted = _fold(query)
-        return [t for t in self.entries if wanted and wanted in _fold(t)]
+        wanted = fold(query)
+        return [t for t in self.entries if wanted and wanted in fold(t)]
 
     def closest(self, query: str, n: int) -> list[str]:
-        folded = {_fold(t): t for t in self.entries}
-        return [folded[m] for m in difflib.get_close_matches(_fold(query), folded, n=n, cutoff=0.3)]
+        folded = {fold(t): t for t in self.entries}
+        return [folded[m] for m in difflib.get_close_matches(fold(query), folded, n=n, cutoff=0.3)]
 
     def sharing_a_word(self, query: str) -> list[str]:
-        words = set(_fold(query).split()) - {"the", "of", "a", "depot", "depots"}
-        return [t for t in self.entries if words & set(_fold(t).split())]
+        words = set(fold(query).split()) - {"the", "of", "a", "depot", "depots"}
+        return [t for t in self.entries if words & set(fold(t).split())]
 
 
-def _fold(text: str) -> str:
+def fold(text: str) -> str:
+    """A title or query as the lookup compares them: case folded, punctuation to spaces."""
     return " ".join(re.sub(r"[^\w]+", " ", text.casefold()).split())
 
 

@@ -15,6 +15,7 @@ LIMITS = [T + "test_limits.py", T + "test_budgets.py"]
 CODE = T + "test_coding.py"
 GRADER = "tests/graders/test_code_tests.py"
 R, S = "graders/suite_runner.py", "graders/sandbox.py"
+RESULT = "graders/suite_result.py"
 ISO, PROC = "graders/isolation.py", "graders/processes.py"
 SB = "tests/graders/test_sandbox.py::"
 SEP, SEPT = "harness/report/separation.py", "tests/harness/report/test_separation.py::"
@@ -265,7 +266,7 @@ MUTATIONS = [
      "                    env=None,", [SB + "test_parent_environment_never_reaches_the_candidate"]),
     ("the grading pool is bounded", S, "async with self._slots[1]:", "if True:",
      [SB + "test_workers_bound_the_runs_in_flight"]),
-    ("a cut-short run names its test", S,
+    ("a cut-short run names its test", RESULT,
      'failures.append(Failure(running[-1], "", "", cut_short))', "pass",
      [SB + "test_timeout_names_the_test_that_was_running"]),
     ("bubblewrap shows none of this machine", ISO, 'argv += ["--ro-bind", "/usr", "/usr",',
@@ -284,10 +285,10 @@ MUTATIONS = [
      "                await end()",
      [SB + "test_a_run_cancelled_again_as_it_ends_still_kills_and_reaps",
       SB + "test_runs_cancelled_at_any_point_are_killed_and_do_not_hang"]),
-    ("a forged pass does not add up", S,
+    ("a forged pass does not add up", RESULT,
      'if status == "passed" and (passes != expected or failures):', "if False:",
      [SB + "test_a_forged_pass_does_not_add_up"]),
-    ("fields read back are capped", S,
+    ("fields read back are capped", RESULT,
      "events.append({k[:FIELD_CHARS]: str(v)[:FIELD_CHARS] for k, v in event.items()})",
      "events.append({k: str(v) for k, v in event.items()})",
      [SB + "test_every_field_read_back_is_capped"]),
@@ -313,7 +314,7 @@ MUTATIONS = [
     ("bubblewrap bounds the work directory", ISO,
      'argv += ["--perms", "1777", "--size", str(disk_bytes), "--tmpfs", WORKDIR]',
      'argv += ["--bind", str(work), WORKDIR]', [SB + "test_bwrap_bounds_the_work_directory"]),
-    ("output past sys.stdout is counted", S,
+    ("output past sys.stdout is counted", RESULT,
      'if status not in ("timeout", "syntax_error") and printed > limits.output_bytes + '
      "OUTPUT_SLACK:", "if False:", [SB + "test_output_written_past_sys_stdout_is_capped"]),
     ("any exception the candidate raises fails the test", R,

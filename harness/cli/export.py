@@ -18,6 +18,7 @@ import pandas as pd
 
 from harness.cli.errors import BadInput
 from harness.columns import FIELDS, read_frame
+from harness.columns_sql import sql_literal
 from harness.store import ResultsError
 
 FORMATS = ("parquet", "csv")
@@ -49,7 +50,7 @@ def export_command(results: Path, fmt: str, output: Path) -> None:
         raise BadInput(f"{results}: no finished runs yet")
     table = pd.DataFrame({name: _column(frame[name], name) for name in FIELDS}, copy=False)
     options = "FORMAT parquet" if fmt == "parquet" else "FORMAT csv, HEADER true"
-    target = "'" + str(output).replace("'", "''") + "'"
+    target = sql_literal(str(output))
     try:
         with duckdb.connect(":memory:") as con:
             con.execute("SET enable_progress_bar = false")
@@ -69,10 +70,14 @@ def _column(values: pd.Series[Any], name: str) -> Any:
     kind = FIELDS[name].kind
     if kind == "dict":
         texts: dict[int, str] = {}  # equal dicts are often one object: dump each once
-        return pd.array(
-            [texts.setdefault(id(v), json.dumps(v, ensure_ascii=False)) for v in values],
-            dtype=pd.StringDtype(),
-        )
+
+        def text(value: Any) -> str:
+            found = texts.get(id(value))
+            if found is None:
+                found = texts[id(value)] = json.dumps(value, ensure_ascii=False)
+            return found
+
+        return pd.array([text(v) for v in values], dtype=pd.StringDtype())
     if kind == "str":
         return pd.array(values.to_numpy(dtype=object), dtype=pd.StringDtype())
     if kind == "bool":

@@ -10,7 +10,6 @@ import pandas as pd
 from harness.api import Results
 from harness.cli.errors import BadInput
 from harness.columns import UNREAD, read_frames
-from harness.records import RunRecord
 from harness.report.axis import config_labels
 from harness.report.failure_traces import TraceError
 from harness.report.failures import labelled_frame, summarize_failures
@@ -24,7 +23,7 @@ from harness.report.table import (
     summarize,
     with_reference,
 )
-from harness.store import ResultsError, read_records
+from harness.store import TRACES, ResultsError
 
 
 @click.command("table")
@@ -65,7 +64,10 @@ def table_command(
     """Print accuracy, turns, tool calls, tokens, cost and cost per correct answer per arm."""
     try:
         pricing = Pricing(load_prices(prices), price_as)
-        frame, retried = read_frames(results, pricing, drop=UNREAD)
+        # The failure labels read run ids and answers beside traces: kept, not read twice.
+        kept = ("run_id", "answer") if with_failures and (results / TRACES).is_file() else ()
+        drop = [name for name in UNREAD if name not in kept]
+        frame, retried = read_frames(results, pricing, drop=drop)
         if frame.empty:
             raise BadInput(f"{results}: no finished runs yet")
         summary = summarize(frame, by, retried)
@@ -76,7 +78,7 @@ def table_command(
             summary = summary.assign(failures=described.map(commonest_failures(results, frame)))
         chosen = [c.strip() for c in columns.split(",")] if columns else None
         click.echo(render(summary, fmt, table_title(frame, pricing), chosen))
-        if fmt == "md" and (note := stopping_note(results)):
+        if fmt == "md" and (note := stopping_note(results, frame)):
             click.echo(f"\n{note}")
     except (ResultsError, PriceError, TraceError, ValueError) as exc:
         raise BadInput(str(exc)) from None
@@ -94,13 +96,11 @@ def commonest_failures(
     return described
 
 
-def stopping_note(results: Path, records: list[RunRecord] | None = None) -> str:
-    """For a run stopped by --until-separated: its decisions and the runs not spent (the
-    records are read only then)."""
+def stopping_note(results: Path, runs: pd.DataFrame) -> str:
+    """For a run stopped by --until-separated: its decisions and the runs not spent, from
+    the folder's ``runs`` as the table read them."""
     stopped = StoppedRun.load(results)
-    if stopped is None:
-        return ""
-    return stopped.footnote(read_records(results) if records is None else records)
+    return stopped.footnote_of(runs) if stopped else ""
 
 
 def table_title(frame: pd.DataFrame, pricing: Pricing) -> str:
@@ -119,7 +119,7 @@ def table_after_run(results: Results, pricing: Pricing) -> None:
     )
     frame, retried = read_frames(results.path, pricing, drop=UNREAD)
     click.echo(render(summarize(frame, retried=retried), "md", table_title(frame, pricing)))
-    if note := stopping_note(results.path):
+    if note := stopping_note(results.path, frame):
         click.echo(f"\n{note}")
     errors = int((frame["status"] == "api_error").sum()) if "status" in frame else 0
     if errors:

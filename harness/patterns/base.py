@@ -18,7 +18,7 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from graders.sandbox import SuiteResult
+from graders.suite_result import SuiteResult
 from harness.models.counting import CountedClient
 from harness.models.types import Message, ModelResponse
 from harness.tools import ToolSet

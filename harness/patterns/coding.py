@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 
 from graders.extract import extract_code
-from graders.sandbox import SuiteResult
+from graders.suite_result import SuiteResult
 from harness.models.types import Message, ModelRequest, ModelResponse
 from harness.patterns.base import Outcome, RunContext, answer_reply
 from harness.patterns.oneshot import answer_once

@@ -18,6 +18,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from harness.store import TRACES, ResultsError, run_id_in
+from tasks.tools import fold
 
 #: The marker ``harness.trace.cut`` leaves where a long text was cut on disk.
 CUT = re.compile(r"\[\.\.\. \d+ more characters cut on disk\]$")
@@ -62,7 +63,7 @@ class ToolCallEvent(_Event):
         """What a look-up asked for: its argument values as text, folded."""
         args = self.args
         text = " ".join(str(v) for v in args.values()) if isinstance(args, dict) else args
-        return " ".join(re.sub(r"[^\w]+", " ", text.casefold()).split())
+        return fold(text)
 
 
 class _Function(_Event):

@@ -196,27 +196,32 @@ def summarize_failures(labelled: pd.DataFrame, examples: int = 3) -> list[ArmFai
     if model_keys(labelled):
         arms = labelled["model"].astype(str) + MODEL_AND_ARM + arms
     codes, tuples = pd.factorize(labelled["labels"])
+    # Which distinct label tuples carry each label, and (only when examples are asked for)
+    # which runs: computed once for all arms.
+    with_label = {
+        label: [c for c, found in enumerate(tuples) if label in found] for label in LABELS
+    }
+    carrying = {
+        label: np.isin(codes, tuple_codes) if examples else np.zeros(len(codes), dtype=bool)
+        for label, tuple_codes in with_label.items()
+    }
+    failed_runs = labelled["failed"].to_numpy(dtype=bool)
+    traced = labelled["traced"].to_numpy(dtype=bool)
     summaries = []
     for arm in sorted(arms.unique()):
         mine = (arms == arm).to_numpy()
-        failing = mine & labelled["failed"].to_numpy(dtype=bool)
+        failing = mine & failed_runs
         per_tuple = np.bincount(codes[failing], minlength=len(tuples))
-        counts = {label: 0 for label in LABELS}
-        with_label: dict[Label, list[int]] = {label: [] for label in LABELS}
-        for code, found in enumerate(tuples):
-            for label in found:
-                counts[label] += int(per_tuple[code])
-                with_label[label].append(code)
         summaries.append(
             ArmFailures(
                 arm=arm,
                 runs=int(mine.sum()),
                 failed=int(failing.sum()),
-                untraced=int((failing & ~labelled["traced"].to_numpy(dtype=bool)).sum()),
-                counts=counts,
+                untraced=int((failing & ~traced).sum()),
+                counts={label: int(per_tuple[c].sum()) for label, c in with_label.items()},
                 examples={
-                    label: _examples(labelled, failing & np.isin(codes, codes_), examples)
-                    for label, codes_ in with_label.items()
+                    label: _examples(labelled, failing & carrying[label], examples)
+                    for label in LABELS
                 },
             )
         )

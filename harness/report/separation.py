@@ -36,6 +36,7 @@ from statistics import NormalDist
 from typing import Literal
 
 import numpy as np
+import pandas as pd
 
 from harness.patterns.base import INFRASTRUCTURE_STATUSES
 from harness.records import RunRecord
@@ -241,6 +242,22 @@ class StoppedRun:
             if decision is not None:
                 lines.append(_describe(decision, arm in state.decisions))
         return "\n".join(lines)
+
+    def footnote_of(self, runs: pd.DataFrame) -> str:
+        """``footnote`` of a folder's runs read as columns (``read_frame``): it reads the arm,
+        task, repeat, status and verdict of the runs of its arms within its rounds, built as
+        records for those runs alone."""
+        mine = runs[runs["arm"].isin(self.arms) & (runs["repeat"] < self.rule.max_repeats)]
+        columns = [
+            mine[name].tolist() for name in ("arm", "task_id", "repeat", "status", "correct")
+        ]
+        records = [
+            RunRecord.model_construct(
+                arm=arm, task_id=task, repeat=repeat, status=status, correct=c
+            )
+            for arm, task, repeat, status, c in zip(*columns, strict=True)
+        ]
+        return self.footnote(records)
 
 
 def _describe(decision: Decision, stopped: bool) -> str:

@@ -8,11 +8,11 @@ the only place an ambiguous depot's title appears in text.
 
 from __future__ import annotations
 
-import re
 from typing import TypedDict
 
 from tasks.generate.public import PublicFact
 from tasks.generate.world import City, Company, Depot, Person, World
+from tasks.tools import fold
 
 # The convention the solver may apply to a question's words; it reads it from ``naming``.
 DEPOT_CONVENTION = "'<company> <city> depot'"
@@ -182,7 +182,7 @@ def write_book(world: World, public: list[PublicFact]) -> BookJson:
     for fact in sorted(public, key=lambda f: f.title):
         entries[fact.title] = fact.text
         related[fact.title] = sorted(f.title for f in public if f.kind == fact.kind and f != fact)
-    folded = {" ".join(re.sub(r"[^\w]+", " ", t.casefold()).split()) for t in entries}
+    folded = {fold(t) for t in entries}
     if len(folded) != len(entries):  # the lookup folds case: two titles must not fold alike
         raise RuntimeError("two entries have titles that differ only in case")
     return {"entries": entries, "related": related, "naming": naming_text(world, bool(public))}

@@ -5,7 +5,7 @@ import asyncio
 from pathlib import Path
 
 from graders.code_tests import CodeGrader, SuiteCheck, describe, no_code
-from graders.sandbox import Failure, SuiteResult
+from graders.suite_result import Failure, SuiteResult
 from harness.grading import edit_measures
 from tasks.taskset import load_taskset
 

@@ -19,7 +19,8 @@ import graders.isolation
 import harness.runner
 from graders.isolation import LEVELS, SandboxError, interpreter, probe, warning
 from graders.processes import SANDBOX_UIDS
-from graders.sandbox import Failure, Limits, Sandbox, Suite, SuiteResult
+from graders.sandbox import Limits, Sandbox, Suite
+from graders.suite_result import Failure, SuiteResult
 
 FAST = Limits(timeout_s=2.0, memory_mb=256)
 #: How much later than its wall clock a run may return on a loaded machine (the status says

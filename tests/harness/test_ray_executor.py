@@ -24,6 +24,7 @@ from harness.cli import main
 from harness.models.fake_server import FakeServer, Reply, default_responder, question_index
 from harness.patterns import registry
 from harness.store import read_records, run_key
+from tests.depot_answers import RIGHT
 
 needs_ray = pytest.mark.skipif(
     importlib.util.find_spec("ray") is None,
@@ -32,10 +33,6 @@ needs_ray = pytest.mark.skipif(
 SECRET = "sk-ray-test-secret-never-logged-0001"
 DEPOT = loopbench.load_taskset("depot")
 BY_QUESTION = {t.question: t for t in DEPOT.tasks}
-RIGHT = {
-    t.question: " ".join([*t.expected.entities, *(f"{n:g}" for n in t.expected.numbers)])
-    for t in DEPOT.tasks
-}
 
 # A pattern whose first run ends its worker process, as an out-of-memory kill would; it
 # spares the test process, which also imports it to parse the arm.

@@ -9,8 +9,6 @@ from pathlib import Path
 
 import pandas as pd
 
-from harness.records import RunRecord
-from harness.report.separation import StoppedRun
 from harness.report.table import Pricing
 from harness.store import EXPERIMENT
 
@@ -44,15 +42,3 @@ def facts(results: Path, runs: pd.DataFrame, pricing: Pricing) -> list[tuple[str
         ("report made", datetime.now(UTC).isoformat(timespec="seconds")),
     ]
     return [(key, value) for key, value in facts if value.strip()]
-
-
-def stopping_note(stopped: StoppedRun, runs: pd.DataFrame) -> str:
-    """``stopped.footnote`` of the runs: it reads the arm, task, repeat, status and verdict
-    of the runs of its arms within its rounds, built as records for those runs alone."""
-    mine = runs[runs["arm"].isin(stopped.arms) & (runs["repeat"] < stopped.rule.max_repeats)]
-    columns = [mine[name].tolist() for name in ("arm", "task_id", "repeat", "status", "correct")]
-    records = [
-        RunRecord.model_construct(arm=arm, task_id=task, repeat=repeat, status=status, correct=c)
-        for arm, task, repeat, status, c in zip(*columns, strict=True)
-    ]
-    return stopped.footnote(records)

@@ -24,7 +24,7 @@ from harness.report.failures import (
     labelled_frame,
     summarize_failures,
 )
-from harness.report.html._facts import facts, stopping_note
+from harness.report.html._facts import facts
 from harness.report.html._matrix import TaskRow, task_matrix
 from harness.report.html._memory import after_summary
 from harness.report.html._runs import run_list
@@ -124,7 +124,7 @@ def build_page(results: Path, pricing: Pricing, reference: str | None = None) ->
         title=where,
         facts=facts(results, frame, pricing),
         summary=render(summary, "html"),
-        notes=[*notes.split("\n\n"), *([stopping_note(stopped, frame)] if stopped else [])],
+        notes=[*notes.split("\n\n"), *([stopped.footnote_of(frame)] if stopped else [])],
         plots=_plots(summary, f"{where}; {pricing.label}"),
         arms=arms,
         failures=failures,

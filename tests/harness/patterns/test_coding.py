@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from graders.sandbox import Failure, SuiteResult
+from graders.suite_result import Failure, SuiteResult
 from harness.experiment import parse_arm
 from harness.models import CountingClient, ScriptedModel
 from harness.patterns import RunContext

@@ -1,0 +1,174 @@
+"""What a sandboxed run left, read back as its result: the runner's events, capped; the
+signal or limit that ended it when it wrote no end; and a pass accepted only when every
+test of the suite passed in order (the parent counts them itself, ``suite_tests``)."""
+
+from __future__ import annotations
+
+import ast
+import json
+import signal
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, cast, get_args
+
+if TYPE_CHECKING:
+    from graders.sandbox import Limits
+
+Status = Literal[
+    "passed",  # every test passed, and there was at least one
+    "failed",  # one or more tests failed
+    "timeout",  # the wall clock ran out
+    "crashed",  # the candidate raised at import or lacks the entry point; or the runner died
+    "syntax_error",  # the candidate does not compile
+    "killed",  # a signal or limit ended the run without a result: memory, CPU, output
+]
+
+RESULTS_BYTES = 4 * 1024 * 1024  # the most of the events file read back
+FIELD_CHARS = 1000  # the most of any one event field read back
+STDERR_TAIL = 4000  # the most of the runner's stderr read back for a crash's detail
+OUTPUT_SLACK = 4096  # what the interpreter itself may write past the output cap (a last error)
+
+
+@dataclass(frozen=True)
+class Failure:
+    test: str
+    """The test function's full name, e.g. ``test_get_does_not_restart_clock``."""
+    input: str
+    expected: str
+    actual: str
+
+    def to_json(self) -> dict[str, str]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class SuiteResult:
+    status: Status
+    passed: int
+    """Tests that passed before the run ended."""
+    failed: int
+    """Tests that failed before the run ended (a test cut short is not counted)."""
+    first_failure: Failure | None
+    """The first test that failed, or else the one running when the run was cut short."""
+    seconds: float
+    detail: str = field(default="")
+    """One line: the syntax error, the crash, the limit or signal; "" when passed/failed."""
+
+    def to_json(self) -> dict[str, Any]:
+        failure = self.first_failure
+        return {
+            "status": self.status,
+            "passed": self.passed,
+            "failed": self.failed,
+            "first_failure": None if failure is None else failure.to_json(),
+            "seconds": self.seconds,
+            "detail": self.detail,
+        }
+
+
+def _events(path: Path) -> list[dict[str, str]]:
+    """The runner's events, read with a cap, each field cut to FIELD_CHARS; a torn or
+    foreign line is skipped."""
+    with open(path, "rb") as f:
+        lines = f.read(RESULTS_BYTES).decode("utf-8", "replace").splitlines()
+    events = []
+    for line in lines:
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(event, dict) and isinstance(event.get("event"), str):
+            events.append({k[:FIELD_CHARS]: str(v)[:FIELD_CHARS] for k, v in event.items()})
+    return events
+
+
+def _tail(path: Path) -> str:
+    with open(path, "rb") as f:
+        f.seek(max(0, path.stat().st_size - STDERR_TAIL))
+        lines = f.read(STDERR_TAIL).decode("utf-8", "replace").strip().splitlines()
+    return lines[-1] if lines else ""
+
+
+def suite_tests(source: str) -> list[str] | None:
+    """The tests the runner finds in a suite, in order: its top-level ``def test_*``, or else
+    ``check``; None when it does not parse."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
+    names = [node.name for node in tree.body if isinstance(node, ast.FunctionDef)]
+    return [n for n in names if n.startswith("test_")] or [n for n in names if n == "check"]
+
+
+SIGNALS: dict[int, str] = {
+    signal.SIGXCPU: "the CPU time limit",
+    signal.SIGXFSZ: "the file size limit",
+    signal.SIGKILL: "the CPU time or memory limit",
+    signal.SIGSEGV: "a crash, e.g. the stack overflowing",
+}
+
+
+def _ending(
+    tmp: Path, limits: Limits, timed_out: bool, returncode: int | None, bwrap: bool
+) -> tuple[Status, str]:
+    """(status, detail) when no end line was written."""
+    if timed_out:
+        return "timeout", f"timed out after {limits.timeout_s:g} s"
+    code = returncode or 0
+    number = -code if code < 0 else code - 128 if bwrap and code > 128 else 0
+    if number:
+        try:
+            name = signal.Signals(number).name
+        except ValueError:
+            name = f"signal {number}"
+        why = SIGNALS.get(number)
+        return "killed", f"killed by {name}" + (f" ({why})" if why else "")
+    last = _tail(tmp / "stderr")
+    detail = f"the runner exited with code {code} without a result" + (f": {last}" if last else "")
+    return "crashed", detail
+
+
+def read_result(
+    tmp: Path,
+    limits: Limits,
+    timed_out: bool,
+    returncode: int | None,
+    bwrap: bool,
+    began: float,
+    suite: str,
+) -> SuiteResult:
+    events = _events(tmp / "results.jsonl")
+    end = next((e for e in events if e["event"] == "end"), None)
+    if end is not None and end.get("status") in get_args(Status):
+        status, detail = cast(Status, end["status"]), end.get("detail", "")
+    else:
+        status, detail = _ending(tmp, limits, timed_out, returncode, bwrap)
+    printed = sum((tmp / name).stat().st_size for name in ("stdout", "stderr"))
+    if status not in ("timeout", "syntax_error") and printed > limits.output_bytes + OUTPUT_SLACK:
+        status = "killed"
+        detail = f"output limit ({limits.output_bytes} bytes) exceeded, written past sys.stdout"
+    cut_short = "timed out" if status == "timeout" else detail
+    passes = [e.get("test", "") for e in events if e["event"] == "pass"]
+    failures = [
+        Failure(e.get("test", ""), e.get("input", ""), e.get("expected", ""), e.get("actual", ""))
+        for e in events
+        if e["event"] == "fail"
+    ]
+    finished = {e.get("test") for e in events if e["event"] in ("pass", "fail")}
+    started = [e.get("test", "") for e in events if e["event"] == "start"]
+    running = [test for test in started if test not in finished]
+    if running:
+        failures.append(Failure(running[-1], "", "", cut_short))
+        if status == "timeout":
+            detail += f" in {running[-1]}"
+    expected = suite_tests(suite)
+    if status == "passed" and (passes != expected or failures):
+        status = "crashed"
+        detail = (
+            f"the results do not add up: the run said passed, with {len(passes)} of "
+            f"{len(expected or [])} tests passed and {len(failures)} failed"
+        )
+    seconds = time.perf_counter() - began
+    first = failures[0] if failures else None
+    return SuiteResult(status, len(passes), len(failures) - bool(running), first, seconds, detail)
