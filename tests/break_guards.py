@@ -444,6 +444,9 @@ MUTATIONS = [
     ("only the traces of runs not correct are read", "harness/report/failure_traces.py",
      "return found is not None and found not in wanted", "return False",
      [FOLDER + "test_only_the_traces_of_runs_not_correct_are_read"]),
+    ("power --from keeps each model's arms apart", "harness/report/power_estimate.py",
+     "several = len({r.model for r in records}) > 1", "several = False",
+     [AXIS + "test_power_and_measured_cost_keep_each_models_arms_apart"]),
     # The report of a large folder: a fixed sample of runs, its aggregates over all.
     ("a report lists every run up to the threshold", "harness/report/html/_page.py",
      "    if len(frame) <= LIST_ALL_RUNS:", "    if len(frame) < LIST_ALL_RUNS:",

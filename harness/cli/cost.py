@@ -11,6 +11,8 @@ import click
 import pandas as pd
 
 from harness.cli.errors import BadInput, Finite
+from harness.columns import UNREAD, read_frames
+from harness.report.axis import config_labels
 from harness.report.cost import (
     PRICE_TIERS,
     Planning,
@@ -25,8 +27,8 @@ from harness.report.cost import (
     verifier_precision,
 )
 from harness.report.prices import PriceError, load_prices
-from harness.report.table import Pricing, records_frame, summarize, usage_warning
-from harness.store import ResultsError, read_records
+from harness.report.table import Pricing, summarize, usage_warning
+from harness.store import ResultsError
 
 FORMATS = click.Choice(["md", "json"])
 #: Bounds that keep the arithmetic finite and quick (a sum runs over every step).
@@ -177,19 +179,18 @@ def measured_command(results: Path, price_as: str | None, fmt: str) -> None:
     """Measured accuracy, tokens and cost per correct of a run, beside the planning figures."""
     try:
         pricing = Pricing(load_prices(), price_as)
-        frame = records_frame(read_records(results), pricing)
-        retried = records_frame(read_records(results, superseded=True), pricing)
+        frame, retried = read_frames(results, pricing, drop=UNREAD)
     except (ResultsError, PriceError) as exc:
         raise BadInput(str(exc)) from None
     if frame.empty:
         raise BadInput(f"{results}: no finished runs yet; run `loopbench run --out` into it first")
     summary = summarize(frame, retried=retried)
     rows = []
-    for row in summary.to_dict("records"):
+    for name, row in zip(config_labels(summary), summary.to_dict("records"), strict=True):
         runs = max(int(row["n"]), 1)
         rows.append(
             {
-                "arm": row["arm"],
+                "arm": name,
                 "accuracy": row["accuracy"],
                 "turns": row["turns"],
                 "tokens_in": row["tokens_in"],

@@ -19,6 +19,7 @@ import numpy as np
 
 from harness.patterns.base import INFRASTRUCTURE_STATUSES
 from harness.records import RunRecord
+from harness.report.axis import model_and_arm
 from harness.report.power import PowerError, detectable_shift, difference_variance
 
 
@@ -61,9 +62,11 @@ def estimate(records: Sequence[RunRecord], alpha: float, power: float) -> Estima
     per-task differences from the best arm. Runs that failed on infrastructure are left
     out, as in the table; a run not graded correct counts as wrong."""
     cells: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    several = len({r.model for r in records}) > 1  # a model axis: each model's arms apart
     for r in records:
         if r.status not in INFRASTRUCTURE_STATUSES:
-            cells[r.arm][r.task_id].append(1.0 if r.correct is True else 0.0)
+            arm = model_and_arm(r.model, r.arm) if several else r.arm
+            cells[arm][r.task_id].append(1.0 if r.correct is True else 0.0)
     tasks = {t for by_task in cells.values() for t in by_task}
     if len(cells) < 2:
         raise PowerError(

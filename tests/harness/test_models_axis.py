@@ -116,6 +116,28 @@ def test_failures_are_counted_per_model_and_arm(tmp_path, two_endpoints):
     assert not described[("strong", "cot")]
 
 
+def test_power_and_measured_cost_keep_each_models_arms_apart(tmp_path, two_endpoints):
+    _, out, _ = grid(tmp_path, *two_endpoints)
+    estimated = cli("power", "--from", str(out), "--format", "json", "--icc", "0.3")
+    assert estimated.exit_code == 0, estimated.output
+    found = json.loads(estimated.output)["from"]
+    assert (found["arms"], found["repeats"], found["best"]) == (4, 1, "strong · cot")
+    assert [pair["arm"] for pair in found["pairs"]] == [
+        "strong · direct",
+        "weak · cot",
+        "weak · direct",
+    ]
+    measured = cli("cost", "measured", str(out), "--format", "json")
+    assert measured.exit_code == 0, measured.output
+    rows = {row["arm"]: row["accuracy"] for row in json.loads(measured.output)}
+    assert rows == {
+        "strong · cot": 1.0,
+        "strong · direct": 1.0,
+        "weak · cot": 0.0,
+        "weak · direct": 0.0,
+    }
+
+
 def test_the_printed_table_after_the_run_groups_by_model(tmp_path, two_endpoints):
     ran, _, _ = grid(tmp_path, *two_endpoints)
     assert "| model" in ran.output and "| weak" in ran.output
