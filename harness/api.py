@@ -38,11 +38,13 @@ from harness.models.types import ModelClient, ModelRequest, ModelResponse
 from harness.records import RunRecord
 from harness.report.compare import Comparison, compare
 from harness.report.failures import ArmFailures, labelled_frame, summarize_failures
+from harness.report.pass_k import parse_all
 from harness.report.prices import PriceTable, load_prices
 from harness.report.separation import Separation, SeparationRule
-from harness.report.table import Pricing, render, summarize, with_reference
+from harness.report.table import Measures, Pricing, render, summarize, with_reference
 from harness.rounds import run_until_separated
 from harness.runner import RunSettings, run_experiment
+from harness.sampling import Sampling
 from harness.store import ResultsFolder, read_records
 from tasks.taskset import TaskSet, load_taskset
 
@@ -77,6 +79,10 @@ class Experiment:
     limit: int | None = None
     """Run only the first N tasks; the folder stays tied to the whole set."""
     until_separated: SeparationRule | None = None
+    sampling: Sampling = field(default_factory=Sampling)
+    """Temperature, top_p and seed sent on every request of every arm that does not set its
+    own; by default none, and the endpoint's own defaults apply. Recorded, and a folder is
+    tied to them."""
     settings: RunSettings = field(default_factory=RunSettings)
 
     @cached_property
@@ -132,6 +138,7 @@ class Experiment:
             # the sorted set, so a folder is tied to exactly the models its runs used.
             "model": names[0] if len(names) == 1 else sorted(names),
             "base_url": self.base_url,
+            "sampling": self.sampling.sent(),
             "fingerprint": taskset.fingerprint(),
         }
         out = self.out or Path("results") / datetime.now().strftime("%Y%m%d-%H%M%S")
@@ -149,7 +156,7 @@ class Experiment:
         once its endpoint is up; with several models, a client answering each)."""
         taskset, arms = self.taskset, self.parsed_arms
         chosen = replace(taskset, tasks=taskset.tasks[: self.limit]) if self.limit else taskset
-        settings = replace(self.settings, concurrency=self.concurrency)
+        settings = replace(self.settings, concurrency=self.concurrency, sampling=self.sampling)
         name = self.model_name
         separation = None
         if self.until_separated is None:
@@ -216,12 +223,20 @@ class Results:
         vs: str | None = None,
         price_as: str | None = None,
         prices: PriceTable | None = None,
+        interval: str = "tasks",
+        pass_k: Sequence[str] = (),
     ) -> pd.DataFrame:
-        """One row per arm (per arm and ``by``): accuracy with its interval, turns, tokens,
-        cost, cost per correct answer; with ``vs``, each arm's paired difference."""
+        """One row per arm (per arm and ``by``): accuracy with its interval (``accuracy_low``,
+        ``accuracy_high``: about tasks like these, or with ``interval="runs"`` on the runs
+        made), turns, tokens, cost, cost per correct answer; with ``vs``, each arm's paired
+        difference; ``pass_k`` adds pass@k / pass^k columns (``["pass@1", "pass^3"]``), each
+        with ``_low``, ``_high`` and ``_tasks``."""
         pricing = Pricing(prices or load_prices(), price_as)
+        measures, unknown = parse_all(list(pass_k))
+        if unknown:
+            raise ValueError(f"{unknown[0]!r} is not pass@k or pass^k (e.g. pass@5, pass^3)")
         frame, retried = read_frames(self.path, pricing, drop=UNREAD)
-        summary = summarize(frame, by, retried)
+        summary = summarize(frame, by, retried, Measures(interval, tuple(measures)))
         return with_reference(frame, summary, vs) if vs else summary
 
     def render(self, fmt: str = "md", **table: Any) -> str:

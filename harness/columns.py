@@ -29,13 +29,13 @@ import duckdb
 import numpy as np
 import pandas as pd
 
-from harness.columns_sql import FIELDS, RUN_KEY, BadValue, Field, select
+from harness.columns_sql import ANSWER_KEY, FIELDS, RUN_KEY, BadValue, Field, select
 from harness.records import SCHEMA_VERSION
 from harness.report.prices import Price
 from harness.report.table import Pricing, records_frame
 from harness.store import RUNS, read_records
 
-__all__ = ["FIELDS", "UNREAD", "Field", "priced", "read_frame", "read_frames"]
+__all__ = ["ANSWER_KEY", "FIELDS", "UNREAD", "Field", "priced", "read_frame", "read_frames"]
 
 #: Columns no table, comparison or plot reads: the long or unique strings, left out of the
 #: frames the commands read (``drop=UNREAD``) so a million runs fit in memory.
@@ -151,7 +151,8 @@ def _fetch(path: Path, wanted: list[str]) -> dict[str, np.ndarray[Any, Any]] | N
     """Every row of ``path`` as arrays, in file order (None for none); ``duckdb.Error`` on
     a bad line."""
     names = list(dict.fromkeys([*wanted, *_KEY, *_PRICED]))
-    parts: dict[str, list[np.ndarray[Any, Any]]] = {name: [] for name in [*names, RUN_KEY]}
+    hashes = (RUN_KEY, ANSWER_KEY)
+    parts: dict[str, list[np.ndarray[Any, Any]]] = {name: [] for name in [*names, *hashes]}
     shared: dict[str, str] = {}
     with duckdb.connect(":memory:") as con:
         con.execute("SET enable_progress_bar = false")
@@ -159,11 +160,12 @@ def _fetch(path: Path, wanted: list[str]) -> dict[str, np.ndarray[Any, Any]] | N
         while len(chunk := result.fetch_df_chunk(vectors_per_chunk=CHUNK // 2048)):
             for name in names:
                 parts[name].append(_plain(chunk[name], FIELDS[name], shared))
-            parts[RUN_KEY].append(chunk[RUN_KEY].to_numpy(dtype=np.uint64))
+            for name in hashes:
+                parts[name].append(chunk[name].to_numpy(dtype=np.uint64))
     if not parts["arm"]:
         return None
     columns = {name: _numbers(np.concatenate(parts.pop(name)), FIELDS[name]) for name in names}
-    return columns | {RUN_KEY: np.concatenate(parts.pop(RUN_KEY))}
+    return columns | {name: np.concatenate(parts.pop(name)) for name in hashes}
 
 
 def _numbers(values: np.ndarray[Any, Any], field: Field) -> np.ndarray[Any, Any]:
@@ -232,6 +234,7 @@ def _frame(
     data = {}
     for name in wanted:  # each column converted is let go of (memory)
         data[name] = _typed(columns.pop(name), FIELDS[name])
+    data[ANSWER_KEY] = columns.pop(ANSWER_KEY)
     if cost is not None and "cost_usd" in data:
         data["cost_usd"] = cost
     columns.clear()

@@ -11,6 +11,7 @@ that an int field holds a whole number.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import types
 from dataclasses import dataclass
@@ -125,11 +126,27 @@ def _value(field: Field) -> str:
 #: A hash of each run's key (model, arm, task_id, repeat): rows sharing one are compared
 #: field by field, the few that do.
 RUN_KEY = "_run_key"
+#: A digest of each run's answer and status (``answer_key``): whether repeats of a task
+#: agree, without holding every answer in memory.
+ANSWER_KEY = "answer_key"
+#: ``answer_key`` in SQL: the first 16 hex digits of the md5 of the same text.
+_ANSWER_TEXT = (
+    "CASE WHEN \"answer\"->>'$' IS NULL THEN chr(30) ELSE chr(31) || (\"answer\"->>'$') END "
+    "|| chr(29) || coalesce(\"status\"->>'$', '')"
+)
+
+
+def answer_key(answer: str | None, status: str) -> int:
+    """A run's answer and status as one number: equal for runs that agree."""
+    text = ("\x1e" if answer is None else "\x1f" + answer) + "\x1d" + status
+    digest = hashlib.md5(text.encode("utf-8", "surrogatepass"), usedforsecurity=False)
+    return int(digest.hexdigest()[:16], 16)
 
 
 def select(names: list[str]) -> str:
-    """The query of ``names`` and ``RUN_KEY`` from the file given as its one parameter, in
-    file order; it fails on the first row any field of which is not as the record writes."""
+    """The query of ``names``, ``RUN_KEY`` and ``ANSWER_KEY`` from the file given as its one
+    parameter, in file order; it fails on the first row any field of which is not as the
+    record writes."""
     columns = ", ".join(
         f"{sql_literal(name)}: '{'DOUBLE' if field.kind in ('int', 'float') else 'JSON'}'"
         for name, field in FIELDS.items()
@@ -137,7 +154,8 @@ def select(names: list[str]) -> str:
     valid = " AND ".join(filter(None, map(_valid, FIELDS.values())))
     return (
         f"SELECT {', '.join(_value(FIELDS[name]) for name in names)}, "
-        f'hash("model"->>\'$\', "arm"->>\'$\', "task_id"->>\'$\', "repeat") AS {RUN_KEY} '
+        f'hash("model"->>\'$\', "arm"->>\'$\', "task_id"->>\'$\', "repeat") AS {RUN_KEY}, '
+        f"('0x' || left(md5({_ANSWER_TEXT}), 16))::UBIGINT AS {ANSWER_KEY} "
         "FROM read_json(?, format = 'newline_delimited', compression = 'none', "
         f"columns = {{{columns}}}) "
         f"WHERE CASE WHEN {valid} THEN true ELSE error('not as loopbench writes it') END"

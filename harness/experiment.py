@@ -192,6 +192,11 @@ class ExperimentFile(BaseModel):
     """Results folder, relative to where loopbench runs."""
     models: list[ModelEntry] = Field(default_factory=list)
     """Several models as a grid axis: every arm runs on every one."""
+    temperature: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+    """Sampling temperature sent on every request of arms that do not set their own."""
+    top_p: float | None = Field(default=None, gt=0, le=1, allow_inf_nan=False)
+    seed: int | None = None
+    """Unset, each is not sent: the endpoint's default applies."""
 
 
 EXPERIMENT_EXAMPLE = 'arms = ["direct", "react_text:guard=on"], tasks = "depot", repeats = 3'

@@ -47,6 +47,10 @@ class RunRecord(BaseModel):
     """0-based repeat index; (model, arm, task_id, repeat) identifies a run in a folder, and
     (arm, task_id, repeat) across result sets of one model."""
     model: str = ""
+    sampling: dict[str, float | int] | None = None
+    """The sampling settings sent on every request that did not set its own (temperature,
+    top_p, seed); {} when none (the endpoint's defaults). Null in records written before
+    sampling was a run setting, when loopbench sent temperature 0 (``harness.sampling``)."""
     status: Status
     """How the run ended; separate from correctness."""
     answer: str | None = None

@@ -12,7 +12,7 @@ import random
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from importlib.metadata import version
 from pathlib import Path
@@ -32,6 +32,7 @@ from harness.models.types import ModelAPIError, ModelClient, Usage
 from harness.patterns.base import Outcome, RunContext
 from harness.records import RunRecord
 from harness.report.prices import Price, PriceTable
+from harness.sampling import Sampling
 from harness.store import RecordWriter, ResultsError, ResultsFolder, RunKey, run_key
 from harness.tools import ToolSet
 from harness.trace import MAX_TEXT, Trace, cut
@@ -125,6 +126,9 @@ class RunSettings:
     executor: Executor | None = None
     """Where the runs are made: this process when unset (``run_local``); a ``RayExecutor``
     sends them to Ray workers. This process writes the folder either way."""
+    sampling: Sampling = field(default_factory=Sampling)
+    """Temperature, top_p and seed sent on every request that does not set its own; none
+    by default (the endpoint's defaults)."""
 
 
 @dataclass
@@ -158,7 +162,7 @@ class Runner:
             )
         if self._shared is not None:
             client = self._shared.client(client, f"{job.task.id}#{job.repeat}")
-        counted = CountingClient(client, trace, settings.estimate)
+        counted = CountingClient(client, trace, settings.estimate, settings.sampling)
         ctx = RunContext(
             job.task.question,
             counted,
@@ -214,6 +218,7 @@ class Runner:
             slice=job.task.slice,
             repeat=job.repeat,
             model=model,
+            sampling=self.settings.sampling.sent(),
             status=outcome.status,
             # Graded whole above; kept on disk within the trace's limit, like every reply.
             answer=None

@@ -29,6 +29,7 @@ from typing import IO, Any
 from pydantic import ValidationError
 
 from harness.records import RunRecord
+from harness.sampling import LEGACY, describe
 
 RUNS = "runs.jsonl"
 TRACES = "traces.jsonl"
@@ -297,6 +298,14 @@ def _check_or_create(folder: Path, expect: dict[str, Any]) -> dict[str, Any]:
         for key in IDENTITY
         if key in expect and key in meta and _same(meta[key]) != _same(expect[key])
     ]
+    if "sampling" in expect:
+        # A folder written before sampling was a setting was sent temperature 0.
+        sent = meta.get("sampling")
+        if (LEGACY if sent is None else sent) != expect["sampling"]:
+            differs.append(
+                f"sampling {describe(sent)}, not {describe(expect['sampling'])} (give the "
+                "same --temperature, --top-p and --seed to add to them)"
+            )
     if "fingerprint" in meta and "fingerprint" in expect:
         differs += describe_change(meta["fingerprint"], expect["fingerprint"])
     if differs:

@@ -126,6 +126,8 @@ def request_json(request: ModelRequest, max_text: int = MAX_TEXT) -> dict[str, A
         "tools": [t.name for t in request.tools],
         "tool_choice": request.tool_choice,
         "temperature": request.temperature,
+        "top_p": request.top_p,
+        "seed": request.seed,
         "max_output_tokens": request.max_output_tokens,
         "stop": list(request.stop),
     }

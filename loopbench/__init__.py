@@ -13,6 +13,7 @@ from harness.patterns.base import CallFloor, Outcome, PatternOptions, RunContext
 from harness.patterns.registry import register as register_pattern
 from harness.report.separation import SeparationRule
 from harness.runner import RunSettings
+from harness.sampling import Sampling
 from tasks.registry import register_taskset
 from tasks.taskset import TaskSet, load_taskset
 
@@ -30,6 +31,7 @@ __all__ = [
     "Results",
     "RunContext",
     "RunSettings",
+    "Sampling",
     "ScriptedModel",
     "SeparationRule",
     "TaskSet",

@@ -27,6 +27,9 @@ SCALE = "tests/harness/report/test_report_at_scale.py::"
 AXIS = "tests/harness/test_models_axis.py::"
 RAY = "tests/harness/test_ray_executor.py::"
 COLS = "tests/harness/test_columns.py::"
+SIGN, STATS = "harness/report/sign_flip.py", "harness/report/stats.py"
+CMP, STAT = "tests/harness/report/test_compare.py::", "tests/harness/report/test_statistics.py::"
+SAMP = "tests/harness/test_sampling.py::"
 
 # (guard, file, text, broken text, tests that must catch it)
 MUTATIONS = [
@@ -424,14 +427,11 @@ MUTATIONS = [
     ("a run recorded twice is refused by the column reader too", "harness/columns.py",
      "            if supersedes[row] != run_id[earlier]:", "            if False:",
      [COLS + "test_a_bad_line_gives_the_error_read_records_gives"]),
-    ("McNemar past a thousand discordant pairs", "harness/report/stats.py",
-     "    return min(1.0, 2 * tail)\n", "    return min(1.0, 2 * tail / float(2**n) * 2**n)\n",
-     ["tests/harness/report/test_compare.py::test_mcnemar_holds_past_a_thousand_discordant_pairs"]),
     # A million runs: the bootstrap by task sums, the flips cell, the folder's labels.
     ("a resample drawing an unpriced task is unpriced", "harness/report/stats.py",
      "if not right or drawn[unpriced].any():", "if not right:",
      ["tests/harness/report/test_compare.py::"
-      "test_the_bootstrap_by_task_sums_draws_what_a_bootstrap_over_runs_draws"]),
+      "test_the_cost_bootstrap_by_task_sums_draws_what_a_bootstrap_over_runs_draws"]),
     ("many flipped pairs are counted per task", "harness/report/compare.py",
      "if len(tasks) <= FLIPS_LISTED:", "if True:",
      ["tests/harness/report/test_compare.py::"
@@ -459,6 +459,70 @@ MUTATIONS = [
      "order = pd.util.hash_pandas_object(labelled[_KEY], index=False).to_numpy()",
      'order = labelled["run_id"].map(hash).to_numpy()',
      [SCALE + "test_the_sample_is_the_same_in_every_process"]),
+    # Numbers about tasks like these: one paired test, intervals clustered by task.
+    ("the paired test counts a tie at the observed sum half (mid-p)", SIGN,
+     "return float(min(1.0, beyond + at / 2))", "return float(min(1.0, beyond + at))",
+     [CMP + "test_with_one_repeat_the_paired_test_is_mcnemars_mid_p"]),
+    ("unequal repeats are tested on their common lattice", SIGN,
+     "steps = (a - b) * (lattice // m)", "steps = (a - b) * (lattice // lattice)",
+     [CMP + "test_unequal_repeats_are_tested_on_the_lattice_of_their_runs"]),
+    ("past the exact range the permutation variance scales the sum", SIGN,
+     "z = abs(float(d.sum())) / math.sqrt(float((d * d).sum()))",
+     "z = abs(float(d.sum())) / math.sqrt(float(len(d)))",
+     [CMP + "test_past_the_exact_range_the_test_is_the_normal_one_with_the_permutation_variance",
+      CMP + "test_past_the_exact_range_p_is_what_random_sign_flips_give"]),
+    ("at 0% or 100% an interval counts tasks, not runs", STATS,
+     "        return Effective(fewest, z)", "        return Effective(most, z)",
+     [STAT + "test_at_0_or_100_percent_the_interval_counts_tasks_and_is_never_zero_wide",
+      STAT + "test_the_paired_interval_by_hand_and_without_disagreement"]),
+    ("repeats never count for more than every run", STATS,
+     "return Effective(min(most, max(fewest, estimated)), z)",
+     "return Effective(max(fewest, estimated), z)",
+     [STAT + "test_repeats_as_good_as_new_tasks_count_every_run",
+      STAT + "test_tasks_more_alike_than_chance_count_every_run_and_no_more"]),
+    ("repeats that always agree count as one run a task", STATS,
+     "return Effective(min(most, max(fewest, estimated)), z)",
+     "return Effective(min(most, estimated), z)",
+     [STAT + "test_repeats_that_always_agree_count_as_one_run_a_task"]),
+    ("an estimated design effect takes t on the tasks", STATS,
+     "        if most > fewest and tasks > 1\n", "        if False\n",
+     [STAT + "test_with_repeats_the_interval_is_wilsons_on_the_effective_runs_by_hand",
+      STAT + "test_the_interval_contains_the_accuracy_on_tasks_like_these"]),
+    ("table --vs leaves failed runs out", "harness/report/table.py",
+     'usable = frame[~frame["status"].isin(INFRASTRUCTURE_STATUSES)]', "usable = frame",
+     [STAT + "test_table_vs_leaves_failed_runs_out_like_every_other_figure"]),
+    ("repeats add no information only when every task's agree", "harness/report/table.py",
+     "return float((by_task.nunique()[repeated] == 1).all())",
+     "return float((by_task.nunique()[repeated] == 1).any())",
+     ["tests/harness/test_sampling.py::test_repeats_that_differ_on_one_task_are_not_flagged"]),
+    ("pass@k is the unbiased estimator", "harness/report/pass_k.py",
+     "values[i] = 1 - math.comb(n - c, k) / math.comb(n, k)", "values[i] = 1 - (1 - c / n) ** k",
+     [STAT + "test_pass_at_k_and_pass_hat_k_by_hand"]),
+    ("pass^k is the unbiased estimator", "harness/report/pass_k.py",
+     "values[i] = math.comb(c, k) / math.comb(n, k)", "values[i] = (c / n) ** k",
+     [STAT + "test_pass_at_k_and_pass_hat_k_by_hand"]),
+    ("one run a task: a shared difficulty makes pairs agree", "harness/report/power_exact.py",
+     "both = p_a * p_b + kappa * icc * math.sqrt(", "both = p_a * p_b + 0 * icc * math.sqrt(",
+     [POW + "test_one_run_power_counts_every_outcome_exactly"]),
+    ("with repeats and few tasks power is simulated", "harness/report/power.py",
+     "if math.isfinite(runs) and tasks < NORMAL_FROM:", "if False:",
+     [POW + "test_the_reported_power_is_the_simulated_power_of_the_test",
+      POW + "test_the_three_ways_are_used_where_each_holds"]),
+    ("power assumes a conservative arm correlation", "harness/cli/power.py",
+     "            CONSERVATIVE,\n", "            SHARED,\n",
+     ["tests/harness/cli/test_power_cli.py::test_tasks_needed_in_md_with_the_table_of_repeats"]),
+    # Sampling settings: sent only when set, recorded, tied to the folder.
+    ("the run's sampling settings are sent", "harness/models/counting.py",
+     "            request = self._sampling.apply(request)", "            pass",
+     [SAMP + "test_the_run_settings_reach_every_request_of_an_arm_without_its_own"]),
+    ("an arm's own temperature wins", "harness/sampling.py",
+     "temperature=self.temperature if request.temperature is None else request.temperature,",
+     "temperature=self.temperature if self.temperature is not None else request.temperature,",
+     [SAMP + "test_an_arm_with_its_own_temperature_keeps_it"]),
+    ("a folder is tied to its sampling settings", "harness/store.py",
+     'if (LEGACY if sent is None else sent) != expect["sampling"]:', "if False:",
+     [SAMP + "test_a_folder_is_tied_to_its_sampling_settings",
+      SAMP + "test_a_folder_written_before_sampling_settings_was_sent_temperature_0"]),
 ]  # fmt: skip
 
 

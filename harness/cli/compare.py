@@ -19,7 +19,7 @@ from harness.store import ResultsError
 #: The record fields ``harness.report.compare`` reads; the others are not read, so that
 #: two folders of a million runs each fit in memory.
 COMPARED = frozenset(
-    {"task_set", "model", "arm", "options", "task_id", "repeat", "status", "correct"}
+    {"task_set", "model", "arm", "options", "sampling", "task_id", "repeat", "status", "correct"}
     | {"first_correct", "metrics", "cost_usd", "usage_missing", "turns", "tokens_in"}
     | {"tokens_out"}
 )
@@ -44,7 +44,8 @@ NOT_COMPARED = tuple(name for name in FIELDS if name not in COMPARED)
     type=Finite(0, 1, min_open=True, max_open=True),
     default=0.05,
     show_default=True,
-    help="Significance level of the McNemar test.",
+    help="Significance level of the paired test (sign flips of per-task differences, "
+    "two-sided): a fall is a regression when its p is below this.",
 )
 @click.option(
     "--max-cost-rise",

@@ -13,12 +13,14 @@ import click
 
 from harness.cli.errors import BadInput, Finite
 from harness.report.power import (
+    CONSERVATIVE,
     INDEPENDENT,
+    NORMAL_FROM,
     SHARED,
     Design,
     PowerError,
+    design_power,
     plan,
-    reliable_from,
     smallest_detectable,
 )
 from harness.report.power_estimate import Estimates, estimate
@@ -26,6 +28,8 @@ from harness.report.power_text import Setting, markdown
 from harness.store import ResultsError, read_records
 
 DEFAULT_REPEATS = 3
+#: The test whose power is reported: the one compare, table --vs and --until-separated use.
+TEST = "sign flips of per-task differences, two-sided, mid-p"
 #: Assumed when neither --icc nor a run with repeats says otherwise.
 DEFAULT_ICC = 0.3
 SHARE = Finite(0, 1, min_open=True, max_open=True)
@@ -80,7 +84,8 @@ def _arm_correlation(text: str | None) -> float | None:
     "--arm-correlation",
     metavar="shared|independent|0..1",
     help="Correlation of a task's difficulty for the two arms: shared (1), independent (0) "
-    "or between.  [default: shared, or estimated with --from]",
+    f"or between.  [default: {CONSERVATIVE} (conservative: arms on one model usually share "
+    "more), or estimated with --from]",
 )
 @click.option(
     "--alpha",
@@ -187,7 +192,12 @@ def _settings(
         "repeats": pick(repeats, found.repeats if found else None, DEFAULT_REPEATS, "assumed"),
         "icc": pick(icc, found.icc if found else None, DEFAULT_ICC, assumed),
         "arm_correlation": pick(
-            arm_correlation, found.arm_correlation if found else None, SHARED, "assumed"
+            arm_correlation,
+            found.arm_correlation if found else None,
+            CONSERVATIVE,
+            "assumed, conservatively; measure yours with --from"
+            if found is None
+            else "assumed, conservatively",
         ),
     }
 
@@ -209,9 +219,11 @@ def _planned(design: Design, settings: dict[str, Setting], tasks: int | None) ->
     return {
         "design": {**asdict(design), "arm_b": design.arm_b, "tasks": tasks},
         "sources": {name: s.source for name, s in settings.items()},
+        "test": TEST,
         "tasks_needed": rows[0].tasks_needed,
         "power_of_tasks": rows[0].power,
-        "reliable_from_tasks": reliable_from(design.icc),
+        "method": rows[0].method,
+        "normal_theory_from_tasks": NORMAL_FROM,
         "rows": [
             {**asdict(row), "repeats": None if math.isinf(row.repeats) else int(row.repeats)}
             for row in rows
@@ -230,7 +242,9 @@ def _finished(
         "power": wanted,
         **{k: v for k, v in asdict(found).items() if k != "pairs"},
         "used": {name: asdict(settings[name]) for name in ("baseline", "icc", "arm_correlation")},
+        "test": TEST,
         "smallest_detectable": smallest_detectable(design, found.tasks),
-        "reliable_from_tasks": reliable_from(design.icc),
+        "method": design_power(design, found.tasks).method,
+        "normal_theory_from_tasks": NORMAL_FROM,
         "pairs": [asdict(p) for p in found.pairs],
     }

@@ -49,6 +49,7 @@ from harness.plugins import PluginError, load_plugin
 from harness.report.prices import PriceError, load_prices
 from harness.report.table import Pricing
 from harness.runner import RunSettings
+from harness.sampling import Sampling, SamplingError
 from harness.store import ResultsError, ResultsFolder
 from harness.trace import MAX_TEXT
 from tasks.taskset import TaskSet, TaskSetError
@@ -149,6 +150,22 @@ from tasks.taskset import TaskSet, TaskSetError
     show_default=True,
     help="Retries of a request on 429, 5xx and connection errors.",
 )
+@click.option(
+    "--temperature",
+    type=Finite(0),
+    help="Sampling temperature sent on every request of every arm that does not set its own "
+    "(self_consistency, best_of_n and tot sample at their own). Unset: none is sent and the "
+    "endpoint's default applies.",
+)
+@click.option(
+    "--top-p", type=Finite(0, 1, min_open=True), help="Nucleus sampling's top_p, sent likewise."
+)
+@click.option(
+    "--seed",
+    type=int,
+    help="Sampling seed, sent likewise (on servers that honour it, repeats with one seed give "
+    "one sample: the table says so when every repeat agrees).",
+)
 @click.option("--prices", type=click.Path(path_type=Path), help="Price table (TOML) for cost.")
 @click.option("--price-as", help="In the printed table, price tokens as this model.")
 @click.option(
@@ -220,6 +237,9 @@ def run_command(
     timeout: float,
     rate_limit: float | None,
     max_retries: int,
+    temperature: float | None,
+    top_p: float | None,
+    seed: int | None,
     prices: Path | None,
     price_as: str | None,
     max_trace_text: int,
@@ -259,13 +279,24 @@ def run_command(
             if out is None and written.out:
                 out = Path(written.out)
             wanted = wanted or written.models
+            # Flags given win over the file, as for every other setting.
+            temperature = written.temperature if temperature is None else temperature
+            top_p = written.top_p if top_p is None else top_p
+            seed = written.seed if seed is None else seed
         if not specs:
             raise ArmError("give at least one --arm, or an --experiment file that lists arms")
         grid = Experiment(
-            tasks_spec, specs, repeats, concurrency, out=out, limit=limit, until_separated=rule
+            tasks_spec,
+            specs,
+            repeats,
+            concurrency,
+            out=out,
+            limit=limit,
+            until_separated=rule,
+            sampling=Sampling(temperature, top_p, seed),
         )
         _ = grid.parsed_arms  # the allowlist check: before anything else happens
-    except (UnknownPattern, ArmError, PluginError) as exc:
+    except (UnknownPattern, ArmError, PluginError, SamplingError) as exc:
         raise click.UsageError(str(exc)) from None
     try:
         taskset = grid.taskset
@@ -316,6 +347,7 @@ def run_command(
                 rate_limit=rate_limit,
                 count_tokens=count_tokens,
                 grading_workers=grading_workers,
+                sampling=grid.sampling,
             )
             grid.settings = replace(grid.settings, executor=RayExecutor(setup, ray_address))
     except (

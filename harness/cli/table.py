@@ -13,16 +13,20 @@ from harness.columns import UNREAD, read_frames
 from harness.report.axis import config_labels
 from harness.report.failure_traces import TraceError
 from harness.report.failures import labelled_frame, summarize_failures
+from harness.report.pass_k import parse_all
 from harness.report.prices import PriceError, load_prices
 from harness.report.separation import StoppedRun
 from harness.report.table import (
     FORMATS,
     GROUPINGS,
+    INTERVALS,
+    Measures,
     Pricing,
     render,
     summarize,
     with_reference,
 )
+from harness.sampling import describe_runs
 from harness.store import TRACES, ResultsError
 
 
@@ -37,8 +41,25 @@ from harness.store import TRACES, ResultsError
     help="Output format.",
 )
 @click.option("--by", type=click.Choice(GROUPINGS), help="Break each arm down by this column.")
-@click.option("--columns", help="Comma-separated summary columns to keep (see --format csv).")
-@click.option("--vs", "reference", help="Add each arm's paired difference against this arm.")
+@click.option(
+    "--columns",
+    help="Comma-separated summary columns to keep (see --format csv); pass@k and pass^k "
+    "(e.g. pass@1,pass@5,pass^3) are computed from the repeats when named.",
+)
+@click.option(
+    "--vs",
+    "reference",
+    help="Add each arm's paired difference against this arm (interval and p clustered by "
+    "task, as compare's).",
+)
+@click.option(
+    "--interval",
+    type=click.Choice(INTERVALS),
+    default="tasks",
+    show_default=True,
+    help="The accuracy interval: about tasks like these (repeats of a task clustered), or "
+    "on the runs made (about these tasks only).",
+)
 @click.option(
     "--prices",
     type=click.Path(path_type=Path),
@@ -57,6 +78,7 @@ def table_command(
     by: str | None,
     columns: str | None,
     reference: str | None,
+    interval: str,
     prices: Path | None,
     price_as: str | None,
     with_failures: bool,
@@ -70,13 +92,14 @@ def table_command(
         frame, retried = read_frames(results, pricing, drop=drop)
         if frame.empty:
             raise BadInput(f"{results}: no finished runs yet")
-        summary = summarize(frame, by, retried)
+        chosen = [c.strip() for c in columns.split(",")] if columns else None
+        pass_k, _ = parse_all(chosen or [])
+        summary = summarize(frame, by, retried, Measures(interval, tuple(pass_k)))
         if reference:
             summary = with_reference(frame, summary, reference)
         if with_failures:
             described = pd.Series(config_labels(summary), index=summary.index)
             summary = summary.assign(failures=described.map(commonest_failures(results, frame)))
-        chosen = [c.strip() for c in columns.split(",")] if columns else None
         click.echo(render(summary, fmt, table_title(frame, pricing), chosen))
         if fmt == "md" and (note := stopping_note(results, frame)):
             click.echo(f"\n{note}")
@@ -107,7 +130,8 @@ def table_title(frame: pd.DataFrame, pricing: Pricing) -> str:
     sets = ", ".join(sorted(frame["task_set"].unique()))
     models = ", ".join(sorted(frame["model"].unique()))
     repeats = int(frame["repeat"].max()) + 1
-    return f"**{sets}** on {models}, {repeats} repeat(s); {pricing.label}"
+    sampling = describe_runs(frame["sampling"]) if "sampling" in frame else "not read"
+    return f"**{sets}** on {models}, {repeats} repeat(s); sampling: {sampling}; {pricing.label}"
 
 
 def table_after_run(results: Results, pricing: Pricing) -> None:

@@ -27,7 +27,7 @@ import math
 import os
 import socket
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from graders.isolation import SandboxError
@@ -44,6 +44,7 @@ from harness.plugins import PluginError, load_plugin
 from harness.records import RunRecord
 from harness.report.prices import PriceTable
 from harness.runner import VERSION, Job, Runner, RunSettings
+from harness.sampling import Sampling
 from harness.trace import MAX_TEXT
 from tasks.taskset import AnyTask, TaskSetError, load_taskset
 
@@ -98,6 +99,7 @@ class WorkerSetup:
     """Requests a second over the whole cluster; each worker keeps to its share."""
     count_tokens: bool = False
     grading_workers: int | None = None
+    sampling: Sampling = field(default_factory=Sampling)
     model_name: str = ""
     experiment_id: str = ""
     max_trace_text: int = MAX_TEXT
@@ -186,6 +188,7 @@ class Worker:
             max_trace_text=setup.max_trace_text,
             estimate=estimate,
             sandbox=sandbox,
+            sampling=setup.sampling,
         )
         return Runner(
             taskset, grid_client(clients), setup.model_name, settings, setup.experiment_id

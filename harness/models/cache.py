@@ -65,6 +65,9 @@ def canonical_request(request: ModelRequest, scope: str, occurrence: int) -> dic
         "stop": list(request.stop),
         "scope": scope,
         "occurrence": occurrence,
+        # Only when set, so that keys written before these settings existed still match.
+        **({"top_p": request.top_p} if request.top_p is not None else {}),
+        **({"seed": request.seed} if request.seed is not None else {}),
     }
 
 

@@ -2,7 +2,9 @@
 
 Counting happens here, at the client, so it is exact on every path: a pattern that
 fails half way, refuses, or raises still leaves the calls it made counted. Patterns
-never total usage themselves.
+never total usage themselves. It is also where a request becomes the one sent: the run's
+sampling settings fill in what the pattern left unset, before it is traced, cached and
+sent.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from harness.models.estimate import TokenCount, estimated_usage
 from harness.models.types import ModelAPIError, ModelClient, ModelRequest, ModelResponse, Usage
+from harness.sampling import Sampling
 
 if TYPE_CHECKING:
     from harness.trace import Trace
@@ -37,8 +40,11 @@ class CountingClient:
         inner: ModelClient,
         trace: Trace | None = None,
         estimate: TokenCount | None = None,
+        sampling: Sampling | None = None,
     ) -> None:
         self._inner = inner
+        #: None when the run sets nothing: requests go as the pattern wrote them.
+        self._sampling = sampling if sampling is not None and sampling.sent() else None
         if trace is None:
             from harness.trace import Trace  # here, not above: trace.py imports this package
 
@@ -59,6 +65,8 @@ class CountingClient:
         return self.usage.input_tokens + self.usage.output_tokens
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
+        if self._sampling is not None:
+            request = self._sampling.apply(request)
         self.calls += 1
         self._trace.emit("request", call=self.calls, request=request)
         try:

@@ -51,11 +51,14 @@ class ModelRequest:
     messages: tuple[Message, ...]
     system: str = ""
     tools: tuple[ToolSpec, ...] = ()
-    temperature: float | None = 0.0
+    #: Sampling settings; None is not sent (the run's setting, else the endpoint's default).
+    temperature: float | None = None
     max_output_tokens: int | None = None
     stop: tuple[str, ...] = ()
     #: None (the server's default), "auto", "none", "required", or the name of one tool.
     tool_choice: str | None = None
+    top_p: float | None = None
+    seed: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -57,6 +57,10 @@ def request_body(request: ModelRequest) -> dict[str, Any]:
         body["tool_choice"] = {"type": "function", "function": {"name": request.tool_choice}}
     if request.temperature is not None:
         body["temperature"] = request.temperature
+    if request.top_p is not None:
+        body["top_p"] = request.top_p
+    if request.seed is not None:
+        body["seed"] = request.seed
     if request.max_output_tokens is not None:
         body["max_tokens"] = request.max_output_tokens
     if request.stop:

@@ -13,7 +13,7 @@ async def answer_once(
     system: str,
     max_output_tokens: int,
     extract: Callable[[str], str | None],
-    temperature: float = 0.0,
+    temperature: float | None = None,
 ) -> Outcome:
     """Ask once; the answer is ``extract(reply)``, or the status says why there is none."""
     messages = [Message("user", ctx.question)]

@@ -50,7 +50,7 @@ async def ask_structured(
     description: str,
     mode: OutputMode,
     step: int,
-    temperature: float | None = 0.0,
+    temperature: float | None = None,
     max_output_tokens: int = 600,
 ) -> Structured[T]:
     tool = schema_tool(name, description, schema)

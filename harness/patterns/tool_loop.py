@@ -41,7 +41,7 @@ async def tool_loop(
     max_steps: int,
     first_step: int = 0,
     finish_by_tool: bool = False,
-    temperature: float = 0.0,
+    temperature: float | None = None,
 ) -> Outcome:
     """Run until an answer or ``max_steps`` calls; ``messages`` is extended in place.
 

@@ -1,10 +1,13 @@
 """Compare two result sets arm by arm on the same (task, repeat) pairs, and decide regressions.
 
 An arm regresses when its accuracy falls by more than ``max_drop`` and the fall is
-significant (exact McNemar p below ``alpha``), or when its cost per correct answer
-rises by more than ``max_cost_rise`` and the bootstrap interval of that rise excludes
-zero. Runs that ended in an infrastructure failure on either side are left out of
-the pairs: they say nothing about the pattern.
+significant (the paired test's two-sided p below ``alpha``: sign flips of per-task
+differences, ``harness.report.sign_flip``), or when its cost per correct answer rises by
+more than ``max_cost_rise`` and the bootstrap interval of that rise excludes zero. Tasks
+are the unit: the verdict is about tasks like these, so a change that helps some tasks
+and hurts others as much is not a regression, however many repeats were run. Runs that
+ended in an infrastructure failure on either side are left out of the pairs: they say
+nothing about the pattern.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from harness.patterns.base import INFRASTRUCTURE_STATUSES
 from harness.report.axis import arms_by_model, model_keys
 from harness.report.checks import answer_changes, code_measures
 from harness.report.stats import PairedDifference, paired_difference
+from harness.sampling import describe_runs
 
 KEYS = ["arm", "task_id", "repeat"]
 
@@ -57,6 +61,7 @@ class ArmComparison:
             "ci_high": p.ci_high,
             "p_value": p.p_value,
             "p_value_by_task": p.p_value_by_task,
+            "tasks": p.tasks,
             "cost_per_correct_before": _none_if_nan(p.cost_per_correct_before),
             "cost_per_correct_after": _none_if_nan(p.cost_per_correct_after),
             "turns_before": self.turns_before,
@@ -89,6 +94,12 @@ class Comparison:
     #: Candidate arms matched to a baseline arm of another name that runs the same
     #: configuration (one side wrote a default out, e.g. from a grid): candidate -> baseline.
     matched: dict[str, str] = field(default_factory=dict)
+    #: The sampling settings each side's runs were sent, in words (baseline, candidate).
+    sampling: tuple[str, str] = ("", "")
+
+    @property
+    def sampling_differs(self) -> bool:
+        return self.sampling[0] != self.sampling[1]
 
 
 def match_same_configurations(before: pd.DataFrame, after: pd.DataFrame) -> dict[str, str]:
@@ -167,7 +178,12 @@ def compare(
         tuple(sorted(arms_before - arms_after)),
         tuple(sorted(arms_after - arms_before)),
         matched,
+        (_sampling(before), _sampling(after)),
     )
+
+
+def _sampling(runs: pd.DataFrame) -> str:
+    return describe_runs(runs["sampling"]) if "sampling" in runs else "not recorded"
 
 
 def _pairs(before: pd.DataFrame, after: pd.DataFrame, arm: str) -> pd.DataFrame:
@@ -231,8 +247,8 @@ def _verdict(
 ) -> tuple[bool, str]:
     if p.difference < -max_drop and p.p_value < alpha:
         return True, (
-            f"accuracy fell {-p.difference:.0%} (more than {max_drop:.0%}), "
-            f"McNemar p = {p.p_value:.3g}"
+            f"accuracy fell {-p.difference:.0%} (more than {max_drop:.0%}) on {p.tasks} "
+            f"tasks, paired p = {p.p_value:.3g}"
         )
     if usage_unknown:  # tokens not reported are unknown, not zero: cost cannot be judged
         return False, (
@@ -254,13 +270,18 @@ def as_json(comparison: Comparison) -> dict[str, Any]:
         "only_before": list(comparison.only_before),
         "only_after": list(comparison.only_after),
         "matched": comparison.matched,
+        "sampling": {
+            "baseline": comparison.sampling[0],
+            "candidate": comparison.sampling[1],
+            "differs": comparison.sampling_differs,
+        },
     }
 
 
 def as_markdown(comparison: Comparison) -> str:
     results = comparison.arms
     lines = [
-        "| arm | pairs | accuracy before → after | difference [95% CI] | p (McNemar) | "
+        "| arm | pairs | accuracy before → after | difference [95% CI] | p (paired) | "
         "$/correct before → after | turns | tokens | right→wrong | wrong→right | verdict |",
         "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
@@ -274,6 +295,11 @@ def as_markdown(comparison: Comparison) -> str:
             f"{r.tokens_before:,.0f} → {r.tokens_after:,.0f} | "
             f"{_flipped(p.right_to_wrong)} | {_flipped(p.wrong_to_right)} | "
             f"{'**REGRESSED**: ' + r.why if r.regressed else 'ok'} |"
+        )
+    if comparison.sampling_differs:
+        lines.append(
+            f"\nSampling differs: the baseline was sent {comparison.sampling[0]}, the "
+            f"candidate {comparison.sampling[1]}; a difference may come from that."
         )
     for candidate, baseline in comparison.matched.items():
         lines.append(f"\nMatched {candidate} (candidate) to {baseline}: the same configuration.")
@@ -292,7 +318,10 @@ def as_markdown(comparison: Comparison) -> str:
         lines += [f"- {r.arm}: {'; '.join(r.option_changes)}" for r in changed]
     note = (
         "\nPairs are matched by (arm, task, repeat); runs that failed on infrastructure are left "
-        "out. Intervals resample whole tasks (repeats of a task are not independent)."
+        "out. Tasks are the unit: the difference's interval is Newcombe's on the effective "
+        "number of pairs and p is the paired test's (sign flips of per-task differences, "
+        "two-sided, mid-p), both about tasks like these, since repeats of a task are "
+        "correlated samples of it."
     )
     return "\n".join(lines) + "\n" + note
 

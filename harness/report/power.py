@@ -2,11 +2,9 @@
 
 The design: arms A and B run on the same N tasks, R repeats each, and each run is right
 or wrong. A is right with probability p_A (the baseline), B with p_B = p_A + delta. The
-analysis is loopbench's own (``stats.paired_difference``): per task the mean difference
-d_t = mean(B's runs of t) - mean(A's runs of t), repeats of a task kept together, the
-tasks the unit, tested two-sided at alpha. Its power here is that of the one-sample t
-test on the N values d_t. (loopbench's by-task p is a sign-flip test on the same d_t,
-more conservative with few tasks or many tied ones: its power is lower; docs/power.md.)
+test is loopbench's one paired test (``harness.report.sign_flip``, which compare, table
+--vs and --until-separated use): per task the mean difference d_t = mean(B's runs of t) -
+mean(A's runs of t), repeats of a task kept together, signs flipped, two-sided with mid-p.
 
 The model. Task t has a success probability per arm, P_A,t and P_B,t, with means p_A
 and p_B; runs are independent given their task. With v = p(1 - p):
@@ -14,30 +12,28 @@ and p_B; runs are independent given their task. With v = p(1 - p):
 - the ICC rho is the share of a run's variance that lies between tasks:
   Var(P_A,t) = rho v_A and Var(P_B,t) = rho v_B, the same rho for both arms;
 - the arm correlation kappa = Corr(P_A,t, P_B,t): 1 when the arms share the task's
-  difficulty ("shared", the exchangeable model: one correlation rho between any two
-  runs of a task, of either arm), 0 when a task's difficulty for one arm says nothing
-  of the other ("independent").
+  difficulty ("shared"), 0 when a task's difficulty for one arm says nothing of the
+  other ("independent"). Unless a finished run estimates it, CONSERVATIVE is assumed.
 
 A mean of R runs given the task has variance P(1 - P)/R, and E[P(1 - P)] = v - Var(P)
 = (1 - rho) v; runs of the two arms are independent given the task, so
 
-    Var(mean_A,t)              = rho v_A + (1 - rho) v_A / R = v_A (rho + (1 - rho)/R)
-    Cov(mean_A,t, mean_B,t)    = Cov(P_A,t, P_B,t) = kappa rho sqrt(v_A v_B)
-    Var(d_t) = (v_A + v_B)(rho + (1 - rho)/R) - 2 kappa rho sqrt(v_A v_B)
-             = rho (v_A + v_B - 2 kappa sqrt(v_A v_B))    between tasks: repeats leave it
+    Var(d_t) = rho (v_A + v_B - 2 kappa sqrt(v_A v_B))    between tasks: repeats leave it
              + (1 - rho)(v_A + v_B) / R                   run to run: repeats average it out
 
-With kappa = 1 the first term is rho (sqrt(v_A) - sqrt(v_B))^2, nearly zero: a shared
-task difficulty cancels in the difference, and repeats cut the noise almost as well as
-tasks do. Only when the arms' task effects differ (kappa < 1) is there a floor that no
-number of repeats removes.
+Power, three ways (``design_power``), each checked against simulated runs of the test
+(``bench/power_check.py``):
 
-Power: with sigma^2 = Var(d_t), t = mean(d) / (sd(d) / sqrt(N)) follows a noncentral t
-with N - 1 degrees of freedom and noncentrality delta sqrt(N) / sigma, and the power is
-P(|t| > t_{1 - alpha/2, N-1}). The t distributions are computed here by quadrature over
-the chi-square of the sample variance (no scipy at run time); the tests check them
-against scipy and the whole formula against simulated runs (``bench/power_check.py``),
-which it matches within about 0.04 from max(MIN_TASKS, RELIABLE * rho^2) tasks.
+- one run a task: exact. Each task's pair of runs disagrees one way with chance
+  p_A - E[P_A P_B], the other with p_B - E[P_A P_B], E[P_A P_B] = p_A p_B + kappa rho
+  sqrt(v_A v_B), and the test is McNemar's mid-p (``harness.report.power_exact``);
+- repeats and fewer than NORMAL_FROM tasks: simulated, with Beta-distributed chances
+  (``harness.report.power_exact``): here power depends on how difficulty is spread over
+  the tasks, which rho and kappa do not fix, and normal theory misses by 10 points or more;
+- otherwise normal theory: sign flips reject when |S| > z sqrt(sum d_t^2), that is when
+  the one-sample t statistic exceeds ``critical_t``, and t is noncentral t with N - 1
+  degrees of freedom and noncentrality delta sqrt(N) / sqrt(Var(d_t)) (computed by
+  quadrature, ``harness.report.distributions``).
 
 What a finished run says of its own design is estimated in ``harness.report.power_estimate``.
 """
@@ -45,11 +41,10 @@ What a finished run says of its own design is estimated in ``harness.report.powe
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from functools import lru_cache
-from statistics import NormalDist
+from dataclasses import dataclass, replace
 
-import numpy as np
+from harness.report.distributions import beyond, normal_quantile
+from harness.report.power_exact import EXACT_UP_TO, one_run_power, simulated_power
 
 SHARED = 1.0
 INDEPENDENT = 0.0
@@ -57,14 +52,13 @@ INDEPENDENT = 0.0
 REPEATS_SHOWN: tuple[float, ...] = (1, 3, 5, 10, math.inf)
 #: Beyond this many tasks, "tasks needed" is reported as out of reach.
 MAX_TASKS = 10**9
-#: Simulation backs the formula (within about 0.04 of the simulated power under both
-#: models of bench/power_check.py) from this many tasks, and from RELIABLE * ICC^2 tasks.
-#: Below, power depends on how difficulty is spread over the tasks, which the ICC alone
-#: does not say: the two models, alike in accuracies and ICC, part by up to 0.6 at 10 tasks.
-MIN_TASKS = 10
-RELIABLE = 500
-#: Quadrature points over log chi-square; the tests hold the t distributions to scipy's.
-NODES = 1200
+#: From this many tasks normal theory gives the paired test's power within 3 points of
+#: simulated runs (bench/power_check.py); below, with repeats, it can miss by 10 or more,
+#: and the power is simulated.
+NORMAL_FROM = 100
+#: Assumed when no run says otherwise: arms on one model usually share more of a task's
+#: difficulty than this, and a lower kappa needs more tasks, so plans err on the safe side.
+CONSERVATIVE = 0.5
 
 
 class PowerError(ValueError):
@@ -80,106 +74,38 @@ def difference_variance(
     return max(0.0, between + (1 - icc) * (v_a + v_b) / repeats)
 
 
-def reliable_from(icc: float) -> int:
-    """The fewest tasks for which simulation backs the formula at this ICC."""
-    return max(MIN_TASKS, math.ceil(RELIABLE * icc**2 - 1e-9))
-
-
-#: Numerical Recipes' erfcc: erfc(z) = t exp(-z^2 + poly(t)), t = 1 / (1 + z/2), to 1.2e-7.
-_ERFC = (
-    -1.26551223,
-    1.00002368,
-    0.37409196,
-    0.09678418,
-    -0.18628806,
-    0.27886807,
-    -1.13520398,
-    1.48851587,
-    -0.82215223,
-    0.17087277,
-)
-
-
-def _phi(x: np.ndarray) -> np.ndarray:
-    """The standard normal distribution function, elementwise."""
-    z = np.abs(x) / math.sqrt(2)
-    t = 1 / (1 + 0.5 * z)
-    poly = np.zeros_like(z)
-    for coefficient in reversed(_ERFC):
-        poly = coefficient + t * poly
-    tail = 0.5 * t * np.exp(-z * z + poly)
-    phi: np.ndarray = np.where(x >= 0, 1 - tail, tail)
-    return phi
-
-
-@lru_cache(maxsize=512)
-def _chi_nodes(df: int) -> tuple[np.ndarray, np.ndarray]:
-    """Points s = sqrt(V / df), V ~ chi-square(df), and weights with E[g(s)] = weights @ g(s):
-    the trapezoid rule in log V, where the density is smooth and falls off fast both ways."""
-    centre, spread = math.log(df), math.sqrt(2 / df)
-    log_v = np.linspace(
-        centre - 12 * spread - 50 / df, math.log(df + 15 * math.sqrt(2 * df) + 60), NODES
-    )
-    density = np.exp(df / 2 * (log_v - math.log(2)) - np.exp(log_v) / 2 - math.lgamma(df / 2))
-    return np.sqrt(np.exp(log_v) / df), density / density.sum()
-
-
-@lru_cache(maxsize=4096)
-def t_quantile(q: float, df: int) -> float:
-    """The q quantile (q >= 0.5) of Student's t with ``df`` degrees of freedom."""
-    s, w = _chi_nodes(df)
-
-    def cdf(x: float) -> float:
-        return float(w @ _phi(x * s))
-
-    lo, hi = 0.0, NormalDist().inv_cdf(q) + 1
-    while cdf(hi) < q and hi < 1e12:
-        lo, hi = hi, hi * 2
-    while hi - lo > 1e-12 * hi:
-        mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if cdf(mid) < q else (lo, mid)
-    return (lo + hi) / 2
-
-
-def t_power(noncentrality: float, df: int, alpha: float) -> float:
-    """P(|T| > t_{1 - alpha/2, df}) for T noncentral t(df, noncentrality)."""
-    critical = t_quantile(1 - alpha / 2, df)
-    s, w = _chi_nodes(df)
-    return float(w @ (_phi(noncentrality - critical * s) + _phi(-noncentrality - critical * s)))
+def critical_t(tasks: int, alpha: float) -> float:
+    """The |t| beyond which the paired test rejects: sign flips, in their normal form, reject
+    when |S| > z sqrt(sum d_t^2), and as sum d_t^2 = (N - 1) s^2 + N mean^2 that is
+    |t| > z sqrt((N - 1) / (N - z^2)). Infinite when no number of agreeing tasks rejects."""
+    z = normal_quantile(1 - alpha / 2)
+    return z * math.sqrt((tasks - 1) / (tasks - z * z)) if tasks > z * z else math.inf
 
 
 def paired_power(tasks: int, sd: float, delta: float, alpha: float) -> float:
     """Power of the paired test on ``tasks`` per-task differences of mean ``delta``, sd ``sd``."""
     if sd <= 0:
         return 1.0
-    return t_power(abs(delta) * math.sqrt(tasks) / sd, tasks - 1, alpha)
+    return shift_power(abs(delta) * math.sqrt(tasks) / sd, tasks, alpha)
 
 
-def tasks_needed(sd: float, delta: float, alpha: float, power: float) -> int | None:
-    """The fewest tasks (at least 2) whose paired test has ``power``; None past MAX_TASKS."""
-    enough = 2
-    while paired_power(enough, sd, delta, alpha) < power:
-        if enough >= MAX_TASKS:
-            return None
-        enough = min(enough * 2, MAX_TASKS)
-    short = max(1, enough // 2)  # short of the power (or 1: below the smallest design)
-    while enough - short > 1:
-        mid = (short + enough) // 2
-        short, enough = (
-            (mid, enough) if paired_power(mid, sd, delta, alpha) < power else (short, mid)
-        )
-    return enough
+def shift_power(noncentrality: float, tasks: int, alpha: float) -> float:
+    """The paired test's power when mean(d) / (sd(d) / sqrt(tasks)) is ``noncentrality``."""
+    critical = critical_t(tasks, alpha)
+    return 0.0 if math.isinf(critical) else beyond(noncentrality, tasks - 1, critical)
 
 
 def detectable_shift(tasks: int, alpha: float, power: float) -> float:
     """The noncentrality at which the paired test on ``tasks`` tasks has ``power``: the
     smallest detectable mean difference is this times sd / sqrt(tasks)."""
+    if math.isinf(critical_t(tasks, alpha)):
+        return math.inf
     lo, hi = 0.0, 1.0
-    while t_power(hi, tasks - 1, alpha) < power:
+    while shift_power(hi, tasks, alpha) < power:
         lo, hi = hi, hi * 2
     while hi - lo > 1e-9:
         mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if t_power(mid, tasks - 1, alpha) < power else (lo, mid)
+        lo, hi = (mid, hi) if shift_power(mid, tasks, alpha) < power else (lo, mid)
     return hi
 
 
@@ -191,7 +117,7 @@ class Design:
     delta: float
     repeats: int
     icc: float
-    arm_correlation: float = SHARED
+    arm_correlation: float = CONSERVATIVE
     alpha: float = 0.05
     power: float = 0.8
 
@@ -236,6 +162,50 @@ class Design:
 
 
 @dataclass(frozen=True)
+class Power:
+    """A power, and how it was found: "exact" (one run a task: McNemar's mid-p, exactly),
+    "simulated" (repeats and fewer than NORMAL_FROM tasks: simulated Beta tasks), or
+    "normal" (normal theory)."""
+
+    value: float
+    method: str
+
+
+def design_power(design: Design, tasks: int, repeats: float | None = None) -> Power:
+    """The paired test's power for ``design`` on ``tasks`` tasks at ``repeats`` (the design's
+    by default; math.inf: the differences between tasks alone)."""
+    runs = design.repeats if repeats is None else repeats
+    if tasks < 2:
+        return Power(0.0, "exact")
+    if runs == 1 and tasks <= EXACT_UP_TO:
+        chances = (design.baseline, design.arm_b, design.icc, design.arm_correlation)
+        return Power(one_run_power(tasks, chances, design.alpha), "exact")
+    if math.isfinite(runs) and tasks < NORMAL_FROM:
+        chances = (design.baseline, design.arm_b, design.icc, design.arm_correlation)
+        return Power(simulated_power(tasks, int(runs), chances, design.alpha), "simulated")
+    return Power(paired_power(tasks, design.sd(runs), design.delta, design.alpha), "normal")
+
+
+def tasks_needed(design: Design, repeats: float | None = None) -> int | None:
+    """The fewest tasks (at least 2) whose paired test has the design's power; None past
+    MAX_TASKS."""
+
+    def enough_at(tasks: int) -> bool:
+        return design_power(design, tasks, repeats).value >= design.power
+
+    enough = 2
+    while not enough_at(enough):
+        if enough >= MAX_TASKS:
+            return None
+        enough = min(enough * 2, MAX_TASKS)
+    short = max(1, enough // 2)  # short of the power (or 1: below the smallest design)
+    while enough - short > 1:
+        mid = (short + enough) // 2
+        short, enough = (short, mid) if enough_at(mid) else (mid, enough)
+    return enough
+
+
+@dataclass(frozen=True)
 class Row:
     """One line of the table: the design at one number of repeats."""
 
@@ -246,6 +216,8 @@ class Row:
     """For the design's power; None past MAX_TASKS."""
     power: float | None
     """With the tasks asked about; None when none were."""
+    method: str | None = None
+    """How that power was found (``Power.method``); None when no tasks were asked about."""
 
 
 def plan(design: Design, tasks: int | None = None) -> list[Row]:
@@ -256,13 +228,14 @@ def plan(design: Design, tasks: int | None = None) -> list[Row]:
         raise PowerError(f"{tasks} task(s): a paired test needs at least 2")
     rows = []
     for repeats in dict.fromkeys((design.repeats, *sorted({design.repeats, *REPEATS_SHOWN}))):
-        sd = design.sd(repeats)
+        found = None if tasks is None else design_power(design, tasks, repeats)
         rows.append(
             Row(
                 repeats,
-                sd,
-                tasks_needed(sd, design.delta, design.alpha, design.power),
-                None if tasks is None else paired_power(tasks, sd, design.delta, design.alpha),
+                design.sd(repeats),
+                tasks_needed(design, repeats),
+                None if found is None else found.value,
+                None if found is None else found.method,
             )
         )
     return rows
@@ -275,13 +248,14 @@ def smallest_detectable(design: Design, tasks: int) -> float | None:
         return None
 
     def power_at(delta: float) -> float:
-        shifted = Design(design.baseline, delta, design.repeats, design.icc, design.arm_correlation)
-        return paired_power(tasks, shifted.sd(), delta, design.alpha)
+        return design_power(replace(design, delta=delta), tasks).value
 
     lo, hi = 0.0, 1 - design.baseline
     if power_at(hi * (1 - 1e-9)) < design.power:
         return None
-    while hi - lo > 1e-7:
+    # A simulated power moves in steps of 1 / SIMULATIONS: a finer search finds no more.
+    precision = 1e-7 if design_power(design, tasks).method == "normal" else 1e-3
+    while hi - lo > precision:
         mid = (lo + hi) / 2
         lo, hi = (mid, hi) if power_at(mid) < design.power else (lo, mid)
     return hi

@@ -99,9 +99,7 @@ def estimate(records: Sequence[RunRecord], alpha: float, power: float) -> Estima
                 - _mean([y for t in shared for y in cells[best][t]]),
                 len(shared),
                 sd,
-                detectable_shift(len(d), alpha, power) * sd / math.sqrt(len(d))
-                if sd > 0  # nan below 2 tasks; 0 when every task's difference was the same
-                else None,
+                _detectable(len(d), sd, alpha, power),
             )
         )
     all_runs = [y for by_task in cells.values() for runs in by_task.values() for y in runs]
@@ -116,6 +114,15 @@ def estimate(records: Sequence[RunRecord], alpha: float, power: float) -> Estima
         best,
         pairs,
     )
+
+
+def _detectable(tasks: int, sd: float, alpha: float, power: float) -> float | None:
+    """The smallest mean difference ``tasks`` tasks detect at this sd, by normal theory;
+    None when nothing scales it (sd 0 or nan) or no number of agreeing tasks would reject."""
+    if not sd > 0:
+        return None
+    shift = detectable_shift(tasks, alpha, power)
+    return shift * sd / math.sqrt(tasks) if math.isfinite(shift) else None
 
 
 def _mean(values: Sequence[float]) -> float:

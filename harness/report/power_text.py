@@ -34,18 +34,23 @@ def markdown(report: dict[str, Any]) -> str:
     return "\n\n".join(parts)
 
 
-ROUGH = "†"
+SIMULATED = "‡"
 
 
-def _rough(tasks: int | None, bound: int) -> str:
-    return ROUGH if tasks is not None and tasks < bound else ""
+def _simulated(tasks: int | None, repeats: float | None, bound: int) -> str:
+    """The mark of a figure simulated rather than computed: repeats and few tasks."""
+    if tasks is None or repeats is None or repeats == 1 or math.isinf(repeats):
+        return ""
+    return SIMULATED if tasks < bound else ""
 
 
-def _rough_note(bound: int, icc: float) -> str:
+def _simulated_note(bound: int) -> str:
     return (
-        f"{ROUGH} Fewer than {bound} tasks at ICC {icc:.2f}: power there depends on how "
-        "difficulty is spread over the tasks, which the ICC does not say: simulated runs can "
-        "part from the formula by 0.1 or more. Treat as rough."
+        f"{SIMULATED} Simulated: with repeats and fewer than {bound} tasks the power depends "
+        "on how difficulty is spread over the tasks, which the ICC and the arm correlation do "
+        "not fix, and normal theory can miss it by 10 points or more. These figures simulate "
+        "the test with each task's chance Beta distributed (docs/power.md); tasks unlike that "
+        "can differ by several points."
     )
 
 
@@ -63,7 +68,7 @@ def _correlation(value: float) -> str:
 
 
 def _planned_markdown(report: dict[str, Any]) -> str:
-    d, sources, bound = report["design"], report["sources"], report["reliable_from_tasks"]
+    d, sources, bound = report["design"], report["sources"], report["normal_theory_from_tasks"]
     said = {name: Setting(d[name], source) for name, source in sources.items()}
     runs, given = d["repeats"], d["tasks"]
     lines = [
@@ -72,21 +77,21 @@ def _planned_markdown(report: dict[str, Any]) -> str:
         + said["icc"].said(f"ICC {d['icc']:.2f}")
         + "; task difficulty "
         + said["arm_correlation"].said(_correlation(d["arm_correlation"]))
-        + f"; paired t test on per-task differences, two-sided alpha {d['alpha']:g}.",
+        + f"; the paired test ({report['test']}) at alpha {d['alpha']:g}.",
         "",
     ]
     first = report["rows"][0]
     needed = first["tasks_needed"]
     if given is None:
         lines.append(
-            f"**{_tasks(needed)}**{_rough(needed, bound)} at {runs} repeat(s) give "
+            f"**{_tasks(needed)}**{_simulated(needed, runs, bound)} at {runs} repeat(s) give "
             f"{d['power']:.0%} power" + (f" ({needed * runs:,} runs an arm)." if needed else ".")
         )
     else:
         lines.append(
-            f"**Power {first['power']:.0%}**{_rough(given, bound)} with {given} tasks at "
-            f"{runs} repeat(s) ({given * runs:,} runs an arm); {d['power']:.0%} power needs "
-            f"{_tasks(needed)}{_rough(needed, bound)}."
+            f"**Power {first['power']:.0%}**{_simulated(given, runs, bound)} with {given} tasks "
+            f"at {runs} repeat(s) ({given * runs:,} runs an arm); {d['power']:.0%} power needs "
+            f"{_tasks(needed)}{_simulated(needed, runs, bound)}."
         )
     lines += [
         "",
@@ -99,8 +104,8 @@ def _planned_markdown(report: dict[str, Any]) -> str:
         repeats, needed = row["repeats"], row["tasks_needed"]
         lines.append(
             f"| {_repeats(repeats, runs)} | {row['sd']:.3f} | "
-            + (f"{row['power']:.0%}{_rough(given, bound)} | " if given else "")
-            + (f"{needed:,}{_rough(needed, bound)} | " if needed else "— | ")
+            + (f"{row['power']:.0%}{_simulated(given, repeats, bound)} | " if given else "")
+            + (f"{needed:,}{_simulated(needed, repeats, bound)} | " if needed else "— | ")
             + (f"{needed * repeats:,} |" if needed and repeats else "— |")
         )
     floor = report["rows"][-1]["sd"] ** 2
@@ -109,16 +114,11 @@ def _planned_markdown(report: dict[str, Any]) -> str:
         f"Var(a task's difference) = {floor:.4f} between tasks, which no number of repeats "
         f"removes, + {first['sd'] ** 2 - floor:.4f} run to run at {runs} repeat(s), which "
         "shrinks as 1/repeats: repeats help while the second term is the larger. "
-        + (
-            "A difficulty the arms share cancels in the difference, so the first is small; "
-            "it grows as the arms' task effects differ (--arm-correlation below 1). "
-            if d["arm_correlation"] == SHARED
-            else ""
-        )
-        + "Model: docs/power.md.",
+        "A difficulty the arms share cancels in the difference; the first term grows as the "
+        "arms' task effects differ (a lower --arm-correlation). Model: docs/power.md.",
     ]
-    if ROUGH in "\n".join(lines[2:]):
-        lines += ["", _rough_note(bound, d["icc"])]
+    if SIMULATED in "\n".join(lines[2:]):
+        lines += ["", _simulated_note(bound)]
     return "\n".join(lines)
 
 
@@ -135,10 +135,8 @@ def _tasks(needed: int | None) -> str:
 def _finished_markdown(found: dict[str, Any]) -> str:
     used = {name: Setting(**value) for name, value in found["used"].items()}
     icc, kappa = found["icc"], found["arm_correlation"]
-    bound, rough = (
-        found["reliable_from_tasks"],
-        _rough(found["tasks"], found["reliable_from_tasks"]),
-    )
+    bound = found["normal_theory_from_tasks"]
+    rough = SIMULATED if found["method"] == "simulated" else ""
     lines = [
         f"**{found['results']}**: {found['arms']} arms, {found['tasks']} tasks, "
         f"{found['repeats']} repeat(s); accuracy {found['baseline']:.0%} over all arms; "
@@ -155,7 +153,7 @@ def _finished_markdown(found: dict[str, Any]) -> str:
         + ".",
         "",
         f"Smallest rise over {used['baseline'].value:.0%} this run could detect with "
-        f"{found['power']:.0%} power (two-sided alpha {found['alpha']:g}): "
+        f"{found['power']:.0%} power (the paired test at alpha {found['alpha']:g}): "
         f"**{_points(found['smallest_detectable'])}**{rough}, at "
         + used["icc"].said(f"ICC {used['icc'].value:.2f}")
         + " and "
@@ -170,8 +168,20 @@ def _finished_markdown(found: dict[str, Any]) -> str:
         lines.append(
             f"| {p['arm']} | {p['accuracy']:.0%} | {100 * p['difference']:+.0f} points | "
             f"{p['tasks']} | {p['sd']:.3f} | {_points(p['detectable'])}"
-            f"{_rough(p['tasks'], bound)} |"
+            f"{APPROXIMATE if p['tasks'] < bound else ''} |"
         )
     if rough:
-        lines += ["", _rough_note(bound, used["icc"].value)]
+        lines += ["", _simulated_note(bound)]
+    if any(p["tasks"] < bound for p in found["pairs"]):
+        lines += ["", _approximate_note(bound)]
     return "\n".join(lines)
+
+
+APPROXIMATE = "*"
+
+
+def _approximate_note(bound: int) -> str:
+    return (
+        f"{APPROXIMATE} From the observed sd by normal theory, which with fewer than {bound} "
+        "tasks can be several points off: a rough guide."
+    )

@@ -4,22 +4,23 @@ The grid runs in rounds: round k runs repeat k-1 of every arm still running, on 
 task. After each round every running arm is compared with the best running arm on the
 runs both made (same task, same repeat), and it stops once the decision is made:
 
-- **separated**: the exact McNemar test on the discordant pairs rejects "no
-  difference" at the round's alpha;
-- **within the margin**: the paired interval for its difference (Newcombe's score
-  interval, at one minus the round's alpha) lies inside (-margin, +margin).
+- **separated**: the paired test (``harness.report.sign_flip``: sign flips of per-task
+  differences, two-sided, mid-p; the one test ``compare`` and ``table --vs`` use) rejects
+  "no difference" at the round's alpha;
+- **within the margin**: the paired interval for its difference (Newcombe's, on the
+  effective number of pairs, tasks clustered; at one minus the round's alpha) lies inside
+  (-margin, +margin).
 
 Looking after every round with a fixed-sample test at alpha would declare identical
 arms different far more often than alpha. Here alpha is spent across the rounds and the
 pairs of arms (Bonferroni): each look at each pair gets alpha / (max_repeats * pairs),
 so by the union bound the chance of declaring any difference between identical arms,
-over the whole run and whichever round it stops at, is at most alpha. McNemar's test
-is exact under identical arms (given which pairs disagree, each disagreement is a fair
-coin) provided runs are independent given their task.
+over the whole run and whichever round it stops at, is at most alpha
+(``bench/separation.py`` measures it).
 
-What is estimated is the difference in expected accuracy on this task set: repeats
-settle how an arm does on these tasks, not on tasks not asked (``loopbench power``
-says how many tasks that needs).
+The test treats tasks as the unit, so a decision is about tasks like these: repeats of a
+task are correlated samples of it, and an arm is not called better for having been lucky
+on a few tasks many times over.
 
 Decisions are replayed from the records, look by look, so a resumed run and ``table``
 reach the ones the run reached.
@@ -28,11 +29,9 @@ reach the ones the run reached.
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from statistics import NormalDist
 from typing import Literal
 
 import numpy as np
@@ -40,7 +39,7 @@ import pandas as pd
 
 from harness.patterns.base import INFRASTRUCTURE_STATUSES
 from harness.records import RunRecord
-from harness.report.stats import mcnemar_exact, wilson_interval
+from harness.report.stats import PairedTasks
 
 #: Beside runs.jsonl: the rule a run stopped by, so the table can replay it.
 RULE_FILE = "separation.json"
@@ -105,45 +104,26 @@ class Separation:
         return len(self.running) <= 1 or self.rounds >= self.rule.max_repeats
 
 
-def newcombe_interval(
-    both: int, only_arm: int, only_best: int, neither: int, z: float
-) -> tuple[float, float]:
-    """Newcombe's score interval (his method 10) for p_arm - p_best on paired outcomes:
-    never zero-width, even when no pair disagrees."""
-    n = both + only_arm + only_best + neither
-    if n == 0:
-        return (-1.0, 1.0)
-    p1, p2 = (both + only_arm) / n, (both + only_best) / n
-    l1, u1 = wilson_interval(both + only_arm, n, z)
-    l2, u2 = wilson_interval(both + only_best, n, z)
-    margins = (both + only_arm) * (only_best + neither) * (both + only_best) * (only_arm + neither)
-    phi = (both * neither - only_arm * only_best) / math.sqrt(margins) if margins else 0.0
-    below = math.sqrt(max(0.0, (p1 - l1) ** 2 - 2 * phi * (p1 - l1) * (u2 - p2) + (u2 - p2) ** 2))
-    above = math.sqrt(max(0.0, (u1 - p1) ** 2 - 2 * phi * (u1 - p1) * (p2 - l2) + (p2 - l2) ** 2))
-    return (max(-1.0, p1 - p2 - below), min(1.0, p1 - p2 + above))
-
-
 def judge(arm: np.ndarray, best: np.ndarray, alpha: float, margin: float) -> Look:
-    """One look at one arm against the best: outcomes are 1, 0, or NaN (not run, or not
-    the arm's doing), aligned by (task, repeat)."""
+    """One look at one arm against the best: outcomes as (tasks, repeats) arrays of 1, 0, or
+    NaN (not run, or not the arm's doing), aligned by task and repeat."""
     made = ~(np.isnan(arm) | np.isnan(best))
-    a, b = arm[made] == 1, best[made] == 1
-    only_arm, only_best = int((a & ~b).sum()), int((~a & b).sum())
-    both, neither = int((a & b).sum()), int((~a & ~b).sum())
-    pairs = both + only_arm + only_best + neither
-    p_value = mcnemar_exact(only_arm, only_best)
-    low, high = newcombe_interval(both, only_arm, only_best, neither, _z(alpha))
+    a, b = (arm == 1) & made, (best == 1) & made
+    paired = PairedTasks(
+        made.sum(axis=1).astype(float),
+        a.sum(axis=1).astype(float),
+        b.sum(axis=1).astype(float),
+        (a & b).sum(axis=1).astype(float),
+    )
+    pairs = int(made.sum())
+    p_value = paired.p_value()
+    low, high = paired.interval(1 - alpha)
     verdict: Verdict = "undecided"
     if pairs and p_value <= alpha:
-        verdict = "better" if only_arm > only_best else "worse"
+        verdict = "better" if paired.difference > 0 else "worse"
     elif pairs and -margin < low and high < margin:
         verdict = "within margin"
-    difference = (only_arm - only_best) / pairs if pairs else 0.0
-    return Look(verdict, difference, low, high, p_value, pairs)
-
-
-def _z(alpha: float) -> float:
-    return NormalDist().inv_cdf(1 - alpha / 2)
+    return Look(verdict, paired.difference, low, high, p_value, pairs)
 
 
 def replay(outcomes: dict[str, np.ndarray], rule: SeparationRule, rounds: int) -> Separation:
@@ -155,7 +135,7 @@ def replay(outcomes: dict[str, np.ndarray], rule: SeparationRule, rounds: int) -
         if len(running) <= 1:
             break
         state.rounds = round_
-        seen = {arm: outcomes[arm][:, :round_].ravel() for arm in running}
+        seen = {arm: outcomes[arm][:, :round_] for arm in running}
         best = max(running, key=lambda arm: _accuracy(seen[arm]))  # ties: the first listed
         state.last.pop(best, None)
         for arm in running:

@@ -14,23 +14,43 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
 
+import numpy as np
 import pandas as pd
 
+from harness.columns_sql import ANSWER_KEY, answer_key
 from harness.experiment import arm_identity
 from harness.patterns.base import INFRASTRUCTURE_STATUSES, STATUSES
 from harness.records import RunRecord
 from harness.report.axis import model_keys
 from harness.report.checks import answer_changes, check_measures, code_measures
+from harness.report.pass_k import PassK
 from harness.report.prices import PriceTable
-from harness.report.stats import paired_difference, wilson_interval
+from harness.report.stats import PairedTasks, accuracy_interval, wilson_interval
 
 GROUPINGS = ("slice", "task", "model")
+#: What an accuracy interval is about: tasks like these (the default), or the runs made.
+INTERVALS = ("tasks", "runs")
+INTERVAL_NOTES = {
+    "tasks": "a 95% interval about tasks like these (Wilson's on the effective number of "
+    "runs: repeats of a task are correlated samples of it, clustered by task; --interval "
+    "runs for the interval on these tasks only)",
+    "runs": "a 95% Wilson interval on the runs made, as if independent: about these tasks "
+    "only, not tasks like these (--interval tasks)",
+}
 NOTE = (
     "Accuracy: correct / runs graded or out of budget (api_error and pattern_error runs left "
-    "out), with a 95% Wilson interval. Cost per correct: total cost of all runs / correct. "
-    "Turns: model calls per run. Arms name the options set; the rest are defaults. "
-    "Paired differences match runs by (task, repeat) and resample whole tasks, since repeats "
-    "of one task are not independent."
+    "out), with {interval}. Cost per correct: total cost of all runs / correct. "
+    "Turns: model calls per run. Arms name the options set; the rest are defaults."
+)
+VS_NOTE = (
+    " vs: the paired difference on runs matched by (task, repeat), failed runs left out on "
+    "either side, its 95% interval clustered by task, and p of the paired test (sign flips "
+    "of per-task differences, two-sided, mid-p), as compare's."
+)
+PASS_NOTE = (
+    " pass@k: the chance that at least one of k tries at a task is right, pass^k that all "
+    "k are (unbiased estimators from each task's repeats, averaged over tasks with at "
+    "least k runs), with a 95% interval about tasks like these."
 )
 CHANGES_NOTE = (
     " w→r / r→w: runs whose first answer (a draft, attempt or candidate) was wrong and the "
@@ -67,6 +87,8 @@ def records_frame(records: Sequence[RunRecord], pricing: Pricing | None = None) 
     frame = pd.DataFrame([r.model_dump() for r in records])
     if frame.empty:
         return frame
+    keys = [answer_key(r.answer, r.status) for r in records]
+    frame[ANSWER_KEY] = np.array(keys, dtype=np.uint64)
     frame["task"] = frame["task_id"]
     if pricing is not None:
         frame["cost_usd"] = [_cost(r, pricing) for r in records]
@@ -81,11 +103,33 @@ def _cost(record: RunRecord, pricing: Pricing) -> float:
     return price.cost(record.tokens_in, record.tokens_out, record.tokens_cached)
 
 
+@dataclass(frozen=True)
+class Measures:
+    """What a summary computes beyond its fixed columns."""
+
+    interval: str = "tasks"
+    """The accuracy interval: about tasks like these ("tasks") or the runs made ("runs")."""
+    pass_k: tuple[PassK, ...] = ()
+    """pass@k and pass^k columns to add (coding runs always get pass@1)."""
+
+
+def repeat_measures(frame: pd.DataFrame) -> tuple[PassK, ...]:
+    """What repeats say about k tries, at k = the most repeats of a task: pass@1, pass@k and
+    pass^k; none with one run a task."""
+    most = int(frame.groupby(["arm", "task_id"]).size().max()) if len(frame) else 0
+    return (PassK("@", 1), PassK("@", most), PassK("^", most)) if most > 1 else ()
+
+
 def summarize(
-    frame: pd.DataFrame, by: str | None = None, retried: pd.DataFrame | None = None
+    frame: pd.DataFrame,
+    by: str | None = None,
+    retried: pd.DataFrame | None = None,
+    measures: Measures = Measures(),
 ) -> pd.DataFrame:
     """One row per arm (and ``by`` value). ``retried`` holds the records that later runs
     superseded (``--retry-errors``): not runs of their own, but their cost was spent."""
+    if measures.interval not in INTERVALS:
+        raise ValueError(f"unknown interval {measures.interval!r}; choose tasks or runs")
     keys = list(dict.fromkeys([*model_keys(frame), "arm", *([_column(by)] if by else [])]))
     spent = retried if retried is not None and not retried.empty else None
     rows = []
@@ -97,7 +141,7 @@ def summarize(
             for key, value in zip(keys, group, strict=True):
                 same &= spent[key] == value
             earlier = spent[same]
-        rows.append(dict(zip(keys, group, strict=True)) | _summary(runs, earlier))
+        rows.append(dict(zip(keys, group, strict=True)) | _summary(runs, earlier, measures))
     return pd.DataFrame(rows)
 
 
@@ -107,14 +151,21 @@ def _column(by: str) -> str:
     return by
 
 
-def _summary(runs: pd.DataFrame, retried: pd.DataFrame | None = None) -> dict[str, object]:
+def _summary(
+    runs: pd.DataFrame, retried: pd.DataFrame | None, measures: Measures
+) -> dict[str, object]:
     graded = runs[~runs["status"].isin(INFRASTRUCTURE_STATUSES)]
-    correct = int(graded["correct"].eq(True).sum())  # None (not graded) is not correct
-    low, high = wilson_interval(correct, len(graded))
+    right = graded["correct"].eq(True)  # None (not graded) is not correct
+    correct = int(right.sum())
+    if measures.interval == "runs":
+        low, high = wilson_interval(correct, len(graded))
+    else:
+        low, high = accuracy_interval(graded["task_id"].to_numpy(), right.to_numpy())
     total_cost = float(runs["cost_usd"].sum(min_count=len(runs))) if len(runs) else math.nan
     if retried is not None and len(retried):
         total_cost += float(retried["cost_usd"].sum(min_count=len(retried)))
     statuses = runs["status"].value_counts()
+    code = code_measures(graded)
     return {
         "n": len(runs),
         "correct": correct,
@@ -140,8 +191,34 @@ def _summary(runs: pd.DataFrame, retried: pd.DataFrame | None = None) -> dict[st
         **{f"status_{s}": int(statuses.get(s, 0)) for s in STATUSES},
         **answer_changes(graded),
         **check_measures(graded),
-        **code_measures(graded),
+        **code,
+        **_pass_measures(graded, measures.pass_k, coding=not math.isnan(code["first_pass"])),
+        "interval": measures.interval,
+        "repeats_agree": _repeats_agree(graded),
     }
+
+
+def _repeats_agree(graded: pd.DataFrame) -> float:
+    """1 when every task run more than once gave the same answer every time (its repeats
+    are one sample, counted several times), 0 when some did not, NaN when none ran twice."""
+    if ANSWER_KEY not in graded:
+        return math.nan
+    by_task = graded.groupby("task_id", sort=False)[ANSWER_KEY]
+    repeated = by_task.size() > 1
+    if not repeated.any():
+        return math.nan
+    return float((by_task.nunique()[repeated] == 1).all())
+
+
+def _pass_measures(
+    graded: pd.DataFrame, wanted: tuple[PassK, ...], coding: bool
+) -> dict[str, float]:
+    """The pass@k / pass^k asked for; coding runs report pass@1 over their samples."""
+    chosen = list(dict.fromkeys([*([PassK("@", 1)] if coding else []), *wanted]))
+    values: dict[str, float] = {}
+    for measure in chosen:
+        values |= measure.summary(graded["task_id"], graded["correct"])
+    return values
 
 
 FORMATS = ("md", "csv", "json", "latex", "html")
@@ -149,12 +226,14 @@ FORMATS = ("md", "csv", "json", "latex", "html")
 
 def with_reference(frame: pd.DataFrame, summary: pd.DataFrame, reference: str) -> pd.DataFrame:
     """Add, per arm, the paired difference in accuracy against ``reference`` on the same
-    (task, repeat) runs: a 95% interval that resamples whole tasks, and McNemar's p."""
+    (task, repeat) runs, those that failed on infrastructure on either side left out: its
+    95% interval and the p of the paired test, both clustered by task (as ``compare``'s)."""
     arms = set(frame["arm"])
     reference = reference if reference in arms else arm_identity(reference)
     if reference not in arms:
         raise ValueError(f"no arm {reference!r} in these results; arms: {', '.join(sorted(arms))}")
-    base = frame[frame["arm"] == reference]
+    usable = frame[~frame["status"].isin(INFRASTRUCTURE_STATUSES)]
+    base = usable[usable["arm"] == reference]
     columns: dict[str, list[float]] = {
         "vs_difference": [],
         "vs_ci_low": [],
@@ -165,7 +244,7 @@ def with_reference(frame: pd.DataFrame, summary: pd.DataFrame, reference: str) -
     on = ["task_id", "repeat", *model_keys(frame)]
     for _, row in summary.iterrows():
         arm = row["arm"]
-        runs = frame[frame["arm"] == arm]
+        runs = usable[usable["arm"] == arm]
         if "model" in on:
             runs = runs[runs["model"] == row["model"]]
         pairs = runs.merge(base, on=on, suffixes=("", "_r"))
@@ -173,37 +252,40 @@ def with_reference(frame: pd.DataFrame, summary: pd.DataFrame, reference: str) -
             for values in columns.values():
                 values.append(math.nan)
             continue
-        paired = paired_difference(
+        paired = PairedTasks.of(
             pairs["task_id"].to_numpy(),
-            pairs["correct_r"].eq(True).to_numpy(),
             pairs["correct"].eq(True).to_numpy(),
-            pairs["cost_usd_r"].to_numpy(dtype=float, na_value=math.nan),
-            pairs["cost_usd"].to_numpy(dtype=float, na_value=math.nan),
+            pairs["correct_r"].eq(True).to_numpy(),
         )
+        low, high = paired.interval()
         columns["vs_difference"].append(paired.difference)
-        columns["vs_ci_low"].append(paired.ci_low)
-        columns["vs_ci_high"].append(paired.ci_high)
-        columns["vs_p_value"].append(paired.p_value)
+        columns["vs_ci_low"].append(low)
+        columns["vs_ci_high"].append(high)
+        columns["vs_p_value"].append(paired.p_value())
     return summary.assign(**columns, vs_reference=reference)
 
 
 def render(
     summary: pd.DataFrame, fmt: str, title: str = "", columns: list[str] | None = None
 ) -> str:
+    """The summary as a table in ``fmt``; ``columns`` keeps those columns only (a pass@k
+    column brings its interval along)."""
+    whole = summary
     if columns:
         unknown = [c for c in columns if c not in summary.columns]
         if unknown:
             raise ValueError(
-                f"unknown column {unknown[0]!r}; columns: {', '.join(summary.columns)}"
+                f"unknown column {unknown[0]!r}; columns: {', '.join(summary.columns)} "
+                "(pass@k and pass^k, e.g. pass@1 or pass^3, are computed when asked for)"
             )
-        summary = summary[columns]
+        summary = summary[columns if fmt not in ("json", "csv") else _with_bounds(columns)]
     if fmt == "json":
         return str(summary.map(_exact_zero).to_json(orient="records", indent=2))
     if fmt == "csv":
         return str(summary.to_csv(index=False))
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}; choose {', '.join(FORMATS)}")
-    shown = summary.astype(str) if columns else _shown(summary)
+    shown = _chosen(whole, columns) if columns else _shown(summary)
     plain_title = title.replace("**", "")
     if fmt == "latex":
         latex = shown.map(lambda cell: latex_text(str(cell)))
@@ -216,11 +298,71 @@ def render(
         return html.replace(">\n", f">\n{caption}\n", 1) if caption else html
     table = shown.to_markdown(index=False, disable_numparse=True)
     head = f"{title}\n\n" if title else ""
-    note = NOTE + (CHANGES_NOTE if _shows(summary, "wrong_to_right") else "")
+    return f"{head}{table}\n\n{footnotes(whole)}"
+
+
+def footnotes(summary: pd.DataFrame) -> str:
+    """What the table's columns mean, and what the reader should know of these runs."""
+    interval = summary["interval"].iloc[0] if "interval" in summary and len(summary) else "tasks"
+    note = NOTE.format(interval=INTERVAL_NOTES[interval])
+    note += VS_NOTE if "vs_difference" in summary else ""
+    note += PASS_NOTE if any(PassK.parse(str(c)) for c in summary.columns) else ""
+    note += CHANGES_NOTE if _shows(summary, "wrong_to_right") else ""
     note += CHECK_NOTE if _shows(summary, "coverage") else ""
     note += CODE_NOTE if _shows(summary, "first_pass") else ""
-    notes = usage_warning(summary) + cache_note(summary) + retried_note(summary)
-    return f"{head}{table}\n\n{note}{notes}"
+    notes = repeats_note(summary) + usage_warning(summary) + cache_note(summary)
+    return note + notes + retried_note(summary)
+
+
+def repeats_note(summary: pd.DataFrame) -> str:
+    """A footnote when repeats gave the same answers on every task: they add no information."""
+    if "repeats_agree" not in summary:
+        return ""
+    agree = summary["repeats_agree"]
+    alike = summary.loc[agree == 1, "arm"].astype(str).tolist()
+    if not alike:
+        return ""
+    if len(alike) == int(agree.notna().sum()):
+        return (
+            "\n\nRepeats add no information: every task's repeats gave the same answer, in "
+            "every arm, so each task is one sample counted several times (an endpoint that "
+            "does not sample: greedy decoding, temperature 0, or one seed). The intervals "
+            "count tasks, not runs; give --temperature to sample."
+        )
+    return (
+        f"\n\nRepeats of {', '.join(alike)} gave the same answer on every task: for "
+        "them repeats add no information."
+    )
+
+
+def _with_bounds(columns: list[str]) -> list[str]:
+    """The columns, each pass@k followed by its interval and the tasks it averages."""
+    return [
+        name
+        for column in columns
+        for name in (
+            [column, f"{column}_low", f"{column}_high", f"{column}_tasks"]
+            if PassK.parse(column)
+            else [column]
+        )
+    ]
+
+
+def _chosen(summary: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
+    """The columns asked for, as text; a pass@k with its interval."""
+    shown = pd.DataFrame(index=summary.index)
+    for column in columns:
+        if PassK.parse(column):
+            shown[f"{column} [95% CI]"] = _with_interval(summary, column)
+        else:
+            shown[column] = summary[column].astype(str)
+    return shown
+
+
+def _with_interval(summary: pd.DataFrame, column: str) -> list[str]:
+    """``value [low, high]`` as percentages, or a dash where there is no value."""
+    values = zip(summary[column], summary[f"{column}_low"], summary[f"{column}_high"], strict=True)
+    return [f"{v:.0%} [{lo:.0%}, {hi:.0%}]" if not math.isnan(v) else "—" for v, lo, hi in values]
 
 
 def retried_note(summary: pd.DataFrame) -> str:
@@ -321,12 +463,10 @@ def _shown(summary: pd.DataFrame) -> pd.DataFrame:
     )
     shown["arm"] = summary["arm"]
     shown["n"] = summary["n"]
-    shown["accuracy [95% CI]"] = [
-        f"{a:.0%} [{lo:.0%}, {hi:.0%}]" if not math.isnan(a) else "—"
-        for a, lo, hi in zip(
-            summary["accuracy"], summary["accuracy_low"], summary["accuracy_high"], strict=True
-        )
-    ]
+    shown["accuracy [95% CI]"] = _with_interval(summary, "accuracy")
+    for column in summary.columns:
+        if PassK.parse(str(column)):
+            shown[f"{column} [95% CI]"] = _with_interval(summary, str(column))
     if "vs_difference" in summary:
         label = f"vs {summary['vs_reference'].iloc[0]} [95% CI], p"
         shown[label] = [

@@ -176,7 +176,8 @@ def test_resuming_an_older_folder_refuses_an_arm_whose_options_now_resolve_other
         meta["base_url"] = server.base_url
         (folder / "experiment.json").write_text(json.dumps(meta))
         args = ["run", "--model", "fake", "--out", str(folder), "--quiet", "--repeats", "2"]
-        args += ["--base-url", server.base_url]
+        # Written before sampling was a setting, when temperature 0 was sent: the same again.
+        args += ["--base-url", server.base_url, "--temperature", "0"]
         unchanged = CliRunner().invoke(main, [*args, "--arm", "react_text"])
         changed = CliRunner().invoke(main, [*args, "--arm", "best_of_n:n=2"])
         served = server.served.requests

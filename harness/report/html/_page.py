@@ -32,9 +32,11 @@ from harness.report.html._sample import LIST_ALL_RUNS, Sample, labels_by_run, sa
 from harness.report.plots import STATUS_COLOURS, plot_frontier, plot_outcomes
 from harness.report.separation import StoppedRun
 from harness.report.table import (
+    Measures,
     Pricing,
     records_frame,
     render,
+    repeat_measures,
     summarize,
     with_reference,
 )
@@ -99,7 +101,7 @@ def build_page(results: Path, pricing: Pricing, reference: str | None = None) ->
             frame = records_frame(records, pricing).drop(columns=drop, errors="ignore")
     if frame.empty:
         raise ValueError(f"{results}: no finished runs yet")
-    summary = summarize(frame, retried=retried)
+    summary = summarize(frame, retried=retried, measures=Measures(pass_k=repeat_measures(frame)))
     if reference:
         summary = with_reference(frame, summary, reference)
     where = (

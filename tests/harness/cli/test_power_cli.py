@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from harness.cli.power import power_command
-from harness.report.power import Design, paired_power, reliable_from, tasks_needed
+from harness.report.power import CONSERVATIVE, NORMAL_FROM, Design, design_power, tasks_needed
 from tests.harness.report.test_power import write_results
 
 
@@ -29,9 +29,12 @@ def as_json(*args: str) -> dict:
 
 def test_tasks_needed_in_md_with_the_table_of_repeats():
     out = shown("--baseline", "0.56", "--delta", "0.10")
-    needed = tasks_needed(Design(0.56, 0.10, 3, 0.3).sd(), 0.10, 0.05, 0.8)
+    needed = tasks_needed(Design(0.56, 0.10, 3, 0.3, CONSERVATIVE))
+    assert needed is not None and needed >= NORMAL_FROM  # normal theory: no mark
     assert f"**{needed} tasks** at 3 repeat(s) give 80% power" in out
     assert "ICC 0.30 (assumed; measure yours with --from)" in out
+    assert "correlated 0.50 between the arms (assumed, conservatively" in out
+    assert "sign flips of per-task differences" in out
     table = [line for line in out.splitlines() if line.startswith("| ")][1:]
     assert [line.split(" | ")[0] for line in table] == ["| 1", "| **3**", "| 5", "| 10", "| ∞"]
     assert "docs/power.md" in out
@@ -39,29 +42,33 @@ def test_tasks_needed_in_md_with_the_table_of_repeats():
 
 def test_json_carries_the_same_figures():
     report = as_json("--baseline", "0.56", "--delta", "0.10", "--repeats", "4", "--icc", "0.2")
-    design = Design(0.56, 0.10, 4, 0.2)
+    design = Design(0.56, 0.10, 4, 0.2, CONSERVATIVE)
     assert report["design"]["arm_b"] == pytest.approx(0.66)
     assert report["sources"] == {
         "baseline": "given",
         "repeats": "given",
         "icc": "given",
-        "arm_correlation": "assumed",
+        "arm_correlation": "assumed, conservatively; measure yours with --from",
     }
-    assert report["tasks_needed"] == tasks_needed(design.sd(), 0.10, 0.05, 0.8)
+    assert report["tasks_needed"] == tasks_needed(design)
     assert report["power_of_tasks"] is None
     assert [row["repeats"] for row in report["rows"]] == [4, 1, 3, 5, 10, None]
-    assert report["reliable_from_tasks"] == reliable_from(0.2) == 20
+    assert report["normal_theory_from_tasks"] == NORMAL_FROM
+    assert report["test"] == "sign flips of per-task differences, two-sided, mid-p"
 
 
 def test_the_power_of_given_tasks():
     args = ["--baseline", "0.56", "--delta", "0.10", "--tasks", "12", "--repeats", "3"]
     report = as_json(*args, "--icc", "0.3")
-    expected = paired_power(12, Design(0.56, 0.10, 3, 0.3).sd(), 0.10, 0.05)
-    assert report["power_of_tasks"] == pytest.approx(expected)
-    assert 0.1 < expected < 0.2
+    expected = design_power(Design(0.56, 0.10, 3, 0.3, CONSERVATIVE), 12)
+    assert expected.method == "simulated" and report["method"] == "simulated"
+    assert report["power_of_tasks"] == pytest.approx(expected.value)
+    assert 0.05 < expected.value < 0.2
     out = shown(*args, "--icc", "0.3")
-    assert f"**Power {expected:.0%}**† with 12 tasks at 3 repeat(s)" in out
-    assert "† Fewer than 45 tasks at ICC 0.30" in out  # 12 tasks: below what simulation backs
+    assert f"**Power {expected.value:.0%}**‡ with 12 tasks at 3 repeat(s)" in out
+    assert f"‡ Simulated: with repeats and fewer than {NORMAL_FROM} tasks" in out
+    one = as_json(*args[:-1], "1", "--icc", "0.3")  # one run a task: exact, no mark
+    assert one["method"] == "exact"
 
 
 @pytest.mark.parametrize(

@@ -2,6 +2,7 @@ import asyncio
 import base64
 import json
 import time
+from dataclasses import replace
 
 import httpx
 import pytest
@@ -77,7 +78,7 @@ def complete(client, request=REQUEST):
 
 
 def test_request_body_speaks_chat_completions():
-    script = Script(httpx.Response(200, json=completion()))
+    script = Script(*(httpx.Response(200, json=completion()) for _ in range(2)))
     client, _ = make_client(script)
     request = ModelRequest(
         model="m",
@@ -104,7 +105,13 @@ def test_request_body_speaks_chat_completions():
     assert body["messages"][2]["content"] is None
     assert body["messages"][3] == {"role": "tool", "content": "entry text", "tool_call_id": "c1"}
     assert body["tools"][0]["function"]["name"] == "lookup"
-    assert (body["max_tokens"], body["stop"], body["temperature"]) == (50, ["\nObservation:"], 0.0)
+    assert (body["max_tokens"], body["stop"]) == (50, ["\nObservation:"])
+    # Sampling settings go only when set: by default the endpoint's own apply.
+    assert not {"temperature", "top_p", "seed"} & set(body)
+    sampled = replace(request, temperature=0.7, top_p=0.9, seed=3)
+    complete(client, sampled)
+    body = json.loads(script.requests[1].content)
+    assert (body["temperature"], body["top_p"], body["seed"]) == (0.7, 0.9, 3)
 
 
 def test_reads_usage_cached_tokens_finish_reason_and_several_tool_calls():

@@ -1,3 +1,4 @@
+import itertools
 import json
 import random
 from pathlib import Path
@@ -5,12 +6,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from scipy import stats
 from statsmodels.stats.contingency_tables import mcnemar
 from statsmodels.stats.proportion import proportion_confint
 
 from harness.cli import main
 from harness.report.compare import FLIPS_LISTED, FLIPS_NAMED, _flipped
-from harness.report.stats import mcnemar_exact, paired_difference, wilson_interval
+from harness.report.sign_flip import EXACT_TASKS, sign_flip_p
+from harness.report.stats import paired_difference, wilson_interval
 
 from .test_table import record
 
@@ -43,10 +46,24 @@ def run_compare(*args):
     return CliRunner().invoke(main, ["compare", *args])
 
 
-def test_mcnemar_matches_statsmodels():
+def mcnemar_mid_p(b, c):
+    """McNemar's mid-p from statsmodels' exact p: the exact p less half the probability of
+    the tables as extreme as the observed one (counted whole in the exact p)."""
+    if b + c == 0:
+        return 1.0
+    k, n = min(b, c), b + c
+    own = stats.binom.pmf(k, n, 0.5) * (1 if b == c else 2)
+    return mcnemar([[5, b], [c, 7]], exact=True).pvalue - own / 2
+
+
+def test_with_one_repeat_the_paired_test_is_mcnemars_mid_p():
     for b, c in [(0, 0), (1, 0), (3, 9), (10, 10), (2, 14), (25, 11)]:
-        expected = mcnemar([[5, b], [c, 7]], exact=True).pvalue
-        assert mcnemar_exact(b, c) == pytest.approx(expected, rel=1e-12)
+        # b tasks right before and wrong after, c the reverse, 9 tasks alike both times.
+        after = [0] * b + [1] * c + [1] * 9
+        before = [1] * b + [0] * c + [1] * 9
+        assert sign_flip_p(after, before, [1] * len(after)) == pytest.approx(
+            mcnemar_mid_p(b, c), rel=1e-12
+        )
 
 
 def test_wilson_matches_statsmodels():
@@ -56,15 +73,17 @@ def test_wilson_matches_statsmodels():
         )
 
 
-def test_paired_bootstrap_resamples_whole_tasks():
+def test_a_loss_on_one_task_is_one_task_of_evidence_however_many_repeats():
     tasks = [t for t in TASKS for _ in range(3)]
     before = [True] * 36
     after = [t != "t0" for t in tasks]  # one task lost in all three repeats
     result = paired_difference(tasks, before, after, [1.0] * 36, [1.0] * 36)
-    assert result.difference == pytest.approx(-3 / 36)
-    # Resampling tasks, the loss comes in multiples of one task's three runs.
-    assert result.ci_low < result.difference < 0 and result.ci_high == 0
-    assert result.right_to_wrong == ["t0", "t0", "t0"] and result.p_value == pytest.approx(0.25)
+    assert result.difference == pytest.approx(-3 / 36) and result.tasks == 12
+    # One task differs: its sign is a coin toss under no difference, so the mid-p is 1/2
+    # (McNemar on the three runs as if independent said 0.25).
+    assert result.p_value == pytest.approx(0.5) == result.p_value_by_task
+    assert result.ci_low < result.difference < 0 < result.ci_high
+    assert result.right_to_wrong == ["t0", "t0", "t0"]
     assert result.cost_per_correct_after == pytest.approx(36 / 33)
 
 
@@ -117,19 +136,58 @@ def test_mismatched_task_sets_and_missing_files_exit_2(tmp_path):
     assert run_compare(before, before, "--arm", "rewoo").exit_code == 2
 
 
-def test_the_exact_test_agrees_with_a_direct_count(tmp_path):
+def sign_flip_by_enumeration(d):
+    """The mid-p over every choice of signs, counted one by one."""
+    signs = np.array(list(itertools.product([-1, 1], repeat=len(d))))
+    sums = np.abs(signs @ d)
+    observed = abs(d.sum())
+    return (sums > observed + 1e-9).mean() + 0.5 * (np.abs(sums - observed) <= 1e-9).mean()
+
+
+def test_the_paired_test_agrees_with_counting_every_choice_of_signs(tmp_path):
     before = write(tmp_path / "b", {"react": 0.7}, seed=5)
     after = write(tmp_path / "a", {"react": 0.4}, seed=6)
     [arm] = json.loads(run_compare(before, after, "--format", "json").stdout)["arms"]
-    b, c = len(arm["right_to_wrong"]), len(arm["wrong_to_right"])
-    assert arm["p_value"] == pytest.approx(mcnemar(np.array([[0, b], [c, 0]]), exact=True).pvalue)
+    per_task = {task: [0.0, 0.0] for task in TASKS}
+    for folder, side in ((before, 0), (after, 1)):
+        for task, _, correct in before_keys(folder, "react"):
+            per_task[task][side] += correct / 3
+    d = np.array([a - b for b, a in per_task.values()])
+    assert arm["p_value"] == pytest.approx(sign_flip_by_enumeration(d), abs=1e-12)
+    assert arm["tasks"] == 12
 
 
-def test_mcnemar_holds_past_a_thousand_discordant_pairs():
-    """2**n overflows a float past 1,023 pairs; a large results folder has more."""
+@pytest.mark.parametrize("seed", range(6))
+def test_unequal_repeats_are_tested_on_the_lattice_of_their_runs(seed):
+    rng = np.random.default_rng(seed)
+    runs = rng.integers(1, 5, 9)  # 1 to 4 paired runs a task: d_t in steps of 1/12
+    after, before = rng.binomial(runs, 0.6), rng.binomial(runs, 0.4)
+    expected = sign_flip_by_enumeration((after - before) / runs)
+    assert sign_flip_p(after, before, runs) == pytest.approx(expected, abs=1e-12)
+
+
+def test_past_the_exact_range_p_is_what_random_sign_flips_give():
+    """600 tasks, three runs each: d_t in steps of a third, so sum d_t^2 is not the count.
+    The flips are summed in thirds, whole numbers, so that ties are ties."""
+    rng = np.random.default_rng(4)
+    after, before = rng.binomial(3, 0.53, 600), rng.binomial(3, 0.5, 600)
+    steps = after - before
+    assert (steps != 0).sum() > EXACT_TASKS  # the normal approximation's range
+    flips = np.concatenate(  # 100,000 choices of signs, drawn in parts (memory)
+        [np.abs(rng.choice([-1, 1], size=(10_000, len(steps))) @ steps) for _ in range(10)]
+    )
+    observed = abs(steps.sum())
+    by_chance = (flips > observed).mean() + 0.5 * (flips == observed).mean()
+    assert sign_flip_p(after, before, [3] * 600) == pytest.approx(by_chance, abs=0.008)
+
+
+def test_past_the_exact_range_the_test_is_the_normal_one_with_the_permutation_variance():
+    """With one repeat that is McNemar's chi-square without continuity correction, which a
+    folder of thousands of tasks reaches."""
     for b, c in [(520, 600), (5000, 5200), (40000, 40000)]:
-        expected = mcnemar([[5, b], [c, 7]], exact=True).pvalue
-        assert mcnemar_exact(b, c) == pytest.approx(expected, rel=1e-9, abs=1e-300)
+        after, before = [0] * b + [1] * c, [1] * b + [0] * c
+        expected = mcnemar([[5, b], [c, 7]], exact=False, correction=False).pvalue
+        assert sign_flip_p(after, before, [1] * (b + c)) == pytest.approx(expected, rel=1e-9)
 
 
 def bootstrap_over_runs(tasks, before, after, cost_before, cost_after, resamples=2000, seed=0):
@@ -143,29 +201,23 @@ def bootstrap_over_runs(tasks, before, after, cost_before, cost_after, resamples
     def per_correct(cost, correct):
         return cost.sum() / correct.sum() if correct.sum() else np.nan
 
-    diffs, costs = [], []
+    costs = []
     for _ in range(resamples):
         pick = np.concatenate([clusters[i] for i in rng.integers(0, len(clusters), len(clusters))])
-        diffs.append(a[pick].mean() - b[pick].mean())
         costs.append(per_correct(ca[pick], a[pick]) - per_correct(cb[pick], b[pick]))
-    finite = [c for c in costs if not np.isnan(c)]
-    return diffs, finite
+    return [c for c in costs if not np.isnan(c)]
 
 
 @pytest.mark.parametrize("seed", range(4))
-def test_the_bootstrap_by_task_sums_draws_what_a_bootstrap_over_runs_draws(seed):
+def test_the_cost_bootstrap_by_task_sums_draws_what_a_bootstrap_over_runs_draws(seed):
     rng = np.random.default_rng(seed)
     tasks = [f"t{rng.integers(0, 9)}" for _ in range(60)]  # unequal repeats, any order
     before, after = rng.random(60) < 0.5, rng.random(60) < 0.6
     cost_before, cost_after = rng.random(60), rng.random(60)
     cost_before[tasks.index(tasks[seed])] = np.nan  # one task has an unpriced run
     result = paired_difference(tasks, before, after, cost_before, cost_after)
-    diffs, costs = bootstrap_over_runs(tasks, before, after, cost_before, cost_after)
-    # Accuracy to the bit (counts sum exactly); cost to rounding (sums in another order).
-    assert (result.ci_low, result.ci_high) == (
-        np.percentile(diffs, 2.5),
-        np.percentile(diffs, 97.5),
-    )
+    costs = bootstrap_over_runs(tasks, before, after, cost_before, cost_after)
+    # To rounding: the per-task sums add in another order.
     assert costs and (result.cost_ci_low, result.cost_ci_high) == pytest.approx(
         (np.percentile(costs, 2.5), np.percentile(costs, 97.5)), abs=1e-12
     )

@@ -1,5 +1,5 @@
-"""The power formula against its derivation, scipy and simulated runs (bench/power_check.py's
-two generating models), and the estimates a finished run gives."""
+"""The power of the paired test against its derivation, scipy and simulated runs of the test
+(bench/simulated.py's two models of tasks), and the estimates a finished run gives."""
 
 import itertools
 import math
@@ -10,26 +10,33 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from bench.power_check import MODELS, Setting, t_test_rejects, task_differences
+from bench.power_check import realised_kappa
+from bench.simulated import paired_chances
 from harness.records import RunRecord
+from harness.report.distributions import t_power, t_quantile
 from harness.report.power import (
+    NORMAL_FROM,
     Design,
     PowerError,
+    critical_t,
+    design_power,
     detectable_shift,
     difference_variance,
     paired_power,
     plan,
-    reliable_from,
     smallest_detectable,
-    t_power,
-    t_quantile,
     tasks_needed,
 )
 from harness.report.power_estimate import estimate, pooled_icc
+from harness.report.power_exact import _mid_p_rejects, one_run_power
+from harness.report.sign_flip import sign_flip_p
 from harness.store import read_records
 
-#: Simulated experiments a setting: a standard error of at most 0.004 on a power.
-SIMS = 16_000
+#: Simulated experiments a setting: a standard error of at most 0.008 on a power.
+SIMS = 4000
+#: How near the reported power must come to simulated runs of the test: 3 points, plus
+#: three standard errors of the simulation (at most 0.024).
+TOLERANCE = 0.03 + 3 * 0.5 / math.sqrt(SIMS)
 
 
 def test_t_distributions_match_scipy():
@@ -70,100 +77,118 @@ def test_the_variance_of_a_task_difference_is_derived_right(p_a, p_b, icc, kappa
     assert difference_variance(p_a, p_b, repeats, icc, kappa) == pytest.approx(exact, rel=1e-12)
 
 
-def _region_settings(count, seed):
-    """Designs across the asked ranges where the formula claims to hold (at least
-    max(10, 500 ICC^2) tasks), feasible in both models, with an informative power."""
+def simulated(model, design, tasks, repeats, sims, seed):
+    """The paired test's rejection rate over simulated experiments (bench/simulated.py)."""
     rng = np.random.default_rng(seed)
-    found = []
-    while len(found) < count:
-        s = Setting(
-            int(rng.choice([10, 15, 20, 30, 50, 100, 200])),
-            int(rng.choice([1, 2, 3, 5, 10])),
-            round(float(rng.uniform(0, 0.6)), 2),
-            round(float(rng.uniform(0.3, 0.8)), 2),
-            round(float(rng.uniform(0.05, 0.3)), 2),
-        )
-        if (
-            s.tasks >= reliable_from(s.icc)
-            and all(s.feasible(m) for m in MODELS)
-            and 0.15 <= s.formula() <= 0.95
-        ):
-            found.append(s)
-    return found
+    chance = paired_chances(
+        model, design.baseline, design.arm_b, design.icc, design.arm_correlation,
+        (sims, tasks), rng,
+    )  # fmt: skip
+    a, b = (rng.binomial(repeats, c) for c in chance)
+    runs = np.full(tasks, repeats)
+    return np.mean([sign_flip_p(y, x, runs) < design.alpha for x, y in zip(a, b, strict=True)])
 
 
-REGION = _region_settings(18, seed=3)
-CORNERS = [  # the largest gaps bench/power_check.py finds inside the region
-    Setting(10, 2, 0.0, 0.56, 0.3),
-    Setting(20, 1, 0.15, 0.56, 0.3),  # logit: about +0.039, the largest
-    Setting(20, 10, 0.15, 0.8, 0.1),  # beta: about -0.035
-    Setting(50, 3, 0.3, 0.8, 0.1),
-    Setting(200, 1, 0.6, 0.8, 0.05),
-    Setting(200, 3, 0.6, 0.56, 0.05),
+#: Designs from 20 tasks up, in each of the three ways power is found: one run a task
+#: (exact), repeats with fewer than NORMAL_FROM tasks (simulated), and normal theory.
+SETTINGS = [
+    (Design(0.8, 0.1, 1, 0.6, 0.9), 20),
+    (Design(0.56, 0.15, 1, 0.3, 0.5), 60),
+    (Design(0.3, 0.1, 1, 0.1, 1.0), 300),
+    (Design(0.8, 0.1, 10, 0.6, 0.9), 20),  # normal theory says 0.69: simulated 0.88
+    (Design(0.56, 0.2, 5, 0.6, 0.8), 20),
+    (Design(0.8, 0.1, 5, 0.45, 0.8), 30),
+    (Design(0.3, 0.1, 3, 0.3, 0.5), 50),
+    (Design(0.56, 0.1, 10, 0.3, 0.8), 80),
+    (Design(0.56, 0.05, 3, 0.3, 0.8), 150),
+    (Design(0.8, 0.05, 10, 0.6, 0.8), 200),
+    (Design(0.3, 0.05, 5, 0.15, 0.5), 400),
 ]
-#: The formula's largest bias inside the region is about 0.04 (bench/power_check.py at
-#: 16,000 experiments: 0.043); SIMS adds a standard error of at most 0.004.
-TOLERANCE = 0.045
 
 
-@pytest.mark.parametrize("model", MODELS)
-@pytest.mark.parametrize("s", REGION + CORNERS, ids=str)
-def test_the_formula_matches_simulated_power(model, s):
-    if not s.feasible(model):
-        pytest.skip(f"{model} cannot give these accuracies and ICC")
-    rng = np.random.default_rng(zlib.crc32(f"{model} {s}".encode()))
-    simulated = t_test_rejects(task_differences(model, s, SIMS, rng), s.alpha).mean()
-    assert abs(s.formula() - simulated) <= TOLERANCE
+@pytest.mark.parametrize(("design", "tasks"), SETTINGS, ids=str)
+def test_the_reported_power_is_the_simulated_power_of_the_test(design, tasks):
+    """Against runs simulated by the bench's own model (another implementation, other
+    random numbers); with one run a task or many tasks also against the logit model, where
+    the answer does not depend on how difficulty is spread."""
+    reported = design_power(design, tasks)
+    models = ["comonotone"] if reported.method == "simulated" else ["comonotone", "logit"]
+    for model in models:
+        kappa = realised_kappa(
+            model, design.baseline, design.arm_b, design.icc, design.arm_correlation
+        )
+        seed = zlib.crc32(f"{model} {design} {tasks}".encode())
+        truth = simulated(model, Design(design.baseline, design.delta, design.repeats,
+                          design.icc, kappa), tasks, design.repeats, SIMS, seed)  # fmt: skip
+        assert abs(reported.value - truth) <= TOLERANCE, (model, reported, truth)
 
 
-def test_below_the_region_accuracies_and_icc_do_not_settle_power():
-    """Why the formula claims nothing below max(10, 500 ICC^2) tasks: two models alike in
-    accuracies and ICC give powers far apart, so no formula of those can match both."""
-    s = Setting(10, 10, 0.6, 0.8, 0.1)
-    assert s.tasks < reliable_from(s.icc)
-    rng = np.random.default_rng(0)
-    beta, logit = (
-        t_test_rejects(task_differences(m, s, 4000, rng), s.alpha).mean() for m in MODELS
-    )
-    assert beta - logit > 0.4
+def test_the_three_ways_are_used_where_each_holds():
+    design = Design(0.56, 0.1, 3, 0.3, 0.5)
+    assert design_power(design, 40, 1).method == "exact"
+    assert design_power(design, NORMAL_FROM - 1).method == "simulated"
+    assert design_power(design, NORMAL_FROM).method == "normal"
+    assert design_power(design, 40, math.inf).method == "normal"
 
 
-@pytest.mark.parametrize("model", MODELS)
-@pytest.mark.parametrize(
-    "design",
-    [Design(0.56, 0.10, 3, 0.3), Design(0.3, 0.15, 1, 0.1), Design(0.7, 0.1, 10, 0.2)],
-    ids=str,
-)
-def test_the_tasks_needed_reach_the_power_in_simulation(model, design):
-    needed = tasks_needed(design.sd(), design.delta, design.alpha, design.power)
-    assert needed is not None and needed >= reliable_from(design.icc)
-    rng = np.random.default_rng(1)
-    for tasks, lowest, highest in ((needed, 0.77, 0.84), (needed * 2 // 3, 0.5, 0.76)):
-        s = Setting(tasks, design.repeats, design.icc, design.baseline, design.delta)
-        simulated = t_test_rejects(task_differences(model, s, SIMS // 2, rng), s.alpha).mean()
-        assert lowest <= simulated <= highest
+def test_one_run_power_counts_every_outcome_exactly():
+    """Six tasks: every way the six pairs can fall, weighted, against McNemar's mid-p."""
+    chances = (0.5, 0.7, 0.3, 0.6)  # p_A, p_B, ICC, kappa
+    design = Design(0.5, 0.2, 1, 0.3, 0.6)
+    both = 0.5 * 0.7 + 0.6 * 0.3 * math.sqrt(0.25 * 0.21)
+    cells = {"a": 0.5 - both, "b": 0.7 - both, "same": 1 - (0.5 - both) - (0.7 - both)}
+    power = 0.0
+    for pairs in itertools.product(cells, repeat=6):
+        weight = math.prod(cells[c] for c in pairs)
+        a, b = pairs.count("a"), pairs.count("b")
+        after = [1] * b + [0] * a
+        before = [0] * b + [1] * a
+        power += weight * (sign_flip_p(after, before, [1] * len(after)) < 0.05)
+    assert one_run_power(6, chances, 0.05) == pytest.approx(power)
+    assert design_power(design, 6).value == pytest.approx(power)
+
+
+def test_the_mid_p_rejections_are_mcnemars():
+    for discordant in (1, 5, 6, 17, 40):
+        fair = stats.binom.pmf(np.arange(discordant + 1), discordant, 0.5)
+        distance = np.abs(2 * np.arange(discordant + 1) - discordant)
+        mid = [fair[distance > x].sum() + fair[distance == x].sum() / 2 for x in distance]
+        assert list(_mid_p_rejects(discordant, 0.05)) == [m < 0.05 for m in mid]
+
+
+def test_the_critical_t_is_where_sign_flips_reject_in_normal_form():
+    """|S| > z sqrt(sum d^2) and |t| > critical_t are one condition."""
+    rng = np.random.default_rng(2)
+    for tasks in (10, 40, 200):
+        d = rng.normal(0.2, 1, (5000, tasks))
+        s = np.abs(d.sum(1)) / np.sqrt((d * d).sum(1))
+        t = np.abs(d.mean(1)) / (d.std(1, ddof=1) / math.sqrt(tasks))
+        z = stats.norm.ppf(0.975)
+        assert ((s > z) == (t > critical_t(tasks, 0.05))).mean() > 0.999
+    assert math.isinf(critical_t(3, 0.05))  # three tasks agreeing are not enough
 
 
 def test_tasks_needed_is_the_fewest_with_the_power():
-    for sd, delta in ((0.33, 0.1), (0.6, 0.05), (0.1, 0.3), (0.5, -0.1)):
-        needed = tasks_needed(sd, delta, 0.05, 0.8)
+    for design in (
+        Design(0.56, 0.1, 3, 0.3, 0.5),
+        Design(0.3, 0.3, 1, 0.1),
+        Design(0.5, -0.1, 5, 0.2),
+    ):
+        needed = tasks_needed(design)
         assert needed is not None
-        assert paired_power(needed, sd, delta, 0.05) >= 0.8
-        assert needed == 2 or paired_power(needed - 1, sd, delta, 0.05) < 0.8
-    assert tasks_needed(0.5, 1e-6, 0.05, 0.8) is None  # past MAX_TASKS
+        assert design_power(design, needed).value >= 0.8
+        assert needed == 2 or design_power(design, needed - 1).value < 0.8
+    assert tasks_needed(Design(0.5, 1e-6, 3, 0.3)) is None  # past MAX_TASKS
 
 
 def test_power_rises_with_tasks_and_repeats_and_falls_with_an_unshared_icc():
     design = Design(0.56, 0.1, 3, 0.3, arm_correlation=0.5)
-    powers = [paired_power(n, design.sd(), design.delta, design.alpha) for n in range(2, 400)]
+    powers = [paired_power(n, design.sd(), design.delta, design.alpha) for n in range(5, 400)]
     assert all(a < b for a, b in itertools.pairwise(powers))
-    assert powers[0] < 0.06 and powers[-1] > 0.9
+    assert powers[0] < 0.1 and powers[-1] > 0.9
     needed = [row.tasks_needed for row in sorted(plan(design), key=lambda r: r.repeats)]
     assert all(a > b for a, b in itertools.pairwise(needed))
-    by_icc = [
-        tasks_needed(Design(0.56, 0.1, 3, icc, 0.5).sd(), 0.1, 0.05, 0.8)
-        for icc in (0, 0.2, 0.4, 0.6)
-    ]
+    by_icc = [tasks_needed(Design(0.56, 0.1, 3, icc, 0.5)) for icc in (0, 0.2, 0.4, 0.6)]
     assert all(a < b for a, b in itertools.pairwise(by_icc))
 
 
@@ -177,13 +202,17 @@ def test_the_table_shows_the_repeats_asked_and_the_floor():
 
 def test_the_smallest_detectable_difference_has_the_power():
     design = Design(0.56, 0.0, 3, 0.3, arm_correlation=0.8)
-    rise = smallest_detectable(design, 60)
+    rise = smallest_detectable(design, 160)
     assert rise is not None
     at = Design(0.56, rise, 3, 0.3, arm_correlation=0.8)
-    assert paired_power(60, at.sd(), rise, 0.05) == pytest.approx(0.8, abs=1e-5)
+    assert design_power(at, 160).value == pytest.approx(0.8, abs=1e-5)
+    few = smallest_detectable(design, 40)  # simulated: to the step of its search
+    assert few is not None and few > rise
+    assert design_power(Design(0.56, few, 3, 0.3, 0.8), 40).value >= 0.8
+    assert design_power(Design(0.56, few - 0.002, 3, 0.3, 0.8), 40).value < 0.8
     assert smallest_detectable(Design(0.9, 0.0, 1, 0.5, 0.0), 3) is None  # not even 100%
     shift = detectable_shift(12, 0.05, 0.8)
-    assert t_power(shift, 11, 0.05) == pytest.approx(0.8, abs=1e-6)
+    assert paired_power(12, 1.0, shift / math.sqrt(12), 0.05) == pytest.approx(0.8, abs=1e-6)
 
 
 @pytest.mark.parametrize(
@@ -264,6 +293,8 @@ def test_estimates_from_a_run_recover_the_icc_and_the_arm_correlation(tmp_path, 
         assert pair.detectable == pytest.approx(
             detectable_shift(150, 0.05, 0.8) * pair.sd / math.sqrt(150)
         )
+        # At that difference the paired test on these tasks has the power asked for.
+        assert paired_power(150, pair.sd, pair.detectable, 0.05) == pytest.approx(0.8, abs=1e-6)
 
 
 def test_an_icc_estimate_has_the_spread_the_truth_allows():
