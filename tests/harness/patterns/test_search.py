@@ -1,4 +1,4 @@
-"""self_consistency and tot: several samples, one answer."""
+"""tot: several samples, one answer."""
 
 import asyncio
 
@@ -7,67 +7,10 @@ import pytest
 from harness.experiment import parse_arm
 from harness.models import CountingClient, FunctionModel, ModelResponse, text_reply, tool_reply
 from harness.patterns import RunContext
-from harness.patterns.self_consistency import plurality, same_answer, typed_reading
 from harness.patterns.tot import ANSWER_SYSTEM, EVALUATE_SYSTEM, PROPOSE_SYSTEM
 from harness.trace import Trace
 
 from .helpers import DEPOT, run_pattern
-
-# --- self_consistency --------------------------------------------------------------------
-
-
-def answers(*texts):
-    return [f"Answer: {t}" for t in texts]
-
-
-def test_self_consistency_votes_on_the_typed_reading_plurality_first_seen():
-    replies = ["Answer: 74", "Answer: 84 years", "Answer: eighty-four", "no answer", "Answer: 74"]
-    outcome, model, _ = run_pattern(parse_arm("self_consistency:samples=5").build(), replies)
-    assert outcome.answer == "74"  # 74 and 84 tie at two; 74 came first
-    assert outcome.metrics == {"agreement": 0.4, "parsed_samples": 4}
-    assert len(model.requests) == 5 and all(r.temperature == 0.7 for r in model.requests)
-
-
-def test_self_consistency_never_votes_on_raw_text():
-    replies = answers("74", "84 years", "eighty-four")
-    outcome, _, _ = run_pattern(parse_arm("self_consistency:samples=3").build(), replies)
-    assert outcome.answer == "84 years"  # the first answer of the winning reading
-    assert outcome.metrics["agreement"] == pytest.approx(2 / 3)
-
-
-def test_self_consistency_votes_on_entities_as_well_as_numbers():
-    replies = answers("Lyon, 59 more", "Hamburg, 59 more", "Hamburg has 59 more")
-    outcome, _, ctx = run_pattern(parse_arm("self_consistency:samples=3").build(), replies)
-    assert outcome.answer == "Hamburg, 59 more"
-    (vote,) = [d for _, k, d in ctx.trace.events if k == "vote"]
-    assert vote["winner"] == "Hamburg, 59 more" and vote["agreement"] == pytest.approx(2 / 3)
-
-
-def test_self_consistency_ties_go_to_the_reading_seen_first_not_to_the_first_answer():
-    assert plurality(["64", "84", "74", "74", "84"]) == ("84", 2)
-    assert plurality(["Lyon, 59 more", "Hamburg, 59 more", "Hamburg, 59 more"]) == (
-        "Hamburg, 59 more",
-        2,
-    )
-
-
-def test_self_consistency_plurality_not_majority():
-    replies = ["Answer: 84", "Answer: 74", "Answer: 84", "Answer: 64", "Answer: 54"]
-    outcome, _, _ = run_pattern(parse_arm("self_consistency").build(), replies)
-    assert outcome.answer == "84" and outcome.metrics["agreement"] == 0.4
-
-
-def test_self_consistency_does_not_just_take_the_first_answer():
-    outcome, _, _ = run_pattern(
-        parse_arm("self_consistency:samples=3").build(), answers("64", "84", "84")
-    )
-    assert outcome.answer == "84"
-
-
-def test_self_consistency_with_no_parsed_sample_is_unparsed():
-    outcome, model, _ = run_pattern(parse_arm("self_consistency:samples=2").build(), ["a", "b"])
-    assert outcome.status == "unparsed" and len(model.requests) == 2
-
 
 # --- tot -----------------------------------------------------------------------------------
 
@@ -204,29 +147,3 @@ def test_tot_reserves_the_answer_call_under_any_max_steps(max_steps):
     assert (outcome.status, outcome.answer) == ("answered", "84")
     assert len(model.requests) <= max_steps and kinds(model).endswith("EA")
     assert max_steps - len(model.requests) <= 1  # it stops only when no child fits
-
-
-HAMBURG = [
-    "The Hamburg depot, with 59 more trucks",
-    "Hamburg, 59 more",
-    "hamburg: 59",
-    "the hamburg depot has 59 more",
-    "It's Hamburg's, by 59",
-    "Probably Hamburg (59 more)",
-]
-
-
-def test_self_consistency_groups_one_entity_however_the_answer_is_worded():
-    first = typed_reading(HAMBURG[0])
-    assert all(same_answer(first, typed_reading(a)) for a in HAMBURG)
-    assert all(same_answer(typed_reading(a), first) for a in HAMBURG)
-    assert not same_answer(typed_reading("Lyon, 59 more"), typed_reading("Hamburg, 59 more"))
-    assert not same_answer(typed_reading("Hamburg, 59 more"), typed_reading("Hamburg, 60 more"))
-    assert not same_answer(typed_reading("59"), typed_reading("Hamburg, 59 more"))
-
-
-def test_self_consistency_picks_the_entity_the_plurality_named_whatever_its_wording():
-    answers = ["Lyon, 59 more", HAMBURG[3], "Lyon has 59 more", HAMBURG[1], HAMBURG[4]]
-    assert plurality(answers) == (HAMBURG[3], 3)
-    winner, votes = plurality(["Lyon, 59 more", "Lyon has 59 more", *HAMBURG[:2]])
-    assert (winner, votes) == ("Lyon, 59 more", 2)  # a tie goes to the group formed first
