@@ -108,7 +108,8 @@ def test_limit_reached_keeps_the_conversation_so_far():
 
 
 def test_max_output_tokens_caps_every_request_and_unset_keeps_the_patterns_own():
-    replies = ["step", tool_reply(("evaluation", {"score": 0.5})), "Answer: 84"]
+    step = tool_reply(("approaches", {"approaches": ["step"]}))
+    replies = [step, tool_reply(("evaluation", {"score": 0.5})), "Answer: 84"]
     _, capped, _ = run_pattern(
         parse_arm("tot:breadth=1,depth=1,max_output_tokens=7").build(), replies
     )
