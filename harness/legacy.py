@@ -10,7 +10,8 @@ default changed since then still maps older results to the right identity.
 Options whose meaning has changed since are written in today's terms, so that
 ``compare`` states what really differs: in schema 1, best_of_n's ``max_steps`` was
 per candidate (today ``candidate_steps``) and reflexion's per attempt (today
-``attempt_steps``), and tot kept one node per level (today ``beam=1``).
+``attempt_steps``), and tot kept one node per level (today ``beam=1``) and sampled each
+proposal with a call of its own (today ``propose=sample``).
 """
 
 from __future__ import annotations
@@ -85,6 +86,7 @@ def schema_1_options(pattern: str, options: dict[str, Any]) -> dict[str, Any]:
         upgraded["max_steps"] = upgraded.get("attempts", 2) * upgraded["attempt_steps"]
     if pattern == "tot":
         upgraded.setdefault("beam", 1)  # schema 1 expanded the best proposal only
+        upgraded.setdefault("propose", "sample")  # one call per proposal
     upgraded.setdefault("max_output_tokens", None)  # unset is each call's own, as it was
     return upgraded
 

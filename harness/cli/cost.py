@@ -110,6 +110,9 @@ def growth_command(steps: str, fmt: str, **numbers: Any) -> None:
 @click.option("--steps", type=COUNT, default=5, show_default=True, help="Tool steps (ReAct, plan).")
 @click.option("--breadth", type=AT_LEAST_ONE, default=3, show_default=True, help="Tree breadth b.")
 @click.option("--depth", type=AT_LEAST_ONE, default=3, show_default=True, help="Tree depth d.")
+@click.option(
+    "--beam", type=AT_LEAST_ONE, default=2, show_default=True, help="Tree nodes kept per level k."
+)
 @click.option("--candidates", type=AT_LEAST_ONE, default=5, show_default=True, help="Best-of m.")
 @click.option("--format", "fmt", type=FORMATS, default="md", show_default=True)
 @planning_options
@@ -120,6 +123,7 @@ def patterns_command(
     steps: int,
     breadth: int,
     depth: int,
+    beam: int,
     candidates: int,
     fmt: str,
     **numbers: Any,
@@ -132,7 +136,7 @@ def patterns_command(
     )
     rows = [
         c.row()
-        for c in pattern_costs(_planning(numbers), prices, steps, breadth, depth, candidates)
+        for c in pattern_costs(_planning(numbers), prices, steps, breadth, depth, candidates, beam)
     ]
     if fmt == "md":
         for row in rows:

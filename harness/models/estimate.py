@@ -6,16 +6,23 @@ text (system prompt, messages, tool schemas) and the reply's text are counted wi
 real tokenizer, the one the embedded model ships with (SmolLM2's, in its GGUF file,
 loaded without its weights). Another model's tokenizer splits text differently, so
 the counts are an estimate, and records say how many calls were estimated.
+
+The run's token ceiling (``max_tokens``) estimates such calls whether or not they are
+estimated for the counts, or it would never be reached: ``ceiling_counter``.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable
 
 from harness.models.types import ModelRequest, ModelResponse, Usage
 
 TokenCount = Callable[[str], int]
+#: What the run's token ceiling counts with (``ceiling_counter``), and its name.
+CeilingCount = tuple[TokenCount, str]
+CHARS_PER_TOKEN = 4
 
 
 class EstimateUnavailable(Exception):
@@ -53,3 +60,18 @@ def estimated_usage(count: TokenCount, request: ModelRequest, response: ModelRes
         missing=1,  # still not reported: estimated, not known
         estimated=1,
     )
+
+
+@functools.cache
+def ceiling_counter() -> CeilingCount:
+    """What ``max_tokens`` counts a call that reported no usage with (and was not estimated
+    by ``--count-tokens``): the embedded model's tokenizer, loaded once per process on the
+    first such call; where it is not installed, four characters a token."""
+    return counter_or_characters(shipped_tokenizer)
+
+
+def counter_or_characters(load: Callable[[], TokenCount]) -> CeilingCount:
+    try:
+        return load(), "tokenizer"
+    except (EstimateUnavailable, ValueError):  # not installed, or its file did not load
+        return (lambda text: -(-len(text) // CHARS_PER_TOKEN)), "characters"

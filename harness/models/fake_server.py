@@ -49,6 +49,13 @@ STRUCTURED_REPLIES: dict[str, dict[str, Any]] = {
     "critique": {"needs_refinement": False, "critique": ""},
     "verdict": {"accept": True, "reason": "every number is in an observation"},
     "evaluation": {"score": 0.5, "reason": "plausible"},
+    "approaches": {
+        "approaches": [
+            "Recall the year the Eiffel Tower was completed.",
+            "Recall the year the Sydney Opera House opened.",
+            "Subtract the earlier year from the later one.",
+        ]
+    },
     "plan": {
         "steps": [
             {"id": 1, "description": "Look up the Eiffel Tower."},
@@ -73,6 +80,7 @@ def _asked_for(body: dict[str, Any], system: str) -> str | None:
             "critique": '"needs_refinement"',
             "verdict": '"accept"',
             "evaluation": '"score"',
+            "approaches": '"approaches"',
             "decomposition": '"phases"',
             "plan": '"depends_on"',
         }

@@ -56,7 +56,8 @@ class PatternOptions(BaseModel):
     max_steps: int = Field(default=8, ge=0)
     """Ceiling on model calls in the whole run; reaching it is the status step_budget."""
     max_tokens: int = Field(default=20_000, ge=0)
-    """Ceiling on input plus output tokens in the whole run; reaching it is token_budget."""
+    """Ceiling on input plus output tokens in the whole run; reaching it is token_budget.
+    A call whose response reported no usage counts by estimate."""
     step_timeout_s: float = Field(default=0, ge=0)
     """Wall-clock limit on one model call, 0 for none; exceeding it is step_timeout."""
     max_output_tokens: int | None = Field(default=None, ge=1)

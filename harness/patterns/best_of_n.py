@@ -2,6 +2,9 @@
 
 Each candidate is an independent tool-loop run. The verifier is either the evidence
 check (code, no model call) or a model call whose only tool is a typed verdict. The
+evidence check is the chapter's: the evidence entries exist (a candidate answers in
+text, so its evidence is what its own look-ups found, and it must have found at least
+one entry), and every number used appears in an observation (``check_evidence``). The
 first accepted candidate is returned. When candidates were answered but none was
 accepted, the run ends ``none_accepted``: nothing is returned, nothing is graded, and
 the run counts as not correct. More candidates raise the chance of returning
@@ -25,7 +28,7 @@ from pydantic import BaseModel, Field
 
 from harness.models.types import Message
 from harness.patterns.base import CallFloor, Outcome, RunContext, ToolLoopOptions
-from harness.patterns.evidence import check_evidence
+from harness.patterns.evidence import check_evidence, entries_found
 from harness.patterns.react import react_system
 from harness.patterns.registry import register
 from harness.patterns.structured import OutputMode, ask_structured
@@ -120,8 +123,10 @@ class BestOfN:
     async def _verify(self, ctx: RunContext, trace: Trace, candidate: Outcome) -> tuple[bool, str]:
         assert candidate.answer is not None
         if self.options.verifier == "evidence":
+            if not (found := entries_found(trace)):
+                return False, "the answer rests on no entry: no look-up found one"
             failure = check_evidence(ctx.question, trace, candidate.answer)
-            return failure is None, failure or "every number is grounded"
+            return failure is None, failure or f"rests on {', '.join(dict.fromkeys(found))}"
         verdict = await ask_structured(
             ctx,
             system=VERIFIER_SYSTEM,

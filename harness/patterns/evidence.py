@@ -5,6 +5,9 @@ earlier observation (a looked-up entry, a calculator result, or the question). T
 check costs no model call, and when it fails it says exactly what is wrong: the
 offending number and the entry that holds the nearest one ("8848 is not in any
 looked-up entry; Mount Everest's entry says 8849").
+
+``entries_found`` is the chapter's other check (3.6, "the evidence entries exist") for
+an answer given as text, which names no evidence: the entries its own look-ups found.
 """
 
 from __future__ import annotations
@@ -77,3 +80,12 @@ def check_evidence(question: str, trace: Trace, answer: str, since: int = 0) -> 
                 f"the answer states {number:g}, which no observation holds; {seen.nearest(number)}"
             )
     return None
+
+
+def entries_found(trace: Trace) -> list[str]:
+    """The entries the trace's look-ups found: every successful tool call but ``calc``'s."""
+    found = []
+    for _, kind, data in trace.events:
+        if kind == "tool_call" and data.get("ok") and data.get("tool") != "calc":
+            found.append(str(_arguments(data).get("title") or data.get("tool")))
+    return found

@@ -6,7 +6,12 @@ is still ``react``. It stands between the pattern and the counted client:
 - a ``max_steps`` below the pattern's call floor is refused before any request;
 - a call beyond ``max_steps`` is never sent (step_budget);
 - a call once the run's tokens reach ``max_tokens`` is never sent (token_budget):
-  tokens already spent cannot be unspent, so the check comes before the call;
+  tokens already spent cannot be unspent, so the check comes before the call. A call
+  whose response reported no usage counts its estimate (``ceiling_counter``: the
+  embedded model's tokenizer, else four characters a token), and the outcome's metrics
+  say so (``ceiling_estimated_calls``, ``ceiling_estimated_tokens``, and
+  ``ceiling_tokenizer`` 1 or 0 for characters); those estimates are not in the
+  record's token counts or cost unless ``--count-tokens`` put them there;
 - a call that outlives ``step_timeout_s`` is cancelled (step_timeout);
 - ``max_output_tokens``, when set, is the completion limit of every call;
 - an endpoint failure ends the run as api_error, so patterns never catch it.
@@ -19,9 +24,11 @@ last exchange and the last answer the pattern traced go into the trace as a
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from harness.models.counting import CountedClient
+from harness.models.estimate import CeilingCount, ceiling_counter, estimated_usage
 from harness.models.types import (
     Message,
     ModelAPIError,
@@ -59,9 +66,19 @@ class StepTimedOut(LimitReached):
 
 
 class LimitedClient:
-    def __init__(self, counted: CountedClient, options: PatternOptions) -> None:
+    def __init__(
+        self,
+        counted: CountedClient,
+        options: PatternOptions,
+        estimate: Callable[[], CeilingCount] = ceiling_counter,
+    ) -> None:
         self._counted = counted
         self._options = options
+        self._estimate = estimate
+        #: Calls that reported no usage, and their tokens as the ceiling estimated them.
+        self.unreported_calls = 0
+        self.unreported_tokens = 0
+        self.estimated_by = ""
         # The last exchange, kept by reference (no copy on the hot path): what was sent
         # and, if it came, the reply.
         self._sent: tuple[Message, ...] = ()
@@ -78,7 +95,17 @@ class LimitedClient:
 
     @property
     def tokens_used(self) -> int:
-        return self._counted.tokens_used
+        """Tokens reported, and estimated for the calls that reported none."""
+        return self._counted.tokens_used + self.unreported_tokens
+
+    def ceiling_metrics(self) -> dict[str, float]:
+        if not self.unreported_calls:
+            return {}
+        return {
+            "ceiling_estimated_calls": float(self.unreported_calls),
+            "ceiling_estimated_tokens": float(self.unreported_tokens),
+            "ceiling_tokenizer": float(self.estimated_by == "tokenizer"),
+        }
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
         opts = self._options
@@ -86,9 +113,15 @@ class LimitedClient:
             raise StepBudgetReached(
                 f"{self._counted.calls} model calls made; max_steps is {opts.max_steps}"
             )
-        if self._counted.tokens_used >= opts.max_tokens:
+        if self.tokens_used >= opts.max_tokens:
+            estimated = (
+                f" ({self.unreported_tokens} estimated by {self.estimated_by} for "
+                f"{self.unreported_calls} calls that reported no usage)"
+                if self.unreported_calls
+                else ""
+            )
             raise TokenCeilingReached(
-                f"{self._counted.tokens_used} tokens used; the ceiling is {opts.max_tokens}"
+                f"{self.tokens_used} tokens used{estimated}; the ceiling is {opts.max_tokens}"
             )
         if opts.max_output_tokens is not None:
             request = replace(request, max_output_tokens=opts.max_output_tokens)
@@ -105,6 +138,11 @@ class LimitedClient:
                     f"a model call took longer than {opts.step_timeout_s:g} s"
                 ) from None
         self._reply = response.message
+        if response.usage.missing > response.usage.estimated:  # not estimated for the counts
+            count, self.estimated_by = self._estimate()
+            usage = estimated_usage(count, request, response)
+            self.unreported_calls += 1
+            self.unreported_tokens += usage.input_tokens + usage.output_tokens
         return response
 
 
@@ -112,6 +150,8 @@ class LimitedClient:
 class Limited:
     inner: Pattern
     options: PatternOptions
+    #: How the token ceiling counts a call that reported no usage.
+    estimate: Callable[[], CeilingCount] = ceiling_counter
 
     @property
     def name(self) -> str:
@@ -129,7 +169,7 @@ class Limited:
                 error=f"{self.name} needs max_steps of at least {floor.calls} ({floor.why}); "
                 f"max_steps is {self.options.max_steps}",
             )
-        client = LimitedClient(ctx.model, self.options)
+        client = LimitedClient(ctx.model, self.options, self.estimate)
         try:
             outcome = await self.inner.run(replace(ctx, model=client))
         except LimitReached as exc:
@@ -140,6 +180,8 @@ class Limited:
             outcome = Outcome(
                 "api_error", messages=client.conversation, steps=ctx.model.calls, error=str(exc)
             )
+        if estimated := client.ceiling_metrics():
+            outcome.metrics = outcome.metrics | estimated
         if outcome.status in LIMIT_STATUSES:
             answers = ctx.trace.answers()
             ctx.emit(

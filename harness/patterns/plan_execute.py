@@ -1,11 +1,15 @@
 """plan_execute:replan=on|off (seed 004): a typed plan of steps with dependencies.
 
 One planning call returns steps (id, description, depends_on). Steps run in
-dependency order, each as its own short tool loop; a step whose dependency failed is
-skipped. Every step's status (pending, running, done, failed, skipped) is traced. With
-``replan=on``, the first failure triggers one replanning call that replaces the steps
-not yet run; a replanned step may reuse a failed step's id, and is then a new step
-that its dependents wait for. A final call with no tools answers from the results.
+dependency order, each as its own short tool loop whose prompt holds the results of
+every step completed before it (seed 004), not only of those it depends on; a step
+whose dependency failed is skipped. Every step's status (pending, running, done,
+failed, skipped) is traced. With ``replan=on``, the first failure triggers one
+replanning call that replaces the steps not yet run; a replanned step may reuse a
+failed step's id, and is then a new step that its dependents wait for. A replan that
+cannot be used (it does not parse, is cut off, or its steps cannot be ordered) changes
+nothing: what finished stays, and the current plan goes on without the failed step
+(traced as ``replan_failed``). A final call with no tools answers from the results.
 The plan, every step's calls, the replan and the final call all count against
 ``max_steps``, and each phase leaves the later ones their calls.
 """
@@ -95,9 +99,9 @@ class PlanExecute:
         planned = await self._plan(ctx, PLAN_SYSTEM, ctx.question)
         if isinstance(planned, Outcome):
             return planned
-        results: dict[int, str] = {}
+        results: dict[int, str] = {}  # in the order the steps finished
         failed: set[int] = set()  # failed and skipped steps: their dependents cannot run
-        replanned = False
+        replanned = replan_unusable = False
         queue = planned
         while queue:
             step = queue.pop(0)
@@ -107,7 +111,7 @@ class PlanExecute:
                 _status(ctx, step, "skipped", reason=f"depends on failed steps {blocked}")
                 continue
             _status(ctx, step, "running")
-            context = "\n".join(f"Result of step {i}: {results[i]}" for i in step.depends_on)
+            context = "\n".join(f"Result of step {i}: {r}" for i, r in results.items())
             done = await run_step(ctx, opts, step.description, context, opts.step_budget)
             if done.status == "answered" and done.answer:
                 results[step.id] = done.answer
@@ -115,20 +119,23 @@ class PlanExecute:
                 continue
             failed.add(step.id)
             _status(ctx, step, "failed", reason=done.status)
-            if opts.replan and not replanned and can_plan_again(ctx, opts):
+            if opts.replan and not (replanned or replan_unusable) and can_plan_again(ctx, opts):
+                revised = await self._replan(ctx, results, step)
+                if isinstance(revised, Outcome):  # what finished stays; the plan goes on
+                    replan_unusable = True
+                    ctx.emit("replan_failed", status=revised.status, error=revised.error)
+                    continue
                 replanned = True
                 for dropped in queue:  # before the new plan's steps, which may reuse their ids
                     _status(ctx, dropped, "skipped", reason="replaced by the replan")
-                revised = await self._replan(ctx, results, step)
-                if isinstance(revised, Outcome):
-                    return revised
                 failed -= {s.id for s in revised}  # a reused id is a new step, not the failed one
-                queue = revised
+                queue = _pending(ctx, revised)
         summary = "\n".join(f"Step {i}: {r}" for i, r in sorted(results.items())) or "(none)"
         metrics = {
             "steps_done": float(len(results)),
             "steps_failed": float(len(failed)),
             "replanned": float(replanned),
+            "replan_unusable": float(replan_unusable),
         }
         return await synthesise(ctx, summary, metrics)
 
@@ -154,9 +161,7 @@ class PlanExecute:
         if isinstance(ordered, str):
             return Outcome("refused", steps=ctx.model.calls, error=f"unusable plan: {ordered}")
         ctx.emit("plan" if done is None else "replan", steps=[s.model_dump() for s in ordered])
-        for step in ordered:
-            _status(ctx, step, "pending", description=step.description)
-        return ordered
+        return ordered if done is not None else _pending(ctx, ordered)
 
     async def _replan(
         self, ctx: RunContext, results: dict[int, str], failed: StepDef
@@ -166,6 +171,12 @@ class PlanExecute:
             f"Question: {ctx.question}\n{so_far}\nStep {failed.id} failed: {failed.description}"
         )
         return await self._plan(ctx, REPLAN_SYSTEM, content, done=set(results))
+
+
+def _pending(ctx: RunContext, steps: list[StepDef]) -> list[StepDef]:
+    for step in steps:
+        _status(ctx, step, "pending", description=step.description)
+    return steps
 
 
 def _status(ctx: RunContext, step: StepDef, status: StepStatus, **detail: str) -> None:

@@ -9,7 +9,9 @@ evidence. Two model calls whatever the plan holds.
   name ("step 3 needs #E2, which failed"); no literal ``#E`` text and no error text
   is ever substituted into a later step's arguments.
 - A failed step becomes evidence and the plan goes on.
-- A plan longer than ``plan_steps`` is refused; so is ``max_steps < 2``.
+- A plan longer than ``plan_steps`` is refused; so is ``max_steps < 2``, and so is a task
+  set that offers no tools (a coding set): there is nothing to plan. Both before any
+  request.
 """
 
 from __future__ import annotations
@@ -104,6 +106,13 @@ class ReWOO:
     async def run(self, ctx: RunContext) -> Outcome:
         opts = self.options
         messages = [Message("user", ctx.question)]
+        if not len(ctx.tools):
+            return Outcome(
+                "refused",
+                messages=messages,
+                error="rewoo plans tool calls and the task set offers no tools; choose a "
+                "pattern that needs none, such as direct or cot",
+            )
         planned = await ask_structured(
             ctx,
             system=planning_system(ctx.tools),

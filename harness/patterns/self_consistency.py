@@ -1,22 +1,31 @@
 """self_consistency:samples=K (seed 003): K independent chains of thought, plurality vote.
 
-Each chain is a ``cot`` call at a non-zero temperature. The vote is over the whole
-typed answer, never the raw text: the multiset of numbers it states, and the
-entities it names (its normalised words, less numbers, function words, units and
-the remains of possessives and contractions, whatever their case). Two answers
-vote together when they state the same numbers and name the same entities, or when
-one names only some of the other's ("Hamburg, 59 more" with "the Hamburg depot has
-59 more trucks"); so "84 years" and "eighty-four" vote together, while "Lyon, 59
-more" and "Hamburg, 59 more" do not. Answers are grouped in the order they came,
-each joining the first group whose first answer it matches. The largest group wins
-(a plurality, not a majority); a tie goes to the group formed first, and the winner
-is that group's first answer. Agreement (the winner's share of the samples) is
-recorded: it measures consistency, not correctness.
+Each chain is a ``cot`` call at a non-zero temperature. The vote is over the canonical
+typed answer, what the typed grader reads, never the raw text: the multiset of numbers
+the answer states (``numbers_in``: "84 years" and "eighty-four" are both 84) and the set
+of entities it names (its normalised words, less numbers, function words, units and the
+remains of possessives and contractions, whatever their case). Every sample votes for
+its own reading, and nothing else decides the winner but the readings' votes, so the
+same samples give the same winner in any order:
+
+1. The reading with the most votes wins (a plurality, not a majority).
+2. Readings tied for the most votes: the one with more support wins. An answer with the
+   same numbers that names only some of a reading's entities supports it ("Bilbao, 59"
+   supports "Hamburg has 59 more than Bilbao"): it does not contradict it. It never
+   votes for it, so "Bilbao, 59" once and "Hamburg has 59 more than Bilbao" twice is two
+   votes to one.
+3. Still tied: the reading first in a fixed order (its numbers ascending, then its
+   entities in alphabetical order).
+
+The answer returned is, of the winning reading's samples, the text given most often,
+then the shortest, then the first alphabetically. Agreement (the winner's votes over the
+K samples asked for) is recorded: it measures consistency, not correctness, and it is
+below 1 whenever a sample reads otherwise, a subset answer included.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from pydantic import Field
 
@@ -50,34 +59,33 @@ def typed_reading(answer: str) -> Reading:
     return numbers, frozenset(w for w in words if w not in FILLER and not numbers_in(w))
 
 
-def same_answer(first: Reading, other: Reading) -> bool:
-    """Same numbers, and the same entities or one answer's entities among the other's."""
-    (numbers, names), (other_numbers, other_names) = first, other
-    if numbers != other_numbers:
-        return False
-    if not names or not other_names:
-        return names == other_names
-    return names <= other_names or other_names <= names
+def supports(narrower: Reading, wider: Reading) -> bool:
+    """Same numbers, and only some of ``wider``'s entities: an answer that does not
+    contradict ``wider`` (rule 2)."""
+    return narrower[0] == wider[0] and narrower[1] < wider[1]
 
 
-@dataclass
-class Group:
-    reading: Reading
-    answers: list[str] = field(default_factory=list)
+@dataclass(frozen=True)
+class Vote:
+    winner: str
+    votes: int
+    readings: int
 
 
-def plurality(answers: list[str]) -> tuple[str, int]:
-    """The winning answer and how many samples voted for it."""
-    groups: list[Group] = []
+def plurality(answers: list[str]) -> Vote:
+    """The winning answer, its reading's votes and the number of distinct readings."""
+    by_reading: dict[Reading, list[str]] = {}
     for answer in answers:
-        reading = typed_reading(answer)
-        group = next((g for g in groups if same_answer(g.reading, reading)), None)
-        if group is None:
-            group = Group(reading)
-            groups.append(group)
-        group.answers.append(answer)
-    best = max(groups, key=lambda g: len(g.answers))  # the first of the largest
-    return best.answers[0], len(best.answers)
+        by_reading.setdefault(typed_reading(answer), []).append(answer)
+
+    def rank(reading: Reading) -> tuple[int, int, tuple[float, ...], list[str]]:
+        votes = len(by_reading[reading])
+        support = sum(len(v) for r, v in by_reading.items() if supports(r, reading))
+        return -votes, -support, reading[0], sorted(reading[1])
+
+    best = by_reading[min(by_reading, key=rank)]
+    text = min(best, key=lambda a: (-best.count(a), len(a), a))
+    return Vote(text, len(best), len(by_reading))
 
 
 class SelfConsistencyOptions(PatternOptions):
@@ -108,16 +116,12 @@ class SelfConsistency:
         steps = self.options.samples
         if not answers:
             return Outcome("unparsed", messages=last.messages, steps=steps)
-        winner, top = plurality(answers)
-        agreement = top / self.options.samples
-        ctx.emit("vote", answers=answers, winner=winner, agreement=agreement)
-        return Outcome(
-            "answered",
-            answer=winner,
-            messages=last.messages,
-            steps=steps,
-            metrics={"agreement": agreement, "parsed_samples": len(answers)},
-        )
+        vote = plurality(answers)
+        agreement = vote.votes / self.options.samples
+        ctx.emit("vote", answers=answers, winner=vote.winner, agreement=agreement)
+        metrics = {"agreement": agreement, "parsed_samples": float(len(answers))}
+        metrics["distinct_readings"] = float(vote.readings)
+        return Outcome("answered", vote.winner, last.messages, steps, metrics=metrics)
 
 
 @register(

@@ -1,26 +1,34 @@
 """tot:breadth=B,beam=K,depth=D (seeds 003 and 004): a tree of thoughts, searched by beam.
 
-A node is a path of reasoning steps. At each of D levels every kept node is
-expanded: B next steps are proposed (B calls at a non-zero temperature) and each is
-scored with a typed evaluation (score 0-1 and a reason; one call each). The K best
-scored children are kept for the next level (ties to the earlier). One last call
-answers from the best path reached. No tools: the tree searches over reasoning, as
-in the paper.
+A node is a path of reasoning steps. At each of D levels every kept node is expanded:
+B distinct next steps are proposed and each is scored with a typed evaluation (score
+0-1 and a reason; one call each). The K best scored children are kept for the next
+level (ties to the earlier). One last call answers from the best path reached. No
+tools: the tree searches over reasoning, as in the paper.
 
-- A truncated proposal is dropped, never scored or kept, and counted.
+- ``propose=list`` (seed 004): one structured call per node returns B distinct
+  approaches; ``propose=sample``: B separate calls at ``temperature``, one step each.
+  A repeat of an approach already proposed at the node is dropped and counted, never
+  scored nor asked for again (``harness.patterns.tot_proposals``).
+- A truncated proposal is dropped, never scored or kept, and counted; so is a list that
+  does not parse.
 - An evaluation that does not parse gives no score (counted as such, never 0); an
   unscored child is not kept.
 - The final answer call is reserved: a proposal is made only while the calls left hold
-  it, its evaluation and the answer, so the search stops early rather than
-  losing the answer to the budget.
+  it, an evaluation and the answer, and an evaluation only while they hold it and the
+  answer, so the search stops early rather than losing the answer to the budget. A
+  truncated final answer is ``truncated``, never graded.
 - ``nodes_expanded`` counts the nodes whose children were proposed, as measured.
 
-Calls at most: 2*B*(1 + K*(D-1)) + 1.
+Calls at most, the answer included: N*(1 + B) + 1 with ``list``, N*2B + 1 with
+``sample``, where N = sum over levels l = 1..D of min(K, B^(l-1)) nodes can be expanded
+(``loopbench cost patterns`` prices the ``list`` count).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
@@ -29,11 +37,8 @@ from harness.patterns.base import CallFloor, Outcome, PatternOptions, RunContext
 from harness.patterns.cot import final_answer
 from harness.patterns.registry import register
 from harness.patterns.structured import OutputMode, ask_structured
+from harness.patterns.tot_proposals import Proposals, Search
 
-PROPOSE_SYSTEM = (
-    "You are solving the question step by step. Write only the next single step of "
-    "reasoning, in one or two sentences."
-)
 EVALUATE_SYSTEM = (
     "Judge how promising the proposed next step is for answering the question correctly. "
     "Call evaluation with a score from 0 (wrong or useless) to 1 (certainly right)."
@@ -42,7 +47,8 @@ ANSWER_SYSTEM = (
     "Using the reasoning steps given, answer the question. Give the final answer in a few "
     "words on a last line that starts with 'Answer:'."
 )
-CALLS_PER_CHILD = 2  # a proposal and its evaluation
+#: Calls left before a proposal: the proposal, one evaluation and the answer.
+BEFORE_PROPOSAL = 3
 
 
 class Evaluation(BaseModel):
@@ -54,35 +60,23 @@ class TreeOptions(PatternOptions):
     max_steps: int = Field(default=32, ge=0)
     """Ceiling on model calls in the whole run: proposals, evaluations and the answer."""
     breadth: int = Field(default=3, ge=1)
-    """Next steps proposed from each kept node."""
+    """Distinct next steps proposed from each kept node."""
     beam: int = Field(default=2, ge=1)
     """Nodes kept at each level, the best scored."""
     depth: int = Field(default=2, ge=1)
     """Levels searched."""
+    propose: Literal["list", "sample"] = "list"
+    """One structured call listing breadth approaches, or breadth separate sampled calls."""
     temperature: float = Field(default=0.8, gt=0)
     """Sampling temperature of the proposals."""
     output: OutputMode = "tool"
-    """Structured output for the evaluations."""
+    """Structured output for the proposal lists and the evaluations."""
 
 
 @dataclass(frozen=True)
 class Node:
     path: tuple[str, ...]
     score: float
-
-
-@dataclass
-class Search:
-    """What the search measured: the tree it actually grew."""
-
-    nodes_expanded: int = 0
-    proposals: int = 0
-    truncated_proposals: int = 0
-    unscored: int = 0
-    levels: int = 0
-
-    def metrics(self) -> dict[str, float]:
-        return {k: float(v) for k, v in vars(self).items()}
 
 
 def _state(question: str, path: tuple[str, ...]) -> str:
@@ -96,7 +90,7 @@ class TreeOfThoughts:
     name: str = "tot"
 
     def call_floor(self) -> CallFloor:
-        return CallFloor(CALLS_PER_CHILD + 1, "one proposal, its evaluation and the answer")
+        return CallFloor(BEFORE_PROPOSAL, "one proposal, its evaluation and the answer")
 
     async def run(self, ctx: RunContext) -> Outcome:
         opts = self.options
@@ -106,7 +100,7 @@ class TreeOfThoughts:
         for level in range(1, opts.depth + 1):
             children: list[Node] = []
             for node in frontier:
-                if ctx.calls_left(opts) < CALLS_PER_CHILD + 1:
+                if ctx.calls_left(opts) < BEFORE_PROPOSAL:
                     break
                 search.nodes_expanded += 1
                 children += await self._expand(ctx, node, search)
@@ -120,23 +114,21 @@ class TreeOfThoughts:
 
     async def _expand(self, ctx: RunContext, node: Node, search: Search) -> list[Node]:
         opts, state = self.options, _state(ctx.question, node.path)
+        proposals = Proposals(ctx, search, node.path, state)
+        listed: list[str] = []
+        if opts.propose == "list":
+            listed = await proposals.listed(opts.breadth, opts.temperature, opts.output)
         children = []
-        for _ in range(opts.breadth):
-            if ctx.calls_left(opts) < CALLS_PER_CHILD + 1:
-                break  # the answer call stays reserved
-            request = ModelRequest(
-                ctx.model_name,
-                (Message("user", state),),
-                system=PROPOSE_SYSTEM,
-                temperature=opts.temperature,
-                max_output_tokens=120,
-            )
-            response = await ctx.model.complete(request)
-            search.proposals += 1
-            proposal = response.message.content.strip()
-            if response.truncated or not proposal:
-                search.truncated_proposals += response.truncated
-                ctx.emit("proposal_dropped", path=[*node.path], truncated=response.truncated)
+        for index in range(opts.breadth):
+            if opts.propose == "list":
+                if index == len(listed) or ctx.calls_left(opts) < BEFORE_PROPOSAL - 1:
+                    break  # no approach left, or the answer call stays reserved
+                proposal: str | None = listed[index]
+            else:
+                if ctx.calls_left(opts) < BEFORE_PROPOSAL:
+                    break  # the answer call stays reserved
+                proposal = await proposals.sampled(opts.temperature)
+            if proposal is None:
                 continue
             judged = await ask_structured(
                 ctx,
@@ -179,8 +171,9 @@ class TreeOfThoughts:
 @register(
     "tot",
     TreeOptions,
-    "tree of thoughts by beam search: breadth proposals + evaluations per kept node, beam "
-    "kept per level, depth levels, then answer; up to 2*breadth*(1+beam*(depth-1)) + 1 calls",
+    "tree of thoughts by beam search: breadth distinct approaches (one call, or sampled) and "
+    "their evaluations per kept node, beam kept per level, depth levels, then answer; up to "
+    "N*(1+breadth)+1 calls, N = sum of min(beam, breadth^(level-1))",
 )
 def tot(options: TreeOptions) -> TreeOfThoughts:
     return TreeOfThoughts(options)

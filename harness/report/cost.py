@@ -119,6 +119,41 @@ def growth(steps: list[int], p: Planning) -> list[dict[str, float]]:
     ]
 
 
+def tree_nodes(breadth: int, beam: int, depth: int) -> list[int]:
+    """Nodes the tot arm can expand at each level: one root, then at most ``beam`` of the
+    at most ``breadth`` children of each node expanded on the level before."""
+    nodes, expanded = [], 1
+    for _ in range(depth):
+        nodes.append(expanded)
+        expanded = min(beam, expanded * breadth)
+    return nodes
+
+
+def tree_calls(breadth: int, beam: int, depth: int) -> int:
+    """The most calls the tot arm (``propose=list``) makes: per node expanded, one call
+    proposing ``breadth`` approaches and one evaluation each; then the answer."""
+    return sum(tree_nodes(breadth, beam, depth)) * (1 + breadth) + 1
+
+
+def tree_cost(p: Planning, prices: Prices, breadth: int, beam: int, depth: int) -> PatternCost:
+    """The tot arm at its most calls, one after another. A node on level l has a path of
+    l - 1 steps (T each): its proposal call reads it and writes B steps, each evaluation
+    reads it and one more step and writes E; the answer reads the deepest path."""
+    b, out = breadth, p.token_s
+    input_tokens = output_tokens = latency = 0.0
+    for level, nodes in enumerate(tree_nodes(breadth, beam, depth), start=1):
+        path = (level - 1) * p.thought
+        input_tokens += nodes * ((p.prompt + path) + b * (p.prompt + path + p.thought))
+        output_tokens += nodes * b * (p.thought + p.evaluation)
+        latency += nodes * ((p.call_s + out * b * p.thought) + b * (p.call_s + out * p.evaluation))
+    input_tokens += p.prompt + depth * p.thought
+    output_tokens += p.thought
+    latency += p.call_s + out * p.thought
+    name = f"tree of thoughts, b={b} k={beam} d={depth}"
+    calls = tree_calls(breadth, beam, depth)
+    return PatternCost(name, calls, input_tokens, output_tokens, latency, prices)
+
+
 def pattern_costs(
     p: Planning,
     prices: Prices,
@@ -126,9 +161,11 @@ def pattern_costs(
     breadth: int = 3,
     depth: int = 3,
     candidates: int = 5,
+    beam: int = 2,
 ) -> list[PatternCost]:
-    """The chapter's seven patterns. Best-of-m candidates run in parallel (one call's time)."""
-    n, b, d, m = steps, breadth, depth, candidates
+    """The chapter's seven patterns. Best-of-m candidates run in parallel (one call's time);
+    the tree is loopbench's tot arm (``tree_cost``)."""
+    n, m = steps, candidates
     out = p.token_s
     react_latency = (n + 1) * (p.call_s + out * p.thought) + p.tool_s * n
     plan_latency = (
@@ -136,7 +173,6 @@ def pattern_costs(
         + (p.call_s + out * p.executor_out + p.tool_s)
         + (p.call_s + out * p.thought)
     )
-    tree_latency = d * ((p.call_s + out * b * p.thought) + (p.call_s + out * p.evaluation))
     chain_latency = p.call_s + out * p.chain
     verdict_latency = p.call_s + out * p.evaluation
     return [
@@ -158,14 +194,7 @@ def pattern_costs(
             plan_latency,
             prices,
         ),
-        PatternCost(
-            f"tree of thoughts, b={b} d={d}",
-            b * d + b * b * d,
-            (b * d + b * b * d) * (p.prompt + d * p.thought / 2),
-            b * d * b * p.thought + b * b * d * p.evaluation,
-            tree_latency,
-            prices,
-        ),
+        tree_cost(p, prices, breadth, beam, depth),
         PatternCost(
             f"best-of-{m}, model verifier",
             2 * m,

@@ -1,4 +1,4 @@
-"""experiments/chapter3.toml reruns seed 003's table: six configurations, its budgets."""
+"""experiments/chapter3.toml: seed 003's six configurations and budgets, on the depot set."""
 
 from pathlib import Path
 

@@ -78,6 +78,7 @@ def test_a_schema_1_folder_compares_cleanly_against_one_written_today(tmp_path):
     # What changed since 0.1.0 is named in today's terms, with both values: tot kept one
     # node a level, and best_of_n's per-candidate max_steps is candidate_steps today.
     assert "beam: 1 → 2" in rows["tot:breadth=2"]["option_changes"]
+    assert 'propose: "sample" → "list"' in rows["tot:breadth=2"]["option_changes"]
     best_of_n = rows["best_of_n:n=2"]["option_changes"]
     assert "candidate_steps: 8 → 6" in best_of_n and "max_steps: 16 → 24" in best_of_n
     assert not rows["react_text"]["option_changes"]  # nothing new means anything else

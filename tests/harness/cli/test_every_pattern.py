@@ -26,7 +26,9 @@ EXPECTED_TURNS = {
     "self_consistency:samples=3": 3,
     "best_of_n:n=2": 4,  # the evidence check rejects both candidates
     "best_of_n:verifier=model": 3,  # candidate (2) + verdict (1), accepted
-    "tot:breadth=2,depth=2": 13,  # 2 proposals + 2 scores, then 2 kept x (2 + 2), answer
+    "tot:breadth=2,depth=2": 10,  # a list of 2 + 2 scores, then 2 kept x (1 + 2), answer
+    # Its sampled steps are all "84": the repeat is dropped unscored, so one node a level.
+    "tot:breadth=2,depth=2,propose=sample": 7,  # (2 proposals + 1 score) x 2, answer
     "plan_execute": 6,  # plan + 2 steps of 2 calls + answer
     "plan_execute:output=json": 6,
     "goal_decomposition": 6,

@@ -157,6 +157,26 @@ def test_max_tokens_stops_requests_once_the_ceiling_is_reached(spec, responder):
         assert outcome.status == free.status
 
 
+def unreported(responder):
+    def reply(request):
+        response = responder(request)
+        response = text_reply(response) if isinstance(response, str) else response
+        return ModelResponse(response.message, response.finish_reason, Usage(missing=1))
+
+    return reply
+
+
+@pytest.mark.parametrize("responder", RESPONDERS)
+@pytest.mark.parametrize("spec", SPECS)
+def test_max_tokens_holds_when_the_endpoint_reports_no_usage(spec, responder):
+    free, unlimited, _ = run(spec, unreported(RESPONDERS[responder]), max_steps=12)
+    outcome, model, _ = run(spec, unreported(RESPONDERS[responder]), max_tokens=1, max_steps=12)
+    # The first call is made at 0 tokens; its estimate reaches the ceiling of 1.
+    assert len(model.requests) == 1
+    assert outcome.status == ("token_budget" if len(unlimited.requests) > 1 else free.status)
+    assert outcome.metrics["ceiling_estimated_calls"] == 1.0
+
+
 class SlowFirst(FunctionModel):
     """Takes half a second over its first reply."""
 

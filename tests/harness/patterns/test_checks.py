@@ -8,7 +8,7 @@ from harness.experiment import parse_arm
 from harness.models import CountingClient, FunctionModel, ModelResponse, ScriptedModel, tool_reply
 from harness.patterns import RunContext
 from harness.patterns.best_of_n import VERIFIER_SYSTEM
-from harness.patterns.evidence import check_evidence
+from harness.patterns.evidence import check_evidence, entries_found
 from harness.runner import Job, Runner
 from harness.trace import AnswerEvent, Trace
 
@@ -135,6 +135,27 @@ def test_best_of_n_returns_the_first_candidate_the_evidence_accepts():
     assert all(r.temperature == 0.7 for r in model.requests)
     assert all(r.messages[0].content == ctx.question for r in model.requests)
     assert len(model.requests[1].messages) == 1  # a fresh conversation per candidate
+
+
+def test_best_of_n_evidence_rejects_an_answer_resting_on_no_entry_found():
+    # No number to ground, so only "the evidence entries exist" can tell these apart.
+    missing = tool_reply(("lookup", {"title": "No such depot"}))
+    replies = ["Hamburg", missing, "Hamburg", LOOKUP, "Hamburg"]
+    outcome, model, ctx = run_pattern(parse_arm("best_of_n:n=3").build(), replies)
+    assert (outcome.status, outcome.answer, len(model.requests)) == ("answered", "Hamburg", 5)
+    verdicts = [(d["accepted"], d["reason"]) for _, k, d in ctx.trace.events if k == "verdict"]
+    assert verdicts == [
+        (False, "the answer rests on no entry: no look-up found one"),  # none made
+        (False, "the answer rests on no entry: no look-up found one"),  # none found
+        (True, "rests on Nile"),
+    ]
+    assert outcome.metrics == {"candidates": 3, "answered": 3, "accepted": 1.0}
+
+
+def test_entries_found_are_the_successful_look_ups_and_never_the_calculator():
+    trace = trace_of(("lookup", {"title": "Nile"}, "6,650 km"), ("calc", {"expression": "1"}, "1"))
+    trace.emit("tool_call", tool="lookup", arguments={"title": "Nowhere"}, ok=False, result="")
+    assert entries_found(trace) == ["Nile"]
 
 
 def test_best_of_n_with_nothing_accepted_returns_no_answer():

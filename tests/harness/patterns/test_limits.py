@@ -4,6 +4,7 @@ from dataclasses import dataclass
 from harness.experiment import parse_arm
 from harness.models import (
     CountingClient,
+    FunctionModel,
     Message,
     ModelAPIError,
     ModelRequest,
@@ -13,9 +14,11 @@ from harness.models import (
     text_reply,
     tool_reply,
 )
+from harness.models.estimate import EstimateUnavailable, ceiling_counter, counter_or_characters
 from harness.patterns import Outcome, PatternOptions, RunContext
 from harness.patterns.base import CallFloor
 from harness.patterns.limits import Limited
+from harness.runner import Job, Runner
 from harness.trace import Trace
 
 from .helpers import DEPOT, run_pattern
@@ -108,7 +111,8 @@ def test_limit_reached_keeps_the_conversation_so_far():
 
 
 def test_max_output_tokens_caps_every_request_and_unset_keeps_the_patterns_own():
-    replies = ["step", tool_reply(("evaluation", {"score": 0.5})), "Answer: 84"]
+    step = tool_reply(("approaches", {"approaches": ["step"]}))
+    replies = [step, tool_reply(("evaluation", {"score": 0.5})), "Answer: 84"]
     _, capped, _ = run_pattern(
         parse_arm("tot:breadth=1,depth=1,max_output_tokens=7").build(), replies
     )
@@ -159,3 +163,84 @@ def test_an_outcome_the_pattern_returns_itself_passes_through():
 
     outcome, model, _ = run_limited(Done(), PatternOptions(max_steps=0), [])
     assert (outcome.status, outcome.answer, model.requests) == ("answered", "84", [])
+
+
+# --- max_tokens when the endpoint reports no usage -----------------------------------------
+
+
+def unreported(reply):
+    """``reply`` with no usage reported, as some servers send it."""
+    response = text_reply(reply) if isinstance(reply, str) else reply
+    return ModelResponse(response.message, response.finish_reason, Usage(missing=1))
+
+
+TEN_A_TEXT = (lambda text: 10 if text else 0, "tokenizer")
+
+
+def run_estimated(options, replies, estimate=lambda: TEN_A_TEXT, count_tokens=None):
+    model = ScriptedModel(replies)
+    trace = Trace()
+    ctx = RunContext("q", CountingClient(model, trace, count_tokens), "m", DEPOT.toolset(), trace)
+    outcome = asyncio.run(Limited(Greedy(), options, estimate).run(ctx))
+    return outcome, model, ctx
+
+
+def test_max_tokens_counts_an_estimate_for_calls_that_report_no_usage():
+    # Each call: the question (10) in, the reply (10) out: 20, 40, 60, then no fourth call.
+    replies = [unreported("x")] * 9
+    outcome, model, ctx = run_estimated(PatternOptions(max_tokens=50), replies)
+    assert (outcome.status, len(model.requests)) == ("token_budget", 3)
+    assert "60 tokens used (60 estimated by tokenizer for 3 calls" in outcome.error
+    assert outcome.metrics == {
+        "ceiling_estimated_calls": 3.0,
+        "ceiling_estimated_tokens": 60.0,
+        "ceiling_tokenizer": 1.0,
+    }
+    assert ctx.model.usage.input_tokens == 0  # the counts stay unknown, not estimated
+
+
+def test_reported_usage_is_not_estimated_again_nor_what_count_tokens_estimated():
+    replies = [costing(30, "x"), unreported("x"), costing(30, "x"), unreported("x")] * 2
+    outcome, model, _ = run_estimated(PatternOptions(max_tokens=100), replies)
+    assert (outcome.status, len(model.requests)) == ("token_budget", 4)  # 30, 50, 80, 100
+    assert outcome.metrics["ceiling_estimated_calls"] == 2.0
+    counted = lambda text: 10 if text else 0  # noqa: E731  (--count-tokens' tokenizer)
+    outcome, model, ctx = run_estimated(
+        PatternOptions(max_tokens=50), [unreported("x")] * 9, count_tokens=counted
+    )
+    assert (outcome.status, len(model.requests)) == ("token_budget", 3)
+    assert ctx.model.usage.estimated == 3 and outcome.metrics == {}
+
+
+def test_without_the_tokenizer_the_ceiling_counts_four_characters_a_token_and_says_so():
+    def not_installed():
+        raise EstimateUnavailable("no tokenizer")
+
+    count, how = counter_or_characters(not_installed)
+    assert (how, count(""), count("abcd"), count("abcde")) == ("characters", 0, 1, 2)
+    outcome, model, _ = run_estimated(
+        PatternOptions(max_tokens=2), [unreported("reply")] * 9, estimate=lambda: (count, how)
+    )
+    # "q" in (1) and "reply" out (2): 3 tokens after the first call, so no second one.
+    assert (outcome.status, len(model.requests)) == ("token_budget", 1)
+    assert outcome.metrics["ceiling_tokenizer"] == 0.0
+    assert "estimated by characters" in outcome.error
+
+
+def test_the_ceiling_estimates_with_the_embedded_tokenizer_by_default():
+    model = ScriptedModel([unreported("The Nile is 6,650 km long.")] * 9)
+    trace = Trace()
+    ctx = RunContext("q", CountingClient(model, trace), "m", DEPOT.toolset(), trace)
+    outcome = asyncio.run(Limited(Greedy(), PatternOptions(max_tokens=20)).run(ctx))
+    assert outcome.status == "token_budget" and 1 < len(model.requests) < 9
+    expected = 1.0 if ceiling_counter()[1] == "tokenizer" else 0.0
+    assert outcome.metrics["ceiling_tokenizer"] == expected
+
+
+def test_the_record_says_how_many_calls_and_tokens_the_ceiling_estimated():
+    task = next(t for t in DEPOT.tasks if t.id == "eiffel-opera-house")
+    runner = Runner(DEPOT, FunctionModel(lambda _: unreported("Answer: 84")), "m")
+    record, _ = asyncio.run(runner.run_one(Job(parse_arm("self_consistency:samples=3"), task, 0)))
+    assert (record.status, record.usage_missing, record.tokens_in) == ("answered", 3, 0)
+    assert record.metrics["ceiling_estimated_calls"] == 3.0
+    assert record.metrics["ceiling_estimated_tokens"] > 0

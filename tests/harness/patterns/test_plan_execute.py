@@ -1,5 +1,7 @@
+import pytest
+
 from harness.experiment import parse_arm
-from harness.models import tool_reply
+from harness.models import ModelResponse, tool_reply
 from harness.patterns.executor import SYNTHESIS_SYSTEM
 from harness.patterns.plan_execute import StepDef, dependency_order
 
@@ -170,6 +172,65 @@ def test_a_step_never_takes_the_final_call():
     assert model.requests[-1].system == SYNTHESIS_SYSTEM
     failed = [d for _, k, d in ctx.trace.events if k == "step_status" and d["status"] == "failed"]
     assert [(d["id"], d["reason"]) for d in failed] == [(1, "step_budget"), (2, "step_budget")]
+
+
+def test_each_step_sees_the_results_of_every_step_finished_before_it():
+    three = plan(
+        {"id": 1, "description": "find the Eiffel Tower's year"},
+        {"id": 2, "description": "find the Opera House's year"},
+        {"id": 3, "description": "find the Nile's length"},
+        {"id": 4, "description": "subtract", "depends_on": [2]},
+    )
+    replies = [three, "1889", FAILS, "6650", "84 years"]
+    outcome, model, ctx = run_pattern(plan_execute(), replies)
+    assert (outcome.status, outcome.answer, len(model.requests)) == ("answered", "84 years", 5)
+    prompts = [r.messages[0].content for r in model.requests[1:4]]
+    assert "Result of step" not in prompts[0]
+    assert "Result of step 1: 1889" in prompts[1]
+    # Step 3 depends on nothing and still sees step 1; step 2 failed, so it has no result.
+    assert "Result of step 1: 1889" in prompts[2] and "step 2" not in prompts[2]
+    assert by_step(ctx)[4] == ["pending", "skipped"]
+
+
+def test_a_step_after_a_replan_sees_what_finished_before_it():
+    first = plan({"id": 1, "description": "a"}, {"id": 2, "description": "b"})
+    again = plan({"id": 3, "description": "c"})
+    replies = [first, "1889", FAILS, again, "1973", "84"]
+    outcome, model, _ = run_pattern(plan_execute("replan=on"), replies)
+    assert (outcome.answer, outcome.metrics["replanned"]) == ("84", 1.0)
+    assert "Result of step 1: 1889" in model.requests[4].messages[0].content
+
+
+UNUSABLE = {
+    "unparsed": "I would rather not plan again.",
+    "truncated": ModelResponse(plan({"id": 3, "description": "c"}).message, "length"),
+    "refused": plan({"id": 1, "description": "reuses a finished step's id"}),
+}
+
+
+@pytest.mark.parametrize("reply", UNUSABLE)
+def test_an_unusable_replan_keeps_what_finished_and_the_plan_goes_on(reply):
+    first = plan(
+        {"id": 1, "description": "a"},
+        {"id": 2, "description": "b"},
+        {"id": 3, "description": "c", "depends_on": [2]},
+        {"id": 4, "description": "d"},
+    )
+    replies = [first, "1889", FAILS, UNUSABLE[reply], "1973", "84 years"]
+    outcome, model, ctx = run_pattern(plan_execute("replan=on"), replies)
+    assert (outcome.status, outcome.answer, len(model.requests)) == ("answered", "84 years", 6)
+    assert by_step(ctx) == {
+        1: ["pending", "running", "done"],
+        2: ["pending", "running", "failed"],
+        3: ["pending", "skipped"],  # it needs the failed step
+        4: ["pending", "running", "done"],
+    }
+    assert "Result of step 1: 1889" in model.requests[4].messages[0].content
+    answered_from = model.requests[5].messages[0].content
+    assert "Step 1: 1889" in answered_from and "Step 4: 1973" in answered_from
+    (failed,) = [d for _, k, d in ctx.trace.events if k == "replan_failed"]
+    assert failed["status"] == reply
+    assert (outcome.metrics["replanned"], outcome.metrics["replan_unusable"]) == (0.0, 1.0)
 
 
 def test_goal_decomposition_runs_every_task_then_answers():

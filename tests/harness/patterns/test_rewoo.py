@@ -1,8 +1,13 @@
+import asyncio
+
 import pytest
 
 from harness.experiment import parse_arm
-from harness.models import text_reply, tool_reply
+from harness.models import CountingClient, ScriptedModel, text_reply, tool_reply
+from harness.patterns import RunContext
 from harness.patterns.rewoo import UnresolvedReference, substitute
+from harness.trace import Trace
+from tasks import load_taskset
 
 from .helpers import run_pattern
 
@@ -166,3 +171,13 @@ def test_the_guards_warning_is_never_substituted_as_an_output():
     evidence = model.requests[1].messages[0].content
     assert "step 3 needs #E2, which failed" in evidence
     assert tool_args(ctx) == [{"expression": "2 + 2"}] * 2 + [{"expression": "4 * 10"}]
+
+
+def test_a_task_set_without_tools_is_refused_before_any_request():
+    model = ScriptedModel([plan_reply(step("lookup", {"title": "Nile"})), "6650 km"])
+    trace = Trace()
+    coding = load_taskset("coding")
+    ctx = RunContext("q", CountingClient(model, trace), "m", coding.toolset("plain"), trace)
+    outcome = asyncio.run(rewoo().run(ctx))
+    assert (outcome.status, model.requests) == ("refused", [])
+    assert "offers no tools" in outcome.error

@@ -1,4 +1,5 @@
-"""The cost arithmetic reproduces the chapter's published figures (seed 003)."""
+"""The cost arithmetic reproduces the chapter's published figures (seed 003), and prices the
+tree as loopbench's tot arm spends."""
 
 import json
 
@@ -56,9 +57,14 @@ def test_pattern_table_and_cost_per_correct_match_the_chapter():
     assert round(cents["chain of thought"], 1) == 4.4
     assert round(cents["ReAct, 5 tool steps"], 1) == 10.9
     assert round(cents["plan-and-execute, 5 steps"], 1) == 4.6
-    assert round(cents["tree of thoughts, b=3 d=3"]) == 28
-    tree = by["tree of thoughts, b=3 d=3"]
-    assert (tree["calls"], tree["input_tokens"], tree["output_tokens"]) == (36, 62_100, 4_590)
+    # The tree is loopbench's tot arm, not the chapter's b*d + b*b*d count (28 cents): five
+    # nodes (1 + 2 + 2) of one proposal call writing 3 steps and 3 evaluations, then the
+    # answer. Input 1,500 + 3 * 1,650 at the root, twice (1,650 + 3 * 1,800) and twice
+    # (1,800 + 3 * 1,950) below it, and 1,950 for the answer.
+    tree = by["tree of thoughts, b=3 k=2 d=3"]
+    assert (tree["calls"], tree["input_tokens"], tree["output_tokens"]) == (21, 37_800, 2_700)
+    assert tree["latency_s"] == pytest.approx(5 * (11 + 3 * 2.4) + 5)
+    assert round(cents["tree of thoughts, b=3 k=2 d=3"], 1) == 17.1
 
 
 def test_retry_and_verifier_formulas():
