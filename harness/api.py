@@ -40,8 +40,9 @@ from harness.report.compare import Comparison, compare
 from harness.report.failures import ArmFailures, labelled_frame, summarize_failures
 from harness.report.pass_k import parse_all
 from harness.report.prices import PriceTable, load_prices
+from harness.report.rendering import render
 from harness.report.separation import Separation, SeparationRule
-from harness.report.table import Measures, Pricing, render, summarize, with_reference
+from harness.report.table import Measures, Pricing, summarize, with_reference
 from harness.rounds import run_until_separated
 from harness.runner import RunSettings, run_experiment
 from harness.sampling import Sampling

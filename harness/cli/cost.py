@@ -27,7 +27,8 @@ from harness.report.cost import (
     verifier_precision,
 )
 from harness.report.prices import PriceError, load_prices
-from harness.report.table import Pricing, summarize, usage_warning
+from harness.report.rendering import usage_warning
+from harness.report.table import Pricing, summarize
 from harness.store import ResultsError
 
 FORMATS = click.Choice(["md", "json"])

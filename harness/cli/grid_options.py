@@ -1,5 +1,6 @@
-"""Options of ``loopbench run`` that go together or not at all: the stopping rule of
---until-separated, and what the Ray executor refuses."""
+"""Groups of ``loopbench run``'s options: the sampling settings, the stopping rule of
+--until-separated (its options go together or not at all), and what the Ray executor
+refuses."""
 
 from __future__ import annotations
 
@@ -42,6 +43,25 @@ STOPPING_OPTIONS = [
     ),
 ]
 
+SAMPLING_OPTIONS = [
+    click.option(
+        "--temperature",
+        type=Finite(0),
+        help="Sampling temperature sent on every request of every arm that does not set its "
+        "own (self_consistency, best_of_n and tot sample at their own). Unset: none is sent "
+        "and the endpoint's default applies.",
+    ),
+    click.option(
+        "--top-p", type=Finite(0, 1, min_open=True), help="Nucleus sampling's top_p, sent likewise."
+    ),
+    click.option(
+        "--seed",
+        type=int,
+        help="Sampling seed, sent likewise (on servers that honour it, repeats with one seed "
+        "give one sample: the table says so when every repeat agrees).",
+    ),
+]
+
 EXECUTOR_OPTIONS = [
     click.option(
         "--executor",
@@ -58,6 +78,13 @@ EXECUTOR_OPTIONS = [
         "Ray on this machine.",
     ),
 ]
+
+
+def sampling_options(command: F) -> F:
+    """--temperature, --top-p and --seed."""
+    for option in reversed(SAMPLING_OPTIONS):
+        command = option(command)
+    return command
 
 
 def stopping_options(command: F) -> F:

@@ -26,6 +26,7 @@ from harness.cli.grid_options import (
     executor_options,
     on_ray,
     round_line,
+    sampling_options,
     stopping_options,
     stopping_rule,
 )
@@ -150,22 +151,7 @@ from tasks.taskset import TaskSet, TaskSetError
     show_default=True,
     help="Retries of a request on 429, 5xx and connection errors.",
 )
-@click.option(
-    "--temperature",
-    type=Finite(0),
-    help="Sampling temperature sent on every request of every arm that does not set its own "
-    "(self_consistency, best_of_n and tot sample at their own). Unset: none is sent and the "
-    "endpoint's default applies.",
-)
-@click.option(
-    "--top-p", type=Finite(0, 1, min_open=True), help="Nucleus sampling's top_p, sent likewise."
-)
-@click.option(
-    "--seed",
-    type=int,
-    help="Sampling seed, sent likewise (on servers that honour it, repeats with one seed give "
-    "one sample: the table says so when every repeat agrees).",
-)
+@sampling_options
 @click.option("--prices", type=click.Path(path_type=Path), help="Price table (TOML) for cost.")
 @click.option("--price-as", help="In the printed table, price tokens as this model.")
 @click.option(

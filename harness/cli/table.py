@@ -15,14 +15,13 @@ from harness.report.failure_traces import TraceError
 from harness.report.failures import labelled_frame, summarize_failures
 from harness.report.pass_k import parse_all
 from harness.report.prices import PriceError, load_prices
+from harness.report.rendering import FORMATS, render
 from harness.report.separation import StoppedRun
 from harness.report.table import (
-    FORMATS,
     GROUPINGS,
     INTERVALS,
     Measures,
     Pricing,
-    render,
     summarize,
     with_reference,
 )

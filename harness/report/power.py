@@ -77,9 +77,11 @@ def difference_variance(
 def critical_t(tasks: int, alpha: float) -> float:
     """The |t| beyond which the paired test rejects: sign flips, in their normal form, reject
     when |S| > z sqrt(sum d_t^2), and as sum d_t^2 = (N - 1) s^2 + N mean^2 that is
-    |t| > z sqrt((N - 1) / (N - z^2)). Infinite when no number of agreeing tasks rejects."""
+    |t| > z sqrt((N - 1) / (N - z^2)). Infinite when not even N tasks agreeing reject."""
     z = normal_quantile(1 - alpha / 2)
-    return z * math.sqrt((tasks - 1) / (tasks - z * z)) if tasks > z * z else math.inf
+    if tasks <= z * z or 0.5**tasks >= alpha:  # the mid-p of N agreeing tasks is 2^-N
+        return math.inf
+    return z * math.sqrt((tasks - 1) / (tasks - z * z))
 
 
 def paired_power(tasks: int, sd: float, delta: float, alpha: float) -> float:
@@ -193,12 +195,39 @@ def tasks_needed(design: Design, repeats: float | None = None) -> int | None:
     def enough_at(tasks: int) -> bool:
         return design_power(design, tasks, repeats).value >= design.power
 
+    # Normal theory's answer first (instant), then the bracket around it that the power
+    # found each way confirms: few evaluations where it is simulated.
+    runs = design.repeats if repeats is None else repeats
+    guess = _normal_tasks(design, runs)
+    if guess is None:
+        return None
+    enough, short = guess, guess
+    while not enough_at(enough):
+        if enough >= MAX_TASKS:
+            return None
+        short, enough = enough, min(max(enough + 1, enough * 3 // 2), MAX_TASKS)
+    while short > 1 and enough_at(short):
+        enough, short = short, short * 2 // 3
+    short = min(short, enough - 1)  # short of the power (or 1: below the smallest design)
+    while enough - short > 1:
+        mid = (short + enough) // 2
+        short, enough = (short, mid) if enough_at(mid) else (mid, enough)
+    return enough
+
+
+def _normal_tasks(design: Design, repeats: float) -> int | None:
+    """The fewest tasks with the power by normal theory alone; None past MAX_TASKS."""
+    sd = design.sd(repeats)
+
+    def enough_at(tasks: int) -> bool:
+        return paired_power(tasks, sd, design.delta, design.alpha) >= design.power
+
     enough = 2
     while not enough_at(enough):
         if enough >= MAX_TASKS:
             return None
         enough = min(enough * 2, MAX_TASKS)
-    short = max(1, enough // 2)  # short of the power (or 1: below the smallest design)
+    short = max(1, enough // 2)
     while enough - short > 1:
         mid = (short + enough) // 2
         short, enough = (short, mid) if enough_at(mid) else (mid, enough)

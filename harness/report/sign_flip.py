@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from functools import lru_cache
 
 import numpy as np
 
@@ -74,20 +75,27 @@ def _lcm(values: np.ndarray) -> int | None:
 
 
 def _exact(steps: np.ndarray) -> float:
-    """Mid-p of |sum of steps| against every choice of signs, on the whole-number lattice.
-
-    Equal sizes are taken together: c signs of size k sum to k (2 B - c), B binomial(c, 1/2)."""
+    """Mid-p of |sum of steps| against every choice of signs, on the whole-number lattice."""
     sizes, counts = np.unique(np.abs(steps), return_counts=True)
-    total = int((sizes * counts).sum())
-    dist = np.ones(1)
-    for size, count in zip(sizes.tolist(), counts.tolist(), strict=True):
-        spread = np.zeros(2 * size * count + 1)
-        spread[:: 2 * size] = _fair_binomial(count)
-        dist = np.convolve(dist, spread)
+    dist = _null(tuple(zip(sizes.tolist(), counts.tolist(), strict=True)))
+    total = len(dist) // 2
     observed = abs(int(steps.sum()))
     beyond = dist[total + observed + 1 :].sum() + dist[: total - observed].sum()
     at = dist[total + observed] + (dist[total - observed] if observed else 0.0)
     return float(min(1.0, beyond + at / 2))
+
+
+@lru_cache(maxsize=4096)
+def _null(sizes: tuple[tuple[int, int], ...]) -> np.ndarray:
+    """The distribution of the sum of signed steps, for (size, how many) pairs; index total
+    is 0. Equal sizes are taken together: c signs of size k sum to k (2 B - c), B
+    binomial(c, 1/2). Kept: many tables share one (a simulation's experiments do)."""
+    dist = np.ones(1)
+    for size, count in sizes:
+        spread = np.zeros(2 * size * count + 1)
+        spread[:: 2 * size] = _fair_binomial(count)
+        dist = np.convolve(dist, spread)
+    return dist
 
 
 def _fair_binomial(count: int) -> np.ndarray:

@@ -3,7 +3,8 @@ import importlib.metadata
 
 from harness.experiment import parse_arms
 from harness.models import Message, ModelResponse, ScriptedModel, Usage, tool_reply
-from harness.report.table import records_frame, render, summarize
+from harness.report.rendering import render
+from harness.report.table import records_frame, summarize
 from harness.runner import Job, Runner, RunSettings, expand
 from tasks import load_taskset
 

@@ -30,12 +30,12 @@ from harness.report.html._memory import after_summary
 from harness.report.html._runs import run_list
 from harness.report.html._sample import LIST_ALL_RUNS, Sample, labels_by_run, sampled_runs
 from harness.report.plots import STATUS_COLOURS, plot_frontier, plot_outcomes
+from harness.report.rendering import render
 from harness.report.separation import StoppedRun
 from harness.report.table import (
     Measures,
     Pricing,
     records_frame,
-    render,
     repeat_measures,
     summarize,
     with_reference,

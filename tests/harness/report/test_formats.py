@@ -5,7 +5,7 @@ import pytest
 from click.testing import CliRunner
 
 from harness.cli import main
-from harness.report.table import latex_text, render
+from harness.report.rendering import latex_text, render
 
 from .test_compare import write
 

@@ -5,8 +5,9 @@ import pytest
 
 from harness.records import RunRecord
 from harness.report.prices import Price, PriceError, PriceTable, load_prices
+from harness.report.rendering import render
 from harness.report.stats import wilson_interval
-from harness.report.table import Pricing, records_frame, render, summarize
+from harness.report.table import Pricing, records_frame, summarize
 
 
 def record(

@@ -1,0 +1,329 @@
+"""The per-arm summary as a table (md, csv, json, LaTeX, HTML) with its footnotes: what
+each column means and what a reader should know of these runs (estimated or unknown
+usage, replayed calls, retried runs, repeats that add no information).
+"""
+
+from __future__ import annotations
+
+import math
+from html import escape
+
+import pandas as pd
+
+from harness.patterns.base import STATUSES
+from harness.report.pass_k import PassK
+from harness.report.table import GROUPINGS
+
+INTERVAL_NOTES = {
+    "tasks": "a 95% interval about tasks like these (Wilson's on the effective number of "
+    "runs: repeats of a task are correlated samples of it, clustered by task; --interval "
+    "runs for the interval on these tasks only)",
+    "runs": "a 95% Wilson interval on the runs made, as if independent: about these tasks "
+    "only, not tasks like these (--interval tasks)",
+}
+NOTE = (
+    "Accuracy: correct / runs graded or out of budget (api_error and pattern_error runs left "
+    "out), with {interval}. Cost per correct: total cost of all runs / correct. "
+    "Turns: model calls per run. Arms name the options set; the rest are defaults."
+)
+VS_NOTE = (
+    " vs: the paired difference on runs matched by (task, repeat), failed runs left out on "
+    "either side, its 95% interval clustered by task, and p of the paired test (sign flips "
+    "of per-task differences, two-sided, mid-p), as compare's."
+)
+PASS_NOTE = (
+    " pass@k: the chance that at least one of k tries at a task is right, pass^k that all "
+    "k are (unbiased estimators from each task's repeats, averaged over tasks with at "
+    "least k runs), with a 95% interval about tasks like these."
+)
+CHANGES_NOTE = (
+    " w→r / r→w: runs whose first answer (a draft, attempt or candidate) was wrong and the "
+    "final one right, or the reverse."
+)
+CHECK_NOTE = (
+    " For arms with a check (best_of_n's verifier, reflexion's check): coverage = runs with "
+    "an accepted answer; precision = correct among them; check r and f = the check's "
+    "acceptance rate of right and of wrong answers, as measured; the predicted precision is "
+    "seed 003's formula from p (right among judged answers), r and f."
+)
+CODE_NOTE = (
+    " Coding runs: every verdict is the held-out suite's, never shown to the model. first pass: "
+    "the first attempt passed held-out; w→r are fixes, r→w breakages; edits: answers on the way "
+    "whose code changed from the one before; no effect: edits that left the held-out verdict "
+    "as it was; false acc / false rej: answers the check (feedback suite or the model's own "
+    "tests) passed that failed held-out, and the reverse."
+)
+
+
+FORMATS = ("md", "csv", "json", "latex", "html")
+
+
+def render(
+    summary: pd.DataFrame, fmt: str, title: str = "", columns: list[str] | None = None
+) -> str:
+    """The summary as a table in ``fmt``; ``columns`` keeps those columns only (a pass@k
+    column brings its interval along)."""
+    whole = summary
+    if columns:
+        unknown = [c for c in columns if c not in summary.columns]
+        if unknown:
+            raise ValueError(
+                f"unknown column {unknown[0]!r}; columns: {', '.join(summary.columns)} "
+                "(pass@k and pass^k, e.g. pass@1 or pass^3, are computed when asked for)"
+            )
+        summary = summary[columns if fmt not in ("json", "csv") else _with_bounds(columns)]
+    if fmt == "json":
+        return str(summary.map(_exact_zero).to_json(orient="records", indent=2))
+    if fmt == "csv":
+        return str(summary.to_csv(index=False))
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown format {fmt!r}; choose {', '.join(FORMATS)}")
+    shown = _chosen(whole, columns) if columns else _shown(summary)
+    plain_title = title.replace("**", "")
+    if fmt == "latex":
+        latex = shown.map(lambda cell: latex_text(str(cell)))
+        latex.columns = [latex_text(str(c)) for c in shown.columns]
+        caption = latex_text(plain_title) if plain_title else None
+        return str(latex.to_latex(index=False, caption=caption, escape=False))
+    if fmt == "html":
+        html = str(shown.to_html(index=False, border=0))
+        caption = f"<caption>{escape(plain_title)}</caption>" if plain_title else ""
+        return html.replace(">\n", f">\n{caption}\n", 1) if caption else html
+    table = shown.to_markdown(index=False, disable_numparse=True)
+    head = f"{title}\n\n" if title else ""
+    return f"{head}{table}\n\n{footnotes(whole)}"
+
+
+def footnotes(summary: pd.DataFrame) -> str:
+    """What the table's columns mean, and what the reader should know of these runs."""
+    interval = summary["interval"].iloc[0] if "interval" in summary and len(summary) else "tasks"
+    note = NOTE.format(interval=INTERVAL_NOTES[interval])
+    note += VS_NOTE if "vs_difference" in summary else ""
+    note += PASS_NOTE if any(PassK.parse(str(c)) for c in summary.columns) else ""
+    note += CHANGES_NOTE if _shows(summary, "wrong_to_right") else ""
+    note += CHECK_NOTE if _shows(summary, "coverage") else ""
+    note += CODE_NOTE if _shows(summary, "first_pass") else ""
+    notes = repeats_note(summary) + usage_warning(summary) + cache_note(summary)
+    return note + notes + retried_note(summary)
+
+
+def repeats_note(summary: pd.DataFrame) -> str:
+    """A footnote when repeats gave the same answers on every task: they add no information."""
+    if "repeats_agree" not in summary:
+        return ""
+    agree = summary["repeats_agree"]
+    alike = summary.loc[agree == 1, "arm"].astype(str).tolist()
+    if not alike:
+        return ""
+    if len(alike) == int(agree.notna().sum()):
+        return (
+            "\n\nRepeats add no information: every task's repeats gave the same answer, in "
+            "every arm, so each task is one sample counted several times (an endpoint that "
+            "does not sample: greedy decoding, temperature 0, or one seed). The intervals "
+            "count tasks, not runs; give --temperature to sample."
+        )
+    return (
+        f"\n\nRepeats of {', '.join(alike)} gave the same answer on every task: for "
+        "them repeats add no information."
+    )
+
+
+def _with_bounds(columns: list[str]) -> list[str]:
+    """The columns, each pass@k followed by its interval and the tasks it averages."""
+    return [
+        name
+        for column in columns
+        for name in (
+            [column, f"{column}_low", f"{column}_high", f"{column}_tasks"]
+            if PassK.parse(column)
+            else [column]
+        )
+    ]
+
+
+def _chosen(summary: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
+    """The columns asked for, as text; a pass@k with its interval."""
+    shown = pd.DataFrame(index=summary.index)
+    for column in columns:
+        if PassK.parse(column):
+            shown[f"{column} [95% CI]"] = _with_interval(summary, column)
+        else:
+            shown[column] = summary[column].astype(str)
+    return shown
+
+
+def _with_interval(summary: pd.DataFrame, column: str) -> list[str]:
+    """``value [low, high]`` as percentages, or a dash where there is no value."""
+    values = zip(summary[column], summary[f"{column}_low"], summary[f"{column}_high"], strict=True)
+    return [f"{v:.0%} [{lo:.0%}, {hi:.0%}]" if not math.isnan(v) else "—" for v, lo, hi in values]
+
+
+def retried_note(summary: pd.DataFrame) -> str:
+    """A footnote when cost includes runs superseded by --retry-errors."""
+    retried = int(summary["retried_runs"].sum()) if "retried_runs" in summary else 0
+    if not retried:
+        return ""
+    return (
+        f"\n\nCost includes {retried} runs that ended in api_error and were run again "
+        "(--retry-errors): they are not counted as runs, but their tokens were spent."
+    )
+
+
+def cache_note(summary: pd.DataFrame) -> str:
+    """A footnote when calls were replayed (the response cache, or a call shared by paired
+    arms): their cost apart, when it was priced at run time."""
+    hits = int(summary["cache_hits"].sum()) if "cache_hits" in summary else 0
+    if not hits:
+        return ""
+    saved = float(summary["cost_from_cache_usd"].sum(min_count=1))
+    head = (
+        f"\n\nResponse cache: {hits} model calls were replayed, not sent (from --cache, or "
+        "shared by another arm with --paired); "
+    )
+    if math.isnan(saved):
+        return head + (
+            "the cost column counts them at what they cost when first served, which was not "
+            "priced at run time, so the part they stand for is not known."
+        )
+    return head + (
+        f"${saved:.4f} of the cost column is what they cost when first served, not spent "
+        "again on this run."
+    )
+
+
+def _exact_zero(value: object) -> object:
+    """A float within rounding of zero as 0: an interval bound of 1.4e-17 is 0."""
+    return 0.0 if isinstance(value, float) and abs(value) < 1e-12 else value
+
+
+#: LaTeX's special characters, and the few non-ASCII ones tables use, as LaTeX writes them.
+_LATEX = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+    "→": r"$\rightarrow$",
+    "—": "---",
+    "·": r"$\cdot$",
+    "\u2212": "-",  # a minus sign
+}
+
+
+def latex_text(text: str) -> str:
+    """``text`` as LaTeX typesets it: no character starts a comment, maths or a command."""
+    return "".join(_LATEX.get(char, char) for char in text)
+
+
+def _shows(summary: pd.DataFrame, column: str) -> bool:
+    """Whether any arm has a value in ``column`` (absent from a --columns selection)."""
+    return column in summary and not summary[column].isna().all()
+
+
+def usage_warning(summary: pd.DataFrame) -> str:
+    """A footnote when some responses reported no usage: totals then undercount, or hold
+    estimates (--count-tokens)."""
+    if "usage_missing" not in summary:
+        return ""
+    estimated = summary["usage_estimated"] if "usage_estimated" in summary else 0 * summary["n"]
+    unknown = summary["usage_missing"] - estimated
+    notes = []
+    if int(unknown.sum()):
+        arms = ", ".join(summary.loc[unknown > 0, "arm"].astype(str))
+        notes.append(
+            f"Usage unknown: {int(unknown.sum())} model calls ({arms}) reported no token usage. "
+            "Their tokens are not zero but unknown, and are left out of the token and cost "
+            "columns, which therefore undercount (--count-tokens estimates them)."
+        )
+    if int(estimated.sum()):
+        arms = ", ".join(summary.loc[estimated > 0, "arm"].astype(str))
+        notes.append(
+            f"Usage estimated: {int(estimated.sum())} model calls ({arms}) reported no token "
+            "usage; their tokens were counted with the embedded model's tokenizer, an estimate."
+        )
+    return "".join(f"\n\n{note}" for note in notes)
+
+
+def _shown(summary: pd.DataFrame) -> pd.DataFrame:
+    """The curated, human-readable view of a summary."""
+    shown = pd.DataFrame(
+        {k: summary[k] for k in summary.columns if k in ("model", "arm", *GROUPINGS)}
+    )
+    shown["arm"] = summary["arm"]
+    shown["n"] = summary["n"]
+    shown["accuracy [95% CI]"] = _with_interval(summary, "accuracy")
+    for column in summary.columns:
+        if PassK.parse(str(column)):
+            shown[f"{column} [95% CI]"] = _with_interval(summary, str(column))
+    if "vs_difference" in summary:
+        label = f"vs {summary['vs_reference'].iloc[0]} [95% CI], p"
+        shown[label] = [
+            "—" if math.isnan(d) else f"{d:+.0%} [{lo:+.0%}, {hi:+.0%}], p={p:.2g}"
+            for d, lo, hi, p in zip(
+                summary["vs_difference"],
+                summary["vs_ci_low"],
+                summary["vs_ci_high"],
+                summary["vs_p_value"],
+                strict=True,
+            )
+        ]
+    shown["turns"] = summary["turns"].map("{:.1f}".format)
+    shown["tools"] = summary["tool_calls"].map("{:.1f}".format)
+    shown["tok in"] = summary["tokens_in"].map("{:,.0f}".format)
+    shown["tok out"] = summary["tokens_out"].map("{:,.0f}".format)
+    shown["cost $"] = summary["cost_usd"].map(_money)
+    shown["$/correct"] = summary["cost_per_correct"].map(_money)
+    shown["p50 s"] = summary["latency_p50"].map("{:.2f}".format)
+    shown["p95 s"] = summary["latency_p95"].map("{:.2f}".format)
+    if _shows(summary, "first_pass"):
+        shown["first pass"] = summary["first_pass"].map(_share)
+    if _shows(summary, "wrong_to_right"):
+        shown["w→r"] = summary["wrong_to_right"].map(_count)
+        shown["r→w"] = summary["right_to_wrong"].map(_count)
+    if _shows(summary, "first_pass"):
+        for column, label in CODE_LABELS.items():
+            shown[label] = summary[column].map(_count)
+    if _shows(summary, "coverage"):
+        for column, label in CHECK_LABELS.items():
+            shown[label] = summary[column].map(_share)
+    shown["ended"] = [
+        ", ".join(f"{s} {int(row[f'status_{s}'])}" for s in STATUSES if row[f"status_{s}"])
+        for _, row in summary.iterrows()
+    ]
+    return shown
+
+
+CHECK_LABELS = {
+    "coverage": "coverage",
+    "precision": "precision",
+    "check_r": "check r",
+    "check_f": "check f",
+    "predicted_precision": "predicted p·r/(p·r+(1-p)·f)",
+}
+
+
+CODE_LABELS = {
+    "code_edits": "edits",
+    "edits_same_result": "no effect",
+    "false_accepts": "false acc",
+    "false_rejects": "false rej",
+}
+
+
+def _count(value: float) -> str:
+    return "—" if math.isnan(value) else f"{value:.0f}"
+
+
+def _share(value: float) -> str:
+    return "—" if math.isnan(value) else f"{value:.0%}"
+
+
+def _money(value: float) -> str:
+    if value is None or math.isnan(value):
+        return "—"
+    return f"{value:.4f}" if value < 1 else f"{value:,.2f}"
