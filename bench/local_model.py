@@ -20,6 +20,7 @@ from pathlib import Path
 
 from harness.models import Message, ModelRequest, OpenAICompatClient
 from harness.models.local import MODEL_NAME, LocalServer
+from harness.models.openai_compat import Connection
 from harness.report.plots import plot_outcomes
 from harness.report.table import records_frame, summarize
 from harness.store import read_records
@@ -36,7 +37,7 @@ async def timed(client: OpenAICompatClient, prompt: str, max_tokens: int) -> tup
 
 
 async def speeds(base_url: str) -> dict[str, float]:
-    async with OpenAICompatClient(base_url, timeout_s=300) as client:
+    async with OpenAICompatClient(base_url, connection=Connection(timeout_s=300)) as client:
         await timed(client, "Say hello.", 4)  # load the weights into memory first
         prompt_rates, generation_rates = [], []
         for i in range(3):

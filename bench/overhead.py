@@ -24,16 +24,17 @@ import time
 from pathlib import Path
 
 from harness.experiment import parse_arms
-from harness.models.openai_compat import OpenAICompatClient
+from harness.grid import Grid, run_grid
+from harness.models.openai_compat import Connection, OpenAICompatClient
 from harness.models.types import Message, ModelRequest
-from harness.runner import RunSettings, run_experiment
+from harness.runner import RunSettings
 from harness.store import ResultsFolder, read_records
 from tasks.taskset import load_taskset
 
 
 def start_server(latency: float) -> tuple[subprocess.Popen[str], str]:
     server = subprocess.Popen(
-        [sys.executable, "-m", "harness.models.fake_server", "--latency", str(latency)],
+        [sys.executable, "-m", "harness.fakes.serve", "--latency", str(latency)],
         stdout=subprocess.PIPE,
         text=True,
     )
@@ -51,11 +52,12 @@ async def measure(base_url: str, arm: str, calls: int, concurrency: int) -> dict
         tempfile.TemporaryDirectory() as tmp,
         ResultsFolder.open(Path(tmp), {"task_set": taskset.name, "model": "fake"}) as folder,
     ):
-        async with OpenAICompatClient(base_url, max_concurrency=concurrency) as client:
+        connection = Connection(concurrency=concurrency)
+        async with OpenAICompatClient(base_url, connection=connection) as client:
             # One warm-up run opens connections and fills caches before the clock starts.
-            await run_experiment(taskset, arms, 1, client, "fake", folder, settings)
+            await run_grid(Grid(taskset, arms, 1, "fake"), client, folder, settings)
             cpu, wall = time.process_time(), time.perf_counter()
-            await run_experiment(taskset, arms, repeats + 1, client, "fake", folder, settings)
+            await run_grid(Grid(taskset, arms, repeats + 1, "fake"), client, folder, settings)
             wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
         records = read_records(tmp)
     made = sum(r.turns for r in records if r.repeat >= 1)
@@ -65,7 +67,8 @@ async def measure(base_url: str, arm: str, calls: int, concurrency: int) -> dict
 async def bare_requests(base_url: str, calls: int, concurrency: int) -> float:
     """Calls per second of bare POSTs through the client's own transport, same concurrency."""
     request = ModelRequest(model="fake", messages=(Message("user", "q"),))
-    async with OpenAICompatClient(base_url, max_concurrency=concurrency) as client:
+    connection = Connection(concurrency=concurrency)
+    async with OpenAICompatClient(base_url, connection=connection) as client:
 
         async def worker(count: int) -> None:
             for _ in range(count):

@@ -27,9 +27,10 @@ import time
 from pathlib import Path
 
 from harness.experiment import parse_arms
-from harness.models.fake_server import FakeServer, Reply, default_responder
-from harness.models.openai_compat import OpenAICompatClient, RetryPolicy
-from harness.runner import RunSettings, run_experiment
+from harness.fakes.fake_server import FakeServer, Reply, default_responder
+from harness.grid import Grid, run_grid
+from harness.models.openai_compat import Connection, OpenAICompatClient, RetryPolicy
+from harness.runner import RunSettings
 from harness.store import ResultsFolder, read_records
 from tasks.taskset import load_taskset
 
@@ -67,15 +68,16 @@ async def measure(mode: str, rate: float, calls: int) -> dict[str, float | str]:
         tempfile.TemporaryDirectory() as tmp,
         ResultsFolder.open(Path(tmp), {"task_set": "depot", "model": "fake"}) as folder,
     ):
-        async with OpenAICompatClient(
-            server.base_url,
-            max_concurrency=64,
-            retry=RetryPolicy(max_retries=8, base_delay_s=0.25),
-            adaptive=mode != "fixed",
+        connection = Connection(
             rate_limit=rate if mode == "paced" else None,
-        ) as client:
+            concurrency=64,
+            adaptive=mode != "fixed",
+            retry=RetryPolicy(max_retries=8, base_delay_s=0.25),
+        )
+        async with OpenAICompatClient(server.base_url, connection=connection) as client:
             began = time.perf_counter()
-            await run_experiment(taskset, arms, repeats, client, "fake", folder, RunSettings(64))
+            grid = Grid(taskset, arms, repeats, "fake")
+            await run_grid(grid, client, folder, RunSettings(64))
             wall = time.perf_counter() - began
             lowest = client.concurrency.lowest
         records = read_records(tmp)

@@ -30,11 +30,15 @@ from typing import Any
 import pandas as pd
 
 from harness.columns import UNREAD, read_frame, read_frames
+from harness.config import RunConfig
 from harness.executors import OnWorkers
 from harness.experiment import Arm, ArmError, parse_arms
+from harness.grid import Grid, run_grid
 from harness.models.router import ModelRouter
 from harness.models.scripted import FunctionModel, Reply
+from harness.models.settings import Endpoint, without_credentials
 from harness.models.types import ModelClient, ModelRequest, ModelResponse
+from harness.observer import Observer
 from harness.records import RunRecord
 from harness.report.compare import Comparison, compare
 from harness.report.failures import ArmFailures, labelled_frame, summarize_failures
@@ -44,7 +48,7 @@ from harness.report.rendering import render
 from harness.report.separation import Separation, SeparationRule
 from harness.report.table import Measures, Pricing, summarize, with_reference
 from harness.rounds import run_until_separated
-from harness.runner import RunSettings, run_experiment
+from harness.runner import RunSettings
 from harness.sampling import Sampling
 from harness.store import ResultsFolder, read_records
 from tasks.taskset import TaskSet, load_taskset
@@ -146,31 +150,54 @@ class Experiment:
         return ResultsFolder.open(out, meta)
 
     async def run_in(
-        self,
-        folder: ResultsFolder,
-        client: ModelClient,
-        on_start: Callable[[int, int], None] | None = None,
-        on_done: Callable[[RunRecord], None] | None = None,
-        on_round: Callable[[Separation], None] | None = None,
+        self, folder: ResultsFolder, client: ModelClient, observer: Observer | None = None
     ) -> Results:
         """Run the grid into an open folder with this client (what ``loopbench run`` does
-        once its endpoint is up; with several models, a client answering each)."""
-        taskset, arms = self.taskset, self.parsed_arms
+        once its endpoint is up; with several models, a client answering each), telling
+        ``observer`` as it goes."""
+        taskset = self.taskset
         chosen = replace(taskset, tasks=taskset.tasks[: self.limit]) if self.limit else taskset
+        grid = Grid(chosen, self.parsed_arms, self.repeats, self.model_name, self.model_names)
         settings = replace(self.settings, concurrency=self.concurrency, sampling=self.sampling)
-        name = self.model_name
         separation = None
         if self.until_separated is None:
-            grid = await run_experiment(
-                chosen, arms, self.repeats, client, name, folder, settings, on_start, on_done,
-                models=self.model_names,
-            )  # fmt: skip
+            made = await run_grid(grid, client, folder, settings, observer)
         else:
-            rule = self.until_separated
-            grid, separation = await run_until_separated(
-                chosen, arms, rule, client, name, folder, settings, on_start, on_done, on_round
+            made, separation = await run_until_separated(
+                grid, self.until_separated, client, folder, settings, observer
             )
-        return Results(folder.path, grid.ran, grid.skipped, separation, tuple(folder.repairs))
+        return Results(folder.path, made.ran, made.skipped, separation, tuple(folder.repairs))
+
+    @classmethod
+    def from_config(
+        cls,
+        config: RunConfig,
+        endpoints: Sequence[Endpoint] = (),
+        settings: RunSettings | None = None,
+    ) -> Experiment:
+        """The grid a RunConfig describes (as ``loopbench run`` builds it): its endpoints,
+        once resolved, name the models and where they are served; ``settings``, the run's
+        runtime objects (a cache, a sandbox...)."""
+        experiment = cls(
+            config.tasks,
+            config.arms,
+            config.repeats,
+            config.concurrency,
+            out=config.out,
+            limit=config.limit,
+            until_separated=config.separation,
+            sampling=config.sampling,
+            settings=settings or RunSettings(),
+        )
+        names = list(dict.fromkeys(e.model for e in endpoints))
+        if len(names) == 1:
+            experiment.model_name = names[0]
+            urls = sorted(without_credentials(e.base_url) for e in endpoints)
+            experiment.base_url = urls[0] if len(urls) == 1 else urls
+        elif names:
+            experiment.models = dict.fromkeys(names)
+            experiment.base_url = {e.model: without_credentials(e.base_url) for e in endpoints}
+        return experiment
 
 
 def as_client(model: ModelLike | None) -> ModelClient:

@@ -13,15 +13,14 @@ import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ValidationError
 
-from harness.files import read_toml, toml_line, toml_problems
 from harness.patterns.base import Pattern, PatternOptions
+from harness.patterns.catalog import lookup
 from harness.patterns.limits import Limited
-from harness.patterns.registry import PatternInfo, UnknownPattern, lookup
+from harness.patterns.registry import PatternInfo, UnknownPattern
 
 
 class ArmError(ValueError):
@@ -164,63 +163,3 @@ def parse_arms(given: Sequence[str | Arm]) -> list[Arm]:
                 )
             arms[resolved] = arm
     return list(arms.values())
-
-
-class ModelEntry(BaseModel):
-    """One model of an experiment file's ``models``: its name and where it is served."""
-
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
-    name: str = Field(min_length=1)
-    """The model name sent to the endpoint, recorded in every run and priced as itself."""
-    base_url: str | None = None
-    """Its OpenAI-compatible endpoint; --base-url or LOOPBENCH_BASE_URL when unset."""
-    api_key_env: str | None = None
-    """The variable holding its API key; --api-key-env's when unset."""
-
-
-class ExperimentFile(BaseModel):
-    """An experiment written down: ``loopbench run --experiment FILE.toml``."""
-
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
-    arms: list[str] = Field(min_length=1)
-    """Arm specs; ``a|b`` alternatives expand into every combination."""
-    tasks: str = Field(default="depot", min_length=1)
-    """A built-in task set name or a folder; a relative folder is read from the file's folder."""
-    repeats: int = Field(default=1, ge=1)
-    concurrency: int = Field(default=8, ge=1)
-    out: str | None = None
-    """Results folder, relative to where loopbench runs."""
-    models: list[ModelEntry] = Field(default_factory=list)
-    """Several models as a grid axis: every arm runs on every one."""
-    temperature: float | None = Field(default=None, ge=0, allow_inf_nan=False)
-    """Sampling temperature sent on every request of arms that do not set their own."""
-    top_p: float | None = Field(default=None, gt=0, le=1, allow_inf_nan=False)
-    seed: int | None = None
-    """Unset, each is not sent: the endpoint's default applies."""
-
-
-EXPERIMENT_EXAMPLE = 'arms = ["direct", "react_text:guard=on"], tasks = "depot", repeats = 3'
-
-
-def load_experiment(path: Path) -> ExperimentFile:
-    """The experiment in ``path``; an ``ArmError`` naming the file, line and field otherwise.
-
-    TOML values are typed, so a value of the wrong type (``repeats = "3"``) is refused.
-    """
-    expected = f"a TOML experiment file, e.g. {EXPERIMENT_EXAMPLE}"
-    data, text = read_toml(path, ArmError, expected)
-    try:
-        experiment = ExperimentFile.model_validate(data, strict=True)
-    except ValidationError as exc:
-        raise ArmError(
-            f"{toml_problems(path, text, exc)}; write e.g. {EXPERIMENT_EXAMPLE}"
-        ) from None
-    try:
-        parse_arms(experiment.arms)
-    except (ArmError, UnknownPattern) as exc:
-        line = toml_line(text, ("arms",))
-        raise ArmError(f"{path}: field 'arms'{f' on line {line}' if line else ''}: {exc}") from None
-    folder = path.parent / experiment.tasks
-    if folder.is_dir():
-        experiment.tasks = str(folder)
-    return experiment

@@ -11,31 +11,30 @@ replay the decisions and count the runs not spent.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
-from harness.experiment import Arm
+from harness.grid import Grid, GridResult, run_grid
 from harness.models.types import ModelClient
+from harness.observer import Observer
 from harness.records import RunRecord
 from harness.report.separation import Separation, SeparationRule, StoppedRun
-from harness.runner import GridResult, RunSettings, run_experiment
+from harness.runner import RunSettings
 from harness.store import ResultsFolder
-from tasks.taskset import TaskSet
 
 
 async def run_until_separated(
-    taskset: TaskSet,
-    arms: list[Arm],
+    grid: Grid,
     rule: SeparationRule,
     client: ModelClient,
-    model_name: str,
     folder: ResultsFolder,
-    settings: RunSettings,
-    on_start: Callable[[int, int], None] | None = None,
-    on_done: Callable[[RunRecord], None] | None = None,
-    on_round: Callable[[Separation], None] | None = None,
+    settings: RunSettings | None = None,
+    observer: Observer | None = None,
 ) -> tuple[GridResult, Separation]:
-    """Run rounds until the rule stops every arm but one; returns the runs made and where
-    the decisions stand."""
-    stopped = StoppedRun(rule, [arm.spec for arm in arms], [task.id for task in taskset.tasks])
+    """Run rounds of ``grid`` (its repeats aside) until the rule stops every arm but one;
+    returns the runs made and where the decisions stand."""
+    watch = observer or Observer()
+    arms, tasks = grid.arms, grid.taskset.tasks
+    stopped = StoppedRun(rule, [arm.spec for arm in arms], [task.id for task in tasks])
     stopped.save(folder.path)
     in_scope = _in_scope(stopped)
     recorded = sum(map(in_scope, folder.records()))
@@ -43,13 +42,11 @@ async def run_until_separated(
     running = arms
     state = stopped.replay([])
     for round_ in range(1, rule.max_repeats + 1):
-        result = await run_experiment(
-            taskset, running, round_, client, model_name, folder, settings, on_start, on_done
-        )
+        this_round = replace(grid, arms=running, repeats=round_)
+        result = await run_grid(this_round, client, folder, settings, watch)
         ran += result.ran
         state = stopped.replay(folder.records())
-        if on_round is not None:
-            on_round(state)
+        watch.decided(state)
         if state.done:
             break
         running = [arm for arm in arms if arm.spec in state.running]

@@ -1,26 +1,23 @@
-"""The runner: arms x tasks x repeats, run concurrently, graded, appended as they finish.
+"""The runner: one run of an arm on a task, made, graded and turned into its record.
 
 For each run it builds a counting client around the shared model client, runs the
-pattern, grades the answer, and writes the record and trace. Usage comes from the
-counting client, never from the pattern, so a failed run's tokens are still counted.
+pattern, grades the answer, and returns the record and trace (``harness.grid`` runs a
+whole grid and writes them). Usage comes from the counting client, never from the
+pattern, so a failed run's tokens are still counted.
 """
 
 from __future__ import annotations
 
 import asyncio
-import random
 import time
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from importlib.metadata import version
-from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from graders.sandbox import Sandbox
-from harness.executors import Executor
-from harness.executors.local import run_local
 from harness.experiment import Arm
 from harness.grading import Grading, edit_measures
 from harness.models.cache import CachingClient, ResponseCache
@@ -33,12 +30,23 @@ from harness.patterns.base import Outcome, RunContext
 from harness.records import RunRecord
 from harness.report.prices import Price, PriceTable
 from harness.sampling import Sampling
-from harness.store import RecordWriter, ResultsError, ResultsFolder, RunKey, run_key
 from harness.tools import ToolSet
 from harness.trace import MAX_TEXT, Trace, cut
 from tasks.taskset import AnyTask, TaskSet
 
 VERSION = version("loopbench")
+
+#: Takes one finished run: its record, and its trace as written to traces.jsonl.
+Finish = Callable[[RunRecord, list[dict[str, Any]]], None]
+
+
+class Executor(Protocol):
+    """Where a grid's runs are made (``harness.executors``): it makes ``jobs`` with at most
+    ``concurrency`` in flight and hands each finished run to ``finish`` as it arrives."""
+
+    async def __call__(
+        self, runner: Runner, jobs: Iterable[Job], concurrency: int, finish: Finish
+    ) -> None: ...
 
 
 def _cost(price: Price, usage: Usage) -> float:
@@ -70,32 +78,6 @@ class Job:
     supersedes: str | None = None
     #: The model it runs on; the runner's own when unset.
     model: str = ""
-
-
-@dataclass(frozen=True)
-class GridResult:
-    ran: int
-    skipped: int
-
-
-def expand(
-    arms: list[Arm], taskset: TaskSet, repeats: int, models: Sequence[str] = ("",)
-) -> Iterator[Job]:
-    """Repeats outermost, so a grid cut short still covers every arm and task evenly.
-
-    Within a repeat the order is shuffled (seeded by the repeat, so a resumed grid sees
-    the same order): otherwise one arm would always run right after another, and a
-    server's prompt cache or a drifting load would favour one arm's latency and cost.
-    """
-    for repeat in range(repeats):
-        jobs = [
-            Job(arm, task, repeat, model=model)
-            for task in taskset.tasks
-            for arm in arms
-            for model in models
-        ]
-        random.Random(repeat).shuffle(jobs)
-        yield from jobs
 
 
 @dataclass(frozen=True)
@@ -270,111 +252,3 @@ class Runner:
             | edit_measures(job.task, [a.answer for a in answers], [v.correct for v in verdicts])
         )
         return correct, reason, first_correct, metrics
-
-    async def run_grid(
-        self,
-        jobs: Iterable[Job],
-        writer: RecordWriter,
-        concurrency: int,
-        on_done: Callable[[RunRecord], None] | None = None,
-        executor: Executor = run_local,
-    ) -> int:
-        """Run ``jobs`` with at most ``concurrency`` in flight; returns how many ran. A run
-        handed over twice (a remote task retried after its result came back) is written
-        once."""
-        written: set[RunKey] = set()
-
-        def finish(record: RunRecord, trace: list[dict[str, Any]]) -> None:
-            if (key := run_key(record)) in written:
-                return
-            written.add(key)
-            writer.append(record, trace)
-            if on_done is not None:
-                on_done(record)
-
-        await executor(self, jobs, concurrency, finish)
-        return len(written)
-
-
-def refuse_other_options(records: list[RunRecord], arms: list[Arm], where: Path) -> None:
-    """Refuse to add runs of an arm whose recorded runs resolved an option otherwise (a
-    default changed since they were made): one arm's runs must mean one configuration.
-    An option a record does not hold (added since) is not compared."""
-    resolved = {arm.spec: arm.resolved for arm in arms}
-    for record in records:
-        now = resolved.get(record.arm)
-        if now is None:
-            continue
-        differs = [
-            f"{key} {record.options[key]!r} there, {now[key]!r} now"
-            for key in sorted(set(record.options) & set(now))
-            if record.options[key] != now[key]
-        ]
-        if differs:
-            raise ResultsError(
-                f"{where}: runs of {record.arm} there were made with other options "
-                f"({'; '.join(differs)}); adding to them would mix two configurations under "
-                "one arm. Give another --out, or set the options as they were"
-            )
-
-
-def recorded_runs(
-    records: list[RunRecord], taskset: TaskSet, retry_errors: bool = False
-) -> tuple[set[RunKey], dict[RunKey, str]]:
-    """The runs already done, and those to run again with the run_id each supersedes: a
-    run whose task has changed since (its question or expected answer), and with
-    ``retry_errors`` a run that ended in api_error. A record written before task
-    fingerprints is taken as it is."""
-    fingerprints = {t.id: t.fingerprint for t in taskset.tasks}
-    recorded = {run_key(r): r for r in records}
-    again = {
-        key: record.run_id
-        for key, record in recorded.items()
-        if record.task_fingerprint not in ("", fingerprints.get(record.task_id))
-        or (retry_errors and record.status == "api_error")
-    }
-    return recorded.keys() - again.keys(), again
-
-
-async def run_experiment(
-    taskset: TaskSet,
-    arms: list[Arm],
-    repeats: int,
-    client: ModelClient,
-    model_name: str,
-    folder: ResultsFolder,
-    settings: RunSettings = RunSettings(),
-    on_start: Callable[[int, int], None] | None = None,
-    on_done: Callable[[RunRecord], None] | None = None,
-    models: Sequence[str] = (),
-) -> GridResult:
-    """Run every (model, arm, task, repeat) not already recorded in ``folder``.
-
-    ``models`` names several models (the client answers each request by its model, e.g. a
-    ``ModelRouter``); without it every run is on ``model_name``. Refused (ResultsError)
-    before any run when the folder holds runs of an arm under other resolved options.
-    With ``settings.retry_errors``, a run recorded as api_error is run again; its new
-    record supersedes the old one, which stays in the log. Jobs are made as they are
-    taken, so a grid of any size starts at once.
-    """
-    names = list(models) or [model_name]
-    records = folder.records()
-    refuse_other_options(records, arms, folder.path)
-    done, again = recorded_runs(records, taskset, settings.retry_errors)
-    in_grid = {(m, a.spec, t.id) for m in names for a in arms for t in taskset.tasks}
-    skipped = sum((m, arm, task) in in_grid and repeat < repeats for m, arm, task, repeat in done)
-    total = len(names) * len(arms) * len(taskset.tasks) * repeats
-    if on_start is not None:
-        on_start(total - skipped, skipped)
-    jobs = (
-        replace(job, supersedes=again.get(key))
-        for job in expand(arms, taskset, repeats, names)
-        if (key := (job.model, job.arm.spec, job.task.id, job.repeat)) not in done
-    )
-    runner = Runner(taskset, client, model_name, settings, folder.experiment["experiment_id"])
-    in_flight = min(settings.concurrency, max(1, total - skipped))
-    with folder.writer() as writer:
-        ran = await runner.run_grid(
-            jobs, writer, in_flight, on_done, settings.executor or run_local
-        )
-    return GridResult(ran=ran, skipped=skipped)

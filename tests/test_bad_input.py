@@ -22,7 +22,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from harness.cli import main
-from harness.experiment import load_experiment
+from harness.config import load_experiment
 from harness.records import RunRecord
 from harness.report.prices import load_prices
 from tasks.taskset import load_taskset

@@ -7,11 +7,11 @@ import nbformat
 from nbclient import NotebookClient
 
 from harness.experiment import parse_arms
+from harness.fakes.fake_server import default_responder
+from harness.grid import Grid, run_grid
 from harness.models import FunctionModel
-from harness.models.fake_server import default_responder
 from harness.models.scripted import text_reply, tool_reply
 from harness.models.wire import request_body
-from harness.runner import run_experiment
 from harness.store import ResultsFolder
 from tasks import load_taskset
 
@@ -31,7 +31,7 @@ def test_notebook_executes(tmp_path, monkeypatch):
     depot = load_taskset("depot")
     arms = parse_arms(["direct", "cot", "react_text", "react_text:guard=on", "react"])
     with ResultsFolder.open(tmp_path / "r", {"task_set": "depot", "model": "gpt-5-mini"}) as r:
-        asyncio.run(run_experiment(depot, arms, 2, FunctionModel(scripted), "gpt-5-mini", r))
+        asyncio.run(run_grid(Grid(depot, arms, 2, "gpt-5-mini"), FunctionModel(scripted), r))
     monkeypatch.setenv("LOOPBENCH_RESULTS", str(tmp_path / "r"))
     monkeypatch.setenv("LOOPBENCH_REFERENCE_ARM", "react_text")
     monkeypatch.setenv("JUPYTER_PLATFORM_DIRS", "1")

@@ -19,7 +19,8 @@ from hypothesis import strategies as st
 
 from graders.exact import grade, numbers_in
 from harness.experiment import ArmError, expand_grid, parse_arm, parse_arms
-from harness.patterns.registry import UnknownPattern, registered
+from harness.patterns.catalog import registered
+from harness.patterns.registry import UnknownPattern
 from harness.records import RunRecord
 from harness.store import ResultsError, read_records
 from tasks.taskset import TaskSetError, load_taskset

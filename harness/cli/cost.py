@@ -17,6 +17,7 @@ from harness.report.cost import (
     PRICE_TIERS,
     Planning,
     Prices,
+    Shapes,
     cost_per_correct,
     default_accuracy,
     expected_attempts,
@@ -137,7 +138,9 @@ def patterns_command(
     )
     rows = [
         c.row()
-        for c in pattern_costs(_planning(numbers), prices, steps, breadth, depth, candidates, beam)
+        for c in pattern_costs(
+            _planning(numbers), prices, Shapes(steps, breadth, depth, candidates, beam)
+        )
     ]
     if fmt == "md":
         for row in rows:

@@ -1,18 +1,15 @@
 """Groups of ``loopbench run``'s options: the sampling settings, the stopping rule of
---until-separated (its options go together or not at all), and what the Ray executor
-refuses."""
+--until-separated, and the executor. What goes together or not at all is checked where
+every way of giving them meets: ``harness.config.RunConfig``."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 from typing import TypeVar
 
 import click
-from click.core import ParameterSource
 
 from harness.cli.errors import Finite
-from harness.report.separation import Separation, SeparationRule
 
 F = TypeVar("F", bound=Callable[..., object])
 
@@ -99,54 +96,3 @@ def executor_options(command: F) -> F:
     for option in reversed(EXECUTOR_OPTIONS):
         command = option(command)
     return command
-
-
-def on_ray(name: str, address: str | None, cache: Path | None, paired: bool) -> bool:
-    """Whether the runs go to Ray; refuses what Ray workers cannot do."""
-    if name != "ray":
-        if address is not None:
-            raise click.UsageError("--ray-address applies only with --executor ray")
-        return False
-    if cache is not None or paired:
-        raise click.UsageError(
-            "--cache and --paired share responses within one process, and Ray workers do "
-            "not share them: drop them, or run with --executor local"
-        )
-    return True
-
-
-def stopping_rule(
-    until_separated: bool,
-    max_repeats: int | None,
-    margin: float | None,
-    alpha: float | None,
-    given: Callable[[str], ParameterSource | None],
-) -> SeparationRule | None:
-    """The rule of --until-separated; its options alone, or --repeats with it, are refused."""
-    if not until_separated:
-        stray = [
-            n
-            for n, v in (("max-repeats", max_repeats), ("margin", margin), ("alpha", alpha))
-            if v is not None
-        ]
-        if stray:
-            raise click.UsageError(f"--{stray[0]} applies only with --until-separated")
-        return None
-    if given("repeats") == ParameterSource.COMMANDLINE:
-        raise click.UsageError(
-            "--until-separated decides how many repeats to run; give --max-repeats instead "
-            "of --repeats"
-        )
-    default = SeparationRule()
-    return SeparationRule(
-        alpha=default.alpha if alpha is None else alpha,
-        margin=default.margin if margin is None else margin,
-        max_repeats=max_repeats or default.max_repeats,
-    )
-
-
-def round_line(state: Separation) -> str:
-    stopped = ", ".join(f"{arm} ({d.look.verdict})" for arm, d in state.decisions.items())
-    return f"round {state.rounds}: {len(state.running)} arm(s) running" + (
-        f"; stopped: {stopped}" if stopped else ""
-    )

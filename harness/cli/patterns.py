@@ -6,7 +6,7 @@ import click
 
 from harness.experiment import show_value
 from harness.patterns.base import PatternOptions
-from harness.patterns.registry import registered
+from harness.patterns.catalog import registered
 from harness.plugins import PluginError, load_plugin
 
 LIMITS = tuple(PatternOptions.model_fields)

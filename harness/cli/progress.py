@@ -16,12 +16,14 @@ from rich.console import Console, RenderableType
 from rich.live import Live
 
 from harness.cli.progress_view import NONE, GridCounts, Tally, clock_time, counted, frame
+from harness.observer import Observer
 from harness.records import RunRecord
+from harness.report.separation import Separation
 
 
-class Progress:
-    """Use it as a context manager, or call ``close``: that stops the live view and, in
-    plain mode, prints the final line."""
+class Progress(Observer):
+    """The grid's observer at the command line. Use it as a context manager, or call
+    ``close``: that stops the live view and, in plain mode, prints the final line."""
 
     def __init__(
         self,
@@ -46,7 +48,7 @@ class Progress:
     def __exit__(self, *_: object) -> None:
         self.close()
 
-    def start(self, todo: int, skipped: int, by_arm: Mapping[str, int] | None = None) -> None:
+    def started(self, todo: int, skipped: int, by_arm: Mapping[str, int] | None = None) -> None:
         """Called once per grid, or once per round with --until-separated: the round's
         counts start again; each arm's go on, so its accuracy is over all its runs.
         ``by_arm`` (runs to do per arm), when the caller knows it, shows in the arm rows."""
@@ -62,13 +64,21 @@ class Progress:
             )
             self._live.start()
 
-    def step(self, record: RunRecord) -> None:
+    def recorded(self, record: RunRecord) -> None:
         with self._lock:
             self.counts.add(record)
         now = self.counts.this_round
         todo = now.todo or 0
         if self.plain and (now.done % max(1, todo // 10) == 0 or now.done == todo):
             self.note(f"  {now.done}/{todo} runs, {now.correct} correct, {self._rest(now)}")
+
+    def decided(self, state: Separation) -> None:
+        """A round of --until-separated ended: which arms stopped."""
+        stopped = ", ".join(f"{arm} ({d.look.verdict})" for arm, d in state.decisions.items())
+        self.note(
+            f"round {state.rounds}: {len(state.running)} arm(s) running"
+            + (f"; stopped: {stopped}" if stopped else "")
+        )
 
     def note(self, text: str) -> None:
         """A line of the log; at a terminal, printed above the live view."""

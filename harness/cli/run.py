@@ -5,55 +5,47 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sys
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import click
 from click.core import ParameterSource
 
 from graders.isolation import SandboxError
-from graders.sandbox import Limits, Sandbox
 from harness.api import Experiment, Results
-from harness.cli.endpoints import (
-    Connection,
-    open_clients,
-    resolve_endpoints,
-    serving,
-    throttle_notes,
-)
+from harness.cli.endpoints import serving
 from harness.cli.errors import BadInput, Finite
-from harness.cli.grid_options import (
-    executor_options,
-    on_ray,
-    round_line,
-    sampling_options,
-    stopping_options,
-    stopping_rule,
-)
+from harness.cli.grid_options import executor_options, sampling_options, stopping_options
 from harness.cli.progress import Progress
 from harness.cli.table import table_after_run
+from harness.config import (
+    ConfigError,
+    ModelEntry,
+    RunConfig,
+    arms_line,
+    build,
+    load_experiment,
+)
+from harness.endpoints import connection, open_clients, resolve_endpoints, throttle_notes
 from harness.executors import ExecutorError, OnWorkers, RayUnavailable
-from harness.experiment import ArmError, ModelEntry, load_experiment
-from harness.models.cache import CacheError, ResponseCache
-from harness.models.estimate import EstimateUnavailable, shipped_tokenizer
+from harness.experiment import ArmError, parse_arms
+from harness.models.cache import CacheError
+from harness.models.estimate import EstimateUnavailable
 from harness.models.local import CHAT_FORMATS, LocalModelError
 from harness.models.replicas import grid_client
-from harness.models.settings import (
-    DEFAULT_KEY_ENV,
-    Endpoint,
-    EndpointNotConfigured,
-    without_credentials,
-)
+from harness.models.settings import DEFAULT_KEY_ENV, Endpoint, EndpointNotConfigured
 from harness.models.types import ModelClient
 from harness.patterns.registry import UnknownPattern
 from harness.plugins import PluginError, load_plugin
-from harness.report.prices import PriceError, load_prices
+from harness.report.prices import PriceError
 from harness.report.table import Pricing
-from harness.runner import RunSettings
-from harness.sampling import Sampling, SamplingError
+from harness.runner import Executor
+from harness.runtime import run_settings
 from harness.store import ResultsError, ResultsFolder
 from harness.trace import MAX_TEXT
-from tasks.taskset import TaskSet, TaskSetError
+from tasks.taskset import TaskSetError
 
 
 @click.command("run")
@@ -208,134 +200,34 @@ from tasks.taskset import TaskSet, TaskSetError
 )
 @executor_options
 @click.option("--quiet", is_flag=True, help="No progress bar; plain lines for logs and CI.")
-def run_command(
-    tasks_spec: str,
-    arm_specs: tuple[str, ...],
-    experiment: Path | None,
-    limit: int | None,
-    repeats: int,
-    concurrency: int,
-    out: Path | None,
-    base_urls: tuple[str, ...],
-    model_names: tuple[str, ...],
-    local_chat_format: str,
-    api_key_env: str,
-    timeout: float,
-    rate_limit: float | None,
-    max_retries: int,
-    temperature: float | None,
-    top_p: float | None,
-    seed: int | None,
-    prices: Path | None,
-    price_as: str | None,
-    max_trace_text: int,
-    cache_dir: Path | None,
-    cache_debug: bool,
-    count_tokens: bool,
-    retry_errors: bool,
-    paired: bool,
-    grading_workers: int | None,
-    until_separated: bool,
-    max_repeats: int | None,
-    margin: float | None,
-    alpha: float | None,
-    plugins: tuple[str, ...],
-    executor_name: str,
-    ray_address: str | None,
-    quiet: bool,
-) -> None:
+def run_command(**flags: Any) -> None:
     """Run every arm on every task, REPEATS times, and print the table."""
-    specs = list(arm_specs)
-    wanted = [ModelEntry(name=name) for name in model_names]
-    given = click.get_current_context().get_parameter_source
-    rule = stopping_rule(until_separated, max_repeats, margin, alpha, given)
-    ray = on_ray(executor_name, ray_address, cache_dir, paired)
+    quiet = flags.pop("quiet")
+    config = _config(flags, click.get_current_context().get_parameter_source)
     try:
-        for module in plugins:
+        for module in config.plugins:
             load_plugin(module)
-        if experiment is not None:
-            written = load_experiment(experiment)
-            specs = written.arms + specs
-            if given("tasks_spec") != ParameterSource.COMMANDLINE:
-                tasks_spec = written.tasks
-            if given("repeats") != ParameterSource.COMMANDLINE:
-                repeats = written.repeats
-            if given("concurrency") != ParameterSource.COMMANDLINE:
-                concurrency = written.concurrency
-            if out is None and written.out:
-                out = Path(written.out)
-            wanted = wanted or written.models
-            # Flags given win over the file, as for every other setting.
-            temperature = written.temperature if temperature is None else temperature
-            top_p = written.top_p if top_p is None else top_p
-            seed = written.seed if seed is None else seed
-        if not specs:
+        if not config.arms:
             raise ArmError("give at least one --arm, or an --experiment file that lists arms")
-        grid = Experiment(
-            tasks_spec,
-            specs,
-            repeats,
-            concurrency,
-            out=out,
-            limit=limit,
-            until_separated=rule,
-            sampling=Sampling(temperature, top_p, seed),
-        )
-        _ = grid.parsed_arms  # the allowlist check: before anything else happens
-    except (UnknownPattern, ArmError, PluginError, SamplingError) as exc:
+        _ = Experiment(config.tasks, config.arms).parsed_arms  # the allowlist check: first
+    except (UnknownPattern, ArmError, PluginError) as exc:
         raise click.UsageError(str(exc)) from None
     try:
-        taskset = grid.taskset
-        price_table = load_prices(prices)
-        if price_as:
-            price_table.require(price_as)  # before anything runs, not after the grid
-        local, endpoints = resolve_endpoints(wanted, base_urls, api_key_env, local_chat_format)
-        names = list(dict.fromkeys(e.model for e in endpoints))
-        if len(names) == 1:
-            grid.model_name = names[0]
-            urls = sorted(without_credentials(e.base_url) for e in endpoints)
-            grid.base_url = urls[0] if len(urls) == 1 else urls
-        elif rule is not None:
-            raise click.UsageError("--until-separated compares arms on one model: give one")
-        else:
-            grid.models = {e.model: None for e in endpoints}
-            grid.base_url = {e.model: without_credentials(e.base_url) for e in endpoints}
-        if ray and local:
+        local, endpoints = resolve_endpoints(config)
+        if config.executor == "ray" and local:
             raise click.UsageError(
                 "--executor ray: the embedded model listens on this machine's loopback only; "
                 "give --model and --base-url of a served model"
             )
-        grid.settings = RunSettings(
-            prices=price_table,
-            retry_errors=retry_errors,
-            max_trace_text=max_trace_text,
-            cache=ResponseCache(cache_dir) if cache_dir is not None else None,
-            cache_debug=_say if cache_debug else None,
-            estimate=shipped_tokenizer() if count_tokens else None,
-            sandbox=_sandbox(taskset, grading_workers),
-            paired=paired,
-        )
-        if ray:
-            from harness.executors.ray import RayExecutor, RemoteEndpoint, WorkerSetup
-
-            keys = {entry.name: entry.api_key_env for entry in wanted if entry.api_key_env}
-            setup = WorkerSetup(
-                tasks=str(Path(tasks_spec).resolve()) if Path(tasks_spec).is_dir() else tasks_spec,
-                endpoints=tuple(
-                    RemoteEndpoint(
-                        e.model, e.base_url, keys.get(e.model, api_key_env), e.api_key is not None
-                    )
-                    for e in endpoints
-                ),
-                plugins=plugins,
-                timeout_s=timeout,
-                max_retries=max_retries,
-                rate_limit=rate_limit,
-                count_tokens=count_tokens,
-                grading_workers=grading_workers,
-                sampling=grid.sampling,
-            )
-            grid.settings = replace(grid.settings, executor=RayExecutor(setup, ray_address))
+        taskset = Experiment(config.tasks).taskset
+        settings = run_settings(config, taskset, _say)
+        grid = Experiment.from_config(config, endpoints, settings)
+        if config.until_separated:
+            _ = grid.parsed_arms  # two arms, one model: refused now, not after a round
+        if config.executor == "ray":
+            grid.settings = replace(settings, executor=_ray(config, endpoints))
+    except (UnknownPattern, ArmError) as exc:
+        raise click.UsageError(str(exc)) from None
     except (
         TaskSetError,
         PriceError,
@@ -347,15 +239,80 @@ def run_command(
         RayUnavailable,
     ) as exc:
         raise BadInput(str(exc)) from None
-    connection = Connection(timeout, max_retries, rate_limit)
+    _run(grid, config, local, endpoints, quiet)
+
+
+def _config(flags: dict[str, Any], given: Callable[[str], ParameterSource | None]) -> RunConfig:
+    """The run's settings: the experiment file's, with the flags given laid over them."""
+    written = {field: value for field, value in _fields(flags).items() if _given(given, field)}
+    experiment = flags["experiment"]
+    try:
+        if experiment is None:
+            return build(written, "the run's flags")
+        from_file = load_experiment(experiment)
+        for module in [*from_file.plugins, *written.get("plugins", [])]:
+            load_plugin(module)  # the file's arms may be a plugin's patterns
+        parse_arms(from_file.arms)
+        return from_file.merged(written)
+    except ConfigError as exc:
+        raise BadInput(str(exc)) from None
+    except (UnknownPattern, ArmError, PluginError) as exc:
+        raise click.UsageError(f"{arms_line(experiment)}: {exc}") from None
+
+
+#: Each flag's parameter, and the RunConfig field it sets (where the names differ).
+FIELDS = {
+    "tasks_spec": "tasks",
+    "arm_specs": "arms",
+    "model_names": "models",
+    "timeout": "timeout_s",
+    "cache_dir": "cache",
+    "executor_name": "executor",
+}
+
+
+def _fields(flags: dict[str, Any]) -> dict[str, Any]:
+    """The flags as RunConfig fields: names mapped, tuples as lists, paths as text."""
+    fields: dict[str, Any] = {}
+    for name, value in flags.items():
+        if name == "experiment":
+            continue
+        if isinstance(value, tuple):
+            value = list(value)
+        if isinstance(value, Path):
+            value = str(value)
+        if name == "model_names":
+            value = [ModelEntry(name=model) for model in value]
+        fields[FIELDS.get(name, name)] = value
+    return fields
+
+
+def _given(given: Callable[[str], ParameterSource | None], field: str) -> bool:
+    """Whether the flag setting ``field`` was given (not left at its default)."""
+    parameter = next((p for p, f in FIELDS.items() if f == field), field)
+    return given(parameter) in (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT)
+
+
+def _ray(config: RunConfig, endpoints: list[Endpoint]) -> Executor:
+    from harness.executors.ray import RayExecutor, WorkerSetup
+
+    # A folder of tasks is read at the same path on every worker.
+    tasks = str(Path(config.tasks).resolve()) if Path(config.tasks).is_dir() else config.tasks
+    keyed = tuple(e.model for e in endpoints if e.api_key is not None)
+    return RayExecutor(WorkerSetup(config.model_copy(update={"tasks": tasks}), keyed))
+
+
+def _run(
+    grid: Experiment, config: RunConfig, local: bool, endpoints: list[Endpoint], quiet: bool
+) -> None:
     executor = grid.settings.executor  # a RayExecutor connects on entering, and lets go
     session = executor if isinstance(executor, contextlib.AbstractContextManager) else None
     try:
         with session or contextlib.nullcontext(), grid.open() as folder:
             for repair in folder.repairs:
                 click.echo(f"warning: {repair}", err=True)
-            with serving(local, local_chat_format, endpoints, quiet) as live:
-                results = asyncio.run(_run(grid, folder, connection, live, quiet))
+            with serving(local, config.local_chat_format, endpoints, quiet) as live:
+                results = asyncio.run(_make(grid, folder, config, live, quiet))
     except (ResultsError, ExecutorError) as exc:
         raise BadInput(str(exc)) from None
     except KeyboardInterrupt:
@@ -364,13 +321,15 @@ def run_command(
     finally:
         if grid.settings.cache is not None:
             grid.settings.cache.close()
-    table_after_run(results, Pricing(price_table, price_as))
+    prices = grid.settings.prices
+    assert prices is not None  # run_settings loads them
+    table_after_run(results, Pricing(prices, config.price_as))
 
 
-async def _run(
+async def _make(
     grid: Experiment,
     folder: ResultsFolder,
-    connection: Connection,
+    config: RunConfig,
     endpoints: list[Endpoint],
     quiet: bool,
 ) -> Results:
@@ -379,28 +338,12 @@ async def _run(
     with Progress(plain, rounds=grid.until_separated is not None) as progress:
         async with contextlib.AsyncExitStack() as stack:
             wanted = [] if grid.settings.executor else endpoints
-            clients = await open_clients(stack, wanted, connection, grid.concurrency)
-            client: ModelClient = grid_client(clients) if clients else OnWorkers()
-            results = await grid.run_in(
-                folder,
-                client,
-                progress.start,
-                progress.step,
-                lambda state: progress.note(round_line(state)),
-            )
+            clients = await open_clients(stack, wanted, connection(config, config.concurrency))
+            client: ModelClient = grid_client(dict(clients.items())) if clients else OnWorkers()
+            results = await grid.run_in(folder, client, progress)
             for note in throttle_notes(clients):
                 progress.note(note)
             return results
-
-
-def _sandbox(taskset: TaskSet, workers: int | None) -> Sandbox | None:
-    """The sandbox a coding task set's tests run in, after saying how isolated it is."""
-    if not taskset.is_code:
-        return None
-    sandbox = Sandbox(Limits(timeout_s=taskset.timeout_s), workers=workers)
-    if sandbox.warning:
-        click.echo(f"warning: {sandbox.warning}", err=True)
-    return sandbox
 
 
 def _say(line: str) -> None:

@@ -1,10 +1,10 @@
 """Where a grid's runs are made: in this process, or on a Ray cluster.
 
-An executor takes the runner and the jobs still to run, makes them with at most
-``concurrency`` in flight, and hands each finished run to ``finish`` (its record and
-trace events) as it arrives. The driver alone writes the results folder, and writes a run
-key once: an executor may hand a run over twice (a Ray task retried after its first
-result came back) without a second record.
+An executor (``harness.runner.Executor``) takes the runner and the jobs still to run,
+makes them with at most ``concurrency`` in flight, and hands each finished run to
+``finish`` (its record and trace events) as it arrives. The driver alone writes the
+results folder, and writes a run key once: an executor may hand a run over twice (a Ray
+task retried after its first result came back) without a second record.
 
 - ``run_local`` (``harness.executors.local``): this process's event loop; the default.
 - ``RayExecutor`` (``harness.executors.ray``): Ray workers, each with its own clients;
@@ -18,23 +18,7 @@ Errors::
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any, Protocol
-
 from harness.models.types import ModelRequest, ModelResponse
-from harness.records import RunRecord
-
-if TYPE_CHECKING:
-    from harness.runner import Job, Runner
-
-#: Takes one finished run: its record, and its trace as written to traces.jsonl.
-Finish = Callable[[RunRecord, list[dict[str, Any]]], None]
-
-
-class Executor(Protocol):
-    async def __call__(
-        self, runner: Runner, jobs: Iterable[Job], concurrency: int, finish: Finish
-    ) -> None: ...
 
 
 class ExecutorError(Exception):

@@ -4,12 +4,8 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
 
-from harness.executors import Finish
-
-if TYPE_CHECKING:
-    from harness.runner import Job, Runner
+from harness.runner import Finish, Job, Runner
 
 
 async def run_local(runner: Runner, jobs: Iterable[Job], concurrency: int, finish: Finish) -> None:

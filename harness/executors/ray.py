@@ -1,11 +1,13 @@
 """Runs made on a Ray cluster (``loopbench run --executor ray``; see docs/ray.md).
 
 The driver (this process) sends the jobs as plain data, ``batch`` at a time, to a pool of
-Ray actors: one per free CPU, at most one per run in flight. Each actor rebuilds the task
-set and the arms from their names, checks that they are the driver's (loopbench's version,
-every task's fingerprint, every arm's resolved options), builds its clients once, and
-makes the runs with ``Runner.run_one``, returning records and traces as JSON-able dicts.
-The driver writes them, each run key once.
+Ray actors: one per free CPU, at most one per run in flight. Each actor receives the run's
+settings (``RunConfig``) as they are, rebuilds the task set and the arms from their names,
+checks that they are the driver's (loopbench's version, every task's fingerprint, every
+arm's resolved options), opens its clients once with the function the local path uses
+(``harness.endpoints.open_clients``), and makes the runs with ``Runner.run_one``,
+returning records and traces as JSON-able dicts. The driver writes them, each run key
+once.
 
 A worker process that dies is started again and its unfinished batches are sent again
 (actor restarts and task retries, ``RETRIES`` times a batch); the runs of a batch that
@@ -24,28 +26,26 @@ import importlib
 import itertools
 import logging
 import math
-import os
 import socket
 from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from graders.isolation import SandboxError
 from graders.sandbox import Limits, Sandbox
-from harness.executors import ExecutorError, Finish, RayUnavailable
+from harness.config import RunConfig
+from harness.endpoints import connection, open_clients, resolve_endpoints
+from harness.executors import ExecutorError, RayUnavailable
 from harness.experiment import Arm, ArmError, parse_arm
 from harness.models.estimate import EstimateUnavailable, shipped_tokenizer
-from harness.models.openai_compat import OpenAICompatClient, RetryPolicy
 from harness.models.replicas import grid_client
-from harness.models.settings import DEFAULT_KEY_ENV, FALLBACK_KEY_ENV, without_credentials
+from harness.models.settings import FALLBACK_KEY_ENV, EndpointNotConfigured
 from harness.models.types import ModelClient
 from harness.patterns.registry import UnknownPattern
 from harness.plugins import PluginError, load_plugin
 from harness.records import RunRecord
 from harness.report.prices import PriceTable
-from harness.runner import VERSION, Job, Runner, RunSettings
-from harness.sampling import Sampling
-from harness.trace import MAX_TEXT
+from harness.runner import VERSION, Finish, Job, Runner, RunSettings
 from tasks.taskset import AnyTask, TaskSetError, load_taskset
 
 #: How many times a batch is sent again after its worker died.
@@ -69,40 +69,18 @@ class WorkerSetupError(ExecutorError):
 
 
 @dataclass(frozen=True)
-class RemoteEndpoint:
-    """A model's endpoint as a worker is given it: where its key is, never the key."""
-
-    model: str
-    base_url: str
-    key_env: str = DEFAULT_KEY_ENV
-    """The worker's variable holding the key (OPENAI_API_KEY when it is unset)."""
-    needs_key: bool = False
-    """The driver had a key for it: a worker without one refuses to start."""
-
-    def __repr__(self) -> str:  # the URL may embed a password
-        return f"RemoteEndpoint({self.model!r}, {without_credentials(self.base_url)!r})"
-
-
-@dataclass(frozen=True)
 class WorkerSetup:
-    """What every worker is given: plain data to rebuild the grid's task set, arms and
-    clients from. The executor fills in the fields after ``grading_workers``."""
+    """What every worker is given: the run's settings as they are (no key travels: each
+    worker reads its keys from its own environment, by the variables' names) and the
+    driver's facts the records need. The executor fills in the fields after ``keyed``."""
 
-    tasks: str
-    """A task set's name, or a folder at the same path on every worker."""
-    endpoints: tuple[RemoteEndpoint, ...]
-    """Every model's endpoints; several of one model are its replicas."""
-    plugins: tuple[str, ...] = ()
-    timeout_s: float = 120.0
-    max_retries: int = 3
-    rate_limit: float | None = None
-    """Requests a second over the whole cluster; each worker keeps to its share."""
-    count_tokens: bool = False
-    grading_workers: int | None = None
-    sampling: Sampling = field(default_factory=Sampling)
+    config: RunConfig
+    """The run's settings; its task set is a built-in name, or a folder at the same path
+    on every worker."""
+    keyed: tuple[str, ...] = ()
+    """The models the driver had a key for: a worker without one refuses to start."""
     model_name: str = ""
     experiment_id: str = ""
-    max_trace_text: int = MAX_TEXT
     prices: PriceTable | None = None
     loopbench_version: str = VERSION
     workers: int = 1
@@ -139,7 +117,7 @@ class Worker:
         self._runner: asyncio.Future[Runner] | None = None
         self._tasks: dict[str, AnyTask] = {}
         self._arms: dict[str, Arm] = {}
-        self._clients: list[OpenAICompatClient] = []
+        self._stack = contextlib.AsyncExitStack()  # the clients, closed with the worker
 
     async def run(self, batch: list[RemoteJob]) -> list[dict[str, Any]]:
         if self._runner is None:  # one start, however many batches wait for it
@@ -150,56 +128,59 @@ class Worker:
         return [{"record": r.model_dump(mode="json"), "trace": t.to_json()} for r, t in made]
 
     async def close(self) -> None:
-        for client in self._clients:
-            await client.aclose()
+        await self._stack.aclose()
 
     async def _start(self) -> Runner:
-        setup = self.setup
+        setup, config = self.setup, self.setup.config
         if setup.loopbench_version != VERSION:
             raise _refused(
                 f"it has loopbench {VERSION}, the driver {setup.loopbench_version}: install "
                 "the same version on every node"
             )
         try:
-            for module in setup.plugins:
+            for module in config.plugins:
                 load_plugin(module)
-            taskset = load_taskset(setup.tasks)
-            estimate = shipped_tokenizer() if setup.count_tokens else None
+            taskset = load_taskset(config.tasks)
+            estimate = shipped_tokenizer() if config.count_tokens else None
             limits = Limits(timeout_s=taskset.timeout_s)
-            sandbox = Sandbox(limits, workers=setup.grading_workers) if taskset.is_code else None
-        except (PluginError, TaskSetError, EstimateUnavailable, SandboxError) as exc:
+            sandbox = Sandbox(limits, workers=config.grading_workers) if taskset.is_code else None
+            _, endpoints = resolve_endpoints(config)
+        except (
+            PluginError,
+            TaskSetError,
+            EstimateUnavailable,
+            SandboxError,
+            EndpointNotConfigured,
+        ) as exc:
             raise _refused(str(exc)) from None
+        for endpoint in endpoints:
+            if endpoint.model in setup.keyed and endpoint.api_key is None:
+                raise _refused(
+                    f"requests to {endpoint.model} need an API key, and neither "
+                    f"{_key_env(config, endpoint.model)} nor {FALLBACK_KEY_ENV} is set in its "
+                    "environment: set it where the Ray workers start (docs/ray.md)"
+                )
         self._tasks = {task.id: task for task in taskset.tasks}
-        clients: dict[str, list[ModelClient]] = {}
-        rate = setup.rate_limit / setup.workers if setup.rate_limit else None
-        for endpoint in setup.endpoints:
-            client = OpenAICompatClient(
-                endpoint.base_url,
-                _key(endpoint),
-                timeout_s=setup.timeout_s,
-                max_concurrency=setup.in_flight,
-                retry=RetryPolicy(max_retries=setup.max_retries),
-                rate_limit=rate,
-            )
-            clients.setdefault(endpoint.model, []).append(client)
-            self._clients.append(client)
+        # The cluster keeps to the rate limit: each worker to its share.
+        share = config.rate_limit / setup.workers if config.rate_limit else None
+        how = replace(connection(config, setup.in_flight), rate_limit=share)
+        clients = await open_clients(self._stack, endpoints, how)
         settings = RunSettings(
             prices=setup.prices,
-            max_trace_text=setup.max_trace_text,
+            max_trace_text=config.max_trace_text,
             estimate=estimate,
             sandbox=sandbox,
-            sampling=setup.sampling,
+            sampling=config.sampling,
         )
-        return Runner(
-            taskset, grid_client(clients), setup.model_name, settings, setup.experiment_id
-        )
+        client: ModelClient = grid_client(dict(clients.items()))
+        return Runner(taskset, client, setup.model_name, settings, setup.experiment_id)
 
     def _job(self, job: RemoteJob) -> Job:
         task = self._tasks.get(job.task_id)
         if task is None or task.fingerprint != job.fingerprint:
             differs = "has no task" if task is None else "has another version of task"
             raise _refused(
-                f"its task set {self.setup.tasks!r} {differs} {job.task_id!r}: give every "
+                f"its task set {self.setup.config.tasks!r} {differs} {job.task_id!r}: give every "
                 "worker the driver's task set"
             )
         arm = self._arms.get(job.arm)
@@ -220,17 +201,10 @@ def _refused(why: str) -> WorkerSetupError:
     return WorkerSetupError(f"the Ray worker on {socket.gethostname()} cannot make the runs: {why}")
 
 
-def _key(endpoint: RemoteEndpoint) -> str | None:
-    if not endpoint.needs_key:
-        return None
-    key = os.environ.get(endpoint.key_env) or os.environ.get(FALLBACK_KEY_ENV)
-    if not key:
-        raise _refused(
-            f"requests to {endpoint.model} need an API key, and neither {endpoint.key_env} "
-            f"nor {FALLBACK_KEY_ENV} is set in its environment: set it where the Ray workers "
-            "start (docs/ray.md)"
-        )
-    return key
+def _key_env(config: RunConfig, model: str) -> str:
+    """The variable a model's key is read from."""
+    entry = next((m for m in config.models if m.name == model), None)
+    return (entry.api_key_env if entry else None) or config.api_key_env
 
 
 def _probe(address: str) -> None:
@@ -249,15 +223,15 @@ def _probe(address: str) -> None:
 
 
 class RayExecutor:
-    """Sends a grid's runs to Ray workers. ``address`` is the cluster (``auto``,
-    ``ray://host:10001``); without one, Ray starts on this machine. A process already
+    """Sends a grid's runs to Ray workers. The settings' ``ray_address`` is the cluster
+    (``auto``, ``ray://host:10001``); without one, Ray starts on this machine. A process already
     connected to Ray (``ray.init`` called) is used as it is. Use it in a ``with`` block, or
     call ``close`` after the grid: its actors live until then."""
 
-    def __init__(self, setup: WorkerSetup, address: str | None = None, batch: int = 1) -> None:
+    def __init__(self, setup: WorkerSetup, batch: int = 1) -> None:
         self.ray = import_ray()
         self.setup = setup
-        self.address = address
+        self.address = setup.config.ray_address
         self.batch = batch
         self._started = False
         self._pool: list[Any] = []
@@ -347,12 +321,7 @@ class RayExecutor:
     def _actors(self, runner: Runner, slots: int, concurrency: int) -> list[Any]:
         """The pool of workers for this runner's grid; kept across its rounds."""
         settings = runner.settings
-        made_for = (
-            runner.model_name,
-            runner.experiment_id,
-            settings.max_trace_text,
-            settings.prices,
-        )
+        made_for = (runner.model_name, runner.experiment_id, settings.prices)
         if self._pool and self._pool_for == made_for:
             return self._pool
         self._retire()
@@ -362,7 +331,6 @@ class RayExecutor:
             self.setup,
             model_name=runner.model_name,
             experiment_id=runner.experiment_id,
-            max_trace_text=settings.max_trace_text,
             prices=settings.prices,
             workers=workers,
             in_flight=math.ceil(concurrency / workers),

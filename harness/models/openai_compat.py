@@ -67,6 +67,33 @@ class RetryPolicy:
         return jittered
 
 
+@dataclass(frozen=True)
+class Connection:
+    """How a client talks to its endpoint."""
+
+    timeout_s: float = 120.0
+    """The limit on a whole request, connecting to its last byte."""
+    max_retries: int = 3
+    """Retries of a request on 408, 409, 429, 5xx, transport failures and malformed replies."""
+    rate_limit: float | None = None
+    """Requests started a second at most (an endpoint's published limit)."""
+    concurrency: int = 64
+    """Requests in flight at most: fewer while the endpoint answers 429, when ``adaptive``."""
+    adaptive: bool = True
+    retry: RetryPolicy | None = None
+    """The back-off itself; by default ``RetryPolicy(max_retries)``."""
+
+
+@dataclass(frozen=True)
+class Hooks:
+    """What a test puts in the client's place: the transport, the clock it sleeps on, and the
+    seed of its back-off's jitter."""
+
+    transport: httpx.AsyncBaseTransport | None = None
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
+    seed: int | None = None
+
+
 def parse_retry_after(value: str | None) -> float | None:
     """Seconds to wait from a ``Retry-After`` header (delta-seconds or an HTTP date)."""
     if not value:
@@ -89,15 +116,8 @@ class OpenAICompatClient:
         self,
         base_url: str,
         api_key: str | None = None,
-        *,
-        timeout_s: float = 120.0,
-        max_concurrency: int = 64,
-        retry: RetryPolicy | None = None,
-        transport: httpx.AsyncBaseTransport | None = None,
-        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
-        seed: int | None = None,
-        adaptive: bool = True,
-        rate_limit: float | None = None,
+        connection: Connection = Connection(),
+        hooks: Hooks = Hooks(),
     ) -> None:
         self._headers = [("content-type", "application/json")]
         user, password = _credentials(base_url)
@@ -111,6 +131,7 @@ class OpenAICompatClient:
         self._url = httpx.URL(self.base_url + "/chat/completions")
         self._redact = _redactor(api_key, user, password)
         #: The limit on a whole request, connect to last byte; the phases below each have it too.
+        timeout_s = connection.timeout_s
         self._timeout_s = timeout_s
         self._timeout = {
             "connect": timeout_s,
@@ -118,15 +139,15 @@ class OpenAICompatClient:
             "write": timeout_s,
             "pool": timeout_s,
         }
-        self._transport = transport or default_transport(max_concurrency)
-        #: Requests in flight: at most max_concurrency, fewer while the endpoint answers 429
-        #: (AIMD, see harness.models.throttle) unless ``adaptive`` is off.
-        self.concurrency = AdaptiveLimit(max_concurrency)
-        self._adaptive = adaptive
-        self._rate = RateLimit(rate_limit) if rate_limit else None
-        self._retry = retry or RetryPolicy()
-        self._sleep = sleep
-        self._rng = random.Random(seed)
+        self._transport = hooks.transport or default_transport(connection.concurrency)
+        #: Requests in flight: at most the connection's concurrency, fewer while the endpoint
+        #: answers 429 (AIMD, see harness.models.throttle) unless it is not ``adaptive``.
+        self.concurrency = AdaptiveLimit(connection.concurrency)
+        self._adaptive = connection.adaptive
+        self._rate = RateLimit(connection.rate_limit) if connection.rate_limit else None
+        self._retry = connection.retry or RetryPolicy(max_retries=connection.max_retries)
+        self._sleep = hooks.sleep
+        self._rng = random.Random(hooks.seed)
 
     async def aclose(self) -> None:
         await self._transport.aclose()

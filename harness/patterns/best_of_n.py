@@ -31,8 +31,8 @@ from harness.patterns.base import CallFloor, Outcome, RunContext, ToolLoopOption
 from harness.patterns.evidence import check_evidence, entries_found
 from harness.patterns.react import react_system
 from harness.patterns.registry import register
-from harness.patterns.structured import OutputMode, ask_structured
-from harness.patterns.tool_loop import tool_loop
+from harness.patterns.structured import Form, OutputMode, Prompt, ask_structured
+from harness.patterns.tool_loop import Loop, tool_loop
 from harness.trace import Trace
 
 VERIFIER_SYSTEM = (
@@ -82,15 +82,16 @@ class BestOfN:
                 break  # the calls left cannot hold another candidate and its verdict
             drawn = candidate
             candidate_trace = Trace()
-            last = await tool_loop(
-                _forked(ctx, candidate_trace),
+            loop = Loop(
                 opts,
-                [Message("user", ctx.question)],
                 react_system(False),
                 ctx.tools,
-                max_steps=budget,
+                budget,
                 first_step=ctx.model.calls,
                 temperature=opts.temperature,
+            )
+            last = await tool_loop(
+                _forked(ctx, candidate_trace), loop, [Message("user", ctx.question)]
             )
             if last.status != "answered" or last.answer is None:
                 continue
@@ -129,13 +130,10 @@ class BestOfN:
             return failure is None, failure or f"rests on {', '.join(dict.fromkeys(found))}"
         verdict = await ask_structured(
             ctx,
-            system=VERIFIER_SYSTEM,
-            messages=tuple(candidate.messages),
-            schema=Verdict,
-            name="verdict",
-            description="Accept or reject the answer.",
-            mode=self.options.output,
-            step=ctx.model.calls + 1,
+            Form(Verdict, "verdict", "Accept or reject the answer."),
+            Prompt(VERIFIER_SYSTEM, tuple(candidate.messages)),
+            self.options.output,
+            ctx.model.calls + 1,
         )
         if verdict.value is None:
             return False, f"no verdict ({verdict.failure})"

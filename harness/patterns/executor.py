@@ -18,7 +18,7 @@ from harness.patterns.base import (
     answer_reply,
 )
 from harness.patterns.react import react_system
-from harness.patterns.tool_loop import tool_loop
+from harness.patterns.tool_loop import Loop, tool_loop
 
 SYNTHESIS_SYSTEM = "Answer the question from the results of the steps below, in a few words."
 #: A plan, one step and the answer.
@@ -35,15 +35,8 @@ async def run_step(
     budget = min(step_budget, ctx.calls_left(options) - 1)
     if budget < 1:
         return Outcome("step_budget", messages=messages)
-    return await tool_loop(
-        ctx,
-        options,
-        messages,
-        react_system(False),
-        ctx.tools,
-        max_steps=budget,
-        first_step=ctx.model.calls,
-    )
+    loop = Loop(options, react_system(False), ctx.tools, budget, first_step=ctx.model.calls)
+    return await tool_loop(ctx, loop, messages)
 
 
 def can_plan_again(ctx: RunContext, options: ToolLoopOptions) -> bool:

@@ -19,7 +19,7 @@ from harness.models.types import Message
 from harness.patterns.base import CallFloor, Outcome, RunContext, ToolLoopOptions
 from harness.patterns.executor import PLANNED_FLOOR, can_plan_again, run_step, synthesise
 from harness.patterns.registry import register
-from harness.patterns.structured import OutputMode, ask_structured
+from harness.patterns.structured import Form, OutputMode, Prompt, ask_structured
 
 DECOMPOSE_SYSTEM = (
     "Decompose the question into a goal and a few phases, each with one or more concrete "
@@ -67,13 +67,10 @@ class GoalDecomposition:
         opts = self.options
         decomposed = await ask_structured(
             ctx,
-            system=DECOMPOSE_SYSTEM,
-            messages=(Message("user", ctx.question),),
-            schema=Decomposition,
-            name="decomposition",
-            description="Submit the phases.",
-            mode=opts.output,
-            step=1,
+            Form(Decomposition, "decomposition", "Submit the phases."),
+            Prompt(DECOMPOSE_SYSTEM, (Message("user", ctx.question),)),
+            opts.output,
+            1,
         )
         if decomposed.value is None:
             return Outcome(
@@ -120,13 +117,10 @@ class GoalDecomposition:
         )
         planned = await ask_structured(
             ctx,
-            system=PLAN_PHASE_SYSTEM,
-            messages=(Message("user", content),),
-            schema=PhaseTasks,
-            name="phase_tasks",
-            description="Submit the phase's tasks.",
-            mode=self.options.output,
-            step=ctx.model.calls + 1,
+            Form(PhaseTasks, "phase_tasks", "Submit the phase's tasks."),
+            Prompt(PLAN_PHASE_SYSTEM, (Message("user", content),)),
+            self.options.output,
+            ctx.model.calls + 1,
         )
         tasks = planned.value.tasks if planned.value else []
         ctx.emit("phase_plan", phase=phase.name, tasks=tasks, failure=planned.failure)

@@ -19,7 +19,7 @@ from harness.models.types import Message, ModelRequest
 from harness.patterns.base import CallFloor, Outcome, RunContext, ToolLoopOptions
 from harness.patterns.react import react_system
 from harness.patterns.registry import register
-from harness.patterns.tool_loop import tool_loop
+from harness.patterns.tool_loop import Loop, tool_loop
 
 PLANNING_SYSTEM = (
     "Write a short numbered plan for answering the question: which facts to look up and "
@@ -60,9 +60,8 @@ class PlanThenAct:
         ctx.emit("plan", step=1, plan=plan)
         # The system text is built anew: the caller's strings are never appended to.
         system = f"{react_system(False)}\n\nFollow this plan:\n{plan}"
-        outcome = await tool_loop(
-            ctx, opts, messages, system, ctx.tools, max_steps=opts.max_steps - 1, first_step=1
-        )
+        loop = Loop(opts, system, ctx.tools, opts.max_steps - 1, first_step=1)
+        outcome = await tool_loop(ctx, loop, messages)
         outcome.steps += 1
         return outcome
 

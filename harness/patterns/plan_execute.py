@@ -25,7 +25,7 @@ from harness.models.types import Message
 from harness.patterns.base import CallFloor, Outcome, RunContext, ToolLoopOptions
 from harness.patterns.executor import PLANNED_FLOOR, can_plan_again, run_step, synthesise
 from harness.patterns.registry import register
-from harness.patterns.structured import OutputMode, ask_structured
+from harness.patterns.structured import Form, OutputMode, Prompt, ask_structured
 
 PLAN_SYSTEM = (
     "Break the question into a few steps, each small enough to do with a lookup or a "
@@ -145,13 +145,10 @@ class PlanExecute:
         """A plan (or, with ``done``, the rest of one) in dependency order, or why not."""
         planned = await ask_structured(
             ctx,
-            system=system,
-            messages=(Message("user", content),),
-            schema=ExecutionPlan,
-            name="plan",
-            description="Submit the steps.",
-            mode=self.options.output,
-            step=ctx.model.calls + 1,
+            Form(ExecutionPlan, "plan", "Submit the steps."),
+            Prompt(system, (Message("user", content),)),
+            self.options.output,
+            ctx.model.calls + 1,
         )
         if planned.value is None:
             return Outcome(

@@ -16,7 +16,7 @@ from typing import Literal
 from harness.models.types import Message
 from harness.patterns.base import ONE_CALL, CallFloor, Outcome, RunContext, ToolLoopOptions
 from harness.patterns.registry import register
-from harness.patterns.tool_loop import FINAL_ANSWER, tool_loop
+from harness.patterns.tool_loop import FINAL_ANSWER, Loop, tool_loop
 
 SYSTEM = (
     "Answer the question. Use the tools to look facts up and to calculate; do not rely on memory. "
@@ -48,15 +48,14 @@ class ReAct:
     async def run(self, ctx: RunContext) -> Outcome:
         messages = [Message("user", ctx.question)]
         by_tool = self.options.finish == "tool"
-        return await tool_loop(
-            ctx,
+        loop = Loop(
             self.options,
-            messages,
             react_system(by_tool),
             ctx.tools,
-            max_steps=self.options.max_steps,
+            self.options.max_steps,
             finish_by_tool=by_tool,
         )
+        return await tool_loop(ctx, loop, messages)
 
 
 @register(

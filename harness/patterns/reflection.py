@@ -31,8 +31,8 @@ from harness.patterns.base import CallFloor, Outcome, RunContext, ToolLoopOption
 from harness.patterns.coding import CODE_OUTPUT_TOKENS, first_attempt
 from harness.patterns.react import react_system
 from harness.patterns.registry import register
-from harness.patterns.structured import OutputMode, ask_structured
-from harness.patterns.tool_loop import tool_loop
+from harness.patterns.structured import Form, OutputMode, Prompt, ask_structured
+from harness.patterns.tool_loop import Loop, tool_loop
 
 CRITIC_SYSTEM = (
     "You check answers. Judge whether the last answer above is correct and complete, using "
@@ -83,9 +83,8 @@ class Reflection:
                 CODE_OUTPUT_TOKENS,
             )
         else:
-            draft = await tool_loop(
-                ctx, opts, messages, react_system(False), ctx.tools, max_steps=generation_steps
-            )
+            loop = Loop(opts, react_system(False), ctx.tools, generation_steps)
+            draft = await tool_loop(ctx, loop, messages)
             review, rewrite, rewrite_tokens = CRITIQUE_REQUEST, REWRITE_SYSTEM, 300
         if draft.status != "answered" or draft.answer is None:
             return draft
@@ -94,13 +93,10 @@ class Reflection:
         for cycle in range(1, opts.cycles + 1):
             judged = await ask_structured(
                 ctx,
-                system=CRITIC_SYSTEM,
-                messages=(*conversation, Message("user", review)),
-                schema=Critique,
-                name="critique",
-                description="Say whether the answer needs refinement, and why.",
-                mode=opts.output,
-                step=steps + 1,
+                Form(Critique, "critique", "Say whether the answer needs refinement, and why."),
+                Prompt(CRITIC_SYSTEM, (*conversation, Message("user", review))),
+                opts.output,
+                steps + 1,
             )
             steps += 1
             if judged.value is None:

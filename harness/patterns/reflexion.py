@@ -51,7 +51,7 @@ from harness.patterns.coding import (
 from harness.patterns.evidence import check_evidence
 from harness.patterns.react import react_system
 from harness.patterns.registry import register
-from harness.patterns.tool_loop import tool_loop
+from harness.patterns.tool_loop import Loop, tool_loop
 
 
 class ReflexionOptions(ToolLoopOptions):
@@ -93,15 +93,8 @@ class Reflexion:
             if budget < 1 and answered is not None:
                 break  # no calls left for another attempt: the last answer stands
             started = len(ctx.trace.events)
-            outcome = await tool_loop(
-                ctx,
-                opts,
-                messages,
-                react_system(False),
-                ctx.tools,
-                max_steps=budget,
-                first_step=ctx.model.calls,
-            )
+            loop = Loop(opts, react_system(False), ctx.tools, budget, ctx.model.calls)
+            outcome = await tool_loop(ctx, loop, messages)
             if outcome.status != "answered" or outcome.answer is None:
                 if answered is None:
                     return outcome

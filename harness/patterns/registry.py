@@ -1,8 +1,6 @@
-"""The registry: pattern names -> factories with a typed options model.
-
-It is also an allowlist. Selecting an unregistered or empty name is refused here,
-before a task is loaded or a client built, so a typo costs nothing and reaches no
-endpoint (seed 001).
+"""The registry: pattern names -> factories with a typed options model. Patterns register
+themselves here; ``harness.patterns.catalog`` looks them up (the shipped ones and those of
+installed plugins loaded first).
 """
 
 from __future__ import annotations
@@ -12,7 +10,6 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from harness.patterns.base import Pattern, PatternOptions
-from harness.plugins import PATTERN_GROUP, load_entry_points
 
 OptionsT = TypeVar("OptionsT", bound=PatternOptions)
 
@@ -48,38 +45,7 @@ def register(
     return add
 
 
-def registered() -> dict[str, PatternInfo]:
-    _load_builtins()
-    return dict(sorted(_REGISTRY.items()))
-
-
-def lookup(name: str) -> PatternInfo:
-    _load_builtins()
-    if not name.strip():
-        raise UnknownPattern(
-            "the arm names no pattern: write PATTERN or PATTERN:key=value, "
-            f"with PATTERN one of {', '.join(sorted(_REGISTRY))}"
-        )
-    info = _REGISTRY.get(name)
-    if info is None:
-        raise UnknownPattern(
-            f"no pattern named {name!r} is registered; registered: {', '.join(sorted(_REGISTRY))}. "
-            "To add one, decorate its factory with @loopbench.register_pattern(name, "
-            "OptionsModel, summary) in a module of your own, then pass --plugin your.module, "
-            f"or declare the module as an entry point in the group {PATTERN_GROUP!r} of your "
-            "package (README: Plugins)."
-        )
-    return info
-
-
-_plugins_loaded = False
-
-
-def _load_builtins() -> None:
-    """The shipped patterns, then those of installed plugins (once)."""
-    global _plugins_loaded
-    from harness.patterns import builtin  # noqa: F401  (importing registers them)
-
-    if not _plugins_loaded:
-        load_entry_points(PATTERN_GROUP)
-        _plugins_loaded = True
+def known() -> dict[str, PatternInfo]:
+    """Every pattern registered so far, by name (``harness.patterns.catalog`` loads the
+    shipped ones and the plugins' first)."""
+    return _REGISTRY

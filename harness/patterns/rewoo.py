@@ -27,7 +27,7 @@ from harness.models.types import Message, ModelRequest
 from harness.patterns.acting import Actions
 from harness.patterns.base import CallFloor, Outcome, RunContext, ToolLoopOptions, answer_reply
 from harness.patterns.registry import register
-from harness.patterns.structured import OutputMode, ask_structured
+from harness.patterns.structured import Form, OutputMode, Prompt, ask_structured
 from harness.tools import ToolSet
 
 REFERENCE = re.compile(r"#E(\d+)", re.IGNORECASE)
@@ -115,13 +115,10 @@ class ReWOO:
             )
         planned = await ask_structured(
             ctx,
-            system=planning_system(ctx.tools),
-            messages=tuple(messages),
-            schema=Plan,
-            name="submit_plan",
-            description="Submit the plan of tool calls.",
-            mode=opts.output,
-            step=1,
+            Form(Plan, "submit_plan", "Submit the plan of tool calls."),
+            Prompt(planning_system(ctx.tools), tuple(messages)),
+            opts.output,
+            1,
         )
         if planned.value is None:
             return Outcome(

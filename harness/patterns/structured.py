@@ -40,19 +40,33 @@ def schema_tool(name: str, description: str, schema: type[BaseModel]) -> Tool:
     return Tool(name, description, schema, lambda _: "recorded")
 
 
+@dataclass(frozen=True)
+class Form(Generic[T]):
+    """What a structured reply must be: its schema, and the tool it is asked for as."""
+
+    schema: type[T]
+    name: str
+    description: str
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """What a structured call sends besides its form."""
+
+    system: str
+    messages: tuple[Message, ...]
+    temperature: float | None = None
+    max_output_tokens: int = 600
+
+
 async def ask_structured(
-    ctx: RunContext,
-    *,
-    system: str,
-    messages: tuple[Message, ...],
-    schema: type[T],
-    name: str,
-    description: str,
-    mode: OutputMode,
-    step: int,
-    temperature: float | None = None,
-    max_output_tokens: int = 600,
+    ctx: RunContext, form: Form[T], prompt: Prompt, mode: OutputMode, step: int
 ) -> Structured[T]:
+    """One call asking for ``form``: as a forced tool call (``mode`` tool) or as JSON text;
+    the reply parsed, or the status that says why there is no value."""
+    schema, name, description = form.schema, form.name, form.description
+    system, messages = prompt.system, prompt.messages
+    temperature, max_output_tokens = prompt.temperature, prompt.max_output_tokens
     tool = schema_tool(name, description, schema)
     if mode == "tool":
         request = ModelRequest(

@@ -7,7 +7,7 @@ valid ``final_answer`` call; otherwise on a reply without tool calls.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from pydantic import BaseModel, Field
 
@@ -31,25 +31,29 @@ FINAL_ANSWER_TOOL = Tool(
 )
 
 
-async def tool_loop(
-    ctx: RunContext,
-    options: ToolLoopOptions,
-    messages: list[Message],
-    system: str,
-    tools: ToolSet,
-    *,
-    max_steps: int,
-    first_step: int = 0,
-    finish_by_tool: bool = False,
-    temperature: float | None = None,
-) -> Outcome:
-    """Run until an answer or ``max_steps`` calls; ``messages`` is extended in place.
+@dataclass(frozen=True)
+class Loop:
+    """One tool-calling loop: what it sends and how long it may go on."""
 
-    ``max_steps`` is this loop's share of the run's calls (a pattern reserves the rest
-    for its later phases); the run-wide limits are the limits wrapper's. ``first_step``
-    numbers this loop's steps after a phase that came before it, so a pattern with a
-    phase of its own (a plan) does not emit step 1 twice.
-    """
+    options: ToolLoopOptions
+    system: str
+    tools: ToolSet
+    max_steps: int
+    """This loop's share of the run's calls (a pattern reserves the rest for its later
+    phases); the run-wide limits are the limits wrapper's."""
+    first_step: int = 0
+    """Numbers this loop's steps after a phase that came before it, so a pattern with a
+    phase of its own (a plan) does not emit step 1 twice."""
+    finish_by_tool: bool = False
+    """End only on a valid ``final_answer`` call; otherwise on a reply without tool calls."""
+    temperature: float | None = None
+
+
+async def tool_loop(ctx: RunContext, loop: Loop, messages: list[Message]) -> Outcome:
+    """Run until an answer or ``loop.max_steps`` calls; ``messages`` is extended in place."""
+    options, system, tools = loop.options, loop.system, loop.tools
+    max_steps, first_step = loop.max_steps, loop.first_step
+    finish_by_tool, temperature = loop.finish_by_tool, loop.temperature
     if finish_by_tool:
         tools = tools.with_tools(FINAL_ANSWER_TOOL)
     actions = Actions(ctx, tools, options.guard)

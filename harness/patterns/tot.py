@@ -36,7 +36,7 @@ from harness.models.types import Message, ModelRequest
 from harness.patterns.base import CallFloor, Outcome, PatternOptions, RunContext
 from harness.patterns.cot import final_answer
 from harness.patterns.registry import register
-from harness.patterns.structured import OutputMode, ask_structured
+from harness.patterns.structured import Form, OutputMode, Prompt, ask_structured
 from harness.patterns.tot_proposals import Proposals, Search
 
 EVALUATE_SYSTEM = (
@@ -132,13 +132,12 @@ class TreeOfThoughts:
                 continue
             judged = await ask_structured(
                 ctx,
-                system=EVALUATE_SYSTEM,
-                messages=(Message("user", f"{state}\nProposed next step: {proposal}"),),
-                schema=Evaluation,
-                name="evaluation",
-                description="Score the step.",
-                mode=opts.output,
-                step=ctx.model.calls + 1,
+                Form(Evaluation, "evaluation", "Score the step."),
+                Prompt(
+                    EVALUATE_SYSTEM, (Message("user", f"{state}\nProposed next step: {proposal}"),)
+                ),
+                opts.output,
+                ctx.model.calls + 1,
             )
             score = judged.value.score if judged.value else None
             ctx.emit("proposal", path=[*node.path], proposal=proposal, score=score)

@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field
 from graders.exact import normalise
 from harness.models.types import Message, ModelRequest
 from harness.patterns.base import RunContext
-from harness.patterns.structured import OutputMode, ask_structured
+from harness.patterns.structured import Form, OutputMode, Prompt, ask_structured
 
 SAMPLE_SYSTEM = (
     "You are solving the question step by step. Write only the next single step of "
@@ -65,15 +65,15 @@ class Proposals:
         ctx = self.ctx
         proposed = await ask_structured(
             ctx,
-            system=LIST_SYSTEM.format(breadth=breadth),
-            messages=(Message("user", self.state),),
-            schema=Approaches,
-            name="approaches",
-            description="Submit the distinct next steps.",
-            mode=mode,
-            step=ctx.model.calls + 1,
-            temperature=temperature,
-            max_output_tokens=STEP_TOKENS * breadth,
+            Form(Approaches, "approaches", "Submit the distinct next steps."),
+            Prompt(
+                LIST_SYSTEM.format(breadth=breadth),
+                (Message("user", self.state),),
+                temperature=temperature,
+                max_output_tokens=STEP_TOKENS * breadth,
+            ),
+            mode,
+            ctx.model.calls + 1,
         )
         if proposed.value is None:
             self.search.truncated_proposals += proposed.failure == "truncated"

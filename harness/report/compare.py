@@ -151,8 +151,10 @@ def compare(
             pairs["task_id"].to_numpy(),
             pairs["correct_b"].eq(True).to_numpy(),  # None (not graded) is not correct
             pairs["correct_a"].eq(True).to_numpy(),
-            pairs["cost_usd_b"].to_numpy(dtype=float, na_value=math.nan),
-            pairs["cost_usd_a"].to_numpy(dtype=float, na_value=math.nan),
+            (
+                pairs["cost_usd_b"].to_numpy(dtype=float, na_value=math.nan),
+                pairs["cost_usd_a"].to_numpy(dtype=float, na_value=math.nan),
+            ),
         )
         unknown = int(pairs["usage_missing_b"].sum() + pairs["usage_missing_a"].sum())
         regressed, why = _verdict(paired, max_drop, alpha, max_cost_rise, unknown)

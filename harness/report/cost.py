@@ -154,18 +154,23 @@ def tree_cost(p: Planning, prices: Prices, breadth: int, beam: int, depth: int) 
     return PatternCost(name, calls, input_tokens, output_tokens, latency, prices)
 
 
-def pattern_costs(
-    p: Planning,
-    prices: Prices,
-    steps: int = 5,
-    breadth: int = 3,
-    depth: int = 3,
-    candidates: int = 5,
-    beam: int = 2,
-) -> list[PatternCost]:
+@dataclass(frozen=True)
+class Shapes:
+    """The patterns' sizes: the loop's tool steps, the tree's breadth, depth and beam, and
+    best-of-m's candidates."""
+
+    steps: int = 5
+    breadth: int = 3
+    depth: int = 3
+    candidates: int = 5
+    beam: int = 2
+
+
+def pattern_costs(p: Planning, prices: Prices, shapes: Shapes = Shapes()) -> list[PatternCost]:
     """The chapter's seven patterns. Best-of-m candidates run in parallel (one call's time);
     the tree is loopbench's tot arm (``tree_cost``)."""
-    n, m = steps, candidates
+    n, m = shapes.steps, shapes.candidates
+    breadth, depth, beam = shapes.breadth, shapes.depth, shapes.beam
     out = p.token_s
     react_latency = (n + 1) * (p.call_s + out * p.thought) + p.tool_s * n
     plan_latency = (

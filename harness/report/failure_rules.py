@@ -21,7 +21,7 @@ from typing import Any, Literal, Protocol
 
 from graders.exact import numbers_in
 from harness.patterns.base import LIMIT_STATUSES
-from harness.patterns.registry import registered
+from harness.patterns.catalog import registered
 from harness.patterns.tool_loop import FINAL_ANSWER
 from harness.report.failure_traces import CUT, RunTrace
 

@@ -207,8 +207,7 @@ def paired_difference(
     tasks: ArrayLike,
     before: ArrayLike,
     after: ArrayLike,
-    cost_before: ArrayLike,
-    cost_after: ArrayLike,
+    costs: tuple[ArrayLike, ArrayLike],
     resamples: int = 2000,
     seed: int = 0,
 ) -> PairedDifference:
@@ -220,9 +219,9 @@ def paired_difference(
     paired = PairedTasks.of(labels, a, b)
     low, high = paired.interval()
     p_value = paired.p_value()
-    cost_low, cost_high = _cost_interval(
-        labels, b, a, cost_before, cost_after, resamples, np.random.default_rng(seed)
-    )
+    cost_before, cost_after = (np.asarray(cost, dtype=float) for cost in costs)
+    sums = _ClusterSums(pd.factorize(labels, sort=False)[0], b, a, cost_before, cost_after)
+    cost_low, cost_high = _cost_interval(sums, resamples, np.random.default_rng(seed))
     return PairedDifference(
         n_pairs=len(b),
         accuracy_before=float(b.mean()),
@@ -234,8 +233,8 @@ def paired_difference(
         p_value_by_task=p_value,
         right_to_wrong=[str(labels[i]) for i in np.flatnonzero((b == 1) & (a == 0))],
         wrong_to_right=[str(labels[i]) for i in np.flatnonzero((b == 0) & (a == 1))],
-        cost_per_correct_before=_per_correct(np.asarray(cost_before, dtype=float), b),
-        cost_per_correct_after=_per_correct(np.asarray(cost_after, dtype=float), a),
+        cost_per_correct_before=_per_correct(cost_before, b),
+        cost_per_correct_after=_per_correct(cost_after, a),
         cost_ci_low=cost_low,
         cost_ci_high=cost_high,
         tasks=int((paired.pairs > 0).sum()),
@@ -243,23 +242,9 @@ def paired_difference(
 
 
 def _cost_interval(
-    labels: np.ndarray,
-    b: np.ndarray,
-    a: np.ndarray,
-    cost_before: ArrayLike,
-    cost_after: ArrayLike,
-    resamples: int,
-    rng: np.random.Generator,
+    sums: _ClusterSums, resamples: int, rng: np.random.Generator
 ) -> tuple[float, float]:
     """A cluster bootstrap of the change in cost per correct answer: whole tasks drawn."""
-    cluster_of, _ = pd.factorize(labels, sort=False)
-    sums = _ClusterSums(
-        cluster_of,
-        b,
-        a,
-        np.asarray(cost_before, dtype=float),
-        np.asarray(cost_after, dtype=float),
-    )
     diffs = []
     for _ in range(resamples):
         # A resample takes whole tasks, some several times: its totals are the tasks'

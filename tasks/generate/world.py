@@ -165,9 +165,10 @@ def _company(
     kind = original.name.split(" ", 1)[1] if original else rng.choice(KINDS)
     name = f"{short} {kind}"
     founded = rng.randint(1890, 1990)
-    founder = _person(rng, names, people, "founder", name, founded - rng.randint(24, 48))
+    cast = Cast(rng, names, people)
+    founder = _person(cast, "founder", name, founded - rng.randint(24, 48))
     ceo_born = rng.randint(1950, 1985)
-    ceo = _person(rng, names, people, "ceo", name, ceo_born)
+    ceo = _person(cast, "ceo", name, ceo_born)
     ceo.since = rng.randint(max(founded, ceo_born + 30), LATEST - 1)
     company = Company(name, short, depot_cities[0], founded, founder.name, ceo.name)
     company.twin_of = original.name if original else ""
@@ -180,7 +181,7 @@ def _company(
         depot_cities, trucks_all, vans_all, opened_all, strict=True
     ):
         born = rng.randint(1950, 1992)
-        manager = _person(rng, names, people, "manager", name, born)
+        manager = _person(cast, "manager", name, born)
         manager.since = rng.randint(max(opened, born + 23), LATEST)
         manager.depot_city = city
         depot = Depot(name, short, city, opened, trucks, vans, manager.name, style=rng.randrange(3))
@@ -188,17 +189,20 @@ def _company(
     return company
 
 
-def _person(
-    rng: random.Random,
-    names: NameMaker,
-    people: dict[str, Person],
-    role: Role,
-    company: str,
-    born: int,
-    name: str = "",
-) -> Person:
-    person = Person(name or names.person(), born, "", role, company, style=rng.randrange(3))
-    people[person.name] = person
+@dataclass
+class Cast:
+    """Who the world's people are, and what makes new ones: its random draws and names."""
+
+    rng: random.Random
+    names: NameMaker
+    people: dict[str, Person]
+
+
+def _person(cast: Cast, role: Role, company: str, born: int, name: str = "") -> Person:
+    person = Person(
+        name or cast.names.person(), born, "", role, company, style=cast.rng.randrange(3)
+    )
+    cast.people[person.name] = person
     return person
 
 
@@ -220,7 +224,7 @@ def _distractors(
         model = people[rng.choice([company.ceo, *(d.manager for d in company.depots)])]
         born = model.born + rng.choice((-3, -2, -1, 1, 2, 3))
         name = names.near_person(model.name)
-        twin = _person(rng, names, people, "retired", company.name, born, name)
+        twin = _person(Cast(rng, names, people), "retired", company.name, born, name)
         twin.start = min(max(company.founded, born + 20), LATEST - 5)
         twin.until = rng.randint(twin.start + 5, LATEST)
         if rng.random() < 0.5:

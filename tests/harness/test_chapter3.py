@@ -5,8 +5,9 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from harness.cli import main
-from harness.experiment import load_experiment, parse_arms
-from harness.models.fake_server import FakeServer
+from harness.config import load_experiment
+from harness.experiment import parse_arms
+from harness.fakes.fake_server import FakeServer
 from harness.store import read_records
 
 CHAPTER3 = Path(__file__).parents[2] / "experiments" / "chapter3.toml"

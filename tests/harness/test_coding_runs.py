@@ -1,7 +1,7 @@
 """The fixes-versus-breakages experiment end to end: `run` then `table` on coding task sets,
 with the scripted coder served on loopback and every test run in the real sandbox.
 
-The scripted coder (``harness.models.code_responder``) plays each task a known part, so
+The scripted coder (``harness.fakes.code_responder``) plays each task a known part, so
 every count in the table is predicted here from those parts, not read back from a run.
 """
 
@@ -12,8 +12,8 @@ import pytest
 from click.testing import CliRunner
 
 from harness.cli import main
-from harness.models.code_responder import CodeResponder, part
-from harness.models.fake_server import FakeServer
+from harness.fakes.code_responder import CodeResponder, part
+from harness.fakes.fake_server import FakeServer
 from harness.store import read_records
 from tasks.taskset import load_taskset
 

@@ -2,8 +2,10 @@ from pathlib import Path
 
 import pytest
 
-from harness.experiment import ArmError, arm_identity, load_experiment, parse_arm, parse_arms
-from harness.patterns import UnknownPattern, registered
+from harness.config import ConfigError, load_experiment
+from harness.experiment import ArmError, arm_identity, parse_arm, parse_arms
+from harness.patterns.catalog import registered
+from harness.patterns.registry import UnknownPattern
 
 
 def test_spec_is_the_options_set_sorted_and_canonical():
@@ -125,7 +127,7 @@ def test_the_shipped_full_grid_covers_every_pattern_and_axis():
 def test_a_bad_experiment_file_names_the_file_and_field(tmp_path):
     path = tmp_path / "x.toml"
     path.write_text('arms = ["direct"]\nrepeats = 0\n')
-    with pytest.raises(ArmError, match=r"x.toml: field 'repeats'"):
+    with pytest.raises(ConfigError, match=r"x.toml: field 'repeats' on line 2"):
         load_experiment(path)
 
 

@@ -5,9 +5,10 @@ import asyncio
 from dataclasses import replace
 
 from harness.experiment import parse_arms
-from harness.models.code_responder import stub
+from harness.fakes.code_responder import stub
+from harness.grid import Grid, run_grid
 from harness.models.scripted import FunctionModel
-from harness.runner import RunSettings, run_experiment
+from harness.runner import RunSettings
 from harness.store import ResultsFolder
 from tasks.taskset import load_taskset
 
@@ -19,7 +20,7 @@ def grid(tmp_path, paired):
     arms = parse_arms(["direct", "reflexion:check=tests,attempts=2"])
     meta = {"task_set": one.name, "model": "m", "base_url": "", "fingerprint": one.fingerprint()}
     with ResultsFolder.open(tmp_path / str(paired), meta) as folder:
-        asyncio.run(run_experiment(one, arms, 2, model, "m", folder, RunSettings(paired=paired)))
+        asyncio.run(run_grid(Grid(one, arms, 2, "m"), model, folder, RunSettings(paired=paired)))
         records = folder.records()
     return model, records
 
@@ -51,7 +52,7 @@ def test_with_a_cache_pairing_survives_a_second_invocation(tmp_path):
     firsts = []
     for arms in (["direct"], ["direct", "reflection:cycles=0"]):
         with ResultsFolder.open(tmp_path / "r", meta) as folder:
-            asyncio.run(run_experiment(one, parse_arms(arms), 1, model, "m", folder, settings))
+            asyncio.run(run_grid(Grid(one, parse_arms(arms), 1, "m"), model, folder, settings))
             firsts = [r.answer for r in folder.records()]
     cache.close()
     assert len(firsts) == 2 and firsts[0] == firsts[1]
@@ -70,7 +71,7 @@ def test_a_grader_that_fails_is_recorded_and_the_grid_goes_on(tmp_path):
     model = FunctionModel(lambda request: f"```python\n{stub('x')}```")
     settings = RunSettings(sandbox=BrokenSandbox())
     with ResultsFolder.open(tmp_path / "r", meta) as folder:
-        asyncio.run(run_experiment(two, parse_arms(["direct"]), 1, model, "m", folder, settings))
+        asyncio.run(run_grid(Grid(two, parse_arms(["direct"]), 1, "m"), model, folder, settings))
         records = folder.records()
     assert [r.status for r in records] == ["pattern_error", "pattern_error"]
     assert all("grading failed: OSError" in r.error for r in records)

@@ -21,7 +21,7 @@ from click.testing import CliRunner
 
 import loopbench
 from harness.cli import main
-from harness.models.fake_server import FakeServer, Reply, default_responder, question_index
+from harness.fakes.fake_server import FakeServer, Reply, default_responder, question_index
 from harness.patterns import registry
 from harness.store import read_records, run_key
 from tests.depot_answers import RIGHT
@@ -266,10 +266,11 @@ def test_a_worker_without_the_key_says_where_to_set_it(cluster, tmp_path):
 
 @needs_ray
 def test_the_python_api_runs_a_grid_on_ray(cluster, tmp_path):
-    from harness.executors.ray import RayExecutor, RemoteEndpoint, WorkerSetup
+    from harness.config import ModelEntry, RunConfig
+    from harness.executors.ray import RayExecutor, WorkerSetup
 
     with Server() as server:
-        setup = WorkerSetup("depot", (RemoteEndpoint("fake", server.base_url),))
+        setup = WorkerSetup(RunConfig(models=[ModelEntry(name="fake", base_url=server.base_url)]))
         with RayExecutor(setup) as executor:
             results = loopbench.Experiment(
                 "depot", ["cot"], model_name="fake", base_url=server.base_url,

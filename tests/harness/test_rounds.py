@@ -11,11 +11,11 @@ from click.testing import CliRunner
 
 from harness.cli import main
 from harness.experiment import parse_arms
-from harness.models.fake_server import FakeServer, Reply
+from harness.fakes.fake_server import FakeServer, Reply
+from harness.grid import Grid
 from harness.models.scripted import FunctionModel
 from harness.report.separation import RULE_FILE, SeparationRule
 from harness.rounds import run_until_separated
-from harness.runner import RunSettings
 from harness.store import ResultsFolder, read_records
 from tasks.taskset import load_taskset
 from tests.depot_answers import RIGHT
@@ -51,7 +51,7 @@ def run(tmp_path, arms, fn, rule):
     meta = {"task_set": "depot", "model": "m", "base_url": "", "fingerprint": DEPOT.fingerprint()}
     with ResultsFolder.open(tmp_path / "r", meta) as folder:
         result, state = asyncio.run(
-            run_until_separated(DEPOT, parse_arms(arms), rule, fn, "m", folder, RunSettings())
+            run_until_separated(Grid(DEPOT, parse_arms(arms), 1, "m"), rule, fn, folder)
         )
     return result, state, read_records(tmp_path / "r")
 

@@ -5,18 +5,19 @@ from harness.experiment import parse_arms
 from harness.models import Message, ModelResponse, ScriptedModel, Usage, tool_reply
 from harness.report.rendering import render
 from harness.report.table import records_frame, summarize
-from harness.runner import Job, Runner, RunSettings, expand
+from harness.grid import Grid
+from harness.runner import Job, Runner, RunSettings
 from tasks import load_taskset
 
 
 def test_expand_covers_every_run_once_in_a_repeatable_shuffled_order():
     arms = parse_arms(["direct", "cot", "react_text"])
     depot = load_taskset("depot")
-    jobs = list(expand(arms, depot, 2))
+    jobs = list(Grid(depot, arms, 2, "m").jobs())
     keys = [(j.arm.spec, j.task.id, j.repeat) for j in jobs]
     assert len(keys) == len(set(keys)) == 3 * 12 * 2
     assert [j.repeat for j in jobs] == sorted(j.repeat for j in jobs)  # repeats stay outermost
-    assert keys == [(j.arm.spec, j.task.id, j.repeat) for j in expand(arms, depot, 2)]
+    assert keys == [(j.arm.spec, j.task.id, j.repeat) for j in Grid(depot, arms, 2, "m").jobs()]
     round_robin = [a.spec for a in arms] * 12
     assert [k[0] for k in keys[:36]] != round_robin  # no arm always runs right after another
 

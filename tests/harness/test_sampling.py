@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 import loopbench
 from harness.cli import main
-from harness.models.fake_server import FakeServer
+from harness.fakes.fake_server import FakeServer
 from harness.models.types import ModelRequest
 from harness.sampling import LEGACY, Sampling, SamplingError, describe, describe_runs
 from harness.store import read_records

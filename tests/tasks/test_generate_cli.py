@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 from harness.cli import main
 from harness.cli.tasks import tasks_group
-from harness.models.fake_server import FakeServer
+from harness.fakes.fake_server import FakeServer
 from harness.store import read_records
 from tasks.taskset import BUILTIN_DIR, load_taskset
 

@@ -50,20 +50,20 @@ def last_frame(console):
 def test_plain_lines_across_two_rounds(capsys):
     clock, console = Clock(), terminal()
     with Progress(True, rounds=True, console=console, clock=clock) as progress:
-        progress.start(3, 1)
+        progress.started(3, 1)
         for at, done in [
             (1, record("cot", correct=True, turns=2, cost=0.001)),
             (2, record("react", "api_error", turns=3, retries=2, cost=0.001)),
             (4, record("cot", correct=False, retries=1, cost=0.001)),
         ]:
             clock.now = at
-            progress.step(done)
+            progress.recorded(done)
         progress.note("round 1: 2 arm(s) running")
-        progress.start(2, 4)
+        progress.started(2, 4)
         clock.now = 5
-        progress.step(record("react", "pattern_error", turns=0, cost=0.001))
+        progress.recorded(record("react", "pattern_error", turns=0, cost=0.001))
         clock.now = 8
-        progress.step(record("react", "step_budget", turns=2, cost=0.001))
+        progress.recorded(record("react", "step_budget", turns=2, cost=0.001))
     assert capsys.readouterr().err.splitlines() == [
         "round 1: 3 runs to do, 1 already recorded",
         "  1/3 runs, 1 correct, 0 errors, 0 retries, 2.0 calls/s",
@@ -81,9 +81,9 @@ def test_plain_lines_across_two_rounds(capsys):
 
 def test_plain_mode_writes_a_line_per_tenth_the_last_run_and_no_escape_codes(capsys):
     with Progress(True, clock=Clock()) as progress:
-        progress.start(21, 0)
+        progress.started(21, 0)
         for _ in range(21):
-            progress.step(record(correct=True))
+            progress.recorded(record(correct=True))
     err = capsys.readouterr().err
     assert "\x1b" not in err and "\r" not in err
     steps = [line.split("/")[0].strip() for line in err.splitlines() if line.startswith("  ")]
@@ -94,12 +94,12 @@ def test_plain_mode_writes_a_line_per_tenth_the_last_run_and_no_escape_codes(cap
 def test_the_live_view_shows_each_arm_calls_per_second_and_eta():
     clock, console = Clock(), terminal()
     with Progress(False, console=console, clock=clock) as progress:
-        progress.start(8, 0)
+        progress.started(8, 0)
         clock.now = 4
-        progress.step(record("cot", correct=True, turns=3, cost=0.001, tokens=1000))
-        progress.step(record("cot", "api_error", turns=2, retries=3, cost=0.001))
-        progress.step(record("cot", "step_budget", turns=3, cost=0.001))
-        progress.step(record("react:guard=on", correct=True, turns=2, tokens=200))
+        progress.recorded(record("cot", correct=True, turns=3, cost=0.001, tokens=1000))
+        progress.recorded(record("cot", "api_error", turns=2, retries=3, cost=0.001))
+        progress.recorded(record("cot", "step_budget", turns=3, cost=0.001))
+        progress.recorded(record("react:guard=on", correct=True, turns=2, tokens=200))
     shown = last_frame(console)
     assert "4/8 runs · 0:00:04 elapsed · ETA 0:00:04" in shown
     rows = {line.split()[0]: line.split()[1:] for line in shown.splitlines() if line[:1] == " "}
@@ -113,12 +113,12 @@ def test_the_live_view_shows_each_arm_calls_per_second_and_eta():
 def test_the_live_view_keeps_arms_across_rounds_and_prints_notes_above_it():
     clock, console = Clock(), terminal()
     with Progress(False, rounds=True, console=console, clock=clock) as progress:
-        progress.start(2, 0, by_arm={"cot": 1, "react": 1})
+        progress.started(2, 0, by_arm={"cot": 1, "react": 1})
         clock.now = 2
-        progress.step(record("cot", correct=True, cost=0.5))
-        progress.step(record("react", correct=False, cost=0.5))
+        progress.recorded(record("cot", correct=True, cost=0.5))
+        progress.recorded(record("react", correct=False, cost=0.5))
         progress.note("round 1: 1 arm(s) running; stopped: react (worse)")
-        progress.start(1, 2, by_arm={"cot": 1})
+        progress.started(1, 2, by_arm={"cot": 1})
     shown = last_frame(console)
     assert "round 2 · 0/1 runs · 2 in all · 0:00:02 elapsed · ETA 0:00:01" in shown
     rows = {line.split()[0]: line.split()[1:] for line in shown.splitlines() if line[:1] == " "}
@@ -133,7 +133,7 @@ def test_the_live_view_keeps_arms_across_rounds_and_prints_notes_above_it():
 def test_closing_stops_the_live_view():
     before = sys.stderr
     with Progress(False, console=terminal(), clock=Clock()) as progress:
-        progress.start(1, 0)
+        progress.started(1, 0)
         assert sys.stderr is not before  # rich shows other output above the view meanwhile
     assert sys.stderr is before
 

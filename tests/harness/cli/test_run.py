@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from harness.cli import main
-from harness.models.fake_server import FakeServer, Reply, default_responder, question_index
+from harness.fakes.fake_server import FakeServer, Reply, default_responder, question_index
 from harness.store import read_records
 
 SECRET = "sk-test-secret-never-written-0001"

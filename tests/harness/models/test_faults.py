@@ -17,8 +17,8 @@ import pytest
 from click.testing import CliRunner
 
 from harness.cli import main
-from harness.models.fake_server import question_index
-from harness.models.fault_server import FAULTS, FaultServer
+from harness.fakes.fake_server import question_index
+from harness.fakes.fault_server import FAULTS, FaultServer
 from harness.store import iter_traces, read_records
 
 SECRET = "sk-test-secret-never-written-0002"

@@ -9,6 +9,8 @@ import pytest
 from click.testing import CliRunner
 
 from harness.cli import main
+from harness.fakes.fake_server import FakeServer
+from harness.fakes.fault_server import FaultServer
 from harness.models import (
     CountingClient,
     Message,
@@ -20,8 +22,7 @@ from harness.models import (
     ToolSpec,
     Usage,
 )
-from harness.models.fake_server import FakeServer
-from harness.models.fault_server import FaultServer
+from harness.models.openai_compat import Connection, Hooks
 from harness.store import read_records
 from harness.trace import Trace
 
@@ -62,10 +63,8 @@ def make_client(script, retries=3):
     client = OpenAICompatClient(
         "http://model.test/v1/",
         KEY,
-        transport=httpx.MockTransport(script),
-        retry=RetryPolicy(max_retries=retries),
-        sleep=sleep,
-        seed=1,
+        Connection(retry=RetryPolicy(max_retries=retries)),
+        Hooks(httpx.MockTransport(script), sleep, seed=1),
     )
     return client, delays
 
@@ -266,9 +265,8 @@ def test_timeout_bounds_the_whole_request_not_each_read():
 
     client = OpenAICompatClient(
         "http://model.test/v1",
-        transport=httpx.MockTransport(dribble),
-        timeout_s=0.05,
-        retry=RetryPolicy(max_retries=1, base_delay_s=0.01),
+        connection=Connection(0.05, retry=RetryPolicy(max_retries=1, base_delay_s=0.01)),
+        hooks=Hooks(httpx.MockTransport(dribble)),
     )
     began = time.perf_counter()
     with pytest.raises(ModelAPIError, match=r"within --timeout 0.05 s.*gave up after 2"):
@@ -398,7 +396,9 @@ def test_a_reply_that_breaks_http_is_a_transport_failure_named_after_its_cause(r
         port = server.sockets[0].getsockname()[1]
         retry = RetryPolicy(max_retries=1, base_delay_s=0.01)
         try:
-            async with OpenAICompatClient(f"http://127.0.0.1:{port}/v1", retry=retry) as client:
+            async with OpenAICompatClient(
+                f"http://127.0.0.1:{port}/v1", connection=Connection(retry=retry)
+            ) as client:
                 await client.complete(REQUEST)
         finally:
             server.close()
@@ -508,7 +508,7 @@ ODD_KEY = 'sk-proj/ab"cd\\ef/0123456789'
 def test_a_key_echoed_escaped_or_in_part_is_redacted(echo):
     script = Script(httpx.Response(401, text=echo))
     client = OpenAICompatClient(
-        "http://model.test/v1", ODD_KEY, transport=httpx.MockTransport(script)
+        "http://model.test/v1", ODD_KEY, hooks=Hooks(httpx.MockTransport(script))
     )
     with pytest.raises(ModelAPIError) as info:
         complete(client)
@@ -534,7 +534,7 @@ BASIC = base64.b64encode(b"alice:hunter2").decode()
 
 def test_credentials_in_the_base_url_are_sent_as_basic_auth_never_in_the_url():
     script = Script(httpx.Response(200, json=completion()))
-    client = OpenAICompatClient(USER_URL, transport=httpx.MockTransport(script))
+    client = OpenAICompatClient(USER_URL, hooks=Hooks(httpx.MockTransport(script)))
     complete(client)
     sent = script.requests[0]
     assert str(sent.url) == "http://model.test/v1/chat/completions"
@@ -545,7 +545,7 @@ def test_credentials_in_the_base_url_are_sent_as_basic_auth_never_in_the_url():
 
 def test_an_api_key_wins_over_credentials_in_the_base_url():
     script = Script(httpx.Response(200, json=completion()))
-    client = OpenAICompatClient(USER_URL, KEY, transport=httpx.MockTransport(script))
+    client = OpenAICompatClient(USER_URL, KEY, hooks=Hooks(httpx.MockTransport(script)))
     complete(client)
     sent = script.requests[0]
     assert str(sent.url) == "http://model.test/v1/chat/completions"
@@ -555,7 +555,7 @@ def test_an_api_key_wins_over_credentials_in_the_base_url():
 def test_percent_escaped_credentials_are_sent_as_written():
     script = Script(httpx.Response(200, json=completion()))
     url = "http://al%20ice:p%40ss%3Aword@model.test/v1"
-    complete(OpenAICompatClient(url, transport=httpx.MockTransport(script)))
+    complete(OpenAICompatClient(url, hooks=Hooks(httpx.MockTransport(script))))
     expected = base64.b64encode(b"al ice:p@ss:word").decode()
     assert script.requests[0].headers["authorization"] == f"Basic {expected}"
 
@@ -574,8 +574,8 @@ def test_the_password_its_pair_and_its_base64_are_redacted_from_errors(echo):
     script = Script(*[httpx.Response(500, text=echo) for _ in range(2)])
     client = OpenAICompatClient(
         USER_URL,
-        transport=httpx.MockTransport(script),
-        retry=RetryPolicy(max_retries=1, base_delay_s=0.001),
+        connection=Connection(retry=RetryPolicy(max_retries=1, base_delay_s=0.001)),
+        hooks=Hooks(httpx.MockTransport(script)),
     )
     with pytest.raises(ModelAPIError) as info:
         complete(client)
@@ -611,7 +611,7 @@ def test_any_failure_of_the_transport_is_an_api_error_naming_it(failure):
 @pytest.mark.parametrize("key", ["sk-line\r\nbreak-0123", "sk-\u00e9t\u00e9-0123456"])
 def test_a_key_the_real_transport_cannot_send_is_an_api_error(key):
     async def call(url):
-        async with OpenAICompatClient(url, key, retry=RetryPolicy(max_retries=0)) as client:
+        async with OpenAICompatClient(url, key, Connection(max_retries=0)) as client:
             return await client.complete(REQUEST)
 
     with FakeServer() as server, pytest.raises(ModelAPIError) as info:

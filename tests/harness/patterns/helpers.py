@@ -1,7 +1,7 @@
 import asyncio
 
 from harness.models import CountingClient, ScriptedModel
-from harness.patterns import RunContext
+from harness.patterns.base import RunContext
 from harness.trace import Trace
 from tasks import load_taskset
 

@@ -5,10 +5,11 @@ import asyncio
 import pytest
 
 from harness.experiment import parse_arm
+from harness.fakes.fake_server import STRUCTURED_REPLIES
 from harness.models import CountingClient, FunctionModel, ModelResponse, Usage, text_reply
 from harness.models import tool_reply as call
-from harness.models.fake_server import STRUCTURED_REPLIES
-from harness.patterns import RunContext, registered
+from harness.patterns.base import RunContext
+from harness.patterns.catalog import registered
 from harness.report.table import records_frame, summarize
 from harness.runner import Job, Runner
 from harness.trace import Trace

@@ -6,7 +6,7 @@ import pytest
 
 from harness.experiment import parse_arm
 from harness.models import CountingClient, FunctionModel, ModelResponse, ScriptedModel, tool_reply
-from harness.patterns import RunContext
+from harness.patterns.base import RunContext
 from harness.patterns.best_of_n import VERIFIER_SYSTEM
 from harness.patterns.evidence import check_evidence, entries_found
 from harness.runner import Job, Runner

@@ -12,7 +12,7 @@ import pytest
 from graders.suite_result import Failure, SuiteResult
 from harness.experiment import parse_arm
 from harness.models import CountingClient, ScriptedModel
-from harness.patterns import RunContext
+from harness.patterns.base import RunContext
 from harness.patterns.coding import CODE_SYSTEM, failure_report, suite_from_tests
 from harness.tools import ToolSet
 from harness.trace import Trace

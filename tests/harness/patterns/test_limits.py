@@ -15,8 +15,7 @@ from harness.models import (
     tool_reply,
 )
 from harness.models.estimate import EstimateUnavailable, ceiling_counter, counter_or_characters
-from harness.patterns import Outcome, PatternOptions, RunContext
-from harness.patterns.base import CallFloor
+from harness.patterns.base import CallFloor, Outcome, PatternOptions, RunContext
 from harness.patterns.limits import Limited
 from harness.runner import Job, Runner
 from harness.trace import Trace

@@ -4,7 +4,7 @@ import pytest
 
 from harness.experiment import parse_arm
 from harness.models import CountingClient, ScriptedModel, text_reply, tool_reply
-from harness.patterns import RunContext
+from harness.patterns.base import RunContext
 from harness.patterns.rewoo import UnresolvedReference, substitute
 from harness.trace import Trace
 from tasks import load_taskset

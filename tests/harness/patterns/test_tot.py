@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from harness.cli import main
 from harness.experiment import parse_arm
 from harness.models import CountingClient, FunctionModel, ModelResponse, text_reply, tool_reply
-from harness.patterns import RunContext
+from harness.patterns.base import RunContext
 from harness.patterns.tot import ANSWER_SYSTEM, EVALUATE_SYSTEM
 from harness.patterns.tot_proposals import SAMPLE_SYSTEM
 from harness.report.cost import tree_calls

@@ -77,7 +77,7 @@ def test_a_loss_on_one_task_is_one_task_of_evidence_however_many_repeats():
     tasks = [t for t in TASKS for _ in range(3)]
     before = [True] * 36
     after = [t != "t0" for t in tasks]  # one task lost in all three repeats
-    result = paired_difference(tasks, before, after, [1.0] * 36, [1.0] * 36)
+    result = paired_difference(tasks, before, after, ([1.0] * 36, [1.0] * 36))
     assert result.difference == pytest.approx(-3 / 36) and result.tasks == 12
     # One task differs: its sign is a coin toss under no difference, so the mid-p is 1/2
     # (McNemar on the three runs as if independent said 0.25).
@@ -215,7 +215,7 @@ def test_the_cost_bootstrap_by_task_sums_draws_what_a_bootstrap_over_runs_draws(
     before, after = rng.random(60) < 0.5, rng.random(60) < 0.6
     cost_before, cost_after = rng.random(60), rng.random(60)
     cost_before[tasks.index(tasks[seed])] = np.nan  # one task has an unpriced run
-    result = paired_difference(tasks, before, after, cost_before, cost_after)
+    result = paired_difference(tasks, before, after, (cost_before, cost_after))
     costs = bootstrap_over_runs(tasks, before, after, cost_before, cost_after)
     # To rounding: the per-task sums add in another order.
     assert costs and (result.cost_ci_low, result.cost_ci_high) == pytest.approx(

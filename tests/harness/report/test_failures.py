@@ -15,8 +15,8 @@ from click.testing import CliRunner
 from harness.cli import main
 from harness.cli.failures import failures_command
 from harness.experiment import parse_arms
+from harness.fakes.fake_server import FakeServer, Reply, question_index
 from harness.models import ScriptedModel, text_reply, tool_reply
-from harness.models.fake_server import FakeServer, Reply, question_index
 from harness.models.types import ModelAPIError
 from harness.records import RunRecord
 from harness.report.failures import (

@@ -214,7 +214,7 @@ def test_table_vs_leaves_failed_runs_out_like_every_other_figure(tmp_path):
     assert (row["vs_ci_low"], row["vs_ci_high"]) == pytest.approx(kept.interval())
     assert row["accuracy"] == pytest.approx(3 / 6)  # the accuracy column leaves them out too
     compared = paired_difference(
-        ["t1", "t1", "t2", "t2", "t3", "t3"], [0] * 6, [1, 0, 0, 0, 1, 1], [1.0] * 6, [1.0] * 6
+        ["t1", "t1", "t2", "t2", "t3", "t3"], [0] * 6, [1, 0, 0, 0, 1, 1], ([1.0] * 6, [1.0] * 6)
     )
     assert compared.p_value == pytest.approx(row["vs_p_value"])
 

@@ -11,7 +11,7 @@ picked by a hash of the task's id so every run of the grid agrees:
 Self-review always asks for a change. Its own tests only check that the entry point is
 callable, so they accept the stub: the false accepts of a weak self-written check.
 
-    python -m harness.models.fake_server --tasks coding   # serves it on loopback
+    python -m harness.fakes.serve --tasks coding   # serves it on loopback
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import hashlib
 import json
 from typing import Any
 
-from harness.models.fake_server import Reply, default_responder
+from harness.fakes.fake_server import Reply, default_responder
 from harness.patterns.coding import CODE_SYSTEM, TESTS_SYSTEM
 from harness.patterns.reflection import CODE_REWRITE_SYSTEM
 from tasks.taskset import CodeTask, TaskSet

@@ -5,13 +5,12 @@ the way real servers do, optionally waits a fixed latency, and counts every
 request and every token it served, so a test can check that what loopbench
 recorded equals what the server served. It listens on 127.0.0.1 only.
 
-    python -m harness.models.fake_server --latency 0.05   # prints its base URL
-    python -m harness.models.fake_server --tasks coding   # a scripted coder for that set
+    python -m harness.fakes.serve --latency 0.05   # prints its base URL
+    python -m harness.fakes.serve --tasks coding   # a scripted coder for that set
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import threading
@@ -21,7 +20,7 @@ from typing import Any
 
 from aiohttp import web
 
-from harness.models.loopback import LoopbackServer
+from harness.fakes.loopback import LoopbackServer
 
 
 @dataclass
@@ -213,32 +212,3 @@ class FakeServer(LoopbackServer):
                 "usage": usage,
             }
         )
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--latency", type=float, default=0.05, help="seconds before each reply")
-    parser.add_argument("--port", type=int, default=0, help="0 picks a free port")
-    parser.add_argument(
-        "--tasks",
-        help="a coding task set: answer its tasks as a scripted coder (see code_responder)",
-    )
-    args = parser.parse_args()
-    responder: Responder = default_responder
-    if args.tasks:
-        from harness.models.code_responder import CodeResponder  # it imports this module
-        from tasks.taskset import load_taskset
-
-        responder = CodeResponder(load_taskset(args.tasks))
-    server = FakeServer(responder, latency_s=args.latency, keep_bodies=False)
-    server.port = args.port
-    server.start()
-    print(server.base_url, flush=True)
-    try:
-        threading.Event().wait()
-    except KeyboardInterrupt:
-        server.stop()
-
-
-if __name__ == "__main__":
-    main()

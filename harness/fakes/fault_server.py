@@ -48,8 +48,8 @@ from typing import Any, Literal
 
 from aiohttp import web
 
-from harness.models.fake_server import Reply, default_responder, usage_for
-from harness.models.loopback import LoopbackServer
+from harness.fakes.fake_server import Reply, default_responder, usage_for
+from harness.fakes.loopback import LoopbackServer
 
 Fault = Literal[
     "429",

@@ -1,0 +1,221 @@
+"""A run's settings in one shape: ``RunConfig``.
+
+``loopbench run``'s flags, an experiment file (``--experiment``) and the Python API all
+build one; ``Experiment`` runs it, and Ray workers receive it as it is (it holds no key:
+a key is read, by its variable's name, where the requests are sent). An experiment file
+is a ``RunConfig`` written in TOML: every field below may appear in one, and flags given
+on the command line win over it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from harness.files import read_toml, toml_line, toml_problems
+from harness.models.local import CHAT_FORMATS
+from harness.models.settings import DEFAULT_KEY_ENV
+from harness.report.separation import SeparationRule
+from harness.sampling import Sampling
+from harness.trace import MAX_TEXT
+
+
+class ConfigError(ValueError):
+    """A run's settings that cannot be run (exit code 2): the message names the field."""
+
+
+class ModelEntry(BaseModel):
+    """One model of a grid: its name and where it is served."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+    name: str = Field(min_length=1)
+    """The model name sent to the endpoint, recorded in every run and priced as itself."""
+    base_url: str | None = None
+    """Its OpenAI-compatible endpoint; ``base_urls`` or LOOPBENCH_BASE_URL when unset."""
+    api_key_env: str | None = None
+    """The variable holding its API key; ``api_key_env``'s when unset."""
+
+
+class RunConfig(BaseModel):
+    """Everything a grid run needs to be made, as plain data."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+
+    # What runs.
+    tasks: str = Field(default="depot", min_length=1)
+    """A built-in task set's name, or a folder (a relative one is read from an experiment
+    file's folder)."""
+    arms: list[str] = Field(default_factory=list)
+    """Arm specs; ``a|b`` alternatives expand into every combination."""
+    repeats: int = Field(default=1, ge=1)
+    """Runs of every (model, arm, task)."""
+    limit: int | None = Field(default=None, ge=1)
+    """Only the first N tasks; the folder stays tied to the whole set."""
+    plugins: list[str] = Field(default_factory=list)
+    """Modules imported first, so the patterns or task sets they register can run."""
+    until_separated: bool = False
+    """Run in rounds until the arms are told apart (``harness.report.separation``)."""
+    max_repeats: int | None = Field(default=None, ge=1)
+    """With until_separated: rounds at most (10)."""
+    margin: float | None = Field(default=None, ge=0, le=1, allow_inf_nan=False)
+    """With until_separated: a difference within this counts as none (0.05)."""
+    alpha: float | None = Field(default=None, gt=0, lt=1, allow_inf_nan=False)
+    """With until_separated: the chance of declaring identical arms different (0.05)."""
+
+    # Where the requests go.
+    models: list[ModelEntry] = Field(default_factory=list)
+    """Several models as a grid axis: every arm runs on every one. None: ``base_urls``
+    and LOOPBENCH_MODEL, or the embedded model."""
+    base_urls: list[str] = Field(default_factory=list)
+    """One shared by the models, one per model in order, or a single model's replicas."""
+    api_key_env: str = DEFAULT_KEY_ENV
+    """The variable holding the API key (OPENAI_API_KEY when it is unset)."""
+    local_chat_format: str = "chatml"
+    """The embedded model's chat format."""
+    timeout_s: float = Field(default=120.0, gt=0, allow_inf_nan=False)
+    """Seconds allowed for one request, from connecting to its last byte."""
+    max_retries: int = Field(default=3, ge=0)
+    rate_limit: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    """Requests a second at most (an endpoint's published limit)."""
+    concurrency: int = Field(default=8, ge=1)
+    """Runs in flight at once (also caps concurrent requests)."""
+    temperature: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+    """Sampling temperature sent on every request of arms that do not set their own."""
+    top_p: float | None = Field(default=None, gt=0, le=1, allow_inf_nan=False)
+    seed: int | None = None
+    """Unset, each is not sent: the endpoint's default applies."""
+
+    # How it is recorded and made.
+    out: str | None = None
+    """The results folder; re-running into it resumes. Default: results/<timestamp>."""
+    prices: str | None = None
+    """A price table (TOML) instead of the shipped one."""
+    price_as: str | None = None
+    """In the printed table, price the tokens as this model."""
+    max_trace_text: int = Field(default=MAX_TEXT, ge=100)
+    """Characters of one reply or tool result a trace keeps."""
+    cache: str | None = None
+    """Keep every response in this folder's responses.sqlite and replay it."""
+    cache_debug: bool = False
+    """On a cache miss, say what differed from the nearest cached request."""
+    count_tokens: bool = False
+    """Estimate the tokens of responses that reported no usage."""
+    retry_errors: bool = False
+    """Run again the runs recorded as api_error."""
+    paired: bool = False
+    """Arms sending an identical request on one task and repeat share its response."""
+    grading_workers: int | None = Field(default=None, ge=1)
+    """Coding tasks: test suites run at once in the sandbox (one per core when unset)."""
+    executor: Literal["local", "ray"] = "local"
+    """Where the runs are made: this process, or Ray workers."""
+    ray_address: str | None = None
+    """With the ray executor: the cluster (auto, HOST:6379, ray://HOST:10001)."""
+
+    @model_validator(mode="after")
+    def _consistent(self) -> RunConfig:
+        if self.local_chat_format not in CHAT_FORMATS:
+            raise ValueError(
+                f"local_chat_format {self.local_chat_format!r} is not one of "
+                f"{', '.join(CHAT_FORMATS)}"
+            )
+        stray = [
+            name
+            for name in ("max_repeats", "margin", "alpha")
+            if getattr(self, name) is not None and not self.until_separated
+        ]
+        if stray:
+            raise ValueError(
+                f"{stray[0]}: {_flag(stray[0])} applies only with --until-separated "
+                "(until_separated)"
+            )
+        if self.until_separated and "repeats" in self.model_fields_set:
+            raise ValueError(
+                "repeats: --until-separated decides how many repeats to run; give "
+                "--max-repeats instead of --repeats (max_repeats, not repeats)"
+            )
+        if self.executor != "ray" and self.ray_address is not None:
+            raise ValueError(
+                "ray_address: --ray-address applies only with --executor ray (executor)"
+            )
+        if self.executor == "ray" and (self.cache is not None or self.paired):
+            raise ValueError(
+                "executor: --cache and --paired share responses within one process, and Ray "
+                "workers do not share them: drop them, or run with --executor local"
+            )
+        return self
+
+    @property
+    def sampling(self) -> Sampling:
+        return Sampling(self.temperature, self.top_p, self.seed)
+
+    @property
+    def separation(self) -> SeparationRule | None:
+        """The stopping rule, with until_separated."""
+        if not self.until_separated:
+            return None
+        default = SeparationRule()
+        return SeparationRule(
+            alpha=default.alpha if self.alpha is None else self.alpha,
+            margin=default.margin if self.margin is None else self.margin,
+            max_repeats=self.max_repeats or default.max_repeats,
+        )
+
+    def merged(self, given: dict[str, Any]) -> RunConfig:
+        """These settings with ``given`` laid over them (flags over a file); arms add up."""
+        data = self.model_dump(exclude_unset=True) | given
+        if "arms" in given and self.arms:
+            data["arms"] = [*self.arms, *given["arms"]]
+        return build(data)
+
+
+def _flag(field: str) -> str:
+    return "--" + field.replace("_", "-")
+
+
+def build(data: dict[str, Any], where: str = "the run's settings") -> RunConfig:
+    """A RunConfig from plain data; ``ConfigError`` naming the field otherwise."""
+    try:
+        return RunConfig.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        message = first["msg"].removeprefix("Value error, ")
+        field = ".".join(str(part) for part in first["loc"])
+        raise ConfigError(
+            f"{where}: {field}: {message}" if field else f"{where}: {message}"
+        ) from None
+
+
+class ExperimentFile(RunConfig):
+    """An experiment file: a RunConfig that lists its arms."""
+
+    arms: list[str] = Field(min_length=1)
+    """Arm specs; ``a|b`` alternatives expand into every combination."""
+
+
+EXPERIMENT_EXAMPLE = 'arms = ["direct", "react_text:guard=on"], tasks = "depot", repeats = 3'
+
+
+def load_experiment(path: Path) -> RunConfig:
+    """The settings an experiment file holds; ``ConfigError`` naming the file, line and
+    field otherwise. TOML values are typed, so ``repeats = "3"`` is refused."""
+    expected = f"a TOML experiment file, e.g. {EXPERIMENT_EXAMPLE}"
+    data, text = read_toml(path, ConfigError, expected)
+    try:
+        written = ExperimentFile.model_validate(data, strict=True)
+    except ValidationError as exc:
+        raise ConfigError(
+            f"{toml_problems(path, text, exc)}; write e.g. {EXPERIMENT_EXAMPLE}"
+        ) from None
+    config = RunConfig.model_validate(written.model_dump(exclude_unset=True))
+    folder = path.parent / config.tasks
+    if folder.is_dir():
+        config = config.model_copy(update={"tasks": str(folder)})
+    return config
+
+
+def arms_line(path: Path) -> str:
+    """Where an experiment file's arms are, for an error naming them."""
+    line = toml_line(path.read_text(encoding="utf-8"), ("arms",))
+    return f"{path}: field 'arms'{f' on line {line}' if line else ''}"

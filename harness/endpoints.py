@@ -1,0 +1,84 @@
+"""Where a run's requests go: each model's endpoints (several for one model are its
+replicas), and one HTTP client per endpoint, opened the same way wherever the runs are
+made (this process, or a Ray worker reading its keys from its own environment)."""
+
+from __future__ import annotations
+
+import contextlib
+
+from harness.config import ModelEntry, RunConfig
+from harness.models.local import MODEL_NAME, model_file
+from harness.models.openai_compat import Connection, OpenAICompatClient
+from harness.models.settings import (
+    LOCAL,
+    Endpoint,
+    EndpointNotConfigured,
+    resolve_endpoint,
+    wants_local_model,
+)
+
+#: The endpoint the embedded model stands for until its server is up.
+LOCAL_ENDPOINT = "llama.cpp on loopback"
+
+
+def resolve_endpoints(config: RunConfig) -> tuple[bool, list[Endpoint]]:
+    """Each model's endpoints (several for one model are its replicas), and whether it is
+    the embedded model (which runs alone)."""
+    wanted, base_urls, key_env = config.models, config.base_urls, config.api_key_env
+    if len(wanted) <= 1:
+        entry = wanted[0] if wanted else ModelEntry(name="-")
+        model = entry.name if wanted else None
+        urls: list[str | None] = [entry.base_url] if entry.base_url else [*base_urls] or [None]
+        if wants_local_model(urls[0], model):
+            model_file()  # says how to install the extra before anything is written
+            where = f"{LOCAL_ENDPOINT} ({config.local_chat_format})"
+            return True, [Endpoint(where, MODEL_NAME)]
+        return False, [resolve_endpoint(url, model, entry.api_key_env or key_env) for url in urls]
+    names = [entry.name for entry in wanted]
+    if len(base_urls) > 1 and len(base_urls) != len(wanted):
+        raise EndpointNotConfigured(
+            f"{len(base_urls)} --base-url for {len(wanted)} --model: give one for every "
+            "model, or one per model in the same order (replicas, several --base-url of "
+            "one model, are for a grid of one --model)"
+        )
+    if LOCAL in names:
+        raise EndpointNotConfigured("--model local runs the embedded model alone; drop it")
+    if len(set(names)) < len(names):
+        raise EndpointNotConfigured(f"a model is named twice in {', '.join(names)}")
+    shared = base_urls[0] if len(base_urls) == 1 else None
+    return False, [
+        resolve_endpoint(
+            entry.base_url or (base_urls[i] if len(base_urls) > 1 else shared),
+            entry.name,
+            entry.api_key_env or key_env,
+        )
+        for i, entry in enumerate(wanted)
+    ]
+
+
+def connection(config: RunConfig, concurrency: int) -> Connection:
+    """How each client talks to its endpoint; ``concurrency``: its requests at once."""
+    return Connection(config.timeout_s, config.max_retries, config.rate_limit, concurrency)
+
+
+async def open_clients(
+    stack: contextlib.AsyncExitStack, endpoints: list[Endpoint], how: Connection
+) -> dict[str, list[OpenAICompatClient]]:
+    """An HTTP client per endpoint, by model (several for one model are its replicas),
+    closed with ``stack``."""
+    clients: dict[str, list[OpenAICompatClient]] = {}
+    for endpoint in endpoints:
+        client = OpenAICompatClient(endpoint.base_url, endpoint.api_key, how)
+        clients.setdefault(endpoint.model, []).append(await stack.enter_async_context(client))
+    return clients
+
+
+def throttle_notes(clients: dict[str, list[OpenAICompatClient]]) -> list[str]:
+    """A note for each endpoint that answered 429 and had its concurrency cut."""
+    return [
+        f"note: {model}'s endpoint answered 429; concurrency was halved {used.concurrency.cuts} "
+        f"times, to {used.concurrency.lowest} at the lowest (pass --rate-limit to pace it)"
+        for model, replicas in clients.items()
+        for used in replicas
+        if used.concurrency.cuts
+    ]

@@ -1,0 +1,42 @@
+"""A fake endpoint on loopback for a benchmark or a hand run: scripted replies
+(``harness.fakes.fake_server``), or a scripted coder for a coding task set
+(``harness.fakes.code_responder``).
+
+    python -m harness.fakes.serve --latency 0.05   # prints its base URL
+    python -m harness.fakes.serve --tasks coding   # a scripted coder for that set
+"""
+
+from __future__ import annotations
+
+import argparse
+import threading
+
+from harness.fakes.code_responder import CodeResponder
+from harness.fakes.fake_server import FakeServer, Responder, default_responder
+from tasks.taskset import load_taskset
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--latency", type=float, default=0.05, help="seconds before each reply")
+    parser.add_argument("--port", type=int, default=0, help="0 picks a free port")
+    parser.add_argument(
+        "--tasks",
+        help="a coding task set: answer its tasks as a scripted coder (see code_responder)",
+    )
+    args = parser.parse_args()
+    responder: Responder = default_responder
+    if args.tasks:
+        responder = CodeResponder(load_taskset(args.tasks))
+    server = FakeServer(responder, latency_s=args.latency, keep_bodies=False)
+    server.port = args.port
+    server.start()
+    print(server.base_url, flush=True)
+    try:
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        server.stop()
+
+
+if __name__ == "__main__":
+    main()
