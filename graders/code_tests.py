@@ -16,7 +16,22 @@ from graders.exact import Grade
 from graders.extract import extract_code
 from graders.sandbox import Sandbox, Suite
 from graders.suite_result import SuiteResult
-from tasks.taskset import CodeSuites
+
+
+@dataclass(frozen=True)
+class CodeSuites:
+    """A coding task's tests, read from its suite folder (or made from a HumanEval problem)."""
+
+    entry_point: str
+    feedback: str
+    """Tests a repair loop may run and show the model."""
+    heldout: str
+    """Tests never shown and never used to stop anything: what correctness means."""
+    reference: str
+    """A solution both suites accept."""
+    preamble: str = ""
+    """Imports put before the model's code (those the prompt already showed it)."""
+
 
 NO_CODE = "no Python code found in the reply"
 

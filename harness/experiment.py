@@ -21,6 +21,7 @@ from harness.patterns.base import Pattern, PatternOptions
 from harness.patterns.catalog import lookup
 from harness.patterns.limits import Limited
 from harness.patterns.registry import PatternInfo, UnknownPattern
+from tasks.tool_registry import ToolOptionsError, UnknownTool, check_tool_choices
 
 
 class ArmError(ValueError):
@@ -46,10 +47,6 @@ class Arm:
     def resolved(self) -> dict[str, Any]:
         """Every option's value, defaults included, as records keep them."""
         return self.options.model_dump()
-
-    @property
-    def lookup_variant(self) -> Any:
-        return getattr(self.options, "tool", "plain")
 
     def build(self) -> Pattern:
         return Limited(self.info.build(self.options), self.options)
@@ -118,6 +115,10 @@ def parse_arm(text: str) -> Arm:
             for e in exc.errors()
         )
         raise ArmError(f"arm {text!r}: {problems} (booleans are on/off)") from None
+    try:  # a plugin pattern's options for the tools, refused before any run
+        check_tool_choices(options.tool_options())
+    except (UnknownTool, ToolOptionsError) as exc:
+        raise ArmError(f"arm {text!r}: {exc}") from None
     return Arm(info, options)
 
 

@@ -1,14 +1,16 @@
-"""Patterns and task sets from outside the package.
+"""Patterns, task sets, tools and graders from outside the package.
 
 A plugin is a module that registers what it adds when imported: a pattern with
 ``@loopbench.register_pattern(name, OptionsModel, summary)`` on its factory, a task set
-with ``loopbench.register_taskset(name, loader)``. loopbench imports it
+with ``loopbench.register_taskset(name, loader)``, a tool with
+``@loopbench.register_tool(name, OptionsModel, summary)`` and a grader with
+``@loopbench.register_grader(name, TaskModel, summary)``. loopbench imports it
 
 - when named with ``--plugin module.path`` (``run``, ``patterns``), or
 - when an installed package declares it as an entry point, in the group
-  ``loopbench.patterns`` or ``loopbench.tasksets`` (``[project.entry-points]`` in its
-  pyproject.toml): every such entry point is loaded the first time a pattern or task set
-  is looked up.
+  ``loopbench.patterns``, ``loopbench.tasksets``, ``loopbench.tools`` or
+  ``loopbench.graders`` (``[project.entry-points]`` in its pyproject.toml): every such
+  entry point is loaded the first time a name of its kind is looked up.
 
 A plugin that cannot be imported is refused with its name and the error, never a
 traceback.
@@ -21,6 +23,8 @@ from importlib.metadata import entry_points
 
 PATTERN_GROUP = "loopbench.patterns"
 TASKSET_GROUP = "loopbench.tasksets"
+TOOL_GROUP = "loopbench.tools"
+GRADER_GROUP = "loopbench.graders"
 
 
 class PluginError(ValueError):
@@ -51,3 +55,29 @@ def load_entry_points(group: str) -> list[object]:
                 f"{group}) cannot be loaded: {type(exc).__name__}: {exc}"
             ) from None
     return loaded
+
+
+_loaded_groups: set[str] = set()
+
+
+def load_group_once(group: str) -> None:
+    """Load ``group``'s entry points the first time it is asked for: each names a module
+    that registers what it adds as it is imported."""
+    if group not in _loaded_groups:
+        load_entry_points(group)
+        _loaded_groups.add(group)
+
+
+def how_to_add(kind: str, decorator: str, group: str) -> str:
+    """How to register a new ``kind`` (the end of an unknown name's refusal)."""
+    return (
+        f"to add a {kind}, decorate its factory with @loopbench.{decorator} in a module of "
+        f"your own, then pass --plugin your.module, or declare the module as an entry point "
+        f"in the group {group!r} of your package (README: Plugins)"
+    )
+
+
+def either(names: list[str]) -> str:
+    """``'a', 'b' or 'c'``: the names one of which is expected."""
+    quoted = [repr(n) for n in names]
+    return " or ".join([", ".join(quoted[:-1]), quoted[-1]] if len(quoted) > 1 else quoted)

@@ -9,6 +9,7 @@ pattern, so a failed run's tokens are still counted.
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 import uuid
 from collections.abc import Callable, Iterable
@@ -19,7 +20,7 @@ from typing import Any, Protocol
 
 from graders.sandbox import Sandbox
 from harness.experiment import Arm
-from harness.grading import Grading, edit_measures
+from harness.grading import Grading
 from harness.models.cache import CachingClient, ResponseCache
 from harness.models.counting import CountingClient
 from harness.models.estimate import TokenCount
@@ -127,10 +128,12 @@ class Runner:
         self._shared = SharedCalls(self.settings.cache) if self.settings.paired else None
 
     def _tools(self, arm: Arm) -> ToolSet:
-        variant = arm.lookup_variant
-        if variant not in self._toolsets:
-            self._toolsets[variant] = self.taskset.toolset(variant)
-        return self._toolsets[variant]
+        """The set's tools with the options the arm gives them, built once per choice."""
+        choices = arm.options.tool_options()
+        key = json.dumps(choices, sort_keys=True)
+        if key not in self._toolsets:
+            self._toolsets[key] = self.taskset.toolset(choices)
+        return self._toolsets[key]
 
     async def run_one(self, job: Job) -> tuple[RunRecord, Trace]:
         settings = self.settings
@@ -249,6 +252,6 @@ class Runner:
         metrics = (
             outcome.metrics
             | check_metrics([(event.accepted, verdict.correct) for event, verdict in on_the_way])
-            | edit_measures(job.task, [a.answer for a in answers], [v.correct for v in verdicts])
+            | grading.measures(job.task, [a.answer for a in answers], [v.correct for v in verdicts])
         )
         return correct, reason, first_correct, metrics

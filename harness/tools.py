@@ -1,5 +1,8 @@
 """Tools: a name, a description, a pydantic arguments model (the JSON schema) and a callable.
 
+A tool is built for a run from the options its task set and arm give it (``ToolOptions``;
+the registry of tools a task set can name is tasks/tool_registry.py).
+
 ``ToolSet.invoke`` never raises. Invalid JSON, an unknown tool, a schema violation
 or an exception inside the tool all come back as a failed ``ToolResult`` whose text
 the model can read and recover from (seed 003: a failed tool is a result).
@@ -9,15 +12,25 @@ from __future__ import annotations
 
 import inspect
 import json
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from harness.models.types import ToolSpec
 
 ToolFn = Callable[[Any], str | Awaitable[str]]
+
+#: Options for tools by tool name, as an arm gives them: ``{"lookup": {"variant": "improved"}}``.
+#: Each tool's options model validates its own (a value given as text is converted).
+ToolChoices = Mapping[str, Mapping[str, str]]
+
+
+class ToolOptions(BaseModel):
+    """A tool's options (e.g. the lookup's ``variant``); unknown keys are refused."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
 
 class ToolFailure(Exception):

@@ -1,11 +1,16 @@
 """loopbench's public Python API: what a script, a notebook or a plugin uses.
 
 Run a grid (``Experiment``), read results (``load``, ``Results``), write a pattern
-(``register_pattern`` with ``PatternOptions``, ``RunContext`` and ``Outcome``) or a task
-set (``register_taskset``), and test either with a scripted model. Everything else in
-the ``harness``, ``graders`` and ``tasks`` packages may change between releases.
+(``register_pattern`` with ``PatternOptions``, ``RunContext`` and ``Outcome``), a task
+set (``register_taskset``), a tool a task set can name (``register_tool`` with ``Tool``,
+``ToolOptions`` and ``ToolSource``) or a grader (``register_grader`` with ``Grader``,
+``GraderSetup``, ``TaskBase`` and ``Grade``), and test them with a scripted model.
+Everything else in the ``harness``, ``graders`` and ``tasks`` packages may change between
+releases.
 """
 
+from graders.base import Grader, GraderSetup
+from graders.exact import Grade
 from harness.api import Experiment, ModelLike, Results, as_client, load
 from harness.models.scripted import FunctionModel, ScriptedModel, text_reply, tool_reply
 from harness.models.types import Message, ModelClient, ModelRequest, ModelResponse
@@ -14,13 +19,21 @@ from harness.patterns.registry import register as register_pattern
 from harness.report.separation import SeparationRule
 from harness.runner import RunSettings
 from harness.sampling import Sampling
+from harness.tools import Tool, ToolOptions
+from tasks.grader_registry import register_grader
 from tasks.registry import register_taskset
+from tasks.task_models import TaskBase
 from tasks.taskset import TaskSet, load_taskset
+from tasks.tool_registry import register_tool
+from tasks.tools import ToolSource
 
 __all__ = [
     "CallFloor",
     "Experiment",
     "FunctionModel",
+    "Grade",
+    "Grader",
+    "GraderSetup",
     "Message",
     "ModelClient",
     "ModelLike",
@@ -34,12 +47,18 @@ __all__ = [
     "Sampling",
     "ScriptedModel",
     "SeparationRule",
+    "TaskBase",
     "TaskSet",
+    "Tool",
+    "ToolOptions",
+    "ToolSource",
     "as_client",
     "load",
     "load_taskset",
+    "register_grader",
     "register_pattern",
     "register_taskset",
+    "register_tool",
     "text_reply",
     "tool_reply",
 ]

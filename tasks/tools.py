@@ -1,6 +1,9 @@
-"""The tools a task set can offer: ``lookup`` over its encyclopedia, and ``calc``.
+"""The shipped tools a task set can offer: ``lookup`` over its encyclopedia, and ``calc``.
 
-``lookup`` comes in two variants, an ablation axis of the depot experiment (seed 003):
+Each is built by a factory from what the task set gives it (``ToolSource``) and its
+options (tasks/tool_registry.py registers them by name). ``lookup`` has one option,
+``variant``, an ablation axis of the depot experiment (seed 003); an arm sets it with
+``tool=improved``:
 
 - *plain*: an exact or substring title match; several matches are an error, and a
   miss says "not found" and names no candidate.
@@ -17,11 +20,12 @@ import operator
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from harness.tools import Tool, ToolFailure
+from harness.tools import Tool, ToolFailure, ToolOptions
 
 LookupVariant = Literal["plain", "improved"]
 MAX_MATCHES_SHOWN = 4
@@ -48,6 +52,16 @@ class Encyclopedia:
     def sharing_a_word(self, query: str) -> list[str]:
         words = set(fold(query).split()) - {"the", "of", "a", "depot", "depots"}
         return [t for t in self.entries if words & set(fold(t).split())]
+
+
+@dataclass(frozen=True)
+class ToolSource:
+    """What a task set gives the tools it names."""
+
+    folder: Path
+    """The set's folder: a plugin's tool may read files of its own there."""
+    encyclopedia: Encyclopedia | None = None
+    """encyclopedia.json, read when a tool the set names reads it (the lookup)."""
 
 
 def fold(text: str) -> str:
@@ -96,6 +110,20 @@ def _with_related(book: Encyclopedia, title: str) -> str:
     related = book.related.get(title)
     text = book.entries[title]
     return f"{text}\nRelated entries: {', '.join(related)}." if related else text
+
+
+class LookupOptions(ToolOptions):
+    variant: LookupVariant = "plain"
+    """plain: exact or substring titles, a bare miss; improved: related entries, several
+    matches shown, a miss that says how entries are titled."""
+
+
+def make_lookup(source: ToolSource, options: LookupOptions) -> Tool:
+    if source.encyclopedia is None:
+        raise ValueError(
+            "the lookup tool reads its task set's encyclopedia.json, and this set has none"
+        )
+    return lookup_tool(source.encyclopedia, options.variant)
 
 
 def lookup_tool(book: Encyclopedia, variant: LookupVariant = "plain") -> Tool:
@@ -173,3 +201,7 @@ def calc_tool() -> Tool:
     return Tool(
         "calc", "Evaluate an arithmetic expression (numbers, + - * / and brackets).", CalcArgs, run
     )
+
+
+def make_calc(source: ToolSource, options: ToolOptions) -> Tool:
+    return calc_tool()

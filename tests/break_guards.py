@@ -31,6 +31,8 @@ COLS = "tests/harness/test_columns.py::"
 SIGN, STATS = "harness/report/sign_flip.py", "harness/report/stats.py"
 CMP, STAT = "tests/harness/report/test_compare.py::", "tests/harness/report/test_statistics.py::"
 SAMP = "tests/harness/test_sampling.py::"
+REG, REGT = "tasks/tool_registry.py", "tests/tasks/test_registries.py::"
+BAD = "tests/test_bad_input.py::test_bad_input_exits_2_with_one_line_naming_file_line_and_field"
 
 # (guard, file, text, broken text, tests that must catch it)
 MUTATIONS = [
@@ -275,7 +277,7 @@ MUTATIONS = [
     ("suite results are kept by code and suite", "graders/code_tests.py",
      "parts = (code, suite.name, suite.source, suite.entry_point, suite.preamble)",
      "parts = (code,)", [GRADER]),
-    ("a comment is not an edit", "harness/grading.py",
+    ("a comment is not an edit", "tasks/builtin_graders.py",
      "return ast.dump(ast.parse(code))", "return code", [GRADER]),
     ("false accepts need a check", "harness/report/checks.py",
      "judged = total(\"judged\") > 0", "judged = True", ["tests/harness/test_coding_runs.py"]),
@@ -292,7 +294,7 @@ MUTATIONS = [
      "except Exception as exc:  # the grader failed",
      "except ZeroDivisionError as exc:  # the grader failed",
      ["tests/harness/test_paired.py"]),
-    ("a coding set's suites are checked when it loads", "tasks/taskset.py",
+    ("a coding set's suites are checked when it loads", "tasks/task_models.py",
      "if not suite_tests(source):", "if False:",
      ["tests/tasks/test_taskset.py"]),
     # The sandbox model-written code runs in.
@@ -413,7 +415,7 @@ MUTATIONS = [
      "if convention in self.produced and self.book.exact(convention) == convention:",
      "if self.book.exact(convention) == convention:",
      [GEN + "test_without_the_convention_in_the_naming_note_depots_cost_a_look_up_more"]),
-    ("a task's hops match its look-ups", "tasks/taskset.py",
+    ("a task's hops match its look-ups", "tasks/task_models.py",
      "if self.solution is not None and self.hops != len(self.solution.lookups):", "if False:",
      [GEN + "test_the_fingerprint_ignores_the_metadata_and_a_wrong_hop_count_is_refused"]),
     ("generate never overwrites a folder it did not write", "tasks/generate/writer.py",
@@ -462,6 +464,44 @@ MUTATIONS = [
      "    except Exception as exc:  # the plugin's own failure, said in one line",
      "    except ImportError as exc:  # the plugin's own failure, said in one line",
      ["tests/test_api.py::test_a_plugin_that_cannot_be_imported_is_one_line_and_exit_2"]),
+    # Tools and graders by name.
+    ("an unknown tool in taskset.toml is refused", "tasks/taskset.py",
+     'raise PydanticCustomError("unknown_tool", str(exc)) from None', "pass",
+     [BAD + "[toml-tools-unknown]",
+      REGT + "test_an_unknown_tool_or_grader_is_one_line_naming_the_registered_ones_and_how_to_"
+      "add_one[tool]"]),
+    ("an unknown grader in taskset.toml is refused", "tasks/taskset.py",
+     'raise PydanticCustomError("unknown_grader", str(exc)) from None', "pass",
+     [BAD + "[toml-grader]",
+      REGT + "test_an_unknown_tool_or_grader_is_one_line_naming_the_registered_ones_and_how_to_"
+      "add_one[grader]"]),
+    ("a broken tool or grader plugin is named when a set loads", "tasks/taskset.py",
+     "    except PluginError as exc:\n        raise TaskSetError",
+     "    except ZeroDivisionError as exc:\n        raise TaskSetError",
+     [REGT + "test_a_broken_tool_plugin_is_named_when_a_set_loads"]),
+    ("a tool is registered once", REG, "        if name in _REGISTRY:", "        if False:",
+     [REGT + "test_a_tool_registered_twice_or_under_a_name_no_endpoint_takes_is_refused"]),
+    ("a tool's name is one an endpoint takes", REG, "if not TOOL_NAME.fullmatch(name):",
+     "if False:",
+     [REGT + "test_a_tool_registered_twice_or_under_a_name_no_endpoint_takes_is_refused"]),
+    ("a tool's options are checked by its options model", REG,
+     "return self.options_model.model_validate(dict(given))",
+     "return self.options_model.model_construct(**given)",
+     [REGT + "test_tool_options_are_checked_by_the_tools_options_model",
+      REGT + "test_an_arm_whose_options_give_a_tool_an_unknown_option_is_refused_before_any_run"]),
+    ("an arm's options for the tools are checked before any run", "harness/experiment.py",
+     "check_tool_choices(options.tool_options())", "None",
+     [REGT + "test_an_arm_whose_options_give_a_tool_an_unknown_option_is_refused_before_any_run"]),
+    ("a factory makes the tool it is registered as", REG, "if tool.name != self.name:",
+     "if False:", [REGT + "test_a_factory_making_a_tool_of_another_name_is_refused"]),
+    ("the lookup needs an encyclopedia", "tasks/tools.py", "if source.encyclopedia is None:",
+     "if False:", [REGT + "test_the_lookup_needs_an_encyclopedia"]),
+    ("a grader is registered once", "tasks/grader_registry.py", "        if name in _REGISTRY:",
+     "        if False:",
+     [REGT + "test_a_grader_registered_twice_or_reading_no_task_model_is_refused"]),
+    ("a grader reads a task model", "tasks/grader_registry.py",
+     "if not (isinstance(task_model, type) and issubclass(task_model, TaskBase)):", "if False:",
+     [REGT + "test_a_grader_registered_twice_or_reading_no_task_model_is_refused"]),
     # Models as a grid axis.
     ("a run's key holds its model", "harness/store.py",
      "return (record.model, record.arm, record.task_id, record.repeat)",

@@ -1,6 +1,7 @@
 """The public Python API: a grid built and run in code, with a plain function as the
 model, read back as a DataFrame, a table, a comparison and the failure taxonomy; and
-plugins (a pattern and a task set) installed from outside the package."""
+plugins (a pattern, a tool, a grader and task sets) installed from outside the package or
+named with --plugin."""
 
 import asyncio
 import json
@@ -147,6 +148,76 @@ def test_the_cli_lists_the_plugin_pattern_and_the_task_set(installed_plugin):
         installed_plugin, "from tasks.taskset import builtin_names; print(builtin_names())"
     )
     assert "capitals" in tasks.stdout
+
+
+def test_an_installed_plugin_tool_and_grader_run(installed_plugin, tmp_path):
+    code = f"""
+import loopbench
+
+def model(request):
+    question = next(m.content for m in request.messages if m.role == "user")
+    last = request.messages[-1]
+    if last.role == "tool":
+        return "It is " + last.content + "."
+    word = question.split("'")[1]
+    if word == "drawer":
+        return "It is drawer."  # answered without the tool, and wrong
+    return loopbench.tool_reply(("reverse", {{"text": word}}))
+
+results = loopbench.Experiment("words", ["react"], model=model, out={str(tmp_path / "r")!r}).run()
+for record in sorted(results.records(), key=lambda r: r.task_id):
+    print(record.task_id, record.tool_calls, record.correct, record.grade_reason)
+"""
+    ran = in_python(installed_plugin, code)
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.splitlines() == [
+        "drawer 0 False the last word is 'drawer'",
+        "stressed 1 True the last word is 'desserts'",
+    ]
+
+
+def test_a_plugin_tool_and_grader_named_with_the_flag_run(tmp_path):
+    from harness.models.fake_server import FakeServer, Reply
+
+    source = (PLUGIN / "loopbench_example_plugin" / "tools_and_graders.py").read_text()
+    here = source.replace('"reverse"', '"reverse_here"').replace('"last_word"', '"last_word_here"')
+    (tmp_path / "my_words.py").write_text(here)
+    words = shutil.copytree(PLUGIN / "loopbench_example_plugin" / "words", tmp_path / "words")
+    toml = (words / "taskset.toml").read_text()
+    toml = toml.replace('"reverse"', '"reverse_here"').replace('"last_word"', '"last_word_here"')
+    (words / "taskset.toml").write_text(toml)
+    offered = set()
+
+    def responder(body):
+        offered.update(tool["function"]["name"] for tool in body.get("tools", []))
+        question = next(m["content"] for m in body["messages"] if m["role"] == "user")
+        last = body["messages"][-1]
+        if last["role"] == "tool":
+            return Reply(f"It is {last['content']}.")
+        word = question.split("'")[1]
+        if word == "drawer":
+            return Reply("It is drawer.")  # answered without the tool, and wrong
+        arguments = json.dumps({"text": word})
+        call = {"id": "c1", "type": "function"}
+        call["function"] = {"name": "reverse_here", "arguments": arguments}
+        return Reply(tool_calls=[call], finish_reason="tool_calls")
+
+    with FakeServer(responder) as server:
+        args = ["run", "--plugin", "my_words", "--tasks", str(words), "--arm", "react",
+                "--quiet", "--model", "fake", "--base-url", server.base_url,
+                "--out", str(tmp_path / "r")]  # fmt: skip
+        ran = in_python(tmp_path, f"from harness.cli import main; main({args!r})")
+    assert ran.returncode == 0, ran.stderr
+    lines = (tmp_path / "r" / "runs.jsonl").read_text().splitlines()
+    made = sorted(
+        (r["task_id"], r["tool_calls"], r["correct"], r["grade_reason"])
+        for r in map(json.loads, lines)
+    )
+    assert made == [
+        ("drawer", 0, False, "the last word is 'drawer'"),
+        ("stressed", 1, True, "the last word is 'desserts'"),
+    ]
+    assert offered == {"reverse_here"}
 
 
 def test_plugin_named_with_the_flag_is_imported(tmp_path):

@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from graders.suite_result import SuiteResult
 from harness.models.counting import CountedClient
 from harness.models.types import Message, ModelResponse
-from harness.tools import ToolSet
+from harness.tools import ToolChoices, ToolSet
 from harness.trace import AnswerRole, Trace, TracedAnswer
 
 Status = Literal[
@@ -63,6 +63,10 @@ class PatternOptions(BaseModel):
     max_output_tokens: int | None = Field(default=None, ge=1)
     """Completion limit on every model call; unset, each call keeps the pattern's own."""
 
+    def tool_options(self) -> ToolChoices:
+        """The options these give the task set's tools, by tool name; none by default."""
+        return {}
+
 
 class ToolLoopOptions(PatternOptions):
     """Options every tool-using pattern takes besides the run limits: the ablation axes."""
@@ -71,7 +75,10 @@ class ToolLoopOptions(PatternOptions):
     """Repeated-action guard: a repeated call (failed ones too) gets 'you have been round
     this loop' instead of its result."""
     tool: Literal["plain", "improved"] = "plain"
-    """Which lookup tool the task set offers."""
+    """The lookup tool's option variant, when the task set offers the lookup."""
+
+    def tool_options(self) -> ToolChoices:
+        return {"lookup": {"variant": self.tool}}
 
 
 class CodeCheck(Protocol):

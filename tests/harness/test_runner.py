@@ -2,10 +2,10 @@ import asyncio
 import importlib.metadata
 
 from harness.experiment import parse_arms
+from harness.grid import Grid
 from harness.models import Message, ModelResponse, ScriptedModel, Usage, tool_reply
 from harness.report.rendering import render
 from harness.report.table import records_frame, summarize
-from harness.grid import Grid
 from harness.runner import Job, Runner, RunSettings
 from tasks import load_taskset
 

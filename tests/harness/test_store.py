@@ -12,9 +12,9 @@ from click.testing import CliRunner
 
 from harness.cli import main
 from harness.fakes.fake_server import FakeServer, Reply, default_responder, question_index
+from harness.grid import recorded_runs
 from harness.models.settings import without_credentials
 from harness.report.prices import load_prices
-from harness.grid import recorded_runs
 from harness.store import ResultsError, ResultsFolder, read_records
 from tasks import load_taskset
 from tasks.taskset import BUILTIN_DIR

@@ -12,7 +12,7 @@ def test_depot_has_six_public_and_six_company_questions():
     depot = load_taskset("depot")
     slices = [t.slice for t in depot.tasks]
     assert slices.count("public") >= 6 and slices.count("company") >= 6
-    assert depot.toolset("plain").names == ["lookup", "calc"]
+    assert depot.toolset({"lookup": {"variant": "plain"}}).names == ["lookup", "calc"]
 
 
 def test_every_depot_expectation_is_reachable_from_the_encyclopedia():

@@ -12,6 +12,12 @@ def run_pattern(pattern, replies, question="How many years after Porto?", tool="
     """Run ``pattern`` against scripted replies; returns (outcome, model, ctx)."""
     model = ScriptedModel(replies)
     trace = Trace()
-    ctx = RunContext(question, CountingClient(model, trace), "m", DEPOT.toolset(tool), trace)
+    ctx = RunContext(
+        question,
+        CountingClient(model, trace),
+        "m",
+        DEPOT.toolset({"lookup": {"variant": tool}}),
+        trace,
+    )
     outcome = asyncio.run(pattern.run(ctx))
     return outcome, model, ctx

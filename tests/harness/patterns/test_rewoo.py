@@ -177,7 +177,13 @@ def test_a_task_set_without_tools_is_refused_before_any_request():
     model = ScriptedModel([plan_reply(step("lookup", {"title": "Nile"})), "6650 km"])
     trace = Trace()
     coding = load_taskset("coding")
-    ctx = RunContext("q", CountingClient(model, trace), "m", coding.toolset("plain"), trace)
+    ctx = RunContext(
+        "q",
+        CountingClient(model, trace),
+        "m",
+        coding.toolset({"lookup": {"variant": "plain"}}),
+        trace,
+    )
     outcome = asyncio.run(rewoo().run(ctx))
     assert (outcome.status, model.requests) == ("refused", [])
     assert "offers no tools" in outcome.error

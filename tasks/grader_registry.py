@@ -1,0 +1,126 @@
+"""The grader registry: grader names -> the task model they read and a factory.
+
+A task set names its grader in taskset.toml (``grader = "exact"``). The grader decides how
+the set's tasks are read (``task_model``: each line of tasks.jsonl, its ``expected`` the
+answer key) and how answers are graded (``factory``, building a ``Grader`` for the set).
+An unknown name is refused when the set loads, with the registered names and how to add
+one. Plugins add graders with ``@loopbench.register_grader`` (harness/plugins.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from graders.base import Grader, GraderSetup
+from harness.plugins import GRADER_GROUP, either, how_to_add, load_group_once
+from tasks.builtin_graders import code_tests_grader, exact_grader
+from tasks.task_models import CodeTask, Task, TaskBase
+
+GraderFactory = Callable[[GraderSetup], Grader[Any]]
+FactoryT = TypeVar("FactoryT", bound=GraderFactory)
+
+
+class UnknownGrader(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class GraderInfo:
+    name: str
+    task_model: type[TaskBase]
+    """What each line of tasks.jsonl is read as; its ``expected`` is the answer key."""
+    factory: GraderFactory
+    summary: str
+    """What the grader checks, in one line."""
+    example: str = '{"id": "q1", "question": "...", "expected": ...}'
+    """One task line as the grader reads it, shown when a line is wrong."""
+    runs_code: bool = False
+    """It runs model-written code: callers make its sandbox (and say how isolated it is)."""
+
+    def build(self, setup: GraderSetup) -> Grader[Any]:
+        return self.factory(setup)
+
+
+_REGISTRY: dict[str, GraderInfo] = {
+    "exact": GraderInfo(
+        "exact",
+        Task,
+        exact_grader,
+        "the answer states exactly the expected numbers and names the expected entities",
+        '{"id": "q1", "question": "...", "expected": {"numbers": [84]}}',
+    ),
+    "code_tests": GraderInfo(
+        "code_tests",
+        CodeTask,
+        code_tests_grader,
+        "the code in the answer passes the task's held-out suite, run in the sandbox",
+        '{"id": "roman", "question": "...", "expected": {"entry_point": "parse_roman", '
+        '"suite": "roman"}}',
+        runs_code=True,
+    ),
+}
+
+
+def register_grader(
+    name: str,
+    task_model: type[TaskBase],
+    summary: str,
+    *,
+    example: str = "",
+    runs_code: bool = False,
+) -> Callable[[FactoryT], FactoryT]:
+    """Register the decorated factory as the grader ``name``, which a task set then names
+    in its taskset.toml (``grader = "last_word"``).
+
+    Each line of such a set's tasks.jsonl is read as ``task_model``, a ``TaskBase``
+    subclass whose ``expected`` field is the answer key. The factory takes the set's
+    ``GraderSetup`` and returns a ``Grader``, whose ``async grade(task, answer)`` returns a
+    ``Grade``. ``example`` is a task line, shown when a line is wrong; ``runs_code`` says
+    the grader runs model-written code, so that callers make it a sandbox
+    (``GraderSetup.sandbox``) and say how isolated it is.
+
+        class WordTask(loopbench.TaskBase):
+            expected: str
+
+        class LastWord(loopbench.Grader[WordTask]):
+            async def grade(self, task: WordTask, answer: str) -> loopbench.Grade:
+                said = (answer.split() or [""])[-1].strip(".")
+                return loopbench.Grade(said == task.expected, f"last word {said!r}")
+
+        @loopbench.register_grader("last_word", WordTask, "the answer ends with the word")
+        def last_word(setup: loopbench.GraderSetup) -> LastWord:
+            return LastWord()
+    """
+
+    def add(factory: FactoryT) -> FactoryT:
+        if not (isinstance(task_model, type) and issubclass(task_model, TaskBase)):
+            raise ValueError(
+                f"grader {name!r}: its task model must be a subclass of loopbench.TaskBase, "
+                f"not {task_model!r}"
+            )
+        if name in _REGISTRY:
+            raise ValueError(f"a grader named {name!r} is already registered")
+        shown = example or GraderInfo.example
+        _REGISTRY[name] = GraderInfo(name, task_model, factory, summary, shown, runs_code)
+        return factory
+
+    return add
+
+
+def registered_graders() -> dict[str, GraderInfo]:
+    """Every grader, the shipped ones first, then those of installed plugins."""
+    load_group_once(GRADER_GROUP)
+    return dict(_REGISTRY)
+
+
+def grader_info(name: str) -> GraderInfo:
+    known = registered_graders()
+    info = known.get(name)
+    if info is None:
+        raise UnknownGrader(
+            f"no grader named {name!r} is registered: give {either(list(known))}; "
+            + how_to_add("grader", "register_grader(name, TaskModel, summary)", GRADER_GROUP)
+        )
+    return info

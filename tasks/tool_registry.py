@@ -1,0 +1,139 @@
+"""The tool registry: tool names -> factories with a typed options model.
+
+A task set names its tools in taskset.toml (``tools = ["lookup", "calc"]``); an unknown
+name is refused when the set loads, with the registered names and how to add one. For
+each run the set's tools are built by their factories, from what the set gives them
+(``ToolSource``) and the options the arm gives them (``PatternOptions.tool_options``:
+``react_text:tool=improved`` gives the lookup ``variant=improved``). Plugins add tools with
+``@loopbench.register_tool`` (harness/plugins.py).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from pydantic import ValidationError
+
+from harness.files import describe_errors
+from harness.plugins import TOOL_GROUP, either, how_to_add, load_group_once
+from harness.tools import Tool, ToolChoices, ToolOptions
+from tasks.tools import LookupOptions, ToolSource, make_calc, make_lookup
+
+ToolFactory = Callable[[ToolSource, Any], Tool]
+FactoryT = TypeVar("FactoryT", bound=ToolFactory)
+#: What an OpenAI-compatible endpoint takes as a function name.
+TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
+class UnknownTool(ValueError):
+    pass
+
+
+class ToolOptionsError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class ToolInfo:
+    name: str
+    options_model: type[ToolOptions]
+    factory: ToolFactory
+    summary: str
+    """What the tool does, in one line."""
+    reads_encyclopedia: bool = False
+    """It reads the set's encyclopedia.json, which is then read (and checked) as it loads."""
+
+    def options(self, given: Mapping[str, str]) -> ToolOptions:
+        """``given`` (an arm's options for this tool) validated by the tool's options model."""
+        try:
+            return self.options_model.model_validate(dict(given))
+        except ValidationError as exc:
+            offered = ", ".join(self.options_model.model_fields) or "none"
+            raise ToolOptionsError(
+                f"tool {self.name!r}: {describe_errors(exc)}; its options: {offered}"
+            ) from None
+
+    def build(self, source: ToolSource, given: Mapping[str, str]) -> Tool:
+        tool = self.factory(source, self.options(given))
+        if tool.name != self.name:
+            raise ValueError(
+                f"the factory of the tool {self.name!r} made a tool named {tool.name!r}: the "
+                "model would be offered a name the task set does not give; name them alike"
+            )
+        return tool
+
+
+_REGISTRY: dict[str, ToolInfo] = {
+    "lookup": ToolInfo(
+        "lookup",
+        LookupOptions,
+        make_lookup,
+        "looks up an entry of the set's encyclopedia by its title",
+        reads_encyclopedia=True,
+    ),
+    "calc": ToolInfo("calc", ToolOptions, make_calc, "evaluates an arithmetic expression"),
+}
+
+
+def register_tool(
+    name: str, options_model: type[ToolOptions], summary: str, *, reads_encyclopedia: bool = False
+) -> Callable[[FactoryT], FactoryT]:
+    """Register the decorated factory as the tool ``name``, which a task set then names in
+    its taskset.toml (``tools = ["shout"]``).
+
+    The factory takes what the set gives its tools (``ToolSource``: its folder, its
+    encyclopedia) and the tool's options, an ``options_model`` (a ``ToolOptions``
+    subclass) holding its defaults unless the arm's pattern options give others
+    (``PatternOptions.tool_options``), and returns a ``Tool`` named ``name``. With
+    ``reads_encyclopedia`` the set's encyclopedia.json is read, and checked, as it loads.
+
+        class ShoutOptions(loopbench.ToolOptions):
+            times: int = 1
+
+        @loopbench.register_tool("shout", ShoutOptions, "repeats a text in capitals")
+        def shout(source: loopbench.ToolSource, options: ShoutOptions) -> loopbench.Tool:
+            def run(args: TextArgs) -> str:
+                return " ".join([args.text.upper()] * options.times)
+
+            return loopbench.Tool("shout", "Repeat a text in capitals.", TextArgs, run)
+    """
+
+    def add(factory: FactoryT) -> FactoryT:
+        if not TOOL_NAME.fullmatch(name):
+            raise ValueError(
+                f"a tool name is 1 to 64 letters, digits, _ or - (what endpoints take), "
+                f"not {name!r}"
+            )
+        if name in _REGISTRY:
+            raise ValueError(f"a tool named {name!r} is already registered")
+        _REGISTRY[name] = ToolInfo(name, options_model, factory, summary, reads_encyclopedia)
+        return factory
+
+    return add
+
+
+def registered_tools() -> dict[str, ToolInfo]:
+    """Every tool, the shipped ones first, then those of installed plugins."""
+    load_group_once(TOOL_GROUP)
+    return dict(_REGISTRY)
+
+
+def tool_info(name: str) -> ToolInfo:
+    known = registered_tools()
+    info = known.get(name)
+    if info is None:
+        raise UnknownTool(
+            f"no tool named {name!r} is registered: give {either(list(known))}; "
+            + how_to_add("tool", "register_tool(name, OptionsModel, summary)", TOOL_GROUP)
+        )
+    return info
+
+
+def check_tool_choices(choices: ToolChoices) -> None:
+    """Refuse options for a tool that is not registered, or that its options model refuses
+    (``UnknownTool``, ``ToolOptionsError``): before any run, not when a set builds it."""
+    for name, given in choices.items():
+        tool_info(name).options(given)

@@ -1,0 +1,241 @@
+"""Tools and graders by name: a task set names them, a registry open to plugins builds them,
+an unknown name is refused with the registered ones and the ways to add one, and the
+lookup's variant is a tool option an arm sets with ``tool=improved``."""
+
+import asyncio
+import json
+from importlib.metadata import EntryPoint
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from pydantic import BaseModel
+
+import harness.plugins
+import loopbench
+from harness.cli import main
+from harness.experiment import ArmError, parse_arm
+from harness.grading import Grading
+from harness.patterns import registry as pattern_registry
+from harness.patterns.base import PatternOptions
+from tasks import grader_registry, tool_registry
+from tasks.task_models import TaskBase
+from tasks.taskset import TaskSetError, load_taskset
+from tasks.tool_registry import ToolOptionsError, UnknownTool, check_tool_choices, tool_info
+from tasks.tools import ToolSource
+
+ROOT = Path(__file__).parents[2]
+DEPOT = load_taskset("depot")
+
+
+@pytest.fixture
+def registries(monkeypatch):
+    """Registrations made by a test are gone after it."""
+    monkeypatch.setattr(tool_registry, "_REGISTRY", dict(tool_registry._REGISTRY))
+    monkeypatch.setattr(grader_registry, "_REGISTRY", dict(grader_registry._REGISTRY))
+
+
+class Text(BaseModel):
+    text: str
+
+
+def echo(source, options):
+    return loopbench.Tool("echo", "Say it back.", Text, lambda args: args.text)
+
+
+def write_set(folder, toml, task='{"id": "a", "question": "q", "expected": {"numbers": [1]}}'):
+    folder.mkdir()
+    (folder / "taskset.toml").write_text(toml)
+    (folder / "tasks.jsonl").write_text(task + "\n")
+    return folder
+
+
+def test_the_shipped_sets_keep_the_fingerprints_their_results_folders_are_tied_to():
+    # Tools by registry leave the digest of the tools and their encyclopedia as it was:
+    # the committed reference run (tasks and tools) still resumes as done.
+    meta = json.loads((ROOT / "results/reference/local-smollm2/experiment.json").read_text())
+    assert DEPOT.fingerprint() == meta["fingerprint"]
+    tools = {name: load_taskset(name).fingerprint()["tools"] for name in ("coding", "depot-easy")}
+    assert tools == {"coding": "af1dd536b5c7d8b4", "depot-easy": "ebe3648a3489b9d1"}
+
+
+def test_the_lookup_variant_is_a_tool_option_an_arm_sets_with_tool_improved():
+    arm = parse_arm("react_text:tool=improved")
+    assert arm.spec == "react_text:tool=improved"  # the arm's identity is unchanged
+    assert arm.options.tool_options() == {"lookup": {"variant": "improved"}}
+    assert parse_arm("react_text").options.tool_options() == {"lookup": {"variant": "plain"}}
+    assert parse_arm("direct").options.tool_options() == {}
+    for variant, said in (("plain", "Not found: "), ("improved", "No entry is titled")):
+        tools = DEPOT.toolset({"lookup": {"variant": variant}})
+        missed = asyncio.run(tools.invoke("lookup", {"title": "Moonbase Zeta"}))
+        assert not missed.ok and said in missed.content
+
+
+def test_a_run_gets_the_lookup_its_arm_names(tmp_path):
+    def model(request):
+        last = request.messages[-1].content
+        if not last.startswith("Observation:"):
+            return "Action: lookup[Larkspur Freight]"
+        return f"Action: finish[{'improved' if 'Related entries' in last else 'plain'}]"
+
+    arms = ["react_text", "react_text:tool=improved"]
+    results = loopbench.Experiment("depot", arms, model=model, out=tmp_path / "r", limit=1).run()
+    assert {r.arm: r.answer for r in results.records()} == {
+        "react_text": "plain",
+        "react_text:tool=improved": "improved",
+    }
+
+
+def test_a_set_builds_the_tools_it_names_with_their_options(registries, tmp_path):
+    class EchoOptions(loopbench.ToolOptions):
+        loud: bool = False
+
+    @loopbench.register_tool("echo", EchoOptions, "says it back")
+    def loud_echo(source, options):
+        say = (lambda a: a.text.upper()) if options.loud else (lambda a: a.text)
+        return loopbench.Tool("echo", "Say it back.", Text, say)
+
+    folder = write_set(tmp_path / "s", 'name = "s"\ntools = ["echo", "calc"]\n')
+    loaded = load_taskset(folder)
+    assert loaded.encyclopedia is None  # no tool it names reads one
+    tools = loaded.toolset({"echo": {"loud": "on"}, "lookup": {"variant": "improved"}})
+    assert tools.names == ["echo", "calc"]
+    assert asyncio.run(tools.invoke("echo", {"text": "hi"})).content == "HI"
+    assert asyncio.run(loaded.toolset().invoke("echo", {"text": "hi"})).content == "hi"
+
+
+def test_a_tool_registered_twice_or_under_a_name_no_endpoint_takes_is_refused(registries):
+    loopbench.register_tool("echo", loopbench.ToolOptions, "says it back")(echo)
+    with pytest.raises(ValueError, match="a tool named 'echo' is already registered"):
+        loopbench.register_tool("echo", loopbench.ToolOptions, "again")(echo)
+    with pytest.raises(ValueError, match="1 to 64 letters, digits, _ or -"):
+        loopbench.register_tool("say it", loopbench.ToolOptions, "spaces")(echo)
+
+
+def test_a_factory_making_a_tool_of_another_name_is_refused(registries):
+    loopbench.register_tool("parrot", loopbench.ToolOptions, "says it back")(echo)
+    with pytest.raises(ValueError, match="made a tool named 'echo'"):
+        tool_info("parrot").build(ToolSource(Path(".")), {})
+
+
+def test_the_lookup_needs_an_encyclopedia():
+    with pytest.raises(ValueError, match=r"encyclopedia\.json, and this set has none"):
+        tool_info("lookup").build(ToolSource(Path(".")), {})
+
+
+def test_tool_options_are_checked_by_the_tools_options_model():
+    check_tool_choices({"lookup": {"variant": "improved"}, "calc": {}})
+    with pytest.raises(ToolOptionsError, match=r"'lookup': field 'variant'.*its options: variant"):
+        check_tool_choices({"lookup": {"variant": "best"}})
+    with pytest.raises(ToolOptionsError, match="field 'colour': Extra inputs"):
+        check_tool_choices({"calc": {"colour": "red"}})
+    with pytest.raises(UnknownTool, match="no tool named 'search' is registered"):
+        check_tool_choices({"search": {}})
+
+
+def test_an_arm_whose_options_give_a_tool_an_unknown_option_is_refused_before_any_run(
+    monkeypatch,
+):
+    pattern_registry.registered()
+    monkeypatch.setattr(pattern_registry, "_REGISTRY", dict(pattern_registry._REGISTRY))
+
+    class Careless(PatternOptions):
+        def tool_options(self):
+            return {"lookup": {"variant": "best"}}
+
+    @loopbench.register_pattern("careless", Careless, "gives the lookup a variant it lacks")
+    def careless(options):
+        raise AssertionError("never built")
+
+    with pytest.raises(ArmError, match="arm 'careless': tool 'lookup': field 'variant'"):
+        parse_arm("careless")
+
+
+class WordTask(TaskBase):
+    expected: str
+
+
+class LastWord(loopbench.Grader[WordTask]):
+    async def grade(self, task, answer):
+        said = answer.split()[-1]
+        return loopbench.Grade(said == task.expected, f"said {said}")
+
+
+def test_a_set_is_read_and_graded_as_its_grader_says(registries, tmp_path):
+    loopbench.register_grader("last_word", WordTask, "ends with the word")(lambda s: LastWord())
+    task = '{"id": "a", "question": "Say yes.", "expected": "yes"}'
+    folder = write_set(tmp_path / "s", 'name = "s"\ngrader = "last_word"\n', task)
+    loaded = load_taskset(folder)
+    assert isinstance(loaded.tasks[0], WordTask) and not loaded.is_code
+    grading = Grading(loaded)
+    verdict = asyncio.run(grading.grade(loaded.tasks[0], "I say yes"))
+    assert verdict == loopbench.Grade(True, "said yes")
+    assert grading.check(loaded.tasks[0]) is None
+    assert grading.measures(loaded.tasks[0], ["no", "yes"], [False, True]) == {}
+    wrong = write_set(
+        tmp_path / "w",
+        'name = "w"\ngrader = "last_word"\n',
+        task.replace(', "expected": "yes"', ""),
+    )
+    with pytest.raises(TaskSetError, match=r"tasks.jsonl:1: field 'expected': Field required"):
+        load_taskset(wrong)
+
+
+def test_a_grader_registered_twice_or_reading_no_task_model_is_refused(registries):
+    def factory(setup):
+        return LastWord()
+
+    loopbench.register_grader("last_word", WordTask, "ends with the word")(factory)
+    with pytest.raises(ValueError, match="a grader named 'last_word' is already registered"):
+        loopbench.register_grader("last_word", WordTask, "again")(factory)
+    with pytest.raises(ValueError, match=r"must be a subclass of loopbench\.TaskBase"):
+        loopbench.register_grader("loose", dict, "reads dicts")(factory)
+
+
+@pytest.mark.parametrize(
+    ("toml", "said"),
+    [
+        (
+            'name = "x"\ntools = ["calc", "search"]\n',
+            [
+                "field 'tools.1' on line 2: no tool named 'search' is registered",
+                "'lookup' or 'calc'",
+                "@loopbench.register_tool",
+                "--plugin",
+                "'loopbench.tools'",
+            ],
+        ),
+        (
+            'name = "x"\ngrader = "fuzzy"\n',
+            [
+                "field 'grader' on line 2: no grader named 'fuzzy' is registered",
+                "'exact' or 'code_tests'",
+                "@loopbench.register_grader",
+                "--plugin",
+                "'loopbench.graders'",
+            ],
+        ),
+    ],
+    ids=["tool", "grader"],
+)
+def test_an_unknown_tool_or_grader_is_one_line_naming_the_registered_ones_and_how_to_add_one(
+    tmp_path, toml, said
+):
+    folder = write_set(tmp_path / "s", toml)
+    result = CliRunner().invoke(main, ["run", "--tasks", str(folder), "--arm", "direct"])
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert result.output.startswith(f"Error: {folder / 'taskset.toml'}: ")
+    assert result.output.count("\n") == 1
+    for words in said:
+        assert words in result.output
+
+
+def test_a_broken_tool_plugin_is_named_when_a_set_loads(monkeypatch, tmp_path):
+    broken = EntryPoint("search", "no_such_module_anywhere", "loopbench.tools")
+    monkeypatch.setattr(harness.plugins, "_loaded_groups", set())
+    monkeypatch.setattr(
+        harness.plugins, "entry_points", lambda group: [broken] if group == broken.group else []
+    )
+    folder = write_set(tmp_path / "s", 'name = "s"\ntools = ["calc"]\n')
+    with pytest.raises(TaskSetError, match=r"taskset.toml: plugin 'search' .* cannot be loaded"):
+        load_taskset(folder)
