@@ -7,13 +7,12 @@ import nbformat
 from nbclient import NotebookClient
 
 from harness.experiment import parse_arms
-from harness.models import FunctionModel
 from harness.models.fake_server import default_responder
-from harness.models.scripted import text_reply, tool_reply
+from harness.models.scripted import FunctionModel, text_reply, tool_reply
 from harness.models.wire import request_body
 from harness.runner import run_experiment
 from harness.store import ResultsFolder
-from tasks import load_taskset
+from tasks.taskset import load_taskset
 
 NOTEBOOK = Path(__file__).parents[1] / "notebooks" / "patterns.ipynb"
 

@@ -1,29 +1,3 @@
-"""Reasoning patterns, one per module, behind a registry."""
-
-from harness.patterns.base import (
-    INFRASTRUCTURE_STATUSES,
-    STATUSES,
-    Outcome,
-    Pattern,
-    PatternOptions,
-    RunContext,
-    Status,
-    ToolLoopOptions,
-)
-from harness.patterns.registry import PatternInfo, UnknownPattern, lookup, register, registered
-
-__all__ = [
-    "INFRASTRUCTURE_STATUSES",
-    "STATUSES",
-    "Outcome",
-    "Pattern",
-    "PatternInfo",
-    "PatternOptions",
-    "RunContext",
-    "Status",
-    "ToolLoopOptions",
-    "UnknownPattern",
-    "lookup",
-    "register",
-    "registered",
-]
+"""Reasoning patterns, one per module, behind a registry (``registry``); what they share
+is in ``base``. Imports nothing, so a pattern importing ``base`` does not import the
+registry and every other pattern through this package."""

@@ -4,7 +4,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from harness.cli import main
+from harness.cli.main import main
 from harness.experiment import load_experiment, parse_arms
 from harness.models.fake_server import FakeServer
 from harness.store import read_records

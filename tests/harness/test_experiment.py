@@ -3,7 +3,7 @@ from pathlib import Path
 import pytest
 
 from harness.experiment import ArmError, arm_identity, load_experiment, parse_arm, parse_arms
-from harness.patterns import UnknownPattern, registered
+from harness.patterns.registry import UnknownPattern, registered
 
 
 def test_spec_is_the_options_set_sorted_and_canonical():

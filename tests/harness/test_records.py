@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from harness.cli import main
+from harness.cli.main import main
 from harness.experiment import parse_arm
 from harness.legacy import SCHEMA_1_DEFAULTS, schema_1_identity
 from harness.models.fake_server import FakeServer
-from harness.patterns import registered
+from harness.patterns.registry import registered
 from harness.records import SCHEMA_VERSION, RunRecord
 from harness.store import read_records
 

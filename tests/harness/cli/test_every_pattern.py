@@ -2,10 +2,10 @@
 
 from click.testing import CliRunner
 
-from harness.cli import main
+from harness.cli.main import main
 from harness.experiment import arm_identity
 from harness.models.fake_server import FakeServer
-from harness.patterns import registered
+from harness.patterns.registry import registered
 from harness.store import read_records
 
 # Model calls each arm is specified to make against the fake server's deterministic model

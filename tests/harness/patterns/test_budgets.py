@@ -5,10 +5,13 @@ import asyncio
 import pytest
 
 from harness.experiment import parse_arm
-from harness.models import CountingClient, FunctionModel, ModelResponse, Usage, text_reply
-from harness.models import tool_reply as call
+from harness.models.counting import CountingClient
 from harness.models.fake_server import STRUCTURED_REPLIES
-from harness.patterns import RunContext, registered
+from harness.models.scripted import FunctionModel, text_reply
+from harness.models.scripted import tool_reply as call
+from harness.models.types import ModelResponse, Usage
+from harness.patterns.base import RunContext
+from harness.patterns.registry import registered
 from harness.report.table import records_frame, summarize
 from harness.runner import Job, Runner
 from harness.trace import Trace
