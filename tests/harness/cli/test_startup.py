@@ -16,6 +16,8 @@ from harness.cli.main import COMMANDS, main
 ROOT = Path(__file__).parents[3]
 #: A results folder of one run per task and arm: its table needs no t quantile.
 FOLDER = ROOT / "results" / "reference" / "local-smollm2"
+#: One with two repeats a task: its intervals take a t quantile.
+REPEATED = ROOT / "tests" / "fixtures" / "results-0.1.0"
 
 
 def imported(*args: str) -> set[str]:
@@ -66,6 +68,13 @@ def test_commands_that_do_not_plot_do_not_import_matplotlib(args):
         assert not loaded & {"pandas", "duckdb"}
     else:
         assert {"pandas", "duckdb"} <= loaded  # what a table does use, seen by the scan
+
+
+def test_a_table_with_repeats_takes_its_t_quantile_from_scipy_special_alone():
+    loaded = imported_modules("table", str(REPEATED))
+    assert "scipy.special" in loaded
+    assert "scipy.stats" not in loaded  # a second slower to import
+    assert "matplotlib" not in {module.split(".")[0] for module in loaded}
 
 
 def test_the_summaries_in_help_are_each_commands_own():
