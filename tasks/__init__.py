@@ -1,1 +1,3 @@
-"""Task sets as data (``taskset``, ``registry``), and the tools they offer."""
+"""Task sets as data (``taskset``, ``registry``), and the tools they offer.
+
+Internal: may change between releases. The public API is the ``loopbench`` package."""
