@@ -18,9 +18,9 @@ import statistics
 import time
 from pathlib import Path
 
-from harness.models import Message, ModelRequest, OpenAICompatClient
 from harness.models.local import MODEL_NAME, LocalServer
-from harness.models.openai_compat import Connection
+from harness.models.openai_compat import Connection, OpenAICompatClient
+from harness.models.types import Message, ModelRequest
 from harness.report.plots import plot_outcomes
 from harness.report.table import records_frame, summarize
 from harness.store import read_records

@@ -1,6 +1,4 @@
-"""Graders: pure functions from an answer and its expectation to a verdict with a reason."""
+"""Graders: pure functions from an answer and its expectation to a verdict with a reason
+(``exact``), and code run against a suite in the sandbox (``code_tests``, ``sandbox``).
 
-from graders.exact import Grade, grade, normalise, numbers_in
-from graders.selftest import CASES, run_self_test
-
-__all__ = ["CASES", "Grade", "grade", "normalise", "numbers_in", "run_self_test"]
+Internal: may change between releases. The public API is the ``loopbench`` package."""

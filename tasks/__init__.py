@@ -1,6 +1,3 @@
-"""Task sets as data, and the tools they offer."""
+"""Task sets as data (``taskset``, ``registry``), and the tools they offer.
 
-from tasks.answer_keys import Expected
-from tasks.taskset import Task, TaskSet, TaskSetError, builtin_names, load_taskset
-
-__all__ = ["Expected", "Task", "TaskSet", "TaskSetError", "builtin_names", "load_taskset"]
+Internal: may change between releases. The public API is the ``loopbench`` package."""

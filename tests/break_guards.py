@@ -448,7 +448,7 @@ MUTATIONS = [
      "if record.status in INFRASTRUCTURE_STATUSES:", 'if record.status == "api_error":',
      ["tests/harness/cli/test_progress.py::"
       "test_accuracy_leaves_out_infrastructure_failures_and_cost_needs_every_price"]),
-    ("the report's data cannot end its script", "harness/report/html/__init__.py",
+    ("the report's data cannot end its script", "harness/report/html/render.py",
      "    return text.translate(_UNSAFE)", "    return text",
      [HTML + "test_page_json_escapes_what_would_end_a_script_and_refuses_nan"]),
     ("the report shows model text as text", "harness/report/html/report.js",

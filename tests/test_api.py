@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 import loopbench
-from harness.cli import main
+from harness.cli.main import main
 from tests.depot_answers import RIGHT
 
 PLUGIN = Path(__file__).parent / "fixtures" / "plugin"
@@ -141,7 +141,7 @@ print(list(frame["arm"]), list(frame["turns"]), list(frame["correct"]))
 
 
 def test_the_cli_lists_the_plugin_pattern_and_the_task_set(installed_plugin):
-    code = "from harness.cli import main; main()"
+    code = "from harness.cli.main import main; main()"
     listed = in_python(installed_plugin, code.replace("main()", "main(['patterns'])"))
     assert "ask_twice: asks, then asks again; 2 calls" in listed.stdout
     tasks = in_python(
@@ -177,7 +177,7 @@ for record in sorted(results.records(), key=lambda r: r.task_id):
 
 
 def test_a_plugin_tool_and_grader_named_with_the_flag_run(tmp_path):
-    from harness.models.fake_server import FakeServer, Reply
+    from harness.fakes.fake_server import FakeServer, Reply
 
     source = (PLUGIN / "loopbench_example_plugin" / "tools_and_graders.py").read_text()
     here = source.replace('"reverse"', '"reverse_here"').replace('"last_word"', '"last_word_here"')
@@ -227,14 +227,16 @@ def test_plugin_named_with_the_flag_is_imported(tmp_path):
         .read_text()
         .replace('"ask_twice", AskTwiceOptions', '"ask_twice_here", AskTwiceOptions')
     )
-    code = "from harness.cli import main; main(['patterns', '--plugin', 'my_patterns'])"
+    code = "from harness.cli.main import main; main(['patterns', '--plugin', 'my_patterns'])"
     listed = in_python(tmp_path, code)
     assert "ask_twice_here: asks, then asks again" in listed.stdout, listed.stderr
 
 
 def test_a_plugin_that_cannot_be_imported_is_one_line_and_exit_2(tmp_path):
     (tmp_path / "broken.py").write_text("raise RuntimeError('half written')\n")
-    code = "from harness.cli import main; main(['run', '--plugin', 'broken', '--arm', 'direct'])"
+    code = (
+        "from harness.cli.main import main; main(['run', '--plugin', 'broken', '--arm', 'direct'])"
+    )
     ran = in_python(tmp_path, code)
     assert ran.returncode == 2 and "Traceback" not in ran.stderr
     assert "--plugin broken: cannot be imported (RuntimeError: half written)" in ran.stderr

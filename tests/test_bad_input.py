@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from harness.cli import main
+from harness.cli.main import main
 from harness.config import load_experiment
 from harness.records import RunRecord
 from harness.report.prices import load_prices
@@ -849,7 +849,7 @@ def test_huge_repeats_start_running_in_bounded_memory(tmp_path):
     """--repeats 10**15 must start at once in 1 GB of address space: jobs expanded lazily."""
     code = (
         "import resource, sys; resource.setrlimit(resource.RLIMIT_AS, (2**30, 2**30)); "
-        "from harness.cli import main; main(sys.argv[1:])"
+        "from harness.cli.main import main; main(sys.argv[1:])"
     )
     args = [*RUN, "--arm", "direct", "--repeats", str(10**15), "--out", str(tmp_path / "out")]
     log = tmp_path / "stderr"

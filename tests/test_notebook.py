@@ -9,11 +9,10 @@ from nbclient import NotebookClient
 from harness.experiment import parse_arms
 from harness.fakes.fake_server import default_responder
 from harness.grid import Grid, run_grid
-from harness.models import FunctionModel
-from harness.models.scripted import text_reply, tool_reply
+from harness.models.scripted import FunctionModel, text_reply, tool_reply
 from harness.models.wire import request_body
 from harness.store import ResultsFolder
-from tasks import load_taskset
+from tasks.taskset import load_taskset
 
 NOTEBOOK = Path(__file__).parents[1] / "notebooks" / "patterns.ipynb"
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from harness.cli.errors import BadInput
-from harness.report.html import report_html
+from harness.report.html.render import report_html
 from harness.report.prices import PriceError, load_prices
 from harness.report.table import Pricing
 from harness.store import ResultsError

@@ -14,15 +14,9 @@ from pathlib import Path
 import click
 
 from harness.cli.errors import BadInput
-from tasks.generate import (
-    GenerateError,
-    Options,
-    disagreements,
-    generate,
-    parse_hops,
-    parse_operations,
-    write_set,
-)
+from tasks.generate.build import GenerateError, Options, generate, parse_hops, parse_operations
+from tasks.generate.check import disagreements
+from tasks.generate.writer import write_set
 from tasks.taskset import TaskSetError, load_taskset
 
 

@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from harness.models.types import (
     FinishReason,
@@ -22,6 +20,9 @@ from harness.models.types import (
     ToolCall,
     Usage,
 )
+
+if TYPE_CHECKING:  # only the annotation: the client, not the trace, needs httpx loaded
+    import httpx
 
 _FINISH_REASONS: dict[str | None, FinishReason] = {
     "stop": "stop",

@@ -32,8 +32,8 @@ Power, three ways (``design_power``), each checked against simulated runs of the
   the tasks, which rho and kappa do not fix, and normal theory misses by 10 points or more;
 - otherwise normal theory: sign flips reject when |S| > z sqrt(sum d_t^2), that is when
   the one-sample t statistic exceeds ``critical_t``, and t is noncentral t with N - 1
-  degrees of freedom and noncentrality delta sqrt(N) / sqrt(Var(d_t)) (computed by
-  quadrature, ``harness.report.distributions``).
+  degrees of freedom and noncentrality delta sqrt(N) / sqrt(Var(d_t)) (scipy's,
+  ``harness.report.distributions``).
 
 What a finished run says of its own design is estimated in ``harness.report.power_estimate``.
 """

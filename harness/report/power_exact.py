@@ -55,21 +55,11 @@ def one_run_power(tasks: int, chances: Chances, alpha: float) -> float:
     return min(1.0, power)
 
 
-@lru_cache(maxsize=8)
-def _log_factorials(n: int) -> np.ndarray:
-    logs: np.ndarray = np.concatenate(([0.0], np.cumsum(np.log(np.arange(1, n + 1)))))
-    return logs
-
-
 def _binomial(n: int, p: float) -> np.ndarray:
     """P(K = 0..n) for K binomial(n, p)."""
-    k = np.arange(n + 1)
-    if p <= 0 or p >= 1:
-        certain: np.ndarray = (k == (0 if p <= 0 else n)).astype(float)
-        return certain
-    log_factorial = _log_factorials(max(n, EXACT_UP_TO))
-    logs = log_factorial[n] - log_factorial[k] - log_factorial[n - k]
-    probabilities: np.ndarray = np.exp(logs + k * math.log(p) + (n - k) * math.log1p(-p))
+    from scipy import stats  # only `power` needs it: slow to import
+
+    probabilities: np.ndarray = stats.binom.pmf(np.arange(n + 1), n, p)
     return probabilities
 
 

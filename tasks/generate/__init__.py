@@ -8,30 +8,3 @@ depots, people, cities), ``encyclopedia`` (entries, related titles, the naming n
 (answering from text), ``build`` (the knobs, and every question checked), ``writer``
 (the folder), ``check`` (the solver re-run over a written set), ``public`` (real facts).
 """
-
-from tasks.generate.build import (
-    Generated,
-    GenerateError,
-    Options,
-    generate,
-    parse_hops,
-    parse_operations,
-)
-from tasks.generate.check import disagreements
-from tasks.generate.solver import Solved, SolverError, solve
-from tasks.generate.writer import render, write_set
-
-__all__ = [
-    "GenerateError",
-    "Generated",
-    "Options",
-    "Solved",
-    "SolverError",
-    "disagreements",
-    "generate",
-    "parse_hops",
-    "parse_operations",
-    "render",
-    "solve",
-    "write_set",
-]

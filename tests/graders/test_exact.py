@@ -3,8 +3,9 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from graders import CASES, grade, normalise, numbers_in, run_self_test
-from harness.cli import main
+from graders.exact import grade, normalise, numbers_in
+from graders.selftest import CASES, run_self_test
+from harness.cli.main import main
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.answer or "empty")

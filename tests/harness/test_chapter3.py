@@ -4,7 +4,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from harness.cli import main
+from harness.cli.main import main
 from harness.config import load_experiment
 from harness.experiment import parse_arms
 from harness.fakes.fake_server import FakeServer

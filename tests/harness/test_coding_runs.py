@@ -11,7 +11,7 @@ from dataclasses import replace
 import pytest
 from click.testing import CliRunner
 
-from harness.cli import main
+from harness.cli.main import main
 from harness.fakes.code_responder import CodeResponder, part
 from harness.fakes.fake_server import FakeServer
 from harness.store import read_records

@@ -7,7 +7,7 @@ import pytest
 from click.testing import CliRunner
 
 import loopbench
-from harness.cli import main
+from harness.cli.main import main
 from harness.fakes.fake_server import FakeServer, Reply
 from harness.store import read_records
 from tests.depot_answers import RIGHT

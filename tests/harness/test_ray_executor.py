@@ -20,7 +20,7 @@ import pytest
 from click.testing import CliRunner
 
 import loopbench
-from harness.cli import main
+from harness.cli.main import main
 from harness.fakes.fake_server import FakeServer, Reply, default_responder, question_index
 from harness.patterns import registry
 from harness.store import read_records, run_key

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from harness.cli import main
+from harness.cli.main import main
 from harness.experiment import parse_arm
 from harness.fakes.fake_server import FakeServer
 from harness.legacy import SCHEMA_1_DEFAULTS, schema_1_identity

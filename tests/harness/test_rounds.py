@@ -9,7 +9,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from harness.cli import main
+from harness.cli.main import main
 from harness.experiment import parse_arms
 from harness.fakes.fake_server import FakeServer, Reply
 from harness.grid import Grid

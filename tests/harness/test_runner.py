@@ -3,11 +3,12 @@ import importlib.metadata
 
 from harness.experiment import parse_arms
 from harness.grid import Grid
-from harness.models import Message, ModelResponse, ScriptedModel, Usage, tool_reply
+from harness.models.scripted import ScriptedModel, tool_reply
+from harness.models.types import Message, ModelResponse, Usage
 from harness.report.rendering import render
 from harness.report.table import records_frame, summarize
 from harness.runner import Job, Runner, RunSettings
-from tasks import load_taskset
+from tasks.taskset import load_taskset
 
 
 def test_expand_covers_every_run_once_in_a_repeatable_shuffled_order():

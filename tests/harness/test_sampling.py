@@ -8,7 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 import loopbench
-from harness.cli import main
+from harness.cli.main import main
 from harness.fakes.fake_server import FakeServer
 from harness.models.types import ModelRequest
 from harness.sampling import LEGACY, Sampling, SamplingError, describe, describe_runs

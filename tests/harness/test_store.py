@@ -10,14 +10,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from harness.cli import main
+from harness.cli.main import main
 from harness.fakes.fake_server import FakeServer, Reply, default_responder, question_index
 from harness.grid import recorded_runs
 from harness.models.settings import without_credentials
 from harness.report.prices import load_prices
 from harness.store import ResultsError, ResultsFolder, read_records
-from tasks import load_taskset
-from tasks.taskset import BUILTIN_DIR
+from tasks.taskset import BUILTIN_DIR, load_taskset
 
 DEPOT = load_taskset("depot")
 META = {"task_set": "depot", "model": "m", "base_url": "u", "fingerprint": DEPOT.fingerprint()}

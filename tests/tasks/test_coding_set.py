@@ -16,8 +16,7 @@ import pytest
 
 from graders.sandbox import Limits, Sandbox, Suite
 from graders.suite_result import SuiteResult
-from tasks import load_taskset
-from tasks.taskset import BUILTIN_DIR
+from tasks.taskset import BUILTIN_DIR, load_taskset
 
 CODING = BUILTIN_DIR / "coding"
 WRONG = Path(__file__).parents[1] / "fixtures" / "coding_wrong"

@@ -13,12 +13,13 @@ import pytest
 
 from graders.exact import grade, numbers_in
 from harness.tools import ToolFailure
-from tasks import load_taskset
 from tasks.answer_keys import OPERATIONS
-from tasks.generate import Options, SolverError, disagreements, generate, solve, write_set
+from tasks.generate.build import Options, generate
+from tasks.generate.check import disagreements
 from tasks.generate.names import NameMaker, is_clean
-from tasks.generate.solver import Walk
-from tasks.taskset import BUILTIN_DIR, Task, TaskSet, TaskSetError
+from tasks.generate.solver import SolverError, Walk, solve
+from tasks.generate.writer import write_set
+from tasks.taskset import BUILTIN_DIR, Task, TaskSet, TaskSetError, load_taskset
 from tasks.tools import Encyclopedia, improved_lookup, plain_lookup
 
 SHIPPED = ("depot-500", "depot-easy")
@@ -258,7 +259,8 @@ def test_the_bytes_do_not_depend_on_string_hashing():
     # Set and dict order of strings changes with PYTHONHASHSEED; nothing made may follow it.
     script = (
         "import hashlib\n"
-        "from tasks.generate import Options, generate, render\n"
+        "from tasks.generate.build import Options, generate\n"
+        "from tasks.generate.writer import render\n"
         "files = render(generate(Options(n=40, hops=(1, 4), seed=11, public=3, distractors=0.6)))\n"
         "print(hashlib.sha256(''.join(files.values()).encode()).hexdigest())\n"
     )

@@ -7,7 +7,7 @@ import shlex
 import pytest
 from click.testing import CliRunner
 
-from harness.cli import main
+from harness.cli.main import main
 from harness.cli.tasks import tasks_group
 from harness.fakes.fake_server import FakeServer
 from harness.store import read_records

@@ -8,7 +8,7 @@ import ast
 
 import pytest
 
-from tasks import TaskSetError, humaneval
+from tasks import humaneval
 from tasks.humaneval import (
     CALLABLE_ONLY,
     Example,
@@ -23,6 +23,7 @@ from tasks.humaneval import (
     summary,
     task_id,
 )
+from tasks.taskset import TaskSetError
 
 PROBLEMS = load_problems()
 

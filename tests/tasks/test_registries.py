@@ -13,7 +13,7 @@ from pydantic import BaseModel
 
 import harness.plugins
 import loopbench
-from harness.cli import main
+from harness.cli.main import main
 from harness.experiment import ArmError, parse_arm
 from harness.grading import Grading
 from harness.patterns import registry as pattern_registry

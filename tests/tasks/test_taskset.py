@@ -3,9 +3,9 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from graders import grade
-from harness.cli import main
-from tasks import TaskSetError, load_taskset
+from graders.exact import grade
+from harness.cli.main import main
+from tasks.taskset import TaskSetError, load_taskset
 
 
 def test_depot_has_six_public_and_six_company_questions():

@@ -2,7 +2,7 @@
 
 from click.testing import CliRunner
 
-from harness.cli import main
+from harness.cli.main import main
 from harness.experiment import arm_identity
 from harness.fakes.fake_server import FakeServer
 from harness.patterns.catalog import registered

@@ -11,7 +11,7 @@ import time
 import pytest
 from click.testing import CliRunner
 
-from harness.cli import main
+from harness.cli.main import main
 from harness.fakes.fake_server import FakeServer, Reply, default_responder, question_index
 from harness.store import read_records
 

@@ -6,10 +6,11 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from harness.cli import main
+from harness.cli.main import main
 from harness.fakes.fake_server import FakeServer, Reply
-from harness.models import Message, ModelRequest, ScriptedModel
 from harness.models.cache import CachingClient, ResponseCache, canonical_request, request_key
+from harness.models.scripted import ScriptedModel
+from harness.models.types import Message, ModelRequest
 from harness.store import read_records
 
 ARMS = ["direct", "react_text", "self_consistency:samples=3", "best_of_n:n=2"]

@@ -16,7 +16,7 @@ import httpx
 import pytest
 from click.testing import CliRunner
 
-from harness.cli import main
+from harness.cli.main import main
 from harness.fakes.fake_server import question_index
 from harness.fakes.fault_server import FAULTS, FaultServer
 from harness.store import iter_traces, read_records

@@ -8,21 +8,12 @@ import httpx
 import pytest
 from click.testing import CliRunner
 
-from harness.cli import main
+from harness.cli.main import main
 from harness.fakes.fake_server import FakeServer
 from harness.fakes.fault_server import FaultServer
-from harness.models import (
-    CountingClient,
-    Message,
-    ModelAPIError,
-    ModelRequest,
-    OpenAICompatClient,
-    RetryPolicy,
-    ToolCall,
-    ToolSpec,
-    Usage,
-)
-from harness.models.openai_compat import Connection, Hooks
+from harness.models.counting import CountingClient
+from harness.models.openai_compat import Connection, Hooks, OpenAICompatClient, RetryPolicy
+from harness.models.types import Message, ModelAPIError, ModelRequest, ToolCall, ToolSpec, Usage
 from harness.store import read_records
 from harness.trace import Trace
 

@@ -3,7 +3,7 @@
 import pytest
 from click.testing import CliRunner
 
-from harness.cli import main
+from harness.cli.main import main
 from harness.models.settings import EndpointNotConfigured, resolve_endpoint, without_credentials
 
 NO_KEYS = {"LOOPBENCH_API_KEY": None, "OPENAI_API_KEY": None}

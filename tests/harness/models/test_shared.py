@@ -4,7 +4,7 @@ import asyncio
 
 import pytest
 
-from harness.models import CountingClient
+from harness.models.counting import CountingClient
 from harness.models.scripted import text_reply
 from harness.models.shared import SharedCalls
 from harness.models.types import Message, ModelAPIError, ModelRequest, ModelResponse

@@ -1,9 +1,10 @@
 import asyncio
 
-from harness.models import CountingClient, ScriptedModel
+from harness.models.counting import CountingClient
+from harness.models.scripted import ScriptedModel
 from harness.patterns.base import RunContext
 from harness.trace import Trace
-from tasks import load_taskset
+from tasks.taskset import load_taskset
 
 DEPOT = load_taskset("depot")
 

@@ -6,8 +6,10 @@ import pytest
 
 from harness.experiment import parse_arm
 from harness.fakes.fake_server import STRUCTURED_REPLIES
-from harness.models import CountingClient, FunctionModel, ModelResponse, Usage, text_reply
-from harness.models import tool_reply as call
+from harness.models.counting import CountingClient
+from harness.models.scripted import FunctionModel, text_reply
+from harness.models.scripted import tool_reply as call
+from harness.models.types import ModelResponse, Usage
 from harness.patterns.base import RunContext
 from harness.patterns.catalog import registered
 from harness.report.table import records_frame, summarize

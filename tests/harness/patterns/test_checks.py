@@ -5,7 +5,9 @@ import asyncio
 import pytest
 
 from harness.experiment import parse_arm
-from harness.models import CountingClient, FunctionModel, ModelResponse, ScriptedModel, tool_reply
+from harness.models.counting import CountingClient
+from harness.models.scripted import FunctionModel, ScriptedModel, tool_reply
+from harness.models.types import ModelResponse
 from harness.patterns.base import RunContext
 from harness.patterns.best_of_n import VERIFIER_SYSTEM
 from harness.patterns.evidence import check_evidence, entries_found

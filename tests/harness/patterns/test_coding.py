@@ -11,7 +11,8 @@ import pytest
 
 from graders.suite_result import Failure, SuiteResult
 from harness.experiment import parse_arm
-from harness.models import CountingClient, ScriptedModel
+from harness.models.counting import CountingClient
+from harness.models.scripted import ScriptedModel
 from harness.patterns.base import RunContext
 from harness.patterns.coding import CODE_SYSTEM, failure_report, suite_from_tests
 from harness.tools import ToolSet

@@ -1,5 +1,5 @@
 from harness.experiment import parse_arm
-from harness.models import tool_reply
+from harness.models.scripted import tool_reply
 from harness.patterns.executor import SYNTHESIS_SYSTEM
 
 from .helpers import run_pattern

@@ -3,7 +3,8 @@ import asyncio
 import pytest
 
 from harness.experiment import parse_arm
-from harness.models import CountingClient, ScriptedModel, tool_reply
+from harness.models.counting import CountingClient
+from harness.models.scripted import ScriptedModel, tool_reply
 from harness.patterns.acting import GUARD_OBSERVATION, Actions
 from harness.patterns.base import RunContext
 from harness.trace import Trace

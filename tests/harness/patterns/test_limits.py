@@ -2,19 +2,10 @@ import asyncio
 from dataclasses import dataclass
 
 from harness.experiment import parse_arm
-from harness.models import (
-    CountingClient,
-    FunctionModel,
-    Message,
-    ModelAPIError,
-    ModelRequest,
-    ModelResponse,
-    ScriptedModel,
-    Usage,
-    text_reply,
-    tool_reply,
-)
+from harness.models.counting import CountingClient
 from harness.models.estimate import EstimateUnavailable, ceiling_counter, counter_or_characters
+from harness.models.scripted import FunctionModel, ScriptedModel, text_reply, tool_reply
+from harness.models.types import Message, ModelAPIError, ModelRequest, ModelResponse, Usage
 from harness.patterns.base import CallFloor, Outcome, PatternOptions, RunContext
 from harness.patterns.limits import Limited
 from harness.runner import Job, Runner

@@ -1,7 +1,8 @@
 import pytest
 
 from harness.experiment import parse_arm
-from harness.models import ModelAPIError, text_reply
+from harness.models.scripted import text_reply
+from harness.models.types import ModelAPIError
 from harness.patterns.cot import final_answer
 
 from .helpers import run_pattern

@@ -1,5 +1,5 @@
 from harness.experiment import parse_arm
-from harness.models import text_reply, tool_reply
+from harness.models.scripted import text_reply, tool_reply
 
 from .helpers import run_pattern
 

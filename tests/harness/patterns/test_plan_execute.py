@@ -1,7 +1,8 @@
 import pytest
 
 from harness.experiment import parse_arm
-from harness.models import ModelResponse, tool_reply
+from harness.models.scripted import tool_reply
+from harness.models.types import ModelResponse
 from harness.patterns.executor import SYNTHESIS_SYSTEM
 from harness.patterns.plan_execute import StepDef, dependency_order
 

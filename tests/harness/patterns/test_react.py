@@ -1,5 +1,6 @@
 from harness.experiment import parse_arm
-from harness.models import ModelAPIError, tool_reply
+from harness.models.scripted import tool_reply
+from harness.models.types import ModelAPIError
 from harness.patterns.acting import GUARD_OBSERVATION
 
 from .helpers import run_pattern

@@ -1,7 +1,8 @@
 import pytest
 
 from harness.experiment import parse_arm
-from harness.models import ModelAPIError, text_reply
+from harness.models.scripted import text_reply
+from harness.models.types import ModelAPIError
 from harness.patterns.acting import GUARD_OBSERVATION
 from harness.patterns.react_text import EXAMPLE, TextAction, parse_action
 

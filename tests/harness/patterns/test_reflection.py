@@ -1,5 +1,6 @@
 from harness.experiment import parse_arm
-from harness.models import ModelAPIError, text_reply, tool_reply
+from harness.models.scripted import text_reply, tool_reply
+from harness.models.types import ModelAPIError
 from harness.trace import AnswerEvent
 
 from .helpers import run_pattern

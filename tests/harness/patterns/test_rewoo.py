@@ -3,11 +3,12 @@ import asyncio
 import pytest
 
 from harness.experiment import parse_arm
-from harness.models import CountingClient, ScriptedModel, text_reply, tool_reply
+from harness.models.counting import CountingClient
+from harness.models.scripted import ScriptedModel, text_reply, tool_reply
 from harness.patterns.base import RunContext
 from harness.patterns.rewoo import UnresolvedReference, substitute
 from harness.trace import Trace
-from tasks import load_taskset
+from tasks.taskset import load_taskset
 
 from .helpers import run_pattern
 

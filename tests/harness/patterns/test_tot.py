@@ -7,9 +7,11 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from harness.cli import main
+from harness.cli.main import main
 from harness.experiment import parse_arm
-from harness.models import CountingClient, FunctionModel, ModelResponse, text_reply, tool_reply
+from harness.models.counting import CountingClient
+from harness.models.scripted import FunctionModel, text_reply, tool_reply
+from harness.models.types import ModelResponse
 from harness.patterns.base import RunContext
 from harness.patterns.tot import ANSWER_SYSTEM, EVALUATE_SYSTEM
 from harness.patterns.tot_proposals import SAMPLE_SYSTEM

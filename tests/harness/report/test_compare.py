@@ -10,7 +10,7 @@ from scipy import stats
 from statsmodels.stats.contingency_tables import mcnemar
 from statsmodels.stats.proportion import proportion_confint
 
-from harness.cli import main
+from harness.cli.main import main
 from harness.report.compare import FLIPS_LISTED, FLIPS_NAMED, _flipped
 from harness.report.sign_flip import EXACT_TASKS, sign_flip_p
 from harness.report.stats import paired_difference, wilson_interval

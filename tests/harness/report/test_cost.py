@@ -6,7 +6,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from harness.cli import main
+from harness.cli.main import main
 from harness.report.cost import (
     PRICE_TIERS,
     Planning,

@@ -8,7 +8,7 @@ import re
 import pytest
 from click.testing import CliRunner
 
-from harness.cli import main
+from harness.cli.main import main
 from harness.patterns.base import STATUSES
 
 from .test_table import record

@@ -12,11 +12,11 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from harness.cli import main
 from harness.cli.failures import failures_command
+from harness.cli.main import main
 from harness.experiment import parse_arms
 from harness.fakes.fake_server import FakeServer, Reply, question_index
-from harness.models import ScriptedModel, text_reply, tool_reply
+from harness.models.scripted import ScriptedModel, text_reply, tool_reply
 from harness.models.types import ModelAPIError
 from harness.records import RunRecord
 from harness.report.failures import (
@@ -28,7 +28,7 @@ from harness.report.failures import (
 )
 from harness.runner import Job, Runner, RunSettings
 from harness.store import TRACES, RecordWriter
-from tasks import load_taskset
+from tasks.taskset import load_taskset
 
 DEPOT = load_taskset("depot")
 FORMS = ["react", "react_text"]

@@ -4,7 +4,7 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from harness.cli import main
+from harness.cli.main import main
 from harness.report.rendering import latex_text, render
 
 from .test_compare import write

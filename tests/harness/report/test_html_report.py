@@ -14,11 +14,12 @@ import struct
 import pytest
 from click.testing import CliRunner
 
-from harness.cli import main
+from harness.cli.main import main
 from harness.cli.report import report_command
 from harness.cli.table import table_command
 from harness.fakes.fake_server import FakeServer, Reply, question_index
-from harness.report.html import conversation, page_json
+from harness.report.html._conversation import conversation
+from harness.report.html.render import page_json
 from harness.store import iter_traces, read_records
 
 try:

@@ -1,7 +1,7 @@
 import pytest
 from click.testing import CliRunner
 
-from harness.cli import main
+from harness.cli.main import main
 from harness.report.plots import _pareto, plot_frontier, plot_outcomes
 from harness.report.table import records_frame, summarize
 

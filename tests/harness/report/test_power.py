@@ -42,11 +42,22 @@ TOLERANCE = 0.03 + 3 * 0.5 / math.sqrt(SIMS)
 def test_t_distributions_match_scipy():
     for df in (1, 2, 4, 11, 29, 199, 10_000, 10**6):
         for q in (0.9, 0.975, 0.9995):
-            assert t_quantile(q, df) == pytest.approx(stats.t.ppf(q, df), rel=1e-7)
+            assert t_quantile(q, df) == pytest.approx(stats.t.ppf(q, df), rel=1e-12)
         for alpha, shift in itertools.product((0.05, 0.01), (0.0, 0.7, 2.8, 6.0)):
             critical = stats.t.ppf(1 - alpha / 2, df)
             expected = stats.nct.sf(critical, df, shift) + stats.nct.cdf(-critical, df, shift)
-            assert t_power(shift, df, alpha) == pytest.approx(expected, abs=1e-6)
+            assert t_power(shift, df, alpha) == pytest.approx(expected, abs=1e-12)
+
+
+def test_t_distributions_match_their_closed_forms():
+    """Without scipy: t(1) is Cauchy, t(2) has a closed quantile, and with no shift the t
+    test rejects alpha of the time."""
+    for q in (0.6, 0.9, 0.975, 0.9995):
+        assert t_quantile(q, 1) == pytest.approx(math.tan(math.pi * (q - 0.5)), rel=1e-12)
+        assert t_quantile(q, 2) == pytest.approx((2 * q - 1) / math.sqrt(2 * q * (1 - q)))
+    for df, alpha in itertools.product((1, 3, 40, 5000), (0.05, 0.01)):
+        assert t_power(0.0, df, alpha) == pytest.approx(alpha, rel=1e-9)
+    assert t_power(3.0, 30, 0.05) == pytest.approx(t_power(-3.0, 30, 0.05), rel=1e-12)
 
 
 def _task_types(p_a, p_b, icc, kappa):

@@ -22,9 +22,10 @@ from harness.records import RunRecord
 from harness.report.axis import model_and_arm
 from harness.report.failures import LABELS, labelled_frame
 from harness.report.html import _page as page_module
-from harness.report.html import build_page, render_page
+from harness.report.html._page import build_page
 from harness.report.html._sample import CORRECT_PER_ARM, PER_LABEL, sample_rows
 from harness.report.html._scan import records_of, run_id_in
+from harness.report.html.render import render_page
 from harness.report.prices import load_prices
 from harness.report.separation import SeparationRule, StoppedRun
 from harness.report.table import Pricing
@@ -184,7 +185,8 @@ def test_the_sample_is_the_same_in_every_process(folder, sampled):
     """Python's own hash of a string changes with PYTHONHASHSEED: the sample must not."""
     script = (
         "import json, sys; from pathlib import Path\n"
-        "from harness.report.html import _page, build_page\n"
+        "from harness.report.html import _page\n"
+        "from harness.report.html._page import build_page\n"
         "from harness.report.prices import load_prices\n"
         "from harness.report.table import Pricing\n"
         f"_page.LIST_ALL_RUNS = {LOW}\n"

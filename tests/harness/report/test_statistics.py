@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 from statsmodels.stats.proportion import proportion_confint
 
-from harness.cli import main
+from harness.cli.main import main
 from harness.records import RunRecord
 from harness.report.distributions import t_quantile
 from harness.report.pass_k import PassK

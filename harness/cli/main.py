@@ -1,0 +1,111 @@
+"""The ``loopbench`` command: a click group whose subcommands, one module each, are
+imported only when run, so ``loopbench --help`` starts without pandas, DuckDB or
+matplotlib, and each command loads only what it uses (``bench/startup.py``)."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping
+from typing import Any
+
+import click
+
+#: Each subcommand's "module:attribute", and its summary in ``loopbench --help`` (the first
+#: sentence of its help; a test holds the two equal).
+COMMANDS: Mapping[str, tuple[str, str]] = {
+    "cache": (
+        "harness.cli.cache:cache_command",
+        "Inspect or empty the response cache that ``run --cache DIR`` keeps.",
+    ),
+    "compare": (
+        "harness.cli.compare:compare_command",
+        "Compare CANDIDATE against BASELINE; exit 1 if an arm regressed, 2 on bad input.",
+    ),
+    "cost": (
+        "harness.cli.cost:cost_command",
+        "Token, latency and cost arithmetic for patterns, before running them.",
+    ),
+    "export": (
+        "harness.cli.export:export_command",
+        "Write RESULTS' runs to one file: a row per run, a column per record field (options "
+        "and metrics as JSON text).",
+    ),
+    "failures": (
+        "harness.cli.failures:failures_command",
+        "Label every run that did not end correct (repetition, tool miss, unsupported "
+        "number, ...) and print, per arm, the share of failed runs carrying each label.",
+    ),
+    "grade": (
+        "harness.cli.grade:grade_command",
+        "Grade an answer with the typed exact grader, run its self-test, or run code against "
+        "a coding task's suite in the sandbox.",
+    ),
+    "patterns": (
+        "harness.cli.patterns:patterns_command",
+        "List registered patterns with their options, defaults and cost in model calls.",
+    ),
+    "plot": ("harness.cli.plot:plot_command", "Plot a results folder to a PNG file."),
+    "power": (
+        "harness.cli.power:power_command",
+        "How many tasks a paired comparison of two arms needs, or the power of --tasks.",
+    ),
+    "report": (
+        "harness.cli.report:report_command",
+        "Write one HTML page of a results folder: the summary table, plots, why runs "
+        "failed, a task-by-arm matrix and every run with its trace (above a few thousand "
+        "runs, a fixed sample of them; `loopbench export` writes them all).",
+    ),
+    "run": (
+        "harness.cli.run:run_command",
+        "Run every arm on every task, REPEATS times, and print the table.",
+    ),
+    "serve-local": (
+        "harness.cli.serve_local:serve_local_command",
+        "Serve the embedded model on an OpenAI-compatible API and print its base URL.",
+    ),
+    "table": (
+        "harness.cli.table:table_command",
+        "Print accuracy, turns, tool calls, tokens, cost and cost per correct answer per arm.",
+    ),
+    "tasks": ("harness.cli.tasks:tasks_group", "Make generated task sets and check them."),
+}
+
+
+class LazyGroup(click.Group):
+    """A group that imports a subcommand's module when the subcommand is run (or asked
+    for its own help), and lists every subcommand from ``COMMANDS`` alone."""
+
+    def __init__(self, *args: Any, lazy: Mapping[str, tuple[str, str]], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.lazy = lazy
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(self.lazy)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.lazy:
+            return None
+        module, attribute = self.lazy[cmd_name][0].split(":")
+        command = getattr(importlib.import_module(module), attribute)
+        assert isinstance(command, click.Command), self.lazy[cmd_name][0]
+        return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The commands and their summaries, as click lays them out, without importing any."""
+        names = self.list_commands(ctx)
+        limit = formatter.width - 6 - max(len(name) for name in names)
+        rows = [
+            (name, click.Command(name, help=self.lazy[name][1]).get_short_help_str(limit))
+            for name in names
+        ]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+@click.group(cls=LazyGroup, lazy=COMMANDS, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="loopbench")
+def main() -> None:
+    """Measure LLM agent reasoning patterns on labelled task sets."""
+
+
+__all__ = ["main"]
