@@ -29,7 +29,7 @@ from harness.models.openai_compat import Connection, OpenAICompatClient
 from harness.models.types import Message, ModelRequest
 from harness.runner import RunSettings
 from harness.store import ResultsFolder, read_records
-from tasks.taskset import load_taskset
+from tasks.loading import load_taskset
 
 
 def start_server(latency: float) -> tuple[subprocess.Popen[str], str]:

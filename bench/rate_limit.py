@@ -32,7 +32,7 @@ from harness.grid import Grid, run_grid
 from harness.models.openai_compat import Connection, OpenAICompatClient, RetryPolicy
 from harness.runner import RunSettings
 from harness.store import ResultsFolder, read_records
-from tasks.taskset import load_taskset
+from tasks.loading import load_taskset
 
 
 class Bucket:

@@ -51,7 +51,8 @@ from harness.rounds import run_until_separated
 from harness.runner import RunSettings
 from harness.sampling import Sampling
 from harness.store import ResultsFolder, read_records
-from tasks.taskset import TaskSet, load_taskset
+from tasks.loading import load_taskset
+from tasks.taskset import TaskSet
 
 #: What may stand for the model: a client, or a function of the request (sync or async)
 #: returning a reply's text, a ModelResponse, or an exception to raise.

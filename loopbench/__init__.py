@@ -21,9 +21,10 @@ from harness.runner import RunSettings
 from harness.sampling import Sampling
 from harness.tools import Tool, ToolOptions
 from tasks.grader_registry import register_grader
+from tasks.loading import load_taskset
 from tasks.registry import register_taskset
 from tasks.task_models import TaskBase
-from tasks.taskset import TaskSet, load_taskset
+from tasks.taskset import TaskSet
 from tasks.tool_registry import register_tool
 from tasks.tools import ToolSource
 

@@ -1,5 +1,5 @@
-"""Task sets known by name besides the folders beside this package: HumanEval, read from
-its package, and those plugins add.
+"""Task sets known by name besides the folders beside this package: HumanEval
+(``tasks.loading`` registers it) and those plugins add.
 
 A plugin adds one with ``loopbench.register_taskset(name, source)``, or declares an entry
 point in the group ``loopbench.tasksets`` whose name is the set's name and whose object
@@ -53,12 +53,3 @@ def registered_tasksets() -> dict[str, TaskSetSource]:
                 register_taskset(point.name, loaded)
         _plugins_loaded = True
     return dict(_SOURCES)
-
-
-def _humaneval() -> TaskSet:
-    from tasks.humaneval import humaneval_taskset  # reads the package only when asked
-
-    return humaneval_taskset()
-
-
-register_taskset("humaneval", _humaneval)

@@ -34,7 +34,6 @@ from harness.plugins import PluginError
 from harness.tools import ToolChoices, ToolSet
 from tasks.answer_keys import Filled
 from tasks.grader_registry import GraderInfo, UnknownGrader, grader_info, registered_graders
-from tasks.registry import registered_tasksets
 from tasks.task_models import AnyTask as AnyTask
 from tasks.task_models import CodeTask as CodeTask
 from tasks.task_models import Task as Task
@@ -117,27 +116,9 @@ class TaskSet:
         return ToolSet(tool_info(name).build(source, given.get(name, {})) for name in self.tools)
 
 
-def builtin_names() -> list[str]:
-    """The sets ``--tasks`` takes by name: folders beside this file, HumanEval, plugins'."""
-    folders = (p.parent.name for p in BUILTIN_DIR.glob("*/taskset.toml"))
-    return sorted({*folders, *registered_tasksets()})
-
-
-def load_taskset(spec: str | Path) -> TaskSet:
-    folder = Path(spec)
-    if not folder.is_dir():
-        source = registered_tasksets().get(str(spec)) if isinstance(spec, str) else None
-        if callable(source):
-            return source()
-        if source is not None:
-            folder = Path(source)
-        elif isinstance(spec, str) and (BUILTIN_DIR / spec / "taskset.toml").is_file():
-            folder = BUILTIN_DIR / spec
-        else:
-            raise TaskSetError(
-                f"no task set {str(spec)!r}: give a built-in name ({', '.join(builtin_names())}) "
-                "or a folder holding tasks.jsonl and taskset.toml"
-            )
+def read_taskset(folder: Path) -> TaskSet:
+    """The task set in ``folder`` (tasks.jsonl and taskset.toml); ``TaskSetError`` naming
+    the file, line and field of what is wrong."""
     config = _read_config(folder / "taskset.toml")
     grader = grader_info(config.grader)
     tasks = [task.with_files(folder) for task in _read_tasks(folder / "tasks.jsonl", grader)]

@@ -1,7 +1,8 @@
 """A right answer to each depot question, as the exact grader reads one: its entities,
 then its numbers. For scripted models that must answer right (or not) on purpose."""
 
-from tasks.taskset import Task, load_taskset
+from tasks.loading import load_taskset
+from tasks.taskset import Task
 
 DEPOT = load_taskset("depot")
 RIGHT = {

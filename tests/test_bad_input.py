@@ -25,7 +25,7 @@ from harness.cli.main import main
 from harness.config import load_experiment
 from harness.records import RunRecord
 from harness.report.prices import load_prices
-from tasks.taskset import load_taskset
+from tasks.loading import load_taskset
 
 NOWHERE = ["--model", "fake", "--base-url", "http://127.0.0.1:9/v1", "--max-retries", "0"]
 RUN = ["run", "--quiet", *NOWHERE]

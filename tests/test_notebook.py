@@ -12,7 +12,7 @@ from harness.grid import Grid, run_grid
 from harness.models.scripted import FunctionModel, text_reply, tool_reply
 from harness.models.wire import request_body
 from harness.store import ResultsFolder
-from tasks.taskset import load_taskset
+from tasks.loading import load_taskset
 
 NOTEBOOK = Path(__file__).parents[1] / "notebooks" / "patterns.ipynb"
 

@@ -23,7 +23,8 @@ from harness.patterns.catalog import registered
 from harness.patterns.registry import UnknownPattern
 from harness.records import RunRecord
 from harness.store import ResultsError, read_records
-from tasks.taskset import TaskSetError, load_taskset
+from tasks.loading import load_taskset
+from tasks.taskset import TaskSetError
 
 BOUNDED = settings(
     max_examples=150,

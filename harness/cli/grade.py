@@ -18,7 +18,8 @@ from graders.selftest import run_self_test
 from harness.cli.errors import BadInput
 from harness.files import describe_errors, read_text
 from tasks.answer_keys import Expected
-from tasks.taskset import CodeTask, TaskSetError, load_taskset
+from tasks.loading import load_taskset
+from tasks.taskset import CodeTask, TaskSetError
 
 
 @click.command("grade")

@@ -17,7 +17,8 @@ from harness.cli.errors import BadInput
 from tasks.generate.build import GenerateError, Options, generate, parse_hops, parse_operations
 from tasks.generate.check import disagreements
 from tasks.generate.writer import write_set
-from tasks.taskset import TaskSetError, load_taskset
+from tasks.loading import load_taskset
+from tasks.taskset import TaskSetError
 
 
 @click.group("tasks")

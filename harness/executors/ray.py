@@ -46,7 +46,8 @@ from harness.plugins import PluginError, load_plugin
 from harness.records import RunRecord
 from harness.report.prices import PriceTable
 from harness.runner import VERSION, Finish, Job, Runner, RunSettings
-from tasks.taskset import AnyTask, TaskSetError, load_taskset
+from tasks.loading import load_taskset
+from tasks.taskset import AnyTask, TaskSetError
 
 #: How many times a batch is sent again after its worker died.
 RETRIES = 3

@@ -13,7 +13,7 @@ import threading
 
 from harness.fakes.code_responder import CodeResponder
 from harness.fakes.fake_server import FakeServer, Responder, default_responder
-from tasks.taskset import load_taskset
+from tasks.loading import load_taskset
 
 
 def main() -> None:

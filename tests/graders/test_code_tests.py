@@ -7,7 +7,7 @@ from pathlib import Path
 from graders.code_tests import CodeGrader, SuiteCheck, describe, no_code
 from graders.suite_result import Failure, SuiteResult
 from tasks.builtin_graders import edit_measures
-from tasks.taskset import load_taskset
+from tasks.loading import load_taskset
 
 WRONG = Path(__file__).parents[1] / "fixtures" / "coding_wrong"
 CODING = load_taskset("coding")

@@ -15,7 +15,7 @@ from harness.cli.main import main
 from harness.fakes.code_responder import CodeResponder, part
 from harness.fakes.fake_server import FakeServer
 from harness.store import read_records
-from tasks.taskset import load_taskset
+from tasks.loading import load_taskset
 
 SECRET = "sk-test-secret-never-written-0002"
 ARMS = [

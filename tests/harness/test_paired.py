@@ -10,7 +10,7 @@ from harness.grid import Grid, run_grid
 from harness.models.scripted import FunctionModel
 from harness.runner import RunSettings
 from harness.store import ResultsFolder
-from tasks.taskset import load_taskset
+from tasks.loading import load_taskset
 
 
 def grid(tmp_path, paired):

@@ -17,7 +17,7 @@ from harness.models.scripted import FunctionModel
 from harness.report.separation import RULE_FILE, SeparationRule
 from harness.rounds import run_until_separated
 from harness.store import ResultsFolder, read_records
-from tasks.taskset import load_taskset
+from tasks.loading import load_taskset
 from tests.depot_answers import RIGHT
 
 DEPOT = load_taskset("depot")

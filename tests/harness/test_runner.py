@@ -8,7 +8,7 @@ from harness.models.types import Message, ModelResponse, Usage
 from harness.report.rendering import render
 from harness.report.table import records_frame, summarize
 from harness.runner import Job, Runner, RunSettings
-from tasks.taskset import load_taskset
+from tasks.loading import load_taskset
 
 
 def test_expand_covers_every_run_once_in_a_repeatable_shuffled_order():

@@ -16,7 +16,8 @@ from harness.grid import recorded_runs
 from harness.models.settings import without_credentials
 from harness.report.prices import load_prices
 from harness.store import ResultsError, ResultsFolder, read_records
-from tasks.taskset import BUILTIN_DIR, load_taskset
+from tasks.loading import load_taskset
+from tasks.taskset import BUILTIN_DIR
 
 DEPOT = load_taskset("depot")
 META = {"task_set": "depot", "model": "m", "base_url": "u", "fingerprint": DEPOT.fingerprint()}

@@ -16,7 +16,8 @@ import pytest
 
 from graders.sandbox import Limits, Sandbox, Suite
 from graders.suite_result import SuiteResult
-from tasks.taskset import BUILTIN_DIR, load_taskset
+from tasks.loading import load_taskset
+from tasks.taskset import BUILTIN_DIR
 
 CODING = BUILTIN_DIR / "coding"
 WRONG = Path(__file__).parents[1] / "fixtures" / "coding_wrong"

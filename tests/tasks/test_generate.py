@@ -19,7 +19,8 @@ from tasks.generate.check import disagreements
 from tasks.generate.names import NameMaker, is_clean
 from tasks.generate.solver import SolverError, Walk, solve
 from tasks.generate.writer import write_set
-from tasks.taskset import BUILTIN_DIR, Task, TaskSet, TaskSetError, load_taskset
+from tasks.loading import load_taskset
+from tasks.taskset import BUILTIN_DIR, Task, TaskSet, TaskSetError
 from tasks.tools import Encyclopedia, improved_lookup, plain_lookup
 
 SHIPPED = ("depot-500", "depot-easy")

@@ -11,7 +11,8 @@ from harness.cli.main import main
 from harness.cli.tasks import tasks_group
 from harness.fakes.fake_server import FakeServer
 from harness.store import read_records
-from tasks.taskset import BUILTIN_DIR, load_taskset
+from tasks.loading import load_taskset
+from tasks.taskset import BUILTIN_DIR
 
 FILES = ("taskset.toml", "tasks.jsonl", "encyclopedia.json")
 

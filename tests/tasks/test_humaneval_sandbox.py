@@ -5,7 +5,8 @@ import asyncio
 
 from graders.code_tests import feedback, heldout
 from graders.sandbox import Limits, Sandbox
-from tasks.taskset import CodeTask, load_taskset
+from tasks.loading import load_taskset
+from tasks.taskset import CodeTask
 
 
 def test_every_canonical_solution_passes_both_suites_in_the_sandbox():

@@ -19,8 +19,9 @@ from harness.grading import Grading
 from harness.patterns import registry as pattern_registry
 from harness.patterns.base import PatternOptions
 from tasks import grader_registry, tool_registry
+from tasks.loading import load_taskset
 from tasks.task_models import TaskBase
-from tasks.taskset import TaskSetError, load_taskset
+from tasks.taskset import TaskSetError
 from tasks.tool_registry import ToolOptionsError, UnknownTool, check_tool_choices, tool_info
 from tasks.tools import ToolSource
 

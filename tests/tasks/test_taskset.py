@@ -5,7 +5,8 @@ from click.testing import CliRunner
 
 from graders.exact import grade
 from harness.cli.main import main
-from tasks.taskset import TaskSetError, load_taskset
+from tasks.loading import load_taskset
+from tasks.taskset import TaskSetError
 
 
 def test_depot_has_six_public_and_six_company_questions():
@@ -194,7 +195,7 @@ def test_a_bad_coding_set_says_where_and_what(tmp_path, task, files, message):
 
 
 def test_the_coding_set_is_built_in():
-    from tasks.taskset import builtin_names
+    from tasks.loading import builtin_names
 
     assert {"coding", "depot", "humaneval"} <= set(builtin_names())
 

@@ -3,7 +3,7 @@ import asyncio
 import pytest
 
 from harness.tools import ToolFailure, ToolSet
-from tasks.taskset import load_taskset
+from tasks.loading import load_taskset
 from tasks.tools import (
     CalcError,
     Encyclopedia,

@@ -4,7 +4,7 @@ from harness.models.counting import CountingClient
 from harness.models.scripted import ScriptedModel
 from harness.patterns.base import RunContext
 from harness.trace import Trace
-from tasks.taskset import load_taskset
+from tasks.loading import load_taskset
 
 DEPOT = load_taskset("depot")
 

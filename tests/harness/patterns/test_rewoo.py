@@ -8,7 +8,7 @@ from harness.models.scripted import ScriptedModel, text_reply, tool_reply
 from harness.patterns.base import RunContext
 from harness.patterns.rewoo import UnresolvedReference, substitute
 from harness.trace import Trace
-from tasks.taskset import load_taskset
+from tasks.loading import load_taskset
 
 from .helpers import run_pattern
 

@@ -28,7 +28,7 @@ from harness.report.failures import (
 )
 from harness.runner import Job, Runner, RunSettings
 from harness.store import TRACES, RecordWriter
-from tasks.taskset import load_taskset
+from tasks.loading import load_taskset
 
 DEPOT = load_taskset("depot")
 FORMS = ["react", "react_text"]
