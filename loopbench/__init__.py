@@ -1,6 +1,7 @@
 """loopbench's public Python API: what a script, a notebook or a plugin uses.
 
-Run a grid (``Experiment``), read results (``load``, ``Results``), write a pattern
+Run a grid (``Experiment``, or ``Experiment.from_config`` with a ``RunConfig``: the shape
+flags and experiment files build; an ``Observer`` watches it run), read results (``load``, ``Results``), write a pattern
 (``register_pattern`` with ``PatternOptions``, ``RunContext`` and ``Outcome``), a task
 set (``register_taskset``), a tool a task set can name (``register_tool`` with ``Tool``,
 ``ToolOptions`` and ``ToolSource``) or a grader (``register_grader`` with ``Grader``,
@@ -12,8 +13,10 @@ releases.
 from graders.base import Grader, GraderSetup
 from graders.exact import Grade
 from harness.api import Experiment, ModelLike, Results, as_client, load
+from harness.config import ModelEntry, RunConfig
 from harness.models.scripted import FunctionModel, ScriptedModel, text_reply, tool_reply
 from harness.models.types import Message, ModelClient, ModelRequest, ModelResponse
+from harness.observer import Observer
 from harness.patterns.base import CallFloor, Outcome, PatternOptions, RunContext
 from harness.patterns.registry import register as register_pattern
 from harness.report.separation import SeparationRule
@@ -37,12 +40,15 @@ __all__ = [
     "GraderSetup",
     "Message",
     "ModelClient",
+    "ModelEntry",
     "ModelLike",
     "ModelRequest",
     "ModelResponse",
+    "Observer",
     "Outcome",
     "PatternOptions",
     "Results",
+    "RunConfig",
     "RunContext",
     "RunSettings",
     "Sampling",

