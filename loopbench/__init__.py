@@ -1,13 +1,13 @@
 """loopbench's public Python API: what a script, a notebook or a plugin uses.
 
 Run a grid (``Experiment``, or ``Experiment.from_config`` with a ``RunConfig``: the shape
-flags and experiment files build; an ``Observer`` watches it run), read results (``load``, ``Results``), write a pattern
-(``register_pattern`` with ``PatternOptions``, ``RunContext`` and ``Outcome``), a task
-set (``register_taskset``), a tool a task set can name (``register_tool`` with ``Tool``,
-``ToolOptions`` and ``ToolSource``) or a grader (``register_grader`` with ``Grader``,
-``GraderSetup``, ``TaskBase`` and ``Grade``), and test them with a scripted model.
-Everything else in the ``harness``, ``graders`` and ``tasks`` packages may change between
-releases.
+flags and experiment files build; an ``Observer`` watches it run), read results
+(``load``, ``Results``), write a pattern (``register_pattern`` with ``PatternOptions``,
+``RunContext`` and ``Outcome``), a task set (``register_taskset``), a tool a task set can
+name (``register_tool`` with ``Tool``, ``ToolOptions`` and ``ToolSource``) or a grader
+(``register_grader`` with ``Grader``, ``GraderSetup``, ``TaskBase`` and ``Grade``), and
+test them with a scripted model. Everything else in the ``harness``, ``graders`` and
+``tasks`` packages may change between releases.
 """
 
 from graders.base import Grader, GraderSetup
