@@ -181,10 +181,12 @@ class Sandbox:
             with _private(files) as (results, out, err, t_out, t_err):
                 calls_r, calls_w = os.pipe()  # the runner's calls to the worker
                 replies_r, replies_w = os.pipe()  # the worker's replies
+                worker_fds = [calls_r, replies_w]  # never the results: only the runner's
+                runner_fds = [results.fileno(), calls_w, replies_r]
                 try:
-                    job = self._worker_job(code, suite, uid, box, calls_r, replies_w)
+                    job = self._worker_job(code, suite, uid, box, worker_fds)
                     started.append(self._start(tmp, WORKER, job, out, err, sandboxed=True))
-                    job = self._runner_job(suite, uid, box, results, calls_w, replies_r)
+                    job = self._runner_job(suite, uid, box, runner_fds)
                     sandboxed = not suite.trusted
                     started.append(self._start(tmp, RUNNER, job, t_out, t_err, sandboxed))
                 finally:
@@ -298,10 +300,10 @@ class Sandbox:
                 await asyncio.to_thread(sweep, claim.uid)
 
     def _worker_job(
-        self, code: str, suite: Suite, uid: int | None, box: boxes.Box | None, calls: int,
-        replies: int,
-    ) -> Job:  # fmt: skip
+        self, code: str, suite: Suite, uid: int | None, box: boxes.Box | None, fds: list[int]
+    ) -> Job:
         box_fds = [] if box is None else box.join_fds()
+        calls, replies = fds[:2]
         data = {
             "code": code,
             "preamble": suite.preamble,
@@ -313,26 +315,26 @@ class Sandbox:
             "calls_fd": calls,
             "replies_fd": replies,
         }
-        return Job(data, [calls, replies, *box_fds], box_fds)
+        return Job(data, [*fds, *box_fds], box_fds)
 
     def _runner_job(
-        self, suite: Suite, uid: int | None, box: boxes.Box | None, results: BinaryIO,
-        calls: int, replies: int,
-    ) -> Job:  # fmt: skip
+        self, suite: Suite, uid: int | None, box: boxes.Box | None, fds: list[int]
+    ) -> Job:
         limits = self.limits.to_job()
         confine, box_fds = None, []
         if not suite.trusted:
             box_fds = [] if box is None else box.join_fds()
             confine = {"limits": limits, "uid": uid, "gid": uid, "box_fds": box_fds}
+        results, calls, replies = fds
         data = {
             "suite": suite.source,
             "limits": limits,
-            "results_fd": results.fileno(),
+            "results_fd": results,
             "calls_fd": calls,
             "replies_fd": replies,
             "confine": confine,
         }
-        return Job(data, [results.fileno(), calls, replies, *box_fds], box_fds)
+        return Job(data, [*fds, *box_fds], box_fds)
 
 
 async def _both_exit(first: Started, second: Started) -> None:

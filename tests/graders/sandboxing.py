@@ -70,9 +70,11 @@ class Started:
         @contextlib.contextmanager
         def watched_uid() -> Iterator[Claim]:
             with claim() as held:
-                yield held
-                if held.uid is not None:
-                    self.left += live_processes_of(held.uid)
+                try:
+                    yield held
+                finally:  # however the run ended: cancelled too
+                    if held.uid is not None:
+                        self.left += live_processes_of(held.uid)
 
         monkeypatch.setattr(Sandbox, "_start", recording_start)
         monkeypatch.setattr(Box, "make", classmethod(recording_make))

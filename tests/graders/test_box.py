@@ -2,6 +2,7 @@
 the kernel's cgroups where this machine allows them, else watched from outside; and /tmp and
 /dev/shm private to the run at every level, leaving nothing behind."""
 
+import asyncio
 import os
 import subprocess
 import sys
@@ -224,3 +225,15 @@ def test_a_run_at_the_level_none_leaves_nothing_of_its_uid(monkeypatch):
         assert mine.read_text() == "not the run's"
     finally:
         mine.unlink()
+
+
+@pytest.mark.parametrize(
+    ("usage", "says"),
+    [((300 << 20, 2), "memory limit (256 MB)"), ((1 << 20, 65), "process limit (64)")],
+    ids=["memory", "processes"],
+)
+def test_the_watch_ends_a_run_over_either_limit(monkeypatch, usage, says):
+    monkeypatch.setattr(graders.box, "_usage", lambda uid, started: usage)
+    monkeypatch.setattr(graders.box, "WATCH_S", 0.001)
+    over = asyncio.run(asyncio.wait_for(graders.box.watch(256 << 20, 64, None, 1), 10))
+    assert over == f"{says} exceeded by the run's processes"

@@ -12,7 +12,14 @@ import pytest
 from graders.sandbox import Limits, Sandbox, Suite
 from tasks import load_taskset
 from tasks.humaneval import heldout_suite, load_problems, preamble
-from tests.graders.hostile import CASES, UNHOOK, Hostile, always_equal, replaced_helpers
+from tests.graders.hostile import (
+    CASES,
+    ROMAN_REFERENCE,
+    UNHOOK,
+    Hostile,
+    always_equal,
+    replaced_helpers,
+)
 from tests.graders.sandboxing import ONE_TEST, run
 
 ROMAN = next(t for t in load_taskset("coding").tasks if t.id == "roman_numerals").suites
@@ -170,3 +177,15 @@ def test_the_runner_is_not_in_the_candidates_reach(isolated):
         assert seen == []
     elif os.geteuid() == 0:
         assert seen and "fds" not in seen  # visible, but another uid's
+
+
+def test_a_suite_the_model_wrote_runs_sandboxed(isolated):
+    """Past its audit hook, a suite the model wrote sees no more of this machine than the code
+    does: under bwrap and unshare, not this repository (where the references are)."""
+    if isolated.isolation == "none":
+        pytest.skip("at the level none this machine's files are visible to both")
+    suite = UNHOOK + f"open({str(ROMAN_REFERENCE)!r}).read()\n\n\n" + ONE_TEST
+    result = run(isolated, "def f():\n    return 'ok'\n", suite, name="self_tests")
+    assert result.status == "crashed"
+    assert "No such file or directory" in result.detail
+    assert run(isolated, "def f():\n    return 'ok'\n", suite).status == "passed"

@@ -13,6 +13,7 @@ import time
 import pytest
 
 import graders.isolation
+import graders.sandbox
 from graders.isolation import SandboxError, interpreter, probe, warning
 from graders.sandbox import Limits, Sandbox, Suite
 from graders.suite_result import Failure, SuiteResult
@@ -366,16 +367,25 @@ def test_runs_cancelled_at_any_point_are_killed_and_do_not_hang(isolated, starte
     started.assert_all_ended()
 
 
-def test_a_run_cancelled_again_as_it_ends_still_kills_and_reaps(isolated, started):
+def test_a_run_cancelled_again_as_it_ends_still_kills_and_reaps(isolated, started, monkeypatch):
     """A second cancellation that lands while the run is killing its processes does not cut
     that short: nothing is left running, nothing unreaped (a ResourceWarning here)."""
     code = "import time\ndef f():\n    time.sleep(5)\n    return 'ok'"
+    killing = asyncio.Event()
+    end_trusted = graders.sandbox.end_trusted
+
+    async def signalling(*args):  # the test runner is ended first
+        killing.set()
+        await asyncio.sleep(0)  # where the second cancellation lands
+        await end_trusted(*args)
+
+    monkeypatch.setattr(graders.sandbox, "end_trusted", signalling)
 
     async def cancelled_twice() -> None:
         task = asyncio.ensure_future(isolated.run(code, Suite("heldout", ONE_TEST, "f")))
         await asyncio.sleep(0.5)
         task.cancel()
-        await asyncio.sleep(0)  # it takes the first, and starts to kill
+        await killing.wait()
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
