@@ -143,21 +143,29 @@ def _unshare(programs: Path, root: Path, disk_bytes: int) -> list[str]:
 def command(
     isolation: Isolation,
     programs: Path,
-    program: str,
+    module: str | None,
     run_dir: Path,
     disk_bytes: int,
     info_fd: int | None = None,
 ) -> list[str]:
-    """The command that runs ``program`` (a file of ``programs``, the folder holding the
-    sandbox's ``graders``) at this isolation level; ``run_dir`` holds ``work/`` (the working
-    directory at the level none) and ``root/`` (the new root at the level unshare)."""
-    python = [interpreter(), "-I", "-S", "-B"]
+    """The command that runs ``module``'s ``main()`` (a module of the sandbox's ``graders``
+    in ``programs``; None runs nothing, to probe) at this isolation level; ``run_dir`` holds
+    ``work/`` (the working directory at the level none) and ``root/`` (the new root at the
+    level unshare)."""
     if isolation == "bwrap":
-        return [*_bwrap(programs, disk_bytes, info_fd), *python, f"{PROGRAMS}/{program}"]
+        return [*_bwrap(programs, disk_bytes, info_fd), *_python(PROGRAMS, module)]
     if isolation == "unshare":
-        root = run_dir / "root"
-        return [*_unshare(programs, root, disk_bytes), *python, f"{PROGRAMS}/{program}"]
-    return [*python, str(programs / program)]
+        return [*_unshare(programs, run_dir / "root", disk_bytes), *_python(PROGRAMS, module)]
+    return _python(str(programs), module)
+
+
+def _python(folder: str, module: str | None) -> list[str]:
+    """The base interpreter running ``module.main()`` from ``folder``: imported, not run as
+    a script, so that it loads from the compiled files beside it."""
+    code = "import os" if module is None else (
+        f"import sys; sys.path.insert(0, {folder!r}); import {module} as m; m.main()"
+    )  # fmt: skip
+    return [interpreter(), "-I", "-S", "-B", "-c", code]
 
 
 def working_directory(isolation: Isolation, run_dir: Path) -> str:
@@ -171,8 +179,7 @@ def probe(isolation: Isolation) -> str:
     with tempfile.TemporaryDirectory(prefix="loopbench-probe-") as tmp:
         for folder in ("programs", "root", "work"):
             Path(tmp, folder).mkdir()
-        argv = command(isolation, Path(tmp, "programs"), "probe.py", Path(tmp), MB)
-        argv = [*argv[:-1], "-c", "import os"]
+        argv = command(isolation, Path(tmp, "programs"), None, Path(tmp), MB)
         try:
             done = subprocess.run(
                 argv, cwd=tmp, env=child_env(tmp), capture_output=True, text=True, timeout=30
@@ -202,31 +209,33 @@ def choose(isolation: Isolation | None = None) -> Isolation:
     return asked
 
 
-def warning(isolation: Isolation) -> str:
-    """What a level leaves open, for the CLI to print; "" for bwrap 0.8 on."""
-    hook = (
-        "its audit hook (files outside its directory, processes, sockets, a count of new "
-        "files) is defence in depth and can be bypassed by the code it watches"
-    )
-    if isolation == "bwrap":
-        if _sized_tmpfs():
-            return ""
-        return (
-            "sandbox: bwrap without --size (bubblewrap older than 0.8): the work directory is "
-            f"on this machine's disk, and {hook}; upgrade bubblewrap"
+def warning(isolation: Isolation, boxed: bool = True) -> str:
+    """What a level, and a machine where no cgroups can be made (not ``boxed``), leave open,
+    for the CLI to print; "" for bwrap 0.8 on and for unshare, with cgroups."""
+    notes = []
+    if isolation == "bwrap" and not _sized_tmpfs():
+        notes.append(
+            "bwrap without --size (bubblewrap older than 0.8): the work directory, /tmp and "
+            "/dev/shm are tmpfs with no size of their own; upgrade bubblewrap"
         )
-    if is_root():
-        who = "a uid of its own"
-    else:
+    if isolation == "none":
         who = (
-            "this same user, so the harness's own files and environment (its API keys) may be "
-            "reachable, and a process that leaves its process group can outlive the run"
+            "a uid of its own"
+            if is_root()
+            else "this same user, so the harness's own files and environment (its API keys) "
+            "are reachable, and a process that leaves its process group can outlive the run"
         )
-    if isolation == "unshare":
-        where = "unshare (bubblewrap missing or not working): it has no network"
-    else:
-        where = "none (neither bubblewrap nor unshare works here): it has the network"
-    return (
-        f"sandbox: {where} and sees this machine's files, as {who}; {hook}; its work "
-        "directory is on this machine's disk; install bubblewrap (apt-get install bubblewrap)"
-    )
+        notes.append(
+            "none (neither bubblewrap nor unshare works here): the candidate has the network "
+            f"and sees this machine's files, /tmp and /dev/shm, as {who}; its audit hook (files "
+            "outside its directory, processes, sockets, a count of new files) is defence in "
+            "depth and can be bypassed by the code it watches; its work directory is on this "
+            "machine's disk; install bubblewrap (apt-get install bubblewrap)"
+        )
+    if not boxed:
+        notes.append(
+            "no cgroups can be made here (they need root and the memory and pids "
+            "controllers): the memory and processes of a run together are watched from "
+            "outside every 0.1 s, not bounded by the kernel"
+        )
+    return "; ".join(f"sandbox: {note}" for note in notes)

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import compileall
 import functools
 import json
 import math
@@ -54,11 +55,12 @@ from graders.processes import (
     sweep,
     to_the_end,
 )
+from graders.suite_code import compiled
 from graders.suite_result import Ending, SuiteResult, read_result
 
 FILES = 16  # new files and folders a run may make; each may hold disk_mb / FILES
-PROGRAMS = ("__init__.py", "plain_data.py", "confine.py", "remote.py")
-WORKER, RUNNER = "candidate_worker.py", "suite_runner.py"
+PROGRAMS = ("plain_data", "confine", "remote")  # the modules the two programs import
+WORKER, RUNNER = "candidate_worker", "suite_runner"
 TRUSTED_SUITES = ("feedback", "heldout")  # written by the task set; "self_tests" by the model
 
 
@@ -146,7 +148,7 @@ class Sandbox:
         self.limits = limits
         self.workers = workers or os.cpu_count() or 1
         self.isolation: Isolation = choose(isolation)
-        self.warning = warning(self.isolation)
+        self.warning = warning(self.isolation, boxes.hierarchies() is not None)
         self._slots: tuple[asyncio.AbstractEventLoop, asyncio.Semaphore] | None = None
 
     def run_sync(self, code: str, suite: Suite) -> SuiteResult:
@@ -217,12 +219,12 @@ class Sandbox:
         info_read, info_write = os.pipe() if bwrap else (None, None)
         if sandboxed:
             disk = self.limits.disk_mb * MB
-            argv = command(self.isolation, programs, f"graders/{program}", tmp, disk, info_write)
+            argv = command(self.isolation, programs, f"graders.{program}", tmp, disk, info_write)
             cwd, env = tmp, child_env(workdir_of(self.isolation, tmp))
             if self.isolation == "none":
                 cwd = tmp / "work"
         else:
-            argv, cwd, env = command("none", programs, f"graders/{program}", tmp, 0), tmp, {}
+            argv, cwd, env = command("none", programs, f"graders.{program}", tmp, 0), tmp, {}
         keep = job.keep + ([] if info_write is None else [info_write])
         stdin_read, stdin_write = os.pipe()
         try:  # not asyncio's subprocesses: cancelled while starting one, they can hang
@@ -242,7 +244,8 @@ class Sandbox:
         finally:
             _close(stdin_read, info_write, *job.close)
         exited = os.pidfd_open(proc.pid)  # started, not yet reaped: its pid stays
-        feeding = in_thread(_write_all, stdin_write, json.dumps(job.data).encode())
+        data = json.dumps(job.data, separators=(",", ":")).encode()  # ASCII
+        feeding = in_thread(_write_all, stdin_write, data)
         return Started(proc, exited, feeding, sandboxed, info_read)
 
     async def _wait(
@@ -327,7 +330,7 @@ class Sandbox:
             confine = {"limits": limits, "uid": uid, "gid": uid, "box_fds": box_fds}
         results, calls, replies = fds
         data = {
-            "suite": suite.source,
+            "suite": compiled(suite.source).to_job(),
             "limits": limits,
             "results_fd": results,
             "calls_fd": calls,
@@ -358,17 +361,19 @@ def _write_all(fd: int, data: bytes) -> None:
 @functools.cache
 def _programs() -> Path:
     """A copy of the sandbox's programs and the modules they import, as ``FOLDER/graders/``
-    (what a sandboxed process sees at /loopbench, read-only): made once per process, this
-    process's own (as root, no run's uid may change it), and removed when it exits."""
+    (what a sandboxed process sees at /loopbench, read-only), compiled beside them (a run's
+    processes only read them): made once per process, this process's own (as root, no run's
+    uid may change it), and removed when it exits."""
     folder = Path(tempfile.mkdtemp(prefix="loopbench-programs-"))
     atexit.register(shutil.rmtree, folder, ignore_errors=True)
     package = folder / "graders"
     package.mkdir()
+    (package / "__init__.py").write_bytes(b"")
     for name in (*PROGRAMS, WORKER, RUNNER):
-        source = b"" if name == "__init__.py" else Path(__file__).with_name(name).read_bytes()
-        (package / name).write_bytes(source)
-    for path in (folder, package):
-        path.chmod(0o755)
+        shutil.copyfile(Path(__file__).with_name(f"{name}.py"), package / f"{name}.py")
+    compileall.compile_dir(package, quiet=1, workers=1)
+    for path in (folder, *package.rglob("*")):
+        path.chmod(0o755 if path.is_dir() else 0o644)
     return folder
 
 

@@ -26,19 +26,22 @@ or output limit) or gone (the worker's process ended: the sandbox says why from 
 timeout leaves no end line, and the sandbox names it.
 """
 
-import ast
-import json
+from __future__ import annotations
+
+import binascii
+import marshal
 import os
 import resource
 import sys
 import types
-from collections.abc import Callable
-from typing import Any
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-from graders.plain_data import NotPlainData
+from graders.plain_data import NotPlainData, dumps, loads
 from graders.remote import Ended, Worker
+
+TYPE_CHECKING = False  # typing costs a tenth of this process's start: for mypy only
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
 
 FIELD_CHARS = 1000  # the most characters of one reported input, expected or actual
 SUITE_FILE = "<suite>"
@@ -104,7 +107,7 @@ class raises:
         self.expected = expected
         self.source = _source
 
-    def __enter__(self) -> "raises":
+    def __enter__(self) -> raises:
         _last_value[0] = _NOTHING
         return self
 
@@ -142,72 +145,6 @@ def suite_module() -> types.ModuleType:
     return module
 
 
-class _Rewrite(ast.NodeTransformer):
-    """``assert A == B`` -> ``_lb_eq(A, B, "A")``; ``assert E`` -> ``_lb_true(E, "E")`` (a
-    message is dropped); ``with raises(X): body`` -> ``with raises(X, _source="body"):``,
-    the body's last expression noted for "returned ...". Evaluation order is unchanged."""
-
-    def __init__(self, source: str) -> None:
-        self.source = source
-
-    def text(self, node: ast.AST) -> str:
-        return cut(ast.get_source_segment(self.source, node) or ast.unparse(node))
-
-    def visit_Assert(self, node: ast.Assert) -> ast.AST:
-        test = node.test
-        if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq):
-            args = [test.left, test.comparators[0], ast.Constant(self.text(test.left))]
-            call = ast.Call(ast.Name("_lb_eq", ast.Load()), args, [])
-        else:
-            args = [test, ast.Constant(self.text(test))]
-            call = ast.Call(ast.Name("_lb_true", ast.Load()), args, [])
-        return ast.copy_location(ast.Expr(call), node)
-
-    def visit_With(self, node: ast.With) -> ast.AST:
-        self.generic_visit(node)
-        for item in node.items:
-            call = item.context_expr
-            if isinstance(call, ast.Call) and _called(call) == "raises":
-                body = "\n".join(self.text(statement) for statement in node.body)
-                call.keywords.append(ast.keyword("_source", ast.Constant(cut(body))))
-                last = node.body[-1]
-                if isinstance(last, ast.Expr):
-                    noted = ast.Call(ast.Name("_lb_value", ast.Load()), [last.value], [])
-                    node.body[-1] = ast.copy_location(ast.Expr(noted), last)
-        return node
-
-
-def _called(call: ast.Call) -> str:
-    func = call.func
-    return func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
-
-
-def statements(tree: ast.Module, source: str) -> list[tuple[int, int, str, str]]:
-    """(first line, last line, input, expected) of each statement, for the report of an
-    exception raised in it: an ``assert A == B`` gives A and B's source, others their own."""
-    found = []
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.stmt) or node.end_lineno is None:
-            continue
-        test = node.test if isinstance(node, ast.Assert) else None
-        if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq):
-            inp = ast.get_source_segment(source, test.left) or ""
-            exp = literal(test.comparators[0], source)
-        else:
-            inp, exp = ast.get_source_segment(source, test or node) or "", ""
-        found.append((node.lineno, node.end_lineno, cut(inp), cut(exp)))
-    return found
-
-
-def literal(node: ast.expr, source: str) -> str:
-    """An expected value never evaluated (the actual raised first): its repr when it is a
-    literal, else its source."""
-    try:
-        return show(ast.literal_eval(node))
-    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-        return ast.get_source_segment(source, node) or ""
-
-
 def where(exc: BaseException, stmts: list[tuple[int, int, str, str]]) -> tuple[str, str]:
     """The input and expected of the innermost suite statement the exception came through."""
     line = None
@@ -240,25 +177,23 @@ class Run:
         self.fd = results_fd
 
     def emit(self, **event: str) -> None:
-        os.write(self.fd, (json.dumps(event) + "\n").encode("utf-8"))
+        os.write(self.fd, dumps(event) + b"\n")
 
     def end(self, status: str, detail: str = "") -> None:
         self.emit(event="end", status=status, detail=cut(detail))
 
 
-def load_suite(source: str) -> tuple[list[tuple[str, Callable[[Any], None]]], list[Any]]:
-    """The tests in file order (``check`` when there is no ``test_*``), and the statement
-    spans ``where`` reads."""
-    tree = ast.parse(source, SUITE_FILE)
-    names = [n.name for n in tree.body if isinstance(n, ast.FunctionDef)]
-    spans = statements(tree, source)
-    code = compile(ast.fix_missing_locations(_Rewrite(source).visit(tree)), SUITE_FILE, "exec")
+def load_suite(suite: dict[str, Any]) -> list[tuple[str, Callable[[Any], None]]]:
+    """The suite the harness compiled (``graders/suite_code.py``), run as a module: its tests
+    in file order."""
+    if suite["python"] != sys.implementation.cache_tag:
+        raise RuntimeError(f"a suite compiled for {suite['python']}, not this interpreter")
+    code = marshal.loads(binascii.a2b_base64(suite["code"]))
     module = types.ModuleType("suite")
     module.__dict__.update(_lb_eq=_lb_eq, _lb_true=_lb_true, _lb_value=_lb_value)
     sys.modules["suite"] = module
     exec(code, module.__dict__)
-    tests = [n for n in names if n.startswith("test_")] or [n for n in names if n == "check"]
-    return [(name, module.__dict__[name]) for name in tests], spans
+    return [(name, module.__dict__[name]) for name in suite["tests"]]
 
 
 def run_tests(run: Run, candidate: Any, tests: list[Any], spans: list[Any], worker: Worker) -> str:
@@ -304,7 +239,13 @@ def trusted() -> None:
 
 
 def main() -> None:
-    job = json.loads(sys.stdin.read())
+    """The program: runs the suite, then exits at once (a suite the model wrote may leave
+    threads)."""
+    run_suite(loads(sys.stdin.buffer.read()))
+    os._exit(0)
+
+
+def run_suite(job: dict[str, Any]) -> None:
     if job["confine"] is not None:  # a suite the model wrote: sandboxed like its code
         from graders.confine import confine
 
@@ -314,12 +255,14 @@ def main() -> None:
     run = Run(job["results_fd"])
     sys.modules["loopbench_suite"] = suite_module()
     worker = Worker(job["replies_fd"], job["calls_fd"], job["limits"])
-    try:
-        tests, spans = load_suite(job["suite"])
-        broken = "" if tests else "the suite defines no test_* function and no check"
-    except BaseException as exc:
-        tests, spans = [], []
-        broken = f"the suite {raised(exc)}{line_of(exc, SUITE_FILE)}"
+    spans = job["suite"]["spans"]
+    broken = job["suite"]["broken"]
+    tests = []
+    if not broken:
+        try:
+            tests = load_suite(job["suite"])
+        except BaseException as exc:
+            broken = f"the suite {raised(exc)}{line_of(exc, SUITE_FILE)}"
     try:
         candidate = worker.ready()  # the candidate's own failure to load comes first
     except Ended as ended:
@@ -332,8 +275,3 @@ def main() -> None:
         run.end(run_tests(run, candidate, tests, spans, worker))
     except Ended as ended:
         run.end(ended.status, ended.detail)
-
-
-if __name__ == "__main__":
-    main()
-    os._exit(0)

@@ -16,7 +16,7 @@ CODE = T + "test_coding.py"
 GRADER = "tests/graders/test_code_tests.py"
 R, S = "graders/suite_runner.py", "graders/sandbox.py"
 W, C = "graders/candidate_worker.py", "graders/confine.py"
-PD, RM = "graders/plain_data.py", "graders/remote.py"
+PD, RM, SC = "graders/plain_data.py", "graders/remote.py", "graders/suite_code.py"
 RESULT, BOX = "graders/suite_result.py", "graders/box.py"
 ISO, PROC = "graders/isolation.py", "graders/processes.py"
 SB, IS = "tests/graders/test_sandbox.py::", "tests/graders/test_isolation.py::"
@@ -279,7 +279,7 @@ MUTATIONS = [
      '            return {"op": "reply", "raised"',
      [SB + "test_any_exception_the_candidate_raises_fails_the_test"]),
     # The test runner and what crosses the pipe.
-    ("an == assert reports both values", R,
+    ("an == assert reports both values", SC,
      "        if isinstance(test, ast.Compare) and len(test.ops) == 1 and "
      "isinstance(test.ops[0], ast.Eq):\n            args",
      "        if False:\n            args",
@@ -288,7 +288,7 @@ MUTATIONS = [
      "        if isinstance(exc, self.expected):\n            return True",
      "        if True:\n            return True",
      [SB + "test_raises_passes_on_the_named_type_only"]),
-    ("HumanEval's check is a test", R, ' or [n for n in names if n == "check"]', "",
+    ("HumanEval's check is a test", RESULT, ' or [n for n in names if n == "check"]', "",
      [SB + "test_check_is_the_single_test_when_there_is_no_test_function"]),
     ("the run ends in the test where the worker ended", R,
      "            if worker.ended is not None:\n                raise worker.ended\n",

@@ -11,14 +11,56 @@ from pathlib import Path
 import pytest
 
 import graders.box
+import graders.isolation
 import harness.runner
-from graders.isolation import probe
+from graders.isolation import SandboxError, probe, warning
 from graders.processes import SANDBOX_UIDS
 from graders.sandbox import Limits, Sandbox, Suite
 from graders.suite_result import SuiteResult
 from tests.graders.hostile import ROMAN_REFERENCE as REFERENCE
 from tests.graders.hostile import UNHOOK
 from tests.graders.sandboxing import FAST, ONE_TEST, SLACK_S, run
+
+# Choosing the isolation level.
+
+
+def test_unknown_level_is_refused_with_the_choices(monkeypatch):
+    monkeypatch.setenv("LOOPBENCH_SANDBOX", "docker")
+    with pytest.raises(SandboxError, match="bwrap, unshare, none"):
+        Sandbox()
+
+
+def test_forced_level_and_its_warning(monkeypatch):
+    monkeypatch.setenv("LOOPBENCH_SANDBOX", "none")
+    forced = Sandbox(FAST)
+    assert forced.isolation == "none"
+    assert "install bubblewrap" in forced.warning
+    assert "defence in depth and can be bypassed" in forced.warning
+    assert run(forced, "def f():\n    return 'ok'").status == "passed"
+
+
+def test_the_level_none_warns_what_the_same_user_can_reach(monkeypatch):
+    monkeypatch.setattr(graders.isolation, "is_root", lambda: False)
+    said = warning("none")
+    assert "defence in depth and can be bypassed" in said
+    assert "the harness's own files and environment" in said
+    assert "on this machine's disk" in said
+    assert warning("unshare") == ""
+
+
+def test_a_machine_without_cgroups_is_said(monkeypatch):
+    monkeypatch.setattr(graders.box, "hierarchies", lambda: None)
+    said = Sandbox(FAST, isolation="none").warning
+    assert "sandbox: no cgroups can be made here" in said
+    assert "watched from outside" in said
+
+
+def test_bwrap_has_no_warning():
+    if probe("bwrap"):
+        pytest.skip(f"bwrap does not work here: {probe('bwrap')}")
+    assert Sandbox(FAST).isolation == "bwrap"
+    assert warning("bwrap") == ""
+
 
 # The audit hook is defence in depth: code in its process can reach the hook's closure and
 # empty what it refuses (UNHOOK). Some tests below get past it this way to try what stands
