@@ -79,8 +79,8 @@ class Limits:
     """What the candidate may print, stdout and stderr together."""
     disk_mb: int = 64
     """What the run may write: the size of each of its tmpfs (work directory, /tmp, /dev/shm)
-    under bwrap and unshare; at every level at most FILES new files and folders, each of at
-    most disk_mb / FILES (RLIMIT_FSIZE)."""
+    under bwrap, of its root (all three) under unshare; at every level at most FILES new
+    files and folders, each of at most disk_mb / FILES (RLIMIT_FSIZE)."""
 
     def cpu_seconds(self) -> int:
         return max(1, math.ceil(self.timeout_s + 1 if self.cpu_s is None else self.cpu_s))
