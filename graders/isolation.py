@@ -105,20 +105,20 @@ shift 4
 PATH=/usr/sbin:/sbin:/usr/bin:/bin
 mount -t tmpfs -o "size=$size,mode=0755,nosuid,nodev" loopbench "$root"
 cd "$root"
-mkdir -p usr etc proc dev/shm tmp sandbox loopbench .old
+devices="dev/null dev/zero dev/full dev/random dev/urandom"
+mkdir -p usr etc proc dev/shm tmp sandbox loopbench .old ".$prefix"
 chmod 1777 tmp dev/shm sandbox
-bind() { mount --bind "$1" "$2" && mount -o remount,bind,ro,nosuid,nodev "$2"; }
+touch etc/ld.so.cache $devices
+bind() { mount --bind -o ro,nosuid,nodev "$1" "$2"; }  # bound, then made read-only
 bind /usr usr
 for top in /bin /lib /lib64; do
     if [ -L "$top" ]; then ln -s "$(readlink "$top")" ".$top"
     elif [ -d "$top" ]; then mkdir ".$top" && bind "$top" ".$top"; fi
 done
-case "$prefix" in /usr/*) ;; *) mkdir -p ".$prefix" && bind "$prefix" ".$prefix" ;; esac
-if [ -e /etc/ld.so.cache ]; then touch etc/ld.so.cache && bind /etc/ld.so.cache etc/ld.so.cache; fi
+case "$prefix" in /usr/*) ;; *) bind "$prefix" ".$prefix" ;; esac
+if [ -e /etc/ld.so.cache ]; then bind /etc/ld.so.cache etc/ld.so.cache; fi
 bind "$programs" loopbench
-for device in null zero full random urandom; do
-    touch "dev/$device" && mount --bind "/dev/$device" "dev/$device"
-done
+for device in $devices; do mount --bind "/$device" "$device"; done
 ln -s /proc/self/fd dev/fd
 mount -t proc -o nosuid,nodev,noexec proc proc
 pivot_root . .old
