@@ -14,6 +14,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast, get_args
 
+from graders.candidate_worker import EXIT_MEMORY, EXIT_OUTPUT
+
 if TYPE_CHECKING:
     from graders.sandbox import Limits
 
@@ -30,7 +32,6 @@ RESULTS_BYTES = 4 * 1024 * 1024  # the most of the events file read back
 FIELD_CHARS = 1000  # the most of any one event field read back
 STDERR_TAIL = 4000  # the most of a process's stderr read back for a crash's detail
 OUTPUT_SLACK = 4096  # what the interpreter itself may write past the output cap (a last error)
-EXIT_MEMORY, EXIT_OUTPUT = 3, 4  # the worker's exit codes for its limits (candidate_worker.py)
 
 
 @dataclass(frozen=True)

@@ -2,19 +2,20 @@
 only).
 
 ``graders/sandbox.py`` starts two processes for a run, with the base interpreter
-(``python -I -S -B``, never loopbench): the candidate's worker (``graders/candidate_worker.py``)
-in the sandbox, and this one, which holds the suite. The candidate's code never runs here:
-``candidate`` in the suite is a proxy (``graders/remote.py``) that sends each call to the
-worker over a pipe, and gets back plain data or the exception it raised. Every assertion,
-every comparison and the count of tests run here, and only this process holds the
-descriptor the events go to. A suite the model wrote itself (Reflexion's own tests) is not
-trusted: then this process is confined as the worker is (``graders/confine.py``) and sandboxed.
+(``python -I -S -B``, never loopbench) and its ``main()``: the candidate's worker
+(``graders/candidate_worker.py``) in the sandbox, and this one, which holds the suite. The
+candidate's code never runs here: ``candidate`` in the suite is a proxy
+(``graders/remote.py``) that sends each call to the worker over a pipe, and gets back plain
+data or the exception it raised. Every assertion, every comparison and the count of tests
+run here, and only this process holds the descriptor the events go to. A suite the model
+wrote itself (Reflexion's own tests) is not trusted: then this process is confined as the
+worker is (``graders/confine.py``) and sandboxed.
 
-It reads its job (JSON: suite, limits, descriptors, and whether to confine itself) from
-stdin; compiles the suite with its asserts rewritten (see ``_Rewrite``); waits for the
-worker to load the candidate; and runs the tests in file order. Events go to the descriptor
-the job names, one JSON line each, written as they happen, so a run killed midway still says
-which tests finished and which one was running::
+It reads its job (JSON: the suite as the harness compiled it, its asserts rewritten, see
+``graders/suite_code.py``; limits; descriptors; whether to confine itself) from stdin; loads
+the suite; waits for the worker to load the candidate; and runs the tests in file order.
+Events go to the descriptor the job names, one JSON line each, written as they happen, so a
+run killed midway still says which tests finished and which one was running::
 
     {"event": "start", "test": NAME}
     {"event": "pass", "test": NAME}
