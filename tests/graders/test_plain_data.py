@@ -4,7 +4,7 @@ the candidate's side sends that the protocol does not allow is refused without h
 
 import math
 import os
-from collections import OrderedDict
+from collections import Counter, OrderedDict, defaultdict
 from enum import IntEnum
 
 import pytest
@@ -112,10 +112,15 @@ class Number(IntEnum):
     ONE = 1
 
 
+class Mapping(dict):
+    def __eq__(self, other):
+        return True
+
+
 @pytest.mark.parametrize(
     "value",
-    [Text("x"), Number.ONE, OrderedDict(a=1), object(), iter([1]), type, len],
-    ids=["str-subclass", "IntEnum", "OrderedDict", "object", "iterator", "class", "builtin"],
+    [Text("x"), Number.ONE, Mapping(a=1), object(), iter([1]), type, len],
+    ids=["str-subclass", "IntEnum", "dict-subclass", "object", "iterator", "class", "builtin"],
 )
 def test_anything_with_behaviour_of_its_own_is_refused(value):
     with pytest.raises(NotPlainData):
@@ -127,6 +132,14 @@ def test_anything_with_behaviour_of_its_own_is_refused(value):
     }
     with pytest.raises(NotPlainData):  # a handle inside a value only when asked for
         encode([value], lambda v: {"id": -1, "type": "T", "callable": False})
+
+
+def test_the_dicts_of_collections_cross_as_the_dict_they_hold():
+    """What HumanEval's harness accepts where a dict is expected (a Counter), this one does."""
+    for value in (Counter("abca"), OrderedDict(b=1, a=2), defaultdict(int, a=1)):
+        assert same(crossed([value]), [dict(value)])
+    fake = type("Counter", (dict,), {"__module__": "collections", "__eq__": lambda s, o: True})
+    assert same(crossed(fake(a=1)), {"a": 1})  # whatever claims it: a plain dict arrives
 
 
 def test_nesting_and_size_are_bounded_both_ways():

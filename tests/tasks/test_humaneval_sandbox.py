@@ -7,9 +7,9 @@ import asyncio
 
 from graders.code_tests import feedback, heldout
 from graders.sandbox import Limits, Sandbox, Suite
-from tasks.humaneval import heldout_suite, load_problems, preamble
+from tasks.humaneval import find_problem, heldout_suite, load_problems, preamble
 from tasks.taskset import CodeTask, load_taskset
-from tests.tasks.humaneval_variants import humaneval_verdicts, variants
+from tests.tasks.humaneval_variants import Variant, humaneval_verdicts, variants
 
 
 def test_every_canonical_solution_passes_both_suites_in_the_sandbox():
@@ -59,3 +59,23 @@ def test_on_wrong_variants_the_verdicts_are_humanevals_own():
     ]
     assert disagree == []
     assert 0 < sum(theirs) < len(jobs) // 2  # both verdicts occur
+
+
+COUNTER_HISTOGRAM = """
+from collections import Counter
+
+
+def histogram(test):
+    counts = Counter(test.split())
+    top = max(counts.values(), default=0)
+    return Counter({letter: n for letter, n in counts.items() if n == top})
+"""
+
+
+def test_a_counter_where_a_dict_is_expected_is_judged_as_humaneval_judges_it():
+    """A right answer in a dict of collections passes here as in HumanEval's own harness."""
+    problem = find_problem("HumanEval_111")
+    suite = Suite("heldout", heldout_suite(problem), problem.entry_point, preamble(problem))
+    result = Sandbox(Limits(timeout_s=5)).run_sync(COUNTER_HISTOGRAM, suite)
+    variant = Variant(problem.task_id, "counter", COUNTER_HISTOGRAM)
+    assert (result.status, humaneval_verdicts([(variant, problem)], 5.0)) == ("passed", [True])
