@@ -23,6 +23,8 @@ The level is chosen once per process by running a trivial command at each
 
 from __future__ import annotations
 
+import atexit
+import compileall
 import functools
 import os
 import shutil
@@ -42,6 +44,29 @@ PROGRAMS = "/loopbench"  # where the sandbox's programs are, inside bwrap and un
 class SandboxError(Exception):
     """The sandbox cannot run here as asked (a forced isolation level that does not work, no
     uid free), or a run's processes would not die."""
+
+
+# The sandbox's two programs and the modules they import (stdlib only, never loopbench).
+PROGRAM_MODULES = ("candidate_worker", "suite_runner", "plain_data", "confine", "remote")
+
+
+@functools.cache
+def programs_folder() -> Path:
+    """A copy of the sandbox's programs and the modules they import, as ``FOLDER/graders/``
+    (what a sandboxed process sees at /loopbench, read-only), compiled beside them (a run's
+    processes only read them): made once per process, this process's own (as root, no run's
+    uid may change it), and removed when it exits."""
+    folder = Path(tempfile.mkdtemp(prefix="loopbench-programs-"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    package = folder / "graders"
+    package.mkdir()
+    (package / "__init__.py").write_bytes(b"")
+    for name in PROGRAM_MODULES:
+        shutil.copyfile(Path(__file__).with_name(f"{name}.py"), package / f"{name}.py")
+    compileall.compile_dir(package, quiet=1, workers=1)
+    for path in (folder, *package.rglob("*")):
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    return folder
 
 
 def interpreter() -> str:

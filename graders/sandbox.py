@@ -27,13 +27,9 @@ the test runner wrote (``graders.suite_result``).
 from __future__ import annotations
 
 import asyncio
-import atexit
-import compileall
-import functools
 import json
 import math
 import os
-import shutil
 import subprocess
 import tempfile
 import time
@@ -42,7 +38,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from graders import box as boxes
-from graders.isolation import MB, Isolation, child_env, choose, command, warning
+from graders.isolation import MB, Isolation, child_env, choose, command, programs_folder, warning
 from graders.isolation import working_directory as workdir_of
 from graders.processes import (
     Claim,
@@ -59,7 +55,6 @@ from graders.suite_code import compiled
 from graders.suite_result import Ending, SuiteResult, read_result
 
 FILES = 16  # new files and folders a run may make; each may hold disk_mb / FILES
-PROGRAMS = ("plain_data", "confine", "remote")  # the modules the two programs import
 WORKER, RUNNER = "candidate_worker", "suite_runner"
 TRUSTED_SUITES = ("feedback", "heldout")  # written by the task set; "self_tests" by the model
 
@@ -214,7 +209,7 @@ class Sandbox:
     ) -> Started:
         """Starts one process of the run (at its isolation level when ``sandboxed``), its job
         fed on stdin."""
-        programs = _programs()
+        programs = programs_folder()
         bwrap = sandboxed and self.isolation == "bwrap"
         info_read, info_write = os.pipe() if bwrap else (None, None)
         if sandboxed:
@@ -356,25 +351,6 @@ def _write_all(fd: int, data: bytes) -> None:
         pass
     finally:
         os.close(fd)
-
-
-@functools.cache
-def _programs() -> Path:
-    """A copy of the sandbox's programs and the modules they import, as ``FOLDER/graders/``
-    (what a sandboxed process sees at /loopbench, read-only), compiled beside them (a run's
-    processes only read them): made once per process, this process's own (as root, no run's
-    uid may change it), and removed when it exits."""
-    folder = Path(tempfile.mkdtemp(prefix="loopbench-programs-"))
-    atexit.register(shutil.rmtree, folder, ignore_errors=True)
-    package = folder / "graders"
-    package.mkdir()
-    (package / "__init__.py").write_bytes(b"")
-    for name in (*PROGRAMS, WORKER, RUNNER):
-        shutil.copyfile(Path(__file__).with_name(f"{name}.py"), package / f"{name}.py")
-    compileall.compile_dir(package, quiet=1, workers=1)
-    for path in (folder, *package.rglob("*")):
-        path.chmod(0o755 if path.is_dir() else 0o644)
-    return folder
 
 
 def _close(*fds: int | None) -> None:
