@@ -1,13 +1,21 @@
-"""How isolated the sandbox is: the isolation levels, the command that runs the suite runner
-at each, which one works here, and what a weaker one leaves open.
+"""How isolated the sandbox is: the isolation levels, the command that runs a program of the
+sandbox (the candidate's worker, or the test runner of a suite the model wrote) at each,
+which one works here, and what a weaker one leaves open.
 
-- ``bwrap``: bubblewrap. Fresh namespaces (no network, own pids); a filesystem of /usr,
-  /bin, /lib and the interpreter read-only, the runner read-only at /loopbench, a fresh
-  /proc and /dev, and the working directory /sandbox, a tmpfs of ``disk_mb`` (bubblewrap
-  0.8 on; older ones bind ``work/``); the root read-only; nothing else of this machine
-  (home, keys, the repository).
-- ``unshare``: ``unshare --net``: no network, but this machine's files are visible.
-- ``none``: the runner's own measures only.
+- ``bwrap``: bubblewrap. Fresh namespaces (no network, own pids, IPC, hostname, cgroups,
+  and, when not root, users); a filesystem of /usr, /bin, /lib and the interpreter
+  read-only, the sandbox's programs read-only at /loopbench, a fresh /proc and /dev, and
+  three tmpfs of ``disk_mb`` each: the working directory /sandbox, /tmp and /dev/shm
+  (bubblewrap 0.8 on; older ones cannot bound them); the root read-only; nothing else of
+  this machine (home, keys, the repository, other processes).
+- ``unshare``: the same shape built with util-linux: ``unshare`` makes fresh mount, pid,
+  network, IPC and hostname namespaces (and a user namespace when not root), and a shell
+  script mounts a tmpfs of ``disk_mb`` as the new root, binds /usr, /bin, /lib, the
+  interpreter and /loopbench into it read-only, mounts a fresh /proc, binds the few devices
+  needed, and pivots into it; /sandbox, /tmp and /dev/shm are folders of that tmpfs.
+- ``none``: the runner's own measures only: this machine's files, network, /tmp and
+  /dev/shm. As root, what the run's uid left in /tmp, /var/tmp and /dev/shm is removed
+  after it (``sweep``).
 
 The level is chosen once per process by running a trivial command at each
 (``LOOPBENCH_SANDBOX=bwrap|unshare|none`` forces one).
@@ -15,8 +23,11 @@ The level is chosen once per process by running a trivial command at each
 
 from __future__ import annotations
 
+import atexit
+import compileall
 import functools
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -26,13 +37,36 @@ from typing import Literal, get_args
 Isolation = Literal["bwrap", "unshare", "none"]
 LEVELS: tuple[Isolation, ...] = get_args(Isolation)
 MB = 1024 * 1024
-WORKDIR = "/sandbox"  # the work directory's path inside bwrap
-BWRAP_RUNNER = "/loopbench/suite_runner.py"  # the runner's path inside bwrap
+WORKDIR = "/sandbox"  # the work directory's path inside bwrap and unshare
+PROGRAMS = "/loopbench"  # where the sandbox's programs are, inside bwrap and unshare
 
 
 class SandboxError(Exception):
     """The sandbox cannot run here as asked (a forced isolation level that does not work, no
     uid free), or a run's processes would not die."""
+
+
+# The sandbox's two programs and the modules they import (stdlib only, never loopbench).
+PROGRAM_MODULES = ("candidate_worker", "suite_runner", "plain_data", "confine", "remote")
+
+
+@functools.cache
+def programs_folder() -> Path:
+    """A copy of the sandbox's programs and the modules they import, as ``FOLDER/graders/``
+    (what a sandboxed process sees at /loopbench, read-only), compiled beside them (a run's
+    processes only read them): made once per process, this process's own (as root, no run's
+    uid may change it), and removed when it exits."""
+    folder = Path(tempfile.mkdtemp(prefix="loopbench-programs-"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    package = folder / "graders"
+    package.mkdir()
+    (package / "__init__.py").write_bytes(b"")
+    for name in PROGRAM_MODULES:
+        shutil.copyfile(Path(__file__).with_name(f"{name}.py"), package / f"{name}.py")
+    compileall.compile_dir(package, quiet=1, workers=1)
+    for path in (folder, *package.rglob("*")):
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    return folder
 
 
 def interpreter() -> str:
@@ -58,7 +92,7 @@ def _sized_tmpfs() -> bool:
     return "--size" in done.stdout
 
 
-def _bwrap(runner: Path, work: Path, disk_bytes: int, info_fd: int | None) -> list[str]:
+def _bwrap(programs: Path, disk_bytes: int, info_fd: int | None) -> list[str]:
     if is_root():  # no user namespace, so the runner can become a real unprivileged uid
         spaces = ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts"]
         spaces += ["--unshare-cgroup-try", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
@@ -76,37 +110,101 @@ def _bwrap(runner: Path, work: Path, disk_bytes: int, info_fd: int | None) -> li
     prefix = os.path.realpath(sys.base_prefix)
     if not prefix.startswith("/usr/"):
         argv += ["--ro-bind", prefix, prefix]
-    if _sized_tmpfs():
-        argv += ["--perms", "1777", "--size", str(disk_bytes), "--tmpfs", WORKDIR]
-    else:  # an older bubblewrap: this machine's disk, bounded by the audit hook only
-        argv += ["--bind", str(work), WORKDIR]
-    argv += ["--ro-bind", str(runner), BWRAP_RUNNER, "--chdir", WORKDIR]
-    argv += ["--proc", "/proc", "--dev", "/dev", "--remount-ro", "/"]
+    argv += ["--ro-bind", str(programs), PROGRAMS, "--proc", "/proc", "--dev", "/dev"]
+    for folder in (WORKDIR, "/tmp", "/dev/shm"):  # each private, and gone with the run
+        size = ["--size", str(disk_bytes)] if _sized_tmpfs() else []
+        argv += ["--perms", "1777", *size, "--tmpfs", folder]
+    argv += ["--chdir", WORKDIR, "--remount-ro", "/"]
     if info_fd is not None:  # where bubblewrap says its pid namespace's init's pid
         argv += ["--info-fd", str(info_fd)]
     return [*argv, "--"]
 
 
+# The unshare level's root: run by /bin/sh as the first process of fresh namespaces, with
+# the new root (an empty folder), its size, the programs' folder and the interpreter's
+# prefix as arguments, then the command.
+UNSHARE_ROOT = r"""
+set -eu
+root=$1 size=$2 programs=$3 prefix=$4 path=$PATH
+shift 4
+PATH=/usr/sbin:/sbin:/usr/bin:/bin
+mount -t tmpfs -o "size=$size,mode=0755,nosuid,nodev" loopbench "$root"
+cd "$root"
+devices="dev/null dev/zero dev/full dev/random dev/urandom"
+mkdir -p usr etc proc dev/shm tmp sandbox loopbench .old ".$prefix"
+chmod 1777 tmp dev/shm sandbox
+touch etc/ld.so.cache $devices
+bind() { mount --bind -o ro,nosuid,nodev "$1" "$2"; }  # bound, then made read-only
+bind /usr usr
+for top in /bin /lib /lib64; do
+    if [ -L "$top" ]; then ln -s "$(readlink "$top")" ".$top"
+    elif [ -d "$top" ]; then mkdir ".$top" && bind "$top" ".$top"; fi
+done
+case "$prefix" in /usr/*) ;; *) bind "$prefix" ".$prefix" ;; esac
+if [ -e /etc/ld.so.cache ]; then bind /etc/ld.so.cache etc/ld.so.cache; fi
+bind "$programs" loopbench
+for device in $devices; do mount --bind "/$device" "$device"; done
+ln -s /proc/self/fd dev/fd
+mount -t proc -o nosuid,nodev,noexec proc proc
+pivot_root . .old
+cd /
+umount -l /.old
+rmdir /.old
+cd /sandbox
+PATH=$path
+exec "$@"
+"""
+
+
+def _unshare(programs: Path, root: Path, disk_bytes: int) -> list[str]:
+    spaces = ["--mount", "--pid", "--net", "--ipc", "--uts", "--propagation", "private"]
+    user = [] if is_root() else ["--user", "--map-root-user"]
+    death = ["setpriv", "--pdeathsig", "KILL"] if shutil.which("setpriv") else []
+    prefix = os.path.realpath(sys.base_prefix)
+    script = ["/bin/sh", "-c", UNSHARE_ROOT, "sh", str(root), str(disk_bytes), str(programs)]
+    return [*death, "unshare", *user, *spaces, "--kill-child", "--", *script, prefix]
+
+
 def command(
-    isolation: Isolation, runner: Path, work: Path, disk_bytes: int, info_fd: int | None = None
+    isolation: Isolation,
+    programs: Path,
+    module: str | None,
+    run_dir: Path,
+    disk_bytes: int,
+    info_fd: int | None = None,
 ) -> list[str]:
-    """The command that runs ``runner`` in ``work`` at this isolation level."""
-    python = [interpreter(), "-I", "-S", "-B"]
+    """The command that runs ``module``'s ``main()`` (a module of the sandbox's ``graders``
+    in ``programs``; None runs nothing, to probe) at this isolation level; ``run_dir`` holds
+    ``work/`` (the working directory at the level none) and ``root/`` (the new root at the
+    level unshare)."""
     if isolation == "bwrap":
-        return [*_bwrap(runner, work, disk_bytes, info_fd), *python, BWRAP_RUNNER]
+        return [*_bwrap(programs, disk_bytes, info_fd), *_python(PROGRAMS, module)]
     if isolation == "unshare":
-        user = [] if is_root() else ["--user", "--map-root-user"]
-        return ["unshare", *user, "--net", "--", *python, str(runner)]
-    return [*python, str(runner)]
+        return [*_unshare(programs, run_dir / "root", disk_bytes), *_python(PROGRAMS, module)]
+    return _python(str(programs), module)
+
+
+def _python(folder: str, module: str | None) -> list[str]:
+    """The base interpreter running ``module.main()`` from ``folder``: imported, not run as
+    a script, so that it loads from the compiled files beside it."""
+    code = "import os" if module is None else (
+        f"import sys; sys.path.insert(0, {folder!r}); import {module} as m; m.main()"
+    )  # fmt: skip
+    return [interpreter(), "-I", "-S", "-B", "-c", code]
+
+
+def working_directory(isolation: Isolation, run_dir: Path) -> str:
+    """The candidate's working directory (and HOME) as it sees it."""
+    return WORKDIR if isolation != "none" else str(run_dir / "work")
 
 
 @functools.cache
 def probe(isolation: Isolation) -> str:
     """ "" when this level works here, else why not: runs a trivial command through it."""
     with tempfile.TemporaryDirectory(prefix="loopbench-probe-") as tmp:
-        runner = Path(tmp, "suite_runner.py")
-        runner.touch()
-        argv = [*command(isolation, runner, Path(tmp), MB)[:-1], "-c", "import os"]
+        for folder in ("programs", "root", "work"):
+            Path(tmp, folder).mkdir()
+        argv = command(isolation, Path(tmp, "programs"), None, Path(tmp), MB)
         try:
             done = subprocess.run(
                 argv, cwd=tmp, env=child_env(tmp), capture_output=True, text=True, timeout=30
@@ -136,31 +234,33 @@ def choose(isolation: Isolation | None = None) -> Isolation:
     return asked
 
 
-def warning(isolation: Isolation) -> str:
-    """What a level leaves open, for the CLI to print; "" for bwrap 0.8 on."""
-    hook = (
-        "its audit hook (files outside its directory, processes, sockets, a count of new "
-        "files) is defence in depth and can be bypassed by the code it watches"
-    )
-    if isolation == "bwrap":
-        if _sized_tmpfs():
-            return ""
-        return (
-            "sandbox: bwrap without --size (bubblewrap older than 0.8): the work directory is "
-            f"on this machine's disk, and {hook}; upgrade bubblewrap"
+def warning(isolation: Isolation, boxed: bool = True) -> str:
+    """What a level, and a machine where no cgroups can be made (not ``boxed``), leave open,
+    for the CLI to print; "" for bwrap 0.8 on and for unshare, with cgroups."""
+    notes = []
+    if isolation == "bwrap" and not _sized_tmpfs():
+        notes.append(
+            "bwrap without --size (bubblewrap older than 0.8): the work directory, /tmp and "
+            "/dev/shm are tmpfs with no size of their own; upgrade bubblewrap"
         )
-    if is_root():
-        who = "a uid of its own"
-    else:
+    if isolation == "none":
         who = (
-            "this same user, so the harness's own files and environment (its API keys) may be "
-            "reachable, and a process that leaves its process group can outlive the run"
+            "a uid of its own"
+            if is_root()
+            else "this same user, so the harness's own files and environment (its API keys) "
+            "are reachable, and a process that leaves its process group can outlive the run"
         )
-    if isolation == "unshare":
-        where = "unshare (bubblewrap missing or not working): it has no network"
-    else:
-        where = "none (neither bubblewrap nor unshare works here): it has the network"
-    return (
-        f"sandbox: {where} and sees this machine's files, as {who}; {hook}; its work "
-        "directory is on this machine's disk; install bubblewrap (apt-get install bubblewrap)"
-    )
+        notes.append(
+            "none (neither bubblewrap nor unshare works here): the candidate has the network "
+            f"and sees this machine's files, /tmp and /dev/shm, as {who}; its audit hook (files "
+            "outside its directory, processes, sockets, a count of new files) is defence in "
+            "depth and can be bypassed by the code it watches; its work directory is on this "
+            "machine's disk; install bubblewrap (apt-get install bubblewrap)"
+        )
+    if not boxed:
+        notes.append(
+            "no cgroups can be made here (they need root and the memory and pids "
+            "controllers): the memory and processes of a run together are watched from "
+            "outside every 0.1 s, not bounded by the kernel"
+        )
+    return "; ".join(f"sandbox: {note}" for note in notes)

@@ -1,34 +1,32 @@
-"""The sandbox: model-written code run against a code suite, isolated, limited and timed.
+"""The sandbox: model-written code run against a code suite, isolated, limited and timed, its
+tests run outside it.
 
-Each run gets a fresh temporary directory holding ``suite_runner.py``, ``work/`` (the
-candidate's working directory at the weaker levels) and, out of the candidate's reach,
-``results.jsonl`` (the runner's descriptor for events), ``stdout`` and ``stderr`` (each at
-most disk_mb / FILES, and read back with a cap). The job (code, suite, limits) goes in on a
-pipe, so the held-out tests are never a file the candidate could read. The runner is run by
-the base interpreter with ``-I -S -B``: never the venv, whose site-packages hold loopbench.
+A run starts two processes, both with the base interpreter (``-I -S -B``: never the venv,
+whose site-packages hold loopbench), each from its own fresh copy of the sandbox's programs:
 
-How isolated a run is (bubblewrap, ``unshare --net`` or neither) is ``graders.isolation``;
-its uid and the end of its processes, ``graders.processes``; its result, read back from what
-it left, ``graders.suite_result``. At every level: resource
-limits (CPU, memory, processes, file size, descriptors); as root, a uid of the run's own;
-an audit hook refusing sockets, new processes, imports that reach past it, paths outside
-the work directory or that it cannot vouch for, and more than FILES new files (defence in
-depth: code in its process can get round it); an environment of PATH, HOME, TMPDIR and
-LANG only (never the parent's keys); output capped, what bypasses ``sys.stdout`` counted
-after the run; a wall-clock timeout (under bwrap, from when it has made its namespaces);
-and, however a run ends, every process it started killed before it returns.
+- the candidate's **worker** (``graders/candidate_worker.py``), at the run's isolation level
+  (``graders.isolation``), in a box of cgroups that bounds the memory and processes of all it
+  starts together (``graders.box``), as a uid of the run's own when this process is root
+  (``graders.processes``); it loads the code and answers calls;
+- the **test runner** (``graders/suite_runner.py``), which holds the suite (never a file the
+  candidate could read) and the only descriptor the events go to (``results.jsonl``), and
+  calls the candidate's functions across a pair of pipes with plain data
+  (``graders/plain_data.py``), comparing what comes back itself. A suite the model wrote
+  (``self_tests``) is not trusted: its runner is sandboxed and confined like the worker.
 
-What it does not do: the tests run in the candidate's process, so code bent on it can forge
-its events. The parent counts the suite's tests itself and accepts a pass only when every
-one of them passed, in order, and none failed; but code in that process can still fake the
-outcome of any single assertion. The sandbox keeps model code from this machine, not from
-its grade.
+Limits at every level: resource limits per process (CPU, address space, processes, file
+size, descriptors); the box's memory and processes, enforced by the kernel where cgroups can
+be made here, else watched from outside; an audit hook in the worker (defence in depth: code
+in its process can get round it); an environment of PATH, HOME, TMPDIR and LANG only (never
+the parent's keys); output capped, what bypasses ``sys.stdout`` counted after the run; a wall
+clock for the whole run (under bwrap, from when its namespaces are made); and, however a run
+ends, every process it started killed before it returns. Its result is read back from what
+the test runner wrote (``graders.suite_result``).
 """
 
 from __future__ import annotations
 
 import asyncio
-import functools
 import json
 import math
 import os
@@ -37,33 +35,28 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
-from graders.isolation import (
-    MB,
-    WORKDIR,
-    Isolation,
-    child_env,
-    choose,
-    command,
-    warning,
-)
+from graders import box as boxes
+from graders.isolation import MB, Isolation, child_env, choose, command, programs_folder, warning
+from graders.isolation import working_directory as workdir_of
 from graders.processes import (
     Claim,
     end_run,
+    end_trusted,
     in_thread,
     namespace_init,
     own_uid,
     readable,
+    sweep,
     to_the_end,
 )
-from graders.suite_result import (
-    SuiteResult,
-    read_result,
-)
+from graders.suite_code import compiled
+from graders.suite_result import Ending, SuiteResult, read_result
 
 FILES = 16  # new files and folders a run may make; each may hold disk_mb / FILES
-RUNNER = Path(__file__).with_name("suite_runner.py")
+WORKER, RUNNER = "candidate_worker", "suite_runner"
+TRUSTED_SUITES = ("feedback", "heldout")  # written by the task set; "self_tests" by the model
 
 
 @dataclass(frozen=True)
@@ -73,14 +66,16 @@ class Limits:
     cpu_s: float | None = None
     """CPU time (RLIMIT_CPU); None means a second past timeout_s, so a busy loop times out."""
     memory_mb: int = 512
-    """Address space (RLIMIT_AS)."""
+    """Memory of the whole box (its cgroup) where this machine allows it, and the address
+    space of each of its processes (RLIMIT_AS)."""
     processes: int = 64
-    """Processes and threads of the run's uid (RLIMIT_NPROC)."""
+    """Processes and threads of the box (its cgroup), and of the run's uid (RLIMIT_NPROC)."""
     output_bytes: int = 64_000
     """What the candidate may print, stdout and stderr together."""
     disk_mb: int = 64
-    """What the run may write: the size of its tmpfs under bwrap; at every level at most
-    FILES new files and folders, each of at most disk_mb / FILES (RLIMIT_FSIZE)."""
+    """What the run may write: the size of each of its tmpfs (work directory, /tmp, /dev/shm)
+    under bwrap, of its root (all three) under unshare; at every level at most FILES new
+    files and folders, each of at most disk_mb / FILES (RLIMIT_FSIZE)."""
 
     def cpu_seconds(self) -> int:
         return max(1, math.ceil(self.timeout_s + 1 if self.cpu_s is None else self.cpu_s))
@@ -88,15 +83,52 @@ class Limits:
     def file_bytes(self) -> int:
         return max(1, self.disk_mb * MB // FILES)
 
+    def to_job(self) -> dict[str, int]:
+        return {
+            "cpu_s": self.cpu_seconds(),
+            "memory_mb": self.memory_mb,
+            "processes": self.processes,
+            "output_bytes": self.output_bytes,
+            "file_bytes": self.file_bytes(),
+            "files": FILES,
+        }
+
 
 @dataclass(frozen=True)
 class Suite:
     name: str
-    """What the suite is for: "feedback", "heldout" or "self_tests"."""
+    """What the suite is for: "feedback", "heldout" or "self_tests" (written by the model,
+    so run sandboxed like the code)."""
     source: str
     entry_point: str
     preamble: str = ""
     """Run before the candidate's code, in its namespace (the prompt's imports)."""
+
+    @property
+    def trusted(self) -> bool:
+        return self.name in TRUSTED_SUITES
+
+
+@dataclass
+class Started:
+    """A process of a run: watched through a pidfd, fed its job on stdin by a thread."""
+
+    proc: subprocess.Popen[bytes]
+    exited: int
+    feeding: asyncio.Task[None]
+    sandboxed: bool
+    info: int | None = None  # the read end of bubblewrap's --info-fd
+    init: int | None = None  # a pidfd for the init of its pid namespace (bwrap)
+
+
+@dataclass(frozen=True)
+class Job:
+    """What a process of the run is told on stdin, and the descriptors it inherits (and that
+    this process closes once it has started: the box's)."""
+
+    data: dict[str, Any]
+    keep: list[int]
+    close: list[int]
 
 
 class Sandbox:
@@ -111,7 +143,7 @@ class Sandbox:
         self.limits = limits
         self.workers = workers or os.cpu_count() or 1
         self.isolation: Isolation = choose(isolation)
-        self.warning = warning(self.isolation)
+        self.warning = warning(self.isolation, boxes.hierarchies() is not None)
         self._slots: tuple[asyncio.AbstractEventLoop, asyncio.Semaphore] | None = None
 
     def run_sync(self, code: str, suite: Suite) -> SuiteResult:
@@ -133,93 +165,179 @@ class Sandbox:
     async def _run(
         self, tmp: Path, code: str, suite: Suite, began: float, claim: Claim
     ) -> SuiteResult:
-        uid = claim.uid
-        work, runner = tmp / "work", tmp / "suite_runner.py"
-        work.mkdir()
-        runner.write_text(_runner_source(), "utf-8")
+        uid, limits = claim.uid, self.limits
+        for folder in ("work", "root"):
+            (tmp / folder).mkdir()
         if uid is not None:  # the work directory is the unprivileged uid's; the rest is not
-            os.chown(work, uid, uid)
+            os.chown(tmp / "work", uid, uid)
             tmp.chmod(0o711)
-        bwrap = self.isolation == "bwrap"
-        with (
-            _private(tmp / "results.jsonl") as results,
-            _private(tmp / "stdout") as out,
-            _private(tmp / "stderr") as err,
-        ):
-            job = self._job(code, suite, results.fileno(), uid)
-            stdin_read, stdin_write = os.pipe()
-            # where bubblewrap writes the pid of its namespace's init
-            info_read, info_write = os.pipe() if bwrap else (None, None)
-            argv = command(self.isolation, runner, work, self.limits.disk_mb * MB, info_write)
-            keep = [results.fileno()] + ([] if info_write is None else [info_write])
-            try:  # not asyncio's subprocesses: cancelled while starting one, they can hang
-                proc = subprocess.Popen(
-                    argv,
-                    stdin=stdin_read,
-                    stdout=out,
-                    stderr=err,
-                    cwd=work,
-                    env=child_env(WORKDIR if bwrap else str(work)),
-                    start_new_session=True,
-                    pass_fds=keep,
-                )
-            except BaseException:
-                _close(stdin_write, info_read)
-                raise
-            finally:
-                _close(stdin_read, info_write)
-            timed_out = await self._wait(proc, stdin_write, job, info_read, claim)
-        ended = (self.limits, timed_out, proc.returncode, bwrap, began, suite.source)
-        return await asyncio.to_thread(read_result, tmp, *ended)
+        files = [tmp / n for n in ("results.jsonl", "stdout", "stderr", "tstdout", "tstderr")]
+        started: list[Started] = []
+        box = boxes.Box.make(limits.memory_mb * MB, limits.processes)
+        try:
+            with _private(files) as (results, out, err, t_out, t_err):
+                calls_r, calls_w = os.pipe()  # the runner's calls to the worker
+                replies_r, replies_w = os.pipe()  # the worker's replies
+                worker_fds = [calls_r, replies_w]  # never the results: only the runner's
+                runner_fds = [results.fileno(), calls_w, replies_r]
+                try:
+                    job = self._worker_job(code, suite, uid, box, worker_fds)
+                    started.append(self._start(tmp, WORKER, job, out, err, sandboxed=True))
+                    job = self._runner_job(suite, uid, box, runner_fds)
+                    sandboxed = not suite.trusted
+                    started.append(self._start(tmp, RUNNER, job, t_out, t_err, sandboxed))
+                finally:
+                    _close(calls_r, calls_w, replies_r, replies_w)
+                timed_out, over = await self._wait(started, claim, box)
+        finally:
+            await to_the_end(self._end(started, claim, box))
+        if box is not None and box.killed_for_memory:
+            over = f"memory limit ({limits.memory_mb} MB) exceeded by the run's processes"
+        worker, runner = started
+        ending = Ending(
+            timed_out,
+            worker.proc.returncode,
+            runner.proc.returncode,
+            self.isolation != "none",
+            over,
+            not suite.trusted,
+        )
+        return await asyncio.to_thread(read_result, tmp, limits, ending, began, suite.source)
+
+    def _start(
+        self, tmp: Path, program: str, job: Job, out: BinaryIO, err: BinaryIO, sandboxed: bool
+    ) -> Started:
+        """Starts one process of the run (at its isolation level when ``sandboxed``), its job
+        fed on stdin."""
+        programs = programs_folder()
+        bwrap = sandboxed and self.isolation == "bwrap"
+        info_read, info_write = os.pipe() if bwrap else (None, None)
+        if sandboxed:
+            disk = self.limits.disk_mb * MB
+            argv = command(self.isolation, programs, f"graders.{program}", tmp, disk, info_write)
+            cwd, env = tmp, child_env(workdir_of(self.isolation, tmp))
+            if self.isolation == "none":
+                cwd = tmp / "work"
+        else:
+            argv, cwd, env = command("none", programs, f"graders.{program}", tmp, 0), tmp, {}
+        keep = job.keep + ([] if info_write is None else [info_write])
+        stdin_read, stdin_write = os.pipe()
+        try:  # not asyncio's subprocesses: cancelled while starting one, they can hang
+            proc = subprocess.Popen(
+                argv,
+                stdin=stdin_read,
+                stdout=out,
+                stderr=err,
+                cwd=cwd,
+                env=env,
+                start_new_session=True,
+                pass_fds=keep,
+            )
+        except BaseException:
+            _close(stdin_write, info_read)
+            raise
+        finally:
+            _close(stdin_read, info_write, *job.close)
+        exited = os.pidfd_open(proc.pid)  # started, not yet reaped: its pid stays
+        data = json.dumps(job.data, separators=(",", ":")).encode()  # ASCII
+        feeding = in_thread(_write_all, stdin_write, data)
+        return Started(proc, exited, feeding, sandboxed, info_read)
 
     async def _wait(
-        self, proc: subprocess.Popen[bytes], stdin: int, job: bytes, info: int | None, claim: Claim
-    ) -> bool:
-        """Feeds the job and waits; True when the wall clock ran out. Whatever the run
-        started is killed in any case, and gone (and reaped) before this returns."""
-        exited = os.pidfd_open(proc.pid)  # the process started, not yet reaped: its pid stays
-        feeding = in_thread(_write_all, stdin, job)
-        init = None  # a pidfd for the init of bubblewrap's pid namespace
+        self, started: list[Started], claim: Claim, box: boxes.Box | None
+    ) -> tuple[bool, str]:
+        """Feeds the jobs and waits for both processes to exit: (the wall clock ran out, what
+        the watch found over a limit, when there is no box)."""
+        worker, runner = started
+        for process in started:
+            if process.info is not None:
+                info, process.info = process.info, None  # closed once read
+                process.init = await namespace_init(info, process.proc.pid)
+        limits = self.limits
+        waits: list[asyncio.Future[Any]] = [asyncio.ensure_future(_both_exit(runner, worker))]
+        watching = None
+        if box is None:
+            over = boxes.watch(limits.memory_mb * MB, limits.processes, claim.uid, worker.proc.pid)
+            watching = asyncio.ensure_future(over)
+            waits.append(watching)
         try:
-            if info is not None:
-                init = await namespace_init(info, proc.pid)
-            async with asyncio.timeout(self.limits.timeout_s):
-                await asyncio.shield(feeding)
-                await readable(exited)
-            return False
+            async with asyncio.timeout(limits.timeout_s):
+                for process in started:
+                    await asyncio.shield(process.feeding)
+                await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+            return False, watching.result() if watching is not None and watching.done() else ""
         except TimeoutError:
-            return True
+            return True, ""
         finally:
+            for waiting in waits:  # each holds a reader on a pidfd, closed soon after
+                waiting.cancel()
+            await asyncio.gather(*waits, return_exceptions=True)
 
-            async def end() -> None:
-                claim.zombies = await end_run(proc, exited, init, claim.uid)
-                await feeding  # its readers are gone: it has ended, or ends at once
+    async def _end(self, started: list[Started], claim: Claim, box: boxes.Box | None) -> None:
+        """Kills whatever the run started and returns once it is gone (and reaped): the test
+        runner first, so that it writes nothing of the worker's end that this causes."""
+        try:
+            for process in reversed(started):
+                try:
+                    if not process.sandboxed:
+                        await end_trusted(process.proc, process.exited)
+                    else:
+                        zombies = await end_run(
+                            process.proc, process.exited, process.init, claim.uid
+                        )
+                        claim.zombies = claim.zombies or zombies
+                    await process.feeding  # its reader is gone: it has ended, or ends at once
+                finally:  # end_run closed the init's pidfd
+                    os.close(process.exited)
+                    _close(process.info)
+                    process.init = process.info = None
+        finally:
+            if box is not None:
+                await asyncio.to_thread(box.end)
+            if self.isolation == "none" and claim.uid is not None:
+                await asyncio.to_thread(sweep, claim.uid)
 
-            try:
-                await to_the_end(end())
-            finally:
-                os.close(exited)
-
-    def _job(self, code: str, suite: Suite, results_fd: int, uid: int | None) -> bytes:
-        limits = {
-            "cpu_s": self.limits.cpu_seconds(),
-            "memory_mb": self.limits.memory_mb,
-            "processes": self.limits.processes,
-            "output_bytes": self.limits.output_bytes,
-            "file_bytes": self.limits.file_bytes(),
-            "files": FILES,
-        }
-        job = {
+    def _worker_job(
+        self, code: str, suite: Suite, uid: int | None, box: boxes.Box | None, fds: list[int]
+    ) -> Job:
+        box_fds = [] if box is None else box.join_fds()
+        calls, replies = fds[:2]
+        data = {
             "code": code,
             "preamble": suite.preamble,
-            "suite": suite.source,
             "entry_point": suite.entry_point,
-            "limits": limits,
+            "limits": self.limits.to_job(),
             "uid": uid,
             "gid": uid,
-            "results_fd": results_fd,
+            "box_fds": box_fds,
+            "calls_fd": calls,
+            "replies_fd": replies,
         }
-        return json.dumps(job).encode("utf-8")
+        return Job(data, [*fds, *box_fds], box_fds)
+
+    def _runner_job(
+        self, suite: Suite, uid: int | None, box: boxes.Box | None, fds: list[int]
+    ) -> Job:
+        limits = self.limits.to_job()
+        confine, box_fds = None, []
+        if not suite.trusted:
+            box_fds = [] if box is None else box.join_fds()
+            confine = {"limits": limits, "uid": uid, "gid": uid, "box_fds": box_fds}
+        results, calls, replies = fds
+        data = {
+            "suite": compiled(suite.source).to_job(),
+            "limits": limits,
+            "results_fd": results,
+            "calls_fd": calls,
+            "replies_fd": replies,
+            "confine": confine,
+        }
+        return Job(data, [*fds, *box_fds], box_fds)
+
+
+async def _both_exit(first: Started, second: Started) -> None:
+    await readable(first.exited)
+    await readable(second.exited)
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -235,16 +353,25 @@ def _write_all(fd: int, data: bytes) -> None:
         os.close(fd)
 
 
-@functools.cache
-def _runner_source() -> str:
-    return RUNNER.read_text("utf-8")
-
-
 def _close(*fds: int | None) -> None:
     for fd in fds:
         if fd is not None:
             os.close(fd)
 
 
-def _private(path: Path) -> BinaryIO:
-    return os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb")
+class _private:
+    """Files only this process may open, created afresh and closed on the way out."""
+
+    def __init__(self, paths: list[Path]) -> None:
+        self.paths = paths
+        self.files: list[BinaryIO] = []
+
+    def __enter__(self) -> list[BinaryIO]:
+        for path in self.paths:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            self.files.append(os.fdopen(fd, "wb"))
+        return self.files
+
+    def __exit__(self, *exc: object) -> None:
+        for file in self.files:
+            file.close()

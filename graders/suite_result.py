@@ -1,6 +1,8 @@
-"""What a sandboxed run left, read back as its result: the runner's events, capped; the
-signal or limit that ended it when it wrote no end; and a pass accepted only when every
-test of the suite passed in order (the parent counts them itself, ``suite_tests``)."""
+"""What a sandboxed run left, read back as its result: the test runner's events, capped; what
+ended the candidate's worker when the runner says it is gone (its exit code or signal, or the
+box's memory limit); a timeout; and a pass accepted only when every test of the suite passed
+in order (counted here too, ``suite_tests``: the runner of a suite the model wrote is
+sandboxed, and not trusted)."""
 
 from __future__ import annotations
 
@@ -11,6 +13,8 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast, get_args
+
+from graders.candidate_worker import EXIT_MEMORY, EXIT_OUTPUT
 
 if TYPE_CHECKING:
     from graders.sandbox import Limits
@@ -26,8 +30,25 @@ Status = Literal[
 
 RESULTS_BYTES = 4 * 1024 * 1024  # the most of the events file read back
 FIELD_CHARS = 1000  # the most of any one event field read back
-STDERR_TAIL = 4000  # the most of the runner's stderr read back for a crash's detail
+STDERR_TAIL = 4000  # the most of a process's stderr read back for a crash's detail
 OUTPUT_SLACK = 4096  # what the interpreter itself may write past the output cap (a last error)
+
+
+@dataclass(frozen=True)
+class Ending:
+    """How a run's processes ended, as the sandbox saw it."""
+
+    timed_out: bool
+    worker_code: int | None
+    """The worker's exit status as Popen gives it (at bwrap, a signal N is 128 + N)."""
+    runner_code: int | None
+    wrapped: bool
+    """The worker ran under bwrap or unshare, whose exit codes past 128 are signals."""
+    over: str
+    """What the box found over its limits ("" when nothing was): the kernel killed a process
+    of it for memory, or the watch saw the processes together over a limit."""
+    runner_sandboxed: bool
+    """The test runner was sandboxed (a suite the model wrote): its output counts too."""
 
 
 @dataclass(frozen=True)
@@ -109,45 +130,65 @@ SIGNALS: dict[int, str] = {
 }
 
 
-def _ending(
-    tmp: Path, limits: Limits, timed_out: bool, returncode: int | None, bwrap: bool
-) -> tuple[Status, str]:
-    """(status, detail) when no end line was written."""
-    if timed_out:
+def _signal(code: int | None, wrapped: bool) -> str:
+    """ "killed by SIGNAME (why)" when an exit status is a signal's, else ""."""
+    code = code or 0
+    number = -code if code < 0 else code - 128 if wrapped and code > 128 else 0
+    if not number:
+        return ""
+    try:
+        name = signal.Signals(number).name
+    except ValueError:
+        name = f"signal {number}"
+    why = SIGNALS.get(number)
+    return f"killed by {name}" + (f" ({why})" if why else "")
+
+
+def _worker_gone(ending: Ending, limits: Limits, where: str) -> tuple[Status, str]:
+    """(status, detail) when the runner found the worker gone: what its exit says."""
+    code = ending.worker_code
+    if code == EXIT_MEMORY:
+        return "killed", f"memory limit ({limits.memory_mb} MB) exceeded"
+    if code == EXIT_OUTPUT:
+        return "killed", f"output limit ({limits.output_bytes} bytes) exceeded"
+    killed = _signal(code, ending.wrapped)
+    if killed:
+        return "killed", killed
+    return "crashed", f"the candidate's process exited with code {code}{where}"
+
+
+def _no_end(tmp: Path, limits: Limits, ending: Ending) -> tuple[Status, str]:
+    """(status, detail) when the runner wrote no end line."""
+    if ending.timed_out:
         return "timeout", f"timed out after {limits.timeout_s:g} s"
-    code = returncode or 0
-    number = -code if code < 0 else code - 128 if bwrap and code > 128 else 0
-    if number:
-        try:
-            name = signal.Signals(number).name
-        except ValueError:
-            name = f"signal {number}"
-        why = SIGNALS.get(number)
-        return "killed", f"killed by {name}" + (f" ({why})" if why else "")
-    last = _tail(tmp / "stderr")
-    detail = f"the runner exited with code {code} without a result" + (f": {last}" if last else "")
+    killed = _signal(ending.runner_code, ending.runner_sandboxed and ending.wrapped)
+    if killed:
+        return "killed", killed
+    last = _tail(tmp / "tstderr")
+    code = ending.runner_code
+    detail = f"the test runner exited with code {code} without a result" + (
+        f": {last}" if last else ""
+    )
     return "crashed", detail
 
 
-def read_result(
-    tmp: Path,
-    limits: Limits,
-    timed_out: bool,
-    returncode: int | None,
-    bwrap: bool,
-    began: float,
-    suite: str,
-) -> SuiteResult:
+def read_result(tmp: Path, limits: Limits, ending: Ending, began: float, suite: str) -> SuiteResult:
     events = _events(tmp / "results.jsonl")
     end = next((e for e in events if e["event"] == "end"), None)
-    if end is not None and end.get("status") in get_args(Status):
+    if end is not None and end.get("status") == "gone" and not ending.timed_out:
+        where = end.get("detail", "")  # "during test_x", "as it loaded"
+        status, detail = _worker_gone(ending, limits, f" {where}" if where else "")
+    elif end is not None and end.get("status") in get_args(Status):
         status, detail = cast(Status, end["status"]), end.get("detail", "")
     else:
-        status, detail = _ending(tmp, limits, timed_out, returncode, bwrap)
-    printed = sum((tmp / name).stat().st_size for name in ("stdout", "stderr"))
+        status, detail = _no_end(tmp, limits, ending)
+    outputs = ["stdout", "stderr"] + (["tstdout", "tstderr"] if ending.runner_sandboxed else [])
+    printed = sum((tmp / name).stat().st_size for name in outputs)
     if status not in ("timeout", "syntax_error") and printed > limits.output_bytes + OUTPUT_SLACK:
         status = "killed"
         detail = f"output limit ({limits.output_bytes} bytes) exceeded, written past sys.stdout"
+    if ending.over and status != "syntax_error":
+        status, detail = "killed", ending.over
     cut_short = "timed out" if status == "timeout" else detail
     passes = [e.get("test", "") for e in events if e["event"] == "pass"]
     failures = [

@@ -1,4 +1,4 @@
-from loopbench_suite import raises
+from loopbench_suite import raises, rules
 
 
 def timeline(cache_class, ttl, steps):
@@ -21,6 +21,7 @@ def timeline(cache_class, ttl, steps):
     return seen
 
 
+@rules("present-before-ttl", "missing-default")
 def test_entry_is_present_before_ttl(candidate):
     assert timeline(candidate, 10, [(0, "set", "a", 1), (5, "get", "a"), (5, "get", "b")]) == [
         1,
@@ -28,6 +29,7 @@ def test_entry_is_present_before_ttl(candidate):
     ]
 
 
+@rules("get-keeps-clock", "gone-at-ttl")
 def test_get_does_not_restart_clock(candidate):
     assert timeline(candidate, 10, [(0, "set", "a", 1), (9.9, "get", "a"), (10, "get", "a")]) == [
         1,
@@ -35,16 +37,19 @@ def test_get_does_not_restart_clock(candidate):
     ]
 
 
+@rules("set-restarts", "get-keeps-clock", "gone-at-ttl")
 def test_set_restarts_clock(candidate):
     assert timeline(
         candidate, 10, [(0, "set", "a", 1), (5, "set", "a", 2), (12, "get", "a"), (15, "get", "a")]
     ) == [2, "gone"]
 
 
+@rules("falsy-values")
 def test_falsy_values_are_stored(candidate):
     assert timeline(candidate, 10, [(0, "set", "b", 0), (1, "get", "b")]) == [0]
 
 
+@rules("len", "gone-at-ttl")
 def test_len_counts_present_entries(candidate):
     assert timeline(
         candidate,
@@ -53,11 +58,13 @@ def test_len_counts_present_entries(candidate):
     ) == [2, 1, 0]
 
 
+@rules("default-none")
 def test_get_default_is_none(candidate):
     cache = candidate(10, lambda: 0.0)
     assert cache.get("missing") is None
 
 
+@rules("ttl-positive")
 def test_ttl_must_be_positive(candidate):
     with raises(ValueError):
         candidate(0, lambda: 0.0)

@@ -1,4 +1,4 @@
-from loopbench_suite import raises
+from loopbench_suite import raises, rules
 
 
 def timeline(cache_class, ttl, steps):
@@ -21,12 +21,14 @@ def timeline(cache_class, ttl, steps):
     return seen
 
 
+@rules("missing-default", "present-before-ttl", "get-keeps-clock", "gone-at-ttl")
 def test_missing_and_expired_give_the_default(candidate):
     assert timeline(
         candidate, 3, [(1, "set", "k", "v"), (2, "get", "k"), (2, "get", "other"), (4, "get", "k")]
     ) == ["v", "gone", "gone"]
 
 
+@rules("get-keeps-clock", "gone-at-ttl")
 def test_reads_do_not_extend_the_lifetime(candidate):
     assert timeline(
         candidate,
@@ -41,18 +43,21 @@ def test_reads_do_not_extend_the_lifetime(candidate):
     ) == [7, 7, 7, "gone"]
 
 
+@rules("gone-at-ttl", "get-keeps-clock")
 def test_entry_is_gone_exactly_at_ttl(candidate):
     assert timeline(
         candidate, 2.5, [(0, "set", "k", "v"), (2.4999, "get", "k"), (2.5, "get", "k")]
     ) == ["v", "gone"]
 
 
+@rules("set-restarts", "get-keeps-clock", "gone-at-ttl")
 def test_overwriting_restarts_the_lifetime(candidate):
     assert timeline(
         candidate, 4, [(0, "set", "k", 1), (3, "set", "k", 2), (6.5, "get", "k"), (7, "get", "k")]
     ) == [2, "gone"]
 
 
+@rules("independent-keys", "gone-at-ttl")
 def test_keys_expire_independently(candidate):
     assert timeline(
         candidate,
@@ -67,6 +72,7 @@ def test_keys_expire_independently(candidate):
     ) == ["gone", "B", "B"]
 
 
+@rules("len", "gone-at-ttl")
 def test_len_ignores_expired_entries(candidate):
     assert timeline(
         candidate,
@@ -75,6 +81,7 @@ def test_len_ignores_expired_entries(candidate):
     ) == [2, 1, 0]
 
 
+@rules("falsy-values", "hashable-keys")
 def test_stores_falsy_values_and_any_hashable_key(candidate):
     assert timeline(
         candidate,
@@ -83,12 +90,14 @@ def test_stores_falsy_values_and_any_hashable_key(candidate):
     ) == ["", False]
 
 
+@rules("default-none")
 def test_get_without_default_gives_none(candidate):
     cache = candidate(1.5, lambda: 0.0)
     cache.set("k", 1)
     assert cache.get("absent") is None
 
 
+@rules("ttl-positive")
 def test_nonpositive_ttl_raises(candidate):
     with raises(ValueError):
         candidate(0.0, lambda: 0.0)

@@ -1,6 +1,7 @@
-from loopbench_suite import raises
+from loopbench_suite import raises, rules
 
 
+@rules("standard-forms")
 def test_standard_forms(candidate):
     assert candidate("I") == 1
     assert candidate("IV") == 4
@@ -11,6 +12,7 @@ def test_standard_forms(candidate):
     assert candidate("MMMCMXCIX") == 3999
 
 
+@rules("four-repeats", "repeated-five")
 def test_four_repeats_and_repeated_fives_raise(candidate):
     with raises(ValueError):
         candidate("IIII")
@@ -18,6 +20,7 @@ def test_four_repeats_and_repeated_fives_raise(candidate):
         candidate("VV")
 
 
+@rules("invalid-pair")
 def test_invalid_subtractive_pairs_raise(candidate):
     with raises(ValueError):
         candidate("IC")
@@ -25,11 +28,13 @@ def test_invalid_subtractive_pairs_raise(candidate):
         candidate("VX")
 
 
+@rules("standard-order")
 def test_non_standard_order_raises(candidate):
     with raises(ValueError):
         candidate("XCX")
 
 
+@rules("empty", "lower-case", "other-characters")
 def test_empty_lower_case_and_other_characters_raise(candidate):
     with raises(ValueError):
         candidate("")

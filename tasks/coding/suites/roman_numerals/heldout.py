@@ -1,6 +1,7 @@
-from loopbench_suite import raises
+from loopbench_suite import raises, rules
 
 
+@rules("standard-forms")
 def test_standard_forms(candidate):
     assert candidate("III") == 3
     assert candidate("VIII") == 8
@@ -12,6 +13,7 @@ def test_standard_forms(candidate):
     assert candidate("M") == 1000
 
 
+@rules("four-repeats")
 def test_four_repeats(candidate):
     with raises(ValueError):
         candidate("XXXX")
@@ -21,6 +23,7 @@ def test_four_repeats(candidate):
         candidate("MMMM")
 
 
+@rules("repeated-five")
 def test_repeated_v_l_d(candidate):
     with raises(ValueError):
         candidate("LL")
@@ -28,6 +31,7 @@ def test_repeated_v_l_d(candidate):
         candidate("DD")
 
 
+@rules("invalid-pair")
 def test_invalid_pairs(candidate):
     with raises(ValueError):
         candidate("IL")
@@ -39,6 +43,7 @@ def test_invalid_pairs(candidate):
         candidate("IM")
 
 
+@rules("standard-order")
 def test_not_in_standard_order(candidate):
     with raises(ValueError):
         candidate("XLX")
@@ -50,6 +55,7 @@ def test_not_in_standard_order(candidate):
         candidate("MCMC")
 
 
+@rules("lower-case", "other-characters")
 def test_other_text(candidate):
     with raises(ValueError):
         candidate(" ")
@@ -59,3 +65,9 @@ def test_other_text(candidate):
         candidate("iv")
     with raises(ValueError):
         candidate("12")
+
+
+@rules("empty")
+def test_the_empty_string(candidate):
+    with raises(ValueError):
+        candidate("")
