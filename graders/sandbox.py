@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import math
 import os
 import subprocess
 import tempfile
@@ -40,6 +39,7 @@ from typing import Any, BinaryIO
 from graders import box as boxes
 from graders.isolation import MB, Isolation, child_env, choose, command, programs_folder, warning
 from graders.isolation import working_directory as workdir_of
+from graders.limits import Limits
 from graders.processes import (
     Claim,
     end_run,
@@ -54,44 +54,8 @@ from graders.processes import (
 from graders.suite_code import compiled
 from graders.suite_result import Ending, SuiteResult, read_result
 
-FILES = 16  # new files and folders a run may make; each may hold disk_mb / FILES
 WORKER, RUNNER = "candidate_worker", "suite_runner"
 TRUSTED_SUITES = ("feedback", "heldout")  # written by the task set; "self_tests" by the model
-
-
-@dataclass(frozen=True)
-class Limits:
-    timeout_s: float = 10.0
-    """Wall clock for the whole run, interpreter start included."""
-    cpu_s: float | None = None
-    """CPU time (RLIMIT_CPU); None means a second past timeout_s, so a busy loop times out."""
-    memory_mb: int = 512
-    """Memory of the whole box (its cgroup) where this machine allows it, and the address
-    space of each of its processes (RLIMIT_AS)."""
-    processes: int = 64
-    """Processes and threads of the box (its cgroup), and of the run's uid (RLIMIT_NPROC)."""
-    output_bytes: int = 64_000
-    """What the candidate may print, stdout and stderr together."""
-    disk_mb: int = 64
-    """What the run may write: the size of each of its tmpfs (work directory, /tmp, /dev/shm)
-    under bwrap, of its root (all three) under unshare; at every level at most FILES new
-    files and folders, each of at most disk_mb / FILES (RLIMIT_FSIZE)."""
-
-    def cpu_seconds(self) -> int:
-        return max(1, math.ceil(self.timeout_s + 1 if self.cpu_s is None else self.cpu_s))
-
-    def file_bytes(self) -> int:
-        return max(1, self.disk_mb * MB // FILES)
-
-    def to_job(self) -> dict[str, int]:
-        return {
-            "cpu_s": self.cpu_seconds(),
-            "memory_mb": self.memory_mb,
-            "processes": self.processes,
-            "output_bytes": self.output_bytes,
-            "file_bytes": self.file_bytes(),
-            "files": FILES,
-        }
 
 
 @dataclass(frozen=True)
@@ -136,11 +100,11 @@ class Sandbox:
 
     def __init__(
         self,
-        limits: Limits = Limits(),
+        limits: Limits | None = None,
         workers: int | None = None,
         isolation: Isolation | None = None,
     ) -> None:
-        self.limits = limits
+        self.limits = limits or Limits()
         self.workers = workers or os.cpu_count() or 1
         self.isolation: Isolation = choose(isolation)
         self.warning = warning(self.isolation, boxes.hierarchies() is not None)

@@ -12,12 +12,10 @@ import signal
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, cast, get_args
+from typing import Any, Literal, cast, get_args
 
 from graders.candidate_worker import EXIT_MEMORY, EXIT_OUTPUT
-
-if TYPE_CHECKING:
-    from graders.sandbox import Limits
+from graders.limits import Limits
 
 Status = Literal[
     "passed",  # every test passed, and there was at least one

@@ -16,7 +16,8 @@ from itertools import pairwise
 from graders.base import Grader, GraderSetup
 from graders.code_tests import CodeGrader, SuiteCheck, code_in
 from graders.exact import Grade, grade
-from graders.sandbox import Limits, Sandbox
+from graders.limits import Limits
+from graders.sandbox import Sandbox
 from tasks.task_models import CodeTask, Task, TaskBase
 
 

@@ -13,7 +13,8 @@ from pydantic import ValidationError
 from graders.code_tests import CodeGrader, feedback, heldout
 from graders.exact import grade
 from graders.isolation import SandboxError
-from graders.sandbox import Limits, Sandbox
+from graders.limits import Limits
+from graders.sandbox import Sandbox
 from graders.selftest import run_self_test
 from harness.cli.errors import BadInput
 from harness.files import describe_errors, read_text

@@ -32,7 +32,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from graders.isolation import SandboxError
-from graders.sandbox import Limits, Sandbox
+from graders.limits import Limits
+from graders.sandbox import Sandbox
 from harness.config import RunConfig
 from harness.endpoints import connection, open_clients, resolve_endpoints
 from harness.executors import ExecutorError, RayUnavailable

@@ -15,7 +15,8 @@ import pytest
 
 import graders.box
 from graders.box import Box, hierarchies
-from graders.sandbox import Limits, Sandbox
+from graders.limits import Limits
+from graders.sandbox import Sandbox
 from tests.graders.hostile import SPAWN, UNHOOK
 from tests.graders.sandboxing import as_root, run
 

@@ -9,7 +9,8 @@ import os
 
 import pytest
 
-from graders.sandbox import Limits, Sandbox, Suite
+from graders.limits import Limits
+from graders.sandbox import Sandbox, Suite
 from tasks import load_taskset
 from tasks.humaneval import heldout_suite, load_problems, preamble
 from tests.graders.hostile import (
