@@ -590,11 +590,13 @@ MUTATIONS = [
      'if (LEGACY if sent is None else sent) != expect["sampling"]:', "if False:",
      [SAMP + "test_a_folder_is_tied_to_its_sampling_settings",
       SAMP + "test_a_folder_written_before_sampling_settings_was_sent_temperature_0"]),
-    # CI: compare's JUnit report and job summary.
+    # CI: compare's JUnit report and job summary, and the workflow docs/ci.md runs.
     ("CI: a regressed criterion is a failed test case", JUNIT,
      "if verdict is not None and verdict.regressed:", "if False:",
      [JUNITT + "test_a_regressed_arm_fails_with_its_figures_and_flipped_tasks_and_others_pass",
-      JUNITT + "test_a_cost_rise_alone_fails_the_cost_case_only"]),
+      JUNITT + "test_a_cost_rise_alone_fails_the_cost_case_only",
+      "tests/test_ci_workflow.py::test_an_unchanged_pattern_replays_everything_and_a_worse_one_"
+      "fails_the_gate"]),
     ("CI: cost that cannot be judged is a skipped test case", JUNIT,
      "elif verdict is None or not verdict.judged:", "elif verdict is None:",
      [JUNITT + "test_cost_that_cannot_be_judged_is_skipped_with_the_reason"]),
@@ -624,6 +626,10 @@ MUTATIONS = [
      "    append_step_summary(markdown)\n",
      '    if fmt == "md":\n        append_step_summary(markdown)\n',
      [SUMMARYT + "test_the_markdown_is_appended_whatever_is_printed"]),
+    ("CI: the workflow replays the response cache", "docs/ci.md",
+     "--cache base/ci/responses --out candidate", "--out candidate",
+     ["tests/test_ci_workflow.py::test_an_unchanged_pattern_replays_everything_and_a_worse_"
+      "one_fails_the_gate"]),
 ]  # fmt: skip
 
 
