@@ -37,6 +37,8 @@ CMP, STAT = "tests/harness/report/test_compare.py::", "tests/harness/report/test
 SAMP = "tests/harness/test_sampling.py::"
 REG, REGT = "tasks/tool_registry.py", "tests/tasks/test_registries.py::"
 BAD = "tests/test_bad_input.py::test_bad_input_exits_2_with_one_line_naming_file_line_and_field"
+JUNIT, JUNITT = "harness/report/junit.py", "tests/harness/report/test_junit.py::"
+SUMMARY, SUMMARYT = "harness/cli/step_summary.py", "tests/harness/cli/test_step_summary.py::"
 
 # (guard, file, text, broken text, tests that must catch it)
 MUTATIONS = [
@@ -709,6 +711,46 @@ MUTATIONS = [
      'if (LEGACY if sent is None else sent) != expect["sampling"]:', "if False:",
      [SAMP + "test_a_folder_is_tied_to_its_sampling_settings",
       SAMP + "test_a_folder_written_before_sampling_settings_was_sent_temperature_0"]),
+    # CI: compare's JUnit report and job summary, and the workflow docs/ci.md runs.
+    ("CI: a regressed criterion is a failed test case", JUNIT,
+     "if verdict is not None and verdict.regressed:", "if False:",
+     [JUNITT + "test_a_regressed_arm_fails_with_its_figures_and_flipped_tasks_and_others_pass",
+      JUNITT + "test_a_cost_rise_alone_fails_the_cost_case_only",
+      "tests/test_ci_workflow.py::test_an_unchanged_pattern_replays_everything_and_a_worse_one_"
+      "fails_the_gate"]),
+    ("CI: cost that cannot be judged is a skipped test case", JUNIT,
+     "elif verdict is None or not verdict.judged:", "elif verdict is None:",
+     [JUNITT + "test_cost_that_cannot_be_judged_is_skipped_with_the_reason"]),
+    ("CI: cost unknown on a side is not judged", "harness/report/verdict.py",
+     "        if math.isnan(value):", "        if False:",
+     [JUNITT + "test_cost_that_cannot_be_judged_is_skipped_with_the_reason"]),
+    ("CI: a cost rise beyond the threshold regresses", "harness/report/verdict.py",
+     "if after / before - 1 > max_rise and p.cost_ci_low > 0:", "if False:",
+     [JUNITT + "test_a_cost_rise_alone_fails_the_cost_case_only"]),
+    ("CI: the JUnit counts are the cases'", JUNIT,
+     'element.set("failures", str(sum(c.find("failure") is not None for c in cases)))',
+     'element.set("failures", "0")',
+     [JUNITT + "test_a_regressed_arm_fails_with_its_figures_and_flipped_tasks_and_others_pass"]),
+    ("CI: characters XML cannot hold are escaped", JUNIT,
+     'return _NOT_XML.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)',
+     "return text",
+     [JUNITT + "test_arm_names_and_task_ids_of_any_characters_survive",
+      JUNITT + "test_xml_safe_escapes_only_what_xml_cannot_hold"]),
+    ("CI: the job summary is appended to, not replaced", SUMMARY,
+     'with open(path, "a", encoding="utf-8", errors="backslashreplace") as summary:',
+     'with open(path, "w", encoding="utf-8", errors="backslashreplace") as summary:',
+     [SUMMARYT + "test_the_markdown_is_appended_whatever_is_printed"]),
+    ("CI: an unwritable job summary is a warning", SUMMARY,
+     "    except OSError as exc:", "    except ValueError as exc:",
+     [SUMMARYT + "test_a_summary_that_cannot_be_written_is_one_warning_and_the_exit_code_stays"]),
+    ("CI: the job summary is written whatever the format", "harness/cli/compare.py",
+     "    append_step_summary(markdown)\n",
+     '    if fmt == "md":\n        append_step_summary(markdown)\n',
+     [SUMMARYT + "test_the_markdown_is_appended_whatever_is_printed"]),
+    ("CI: the workflow replays the response cache", "docs/ci.md",
+     "--cache base/ci/responses --out candidate", "--out candidate",
+     ["tests/test_ci_workflow.py::test_an_unchanged_pattern_replays_everything_and_a_worse_"
+      "one_fails_the_gate"]),
 ]  # fmt: skip
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from harness.cli.errors import Finite
+from harness.cli.step_summary import append_step_summary
 from harness.columns import FIELDS, read_frame
 from harness.experiment import arm_identity
 from harness.legacy import schema_1_identity
@@ -58,10 +59,12 @@ NOT_COMPARED = tuple(name for name in FIELDS if name not in COMPARED)
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["text", "md", "json"]),
+    type=click.Choice(["text", "md", "json", "junit"]),
     default="text",
     show_default=True,
-    help="md suits a CI job summary; json suits scripts.",
+    help="md suits a CI job summary; json suits scripts; junit is the test report CI "
+    "systems show (a case per arm and criterion). With GITHUB_STEP_SUMMARY set, the md "
+    "table is also appended to that file, whatever the format.",
 )
 def compare_command(
     baseline: Path,
@@ -87,10 +90,16 @@ def compare_command(
     except (ResultsError, PriceError, CompareError) as exc:
         click.echo(f"Error: {exc}", err=True)
         raise SystemExit(2) from None
+    markdown = as_markdown(comparison)
     if fmt == "json":
         click.echo(json.dumps(as_json(comparison), indent=2))
+    elif fmt == "junit":
+        from harness.report.junit import as_junit
+
+        click.echo(as_junit(comparison), nl=False)
     else:
-        click.echo(as_markdown(comparison))
+        click.echo(markdown)
+    append_step_summary(markdown)
     regressed = [r for r in comparison.arms if r.regressed]
     for r in regressed:
         click.echo(f"REGRESSED: {r.arm}: {r.why}", err=True)

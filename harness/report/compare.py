@@ -25,6 +25,7 @@ from harness.patterns.base import INFRASTRUCTURE_STATUSES
 from harness.report.axis import arms_by_model, model_keys
 from harness.report.checks import answer_changes, code_measures
 from harness.report.stats import PairedDifference, paired_difference
+from harness.report.verdict import Criterion, judge_accuracy, judge_cost
 from harness.sampling import describe_runs
 
 KEYS = ["arm", "task_id", "repeat"]
@@ -48,6 +49,8 @@ class ArmComparison:
     option_changes: tuple[str, ...] = ()
     #: Coding runs: each repair measure on the paired runs, (before, after).
     repair: dict[str, tuple[float, float]] = field(default_factory=dict)
+    #: Each criterion's verdict: accuracy, then cost per correct answer.
+    criteria: tuple[Criterion, ...] = ()
 
     def row(self) -> dict[str, Any]:
         p = self.paired
@@ -157,7 +160,7 @@ def compare(
             ),
         )
         unknown = int(pairs["usage_missing_b"].sum() + pairs["usage_missing_a"].sum())
-        regressed, why = _verdict(paired, max_drop, alpha, max_cost_rise, unknown)
+        regressed, why, criteria = _verdict(paired, max_drop, alpha, max_cost_rise, unknown)
         changes = option_changes(
             before.loc[before["arm"] == arm, "options"], after.loc[after["arm"] == arm, "options"]
         )
@@ -173,6 +176,7 @@ def compare(
                 why,
                 changes,
                 repair_measures(pairs),
+                criteria,
             )
         )
     return Comparison(
@@ -246,24 +250,17 @@ def _option_values(options: pd.Series) -> dict[str, set[str]]:
 
 def _verdict(
     p: PairedDifference, max_drop: float, alpha: float, max_rise: float, usage_unknown: int = 0
-) -> tuple[bool, str]:
-    if p.difference < -max_drop and p.p_value < alpha:
-        return True, (
-            f"accuracy fell {-p.difference:.0%} (more than {max_drop:.0%}) on {p.tasks} "
-            f"tasks, paired p = {p.p_value:.3g}"
-        )
-    if usage_unknown:  # tokens not reported are unknown, not zero: cost cannot be judged
-        return False, (
-            f"accuracy within thresholds; cost not compared: {usage_unknown} model calls "
-            "reported no token usage"
-        )
-    before, after = p.cost_per_correct_before, p.cost_per_correct_after
-    if before > 0 and not math.isnan(after) and after / before - 1 > max_rise and p.cost_ci_low > 0:
-        return True, (
-            f"cost per correct rose {after / before - 1:.0%} (more than "
-            f"{max_rise:.0%}), interval above zero"
-        )
-    return False, "within thresholds"
+) -> tuple[bool, str, tuple[Criterion, Criterion]]:
+    """The arm's verdict in one line, and each criterion's on its own (a JUnit case each)."""
+    criteria = judge_accuracy(p, max_drop, alpha), judge_cost(p, max_rise, usage_unknown)
+    accuracy, cost = criteria
+    if accuracy.regressed:
+        return True, accuracy.why, criteria
+    if usage_unknown:
+        return False, f"accuracy within thresholds; {cost.why}", criteria
+    if cost.regressed:
+        return True, cost.why, criteria
+    return False, "within thresholds", criteria
 
 
 def as_json(comparison: Comparison) -> dict[str, Any]:

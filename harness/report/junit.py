@@ -1,0 +1,117 @@
+"""``compare --format junit``: the verdict as JUnit XML, the test report CI systems render.
+
+The shape is the one GitHub's, GitLab's, Jenkins' and Buildkite's readers share (Jenkins'
+and Ant's ``junit-10`` schema): ``testsuites`` > one ``testsuite`` per arm > one
+``testcase`` per criterion, accuracy and cost per correct answer. A criterion that
+regressed is a ``failure`` whose message holds the figures and the tasks that flipped;
+one that cannot be judged (cost without prices, or calls that reported no usage) is
+``skipped``. Arms on one side only are skipped too, and said so.
+
+The arm stays whole in the test's name (a model axis's ``model · arm`` included): a
+class name is split at its dots by Jenkins, so every case has the one class
+``loopbench.compare``. Nothing a model wrote goes in: arm names, task ids and figures
+only. They are data, of any characters: ElementTree escapes markup, and the characters
+XML 1.0 cannot hold at all (control characters, lone surrogates) are written as
+``\\x1b``-style escapes rather than making the file unreadable.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import xml.etree.ElementTree as ET
+
+from harness.report.compare import ArmComparison, Comparison, _flipped
+from harness.report.verdict import Criterion
+
+SUITES_NAME = "loopbench compare"
+CLASSNAME = "loopbench.compare"
+LABELS = {"accuracy": "accuracy", "cost": "cost per correct"}
+
+# What XML 1.0 allows (its Char production); anything else is escaped.
+_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def xml_safe(text: str) -> str:
+    """``text`` with every character XML 1.0 cannot carry written as a Python escape."""
+    return _NOT_XML.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+
+
+def as_junit(comparison: Comparison) -> bytes:
+    """The comparison as a UTF-8 JUnit XML document."""
+    root = ET.Element("testsuites", name=SUITES_NAME)
+    for arm in comparison.arms:
+        suite = _suite(root, arm.arm)
+        for criterion in arm.criteria:
+            _case(suite, arm.arm, criterion.name, _lines(arm, criterion), criterion)
+    for side, arms in (("baseline", comparison.only_before), ("candidate", comparison.only_after)):
+        for name in arms:
+            suite = _suite(root, name)
+            for label in LABELS:
+                _case(suite, name, label, [f"only in the {side}: not compared"], None)
+    for suite in root:
+        _count(suite, suite.findall("testcase"))
+        suite.set("skipped", str(len(suite.findall("testcase/skipped"))))
+    _count(root, root.findall("testsuite/testcase"))
+    ET.indent(root)
+    document: bytes = ET.tostring(root, encoding="utf-8", xml_declaration=True)
+    return document + b"\n"
+
+
+def _suite(root: ET.Element, arm: str) -> ET.Element:
+    return ET.SubElement(root, "testsuite", name=xml_safe(arm))
+
+
+def _case(
+    suite: ET.Element, arm: str, criterion: str, lines: list[str], verdict: Criterion | None
+) -> None:
+    name = xml_safe(f"{LABELS[criterion]} of {arm}")
+    case = ET.SubElement(suite, "testcase", name=name, classname=CLASSNAME, time="0")
+    message, text = xml_safe("; ".join(lines)), xml_safe("\n".join(lines))
+    if verdict is not None and verdict.regressed:
+        ET.SubElement(case, "failure", message=message, type="regression").text = text
+    elif verdict is None or not verdict.judged:
+        ET.SubElement(case, "skipped", message=message)
+    else:
+        ET.SubElement(case, "system-out").text = text
+
+
+def _count(element: ET.Element, cases: list[ET.Element]) -> None:
+    element.set("tests", str(len(cases)))
+    element.set("failures", str(sum(c.find("failure") is not None for c in cases)))
+    element.set("errors", "0")
+    element.set("time", "0")
+
+
+def _lines(arm: ArmComparison, criterion: Criterion) -> list[str]:
+    """The verdict, then the figures it rests on."""
+    p = arm.paired
+    pairs = f"{p.n_pairs} pairs on {p.tasks} tasks"
+    if criterion.name == "accuracy":
+        return [
+            criterion.why,
+            f"accuracy {p.accuracy_before:.1%} → {p.accuracy_after:.1%}",
+            f"difference {p.difference * 100:+.1f} points [95% CI {p.ci_low * 100:+.1f}, "
+            f"{p.ci_high * 100:+.1f}]",
+            f"paired p = {p.p_value:.3g}",
+            pairs,
+            f"right → wrong: {_flipped(p.right_to_wrong)}",
+            f"wrong → right: {_flipped(p.wrong_to_right)}",
+        ]
+    before, after = p.cost_per_correct_before, p.cost_per_correct_after
+    return [
+        criterion.why,
+        f"cost per correct {_money(before)} → {_money(after)}",
+        f"difference {_money(after - before, sign=True)} [95% CI "
+        f"{_money(p.cost_ci_low, sign=True)}, {_money(p.cost_ci_high, sign=True)}]",
+        pairs,
+    ]
+
+
+def _money(value: float, sign: bool = False) -> str:
+    if math.isnan(value):
+        return "unknown"
+    return f"{'-' if value < 0 else '+' if sign else ''}${abs(value):.6f}"
+
+
+__all__ = ["as_junit", "xml_safe"]

@@ -1,0 +1,70 @@
+"""Each criterion of ``compare``'s verdict on an arm, judged on its own.
+
+Accuracy regresses when it falls by more than ``max_drop`` and the paired test's p is
+below ``alpha``. Cost per correct answer regresses when it rises by more than
+``max_rise`` and its bootstrap interval lies above zero; it is not judged when it is
+unknown on a side (calls that reported no usage, runs without a price, no run correct)
+or was nothing in the baseline (a rise from zero has no ratio).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from harness.report.stats import PairedDifference
+
+
+@dataclass(frozen=True)
+class Criterion:
+    """One criterion's verdict on an arm: ``accuracy`` or ``cost`` (per correct answer).
+    A criterion not judged (cost without prices or usage) is neither ok nor regressed."""
+
+    name: str
+    regressed: bool
+    judged: bool
+    why: str
+
+
+def judge_accuracy(p: PairedDifference, max_drop: float, alpha: float) -> Criterion:
+    if p.difference < -max_drop and p.p_value < alpha:
+        return Criterion(
+            "accuracy",
+            True,
+            True,
+            f"accuracy fell {-p.difference:.0%} (more than {max_drop:.0%}) on {p.tasks} "
+            f"tasks, paired p = {p.p_value:.3g}",
+        )
+    return Criterion("accuracy", False, True, "accuracy within thresholds")
+
+
+def judge_cost(p: PairedDifference, max_rise: float, usage_unknown: int = 0) -> Criterion:
+    if usage_unknown:  # tokens not reported are unknown, not zero: cost cannot be judged
+        return Criterion(
+            "cost",
+            False,
+            False,
+            f"cost not compared: {usage_unknown} model calls reported no token usage",
+        )
+    before, after = p.cost_per_correct_before, p.cost_per_correct_after
+    for side, accuracy, value in (
+        ("baseline", p.accuracy_before, before),
+        ("candidate", p.accuracy_after, after),
+    ):
+        if math.isnan(value):
+            cause = "no run was correct" if accuracy == 0 else "runs without a price"
+            return Criterion("cost", False, False, f"cost not compared: {cause} in the {side}")
+    if before == 0:
+        return Criterion("cost", False, False, "cost not compared: the baseline cost nothing")
+    if after / before - 1 > max_rise and p.cost_ci_low > 0:
+        return Criterion(
+            "cost",
+            True,
+            True,
+            f"cost per correct rose {after / before - 1:.0%} (more than "
+            f"{max_rise:.0%}), interval above zero",
+        )
+    return Criterion("cost", False, True, "cost per correct within thresholds")
+
+
+__all__ = ["Criterion", "judge_accuracy", "judge_cost"]
