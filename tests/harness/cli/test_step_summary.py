@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from harness.cli import main
+from harness.cli.main import main
 from harness.cli.step_summary import VARIABLE
 
 from ..report.test_compare import before_keys, write

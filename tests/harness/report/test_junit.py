@@ -9,7 +9,7 @@ import pytest
 import xmlschema
 from click.testing import CliRunner
 
-from harness.cli import main
+from harness.cli.main import main
 from harness.report.junit import CLASSNAME, xml_safe
 
 from .test_compare import before_keys, write
