@@ -16,7 +16,8 @@ CUT = re.compile(r"\[\.\.\. \d+ more characters cut on disk\]$")
 MAX_TOOL_CALLS = 100
 #: How a text-action pattern (react_text) gives the model a tool's result: a user message.
 OBSERVATION = "Observation:"
-_STRICT = ConfigDict(extra="forbid")
+#: The wire JSON's dicts, like the events, refuse a key they do not have.
+STRICT = ConfigDict(extra="forbid")
 
 
 def cut(text: str, max_text: int) -> str:
@@ -26,13 +27,13 @@ def cut(text: str, max_text: int) -> str:
     return f"{text[:max_text]}[... {len(text) - max_text} more characters cut on disk]"
 
 
-@with_config(_STRICT)
+@with_config(STRICT)
 class WireFunction(TypedDict):
     name: str
     arguments: str
 
 
-@with_config(_STRICT)
+@with_config(STRICT)
 class WireToolCall(TypedDict, total=False):
     """A tool call a message asked for; past ``MAX_TOOL_CALLS`` of them, one marker
     ``{"cut": "N more tool calls"}`` stands for the rest."""
@@ -43,7 +44,7 @@ class WireToolCall(TypedDict, total=False):
     cut: str
 
 
-@with_config(_STRICT)
+@with_config(STRICT)
 class WireMessage(TypedDict):
     """A message as the chat-completions API writes it (``harness.models.wire``)."""
 
@@ -53,7 +54,7 @@ class WireMessage(TypedDict):
     tool_call_id: NotRequired[str]
 
 
-@with_config(_STRICT)
+@with_config(STRICT)
 class TracedRequest(TypedDict):
     """A request as sent, the system text apart and the tools by name."""
 
@@ -69,14 +70,14 @@ class TracedRequest(TypedDict):
     stop: list[str]
 
 
-@with_config(_STRICT)
+@with_config(STRICT)
 class TracedUsage(TypedDict):
     input: int
     output: int
     cached: int
 
 
-@with_config(_STRICT)
+@with_config(STRICT)
 class TracedResponse(TypedDict):
     message: WireMessage
     finish_reason: str

@@ -5,17 +5,20 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from pydantic import with_config
 from typing_extensions import TypedDict
 
-from harness.events._base import TraceEvent
+from harness.events._base import STRICT, TraceEvent
 
 
+@with_config(STRICT)
 class PlannedCall(TypedDict):
     tool: str
     args: dict[str, Any]
     why: str
 
 
+@with_config(STRICT)
 class PlannedStep(TypedDict):
     id: int
     description: str
@@ -166,6 +169,7 @@ class ProposalDroppedEvent(TraceEvent):
     """What was written before ``reason``: whether the proposal was truncated."""
 
 
+@with_config(STRICT)
 class PlannedPhase(TypedDict):
     name: str
     description: str

@@ -193,3 +193,26 @@ def test_the_runner_counts_events_by_their_type():
 def test_an_event_is_typed_as_the_union():
     event: Event = parse_event({"kind": "pattern_error", "error": "boom"})
     assert isinstance(event, ev.PatternErrorEvent) and event.error == "boom"
+
+
+def test_a_plugin_pattern_can_trace_an_event_of_its_own_kind():
+    trace = Trace()
+    trace.emit(OtherEvent(kind="coin_flip", side="heads", flips=3))
+    [written] = json.loads(json.dumps(trace.to_json()))
+    assert {k: v for k, v in written.items() if k != "t"} == {
+        "kind": "coin_flip",
+        "side": "heads",
+        "flips": 3,
+    }
+    assert parse_event(written).data() == {"side": "heads", "flips": 3}
+
+
+def test_a_plan_holds_either_shape_of_steps_and_nothing_else():
+    rewoo = {"kind": "plan", "step": 1, "steps": [{"tool": "calc", "args": {}, "why": ""}]}
+    executed = {"kind": "plan", "steps": [{"id": 1, "description": "a", "depends_on": []}]}
+    assert [parse_event(p).on_disk(MAX_TEXT)["steps"] for p in (rewoo, executed)] == [
+        rewoo["steps"],
+        executed["steps"],
+    ]
+    with pytest.raises(TraceError, match="event 1 \\(plan\\)"):
+        parse_events([{"kind": "plan", "steps": [{"id": 1, "description": "a", "extra": 1}]}])
