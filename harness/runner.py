@@ -19,6 +19,12 @@ from importlib.metadata import version
 from typing import Any, Protocol
 
 from graders.sandbox import Sandbox
+from harness.events import (
+    ParseFailureEvent,
+    PatternErrorEvent,
+    RepeatedActionEvent,
+    ToolCallEvent,
+)
 from harness.experiment import Arm
 from harness.grading import Grading
 from harness.models.cache import CachingClient, ResponseCache
@@ -163,8 +169,9 @@ class Runner:
         except ModelAPIError as exc:
             outcome = Outcome("api_error", error=str(exc))
         except Exception as exc:  # a pattern bug is recorded, and the rest of the grid goes on
-            outcome = Outcome("pattern_error", error=f"{type(exc).__name__}: {exc}")
-            trace.emit("pattern_error", error=outcome.error)
+            error = f"{type(exc).__name__}: {exc}"
+            outcome = Outcome("pattern_error", error=error)
+            trace.emit(PatternErrorEvent(error=error))
         latency = time.perf_counter() - began
         return await self._record(job, outcome, counted, trace, started_at, latency), trace
 
@@ -181,7 +188,7 @@ class Runner:
             correct, reason, first_correct, metrics = await self._grades(job, outcome, trace)
         except Exception as exc:  # the grader failed (a sandbox that cannot start, a full disk)
             error = f"grading failed: {type(exc).__name__}: {exc}"
-            trace.emit("pattern_error", error=error)
+            trace.emit(PatternErrorEvent(error=error))
             outcome = Outcome("pattern_error", messages=outcome.messages, error=error)
             correct, reason, first_correct, metrics = None, error, None, {}
         usage = counted.usage
@@ -214,9 +221,9 @@ class Runner:
             first_correct=first_correct,
             metrics=metrics,
             turns=counted.calls,
-            tool_calls=trace.count("tool_call"),
-            parse_failures=trace.count("parse_failure"),
-            repeated_actions=trace.count("repeated_action"),
+            tool_calls=trace.count(ToolCallEvent),
+            parse_failures=trace.count(ParseFailureEvent),
+            repeated_actions=trace.count(RepeatedActionEvent),
             retries=counted.retries,
             tokens_in=usage.input_tokens,
             tokens_out=usage.output_tokens,

@@ -39,6 +39,7 @@ REG, REGT = "tasks/tool_registry.py", "tests/tasks/test_registries.py::"
 BAD = "tests/test_bad_input.py::test_bad_input_exits_2_with_one_line_naming_file_line_and_field"
 JUNIT, JUNITT = "harness/report/junit.py", "tests/harness/report/test_junit.py::"
 SUMMARY, SUMMARYT = "harness/cli/step_summary.py", "tests/harness/cli/test_step_summary.py::"
+EV, EVT = "harness/events/", "tests/harness/test_events.py::"
 
 # (guard, file, text, broken text, tests that must catch it)
 MUTATIONS = [
@@ -230,8 +231,32 @@ MUTATIONS = [
     ("an orphan trace line is dropped", "harness/store.py",
      "        if f'\"run_id\":\"{run_id}\"'.encode() in recorded:\n            break\n",
      "        break\n", ["tests/harness/test_store.py"]),
-    ("a long text is cut in the trace", "harness/trace.py", "    if len(text) <= max_text:",
-     "    if True:", ["tests/harness/test_store.py"]),
+    ("a long text is cut in the trace", EV + "_base.py", "    if len(text) <= max_text:",
+     "    if True:", ["tests/harness/test_store.py", EVT + "test_long_texts_are_cut_on_disk_and_"
+     "never_in_the_live_trace"]),
+    # Trace events: written as they always were, read back through the same models.
+    ("a message's texts are cut on disk", EV + "_base.py",
+     "if (content is None or len(content) <= max_text) and not calls:", "if True:",
+     [EVT + "test_long_texts_are_cut_on_disk_and_never_in_the_live_trace"]),
+    ("cutting on disk leaves the live trace whole", EV + "_base.py",
+     "    out = message.copy()\n", "    out = message\n",
+     [EVT + "test_long_texts_are_cut_on_disk_and_never_in_the_live_trace"]),
+    ("a message keeps at most a hundred tool calls on disk", EV + "_base.py",
+     "if len(calls) > MAX_TOOL_CALLS:", "if False:",
+     [EVT + "test_past_a_hundred_tool_calls_one_marker_says_how_many_were_cut"]),
+    ("a field the emitter did not set is not written", EV + "_base.py",
+     'data = {k: v for k, v in self.__dict__.items() if k in set_ and k != "t" and k != "kind"}',
+     'data = {k: v for k, v in self.__dict__.items() if k != "t" and k != "kind"}',
+     [EVT + "test_fields_added_later_have_defaults_and_fields_dropped_still_read",
+      EVT + "test_the_reference_traces_read_and_write_back_byte_for_byte"]),
+    ("an unknown kind reads as a generic event", EV + "__init__.py",
+     'return kind if isinstance(kind, str) and kind in KINDS else "other"',
+     'return kind if isinstance(kind, str) else "other"',
+     [EVT + "test_a_kind_this_version_does_not_write_reads_as_a_generic_event"]),
+    ("a field a known kind does not have is refused", EV + "_base.py",
+     'model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)',
+     'model_config = ConfigDict(extra="ignore", use_attribute_docstrings=True)',
+     [EVT + "test_a_field_this_version_does_not_know_is_refused_naming_the_event"]),
     # The HTTP client, the response cache and the throttle.
     ("missing usage is not zero", "harness/models/wire.py",
      "return Usage(missing=1)", "return Usage()",

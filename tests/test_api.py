@@ -206,7 +206,7 @@ def test_a_plugin_tool_and_grader_named_with_the_flag_run(tmp_path):
         args = ["run", "--plugin", "my_words", "--tasks", str(words), "--arm", "react",
                 "--quiet", "--model", "fake", "--base-url", server.base_url,
                 "--out", str(tmp_path / "r")]  # fmt: skip
-        ran = in_python(tmp_path, f"from harness.cli import main; main({args!r})")
+        ran = in_python(tmp_path, f"from harness.cli.main import main; main({args!r})")
     assert ran.returncode == 0, ran.stderr
     lines = (tmp_path / "r" / "runs.jsonl").read_text().splitlines()
     made = sorted(

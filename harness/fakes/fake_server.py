@@ -20,6 +20,7 @@ from typing import Any
 
 from aiohttp import web
 
+from harness.events import question_at
 from harness.fakes.loopback import LoopbackServer
 
 
@@ -130,13 +131,12 @@ def default_responder(body: dict[str, Any]) -> Reply:
 
 
 def question_index(messages: list[dict[str, Any]]) -> int:
-    """Where this run's question is: the last user message that is not an observation
-    (anything before it, such as a pattern's worked example, is not this run's work)."""
-    return max(
-        i
-        for i, m in enumerate(messages)
-        if m["role"] == "user" and not str(m.get("content") or "").startswith("Observation:")
-    )
+    """Where this run's question is (``harness.events.question_at``); a request without one
+    is not a run's."""
+    at = question_at(messages)
+    if at is None:
+        raise ValueError("the request holds no question")
+    return at
 
 
 def usage_for(body: dict[str, Any], reply: Reply) -> dict[str, Any]:

@@ -10,14 +10,28 @@ sent.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol, cast
 
+from harness.events import (
+    ApiErrorEvent,
+    RequestEvent,
+    ResponseEvent,
+    TracedRequest,
+    TracedResponse,
+    WireMessage,
+)
 from harness.models.estimate import TokenCount, estimated_usage
-from harness.models.types import ModelAPIError, ModelClient, ModelRequest, ModelResponse, Usage
+from harness.models.types import (
+    Message,
+    ModelAPIError,
+    ModelClient,
+    ModelRequest,
+    ModelResponse,
+    Usage,
+)
+from harness.models.wire import message_to_wire
 from harness.sampling import Sampling
-
-if TYPE_CHECKING:
-    from harness.trace import Trace
+from harness.trace import Trace
 
 
 class CountedClient(Protocol):
@@ -45,11 +59,8 @@ class CountingClient:
         self._inner = inner
         #: None when the run sets nothing: requests go as the pattern wrote them.
         self._sampling = sampling if sampling is not None and sampling.sent() else None
-        if trace is None:
-            from harness.trace import Trace  # here, not above: trace.py imports this package
-
-            trace = Trace()
-        self._trace = trace
+        self._trace = trace if trace is not None else Trace()
+        self._wire = WireMessages()
         #: Counts the text of a call whose response reported no usage (--count-tokens).
         self._estimate = estimate
         self.calls = 0
@@ -68,7 +79,7 @@ class CountingClient:
         if self._sampling is not None:
             request = self._sampling.apply(request)
         self.calls += 1
-        self._trace.emit("request", call=self.calls, request=request)
+        self._trace.emit(RequestEvent.unchecked(self.calls, self._wire.request(request)))
         try:
             response = await self._inner.complete(request)
         except ModelAPIError as exc:
@@ -76,7 +87,9 @@ class CountingClient:
             self.retries += exc.retries
             self.usage = self.usage + exc.usage  # tokens of unusable replies were billed too
             self._trace.emit(
-                "api_error", call=self.calls, error=str(exc), status=exc.status, retries=exc.retries
+                ApiErrorEvent(
+                    call=self.calls, error=str(exc), status=exc.status, retries=exc.retries
+                )
             )
             raise
         if response.usage.missing and self._estimate is not None:
@@ -86,5 +99,53 @@ class CountingClient:
         if response.from_cache:
             self.cache_hits += 1
             self.usage_from_cache = self.usage_from_cache + response.usage
-        self._trace.emit("response", call=self.calls, response=response)
+        self._trace.emit(ResponseEvent.unchecked(self.calls, self._wire.response(response)))
         return response
+
+
+def wire_message(message: Message) -> WireMessage:
+    """``message`` as a trace holds it: the chat-completions JSON, never changed once built."""
+    return cast(WireMessage, message_to_wire(message))  # builds exactly this shape
+
+
+class WireMessages:
+    """Requests and responses as a trace holds them, each message's wire JSON built once a
+    run: every request repeats the conversation so far, and shares the dicts already built."""
+
+    def __init__(self) -> None:
+        #: By the message's id; the message is kept too, so that its id is not reused.
+        self._built: dict[int, tuple[Message, WireMessage]] = {}
+
+    def message(self, message: Message) -> WireMessage:
+        built = self._built.get(id(message))
+        if built is None:
+            built = self._built[id(message)] = (message, wire_message(message))
+        return built[1]
+
+    def request(self, request: ModelRequest) -> TracedRequest:
+        return {
+            "model": request.model,
+            "system": request.system,
+            "messages": [self.message(m) for m in request.messages],
+            "tools": [t.name for t in request.tools],
+            "tool_choice": request.tool_choice,
+            "temperature": request.temperature,
+            "top_p": request.top_p,
+            "seed": request.seed,
+            "max_output_tokens": request.max_output_tokens,
+            "stop": list(request.stop),
+        }
+
+    def response(self, response: ModelResponse) -> TracedResponse:
+        u = response.usage
+        return {
+            "message": self.message(response.message),
+            "finish_reason": response.finish_reason,
+            "usage": {
+                "input": u.input_tokens,
+                "output": u.output_tokens,
+                "cached": u.cached_tokens,
+            },
+            "retries": response.retries,
+            "from_cache": response.from_cache,
+        }

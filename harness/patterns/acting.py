@@ -13,6 +13,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from harness.events import RepeatedActionEvent, ToolCallEvent
 from harness.patterns.base import RunContext
 from harness.tools import ToolResult, ToolSet
 
@@ -39,18 +40,15 @@ class Actions:
         """Invoke a tool; never raises. With the guard on, a repeat's result is replaced."""
         result = await self.tools.invoke(name, arguments)
         self.ctx.emit(
-            "tool_call",
-            step=step,
-            tool=name,
-            arguments=arguments,
-            ok=result.ok,
-            result=result.content,
+            ToolCallEvent(
+                step=step, tool=name, arguments=arguments, ok=result.ok, result=result.content
+            )
         )
         key = (name, result.args_key or _as_written(arguments))
         if key not in self.seen:
             self.seen.add(key)
             return result
-        self.ctx.emit("repeated_action", step=step, tool=name, guarded=self.guard)
+        self.ctx.emit(RepeatedActionEvent(step=step, tool=name, guarded=self.guard))
         if self.guard:
             return ToolResult(result.ok, GUARD_OBSERVATION, result.args_key, guarded=True)
         return result

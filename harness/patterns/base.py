@@ -14,15 +14,16 @@ answer) reserves them itself by giving that phase fewer calls (``calls_left``).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from graders.suite_result import SuiteResult
+from harness.events import AnswerEvent, AnswerRole, Event, ParseFailureEvent
 from harness.models.counting import CountedClient
 from harness.models.types import Message, ModelResponse
 from harness.tools import ToolChoices, ToolSet
-from harness.trace import AnswerRole, Trace, TracedAnswer
+from harness.trace import Trace
 
 Status = Literal[
     "answered",  # the pattern produced a final answer (graded)
@@ -107,13 +108,15 @@ class RunContext:
     #: Set on coding tasks: the answer is code, and this runs its checks.
     code: CodeCheck | None = None
 
-    def emit(self, kind: str, **data: Any) -> None:
-        self.trace.emit(kind, **data)
+    def emit(self, event: Event) -> None:
+        """Add ``event`` to the run's trace (``harness.events`` holds every kind)."""
+        self.trace.emit(event)
 
     def answer_given(
         self, role: AnswerRole, answer: str, accepted: bool | None = None
-    ) -> TracedAnswer:
-        """Trace an answer the pattern produced on its way (a draft, an attempt, a candidate).
+    ) -> AnswerEvent:
+        """Trace an answer the pattern produced on its way (a draft, an attempt, a candidate);
+        a check that judges it later sets its ``accepted``.
 
         The runner grades every one of them, so a record can say whether the first answer
         was right and how well a check told right from wrong.
@@ -175,6 +178,6 @@ def answer_reply(
         )
     answer = response.message.content.strip()
     if not answer:
-        ctx.emit("parse_failure", step=steps, text=response.message.content)
+        ctx.emit(ParseFailureEvent(step=steps, text=response.message.content))
         return Outcome("unparsed", messages=messages, steps=steps, metrics=metrics or {})
     return Outcome("answered", answer, messages, steps, metrics=metrics or {})

@@ -26,6 +26,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from harness.events import Event, VerdictEvent
 from harness.models.types import Message
 from harness.patterns.base import CallFloor, Outcome, RunContext, ToolLoopOptions
 from harness.patterns.evidence import check_evidence, entries_found
@@ -98,8 +99,8 @@ class BestOfN:
             answered += 1
             traced = ctx.answer_given("candidate", last.answer)  # kept if a limit hits next
             accepted, reason = await self._verify(ctx, candidate_trace, last)
-            traced.judge(accepted)
-            ctx.emit("verdict", candidate=candidate, accepted=accepted, reason=reason)
+            traced.accepted = accepted
+            ctx.emit(VerdictEvent(candidate=candidate, accepted=accepted, reason=reason))
             if accepted:
                 last.steps = ctx.model.calls
                 last.metrics = {"candidates": float(drawn), "answered": float(answered)}
@@ -150,9 +151,9 @@ class _Tee(Trace):
         super().__init__(started=main.started, events=main.events)
         self._own = own
 
-    def emit(self, kind: str, **data: object) -> None:
-        super().emit(kind, **data)
-        self._own.emit(kind, **data)
+    def emit(self, event: Event) -> None:
+        super().emit(event)
+        self._own.events.append(event)  # stamped once, by the run's trace
 
 
 @register(

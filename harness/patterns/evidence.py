@@ -12,11 +12,11 @@ an answer given as text, which names no evidence: the entries its own look-ups f
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
 from graders.exact import numbers_in
+from harness.events import ToolCallEvent
 from harness.trace import Trace
 
 TOLERANCE = 1e-9
@@ -39,15 +39,9 @@ class Seen:
         return f"{source} says {value:g}"
 
 
-def _arguments(data: dict[str, Any]) -> dict[str, Any]:
-    raw = data.get("arguments")
-    if isinstance(raw, str):
-        try:
-            parsed = json.loads(raw)
-        except json.JSONDecodeError:
-            return {}
-        return parsed if isinstance(parsed, dict) else {}
-    return raw if isinstance(raw, dict) else {}
+def _arguments(event: ToolCallEvent) -> dict[str, Any]:
+    args = event.args
+    return args if isinstance(args, dict) else {}
 
 
 def check_evidence(question: str, trace: Trace, answer: str, since: int = 0) -> str | None:
@@ -58,11 +52,11 @@ def check_evidence(question: str, trace: Trace, answer: str, since: int = 0) -> 
     """
     seen = Seen()
     seen.add(question, "the question")
-    for index, (_, kind, data) in enumerate(trace.events):
-        if kind != "tool_call" or not data.get("ok"):
+    for index, event in enumerate(trace.events):
+        if not isinstance(event, ToolCallEvent) or not event.ok:
             continue
-        args = _arguments(data)
-        if data.get("tool") == "calc":
+        args = _arguments(event)
+        if event.tool == "calc":
             expression = str(args.get("expression", "")) if index >= since else ""
             for number in numbers_in(expression):
                 if not seen.holds(number):
@@ -70,10 +64,10 @@ def check_evidence(question: str, trace: Trace, answer: str, since: int = 0) -> 
                         f"calc was given {number:g}, which is not in any looked-up entry; "
                         f"{seen.nearest(number)}"
                     )
-            seen.add(str(data.get("result", "")), "the calculator")
+            seen.add(event.result, "the calculator")
         else:
-            title = args.get("title") or data.get("tool")
-            seen.add(str(data.get("result", "")), f"the entry {title!r}")
+            title = args.get("title") or event.tool
+            seen.add(event.result, f"the entry {title!r}")
     for number in numbers_in(answer):
         if not seen.holds(number):
             return (
@@ -85,7 +79,7 @@ def check_evidence(question: str, trace: Trace, answer: str, since: int = 0) -> 
 def entries_found(trace: Trace) -> list[str]:
     """The entries the trace's look-ups found: every successful tool call but ``calc``'s."""
     found = []
-    for _, kind, data in trace.events:
-        if kind == "tool_call" and data.get("ok") and data.get("tool") != "calc":
-            found.append(str(_arguments(data).get("title") or data.get("tool")))
+    for event in trace.of(ToolCallEvent):
+        if event.ok and event.tool != "calc":
+            found.append(str(_arguments(event).get("title") or event.tool))
     return found

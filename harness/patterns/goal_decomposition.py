@@ -15,6 +15,13 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, Field
 
+from harness.events import (
+    DecompositionEvent,
+    PhasePlanEvent,
+    PhaseStatusEvent,
+    PlannedPhase,
+    TaskStatusEvent,
+)
 from harness.models.types import Message
 from harness.patterns.base import CallFloor, Outcome, RunContext, ToolLoopOptions
 from harness.patterns.executor import PLANNED_FLOOR, can_plan_again, run_step, synthesise
@@ -77,7 +84,10 @@ class GoalDecomposition:
                 decomposed.failure or "unparsed", steps=ctx.model.calls, error=decomposed.error
             )
         goal = decomposed.value
-        ctx.emit("decomposition", **goal.model_dump())
+        listed = [
+            PlannedPhase(name=p.name, description=p.description, tasks=p.tasks) for p in goal.phases
+        ]
+        ctx.emit(DecompositionEvent(goal=goal.goal, phases=listed))
         phases = goal.phases or [Phase(name=goal.goal or ctx.question)]
         results: list[str] = []
         failed = planned_phases = 0
@@ -85,7 +95,7 @@ class GoalDecomposition:
             tasks = phase.tasks
             if not tasks:
                 if not can_plan_again(ctx, opts):
-                    ctx.emit("phase_status", phase=phase.name, status="skipped")
+                    ctx.emit(PhaseStatusEvent(phase=phase.name, status="skipped"))
                     continue
                 tasks = await self._plan_phase(ctx, goal.goal, phase, results)
                 planned_phases += 1
@@ -93,7 +103,7 @@ class GoalDecomposition:
                 done = await run_step(ctx, opts, task, "\n".join(results), opts.step_budget)
                 ok = done.status == "answered" and bool(done.answer)
                 ctx.emit(
-                    "task_status", phase=phase.name, task=task, status="done" if ok else "failed"
+                    TaskStatusEvent(phase=phase.name, task=task, status="done" if ok else "failed")
                 )
                 if ok:
                     results.append(f"{phase.name} / {task}: {done.answer}")
@@ -123,7 +133,7 @@ class GoalDecomposition:
             ctx.model.calls + 1,
         )
         tasks = planned.value.tasks if planned.value else []
-        ctx.emit("phase_plan", phase=phase.name, tasks=tasks, failure=planned.failure)
+        ctx.emit(PhasePlanEvent(phase=phase.name, tasks=tasks, failure=planned.failure))
         return tasks
 
 

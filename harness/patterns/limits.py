@@ -27,7 +27,8 @@ import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from harness.models.counting import CountedClient
+from harness.events import LimitReachedEvent
+from harness.models.counting import CountedClient, wire_message
 from harness.models.estimate import CeilingCount, ceiling_counter, estimated_usage
 from harness.models.types import (
     Message,
@@ -184,10 +185,12 @@ class Limited:
             outcome.metrics = outcome.metrics | estimated
         if outcome.status in LIMIT_STATUSES:
             answers = ctx.trace.answers()
+            conversation = [wire_message(m) for m in outcome.messages or client.conversation]
             ctx.emit(
-                "limit_reached",
-                status=outcome.status,
-                conversation=outcome.messages or client.conversation,
-                last_answer=answers[-1].answer if answers else None,
+                LimitReachedEvent(
+                    status=outcome.status,
+                    conversation=conversation,
+                    last_answer=answers[-1].answer if answers else None,
+                )
             )
         return outcome

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from harness.events import ParseFailureEvent
 from harness.models.types import Message, ModelRequest
 from harness.patterns.base import Outcome, RunContext
 
@@ -30,6 +31,6 @@ async def answer_once(
         return Outcome("truncated", messages=messages, steps=1)
     answer = extract(response.message.content)
     if answer is None:
-        ctx.emit("parse_failure", step=1, text=response.message.content)
+        ctx.emit(ParseFailureEvent(step=1, text=response.message.content))
         return Outcome("unparsed", messages=messages, steps=1)
     return Outcome("answered", answer=answer, messages=messages, steps=1)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from harness.events import PlanEvent
 from harness.models.types import Message, ModelRequest
 from harness.patterns.base import CallFloor, Outcome, RunContext, ToolLoopOptions
 from harness.patterns.react import react_system
@@ -57,7 +58,7 @@ class PlanThenAct:
                 error="the planning call tried to invoke a tool; a plan is written, not acted",
             )
         plan = response.message.content.strip()
-        ctx.emit("plan", step=1, plan=plan)
+        ctx.emit(PlanEvent(step=1, plan=plan))
         # The system text is built anew: the caller's strings are never appended to.
         system = f"{react_system(False)}\n\nFollow this plan:\n{plan}"
         loop = Loop(opts, system, ctx.tools, opts.max_steps - 1, first_step=1)

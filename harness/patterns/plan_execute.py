@@ -17,10 +17,16 @@ The plan, every step's calls, the replan and the final call all count against
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from harness.events import (
+    PlanEvent,
+    PlannedStep,
+    ReplanEvent,
+    ReplanFailedEvent,
+    StepStatusEvent,
+)
 from harness.models.types import Message
 from harness.patterns.base import CallFloor, Outcome, RunContext, ToolLoopOptions
 from harness.patterns.executor import PLANNED_FLOOR, can_plan_again, run_step, synthesise
@@ -36,9 +42,6 @@ REPLAN_SYSTEM = (
     "A step of the plan failed. Given the results so far, call plan with new steps that "
     "replace the steps not yet done (ids must not repeat those already done)."
 )
-
-
-StepStatus = Literal["pending", "running", "done", "failed", "skipped"]
 
 
 class StepDef(BaseModel):
@@ -108,26 +111,34 @@ class PlanExecute:
             blocked = sorted(set(step.depends_on) & failed)
             if blocked:
                 failed.add(step.id)
-                _status(ctx, step, "skipped", reason=f"depends on failed steps {blocked}")
+                ctx.emit(
+                    StepStatusEvent(
+                        id=step.id, status="skipped", reason=f"depends on failed steps {blocked}"
+                    )
+                )
                 continue
-            _status(ctx, step, "running")
+            ctx.emit(StepStatusEvent(id=step.id, status="running"))
             context = "\n".join(f"Result of step {i}: {r}" for i, r in results.items())
             done = await run_step(ctx, opts, step.description, context, opts.step_budget)
             if done.status == "answered" and done.answer:
                 results[step.id] = done.answer
-                _status(ctx, step, "done", result=done.answer)
+                ctx.emit(StepStatusEvent(id=step.id, status="done", result=done.answer))
                 continue
             failed.add(step.id)
-            _status(ctx, step, "failed", reason=done.status)
+            ctx.emit(StepStatusEvent(id=step.id, status="failed", reason=done.status))
             if opts.replan and not (replanned or replan_unusable) and can_plan_again(ctx, opts):
                 revised = await self._replan(ctx, results, step)
                 if isinstance(revised, Outcome):  # what finished stays; the plan goes on
                     replan_unusable = True
-                    ctx.emit("replan_failed", status=revised.status, error=revised.error)
+                    ctx.emit(ReplanFailedEvent(status=revised.status, error=revised.error))
                     continue
                 replanned = True
                 for dropped in queue:  # before the new plan's steps, which may reuse their ids
-                    _status(ctx, dropped, "skipped", reason="replaced by the replan")
+                    ctx.emit(
+                        StepStatusEvent(
+                            id=dropped.id, status="skipped", reason="replaced by the replan"
+                        )
+                    )
                 failed -= {s.id for s in revised}  # a reused id is a new step, not the failed one
                 queue = _pending(ctx, revised)
         summary = "\n".join(f"Step {i}: {r}" for i, r in sorted(results.items())) or "(none)"
@@ -157,7 +168,11 @@ class PlanExecute:
         ordered = dependency_order(planned.value.steps, done or set())
         if isinstance(ordered, str):
             return Outcome("refused", steps=ctx.model.calls, error=f"unusable plan: {ordered}")
-        ctx.emit("plan" if done is None else "replan", steps=[s.model_dump() for s in ordered])
+        steps = [
+            PlannedStep(id=s.id, description=s.description, depends_on=s.depends_on)
+            for s in ordered
+        ]
+        ctx.emit(PlanEvent(steps=steps) if done is None else ReplanEvent(steps=steps))
         return ordered if done is not None else _pending(ctx, ordered)
 
     async def _replan(
@@ -172,12 +187,8 @@ class PlanExecute:
 
 def _pending(ctx: RunContext, steps: list[StepDef]) -> list[StepDef]:
     for step in steps:
-        _status(ctx, step, "pending", description=step.description)
+        ctx.emit(StepStatusEvent(id=step.id, status="pending", description=step.description))
     return steps
-
-
-def _status(ctx: RunContext, step: StepDef, status: StepStatus, **detail: str) -> None:
-    ctx.emit("step_status", id=step.id, status=status, **detail)
 
 
 @register(

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from harness.events import FinishEvent, ParseFailureEvent
 from harness.models.types import Message, ModelRequest
 from harness.patterns.acting import Actions
 from harness.patterns.base import ONE_CALL, CallFloor, Outcome, RunContext, ToolLoopOptions
@@ -136,13 +137,13 @@ class ReActText:
                 return Outcome("truncated", messages=messages, steps=steps)
             action = parse_action(response.message.content, [*known, FINISH])
             if action is None:
-                ctx.emit("parse_failure", step=steps, text=response.message.content)
+                ctx.emit(ParseFailureEvent(step=steps, text=response.message.content))
                 observation = (
                     "I found no action in your reply. Write 'Action: ' followed by one of "
                     f"{', '.join(f'{k}[...]' for k in [*known, FINISH])}."
                 )
             elif action.name == FINISH:
-                ctx.emit("finish", step=steps, answer=action.argument)
+                ctx.emit(FinishEvent(step=steps, answer=action.argument))
                 return Outcome("answered", answer=action.argument, messages=messages, steps=steps)
             else:
                 tool = ctx.tools.get(action.name)

@@ -26,6 +26,7 @@ from dataclasses import dataclass, replace
 
 from pydantic import BaseModel, Field
 
+from harness.events import CritiqueEvent, RevisionUnfinishedEvent
 from harness.models.types import Message, ModelRequest
 from harness.patterns.base import CallFloor, Outcome, RunContext, ToolLoopOptions, answer_reply
 from harness.patterns.coding import CODE_OUTPUT_TOKENS, first_attempt
@@ -104,7 +105,13 @@ class Reflection:
                 unread = Outcome(failure, messages=conversation, steps=steps, error=judged.error)
                 return self._unfinished(ctx, unread, answer)
             critique = judged.value
-            ctx.emit("critique", cycle=cycle, **critique.model_dump())
+            ctx.emit(
+                CritiqueEvent(
+                    cycle=cycle,
+                    needs_refinement=critique.needs_refinement,
+                    critique=critique.critique,
+                )
+            )
             if not critique.needs_refinement:
                 break
             if not critique.critique.strip():
@@ -138,7 +145,7 @@ class Reflection:
         than as what the review did. Elsewhere the run ends with that status."""
         if ctx.code is None:
             return unfinished
-        ctx.emit("revision_unfinished", status=unfinished.status, error=unfinished.error)
+        ctx.emit(RevisionUnfinishedEvent(status=unfinished.status, error=unfinished.error))
         return replace(unfinished, status="answered", answer=answer, error=None)
 
 

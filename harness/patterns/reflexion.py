@@ -32,6 +32,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from harness.events import AttemptUnfinishedEvent, CheckEvent, OwnTestsEvent
 from harness.models.types import Message
 from harness.patterns.base import (
     ONE_CALL,
@@ -99,11 +100,11 @@ class Reflexion:
                 if answered is None:
                     return outcome
                 # A retry that did not finish takes nothing away: the last answer stands.
-                ctx.emit("attempt_unfinished", attempt=attempt, status=outcome.status)
+                ctx.emit(AttemptUnfinishedEvent(attempt=attempt, status=outcome.status))
                 break
             failure = check_evidence(ctx.question, ctx.trace, outcome.answer, since=started)
             ctx.answer_given("attempt", outcome.answer, accepted=failure is None)
-            ctx.emit("check", attempt=attempt, failure=failure)
+            ctx.emit(CheckEvent(attempt=attempt, failure=failure))
             outcome.metrics = {"attempts": attempt, "check_passed": float(failure is None)}
             answered = outcome
             if failure is None:
@@ -129,7 +130,7 @@ class Reflexion:
         if opts.check == "self_tests":
             written = await ctx.model.complete(own_tests_request(ctx))
             suite, tests = suite_from_tests(written.message.content, check.entry_point)
-            ctx.emit("own_tests", tests=tests, truncated=written.truncated)
+            ctx.emit(OwnTestsEvent(tests=tests, truncated=written.truncated))
         answer, messages = first.answer, first.messages
         attempt = 1
         while True:
@@ -138,7 +139,7 @@ class Reflexion:
                 break
             retry = await ask_again(ctx, messages, f"{failure}\nFix the code.")
             if retry.answer is None:  # a retry that did not finish: the last answer stands
-                ctx.emit("attempt_unfinished", attempt=attempt + 1, status=retry.status)
+                ctx.emit(AttemptUnfinishedEvent(attempt=attempt + 1, status=retry.status))
                 break
             answer, attempt = retry.answer, attempt + 1
         metrics = {"attempts": float(attempt), "check_passed": float(passed)}
@@ -152,7 +153,7 @@ class Reflexion:
         """Run the check on one attempt and trace both; a check with no test accepts it."""
         if self.options.check == "self_tests" and tests == 0:
             ctx.answer_given("attempt", answer, accepted=True)
-            ctx.emit("check", attempt=attempt, failure=None, tests=0)
+            ctx.emit(CheckEvent(attempt=attempt, failure=None, tests=0))
             return True, ""
         if self.options.check == "tests":
             result = await check.feedback(answer)
@@ -161,7 +162,7 @@ class Reflexion:
         passed = result.status == "passed"
         failure = None if passed else failure_report(result)
         ctx.answer_given("attempt", answer, accepted=passed)
-        ctx.emit("check", attempt=attempt, failure=failure, result=result.to_json())
+        ctx.emit(CheckEvent(attempt=attempt, failure=failure, result=result.to_json()))
         return passed, failure or ""
 
 

@@ -23,6 +23,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from harness.events import PlanEvent, PlannedCall, StepFailedEvent
 from harness.models.types import Message, ModelRequest
 from harness.patterns.acting import Actions
 from harness.patterns.base import CallFloor, Outcome, RunContext, ToolLoopOptions, answer_reply
@@ -125,7 +126,11 @@ class ReWOO:
                 planned.failure or "unparsed", messages=messages, steps=1, error=planned.error
             )
         plan = planned.value
-        ctx.emit("plan", step=1, steps=[s.model_dump() for s in plan.steps])
+        ctx.emit(
+            PlanEvent(
+                step=1, steps=[PlannedCall(tool=s.tool, args=s.args, why=s.why) for s in plan.steps]
+            )
+        )
         if len(plan.steps) > opts.plan_steps:
             return Outcome(
                 "refused",
@@ -154,7 +159,7 @@ class ReWOO:
             try:
                 args = substitute(step.args, outputs, failed, number)
             except UnresolvedReference as exc:
-                ctx.emit("step_failed", step=number, error=str(exc))
+                ctx.emit(StepFailedEvent(step=number, error=str(exc)))
                 failed.add(number)
                 evidence = f"Error: {exc}"
             else:
@@ -163,7 +168,7 @@ class ReWOO:
                 if result.ok and not result.guarded:
                     outputs[number] = result.content
                 else:  # a failure, or the guard's warning: never an output to build on
-                    ctx.emit("step_failed", step=number, error=result.content)
+                    ctx.emit(StepFailedEvent(step=number, error=result.content))
                     failed.add(number)
             lines.append(
                 f"#E{number} = {step.tool}({json.dumps(step.args)}) [{step.why}]\n{evidence}"

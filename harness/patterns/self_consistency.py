@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pydantic import Field
 
 from graders.exact import normalise, numbers_in
+from harness.events import VoteEvent
 from harness.patterns.base import CallFloor, Outcome, PatternOptions, RunContext
 from harness.patterns.cot import SYSTEM as COT_SYSTEM
 from harness.patterns.cot import final_answer
@@ -118,7 +119,7 @@ class SelfConsistency:
             return Outcome("unparsed", messages=last.messages, steps=steps)
         vote = plurality(answers)
         agreement = vote.votes / self.options.samples
-        ctx.emit("vote", answers=answers, winner=vote.winner, agreement=agreement)
+        ctx.emit(VoteEvent(answers=answers, winner=vote.winner, agreement=agreement))
         metrics = {"agreement": agreement, "parsed_samples": float(len(answers))}
         metrics["distinct_readings"] = float(vote.readings)
         return Outcome("answered", vote.winner, last.messages, steps, metrics=metrics)

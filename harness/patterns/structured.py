@@ -19,6 +19,7 @@ from typing import Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from harness.events import ParseFailureEvent
 from harness.models.types import Message, ModelRequest, ModelResponse
 from harness.patterns.base import RunContext, Status
 from harness.tools import Tool
@@ -92,7 +93,7 @@ async def ask_structured(
         return Structured(None, response, failure="truncated")
     value = parse_structured(response, schema, name)
     if value is None:
-        ctx.emit("parse_failure", step=step, expected=name, text=response.message.content)
+        ctx.emit(ParseFailureEvent(step=step, expected=name, text=response.message.content))
         return Structured(None, response, failure="unparsed")
     return Structured(value, response)
 

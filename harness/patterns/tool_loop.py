@@ -11,6 +11,7 @@ from dataclasses import dataclass, replace
 
 from pydantic import BaseModel, Field
 
+from harness.events import FinishEvent, ParseFailureEvent
 from harness.models.types import Message, ModelRequest
 from harness.patterns.acting import Actions
 from harness.patterns.base import Outcome, RunContext, ToolLoopOptions, answer_reply
@@ -84,7 +85,7 @@ async def tool_loop(ctx: RunContext, loop: Loop, messages: list[Message]) -> Out
         if not reply.tool_calls:
             if not finish_by_tool:
                 return replace(answer_reply(ctx, response, messages), steps=steps)
-            ctx.emit("parse_failure", step=step, text=reply.content)
+            ctx.emit(ParseFailureEvent(step=step, text=reply.content))
             messages.append(Message("user", NUDGE))
             continue
         answer: str | None = None
@@ -93,7 +94,7 @@ async def tool_loop(ctx: RunContext, loop: Loop, messages: list[Message]) -> Out
             if call.name == FINAL_ANSWER and result.ok and answer is None:
                 final = FinalAnswerArgs.model_validate_json(call.arguments)
                 answer = final.answer
-                ctx.emit("finish", step=step, answer=answer, evidence=final.evidence)
+                ctx.emit(FinishEvent(step=step, answer=answer, evidence=final.evidence))
             messages.append(Message("tool", result.content, tool_call_id=call.id))
         if answer is not None:
             return Outcome("answered", answer=answer, messages=messages, steps=steps)

@@ -32,6 +32,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from harness.events import LevelEvent, ParseFailureEvent, ProposalEvent
 from harness.models.types import Message, ModelRequest
 from harness.patterns.base import CallFloor, Outcome, PatternOptions, RunContext
 from harness.patterns.cot import final_answer
@@ -106,7 +107,7 @@ class TreeOfThoughts:
                 children += await self._expand(ctx, node, search)
             ranked = sorted(children, key=lambda n: -n.score)  # stable: ties to the earlier
             frontier = ranked[: opts.beam]
-            ctx.emit("level", level=level, kept=[[*n.path] for n in frontier])
+            ctx.emit(LevelEvent(level=level, kept=[[*n.path] for n in frontier]))
             if not frontier:
                 break
             best, search.levels = frontier[0], level
@@ -140,7 +141,7 @@ class TreeOfThoughts:
                 ctx.model.calls + 1,
             )
             score = judged.value.score if judged.value else None
-            ctx.emit("proposal", path=[*node.path], proposal=proposal, score=score)
+            ctx.emit(ProposalEvent(path=[*node.path], proposal=proposal, score=score))
             if score is None:
                 search.unscored += 1
                 continue
@@ -162,7 +163,7 @@ class TreeOfThoughts:
             return Outcome("truncated", messages=messages, steps=steps, metrics=metrics)
         answer = final_answer(response.message.content)
         if answer is None:
-            ctx.emit("parse_failure", step=steps, text=response.message.content)
+            ctx.emit(ParseFailureEvent(step=steps, text=response.message.content))
             return Outcome("unparsed", messages=messages, steps=steps, metrics=metrics)
         return Outcome("answered", answer=answer, messages=messages, steps=steps, metrics=metrics)
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pydantic import BaseModel, Field
 
 from graders.exact import normalise
+from harness.events import ProposalDroppedEvent
 from harness.models.types import Message, ModelRequest
 from harness.patterns.base import RunContext
 from harness.patterns.structured import Form, OutputMode, Prompt, ask_structured
@@ -118,4 +119,4 @@ class Proposals:
         return False
 
     def _dropped(self, reason: str, text: str = "") -> None:
-        self.ctx.emit("proposal_dropped", path=[*self.path], reason=reason, text=text)
+        self.ctx.emit(ProposalDroppedEvent(path=[*self.path], reason=reason, text=text))

@@ -8,8 +8,9 @@ then ``wrong with no trace``, never ``wrong but grounded``.
 
 A rule reads a run as ``RunFacts``: a ``RunRecord``, or a row of the runs' columns when a
 whole folder is labelled (``harness.report.failures``). The rules read traces as
-``harness.report.failure_traces`` types them; a traces file that does not hold them is
-refused there, naming the line.
+``harness.report.failure_traces`` reads them, through the event models the harness writes
+them with (``harness.events``); a traces file that does not hold them is refused there,
+naming the line.
 """
 
 from __future__ import annotations
@@ -20,10 +21,12 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, Protocol
 
 from graders.exact import numbers_in
+from harness.events import ToolCallEvent, parse_events
 from harness.patterns.base import LIMIT_STATUSES
 from harness.patterns.catalog import registered
 from harness.patterns.tool_loop import FINAL_ANSWER
 from harness.report.failure_traces import CUT, RunTrace
+from tasks.tools import fold
 
 Label = Literal[
     "repetition",
@@ -104,10 +107,16 @@ def tool_miss_not_recovered(record: RunFacts, trace: RunTrace | None) -> bool:
     return any(
         not miss.ok
         and not any(
-            later.ok and _same_entity(miss.entity, later.entity) for later in lookups[i + 1 :]
+            later.ok and _same_entity(_entity(miss), _entity(later)) for later in lookups[i + 1 :]
         )
         for i, miss in enumerate(lookups)
     )
+
+
+def _entity(lookup: ToolCallEvent) -> str:
+    """What a look-up asked for: its argument values as text, folded."""
+    args = lookup.args
+    return fold(" ".join(str(v) for v in args.values()) if isinstance(args, dict) else args)
 
 
 def _same_entity(a: str, b: str) -> bool:
@@ -279,4 +288,4 @@ def labels(record: RunFacts, trace: RunTrace | None) -> list[Label]:
 
 def label_run(record: RunFacts, events: Sequence[Mapping[str, Any]] | None) -> list[Label]:
     """``labels`` of a run from its trace events as ``traces.jsonl`` holds them."""
-    return labels(record, None if events is None else RunTrace.of(events))
+    return labels(record, None if events is None else RunTrace.of(parse_events(events)))

@@ -1,92 +1,30 @@
-"""Each run's trace read back from ``traces.jsonl`` as a typed ``RunTrace``.
+"""Each run's trace read back from ``traces.jsonl`` as a ``RunTrace``: what the rules read.
 
-The events read back are typed models (``ToolCallEvent``, ``Reply``); a traces file that
-does not hold them is refused, naming the line. Apart from the rules
-(``harness.report.failures``) because reading the harness's trace format is one job and
-judging a run another; the report's run list reads traces without the rules.
+The events are read through ``harness.events``, the models the harness writes them with;
+a traces file that does not hold them is refused, naming the line and the event. Apart
+from the rules (``harness.report.failures``) because reading the harness's trace format
+is one job and judging a run another; the report's run list reads traces without the rules.
 """
 
 from __future__ import annotations
 
 import json
-import re
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
-
+from harness.events import (
+    CUT,
+    Event,
+    RequestEvent,
+    ResponseEvent,
+    ToolCallEvent,
+    TraceError,
+    parse_events,
+)
 from harness.store import TRACES, ResultsError, run_id_in
-from tasks.tools import fold
 
-#: The marker ``harness.trace.cut`` leaves where a long text was cut on disk.
-CUT = re.compile(r"\[\.\.\. \d+ more characters cut on disk\]$")
-
-
-class TraceError(ValueError):
-    """A trace line that does not hold the events the harness writes."""
-
-
-class _Event(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-
-class ToolCallEvent(_Event):
-    """A ``tool_call`` event: one action and what it returned (the real result, even when
-    the repeated-action guard showed the model its warning instead)."""
-
-    tool: str
-    arguments: str | dict[str, Any] = ""
-    ok: bool
-    result: str = ""
-
-    @property
-    def args(self) -> dict[str, Any] | str:
-        """The arguments as an object when they are one (as JSON text or as written)."""
-        if isinstance(self.arguments, dict):
-            return self.arguments
-        try:
-            parsed = json.loads(self.arguments)
-        except json.JSONDecodeError:
-            return self.arguments.strip()
-        return parsed if isinstance(parsed, dict) else self.arguments.strip()
-
-    @property
-    def key(self) -> tuple[str, str]:
-        """The action as compared for repeats: the tool and its arguments, canonical."""
-        args = self.args
-        return (self.tool, json.dumps(args, sort_keys=True, default=str))
-
-    @property
-    def entity(self) -> str:
-        """What a look-up asked for: its argument values as text, folded."""
-        args = self.args
-        text = " ".join(str(v) for v in args.values()) if isinstance(args, dict) else args
-        return fold(text)
-
-
-class _Function(_Event):
-    name: str
-    arguments: str
-
-
-class _Call(_Event):
-    function: _Function | None = None  # None: the marker of tool calls cut on disk
-
-
-class _Message(_Event):
-    role: str
-    content: str | None = None
-    tool_calls: list[_Call] = []
-
-
-class _Request(_Event):
-    messages: list[_Message] = []
-
-
-class _Response(_Event):
-    message: _Message
+__all__ = ["CUT", "Reply", "RunTrace", "TraceError", "read_traces"]
 
 
 @dataclass(frozen=True)
@@ -102,57 +40,33 @@ class RunTrace:
     """What the rules read of one run's trace events."""
 
     question: str
+    """The question of the run's first request."""
     actions: tuple[ToolCallEvent, ...]
     replies: tuple[Reply, ...]
 
     @classmethod
-    def of(cls, events: Sequence[Mapping[str, Any]]) -> RunTrace:
-        """Read ``events`` as ``traces.jsonl`` holds them; ``TraceError`` if they are not."""
-        question: str | None = None
-        actions: list[ToolCallEvent] = []
-        replies: list[Reply] = []
-        for number, event in enumerate(events, start=1):
-            kind = event.get("kind") if isinstance(event, Mapping) else None
-            try:
-                if kind == "tool_call":
-                    actions.append(ToolCallEvent.model_validate(event))
-                elif kind == "response":
-                    message = _Response.model_validate(event["response"]).message
-                    calls = tuple(
-                        (c.function.name, c.function.arguments)
-                        for c in message.tool_calls
-                        if c.function
-                    )
-                    replies.append(Reply(message.content or "", calls))
-                elif kind == "request" and question is None:
-                    question = _question(_Request.model_validate(event["request"]).messages)
-                elif not isinstance(kind, str):
-                    raise TraceError(f"event {number} has no kind")
-            except (ValidationError, KeyError, TypeError) as exc:
-                raise TraceError(
-                    f"event {number} ({kind}) is not as the harness writes it: {_why(exc)}"
-                ) from None
-        return cls(question or "", tuple(actions), tuple(replies))
+    def of(cls, events: Sequence[Event]) -> RunTrace:
+        requests = [e for e in events if isinstance(e, RequestEvent)]
+        replies = []
+        for event in events:
+            if isinstance(event, ResponseEvent):
+                message = event.response["message"]
+                calls = tuple(
+                    (function["name"], function["arguments"])
+                    for call in message.get("tool_calls", [])
+                    if (function := call.get("function")) is not None
+                )
+                replies.append(Reply(message["content"] or "", calls))
+        return cls(
+            requests[0].question if requests else "",
+            tuple(e for e in events if isinstance(e, ToolCallEvent)),
+            tuple(replies),
+        )
 
     @property
     def cut(self) -> bool:
         """Whether the question or a tool result was cut on disk: numbers may be missing."""
         return any(CUT.search(text) for text in (self.question, *(a.result for a in self.actions)))
-
-
-def _question(messages: list[_Message]) -> str:
-    """The run's question: the first request's last user message that is not an observation
-    (what comes before it, such as a worked example, is not this run's)."""
-    asked = [m.content or "" for m in messages if m.role == "user"]
-    asked = [text for text in asked if not text.startswith("Observation:")]
-    return asked[-1] if asked else ""
-
-
-def _why(exc: Exception) -> str:
-    if isinstance(exc, ValidationError):
-        first = exc.errors()[0]
-        return f"{'.'.join(str(p) for p in first['loc']) or 'the event'}: {first['msg']}"
-    return f"missing {exc}" if isinstance(exc, KeyError) else str(exc)
 
 
 def read_traces(folder: Path | str, wanted: Collection[str] | None = None) -> dict[str, RunTrace]:
@@ -192,9 +106,7 @@ def _trace_line(path: Path, number: int, raw: bytes) -> tuple[str, RunTrace]:
         line = json.loads(raw)
         if not isinstance(line, dict) or not isinstance(line.get("run_id"), str):
             raise TraceError("not a JSON object with a run_id")
-        if not isinstance(line.get("events"), list):
-            raise TraceError("its events are not a list")
-        return line["run_id"], RunTrace.of(line["events"])
+        return line["run_id"], RunTrace.of(parse_events(line.get("events")))
     except ValueError as exc:  # JSON, UTF-8 and TraceError alike
         raise ResultsError(
             f"{path}:{number}: damaged trace line ({exc}); repair or remove that line, or "

@@ -11,7 +11,7 @@ import pytest
 
 from graders.limits import Limits
 from graders.sandbox import Sandbox, Suite
-from tasks import load_taskset
+from tasks.loading import load_taskset
 from tasks.humaneval import heldout_suite, load_problems, preamble
 from tests.graders.hostile import (
     CASES,

@@ -1,6 +1,7 @@
 import asyncio
 import importlib.metadata
 
+from harness.events import LimitReachedEvent
 from harness.experiment import parse_arms
 from harness.grid import Grid
 from harness.models.scripted import ScriptedModel, tool_reply
@@ -54,8 +55,8 @@ def test_a_limit_keeps_the_partial_work_in_the_trace():
     looping = [tool_reply(("lookup", {"title": "Eiffel Tower"}))] * 3
     record, trace = _one_run("react:max_steps=2", looping)
     assert record.status == "step_budget" and record.turns == 2
-    [limit] = [data for _, kind, data in trace.events if kind == "limit_reached"]
-    assert [m.role for m in limit["conversation"]] == ["user", *["assistant", "tool"] * 2]
+    [limit] = trace.of(LimitReachedEvent)
+    assert [m["role"] for m in limit.conversation] == ["user", *["assistant", "tool"] * 2]
 
 
 def test_an_empty_reply_is_unparsed_not_an_answered_empty_string():

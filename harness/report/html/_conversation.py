@@ -10,21 +10,30 @@ model was given, unless what it was given differs (the repeated-action guard's w
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
+
+from harness.events import (
+    OBSERVATION,
+    ApiErrorEvent,
+    Event,
+    RequestEvent,
+    ResponseEvent,
+    ToolCallEvent,
+    TracedRequest,
+    TracedResponse,
+    WireMessage,
+    question_at,
+)
 
 Entry = dict[str, Any]
 
-#: Keys of a pattern's own event that are not shown: when it happened, what it is, and the
-#: whole conversation a limit_reached event repeats.
-_HIDDEN = ("t", "kind", "conversation")
 
-
-def conversation(events: Sequence[Mapping[str, Any]]) -> list[Entry]:
-    """``events`` (as ``traces.jsonl`` holds them) as entries keyed ``k``: ``system``,
-    ``example`` (the messages a prompt holds before its question), ``message``, ``again`` (a
-    request that does not go on from the one before), ``reply``, ``tool``, ``error`` and
-    ``event`` (any other kind, such as a pattern's plan or vote)."""
+def conversation(events: Sequence[Event]) -> list[Entry]:
+    """``events`` (as ``harness.events.parse_events`` reads them) as entries keyed ``k``:
+    ``system``, ``example`` (the messages a prompt holds before its question), ``message``,
+    ``again`` (a request that does not go on from the one before), ``reply``, ``tool``,
+    ``error`` and ``event`` (any other kind, such as a pattern's plan or vote)."""
     reader = _Reader()
     for event in events:
         reader.read(event)
@@ -34,59 +43,58 @@ def conversation(events: Sequence[Mapping[str, Any]]) -> list[Entry]:
 class _Reader:
     def __init__(self) -> None:
         self.entries: list[Entry] = []
-        self.before: list[Any] | None = None  # the last request's messages
+        self.before: list[WireMessage] | None = None  # the last request's messages
         self.system: str | None = None
         self.replies: set[str] = set()
         self.said = ""  # the last reply's text, which a parse_failure event repeats
         self.results: list[str] = []  # tool results shown since the last request
 
-    def read(self, event: Mapping[str, Any]) -> None:
-        kind = event.get("kind")
-        if kind == "request":
-            self.request(event.get("request") or {}, event.get("call"))
-        elif kind == "response":
-            self.response(event.get("response") or {})
-        elif kind == "tool_call":
-            self.results.append(_text(event.get("result")))
+    def read(self, event: Event) -> None:
+        if isinstance(event, RequestEvent):
+            self.request(event.request, event.call)
+        elif isinstance(event, ResponseEvent):
+            self.response(event.response)
+        elif isinstance(event, ToolCallEvent):
+            self.results.append(event.result)
             self.entries.append(
                 {
                     "k": "tool",
-                    "tool": _text(event.get("tool")),
-                    "args": _text(event.get("arguments")),
-                    "ok": bool(event.get("ok")),
-                    "result": self.results[-1],
+                    "tool": event.tool,
+                    "args": _text(event.arguments),
+                    "ok": event.ok,
+                    "result": event.result,
                 }
             )
-        elif kind == "api_error":
+        elif isinstance(event, ApiErrorEvent):
             self.entries.append(
                 {
                     "k": "error",
-                    "text": _text(event.get("error")),
-                    "status": event.get("status"),
-                    "retries": event.get("retries", 0),
+                    "text": event.error,
+                    "status": event.status,
+                    "retries": event.retries,
                 }
             )
         else:
+            # Not shown: the whole conversation a limit_reached event repeats, and the text of
+            # a parse_failure, which is the reply just shown.
             detail = {
                 key: value
-                for key, value in event.items()
-                if key not in _HIDDEN and not (key == "text" and value == self.said)
+                for key, value in event.data().items()
+                if key != "conversation" and not (key == "text" and value == self.said)
             }
-            self.entries.append({"k": "event", "kind": _text(kind), "detail": detail})
+            self.entries.append({"k": "event", "kind": event.kind, "detail": detail})
 
-    def request(self, request: Mapping[str, Any], call: Any) -> None:
-        messages = list(request.get("messages") or [])
+    def request(self, request: TracedRequest, call: int) -> None:
+        messages = request["messages"]
         before = self.before
         goes_on = before is not None and messages[: len(before)] == before
         if before is not None and (not goes_on or len(messages) == len(before)):
             self.entries.append({"k": "again", "call": call, "same": goes_on})
-        if request.get("system", "") != self.system:
-            self.system = str(request.get("system") or "")
-            self.entries.append(
-                {"k": "system", "text": self.system, "tools": request.get("tools", [])}
-            )
+        if request["system"] != self.system:
+            self.system = request["system"]
+            self.entries.append({"k": "system", "text": self.system, "tools": request["tools"]})
         new = messages[len(before) :] if goes_on and before is not None else messages
-        if not goes_on and (start := _question_at(messages)):
+        if not goes_on and (start := question_at(messages) or 0):
             self.entries.append({"k": "example", "messages": [_message(m) for m in new[:start]]})
             new = new[start:]
         for message in new:
@@ -94,68 +102,54 @@ class _Reader:
                 self.entries.append(_message(message))
         self.before, self.results = messages, []
 
-    def response(self, response: Mapping[str, Any]) -> None:
-        message = response.get("message") or {}
+    def response(self, response: TracedResponse) -> None:
+        message = response["message"]
         self.replies.add(_key(message))
-        self.said = _text(message.get("content"))
-        usage = response.get("usage") or {}
+        self.said = message["content"] or ""
+        usage = response["usage"]
         self.entries.append(
             {
                 **_message(message),
                 "k": "reply",
-                "finish": response.get("finish_reason"),
-                "in": usage.get("input"),
-                "out": usage.get("output"),
-                "cached": bool(response.get("from_cache")),
-                "retries": response.get("retries", 0),
+                "finish": response["finish_reason"],
+                "in": usage["input"],
+                "out": usage["output"],
+                "cached": response.get("from_cache", False),
+                "retries": response["retries"],
             }
         )
 
-    def _shown(self, message: Mapping[str, Any]) -> bool:
+    def _shown(self, message: WireMessage) -> bool:
         """Whether ``message`` is already on screen: a reply of the model's, or a tool
         result shown with its call."""
-        role = message.get("role")
+        role = message["role"]
         if role == "assistant":
             return _key(message) in self.replies
-        text = _text(message.get("content"))
-        observation = text.removeprefix("Observation: ") if role == "user" else text
-        if (role == "tool" or text.startswith("Observation: ")) and observation in self.results:
+        text = message["content"] or ""
+        observed = f"{OBSERVATION} "
+        observation = text.removeprefix(observed) if role == "user" else text
+        if (role == "tool" or text.startswith(observed)) and observation in self.results:
             self.results.remove(observation)
             return True
         return False
 
 
-def _question_at(messages: Sequence[Mapping[str, Any]]) -> int:
-    """Where a conversation's question is: its last user message that is not an
-    observation. What comes before it (a worked example) was written into the prompt."""
-    asked = [
-        i
-        for i, m in enumerate(messages)
-        if m.get("role") == "user" and not _text(m.get("content")).startswith("Observation:")
-    ]
-    return asked[-1] if asked else 0
-
-
-def _message(message: Mapping[str, Any]) -> Entry:
+def _message(message: WireMessage) -> Entry:
     calls = [
-        {"name": _text(f.get("name")), "args": _text(f.get("arguments"))}
-        for call in message.get("tool_calls") or []
-        if isinstance(f := call.get("function"), Mapping)
+        {"name": function["name"], "args": function["arguments"]}
+        for call in message.get("tool_calls", [])
+        if (function := call.get("function")) is not None
     ]
-    entry: Entry = {"k": "message", "role": _text(message.get("role")), "text": ""}
-    if message.get("content") is not None:
-        entry["text"] = _text(message.get("content"))
+    entry: Entry = {"k": "message", "role": message["role"], "text": message["content"] or ""}
     if calls:
         entry["calls"] = calls
     return entry
 
 
-def _key(message: Mapping[str, Any]) -> str:
+def _key(message: WireMessage) -> str:
     """A message as compared with the replies already shown (tool call ids aside)."""
     return json.dumps(_message(message), sort_keys=True)
 
 
-def _text(value: Any) -> str:
-    if value is None:
-        return ""
+def _text(value: str | dict[str, Any]) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness.events import parse_events
 from harness.records import RunRecord
 from harness.report.failure_traces import RunTrace
 from harness.report.failures import Label
@@ -93,6 +94,6 @@ def _traces(results: Path, wanted: set[str]) -> dict[str, tuple[str, list[Entry]
     """By run id: the run's question, as the failure rules read it, and its conversation."""
     traces: dict[str, tuple[str, list[Entry]]] = {}
     for line in traces_of(results, wanted):
-        events = line["events"]
+        events = parse_events(line["events"])
         traces[line["run_id"]] = (RunTrace.of(events).question, conversation(events))
     return traces

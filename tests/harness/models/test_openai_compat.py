@@ -201,7 +201,7 @@ def test_counting_wrapper_counts_calls_and_usage_on_the_error_path():
         asyncio.run(two_calls())
     assert (counted.calls, counted.failed_calls) == (2, 1)
     assert (counted.usage.input_tokens, counted.usage.output_tokens) == (10, 3)
-    assert [kind for _, kind, _ in trace.events] == ["request", "response", "request", "api_error"]
+    assert [event.kind for event in trace.events] == ["request", "response", "request", "api_error"]
 
 
 def _without_usage():

@@ -4,6 +4,12 @@ import asyncio
 
 import pytest
 
+from harness.events import (
+    AttemptUnfinishedEvent,
+    LimitReachedEvent,
+    ToolCallEvent,
+    VerdictEvent,
+)
 from harness.experiment import parse_arm
 from harness.models.counting import CountingClient
 from harness.models.scripted import FunctionModel, ScriptedModel, tool_reply
@@ -12,7 +18,7 @@ from harness.patterns.base import RunContext
 from harness.patterns.best_of_n import VERIFIER_SYSTEM
 from harness.patterns.evidence import check_evidence, entries_found
 from harness.runner import Job, Runner
-from harness.trace import AnswerEvent, Trace
+from harness.trace import Trace
 
 from .helpers import DEPOT, run_pattern
 
@@ -28,10 +34,15 @@ def verdict(accept):
     return tool_reply(("verdict", {"accept": accept, "reason": "because"}))
 
 
+def answered(ctx):
+    """The answers traced on the way: role, answer and the check's verdict."""
+    return [(a.role, a.answer, a.accepted) for a in ctx.trace.answers()]
+
+
 def trace_of(*calls):
     trace = Trace()
     for tool, args, result in calls:
-        trace.emit("tool_call", tool=tool, arguments=args, ok=True, result=result)
+        trace.emit(ToolCallEvent(step=1, tool=tool, arguments=args, ok=True, result=result))
     return trace
 
 
@@ -66,9 +77,9 @@ def test_reflexion_retries_with_the_checks_failure_only_when_it_fails():
     assert (outcome.status, outcome.answer, len(model.requests)) == ("answered", "2954", 5)
     feedback = model.requests[3].messages[-1].content
     assert "8848" in feedback and "Mount Everest" in feedback
-    assert ctx.trace.answers() == [
-        AnswerEvent("attempt", "2953", accepted=False),
-        AnswerEvent("attempt", "2954", accepted=True),
+    assert answered(ctx) == [
+        ("attempt", "2953", False),
+        ("attempt", "2954", True),
     ]
     assert outcome.metrics == {"attempts": 2, "check_passed": 1.0}
 
@@ -102,7 +113,7 @@ def test_reflexion_attempt_steps_caps_each_attempt_on_its_own():
     # it ends without an answer the first answer stands.
     assert (outcome.status, outcome.answer, len(model.requests)) == ("answered", "2953", 4)
     assert [a.answer for a in ctx.trace.answers()] == ["2953"]
-    assert ctx.trace.count("attempt_unfinished") == 1
+    assert ctx.trace.count(AttemptUnfinishedEvent) == 1
 
 
 def test_reflexion_last_answer_stands_when_max_steps_leaves_no_call_for_another_attempt():
@@ -118,7 +129,7 @@ def test_reflexion_retry_gets_only_the_calls_left_and_the_first_answer_is_not_lo
         parse_arm("reflexion:max_steps=3,attempts=3").build(), replies
     )
     assert len(model.requests) == 3
-    assert ctx.trace.answers() == [AnswerEvent("attempt", "2953", accepted=False)]
+    assert answered(ctx) == [("attempt", "2953", False)]
     assert (outcome.status, outcome.answer) == ("answered", "2953")  # the answer stands
 
 
@@ -130,9 +141,9 @@ def test_best_of_n_returns_the_first_candidate_the_evidence_accepts():
     outcome, model, ctx = run_pattern(parse_arm("best_of_n:n=3").build(), replies)
     assert (outcome.status, outcome.answer) == ("answered", "2954")
     assert outcome.metrics == {"candidates": 2, "answered": 2, "accepted": 1.0}
-    assert ctx.trace.answers() == [
-        AnswerEvent("candidate", "It is 2953.", accepted=False),
-        AnswerEvent("candidate", "2954", accepted=True),
+    assert answered(ctx) == [
+        ("candidate", "It is 2953.", False),
+        ("candidate", "2954", True),
     ]
     assert all(r.temperature == 0.7 for r in model.requests)
     assert all(r.messages[0].content == ctx.question for r in model.requests)
@@ -145,7 +156,7 @@ def test_best_of_n_evidence_rejects_an_answer_resting_on_no_entry_found():
     replies = ["Hamburg", missing, "Hamburg", LOOKUP, "Hamburg"]
     outcome, model, ctx = run_pattern(parse_arm("best_of_n:n=3").build(), replies)
     assert (outcome.status, outcome.answer, len(model.requests)) == ("answered", "Hamburg", 5)
-    verdicts = [(d["accepted"], d["reason"]) for _, k, d in ctx.trace.events if k == "verdict"]
+    verdicts = [(v.accepted, v.reason) for v in ctx.trace.of(VerdictEvent)]
     assert verdicts == [
         (False, "the answer rests on no entry: no look-up found one"),  # none made
         (False, "the answer rests on no entry: no look-up found one"),  # none found
@@ -156,7 +167,9 @@ def test_best_of_n_evidence_rejects_an_answer_resting_on_no_entry_found():
 
 def test_entries_found_are_the_successful_look_ups_and_never_the_calculator():
     trace = trace_of(("lookup", {"title": "Nile"}, "6,650 km"), ("calc", {"expression": "1"}, "1"))
-    trace.emit("tool_call", tool="lookup", arguments={"title": "Nowhere"}, ok=False, result="")
+    trace.emit(
+        ToolCallEvent(step=1, tool="lookup", arguments={"title": "Nowhere"}, ok=False, result="")
+    )
     assert entries_found(trace) == ["Nile"]
 
 
@@ -195,7 +208,7 @@ def test_best_of_n_truncated_verdict_accepts_nothing():
     cut = ModelResponse(verdict(True).message, finish_reason="length")
     outcome, _, ctx = run_pattern(parse_arm("best_of_n:n=1,verifier=model").build(), ["7", cut])
     assert outcome.status == "none_accepted"
-    assert ctx.trace.answers() == [AnswerEvent("candidate", "7", accepted=False)]
+    assert answered(ctx) == [("candidate", "7", False)]
 
 
 def run_on(model, pattern):
@@ -267,9 +280,9 @@ def test_best_of_n_a_candidate_is_traced_before_its_verdict_so_a_limit_keeps_it(
         parse_arm("best_of_n:verifier=model,max_tokens=20").build(), ["2954", "x"]
     )
     assert outcome.status == "token_budget" and len(model.requests) == 1
-    assert ctx.trace.answers() == [AnswerEvent("candidate", "2954", accepted=None)]
-    [limit] = [d for _, k, d in ctx.trace.events if k == "limit_reached"]
-    assert limit["last_answer"] == "2954"
+    assert answered(ctx) == [("candidate", "2954", None)]
+    [limit] = ctx.trace.of(LimitReachedEvent)
+    assert limit.last_answer == "2954"
 
 
 def test_self_consistency_samples_are_traced_so_a_limit_keeps_the_last():
@@ -277,5 +290,5 @@ def test_self_consistency_samples_are_traced_so_a_limit_keeps_the_last():
         parse_arm("self_consistency:samples=3,max_tokens=60").build(), ["Answer: 84"] * 3
     )
     assert outcome.status == "token_budget"
-    [limit] = [d for _, k, d in ctx.trace.events if k == "limit_reached"]
-    assert limit["last_answer"] == "84" and ctx.trace.answers()[0].role == "sample"
+    [limit] = ctx.trace.of(LimitReachedEvent)
+    assert limit.last_answer == "84" and ctx.trace.answers()[0].role == "sample"

@@ -61,7 +61,7 @@ def run(spec, replies, check=None):
 
 
 def events(ctx, kind):
-    return [data for _, k, data in ctx.trace.events if k == kind]
+    return [event.data() for event in ctx.trace.events if event.kind == kind]
 
 
 def test_direct_on_code_asks_the_shared_first_attempt():

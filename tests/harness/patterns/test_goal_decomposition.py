@@ -18,7 +18,7 @@ def goal_decomposition(options=""):
 
 
 def events(ctx, kind):
-    return [d for _, k, d in ctx.trace.events if k == kind]
+    return [event.data() for event in ctx.trace.events if event.kind == kind]
 
 
 def test_a_phase_without_tasks_gets_a_planning_call_and_its_tasks_run():

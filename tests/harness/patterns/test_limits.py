@@ -1,6 +1,7 @@
 import asyncio
 from dataclasses import dataclass
 
+from harness.events import LimitReachedEvent
 from harness.experiment import parse_arm
 from harness.models.counting import CountingClient
 from harness.models.estimate import EstimateUnavailable, ceiling_counter, counter_or_characters
@@ -44,13 +45,13 @@ def run_limited(pattern, options, replies):
 
 
 def limit_events(ctx):
-    return [d for _, kind, d in ctx.trace.events if kind == "limit_reached"]
+    return ctx.trace.of(LimitReachedEvent)
 
 
 def test_max_steps_stops_a_pattern_that_never_stops_itself():
     outcome, model, ctx = run_limited(Greedy(), PatternOptions(max_steps=3), ["x"] * 9)
     assert (outcome.status, len(model.requests), outcome.steps) == ("step_budget", 3, 3)
-    assert limit_events(ctx)[0]["status"] == "step_budget"
+    assert limit_events(ctx)[0].status == "step_budget"
 
 
 def test_max_tokens_stops_calls_once_the_ceiling_is_reached():
@@ -85,19 +86,19 @@ def test_token_ceiling_between_reflection_cycles_keeps_the_revision():
     # draft (10), critique (20), rewrite (30): the second critique is never sent
     assert (outcome.status, len(model.requests)) == ("token_budget", 3)
     (limit,) = limit_events(ctx)
-    assert limit["last_answer"] == "2954"
-    assert limit["conversation"][-1] == Message("assistant", "2954")
-    assert limit["conversation"][0].content == ctx.question
+    assert limit.last_answer == "2954"
+    assert limit.conversation[-1] == {"role": "assistant", "content": "2954"}
+    assert limit.conversation[0]["content"] == ctx.question
 
 
 def test_limit_reached_keeps_the_conversation_so_far():
     lookup = tool_reply(("lookup", {"title": "Nile"}))
     outcome, _, ctx = run_pattern(parse_arm("react:max_steps=2").build(), [lookup] * 2)
     (limit,) = limit_events(ctx)
-    assert outcome.status == limit["status"] == "step_budget"
+    assert outcome.status == limit.status == "step_budget"
     roles = ["user", "assistant", "tool", "assistant", "tool"]
-    assert [m.role for m in limit["conversation"]] == roles
-    assert limit["last_answer"] is None
+    assert [m["role"] for m in limit.conversation] == roles
+    assert limit.last_answer is None
 
 
 def test_max_output_tokens_caps_every_request_and_unset_keeps_the_patterns_own():
@@ -137,7 +138,7 @@ def test_step_timeout_ends_the_run_with_its_status():
     pattern = parse_arm("react:step_timeout_s=0.05").build()
     outcome = asyncio.run(pattern.run(ctx))
     assert outcome.status == "step_timeout" and "0.05 s" in outcome.error
-    assert limit_events(ctx)[0]["status"] == "step_timeout"
+    assert limit_events(ctx)[0].status == "step_timeout"
 
 
 def test_an_outcome_the_pattern_returns_itself_passes_through():

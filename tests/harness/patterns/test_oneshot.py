@@ -1,5 +1,6 @@
 import pytest
 
+from harness.events import ParseFailureEvent
 from harness.experiment import parse_arm
 from harness.models.scripted import text_reply
 from harness.models.types import ModelAPIError
@@ -23,7 +24,7 @@ def test_cot_grades_only_the_answer_line():
 def test_cot_without_an_answer_line_is_unparsed_and_traced():
     outcome, _, ctx = run_pattern(parse_arm("cot").build(), ["I think it is about eighty."])
     assert outcome.status == "unparsed" and outcome.answer is None
-    assert ctx.trace.count("parse_failure") == 1
+    assert ctx.trace.count(ParseFailureEvent) == 1
 
 
 def test_truncated_reply_is_not_passed_off_as_an_answer():

@@ -1,3 +1,4 @@
+from harness.events import PlanEvent, ToolCallEvent
 from harness.experiment import parse_arm
 from harness.models.scripted import text_reply, tool_reply
 
@@ -23,8 +24,8 @@ def test_plans_without_tools_then_acts_with_the_plan_in_the_system_prompt():
 
 def test_step_numbers_continue_after_the_planning_call():
     _, _, ctx = run_pattern(plan(), ["plan", LOOKUP, "x"])
-    [call] = [data for _, kind, data in ctx.trace.events if kind == "tool_call"]
-    assert call["step"] == 2
+    [call] = ctx.trace.of(ToolCallEvent)
+    assert call.step == 2
 
 
 def test_fewer_than_two_steps_is_refused_before_any_request():
@@ -35,7 +36,7 @@ def test_fewer_than_two_steps_is_refused_before_any_request():
 def test_a_planning_turn_that_calls_a_tool_is_refused():
     outcome, model, ctx = run_pattern(plan(), [LOOKUP, "x"])
     assert outcome.status == "refused" and "tried to invoke a tool" in outcome.error
-    assert len(model.requests) == 1 and ctx.trace.count("tool_call") == 0
+    assert len(model.requests) == 1 and ctx.trace.count(ToolCallEvent) == 0
 
 
 def test_the_planning_call_counts_against_the_budget():
@@ -47,14 +48,14 @@ def test_a_truncated_plan_is_not_acted_on():
     cut = text_reply("1. Look up the", "length")
     outcome, model, ctx = run_pattern(plan(), [cut, LOOKUP, "x"])
     assert (outcome.status, outcome.answer, len(model.requests)) == ("truncated", None, 1)
-    assert ctx.trace.count("plan") == 0 and ctx.trace.count("tool_call") == 0
+    assert ctx.trace.count(PlanEvent) == 0 and ctx.trace.count(ToolCallEvent) == 0
 
 
 def test_a_truncated_planning_turn_calling_a_tool_is_truncated_not_dispatched():
     cut = type(LOOKUP)(LOOKUP.message, finish_reason="length")
     outcome, model, ctx = run_pattern(plan(), [cut, "x"])
     assert outcome.status == "truncated" and len(model.requests) == 1
-    assert ctx.trace.count("tool_call") == 0
+    assert ctx.trace.count(ToolCallEvent) == 0
 
 
 def test_a_truncated_turn_while_acting_is_not_dispatched():
@@ -62,4 +63,4 @@ def test_a_truncated_turn_while_acting_is_not_dispatched():
     cut = type(half)(half.message, finish_reason="length")
     outcome, model, ctx = run_pattern(plan(), ["plan", cut, "x"])
     assert (outcome.status, outcome.steps, len(model.requests)) == ("truncated", 2, 2)
-    assert ctx.trace.count("tool_call") == 0
+    assert ctx.trace.count(ToolCallEvent) == 0

@@ -1,5 +1,6 @@
 import pytest
 
+from harness.events import ReplanFailedEvent, StepStatusEvent, ToolCallEvent
 from harness.experiment import parse_arm
 from harness.models.scripted import tool_reply
 from harness.models.types import ModelResponse
@@ -21,7 +22,7 @@ def plan_execute(options=""):
 
 
 def statuses(ctx):
-    return [(d["id"], d["status"]) for _, k, d in ctx.trace.events if k == "step_status"]
+    return [(s.id, s.status) for s in ctx.trace.of(StepStatusEvent)]
 
 
 def test_dependency_order_and_cycles():
@@ -121,8 +122,8 @@ def test_every_step_status_is_traced_in_order_through_a_replan():
         4: ["pending", "running", "done"],
     }
     assert statuses(ctx).index((1, "failed")) < statuses(ctx).index((3, "pending"))
-    skipped = [d for _, k, d in ctx.trace.events if k == "step_status" and d["status"] == "skipped"]
-    assert skipped[0]["reason"] == "replaced by the replan"
+    skipped = [s for s in ctx.trace.of(StepStatusEvent) if s.status == "skipped"]
+    assert skipped[0].reason == "replaced by the replan"
 
 
 def test_a_replaced_step_is_skipped_before_the_replan_reusing_its_id_is_pending():
@@ -154,7 +155,7 @@ def test_a_failing_step_at_max_steps_4_leaves_the_answer_its_call():
     outcome, model, ctx = run_pattern(plan_execute("replan=on,max_steps=4"), replies)
     assert (outcome.status, outcome.answer, len(model.requests)) == ("answered", "no idea", 4)
     assert model.requests[3].system == SYNTHESIS_SYSTEM and outcome.metrics["replanned"] == 0.0
-    assert ctx.trace.count("tool_call") == 2  # the step had two calls, not its three
+    assert ctx.trace.count(ToolCallEvent) == 2  # the step had two calls, not its three
 
 
 def test_replan_is_made_when_exactly_a_step_and_the_answer_can_follow():
@@ -171,8 +172,8 @@ def test_a_step_never_takes_the_final_call():
     outcome, model, ctx = run_pattern(plan_execute("max_steps=4"), replies)
     assert (outcome.status, outcome.answer, len(model.requests)) == ("answered", "no idea", 4)
     assert model.requests[-1].system == SYNTHESIS_SYSTEM
-    failed = [d for _, k, d in ctx.trace.events if k == "step_status" and d["status"] == "failed"]
-    assert [(d["id"], d["reason"]) for d in failed] == [(1, "step_budget"), (2, "step_budget")]
+    failed = [s for s in ctx.trace.of(StepStatusEvent) if s.status == "failed"]
+    assert [(s.id, s.reason) for s in failed] == [(1, "step_budget"), (2, "step_budget")]
 
 
 def test_each_step_sees_the_results_of_every_step_finished_before_it():
@@ -229,8 +230,8 @@ def test_an_unusable_replan_keeps_what_finished_and_the_plan_goes_on(reply):
     assert "Result of step 1: 1889" in model.requests[4].messages[0].content
     answered_from = model.requests[5].messages[0].content
     assert "Step 1: 1889" in answered_from and "Step 4: 1973" in answered_from
-    (failed,) = [d for _, k, d in ctx.trace.events if k == "replan_failed"]
-    assert failed["status"] == reply
+    (failed,) = ctx.trace.of(ReplanFailedEvent)
+    assert failed.status == reply
     assert (outcome.metrics["replanned"], outcome.metrics["replan_unusable"]) == (0.0, 1.0)
 
 

@@ -1,3 +1,4 @@
+from harness.events import ParseFailureEvent, RepeatedActionEvent, ToolCallEvent
 from harness.experiment import parse_arm
 from harness.models.scripted import tool_reply
 from harness.models.types import ModelAPIError
@@ -22,7 +23,7 @@ def test_runs_several_tool_calls_from_one_turn_and_ends_on_text():
     assert [m.role for m in second] == ["user", "assistant", "tool", "tool"]
     assert [m.tool_call_id for m in second[2:]] == ["call_0", "call_1"]
     assert "opened in 2018" in second[3].content
-    assert ctx.trace.count("tool_call") == 3
+    assert ctx.trace.count(ToolCallEvent) == 3
     assert [t.name for t in model.requests[0].tools] == ["lookup", "calc"]
 
 
@@ -53,7 +54,7 @@ def test_finish_tool_requires_evidence_and_ends_the_run():
     ]
     outcome, model, ctx = run_pattern(react("finish=tool"), replies)
     assert (outcome.status, outcome.answer, outcome.steps) == ("answered", "6", 3)
-    assert ctx.trace.count("parse_failure") == 1
+    assert ctx.trace.count(ParseFailureEvent) == 1
     assert "evidence: List should have at least 1 item" in model.requests[2].messages[-1].content
     assert "final_answer" in [t.name for t in model.requests[0].tools]
 
@@ -70,14 +71,14 @@ def test_guard_replaces_a_repeated_result():
     replies = [tool_reply(("lookup", {"title": "Nile"}))] * 2 + ["x"]
     _, model, ctx = run_pattern(react("guard=on"), replies)
     assert model.requests[2].messages[-1].content == GUARD_OBSERVATION
-    assert ctx.trace.count("repeated_action") == 1
+    assert ctx.trace.count(RepeatedActionEvent) == 1
 
 
 def test_truncated_tool_call_is_never_dispatched():
     half = tool_reply(("lookup", '{"title": "Ni'))
     truncated = type(half)(half.message, finish_reason="length")
     outcome, _, ctx = run_pattern(react(), [truncated])
-    assert outcome.status == "truncated" and ctx.trace.count("tool_call") == 0
+    assert outcome.status == "truncated" and ctx.trace.count(ToolCallEvent) == 0
 
 
 def test_api_error_mid_run_returns_what_was_done():

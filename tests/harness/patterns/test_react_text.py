@@ -1,5 +1,6 @@
 import pytest
 
+from harness.events import ParseFailureEvent, RepeatedActionEvent, ToolCallEvent
 from harness.experiment import parse_arm
 from harness.models.scripted import text_reply
 from harness.models.types import ModelAPIError
@@ -50,7 +51,7 @@ def test_looks_up_then_finishes():
         .content.startswith("Observation: Larkspur Freight depot, opened in 2012")
     )
     assert model.requests[2].messages[-1].content == "Observation: 6"
-    assert ctx.trace.count("tool_call") == 2
+    assert ctx.trace.count(ToolCallEvent) == 2
 
 
 def test_every_request_opens_with_the_whole_prior_conversation():
@@ -91,12 +92,12 @@ def test_zero_steps_is_refused_with_no_request():
 
 def test_truncated_turn_is_not_acted_on():
     outcome, _, ctx = run_pattern(loop(), [text_reply("Action: lookup[Par", "length")])
-    assert outcome.status == "truncated" and ctx.trace.count("tool_call") == 0
+    assert outcome.status == "truncated" and ctx.trace.count(ToolCallEvent) == 0
 
 
 def test_unparsed_reply_is_counted_and_answered_with_the_format():
     outcome, model, ctx = run_pattern(loop(), ["Hmm.", "Action: finish[3]"])
-    assert outcome.status == "answered" and ctx.trace.count("parse_failure") == 1
+    assert outcome.status == "answered" and ctx.trace.count(ParseFailureEvent) == 1
     assert "lookup[...], calc[...], finish[...]" in model.requests[1].messages[-1].content
 
 
@@ -109,7 +110,7 @@ def test_unknown_tool_is_an_observation_not_a_crash():
 def test_repeated_action_is_counted_and_guarded_only_when_on(guard):
     replies = ["Action: lookup[Paris]", "Action: lookup[ Paris ]", "Action: finish[x]"]
     _, model, ctx = run_pattern(loop(f"guard={guard}"), replies)
-    assert ctx.trace.count("repeated_action") == 1
+    assert ctx.trace.count(RepeatedActionEvent) == 1
     last_observation = model.requests[2].messages[-1].content
     assert (GUARD_OBSERVATION in last_observation) is (guard == "on")
 

@@ -1,7 +1,7 @@
+from harness.events import CritiqueEvent, LimitReachedEvent
 from harness.experiment import parse_arm
 from harness.models.scripted import text_reply, tool_reply
 from harness.models.types import ModelAPIError
-from harness.trace import AnswerEvent
 
 from .helpers import run_pattern
 
@@ -70,22 +70,27 @@ def test_zero_cycles_is_the_plain_tool_loop():
 def test_the_draft_is_traced_before_the_critique_and_each_rewrite_after():
     replies = ["74", critique(True, "1973 - 1889 is 84"), "84", critique(False)]
     _, _, ctx = run_pattern(reflection("cycles=2"), replies)
-    assert ctx.trace.answers() == [AnswerEvent("draft", "74"), AnswerEvent("revision", "84")]
-    kinds = [(k, d.get("call")) for _, k, d in ctx.trace.events if k in ("answer", "request")]
+    assert [(a.role, a.answer) for a in ctx.trace.answers()] == [
+        ("draft", "74"),
+        ("revision", "84"),
+    ]
+    kinds = [
+        (e.kind, e.data().get("call")) for e in ctx.trace.events if e.kind in ("answer", "request")
+    ]
     assert kinds.index(("answer", None)) < kinds.index(("request", 2))
 
 
 def test_the_first_answer_is_kept_when_the_critique_fails():
     outcome, _, ctx = run_pattern(reflection("cycles=1"), ["74", ModelAPIError("HTTP 503")])
     assert (outcome.status, outcome.steps) == ("api_error", 2)
-    assert ctx.trace.answers() == [AnswerEvent("draft", "74")]
+    assert [(a.role, a.answer) for a in ctx.trace.answers()] == [("draft", "74")]
 
 
 def test_the_token_ceiling_stops_the_critique_and_keeps_the_draft():
     outcome, model, ctx = run_pattern(reflection("cycles=1,max_tokens=10"), ["74", "x"])
     assert outcome.status == "token_budget" and len(model.requests) == 1
-    [limit] = [d for _, k, d in ctx.trace.events if k == "limit_reached"]
-    assert limit["last_answer"] == "74"
+    [limit] = ctx.trace.of(LimitReachedEvent)
+    assert limit.last_answer == "74"
 
 
 def test_a_truncated_critique_is_not_acted_on():
@@ -93,7 +98,7 @@ def test_a_truncated_critique_is_not_acted_on():
     cut = type(full)(full.message, finish_reason="length")
     outcome, model, ctx = run_pattern(reflection("cycles=1"), ["74", cut, "84"])
     assert (outcome.status, outcome.answer, len(model.requests)) == ("truncated", None, 2)
-    assert ctx.trace.count("critique") == 0
+    assert ctx.trace.count(CritiqueEvent) == 0
 
 
 def test_a_truncated_rewrite_is_not_an_answer():

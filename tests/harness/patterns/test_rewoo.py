@@ -2,6 +2,7 @@ import asyncio
 
 import pytest
 
+from harness.events import PlanEvent, StepFailedEvent, ToolCallEvent
 from harness.experiment import parse_arm
 from harness.models.counting import CountingClient
 from harness.models.scripted import ScriptedModel, text_reply, tool_reply
@@ -26,7 +27,7 @@ def rewoo(options=""):
 
 
 def tool_args(ctx):
-    return [data["arguments"] for _, kind, data in ctx.trace.events if kind == "tool_call"]
+    return [call.arguments for call in ctx.trace.of(ToolCallEvent)]
 
 
 def test_two_calls_for_a_three_step_plan():
@@ -37,7 +38,7 @@ def test_two_calls_for_a_three_step_plan():
     )
     outcome, model, ctx = run_pattern(rewoo(), [planned, "6 years"])
     assert (outcome.status, outcome.answer, outcome.steps) == ("answered", "6 years", 2)
-    assert len(model.requests) == 2 and ctx.trace.count("tool_call") == 3
+    assert len(model.requests) == 2 and ctx.trace.count(ToolCallEvent) == 3
     planning, answering = model.requests
     assert [t.name for t in planning.tools] == ["submit_plan"]
     assert planning.tool_choice == "submit_plan" and "lookup:" in planning.system
@@ -85,7 +86,7 @@ def test_a_plan_longer_than_allowed_is_refused():
     planned = plan_reply(*[step("lookup", {"title": "Nile"})] * 3)
     outcome, model, ctx = run_pattern(rewoo("plan_steps=2"), [planned, "x"])
     assert outcome.status == "refused" and len(model.requests) == 1
-    assert ctx.trace.count("tool_call") == 0
+    assert ctx.trace.count(ToolCallEvent) == 0
 
 
 def test_too_small_a_budget_is_refused_before_any_request():
@@ -96,7 +97,7 @@ def test_too_small_a_budget_is_refused_before_any_request():
 def test_prompted_json_mode_reads_the_plan_from_text():
     planned = '{"steps": [{"tool": "lookup", "args": {"title": "Nile"}}]}'
     outcome, model, ctx = run_pattern(rewoo("output=json"), [planned, "6650"])
-    assert outcome.status == "answered" and ctx.trace.count("tool_call") == 1
+    assert outcome.status == "answered" and ctx.trace.count(ToolCallEvent) == 1
     assert model.requests[0].tools == () and "JSON schema" in model.requests[0].system
 
 
@@ -113,7 +114,7 @@ def test_a_step_referring_to_a_failed_tool_step_fails_by_name():
     assert "step 2 needs #E1, which failed" in evidence
     assert "step 4 needs #E3, which failed" in evidence
     assert tool_args(ctx) == [{"expression": "oops"}, {"title": "Atlantis"}]
-    failures = [d["step"] for _, k, d in ctx.trace.events if k == "step_failed"]
+    failures = [f.step for f in ctx.trace.of(StepFailedEvent)]
     assert failures == [1, 2, 3, 4]
 
 
@@ -152,7 +153,7 @@ def test_a_truncated_plan_is_never_run():
     cut = type(planned)(planned.message, finish_reason="length")
     outcome, model, ctx = run_pattern(rewoo(), [cut, "x"])
     assert (outcome.status, outcome.answer, len(model.requests)) == ("truncated", None, 1)
-    assert ctx.trace.count("tool_call") == 0 and ctx.trace.count("plan") == 0
+    assert ctx.trace.count(ToolCallEvent) == 0 and ctx.trace.count(PlanEvent) == 0
 
 
 def test_a_truncated_answer_is_not_an_answer():

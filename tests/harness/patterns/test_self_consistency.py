@@ -7,6 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from graders.exact import grade
+from harness.events import VoteEvent
 from harness.experiment import parse_arm
 from harness.patterns.self_consistency import plurality, typed_reading
 
@@ -41,8 +42,8 @@ def test_self_consistency_never_votes_on_raw_text():
 def test_self_consistency_votes_on_entities_as_well_as_numbers():
     outcome, ctx = vote(answers("Lyon, 59 more", "Hamburg, 59 more", "Hamburg has 59 more"))
     assert outcome.answer == "Hamburg, 59 more"
-    (event,) = [d for _, k, d in ctx.trace.events if k == "vote"]
-    assert event["winner"] == "Hamburg, 59 more" and event["agreement"] == pytest.approx(2 / 3)
+    (voted,) = ctx.trace.of(VoteEvent)
+    assert voted.winner == "Hamburg, 59 more" and voted.agreement == pytest.approx(2 / 3)
 
 
 def test_self_consistency_plurality_not_majority_and_not_the_first_answer():

@@ -8,6 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from harness.cli.main import main
+from harness.events import ProposalDroppedEvent, ProposalEvent
 from harness.experiment import parse_arm
 from harness.models.counting import CountingClient
 from harness.models.scripted import FunctionModel, text_reply, tool_reply
@@ -95,8 +96,8 @@ def test_a_repeated_approach_is_dropped_and_counted_and_a_long_list_cut_to_the_b
     judged = [r.messages[0].content.rsplit(": ", 1)[1] for r in model.requests[1:3]]
     assert judged == ["Look up Hamburg", "Look up Bilbao"]
     assert (outcome.metrics["duplicate_proposals"], outcome.metrics["proposals"]) == (1.0, 3.0)
-    dropped = [d for _, k, d in ctx.trace.events if k == "proposal_dropped"]
-    assert [(d["reason"], d["text"]) for d in dropped] == [("duplicate", "look up hamburg.")]
+    dropped = ctx.trace.of(ProposalDroppedEvent)
+    assert [(d.reason, d.text) for d in dropped] == [("duplicate", "look up hamburg.")]
 
 
 def test_a_list_that_does_not_parse_or_is_cut_off_gives_the_node_no_children():
@@ -125,7 +126,7 @@ def test_a_truncated_sampled_proposal_is_dropped_and_counted_without_an_evaluati
     assert kinds(model) == "PPEA"
     assert "step A" not in model.requests[-1].messages[0].content
     assert (outcome.metrics["truncated_proposals"], outcome.metrics["proposals"]) == (1.0, 2.0)
-    assert ctx.trace.count("proposal_dropped") == 1
+    assert ctx.trace.count(ProposalDroppedEvent) == 1
 
 
 def test_an_unparseable_evaluation_is_counted_and_the_child_never_kept():
@@ -138,7 +139,7 @@ def test_an_unparseable_evaluation_is_counted_and_the_child_never_kept():
     assert (outcome.status, len(model.requests)) == ("answered", 7)
     assert not any("1. step A" in r.messages[0].content for r in model.requests)
     assert (outcome.metrics["unscored"], outcome.metrics["nodes_expanded"]) == (1.0, 2.0)
-    scores = [d["score"] for _, k, d in ctx.trace.events if k == "proposal"]
+    scores = [p.score for p in ctx.trace.of(ProposalEvent)]
     assert scores[:2] == [None, 0.1]
 
 

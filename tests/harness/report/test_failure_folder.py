@@ -124,6 +124,7 @@ def test_only_the_traces_of_runs_not_correct_are_read(tmp_path):
     wrong = right.model_copy(update={"run_id": "wrong", "repeat": 1, "correct": False})
     call = {
         "kind": "tool_call",
+        "step": 1,
         "tool": "lookup",
         "arguments": {"title": "X"},
         "ok": True,

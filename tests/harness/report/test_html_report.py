@@ -17,6 +17,7 @@ from click.testing import CliRunner
 from harness.cli.main import main
 from harness.cli.report import report_command
 from harness.cli.table import table_command
+from harness.events import parse_events
 from harness.fakes.fake_server import FakeServer, Reply, question_index
 from harness.report.html._conversation import conversation
 from harness.report.html.render import page_json
@@ -142,7 +143,7 @@ def test_a_trace_shows_each_message_once(results):
         r for r in read_records(results) if (r.arm, r.task_id, r.repeat) == (REACT, "sum", 0)
     ]
     [line] = [line for line in iter_traces(results) if line["run_id"] == record.run_id]
-    entries = conversation(line["events"])
+    entries = conversation(parse_events(line["events"]))
     assert [e["k"] for e in entries] == ["system", "message", "reply", "tool", "reply"]
     assert entries[1]["text"] == "What is 80 + 4?"
     assert entries[2]["calls"] == [{"name": "calc", "args": '{"expression": "80 + 4"}'}]
@@ -160,23 +161,34 @@ def test_a_conversation_holds_the_example_apart_and_says_where_a_new_one_starts(
     critique = [{"role": "user", "content": "Critique this."}]
 
     def request(call, messages):
-        return {"kind": "request", "call": call, "request": {"system": "S", "messages": messages}}
+        sent = {"model": "m", "system": "S", "messages": messages, "tools": []}
+        sent |= {"temperature": None, "max_output_tokens": None, "stop": []}
+        return {"kind": "request", "call": call, "request": sent}
 
-    def response(message):
-        return {"kind": "response", "response": {"message": message, "finish_reason": "stop"}}
+    def response(call, message):
+        usage = {"input": 1, "output": 1, "cached": 0}
+        got = {"message": message, "finish_reason": "stop", "usage": usage, "retries": 0}
+        return {"kind": "response", "call": call, "response": got}
 
     events = [
         request(1, [*example, asked]),
-        response(looked),
-        {"kind": "tool_call", "tool": "lookup", "arguments": {"t": "x"}, "ok": True, "result": "5"},
+        response(1, looked),
+        {
+            "kind": "tool_call",
+            "step": 1,
+            "tool": "lookup",
+            "arguments": {"t": "x"},
+            "ok": True,
+            "result": "5",
+        },
         {"kind": "repeated_action", "step": 1, "tool": "lookup", "guarded": True},
         request(2, [*example, asked, looked, guarded]),
-        response({"role": "assistant", "content": "???"}),
+        response(2, {"role": "assistant", "content": "???"}),
         {"kind": "parse_failure", "step": 2, "text": "???"},
         request(3, critique),
         request(4, critique),
     ]
-    entries = conversation(events)
+    entries = conversation(parse_events(events))
     kinds = [e["k"] for e in entries]
     assert kinds == [
         "system",

@@ -74,11 +74,15 @@ def run(model, arm, task, repeat, status, correct, run_id=None, supersedes=None)
         supersedes=supersedes,
         loopbench_version="0.2.0",
     )
+    asked = {"role": "user", "content": question(task)}
+    request = {"model": model, "system": "S", "messages": [asked], "tools": []}
+    request |= {"temperature": None, "max_output_tokens": None, "stop": []}
+    response = {"message": {"role": "assistant", "content": "42"}, "finish_reason": "stop"}
+    response |= {"usage": {"input": 1000 + repeat, "output": 100, "cached": 0}, "retries": 0}
     events = [
-        {"kind": "request", "call": 1, "request": {"system": "S", "messages": []}},
-        {"kind": "response", "response": {"message": {"role": "assistant", "content": "42"}}},
+        {"t": 0.0, "kind": "request", "call": 1, "request": request},
+        {"t": 0.5, "kind": "response", "call": 1, "response": response},
     ]
-    events[0]["request"]["messages"] = [{"role": "user", "content": question(task)}]
     return record, events
 
 
