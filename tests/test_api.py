@@ -145,7 +145,7 @@ def test_the_cli_lists_the_plugin_pattern_and_the_task_set(installed_plugin):
     listed = in_python(installed_plugin, code.replace("main()", "main(['patterns'])"))
     assert "ask_twice: asks, then asks again; 2 calls" in listed.stdout
     tasks = in_python(
-        installed_plugin, "from tasks.taskset import builtin_names; printbuiltin_names"
+        installed_plugin, "from tasks.loading import builtin_names; print(builtin_names())"
     )
     assert "capitals" in tasks.stdout
 

@@ -11,8 +11,8 @@ import pytest
 
 from graders.limits import Limits
 from graders.sandbox import Sandbox, Suite
-from tasks.loading import load_taskset
 from tasks.humaneval import heldout_suite, load_problems, preamble
+from tasks.loading import load_taskset
 from tests.graders.hostile import (
     CASES,
     ROMAN_REFERENCE,

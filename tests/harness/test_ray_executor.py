@@ -277,7 +277,8 @@ def test_the_python_api_runs_a_grid_on_ray(cluster, tmp_path):
                 out=tmp_path / "r", settings=loopbench.RunSettings(executor=executor),
             ).run()  # fmt: skip
     assert results.ran == len(DEPOT.tasks) == server.served.requests
-    assert server.authorizations == {None}  # no key was asked for: none is sent
+    # The config names no key variable: the default one, read in the worker's environment.
+    assert server.authorizations == {f"Bearer {SECRET}"}
 
 
 @needs_ray

@@ -16,6 +16,7 @@ import loopbench
 from harness.cli.main import main
 from harness.experiment import ArmError, parse_arm
 from harness.grading import Grading
+from harness.patterns import catalog
 from harness.patterns import registry as pattern_registry
 from harness.patterns.base import PatternOptions
 from tasks import grader_registry, tool_registry
@@ -137,7 +138,7 @@ def test_tool_options_are_checked_by_the_tools_options_model():
 def test_an_arm_whose_options_give_a_tool_an_unknown_option_is_refused_before_any_run(
     monkeypatch,
 ):
-    pattern_registry.registered()
+    catalog.registered()
     monkeypatch.setattr(pattern_registry, "_REGISTRY", dict(pattern_registry._REGISTRY))
 
     class Careless(PatternOptions):
