@@ -28,6 +28,10 @@ SCALE = "tests/harness/report/test_report_at_scale.py::"
 AXIS = "tests/harness/test_models_axis.py::"
 RAY = "tests/harness/test_ray_executor.py::"
 COLS = "tests/harness/test_columns.py::"
+FORMATS = "tests/harness/test_columns_formats.py::"
+BAD = COLS + "test_a_bad_line_gives_the_error_read_records_gives"
+LAX = COLS + "test_what_the_model_converts_is_read_by_the_model_alone"
+CSQL, FILL = "harness/columns_sql.py", "harness/columns_fill.py"
 SIGN, STATS = "harness/report/sign_flip.py", "harness/report/stats.py"
 CMP, STAT = "tests/harness/report/test_compare.py::", "tests/harness/report/test_statistics.py::"
 SAMP = "tests/harness/test_sampling.py::"
@@ -485,10 +489,67 @@ MUTATIONS = [
      "if isinstance(client, Replicas):  # a run keeps to one replica, and its prompt cache",
      "if False:",
      [RAY + "test_ray_makes_the_runs_the_local_executor_makes_and_spreads_the_replicas"]),
-    # Results read as columns.
-    ("a string field must hold a string", "harness/columns_sql.py",
-     "\"str\": f\"starts_with({text}, '\\\"')\",", "\"str\": \"true\",",
-     [COLS + "test_a_bad_line_gives_the_error_read_records_gives"]),
+    # Results read as columns: every schema, defaults filled; the model reads the rest.
+    ('a string field must hold a string', CSQL,
+     'check = f"starts_with({raw}, \'\\"\')"',
+     'check = "true"',
+     [BAD]),
+    ("a key the record does not have, or one given twice, is the model's", CSQL,
+     'f"len(_keys) = {\' + \'.join(map(_present, FIELDS.values()))}",  # none unknown, twice',
+     '"true",',
+     [BAD, LAX]),
+    ("a trailing comma is the model's to read", CSQL,
+     'f"NOT regexp_matches(json, {sql_literal(_TRAILING_COMMA)})",',
+     '"true",',
+     [BAD]),
+    ("null where the model fills a default is the model's to read", CSQL,
+     'THEN NOT {_has(field)} ELSE',
+     'THEN true ELSE',
+     [FORMATS + "test_null_where_the_model_fills_a_default_is_refused_as_it_refuses_it"]),
+    ('an int column takes whole numbers only', CSQL,
+     'return f"isfinite({number}) AND {number} = trunc({number}) AND abs({number}) < {EXACT}"',
+     'return f"isfinite({number})"',
+     [BAD]),
+    ("a field a line leaves out gets the record's default", CSQL,
+     '        value = f"coalesce({value}, {default})"',
+     '        value = value',
+     [FORMATS + "test_a_folder_without_a_field_is_read_as_columns_with_its_default"]),
+    ("an absent dict gets the field's default", FILL,
+     'objects[-1] = field.default',
+     'objects[-1] = {}',
+     [FORMATS + "test_a_folder_without_a_field_is_read_as_columns_with_its_default"]),
+    ("a line the columns do not vouch for takes the model's values", FILL,
+     '        _patch(columns, row, record)',
+     '        pass',
+     [LAX]),
+    ('a line the model refuses is refused by the column reader', FILL,
+     '        return RunRecord.model_validate_json(line)\n    except ValidationError:\n'
+     '        raise Refused from None',
+     '        return RunRecord.model_validate_json(line)\n    except ValidationError:\n'
+     '        return RunRecord(arm="x", task_id="x", repeat=0, status="answered")',
+     [BAD]),
+    ('a dict the model refuses is refused by the column reader', FILL,
+     '    except ValidationError:\n        raise Refused from None\n\n\ndef _patch',
+     '    except ValidationError:\n        return field.default\n\n\ndef _patch',
+     [BAD]),
+    ('the pattern is read from the arm when empty', FILL,
+     '    if empty.any():',
+     '    if False:',
+     [FORMATS + "test_a_pattern_absent_null_or_empty_is_read_from_the_arm"]),
+    ('a schema-1 arm is read as its identity', FILL,
+     'arm[schema_1] = _mapped(arm[schema_1], schema_1_identity)',
+     'pass',
+     [COLS + "test_schema_1_folder_is_upgraded_as_before_in_columns"]),
+    ("a schema-1 record's options are read in today's terms", FILL,
+     'if field.name == "options" and (upgraded',
+     'if False and (upgraded',
+     [COLS + "test_schema_1_folder_is_upgraded_as_before_in_columns",
+      FORMATS + "test_schema_1_lines_are_upgraded_in_columns_as_records_are"]),
+    ('reading line by line is said', "harness/columns.py",
+     'print(f"warning: {path}: read line by line, slowly: {why}", file=sys.stderr)',
+     'pass',
+     [FORMATS + "test_a_file_the_columns_cannot_read_is_read_line_by_line_and_says_so_once",
+      FORMATS + "test_what_duckdb_cannot_read_and_the_model_can_is_read_line_by_line_and_said"]),
     ("a run recorded twice is refused by the column reader too", "harness/columns.py",
      "            if supersedes[row] != run_id[earlier]:", "            if False:",
      [COLS + "test_a_bad_line_gives_the_error_read_records_gives"]),
