@@ -11,9 +11,9 @@ last line left out, the cost priced with the same arithmetic.
 
 A line the record model refuses (a key the record does not have and a trailing comma
 included) is refused with ``read_records``'s exact file:line error. The file is read
-line by line only when DuckDB cannot read it as ``read_records`` does (a byte-order
-mark, a carriage return, a line DuckDB's parser refuses that the record model takes, an
-int too large for a column), and a warning on stderr says so and why, once.
+line by line only when DuckDB cannot read it as ``read_records`` does (a carriage return
+inside a line, a line DuckDB's parser refuses that the record model takes, an int beyond
+64 bits), and a warning on stderr says so and why, once.
 
 Rows holding equal options or metrics share one dict: read them, do not change them.
 """
@@ -146,19 +146,19 @@ def _columns(path: Path, wanted: list[str]) -> dict[str, np.ndarray[Any, Any]] |
 
 
 def _last_line_end(path: Path, size: int) -> int:
-    """Where the last complete line ends; ``Unreadable`` for what DuckDB would read another
-    way than ``bytes.splitlines`` does (a carriage return) or at all (a byte-order mark)."""
+    """Where the last complete line ends; ``Unreadable`` for a carriage return that is not
+    part of a line's ``\\r\\n`` end, which ``bytes.splitlines`` takes as a line end and
+    DuckDB as a space."""
     buffer = bytearray(1 << 23)
-    end = 0
-    offset = 0
+    end = offset = lone = 0
     with path.open("rb", buffering=0) as handle:
-        if handle.read(3) == b"\xef\xbb\xbf":
-            raise Unreadable("it begins with a byte-order mark")
-        handle.seek(0)
         while offset < size and (count := handle.readinto(buffer)):
             count = min(count, size - offset)
-            if buffer.find(b"\r", 0, count) >= 0:
-                raise Unreadable("a carriage return ends or splits its lines")
+            if buffer.find(b"\r", 0, count) >= 0 or lone:
+                lone += buffer.count(b"\r", 0, count) - buffer.count(b"\r\n", 0, count)
+                lone -= lone > 0 and buffer[0] == ord("\n")  # a \r\n across two blocks
+                if lone > (buffer[count - 1] == ord("\r")):
+                    raise Unreadable("a carriage return splits a line")
             last = buffer.rfind(b"\n", 0, count)
             if last >= 0:
                 end = offset + last + 1

@@ -14,6 +14,7 @@ from pandas.testing import assert_frame_equal
 
 from harness import columns
 from harness.columns import read_frame, read_frames
+from harness.columns_fill import Unreadable
 from harness.columns_sql import FIELDS
 from harness.store import ResultsError, read_records
 
@@ -131,17 +132,31 @@ def crlf(path: Path) -> None:
     path.write_bytes(path.read_bytes().replace(b"\n", b"\r\n"))
 
 
+def lone_cr(path: Path) -> None:  # read_records takes it as a line end: a line cut short
+    path.write_bytes(path.read_bytes().replace(b', "slice"', b',\r "slice"', 3))
+
+
 def too_large(path: Path) -> None:
     lines = path.read_text(encoding="utf-8").splitlines()
     lines[1] = json.dumps(json.loads(lines[1]) | {"tokens_in": 2**70})
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
+@pytest.mark.parametrize("damage", [bom, crlf])
+def test_a_byte_order_mark_and_crlf_line_ends_are_read_as_columns(
+    tmp_path: Path, damage: Any, reads: Reads
+) -> None:
+    path = folder(tmp_path, [run(n) for n in range(6)])
+    damage(path / "runs.jsonl")
+    read_frames(path)
+    assert reads == Reads(0, 0)
+    assert_same(path)
+
+
 @pytest.mark.parametrize(
     ("damage", "why"),
     [
-        (bom, "byte-order mark"),
-        (crlf, "carriage return"),
+        (lone_cr, "a carriage return splits a line"),
         (too_large, "tokens_in 1180591620717411303424 is beyond a 64-bit integer"),
     ],
 )
@@ -153,6 +168,21 @@ def test_a_file_the_columns_cannot_read_is_read_line_by_line_and_says_so_once(
     assert_same(path)  # reads it three times
     warned = capsys.readouterr().err
     assert warned.count("read line by line") == 1 and why in warned
+
+
+def test_a_carriage_return_is_found_across_blocks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The file is scanned in blocks: a \\r\\n may be cut between two, a lone \\r not."""
+    monkeypatch.setattr(columns, "bytearray", lambda size: bytearray(7), raising=False)
+    text = "".join(json.dumps(run(n)) + "\r\n" for n in range(4))
+    runs = tmp_path / "runs.jsonl"
+    for cut in range(7):  # every place a block may begin
+        runs.write_text(" " * cut + text, encoding="utf-8")
+        assert columns._last_line_end(runs, runs.stat().st_size) == runs.stat().st_size
+        runs.write_text(" " * cut + text.replace("\r\n", "\r \n", 1), encoding="utf-8")
+        with pytest.raises(Unreadable):
+            columns._last_line_end(runs, runs.stat().st_size)
 
 
 def test_what_duckdb_cannot_read_and_the_model_can_is_read_line_by_line_and_said(
