@@ -4,11 +4,18 @@ memory of each, run as the command a person types.
 Writes two results folders of synthetic but realistic records (8 arms, 500 tasks, 250
 repeats, every status, priced tokens, options and metrics as the patterns write them, and
 api_error runs superseded by a ``--retry-errors`` round), then runs each command in its own
-process and reads its peak resident memory from ``getrusage(RUSAGE_CHILDREN)``.
+process and reads its peak resident memory and CPU time from ``getrusage(RUSAGE_CHILDREN)``
+(the CPU seconds are steadier than the wall time on a machine other work shares).
 
     .venv/bin/python bench/records_scale.py                      # 1,000,000 records
     .venv/bin/python bench/records_scale.py --records 200000 --keep /tmp/scale
     .venv/bin/python bench/records_scale.py --traced 20000       # also a folder with traces
+    .venv/bin/python bench/records_scale.py --older --only table # also an older folder
+
+``--older`` also writes folders as loopbench wrote them before ``usage_estimated``,
+``cache_hits``, ``cost_from_cache_usd``, ``supersedes`` and ``sampling`` existed (those
+keys absent from every line, and so no ``--retry-errors`` round), and runs each command on
+them too: older folders are read as fast as current ones (issue 21).
 
 Each command gets --timeout seconds (default 600); one that runs longer is
 stopped and reported as such. The goal (issue 13): `table`, `compare`, `failures` and
@@ -81,6 +88,8 @@ STATUSES = {
 }
 MODEL = "gpt-5-mini"
 PRICE = (0.25, 0.025, 2.0)  # input, cached input, output: USD per million tokens
+#: The fields records written before them lacked (``--older``).
+NEWER = ("usage_estimated", "cache_hits", "cost_from_cache_usd", "supersedes", "sampling")
 ANSWERS = ["84", "25", "2954", "1889", "3.5", "No, no working and no explanation.", "约 42 公里"]
 
 
@@ -144,6 +153,7 @@ def record(
         "slice": "public" if task % 3 else "company",
         "repeat": repeat,
         "model": MODEL,
+        "sampling": {},
         "status": status,
         "answer": answer,
         "correct": correct,
@@ -200,14 +210,19 @@ def records(count: int, seed: int, shape: Shape = Shape()) -> Iterator[dict[str,
         yield again | {"supersedes": earlier["run_id"]}
 
 
-def write_folder(folder: Path, count: int, seed: int, traced: bool = False) -> Path:
-    """A results folder of ``count`` records (and their traces when ``traced``)."""
+def write_folder(
+    folder: Path, count: int, seed: int, traced: bool = False, older: bool = False
+) -> Path:
+    """A results folder of ``count`` records (and their traces when ``traced``); ``older``
+    leaves out the fields in ``NEWER``, and so the retry round that needs ``supersedes``."""
     folder.mkdir(parents=True, exist_ok=True)
     experiment = {"experiment_id": "scale", "task_set": "scale", "model": MODEL, "base_url": ""}
     (folder / "experiment.json").write_text(json.dumps(experiment, indent=2) + "\n")
     traces = (folder / "traces.jsonl").open("w", encoding="utf-8") if traced else None
     with (folder / "runs.jsonl").open("w", encoding="utf-8") as runs:
-        for made in records(count, seed):
+        for made in records(count, seed, Shape(retried=0.0) if older else Shape()):
+            if older:
+                made = {key: value for key, value in made.items() if key not in NEWER}
             runs.write(json.dumps(made, separators=(",", ":"), ensure_ascii=False) + "\n")
             if traces is not None:
                 traces.write(json.dumps({"run_id": made["run_id"], "events": _trace(made)}) + "\n")
@@ -252,6 +267,7 @@ def _trace(made: dict[str, Any]) -> list[dict[str, Any]]:
 class Measured:
     command: str
     seconds: float
+    cpu_seconds: float
     peak_mb: float
     exit: int | str
 
@@ -271,8 +287,9 @@ def measure(argv: list[str], timeout: float) -> Measured:
         "except subprocess.TimeoutExpired:\n"
         "    exit = 'timeout'\n"
         "seconds = time.perf_counter() - start\n"
-        "peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024\n"
-        "print(json.dumps([seconds, peak, exit]))\n"
+        "used = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+        "cpu = used.ru_utime + used.ru_stime\n"
+        "print(json.dumps([seconds, cpu, used.ru_maxrss / 1024, exit]))\n"
     )
     # A fresh watcher per command, so RUSAGE_CHILDREN holds that command's peak alone.
     out = subprocess.run(
@@ -281,15 +298,17 @@ def measure(argv: list[str], timeout: float) -> Measured:
         text=True,
         check=True,
     )
-    seconds, peak, exit = json.loads(out.stdout)
-    return Measured(" ".join(argv[1:]), seconds, peak, exit)
+    seconds, cpu, peak, exit = json.loads(out.stdout)
+    return Measured(" ".join(argv[1:]), seconds, cpu, peak, exit)
 
 
-def _folder(root: Path, name: str, count: int, seed: int, traced: bool = False) -> Path:
+def _folder(
+    root: Path, name: str, count: int, seed: int, traced: bool = False, older: bool = False
+) -> Path:
     folder = root / name
     if not (folder / "runs.jsonl").is_file():
         start = time.perf_counter()
-        write_folder(folder, count, seed, traced)
+        write_folder(folder, count, seed, traced, older)
         size = (folder / "runs.jsonl").stat().st_size / 1e6
         print(
             f"wrote {folder}: {count:,} records, {size:,.0f} MB, "
@@ -299,45 +318,56 @@ def _folder(root: Path, name: str, count: int, seed: int, traced: bool = False) 
     return folder
 
 
+def _commands(root: Path, prefix: str, baseline: Path, candidate: Path) -> dict[str, list[Any]]:
+    loopbench = str(Path(sys.executable).with_name("loopbench"))
+    report = str(root / f"{prefix}report.html")
+    return {
+        "table": [[loopbench, "table", str(baseline)]],
+        "compare": [[loopbench, "compare", str(baseline), str(candidate)]],
+        "failures": [[loopbench, "failures", str(baseline)]],
+        "report": [[loopbench, "report", str(baseline), "-o", report]],
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=1_000_000)
     parser.add_argument("--traced", type=int, default=0, help="Also a folder with traces.")
+    parser.add_argument("--older", action="store_true", help="Also older-format folders.")
     parser.add_argument("--keep", type=Path, help="Write the folders here and keep them.")
     parser.add_argument("--timeout", type=float, default=600.0)
     parser.add_argument("--only", nargs="*", default=["table", "compare", "failures", "report"])
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         root = args.keep or Path(tmp)
-        baseline = _folder(root, "baseline", args.records, 1)
-        candidate = _folder(root, "candidate", args.records, 2)
-        loopbench = str(Path(sys.executable).with_name("loopbench"))
-        commands = {
-            "table": [[loopbench, "table", str(baseline)]],
-            "compare": [[loopbench, "compare", str(baseline), str(candidate)]],
-            "failures": [[loopbench, "failures", str(baseline)]],
-            "report": [[loopbench, "report", str(baseline), "-o", str(root / "report.html")]],
-        }
+        formats = {"current": ""} | ({"older": "older-"} if args.older else {})
+        runs: dict[str, list[tuple[str, list[str]]]] = {name: [] for name in args.only}
+        for label, prefix in formats.items():
+            older = bool(prefix)
+            baseline = _folder(root, f"{prefix}baseline", args.records, 1, older=older)
+            candidate = _folder(root, f"{prefix}candidate", args.records, 2, older=older)
+            for name, argvs in _commands(root, prefix, baseline, candidate).items():
+                if name in runs:
+                    runs[name] += [(label, argv) for argv in argvs]
         if args.traced:
             traced = _folder(root, f"traced-{args.traced}", args.traced, 3, traced=True)
-            commands["failures"].append([loopbench, "failures", str(traced)])
-            commands["report"].append(
-                [loopbench, "report", str(traced), "-o", str(root / "traced.html")]
-            )
-        print("| command | runs.jsonl | wall s | peak RSS MB | exit |")
-        print("|---|---:|---:|---:|---|")
+            for name, argvs in _commands(root, "traced-", traced, traced).items():
+                if name in ("failures", "report") and name in runs:
+                    runs[name] += [("current", argv) for argv in argvs]
+        print("| command | format | runs.jsonl | wall s | CPU s | peak RSS MB | exit |")
+        print("|---|---|---:|---:|---:|---:|---|")
         for name in args.only:
-            for argv in commands[name]:
+            for label, argv in runs[name]:
                 row = measure(argv, args.timeout)
                 lines = sum(1 for _ in (Path(argv[2]) / "runs.jsonl").open("rb"))
                 print(
-                    f"| {row.command} | {lines:,} | {row.seconds:.1f} | {row.peak_mb:,.0f} | "
-                    f"{row.exit} |",
+                    f"| {row.command} | {label} | {lines:,} | {row.seconds:.1f} | "
+                    f"{row.cpu_seconds:.1f} | {row.peak_mb:,.0f} | {row.exit} |",
                     flush=True,
                 )
                 if name == "report" and row.exit == 0:
                     size = Path(argv[-1]).stat().st_size / 1e6
-                    print(f"|   (the page: {size:,.0f} MB) | | | | |", flush=True)
+                    print(f"|   (the page: {size:,.0f} MB) | | | | | | |", flush=True)
 
 
 if __name__ == "__main__":

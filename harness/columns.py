@@ -2,24 +2,25 @@
 
 ``records_frame(read_records(folder), pricing)`` validates every line into a ``RunRecord``,
 then turns the list into a DataFrame: at a million runs, a minute and gigabytes. Here
-DuckDB's JSON reader reads runs.jsonl into columns and the schema is checked on the
-columns (every field present with its JSON type, a known status, whole numbers where an
-int goes), giving
-the same frame: the same columns, dtypes and values, supersedes applied, a torn last line
-left out, the cost priced with the same arithmetic.
+DuckDB reads runs.jsonl into columns and the record's schema is applied to the columns
+(``harness.columns_sql``): a field a line leaves out gets the record's default, older
+schemas are upgraded once per distinct arm and options (``harness.columns_fill``), and
+only the lines the columns cannot vouch for are read by the record model, one by one.
+The frame is the same: the same columns, dtypes and values, supersedes applied, a torn
+last line left out, the cost priced with the same arithmetic.
 
-The fast path takes lines as loopbench writes them: schema 2, every field there. Anything
-else (a line that is not JSON, a field missing or of another type, an unknown status, an
-older schema, a run recorded twice, a carriage return) sends the file down the
-line-by-line path, which upgrades older records and raises ``read_records``'s exact
-file:line error. Two things that path refuses are let through here: a key the record does
-not have, and a trailing comma before a closing brace (DuckDB's parser accepts both).
+A line the record model refuses (a key the record does not have and a trailing comma
+included) is refused with ``read_records``'s exact file:line error. The file is read
+line by line only when DuckDB cannot read it as ``read_records`` does (a carriage return
+inside a line, a line DuckDB's parser refuses that the record model takes, an int beyond
+64 bits), and a warning on stderr says so and why, once.
 
 Rows holding equal options or metrics share one dict: read them, do not change them.
 """
 
 from __future__ import annotations
 
+import sys
 import tempfile
 from collections.abc import Collection
 from pathlib import Path
@@ -29,11 +30,11 @@ import duckdb
 import numpy as np
 import pandas as pd
 
-from harness.columns_sql import ANSWER_KEY, FIELDS, RUN_KEY, BadValue, Field, select
-from harness.records import SCHEMA_VERSION
+from harness.columns_fill import Refused, Unreadable, finish, plain
+from harness.columns_sql import ANSWER_KEY, FIELDS, LINE, RUN_KEY, Field, select
 from harness.report.prices import Price
 from harness.report.table import Pricing, records_frame
-from harness.store import RUNS, read_records
+from harness.store import RUNS, iter_records, read_both
 
 __all__ = ["ANSWER_KEY", "FIELDS", "UNREAD", "Field", "priced", "read_frame", "read_frames"]
 
@@ -52,13 +53,11 @@ UNREAD = (
 )
 #: Rows per chunk fetched from DuckDB: small enough that a chunk's strings are few MB.
 CHUNK = 16 * 2048
-#: Columns every read needs: a run's key and its supersede link.
-_KEY = ("model", "arm", "task_id", "repeat", "run_id", "supersedes")
+#: Columns every read needs: a run's key, its supersede link and what upgrades read.
+_KEY = ("model", "arm", "task_id", "repeat", "run_id", "supersedes", "schema_version", "pattern")
 _PRICED = ("tokens_in", "tokens_out", "tokens_cached", "cost_usd")
-
-
-class _Fallback(Exception):
-    """The fast path cannot vouch for this file: read it line by line."""
+#: The files said to be read line by line, with why: each is said once a process.
+_ANNOUNCED: set[tuple[str, str]] = set()
 
 
 def read_frame(
@@ -82,31 +81,51 @@ def read_frames(
     path = path / RUNS if path.is_dir() else path
     wanted = [name for name in FIELDS if name not in drop]
     try:
-        columns = _columns(path, wanted)
-        if columns is None:
-            return pd.DataFrame(), pd.DataFrame()
-        keep, replaced = _supersedes(columns)
-        gone = _frame({n: a[replaced] for n, a in columns.items()}, wanted, pricing)
-        if not keep.all():
-            for name in list(columns):  # one at a time, so each copy replaces its original
-                columns[name] = columns[name][keep]
-        return _frame(columns, wanted, pricing), gone
-    except (_Fallback, BadValue, duckdb.Error, OSError):
-        pass
-    frames = (
-        records_frame(read_records(path), pricing),
-        records_frame(read_records(path, superseded=True), pricing),
-    )
+        if not path.is_file():
+            raise Refused  # read_records says what is wrong
+        return _read(path, wanted, pricing)
+    except (Refused, duckdb.Error, OSError) as exc:
+        for _ in iter_records(path):  # raises read_records' error at the first bad line
+            pass  # (keeping no record: the file may be large)
+        why = _unread(exc)
+    except Unreadable as exc:
+        why = exc.why
+    if (str(path), why) not in _ANNOUNCED:
+        _ANNOUNCED.add((str(path), why))
+        print(f"warning: {path}: read line by line, slowly: {why}", file=sys.stderr)
+    runs, replaced = read_both(path)
+    frames = records_frame(runs, pricing), records_frame(replaced, pricing)
     unread = [name for name in drop if name in frames[0]]
     return frames[0].drop(columns=unread), frames[1].drop(columns=unread, errors="ignore")
+
+
+def _unread(exc: Exception) -> str:
+    """Why the columns did not read a file the record model reads in full."""
+    if isinstance(exc, duckdb.Error):
+        return f"DuckDB cannot read it ({str(exc).splitlines()[0]})"
+    if isinstance(exc, OSError):
+        return f"DuckDB cannot read it ({exc})"
+    return "the columns refused a line the record model reads"
+
+
+def _read(
+    path: Path, wanted: list[str], pricing: Pricing | None
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    columns = _columns(path, wanted)
+    if columns is None:
+        return pd.DataFrame(), pd.DataFrame()
+    keep, replaced = _supersedes(columns)
+    gone = _frame({n: a[replaced] for n, a in columns.items()}, wanted, pricing)
+    if not keep.all():
+        for name in list(columns):  # one at a time, so each copy replaces its original
+            columns[name] = columns[name][keep]
+    return _frame(columns, wanted, pricing), gone
 
 
 def _columns(path: Path, wanted: list[str]) -> dict[str, np.ndarray[Any, Any]] | None:
     """The file's rows as ``read_records`` sees it: its complete lines, as they were while no
     writer added to them (a copy up to the last full line when one did, or when the last
     line is cut). None when it has no complete line."""
-    if not path.is_file():
-        raise _Fallback  # read_records says what is wrong
     before = path.stat()
     end = _last_line_end(path, before.st_size)
     if end == 0:
@@ -127,19 +146,19 @@ def _columns(path: Path, wanted: list[str]) -> dict[str, np.ndarray[Any, Any]] |
 
 
 def _last_line_end(path: Path, size: int) -> int:
-    """Where the last complete line ends; ``_Fallback`` for what DuckDB would read another
-    way than ``bytes.splitlines`` does (a carriage return) or at all (a byte-order mark)."""
+    """Where the last complete line ends; ``Unreadable`` for a carriage return that is not
+    part of a line's ``\\r\\n`` end, which ``bytes.splitlines`` takes as a line end and
+    DuckDB as a space."""
     buffer = bytearray(1 << 23)
-    end = 0
-    offset = 0
+    end = offset = lone = 0
     with path.open("rb", buffering=0) as handle:
-        if handle.read(3) == b"\xef\xbb\xbf":
-            raise _Fallback
-        handle.seek(0)
         while offset < size and (count := handle.readinto(buffer)):
             count = min(count, size - offset)
-            if buffer.find(b"\r", 0, count) >= 0:
-                raise _Fallback
+            if buffer.find(b"\r", 0, count) >= 0 or lone:
+                lone += buffer.count(b"\r", 0, count) - buffer.count(b"\r\n", 0, count)
+                lone -= lone > 0 and buffer[0] == ord("\n")  # a \r\n across two blocks
+                if lone > (buffer[count - 1] == ord("\r")):
+                    raise Unreadable("a carriage return splits a line")
             last = buffer.rfind(b"\n", 0, count)
             if last >= 0:
                 end = offset + last + 1
@@ -148,54 +167,32 @@ def _last_line_end(path: Path, size: int) -> int:
 
 
 def _fetch(path: Path, wanted: list[str]) -> dict[str, np.ndarray[Any, Any]] | None:
-    """Every row of ``path`` as arrays, in file order (None for none); ``duckdb.Error`` on
-    a bad line."""
+    """Every row of ``path`` as arrays, in file order, finished as records (None for no
+    rows); ``duckdb.Error`` for a line DuckDB cannot parse, ``Refused`` for one the
+    record model refuses."""
     names = list(dict.fromkeys([*wanted, *_KEY, *_PRICED]))
     hashes = (RUN_KEY, ANSWER_KEY)
     parts: dict[str, list[np.ndarray[Any, Any]]] = {name: [] for name in [*names, *hashes]}
+    lines: dict[int, str] = {}
     shared: dict[str, str] = {}
+    rows = 0
     with duckdb.connect(":memory:") as con:
         con.execute("SET enable_progress_bar = false")
         result = con.execute(select(names), [str(path)])
         while len(chunk := result.fetch_df_chunk(vectors_per_chunk=CHUNK // 2048)):
             for name in names:
-                parts[name].append(_plain(chunk[name], FIELDS[name], shared))
+                parts[name].append(plain(chunk[name], FIELDS[name], shared))
             for name in hashes:
                 parts[name].append(chunk[name].to_numpy(dtype=np.uint64))
-    if not parts["arm"]:
+            line = chunk[LINE]
+            for at in np.flatnonzero(line.notna().to_numpy()).tolist():
+                lines[rows + at] = str(line.iat[at])
+            rows += len(chunk)
+    if not rows:
         return None
-    columns = {name: _numbers(np.concatenate(parts.pop(name)), FIELDS[name]) for name in names}
-    return columns | {name: np.concatenate(parts.pop(name)) for name in hashes}
-
-
-def _numbers(values: np.ndarray[Any, Any], field: Field) -> np.ndarray[Any, Any]:
-    """An int field as int64 once every value is a whole number (``_Fallback`` else: the
-    record model refuses 2.5); a float field's NaN are its nulls, refused where it has none."""
-    if field.kind == "float" and not field.nullable and np.isnan(values).any():
-        raise _Fallback
-    if field.kind != "int":
-        return values
-    whole = np.isfinite(values) & (np.abs(values) <= 2**53) & (values == np.floor(values))
-    if not whole.all() or (field.name == "schema_version" and (values != SCHEMA_VERSION).any()):
-        raise _Fallback
-    return values.astype(np.int64)
-
-
-def _plain(column: pd.Series[Any], field: Field, shared: dict[str, str]) -> np.ndarray[Any, Any]:
-    """A fetched column as a numpy array; equal strings become one object (memory)."""
-    if field.kind in ("int", "float"):
-        return column.to_numpy(dtype=np.float64, na_value=np.nan)
-    if field.kind == "bool":
-        values = column.to_numpy(dtype=object, copy=True)
-        values[column.isna().to_numpy()] = None
-        return values
-    values = column.to_numpy(dtype=object)
-    if field.unique:  # never null (the query refuses a null there)
-        return values
-    codes, uniques = pd.factorize(values)
-    canonical = np.empty(len(uniques) + 1, dtype=object)  # codes of None are -1: the last
-    canonical[:-1] = [shared.setdefault(u, u) for u in uniques]
-    return canonical[codes]
+    columns = {name: np.concatenate(parts.pop(name)) for name in [*names, *hashes]}
+    finish(columns, lines)
+    return columns
 
 
 def _supersedes(
@@ -204,7 +201,7 @@ def _supersedes(
     """Which rows are runs, and the rows later ones superseded in the order they were.
 
     As ``read_records``: a run recorded again must name the earlier record's run_id in
-    ``supersedes``; ``_Fallback`` otherwise, so that path raises its error."""
+    ``supersedes``; ``Refused`` otherwise, and ``read_records`` says where."""
     hashed = columns.pop(RUN_KEY)
     keep = np.ones(len(hashed), dtype=bool)
     current: dict[tuple[Any, ...], int] = {}
@@ -216,7 +213,7 @@ def _supersedes(
         earlier = current.get(key)
         if earlier is not None:
             if supersedes[row] != run_id[earlier]:
-                raise _Fallback
+                raise Refused
             replaced.append(earlier)
             keep[earlier] = False
         current[key] = row
@@ -247,10 +244,8 @@ def _frame(
 def _typed(values: np.ndarray[Any, Any], field: Field) -> Any:
     """What pandas infers for these values in a list of dicts: NaN for None among numbers
     and strings, None kept among booleans, all-None columns as objects."""
-    if field.kind == "int":
+    if field.kind in ("int", "dict"):
         return values
-    if field.kind == "dict":
-        return field.decode(values)
     missing = pd.isna(values)
     if field.nullable and missing.all():
         return np.full(len(values), None, dtype=object)

@@ -1,12 +1,15 @@
-"""The run record's fields as columns: their kinds, and the DuckDB query that reads and
-checks them (``harness.columns``).
+"""The run record's fields as columns: their kinds and defaults, and the DuckDB query that
+reads them (``harness.columns``).
 
-String, bool and dict fields are read as raw JSON and checked for the JSON type the record
-writes: a string field holds a string (a number there is refused, as the record model
-refuses it), a bool ``true`` or ``false``, a dict an object. A row failing a check stops
-the query, and the caller reads the file line by line instead. Numbers are read as DOUBLE,
-converting as the record model does (``"5"`` and ``5.0`` are 5), and the caller checks
-that an int field holds a whole number.
+The query reads each line's JSON object and its keys, and takes each field's value as the
+record model would: a field absent from the line gets the model's default, the value of a
+field present must be of the JSON type the record writes (a string field a string, an int
+field a whole number, a bool ``true`` or ``false``, a dict an object). A line whose every
+field passes is vouched for by the columns. Any other line (a field missing that the model
+requires, a null where it refuses one, another JSON type, a key the record does not have
+or one given twice, a trailing comma) is handed back whole, for the record model to read
+or refuse: lenient conversions (``"5"`` for 5) are the model's to make, and its refusal
+is the file:line error.
 """
 
 from __future__ import annotations
@@ -17,8 +20,7 @@ import types
 from dataclasses import dataclass
 from typing import Any, Literal, Union, get_args, get_origin
 
-import numpy as np
-import pandas as pd
+from pydantic_core import PydanticUndefined
 
 from harness.records import RunRecord
 
@@ -26,10 +28,11 @@ Kind = Literal["int", "float", "bool", "str", "dict"]
 _KINDS: dict[Any, Kind] = {int: "int", float: "float", bool: "bool", str: "str"}
 #: Fields nearly every run holds its own value of: not worth sharing equal strings.
 _UNIQUE = frozenset({"run_id", "started_at"})
-
-
-class BadValue(ValueError):
-    """A dict field holds what the record model would refuse."""
+#: Fields the record model fills from another when absent, null or empty, before it checks
+#: them (``harness.legacy.upgrade_record``): the pattern, from the arm.
+FILLED = frozenset({"pattern"})
+#: Whole numbers a DOUBLE holds exactly: an int beyond them is left to the record model.
+EXACT = 2**53
 
 
 @dataclass(frozen=True)
@@ -39,46 +42,36 @@ class Field:
     nullable: bool
     allowed: tuple[str, ...] = ()
     """For a Literal field (``status``), its values."""
+    default: Any = None
+    """The value of the field when a line leaves it out."""
+    required: bool = False
+    """The record model refuses a line without it."""
 
     @property
     def unique(self) -> bool:
         return self.name in _UNIQUE
 
-    def decode(self, texts: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
-        """JSON objects as dicts, each distinct text decoded once; ``BadValue`` for a metric
-        that is not a number."""
-        codes, uniques = pd.factorize(texts)
-        decoded = [json.loads(text) for text in uniques]
-        if self.name == "metrics":
-            decoded = [_numbers(value) for value in decoded]
-        objects = np.empty(len(decoded) + 1, dtype=object)  # None (code -1) last
-        objects[:-1] = decoded
-        return objects[codes]
 
-
-def _numbers(metrics: dict[str, Any]) -> dict[str, float]:
-    if not all(isinstance(v, int | float) and not isinstance(v, bool) for v in metrics.values()):
-        raise BadValue("a metric that is not a number")
-    return {key: float(value) for key, value in metrics.items()}
-
-
-def _field(name: str, annotation: Any) -> Field:
+def _field(name: str, annotation: Any, default: Any = None) -> Field:
     args = get_args(annotation)
     union = get_origin(annotation) in (Union, types.UnionType)
     nullable = union and type(None) in args
     base = next(a for a in args if a is not type(None)) if union else annotation
+    required = default is PydanticUndefined
+    default = None if required else default
     if get_origin(base) is Literal:
-        return Field(name, "str", nullable, tuple(get_args(base)))
+        return Field(name, "str", nullable, tuple(get_args(base)), default, required)
     if get_origin(base) is dict:
-        return Field(name, "dict", nullable)
+        return Field(name, "dict", nullable, (), default, required)
     if base not in _KINDS:
         raise TypeError(f"RunRecord.{name}: no column kind for {annotation!r}; add one here")
-    return Field(name, _KINDS[base], nullable)
+    return Field(name, _KINDS[base], nullable, (), default, required)
 
 
 #: Every record field, in the record's order (the frame's column order).
 FIELDS: dict[str, Field] = {
-    name: _field(name, info.annotation) for name, info in RunRecord.model_fields.items()
+    name: _field(name, info.annotation, info.default)
+    for name, info in RunRecord.model_fields.items()
 }
 
 
@@ -91,36 +84,86 @@ def sql_literal(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def _valid(field: Field) -> str | None:
-    """The SQL condition that the raw JSON value is what the record writes; numbers are read
-    as DOUBLE and checked in ``harness.columns`` (an integer, finite)."""
-    raw, text = _quoted(field.name), f"{_quoted(field.name)}::VARCHAR"
-    checks = {
-        "str": f"starts_with({text}, '\"')",
-        "bool": f"{text} IN ('true', 'false')",
-        "dict": f"starts_with({text}, '{{')",
-    }
-    if field.kind not in checks:
+def _raw(field: Field) -> str:
+    """The field's JSON value on the line; NULL when absent or null."""
+    return f"_record.{_quoted(field.name)}"
+
+
+def _number(field: Field) -> str:
+    """The field's JSON value as a DOUBLE; null unless a number (a string's quote, true,
+    an object do not convert). DuckDB writes a value back as the shortest text that reads
+    as the same number, and reads one correctly rounded, as Python does."""
+    return f"TRY_CAST({_raw(field)}::VARCHAR AS DOUBLE)"
+
+
+def _typed(field: Field) -> str:
+    """The SQL condition that the field's JSON value (not null) is of the type it holds."""
+    raw = _raw(field)
+    if field.kind == "str":
+        check = f"starts_with({raw}, '\"')"
+        if field.allowed:
+            quoted = (sql_literal(json.dumps(value)) for value in field.allowed)
+            check += f" AND {raw}::VARCHAR IN ({', '.join(quoted)})"
+        return check
+    if field.kind == "int":  # as the model takes an int: whole, if written as 5.0 or 5e0
+        number = _number(field)
+        return f"isfinite({number}) AND {number} = trunc({number}) AND abs({number}) < {EXACT}"
+    if field.kind == "float":
+        return f"{_number(field)} IS NOT NULL"
+    if field.kind == "bool":
+        return f"{raw}::VARCHAR IN ('true', 'false')"
+    return f"starts_with({raw}, '{{')"
+
+
+def _has(field: Field) -> str:
+    """The SQL condition that the line has the field's key, null or not."""
+    return f"list_contains(_keys, {sql_literal(field.name)})"
+
+
+def _present(field: Field) -> str:
+    """1 when the line has the field's key, else 0 (a null's key is looked up)."""
+    return f"(CASE WHEN {_raw(field)} IS NULL THEN {_has(field)} ELSE true END)::INT"
+
+
+def _valid(field: Field) -> str:
+    """The SQL condition that the line's value of the field is one the columns vouch for:
+    typed, or absent where the model has a default, or null where it takes one."""
+    raw, typed = _raw(field), _typed(field)
+    if field.nullable or field.name in FILLED:
+        return f"({raw} IS NULL OR {typed})"
+    if field.required:
+        return f"({raw} IS NOT NULL AND {typed})"
+    return f"(CASE WHEN {raw} IS NULL THEN NOT {_has(field)} ELSE {typed} END)"
+
+
+def _default(field: Field) -> str | None:
+    """The field's default as an SQL literal of its column's type; None for null, and for
+    a dict (``harness.columns_fill`` tells an absent dict from an empty one)."""
+    value = field.default
+    if value is None or field.kind == "dict":
         return None
-    check = checks[field.kind]
-    if field.allowed:
-        check += f" AND {raw}->>'$' IN ({', '.join(map(sql_literal, field.allowed))})"
-    if field.name == "pattern":
-        check += f" AND {raw}->>'$' <> ''"  # read from the arm when empty: the slow path
-    return f"({raw} IS NULL OR {check})" if field.nullable else f"coalesce({check}, false)"
+    if field.kind == "str":
+        return sql_literal(value)
+    if field.kind == "bool":
+        return "true" if value else "false"
+    return repr(float(value))
 
 
 def _value(field: Field) -> str:
-    """The SQL expression of the field's value, typed."""
-    raw, text = _quoted(field.name), f"{_quoted(field.name)}::VARCHAR"
+    """The SQL expression of the field's value: numbers as DOUBLE, dicts as JSON text."""
+    raw = _raw(field)
     values = {
         "str": f"{raw}->>'$'",
-        "int": raw,
-        "float": raw,
-        "bool": f"{text} = 'true'",
-        "dict": text,
+        "int": _number(field),
+        "float": _number(field),
+        "bool": f"{raw}::VARCHAR = 'true'",
+        "dict": f"{raw}::VARCHAR",
     }
-    return f"{values[field.kind]} AS {raw}"
+    value = values[field.kind]
+    default = _default(field)
+    if default is not None:
+        value = f"coalesce({value}, {default})"
+    return f"{value} AS {_quoted(field.name)}"
 
 
 #: A hash of each run's key (model, arm, task_id, repeat): rows sharing one are compared
@@ -129,11 +172,16 @@ RUN_KEY = "_run_key"
 #: A digest of each run's answer and status (``answer_key``): whether repeats of a task
 #: agree, without holding every answer in memory.
 ANSWER_KEY = "answer_key"
+#: The whole line, for the lines the columns do not vouch for (null for the others).
+LINE = "_line"
 #: ``answer_key`` in SQL: the first 16 hex digits of the md5 of the same text.
 _ANSWER_TEXT = (
-    "CASE WHEN \"answer\"->>'$' IS NULL THEN chr(30) ELSE chr(31) || (\"answer\"->>'$') END "
-    "|| chr(29) || coalesce(\"status\"->>'$', '')"
+    'CASE WHEN "answer" IS NULL THEN chr(30) ELSE chr(31) || "answer" END '
+    "|| chr(29) || coalesce(\"status\", '')"
 )
+#: A comma before a closing bracket: DuckDB's parser takes it, JSON (and the model) do not.
+#: (``\s`` takes a form feed too, which neither reads as a space: the model refuses it.)
+_TRAILING_COMMA = ",\\s*[}\\]]"
 
 
 def answer_key(answer: str | None, status: str) -> int:
@@ -144,19 +192,25 @@ def answer_key(answer: str | None, status: str) -> int:
 
 
 def select(names: list[str]) -> str:
-    """The query of ``names``, ``RUN_KEY`` and ``ANSWER_KEY`` from the file given as its one
-    parameter, in file order; it fails on the first row any field of which is not as the
-    record writes."""
-    columns = ", ".join(
-        f"{sql_literal(name)}: '{'DOUBLE' if field.kind in ('int', 'float') else 'JSON'}'"
-        for name, field in FIELDS.items()
+    """The query of ``names``, ``RUN_KEY``, ``ANSWER_KEY`` and ``LINE`` from the file given
+    as its one parameter, one row a line, in file order."""
+    structure = json.dumps({name: "JSON" for name in FIELDS})
+    vouched = " AND ".join(
+        [
+            f"len(_keys) = {' + '.join(map(_present, FIELDS.values()))}",  # none unknown, twice
+            f"NOT regexp_matches(json, {sql_literal(_TRAILING_COMMA)})",
+            *map(_valid, FIELDS.values()),
+        ]
     )
-    valid = " AND ".join(filter(None, map(_valid, FIELDS.values())))
+    needed = list(dict.fromkeys([*names, "model", "arm", "task_id", "repeat", "answer", "status"]))
     return (
-        f"SELECT {', '.join(_value(FIELDS[name]) for name in names)}, "
-        f'hash("model"->>\'$\', "arm"->>\'$\', "task_id"->>\'$\', "repeat") AS {RUN_KEY}, '
-        f"('0x' || left(md5({_ANSWER_TEXT}), 16))::UBIGINT AS {ANSWER_KEY} "
-        "FROM read_json(?, format = 'newline_delimited', compression = 'none', "
-        f"columns = {{{columns}}}) "
-        f"WHERE CASE WHEN {valid} THEN true ELSE error('not as loopbench writes it') END"
+        f"SELECT {', '.join(map(_quoted, names))}, "
+        f'hash("model", "arm", "task_id", "repeat") AS {RUN_KEY}, '
+        f"('0x' || left(md5({_ANSWER_TEXT}), 16))::UBIGINT AS {ANSWER_KEY}, "
+        f"CASE WHEN _vouched THEN NULL ELSE json END AS {LINE} "
+        f"FROM (SELECT {', '.join(_value(FIELDS[name]) for name in needed)}, "
+        f"coalesce({vouched}, false) AS _vouched, json "
+        "FROM (SELECT json, json_keys(json) AS _keys, "
+        f"json_transform(json, {sql_literal(structure)}) AS _record "
+        "FROM read_json_objects(?, format = 'newline_delimited', compression = 'none')))"
     )

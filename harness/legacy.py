@@ -91,6 +91,11 @@ def schema_1_options(pattern: str, options: dict[str, Any]) -> dict[str, Any]:
     return upgraded
 
 
+def pattern_of(arm: str) -> str:
+    """The pattern an arm names: what a record without its own ``pattern`` ran."""
+    return arm.partition(":")[0].strip()
+
+
 def upgrade_record(data: dict[str, Any]) -> dict[str, Any]:
     """A record as read from disk, in today's meaning; fields absent get their defaults."""
     arm = data.get("arm")
@@ -98,7 +103,7 @@ def upgrade_record(data: dict[str, Any]) -> dict[str, Any]:
         return data  # validation names the missing or mistyped field
     upgraded = dict(data)
     if not upgraded.get("pattern"):
-        upgraded["pattern"] = arm.partition(":")[0].strip()
+        upgraded["pattern"] = pattern_of(arm)
     if data.get("schema_version") == 1:
         upgraded["arm"] = schema_1_identity(arm)
         if isinstance(data.get("options"), dict):

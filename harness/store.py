@@ -55,6 +55,27 @@ def read_records(folder: Path | str, *, superseded: bool = False) -> list[RunRec
     ``superseded`` asks for those alone. A line cut short by a kill ends the reading:
     that run was not finished.
     """
+    runs, replaced = read_both(folder)
+    return replaced if superseded else runs
+
+
+def read_both(folder: Path | str) -> tuple[list[RunRecord], list[RunRecord]]:
+    """``read_records(folder)`` and ``read_records(folder, superseded=True)``, read once."""
+    current: dict[RunKey, tuple[int, RunRecord]] = {}
+    replaced: list[RunRecord] = []
+    for number, record in iter_records(folder):
+        key = run_key(record)
+        if key in current:
+            replaced.append(current[key][1])
+        current[key] = (number, record)
+    runs = [record for _, record in sorted(current.values(), key=lambda item: item[0])]
+    return runs, replaced
+
+
+def iter_records(folder: Path | str) -> Iterator[tuple[int, RunRecord]]:
+    """Each complete record with its line number, in file order; ``ResultsError`` naming
+    the file, line and field at the first line that is not a record, or that records a
+    run again without superseding the earlier record."""
     path = Path(folder)
     if path.is_dir():
         path = path / RUNS
@@ -62,32 +83,38 @@ def read_records(folder: Path | str, *, superseded: bool = False) -> list[RunRec
         raise ResultsError(
             f"{path}: no such file; give a results folder written by `loopbench run`"
         )
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise ResultsError(f"{path}: cannot be read ({exc.strerror})") from None
-    current: dict[RunKey, tuple[int, RunRecord]] = {}
-    replaced: list[RunRecord] = []
-    for number, raw in enumerate(data.splitlines(keepends=True), start=1):
-        if not raw.endswith(b"\n"):
-            break
+    recorded: dict[RunKey, tuple[int, str]] = {}
+    for number, raw in _lines(path):
         record = parse_line(path, number, raw)
         if record is None:
             continue
         key = run_key(record)
-        if key in current:
-            line, earlier = current[key]
-            if record.supersedes != earlier.run_id:
+        if key in recorded:
+            line, run_id = recorded[key]
+            if record.supersedes != run_id:
                 raise ResultsError(
                     f"{path}:{number}: run {key} is already recorded on line {line}; two "
                     "writers shared this folder, so its totals would count runs twice. Keep "
                     "one line per (model, arm, task_id, repeat) or run again into a new --out"
                 )
-            replaced.append(earlier)
-        current[key] = (number, record)
-    if superseded:
-        return replaced
-    return [record for _, record in sorted(current.values(), key=lambda item: item[0])]
+        recorded[key] = (number, record.run_id)
+        yield number, record
+
+
+def _lines(path: Path) -> Iterator[tuple[int, bytes]]:
+    """Each complete line of ``path`` and its number, split as ``bytes.splitlines`` splits
+    (a carriage return ends a line too); a line a kill cut short ends the reading."""
+    try:
+        with path.open("rb") as handle:
+            number = 0
+            for block in handle:  # split at newlines; splitlines splits at "\r" too
+                for raw in block.splitlines(keepends=True):
+                    number += 1
+                    if not raw.endswith(b"\n"):
+                        return
+                    yield number, raw
+    except OSError as exc:
+        raise ResultsError(f"{path}: cannot be read ({exc.strerror})") from None
 
 
 #: How a line's run_id key begins: in records (compact) and in traces (JSON's default).

@@ -1,10 +1,10 @@
 """The columnar reader gives the frame ``records_frame(read_records(...))`` gives, and the
-same file:line error for a bad line."""
+same file:line error for a bad line. Older folders: ``test_columns_formats.py``."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 from pandas.testing import assert_frame_equal
 
-from harness import columns, columns_sql
+from harness import columns, columns_fill, columns_sql
 from harness.columns import UNREAD, read_frame, read_frames
 from harness.patterns.base import STATUSES
 from harness.records import RunRecord
@@ -75,35 +75,53 @@ def assert_same(path: Path, pricing: Pricing | None = None) -> None:
     assert_frame_equal(read_frame(path, pricing, superseded=True), replaced)
 
 
+@dataclass
+class Reads:
+    """How the columnar reader read: files read line by line, lines read by the model."""
+
+    line_by_line: int = 0
+    by_model: int = 0
+
+
 @pytest.fixture
-def line_by_line(monkeypatch: pytest.MonkeyPatch) -> Callable[[], int]:
-    """How often the reader fell back to reading line by line."""
-    calls = []
-    original = columns.read_records
+def reads(monkeypatch: pytest.MonkeyPatch) -> Reads:
+    counted = Reads()
+    read_both, record = columns.read_both, columns_fill._record
 
-    def counted(*args: Any, **kwargs: Any) -> list[RunRecord]:
-        calls.append(1)
-        return original(*args, **kwargs)
+    def whole_file(*args: Any) -> tuple[list[RunRecord], list[RunRecord]]:
+        counted.line_by_line += 1
+        return read_both(*args)
 
-    monkeypatch.setattr(columns, "read_records", counted)
-    return lambda: len(calls)
+    def one_line(line: str) -> RunRecord:
+        counted.by_model += 1
+        return record(line)
+
+    monkeypatch.setattr(columns, "read_both", whole_file)
+    monkeypatch.setattr(columns_fill, "_record", one_line)
+    return counted
 
 
 @pytest.mark.parametrize("pricing", PRICINGS)
 def test_every_status_priced_and_not_reads_the_fast_path_to_the_same_frame(
-    tmp_path: Path, pricing: Pricing | None, line_by_line: Callable[[], int]
+    tmp_path: Path, pricing: Pricing | None, reads: Reads
 ) -> None:
     path = folder(tmp_path, [run(n) for n in range(60)])
     runs, _ = read_frames(path, pricing)
-    assert line_by_line() == 0
+    assert reads == Reads(0, 0)
     assert_same(path, pricing)
     assert set(runs["status"]) == set(STATUSES)
 
 
 @pytest.mark.parametrize("pricing", PRICINGS)
-def test_schema_1_folder_is_upgraded_as_before(pricing: Pricing | None) -> None:
+def test_schema_1_folder_is_upgraded_as_before_in_columns(
+    pricing: Pricing | None, reads: Reads
+) -> None:
     assert_same(FIXTURE, pricing)
-    assert read_frame(FIXTURE)["arm"].iloc[0] == "react"
+    frame = read_frame(FIXTURE)
+    assert reads == Reads(0, 0)
+    assert frame["arm"].iloc[0] == "react"
+    tot = frame[frame["pattern"] == "tot"]["options"].iloc[0]
+    assert tot["beam"] == 1 and tot["propose"] == "sample" and "max_output_tokens" in tot
 
 
 @pytest.mark.parametrize(
@@ -124,7 +142,7 @@ def test_dtypes_follow_the_values_as_pandas_infers_them(
 
 
 def test_supersedes_leave_out_the_replaced_and_return_them_alone(
-    tmp_path: Path, line_by_line: Callable[[], int]
+    tmp_path: Path, reads: Reads
 ) -> None:
     first = run(8)  # api_error
     again = run(30) | {k: first[k] for k in ("arm", "task_id", "repeat", "model")}
@@ -132,7 +150,7 @@ def test_supersedes_leave_out_the_replaced_and_return_them_alone(
     third = again | {"run_id": "third", "supersedes": "again", "status": "answered"}
     path = folder(tmp_path, [run(n) for n in range(8)] + [first, run(10), again, run(11), third])
     runs, replaced = read_frames(path, Pricing(load_prices()))
-    assert line_by_line() == 0
+    assert reads == Reads(0, 0)
     assert list(replaced["status"]) == ["api_error", "api_error"]
     assert "third" in set(runs["run_id"]) and first["run_id"] not in set(runs["run_id"])
     assert_same(path, Pricing(load_prices()))
@@ -153,18 +171,20 @@ def test_no_complete_line_is_no_runs(tmp_path: Path, text: str) -> None:
     assert read_frame(tmp_path).empty
 
 
-def test_what_only_the_line_by_line_path_reads_is_read_the_same(tmp_path: Path) -> None:
+def test_what_the_model_converts_is_read_by_the_model_alone(tmp_path: Path, reads: Reads) -> None:
     lenient = [
         run(0) | {"turns": "5", "repeat": 1.0},  # the record model converts these
         run(1) | {"correct": "yes", "cost_usd": "0.5"},
-        {k: v for k, v in run(2).items() if k not in ("pattern", "metrics", "turns")},
+        run(2) | {"tokens_in": 1e3, "latency_s": True, "pattern": 0},
+        json.dumps(run(3))[:-1] + ', "task_id": "task-9"}',  # a key twice: the last counts
+        run(4) | {"answer": "f(a, b,) or {1, 2, }"},  # a comma before a bracket in a string
+        run(5) | {"tokens_out": 2**60},  # beyond what a DOUBLE holds exactly
     ]
-    path = folder(tmp_path, [run(3), *lenient, "   "])
+    path = folder(tmp_path, [run(6), *lenient, "   ", run(7)])
+    read_frames(path)
+    assert reads == Reads(0, len(lenient))
     assert_same(path, Pricing(load_prices()))
-    crlf = tmp_path / "crlf"
-    crlf.mkdir()
-    (crlf / "runs.jsonl").write_bytes(b"\r\n".join(json.dumps(run(n)).encode() for n in range(3)))
-    assert_same(crlf)
+    assert read_frame(path)["task_id"].iloc[4] == "task-9"
 
 
 BAD_LINES = {
@@ -176,6 +196,16 @@ BAD_LINES = {
     "an unknown status": run(1) | {"status": "exploded"},
     "a metric that is not a number": run(1) | {"metrics": {"agreement": "high"}},
     "null where a value is required": run(1) | {"latency_s": None},
+    "null where the model fills a default": run(1) | {"turns": None},
+    "null where a dict goes": run(1) | {"options": None},
+    "a key the record does not have": run(1) | {"temperature": 0.7},
+    "a trailing comma": json.dumps(run(1))[:-1] + ",}",
+    "a trailing comma in a dict": json.dumps(run(1) | {"metrics": {}}).replace("{}", '{"a": 1, }'),
+    "a trailing comma in a list": json.dumps(run(1) | {"options": {"tools": []}}).replace(
+        "[]", "[1,]"
+    ),
+    "a sampling setting that is not a number": run(1) | {"sampling": {"temperature": "hot"}},
+    "a list where a string goes": run(1) | {"model": ["a"]},
     "a run recorded twice": run(0),
 }
 

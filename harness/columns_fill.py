@@ -1,0 +1,155 @@
+"""Fetched columns finished as the record model finishes each record.
+
+The query (``harness.columns_sql``) gives each field's value with its default filled in,
+and hands back whole the lines it cannot vouch for. Here those lines are read by the
+record model itself (its lenient conversions kept, its refusal raised as ``Refused``),
+the dicts are decoded and checked by the model once per distinct text, and what the
+model's upgrade does to a record (``harness.legacy.upgrade_record``) is done once per
+distinct value: the pattern read from the arm when empty, a schema-1 arm mapped to its
+identity and its options to today's terms.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from pydantic import ValidationError
+
+from harness.columns_sql import ANSWER_KEY, FIELDS, RUN_KEY, Field, answer_key
+from harness.legacy import pattern_of, schema_1_identity
+from harness.records import RunRecord
+
+Array = np.ndarray[Any, Any]
+#: What a record holds besides the field a probe reads (``_probe``).
+_PROBE = {"arm": "probe", "task_id": "probe", "repeat": 0, "status": "answered"}
+#: Whole numbers an int64 column holds.
+_INT64 = (-(2**63), 2**63 - 1)
+
+
+class Refused(Exception):
+    """A line the record model refuses: ``read_records`` says which and why."""
+
+
+class Unreadable(Exception):
+    """A file the columns cannot read as ``read_records`` does; ``why`` says what."""
+
+    def __init__(self, why: str) -> None:
+        super().__init__(why)
+        self.why = why
+
+
+def plain(column: pd.Series[Any], field: Field, shared: dict[str, str]) -> Array:
+    """A fetched column as a numpy array; equal strings become one object (memory)."""
+    if field.kind in ("int", "float"):
+        return column.to_numpy(dtype=np.float64, na_value=np.nan)
+    if field.kind == "bool":
+        values = column.to_numpy(dtype=object, copy=True)
+        values[column.isna().to_numpy()] = None
+        return values
+    values = column.to_numpy(dtype=object)
+    if field.unique:
+        return values
+    codes, uniques = pd.factorize(values)
+    canonical = np.empty(len(uniques) + 1, dtype=object)  # codes of None are -1: the last
+    canonical[:-1] = [shared.setdefault(u, u) for u in uniques]
+    return canonical[codes]
+
+
+def finish(columns: dict[str, Array], lines: dict[int, str]) -> None:
+    """Turn fetched columns (numbers as floats, dicts as JSON text) into the values records
+    hold, in place; ``lines`` are the rows' lines the query did not vouch for, by row.
+    ``Refused`` when the record model refuses one of those lines or a dict."""
+    records = {row: _record(text) for row, text in lines.items()}
+    vouched = np.ones(len(columns["arm"]), dtype=bool)
+    vouched[list(records)] = False
+    schema_1 = _upgrade(columns, vouched)
+    for name in list(columns):
+        field = FIELDS.get(name)
+        if field is not None and field.kind == "dict":
+            columns[name] = _dicts(columns, field, vouched, schema_1)
+        elif field is not None and field.kind == "int":
+            values = columns[name]
+            values[~vouched] = 0  # the record's own value is set below
+            columns[name] = values.astype(np.int64)
+    for row, record in records.items():
+        _patch(columns, row, record)
+    if records or schema_1.any():  # a run's key may differ from the line's
+        keys = pd.DataFrame({n: columns[n] for n in ("model", "arm", "task_id", "repeat")})
+        columns[RUN_KEY] = pd.util.hash_pandas_object(keys, index=False).to_numpy()
+
+
+def _record(line: str) -> RunRecord:
+    try:
+        return RunRecord.model_validate_json(line)
+    except ValidationError:
+        raise Refused from None
+
+
+def _mapped(values: Array, upgrade: Callable[[str], str]) -> Array:
+    """``upgrade`` of each value, called once per distinct value."""
+    codes, uniques = pd.factorize(values)
+    return np.array([upgrade(u) for u in uniques], dtype=object)[codes]
+
+
+def _upgrade(columns: dict[str, Array], vouched: Array) -> Array:
+    """The pattern read from the arm where empty, and schema-1 arms as identities, on the
+    vouched rows (the model upgraded the others); which rows are schema 1."""
+    arm, pattern = columns["arm"], columns["pattern"]
+    empty = vouched & (pattern == "")
+    if empty.any():
+        pattern[empty] = _mapped(arm[empty], pattern_of)
+    schema_1: Array = vouched & (columns["schema_version"] == 1)
+    if schema_1.any():
+        arm[schema_1] = _mapped(arm[schema_1], schema_1_identity)
+    return schema_1
+
+
+def _dicts(columns: dict[str, Array], field: Field, vouched: Array, schema_1: Array) -> Array:
+    """A dict column's texts as the model reads them, each distinct text once (a schema-1
+    row's options with its pattern); absent ones as the field's default."""
+    texts = columns[field.name].copy()
+    texts[~vouched] = None
+    if field.name == "options" and (upgraded := schema_1 & pd.notna(texts)).any():
+        pairs = zip(columns["pattern"][upgraded], texts[upgraded], strict=True)
+        texts[upgraded] = _objects(list(pairs))
+    codes, uniques = pd.factorize(texts)
+    objects = np.empty(len(uniques) + 1, dtype=object)  # absent (code -1) last
+    objects[:-1] = [_probe(field, text) for text in uniques]
+    objects[-1] = field.default
+    return objects[codes]
+
+
+def _objects(values: list[Any]) -> Array:
+    array = np.empty(len(values), dtype=object)
+    array[:] = values
+    return array
+
+
+def _probe(field: Field, text: str | tuple[str, str]) -> Any:
+    """The field's value in a record holding it as ``text`` (a ``(pattern, text)`` pair for
+    the options of a schema-1 record of that pattern): the model's reading and upgrade."""
+    probe: dict[str, Any] = _PROBE
+    if isinstance(text, tuple):
+        pattern, text = text
+        probe = _PROBE | {"schema_version": 1, "arm": pattern, "pattern": pattern}
+    line = f"{json.dumps(probe)[:-1]}, {json.dumps(field.name)}: {text}}}"
+    try:
+        return getattr(RunRecord.model_validate_json(line), field.name)
+    except ValidationError:
+        raise Refused from None
+
+
+def _patch(columns: dict[str, Array], row: int, record: RunRecord) -> None:
+    """Set row ``row`` of every column to the record's values."""
+    for name, values in columns.items():
+        if name == ANSWER_KEY:
+            values[row] = answer_key(record.answer, record.status)
+        elif name != RUN_KEY:
+            value = getattr(record, name)
+            if FIELDS[name].kind == "int" and not _INT64[0] <= value <= _INT64[1]:
+                raise Unreadable(f"{name} {value} is beyond a 64-bit integer")
+            values[row] = np.nan if value is None and values.dtype.kind == "f" else value

@@ -1,0 +1,205 @@
+"""Folders written by earlier versions read as columns: a field a line leaves out gets the
+record's default, schema 1 is upgraded once per distinct arm and options, and the frame is
+``records_frame(read_records(...))``'s with no line read by the model nor the file line by
+line. A file the columns cannot read is read line by line, and a warning says so, once."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pandas.testing import assert_frame_equal
+
+from harness import columns
+from harness.columns import read_frame, read_frames
+from harness.columns_fill import Unreadable
+from harness.columns_sql import FIELDS
+from harness.store import ResultsError, read_records
+
+from .test_columns import FIXTURE, PRICINGS, Reads, assert_same, folder, reads, run
+
+__all__ = ["reads"]  # the fixture, shared
+
+#: The fields a folder written a week before lacked (bench/records_scale.py --older).
+NEWER = ("usage_estimated", "cache_hits", "cost_from_cache_usd", "supersedes", "sampling")
+OPTIONAL = [name for name, field in FIELDS.items() if not field.required]
+#: Fields the model fills with a default when absent, and refuses null in.
+NOT_NULL = [
+    name
+    for name, field in FIELDS.items()
+    if not field.required and not field.nullable and name != "pattern"
+]
+
+
+def without(names: tuple[str, ...] | list[str], line: dict[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in line.items() if key not in names}
+
+
+@pytest.mark.parametrize("missing", [NEWER, *[(name,) for name in OPTIONAL]], ids="+".join)
+def test_a_folder_without_a_field_is_read_as_columns_with_its_default(
+    tmp_path: Path, missing: tuple[str, ...], reads: Reads
+) -> None:
+    older = [without(missing, run(n)) for n in range(24)]
+    path = folder(tmp_path, older)
+    read_frames(path)
+    assert reads == Reads(0, 0)
+    for pricing in PRICINGS:
+        assert_same(path, pricing)
+
+
+def test_a_folder_resumed_by_a_newer_version_mixes_both(tmp_path: Path, reads: Reads) -> None:
+    lines = [without(NEWER, run(n)) if n < 12 else run(n) for n in range(24)]
+    retry = lines[8] | {"run_id": "again", "supersedes": lines[8]["run_id"]}
+    path = folder(tmp_path, [*lines, retry | {"status": "answered"}])
+    _, replaced = read_frames(path)
+    assert reads == Reads(0, 0) and len(replaced) == 1
+    assert_same(path, PRICINGS[1])
+
+
+@pytest.mark.parametrize("pattern", [None, ""])
+def test_a_pattern_absent_null_or_empty_is_read_from_the_arm(
+    tmp_path: Path, pattern: str | None, reads: Reads
+) -> None:
+    path = folder(tmp_path, [run(n) | {"pattern": pattern} for n in range(6)])
+    assert list(read_frame(path)["pattern"][:3]) == ["direct", "react_text", "best_of_n"]
+    assert reads == Reads(0, 0)
+    assert_same(path)
+
+
+@pytest.mark.parametrize("name", NOT_NULL)
+def test_null_where_the_model_fills_a_default_is_refused_as_it_refuses_it(
+    tmp_path: Path, name: str
+) -> None:
+    path = folder(tmp_path, [run(0), run(1) | {name: None}])
+    with pytest.raises(ResultsError) as expected:
+        read_records(path)
+    with pytest.raises(ResultsError) as got:
+        read_frames(path)
+    assert str(got.value) == str(expected.value)
+    assert f":2: field {name!r}" in str(got.value)
+
+
+def schema_1(**changes: Any) -> list[dict[str, Any]]:
+    """The 0.1.0 fixture's first line of each pattern, changed."""
+    lines, seen = [], set()
+    for text in (FIXTURE / "runs.jsonl").read_text(encoding="utf-8").splitlines():
+        line = json.loads(text)
+        if line["pattern"] not in seen:
+            seen.add(line["pattern"])
+            lines.append({**line, **changes})
+    return lines
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [
+        schema_1(),
+        [without(["pattern"], line) for line in schema_1()],
+        [without(["options"], line) for line in schema_1()],  # absent: not upgraded
+        schema_1(options={}),  # empty: upgraded
+        [line | {"pattern": "", "arm": f"{line['pattern']}:max_steps=6"} for line in schema_1()],
+    ],
+    ids=["as written", "no pattern", "no options", "empty options", "arm with options"],
+)
+def test_schema_1_lines_are_upgraded_in_columns_as_records_are(
+    tmp_path: Path, lines: list[dict[str, Any]], reads: Reads
+) -> None:
+    path = folder(tmp_path, [run(0), *lines, run(1)])  # schema 2 around them
+    read_frames(path)
+    assert reads == Reads(0, 0)
+    assert_same(path, PRICINGS[1])
+
+
+def test_two_schema_1_arms_of_one_identity_are_one_run_recorded_twice(tmp_path: Path) -> None:
+    first = schema_1()[0]
+    again = first | {"arm": first["pattern"], "run_id": "again"}  # defaults left out
+    path = folder(tmp_path, [first, again])
+    with pytest.raises(ResultsError) as expected:
+        read_records(path)
+    with pytest.raises(ResultsError) as got:
+        read_frames(path)
+    assert str(got.value) == str(expected.value)
+    assert "already recorded on line 1" in str(got.value)
+
+
+def bom(path: Path) -> None:
+    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+
+
+def crlf(path: Path) -> None:
+    path.write_bytes(path.read_bytes().replace(b"\n", b"\r\n"))
+
+
+def lone_cr(path: Path) -> None:  # read_records takes it as a line end: a line cut short
+    path.write_bytes(path.read_bytes().replace(b', "slice"', b',\r "slice"', 3))
+
+
+def too_large(path: Path) -> None:
+    lines = path.read_text(encoding="utf-8").splitlines()
+    lines[1] = json.dumps(json.loads(lines[1]) | {"tokens_in": 2**70})
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+@pytest.mark.parametrize("damage", [bom, crlf])
+def test_a_byte_order_mark_and_crlf_line_ends_are_read_as_columns(
+    tmp_path: Path, damage: Any, reads: Reads
+) -> None:
+    path = folder(tmp_path, [run(n) for n in range(6)])
+    damage(path / "runs.jsonl")
+    read_frames(path)
+    assert reads == Reads(0, 0)
+    assert_same(path)
+
+
+@pytest.mark.parametrize(
+    ("damage", "why"),
+    [
+        (lone_cr, "a carriage return splits a line"),
+        (too_large, "tokens_in 1180591620717411303424 is beyond a 64-bit integer"),
+    ],
+)
+def test_a_file_the_columns_cannot_read_is_read_line_by_line_and_says_so_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], damage: Any, why: str
+) -> None:
+    path = folder(tmp_path, [run(n) for n in range(6)])
+    damage(path / "runs.jsonl")
+    assert_same(path)  # reads it three times
+    warned = capsys.readouterr().err
+    assert warned.count("read line by line") == 1 and why in warned
+
+
+def test_a_carriage_return_is_found_across_blocks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The file is scanned in blocks: a \\r\\n may be cut between two, a lone \\r not."""
+    monkeypatch.setattr(columns, "bytearray", lambda size: bytearray(7), raising=False)
+    text = "".join(json.dumps(run(n)) + "\r\n" for n in range(4))
+    runs = tmp_path / "runs.jsonl"
+    for cut in range(7):  # every place a block may begin
+        runs.write_text(" " * cut + text, encoding="utf-8")
+        assert columns._last_line_end(runs, runs.stat().st_size) == runs.stat().st_size
+        runs.write_text(" " * cut + text.replace("\r\n", "\r \n", 1), encoding="utf-8")
+        with pytest.raises(Unreadable):
+            columns._last_line_end(runs, runs.stat().st_size)
+
+
+def test_what_duckdb_cannot_read_and_the_model_can_is_read_line_by_line_and_said(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = folder(tmp_path, [run(n) for n in range(6)])
+    expected = read_frames(path)
+    monkeypatch.setattr(columns, "select", lambda names: "SELECT error('cannot') FROM range(?)")
+    got = read_frames(path)
+    for frame, frame_expected in zip(got, expected, strict=True):
+        assert_frame_equal(frame, frame_expected)
+    assert "read line by line, slowly: DuckDB cannot read it (" in capsys.readouterr().err
+
+
+def test_no_warning_for_a_file_the_columns_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    read_frames(folder(tmp_path, [without(NEWER, run(n)) for n in range(6)]))
+    read_frames(FIXTURE)
+    assert capsys.readouterr().err == ""
