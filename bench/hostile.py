@@ -28,8 +28,8 @@ sys.path.append(str(Path(__file__).parents[1]))  # tests.graders.hostile
 from graders.isolation import LEVELS, probe
 from graders.limits import Limits
 from graders.sandbox import Sandbox, Suite
-from tasks.loading import load_taskset
 from tasks.humaneval import heldout_suite, load_problems, preamble
+from tasks.loading import load_taskset
 from tests.graders.hostile import CASES, always_equal, replaced_helpers, writes_tmp
 
 
