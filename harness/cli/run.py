@@ -19,7 +19,8 @@ from harness.cli.endpoints import serving
 from harness.cli.errors import BadInput, Finite
 from harness.cli.grid_options import executor_options, sampling_options, stopping_options
 from harness.cli.progress import Progress
-from harness.cli.table import table_after_run
+from harness.cli.table import stopping_note, table_title
+from harness.columns import UNREAD, read_frames
 from harness.config import (
     ConfigError,
     ModelEntry,
@@ -40,7 +41,8 @@ from harness.models.types import ModelClient
 from harness.patterns.registry import UnknownPattern
 from harness.plugins import PluginError, load_plugin
 from harness.report.prices import PriceError
-from harness.report.table import Pricing
+from harness.report.rendering import render
+from harness.report.table import Pricing, summarize
 from harness.runner import Executor
 from harness.runtime import run_settings
 from harness.store import ResultsError, ResultsFolder
@@ -348,3 +350,24 @@ async def _make(
 
 def _say(line: str) -> None:
     click.echo(line, err=True)
+
+
+def table_after_run(results: Results, pricing: Pricing) -> None:
+    """The table of the folder (every run in it, not only this call's), its notes, and a
+    warning when runs ended in api_error."""
+    click.echo(
+        f"{results.ran} runs done, {results.skipped} already recorded; results in {results.path}",
+        err=True,
+    )
+    frame, retried = read_frames(results.path, pricing, drop=UNREAD)
+    click.echo(render(summarize(frame, retried=retried), "md", table_title(frame, pricing)))
+    if note := stopping_note(results.path, frame):
+        click.echo(f"\n{note}")
+    errors = int((frame["status"] == "api_error").sum()) if "status" in frame else 0
+    if errors:
+        click.echo(
+            f"warning: {errors} runs ended in api_error; see the error column of "
+            f"{results.path / 'runs.jsonl'}, and run the same command with --retry-errors "
+            "to run them again",
+            err=True,
+        )

@@ -7,7 +7,6 @@ from pathlib import Path
 import click
 import pandas as pd
 
-from harness.api import Results
 from harness.cli.errors import BadInput
 from harness.columns import UNREAD, read_frames
 from harness.report.axis import config_labels
@@ -131,24 +130,3 @@ def table_title(frame: pd.DataFrame, pricing: Pricing) -> str:
     repeats = int(frame["repeat"].max()) + 1
     sampling = describe_runs(frame["sampling"]) if "sampling" in frame else "not read"
     return f"**{sets}** on {models}, {repeats} repeat(s); sampling: {sampling}; {pricing.label}"
-
-
-def table_after_run(results: Results, pricing: Pricing) -> None:
-    """The table of the folder (every run in it, not only this call's), its notes, and a
-    warning when runs ended in api_error."""
-    click.echo(
-        f"{results.ran} runs done, {results.skipped} already recorded; results in {results.path}",
-        err=True,
-    )
-    frame, retried = read_frames(results.path, pricing, drop=UNREAD)
-    click.echo(render(summarize(frame, retried=retried), "md", table_title(frame, pricing)))
-    if note := stopping_note(results.path, frame):
-        click.echo(f"\n{note}")
-    errors = int((frame["status"] == "api_error").sum()) if "status" in frame else 0
-    if errors:
-        click.echo(
-            f"warning: {errors} runs ended in api_error; see the error column of "
-            f"{results.path / 'runs.jsonl'}, and run the same command with --retry-errors "
-            "to run them again",
-            err=True,
-        )

@@ -22,12 +22,36 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pandas as pd
 
 from harness.report.cost import verifier_precision
 
 CHECK_COLUMNS = ("coverage", "precision", "check_r", "check_f", "predicted_precision")
 CODE_COLUMNS = ("first_pass", "code_edits", "edits_same_result", "false_accepts", "false_rejects")
+
+
+class Metrics:
+    """One arm's ``metrics`` column, each distinct dict read once: rows whose metrics are
+    equal share one dict (``harness.columns``), so a million runs hold a few thousand."""
+
+    def __init__(self, column: pd.Series) -> None:
+        cells = column.to_numpy(dtype=object)
+        ids = np.fromiter(map(id, cells), dtype=np.uintp, count=len(cells))
+        _, first, self._codes = np.unique(ids, return_index=True, return_inverse=True)
+        self._dicts: list[dict[str, float]] = [cells[i] for i in first]
+        self._counts = np.bincount(self._codes, minlength=len(first))
+
+    def values(self, key: str) -> np.ndarray:
+        """Each run's ``key`` metric, 0 where it has none."""
+        return np.array([m.get(key, 0.0) for m in self._dicts], dtype=float)[self._codes]
+
+    def total(self, key: str) -> float:
+        return float(np.dot(self._counts, [m.get(key, 0.0) for m in self._dicts]))
+
+    def has(self, key: str) -> bool:
+        """Whether some run has the metric."""
+        return any(key in m for m in self._dicts)
 
 
 def answer_changes(graded: pd.DataFrame) -> dict[str, float]:
@@ -48,9 +72,8 @@ def answer_changes(graded: pd.DataFrame) -> dict[str, float]:
 def check_measures(graded: pd.DataFrame) -> dict[str, float]:
     """Coverage, precision, r, f and the predicted precision of the arm's check."""
 
-    def total(key: str) -> float:
-        return float(graded["metrics"].map(lambda m: m.get(key, 0.0)).sum())
-
+    metrics = Metrics(graded["metrics"])
+    total = metrics.total
     judged = total("judged") if len(graded) else 0.0
     if not judged:
         return dict.fromkeys(CHECK_COLUMNS, math.nan)
@@ -58,9 +81,7 @@ def check_measures(graded: pd.DataFrame) -> dict[str, float]:
     p = right / judged
     r = total("accepted_correct") / right if right else math.nan
     f = total("accepted_wrong") / (judged - right) if judged > right else math.nan
-    accepted = graded["status"].eq("answered") & graded["metrics"].map(
-        lambda m: m.get("last_accepted", 0.0) == 1.0
-    )
+    accepted = graded["status"].eq("answered") & (metrics.values("last_accepted") == 1.0)
     if right == 0:  # nothing right reached the check: whatever it accepts is wrong
         predicted = 0.0 if f > 0 else math.nan
     elif right == judged:
@@ -84,12 +105,10 @@ def code_measures(graded: pd.DataFrame) -> dict[str, float]:
     A run with no answer on the way (direct) made one attempt, its final answer; a run that
     ended without an answer passed nothing.
     """
-    metrics = graded["metrics"]
-    if not len(graded) or not metrics.map(lambda m: "code_edits" in m).any():
+    metrics = Metrics(graded["metrics"])
+    if not len(graded) or not metrics.has("code_edits"):
         return dict.fromkeys(CODE_COLUMNS, math.nan)
-
-    def total(key: str) -> float:
-        return float(metrics.map(lambda m: m.get(key, 0.0)).sum())
+    total = metrics.total
 
     first = graded["first_correct"].where(graded["first_correct"].notna(), graded["correct"])
     judged = total("judged") > 0  # an arm without a check has no false verdicts to count
