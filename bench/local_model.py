@@ -22,8 +22,9 @@ from harness.models.local import MODEL_NAME, LocalServer
 from harness.models.openai_compat import Connection, OpenAICompatClient
 from harness.models.types import Message, ModelRequest
 from harness.report.plots import plot_outcomes
-from harness.report.table import records_frame, summarize
-from harness.store import read_records
+from harness.report.table import summarize
+from harness.results.frames import records_frame
+from harness.results.store import read_records
 
 FILLER = "The depot keeps a ledger of every truck, its route, its driver and the hours it ran. "
 

@@ -27,8 +27,8 @@ from harness.experiment import parse_arms
 from harness.grid import Grid, run_grid
 from harness.models.openai_compat import Connection, OpenAICompatClient
 from harness.models.types import Message, ModelRequest
+from harness.results.store import ResultsFolder, read_records
 from harness.runner import RunSettings
-from harness.store import ResultsFolder, read_records
 from tasks.loading import load_taskset
 
 

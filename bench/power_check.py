@@ -1,5 +1,5 @@
 """The power ``loopbench power`` reports against the simulated power of the paired test it is
-about (``harness.report.sign_flip``: sign flips of per-task differences, two-sided, mid-p).
+about (``harness.stats.sign_flip``: sign flips of per-task differences, two-sided, mid-p).
 
 ``loopbench power`` finds a power one of three ways (``harness.report.power.design_power``):
 exactly with one run a task, by simulation with repeats and fewer than NORMAL_FROM tasks,
@@ -39,9 +39,9 @@ import numpy as np
 from tabulate import tabulate
 
 from bench.simulated import _comonotone_correlation, logit_parameters, paired_chances
-from harness.report.distributions import t_power
 from harness.report.power import Design, design_power, difference_variance
-from harness.report.sign_flip import sign_flip_p
+from harness.stats.distributions import t_power
+from harness.stats.sign_flip import sign_flip_p
 
 MODELS = ("comonotone", "logit")
 GRID = {

@@ -30,8 +30,8 @@ from harness.experiment import parse_arms
 from harness.fakes.fake_server import FakeServer, Reply, default_responder
 from harness.grid import Grid, run_grid
 from harness.models.openai_compat import Connection, OpenAICompatClient, RetryPolicy
+from harness.results.store import ResultsFolder, read_records
 from harness.runner import RunSettings
-from harness.store import ResultsFolder, read_records
 from tasks.loading import load_taskset
 
 

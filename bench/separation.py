@@ -15,7 +15,7 @@ import argparse
 
 import numpy as np
 
-from harness.report.separation import SeparationRule, replay
+from harness.stats.separation import SeparationRule, replay
 
 
 class Peeking(SeparationRule):

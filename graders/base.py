@@ -12,13 +12,11 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Generic, TypeVar
+from typing import Generic, TypeVar
 
+from graders.code_check import CodeCheck
 from graders.exact import Grade
 from graders.sandbox import Sandbox
-
-if TYPE_CHECKING:
-    from harness.patterns.base import CodeCheck
 
 TaskT = TypeVar("TaskT")
 

@@ -146,10 +146,10 @@ class Sandbox:
                 runner_fds = [results.fileno(), calls_w, replies_r]
                 try:
                     job = self._worker_job(code, suite, uid, box, worker_fds)
-                    started.append(self._start(tmp, WORKER, job, out, err, sandboxed=True))
+                    started.append(self._start(tmp, WORKER, job, (out, err), sandboxed=True))
                     job = self._runner_job(suite, uid, box, runner_fds)
                     sandboxed = not suite.trusted
-                    started.append(self._start(tmp, RUNNER, job, t_out, t_err, sandboxed))
+                    started.append(self._start(tmp, RUNNER, job, (t_out, t_err), sandboxed))
                 finally:
                     _close(calls_r, calls_w, replies_r, replies_w)
                 timed_out, over = await self._wait(started, claim, box)
@@ -169,10 +169,16 @@ class Sandbox:
         return await asyncio.to_thread(read_result, tmp, limits, ending, began, suite.source)
 
     def _start(
-        self, tmp: Path, program: str, job: Job, out: BinaryIO, err: BinaryIO, sandboxed: bool
+        self,
+        tmp: Path,
+        program: str,
+        job: Job,
+        streams: tuple[BinaryIO, BinaryIO],
+        sandboxed: bool,
     ) -> Started:
         """Starts one process of the run (at its isolation level when ``sandboxed``), its job
-        fed on stdin."""
+        fed on stdin, its stdout and stderr written to ``streams``."""
+        out, err = streams
         programs = programs_folder()
         bwrap = sandboxed and self.isolation == "bwrap"
         info_read, info_write = os.pipe() if bwrap else (None, None)

@@ -29,28 +29,29 @@ from typing import Any
 
 import pandas as pd
 
-from harness.columns import UNREAD, read_frame, read_frames
 from harness.config import RunConfig
 from harness.executors import OnWorkers
-from harness.experiment import Arm, ArmError, parse_arms
+from harness.experiment import Arm, ArmError, arm_identity, parse_arms
 from harness.grid import Grid, run_grid
 from harness.models.router import ModelRouter
 from harness.models.scripted import FunctionModel, Reply
 from harness.models.settings import Endpoint, without_credentials
 from harness.models.types import ModelClient, ModelRequest, ModelResponse
 from harness.observer import Observer
-from harness.records import RunRecord
 from harness.report.compare import Comparison, compare
 from harness.report.failures import ArmFailures, labelled_frame, summarize_failures
 from harness.report.pass_k import parse_all
-from harness.report.prices import PriceTable, load_prices
 from harness.report.rendering import render
-from harness.report.separation import Separation, SeparationRule
-from harness.report.table import Measures, Pricing, summarize, with_reference
+from harness.report.table import Measures, summarize, with_reference
+from harness.results.columns import UNREAD, read_frame, read_frames
+from harness.results.frames import Pricing
+from harness.results.prices import PriceTable, load_prices
+from harness.results.records import RunRecord
+from harness.results.store import ResultsFolder, read_records
 from harness.rounds import run_until_separated
 from harness.runner import RunSettings
 from harness.sampling import Sampling
-from harness.store import ResultsFolder, read_records
+from harness.stats.separation import Separation, SeparationRule
 from tasks.loading import load_taskset
 from tasks.taskset import TaskSet
 
@@ -266,7 +267,7 @@ class Results:
             raise ValueError(f"{unknown[0]!r} is not pass@k or pass^k (e.g. pass@5, pass^3)")
         frame, retried = read_frames(self.path, pricing, drop=UNREAD)
         summary = summarize(frame, by, retried, Measures(interval, tuple(measures)))
-        return with_reference(frame, summary, vs) if vs else summary
+        return with_reference(frame, summary, arm_identity(vs)) if vs else summary
 
     def render(self, fmt: str = "md", **table: Any) -> str:
         """The table as ``loopbench table --format FMT`` prints it (md, csv, json, latex,

@@ -17,8 +17,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from harness.files import read_toml, toml_line, toml_problems
 from harness.models.local import CHAT_FORMATS
 from harness.models.settings import DEFAULT_KEY_ENV
-from harness.report.separation import SeparationRule
 from harness.sampling import Sampling
+from harness.stats.separation import SeparationRule
 from harness.trace import MAX_TEXT
 
 
@@ -56,7 +56,7 @@ class RunConfig(BaseModel):
     plugins: list[str] = Field(default_factory=list)
     """Modules imported first, so the patterns or task sets they register can run."""
     until_separated: bool = False
-    """Run in rounds until the arms are told apart (``harness.report.separation``)."""
+    """Run in rounds until the arms are told apart (``harness.stats.separation``)."""
     max_repeats: int | None = Field(default=None, ge=1)
     """With until_separated: rounds at most (10)."""
     margin: float | None = Field(default=None, ge=0, le=1, allow_inf_nan=False)

@@ -66,20 +66,6 @@ def show_value(value: object) -> str:
     return str(value)
 
 
-def effective_arm(text: str) -> str:
-    """The arm with only the options that differ from today's defaults: what it runs.
-
-    ``react_text:guard=off,tool=plain`` and ``react_text`` run the same configuration;
-    as given if unparsable.
-    """
-    try:
-        arm = parse_arm(text)
-    except (UnknownPattern, ArmError):
-        return text
-    defaults = arm.info.options_model().model_dump()
-    return _written(arm.pattern, {k: v for k, v in arm.resolved.items() if defaults[k] != v})
-
-
 def arm_identity(text: str) -> str:
     """``text`` as an arm identity (options sorted, values canonical); as given if unparsable."""
     try:

@@ -7,9 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 from graders.base import Grader, GraderSetup
+from graders.code_check import CodeCheck
 from graders.exact import Grade
 from graders.sandbox import Sandbox
-from harness.patterns.base import CodeCheck
 from tasks.grader_registry import grader_info
 from tasks.taskset import AnyTask, TaskSet
 

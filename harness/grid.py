@@ -17,9 +17,9 @@ from harness.executors.local import run_local
 from harness.experiment import Arm
 from harness.models.types import ModelClient
 from harness.observer import Observer
-from harness.records import RunRecord
+from harness.results.records import RunRecord
+from harness.results.store import RecordWriter, ResultsError, ResultsFolder, RunKey, run_key
 from harness.runner import Job, Runner, RunSettings
-from harness.store import RecordWriter, ResultsError, ResultsFolder, RunKey, run_key
 from tasks.taskset import TaskSet
 
 

@@ -8,8 +8,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from harness.records import RunRecord
-    from harness.report.separation import Separation
+    from harness.results.records import RunRecord
+    from harness.stats.separation import Separation
 
 
 class Observer:

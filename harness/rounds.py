@@ -1,7 +1,7 @@
 """A grid run in rounds until its arms are told apart (``run --until-separated``).
 
 Round k runs repeat k-1 of every arm still running over every task, then the stopping
-rule (``harness.report.separation``) is replayed on the records: an arm decided better,
+rule (``harness.stats.separation``) is replayed on the records: an arm decided better,
 worse or within the margin of the best stops; the run ends when one arm is left running
 or after ``max_repeats`` rounds. Each round goes through ``run_experiment``, so a killed
 run resumes where it was, and the rule is saved beside the records so ``table`` can
@@ -16,10 +16,10 @@ from dataclasses import replace
 from harness.grid import Grid, GridResult, run_grid
 from harness.models.types import ModelClient
 from harness.observer import Observer
-from harness.records import RunRecord
-from harness.report.separation import Separation, SeparationRule, StoppedRun
+from harness.results.records import RunRecord
+from harness.results.store import ResultsFolder
 from harness.runner import RunSettings
-from harness.store import ResultsFolder
+from harness.stats.separation import Separation, SeparationRule, StoppedRun
 
 
 async def run_until_separated(

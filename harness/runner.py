@@ -34,14 +34,23 @@ from harness.models.replicas import Replicas
 from harness.models.shared import SharedCalls
 from harness.models.types import ModelAPIError, ModelClient, Usage
 from harness.patterns.base import Outcome, RunContext
-from harness.records import RunRecord
-from harness.report.prices import Price, PriceTable
+from harness.results.prices import Price, PriceTable
+from harness.results.records import RunRecord
 from harness.sampling import Sampling
 from harness.tools import ToolSet
 from harness.trace import MAX_TEXT, Trace, cut
 from tasks.taskset import AnyTask, TaskSet
 
 VERSION = version("loopbench")
+
+
+@dataclass(frozen=True)
+class Timing:
+    """When a run started (UTC, ISO 8601) and how long it took."""
+
+    started_at: str
+    latency_s: float
+
 
 #: Takes one finished run: its record, and its trace as written to traces.jsonl.
 Finish = Callable[[RunRecord, list[dict[str, Any]]], None]
@@ -172,8 +181,8 @@ class Runner:
             error = f"{type(exc).__name__}: {exc}"
             outcome = Outcome("pattern_error", error=error)
             trace.emit(PatternErrorEvent(error=error))
-        latency = time.perf_counter() - began
-        return await self._record(job, outcome, counted, trace, started_at, latency), trace
+        timing = Timing(started_at, time.perf_counter() - began)
+        return await self._record(job, outcome, counted, trace, timing), trace
 
     async def _record(
         self,
@@ -181,8 +190,7 @@ class Runner:
         outcome: Outcome,
         counted: CountingClient,
         trace: Trace,
-        started_at: str,
-        latency: float,
+        timing: Timing,
     ) -> RunRecord:
         try:
             correct, reason, first_correct, metrics = await self._grades(job, outcome, trace)
@@ -212,6 +220,8 @@ class Runner:
             model=model,
             sampling=self.settings.sampling.sent(),
             status=outcome.status,
+            tools_offered=job.arm.options.takes_tools and len(self._tools(job.arm)) > 0,
+            answer_kind="code" if self.taskset.is_code else "text",
             # Graded whole above; kept on disk within the trace's limit, like every reply.
             answer=None
             if outcome.answer is None
@@ -233,9 +243,9 @@ class Runner:
             cost_usd=cost,
             cache_hits=counted.cache_hits,
             cost_from_cache_usd=cost_from_cache,
-            latency_s=round(latency, 4),
+            latency_s=round(timing.latency_s, 4),
             error=outcome.error,
-            started_at=started_at,
+            started_at=timing.started_at,
             supersedes=job.supersedes,
             loopbench_version=VERSION,
         )

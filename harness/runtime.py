@@ -13,7 +13,7 @@ from graders.sandbox import Sandbox
 from harness.config import RunConfig
 from harness.models.cache import ResponseCache
 from harness.models.estimate import shipped_tokenizer
-from harness.report.prices import load_prices
+from harness.results.prices import load_prices
 from harness.runner import RunSettings
 from tasks.taskset import TaskSet
 

@@ -19,9 +19,9 @@ from harness.models.types import Message, ModelClient, ModelRequest, ModelRespon
 from harness.observer import Observer
 from harness.patterns.base import CallFloor, Outcome, PatternOptions, RunContext
 from harness.patterns.registry import register as register_pattern
-from harness.report.separation import SeparationRule
 from harness.runner import RunSettings
 from harness.sampling import Sampling
+from harness.stats.separation import SeparationRule
 from harness.tools import Tool, ToolOptions
 from tasks.grader_registry import register_grader
 from tasks.loading import load_taskset

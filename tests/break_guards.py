@@ -23,7 +23,7 @@ ISO, PROC = "graders/isolation.py", "graders/processes.py"
 SB, IS = "tests/graders/test_sandbox.py::", "tests/graders/test_isolation.py::"
 HO, BX = "tests/graders/test_hostile.py::", "tests/graders/test_box.py::"
 PDT, RULES = "tests/graders/test_plain_data.py::", "tests/tasks/test_coding_rules.py::"
-SEP, SEPT = "harness/report/separation.py", "tests/harness/report/test_separation.py::"
+SEP, SEPT = "harness/stats/separation.py", "tests/harness/report/test_separation.py::"
 GEN, POW = "tests/tasks/test_generate.py::", "tests/harness/report/test_power.py::"
 FAIL, FAILT = "harness/report/failure_rules.py", "tests/harness/report/test_failures.py::"
 FOLDER = "tests/harness/report/test_failure_folder.py::"
@@ -35,15 +35,15 @@ COLS = "tests/harness/test_columns.py::"
 FORMATS = "tests/harness/test_columns_formats.py::"
 BAD = COLS + "test_a_bad_line_gives_the_error_read_records_gives"
 LAX = COLS + "test_what_the_model_converts_is_read_by_the_model_alone"
-CSQL, FILL = "harness/columns_sql.py", "harness/columns_fill.py"
-SIGN, STATS = "harness/report/sign_flip.py", "harness/report/stats.py"
+CSQL, FILL = "harness/results/columns_sql.py", "harness/results/columns_fill.py"
+SIGN, STATS = "harness/stats/sign_flip.py", "harness/stats/intervals.py"
 CMP, STAT = "tests/harness/report/test_compare.py::", "tests/harness/report/test_statistics.py::"
 SAMP = "tests/harness/test_sampling.py::"
 REG, REGT = "tasks/tool_registry.py", "tests/tasks/test_registries.py::"
 BAD = "tests/test_bad_input.py::test_bad_input_exits_2_with_one_line_naming_file_line_and_field"
 JUNIT, JUNITT = "harness/report/junit.py", "tests/harness/report/test_junit.py::"
 SUMMARY, SUMMARYT = "harness/cli/step_summary.py", "tests/harness/cli/test_step_summary.py::"
-EV, EVT = "harness/events/", "tests/harness/test_events.py::"
+EV, EVT = "harness/event_models/", "tests/harness/test_events.py::"
 
 # (guard, file, text, broken text, tests that must catch it)
 MUTATIONS = [
@@ -220,44 +220,44 @@ MUTATIONS = [
     ("clone before append (react_text)", P + "react_text.py", "messages=(*EXAMPLE, *messages),",
      "messages=messages,  # type: ignore[arg-type]", [T + "test_react_text.py"]),
     # Records and results folders.
-    ("schema-1 arms map to identities", "harness/legacy.py",
+    ("schema-1 arms map to identities", "harness/results/legacy.py",
      'upgraded["arm"] = schema_1_identity(arm)', "pass", ["tests/harness/test_records.py"]),
     ("answer keys that would grade wrong", "tasks/answer_keys.py",
      "numbers: list[FiniteFloat]", "numbers: list[float]", ["tests/tasks/test_taskset.py"]),
-    ("a run recorded twice", "harness/store.py", "if key in current:", "if False:",
+    ("a run recorded twice", "harness/results/store.py", "if key in current:", "if False:",
      ["tests/harness/test_store.py"]),
-    ("a changed task set", "harness/store.py", "    if differs:\n", "    if False:\n",
+    ("a changed task set", "harness/results/store.py", "    if differs:\n", "    if False:\n",
      ["tests/harness/test_store.py"]),
-    ("one writer", "harness/store.py", "fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)",
+    ("one writer", "harness/results/store.py", "fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)",
      "pass", ["tests/harness/test_store.py"]),
-    ("a superseding record must name the one it replaces", "harness/store.py",
-     "if record.supersedes != earlier.run_id:", "if False:", ["tests/harness/test_store.py"]),
-    ("an orphan trace line is dropped", "harness/store.py",
+    ("a superseding record must name the one it replaces", "harness/results/store.py",
+     "if record.supersedes != run_id:", "if False:", ["tests/harness/test_store.py"]),
+    ("an orphan trace line is dropped", "harness/results/store.py",
      "        if f'\"run_id\":\"{run_id}\"'.encode() in recorded:\n            break\n",
      "        break\n", ["tests/harness/test_store.py"]),
-    ("a long text is cut in the trace", EV + "_base.py", "    if len(text) <= max_text:",
+    ("a long text is cut in the trace", EV + "base.py", "    if len(text) <= max_text:",
      "    if True:", ["tests/harness/test_store.py", EVT + "test_long_texts_are_cut_on_disk_and_"
      "never_in_the_live_trace"]),
     # Trace events: written as they always were, read back through the same models.
-    ("a message's texts are cut on disk", EV + "_base.py",
+    ("a message's texts are cut on disk", EV + "base.py",
      "if (content is None or len(content) <= max_text) and not calls:", "if True:",
      [EVT + "test_long_texts_are_cut_on_disk_and_never_in_the_live_trace"]),
-    ("cutting on disk leaves the live trace whole", EV + "_base.py",
+    ("cutting on disk leaves the live trace whole", EV + "base.py",
      "    out = message.copy()\n", "    out = message\n",
      [EVT + "test_long_texts_are_cut_on_disk_and_never_in_the_live_trace"]),
-    ("a message keeps at most a hundred tool calls on disk", EV + "_base.py",
+    ("a message keeps at most a hundred tool calls on disk", EV + "base.py",
      "if len(calls) > MAX_TOOL_CALLS:", "if False:",
      [EVT + "test_past_a_hundred_tool_calls_one_marker_says_how_many_were_cut"]),
-    ("a field the emitter did not set is not written", EV + "_base.py",
+    ("a field the emitter did not set is not written", EV + "base.py",
      'data = {k: v for k, v in self.__dict__.items() if k in set_ and k != "t" and k != "kind"}',
      'data = {k: v for k, v in self.__dict__.items() if k != "t" and k != "kind"}',
      [EVT + "test_fields_added_later_have_defaults_and_fields_dropped_still_read",
       EVT + "test_the_reference_traces_read_and_write_back_byte_for_byte"]),
-    ("an unknown kind reads as a generic event", EV + "__init__.py",
+    ("an unknown kind reads as a generic event", "harness/events.py",
      'return kind if isinstance(kind, str) and kind in KINDS else "other"',
      'return kind if isinstance(kind, str) else "other"',
      [EVT + "test_a_kind_this_version_does_not_write_reads_as_a_generic_event"]),
-    ("a field a known kind does not have is refused", EV + "_base.py",
+    ("a field a known kind does not have is refused", EV + "base.py",
      'model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)',
      'model_config = ConfigDict(extra="ignore", use_attribute_docstrings=True)',
      [EVT + "test_a_field_this_version_does_not_know_is_refused_naming_the_event"]),
@@ -615,7 +615,7 @@ MUTATIONS = [
      "if not (isinstance(task_model, type) and issubclass(task_model, TaskBase)):", "if False:",
      [REGT + "test_a_grader_registered_twice_or_reading_no_task_model_is_refused"]),
     # Models as a grid axis.
-    ("a run's key holds its model", "harness/store.py",
+    ("a run's key holds its model", "harness/results/store.py",
      "return (record.model, record.arm, record.task_id, record.repeat)",
      'return ("", record.arm, record.task_id, record.repeat)',
      [AXIS + "test_every_arm_runs_on_every_model_each_on_its_own_endpoint"]),
@@ -693,23 +693,23 @@ MUTATIONS = [
      'if False and (upgraded',
      [COLS + "test_schema_1_folder_is_upgraded_as_before_in_columns",
       FORMATS + "test_schema_1_lines_are_upgraded_in_columns_as_records_are"]),
-    ('reading line by line is said', "harness/columns.py",
+    ('reading line by line is said', "harness/results/columns.py",
      'print(f"warning: {path}: read line by line, slowly: {why}", file=sys.stderr)',
      'pass',
      [FORMATS + "test_a_file_the_columns_cannot_read_is_read_line_by_line_and_says_so_once",
       FORMATS + "test_what_duckdb_cannot_read_and_the_model_can_is_read_line_by_line_and_said"]),
-    ("a carriage return inside a line is read line by line", "harness/columns.py",
+    ("a carriage return inside a line is read line by line", "harness/results/columns.py",
      'if lone > (buffer[count - 1] == ord("\\r")):', "if False:",
      [FORMATS + "test_a_carriage_return_is_found_across_blocks",
       FORMATS + "test_a_file_the_columns_cannot_read_is_read_line_by_line_and_says_so_once"]),
-    ("a \\r\\n cut between two blocks is a line end", "harness/columns.py",
+    ("a \\r\\n cut between two blocks is a line end", "harness/results/columns.py",
      'lone -= lone > 0 and buffer[0] == ord("\\n")', "lone -= 0",
      [FORMATS + "test_a_carriage_return_is_found_across_blocks"]),
-    ("a run recorded twice is refused by the column reader too", "harness/columns.py",
+    ("a run recorded twice is refused by the column reader too", "harness/results/columns.py",
      "            if supersedes[row] != run_id[earlier]:", "            if False:",
      [COLS + "test_a_bad_line_gives_the_error_read_records_gives"]),
     # A million runs: the bootstrap by task sums, the flips cell, the folder's labels.
-    ("a resample drawing an unpriced task is unpriced", "harness/report/stats.py",
+    ("a resample drawing an unpriced task is unpriced", "harness/stats/intervals.py",
      "if not right or drawn[unpriced].any():", "if not right:",
      ["tests/harness/report/test_compare.py::"
       "test_the_cost_bootstrap_by_task_sums_draws_what_a_bootstrap_over_runs_draws"]),
@@ -800,7 +800,7 @@ MUTATIONS = [
      "temperature=self.temperature if request.temperature is None else request.temperature,",
      "temperature=self.temperature if self.temperature is not None else request.temperature,",
      [SAMP + "test_an_arm_with_its_own_temperature_keeps_it"]),
-    ("a folder is tied to its sampling settings", "harness/store.py",
+    ("a folder is tied to its sampling settings", "harness/results/store.py",
      'if (LEGACY if sent is None else sent) != expect["sampling"]:', "if False:",
      [SAMP + "test_a_folder_is_tied_to_its_sampling_settings",
       SAMP + "test_a_folder_written_before_sampling_settings_was_sent_temperature_0"]),

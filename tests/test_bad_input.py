@@ -23,8 +23,8 @@ from click.testing import CliRunner, Result
 
 from harness.cli.main import main
 from harness.config import load_experiment
-from harness.records import RunRecord
-from harness.report.prices import load_prices
+from harness.results.prices import load_prices
+from harness.results.records import RunRecord
 from tasks.loading import load_taskset
 
 NOWHERE = ["--model", "fake", "--base-url", "http://127.0.0.1:9/v1", "--max-retries", "0"]

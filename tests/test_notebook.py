@@ -11,7 +11,7 @@ from harness.fakes.fake_server import default_responder
 from harness.grid import Grid, run_grid
 from harness.models.scripted import FunctionModel, text_reply, tool_reply
 from harness.models.wire import request_body
-from harness.store import ResultsFolder
+from harness.results.store import ResultsFolder
 from tasks.loading import load_taskset
 
 NOTEBOOK = Path(__file__).parents[1] / "notebooks" / "patterns.ipynb"

@@ -9,18 +9,19 @@ import click
 
 from harness.cli.errors import Finite
 from harness.cli.step_summary import append_step_summary
-from harness.columns import FIELDS, read_frame
 from harness.experiment import arm_identity
-from harness.legacy import schema_1_identity
 from harness.report.compare import CompareError, as_json, as_markdown, compare
-from harness.report.prices import PriceError, load_prices
-from harness.report.table import Pricing
-from harness.store import ResultsError
+from harness.results.columns import FIELDS, read_frame
+from harness.results.frames import Pricing
+from harness.results.legacy import schema_1_identity
+from harness.results.prices import PriceError, load_prices
+from harness.results.store import ResultsError
 
 #: The record fields ``harness.report.compare`` reads; the others are not read, so that
 #: two folders of a million runs each fit in memory.
 COMPARED = frozenset(
-    {"task_set", "model", "arm", "options", "sampling", "task_id", "repeat", "status", "correct"}
+    {"task_set", "model", "arm", "pattern", "options", "sampling", "task_id", "repeat", "status"}
+    | {"correct"}
     | {"first_correct", "metrics", "cost_usd", "usage_missing", "turns", "tokens_in"}
     | {"tokens_out"}
 )

@@ -11,7 +11,6 @@ import click
 import pandas as pd
 
 from harness.cli.errors import BadInput, Finite
-from harness.columns import UNREAD, read_frames
 from harness.report.axis import config_labels
 from harness.report.cost import (
     PRICE_TIERS,
@@ -27,10 +26,12 @@ from harness.report.cost import (
     success_within,
     verifier_precision,
 )
-from harness.report.prices import PriceError, load_prices
 from harness.report.rendering import usage_warning
-from harness.report.table import Pricing, summarize
-from harness.store import ResultsError
+from harness.report.table import summarize
+from harness.results.columns import UNREAD, read_frames
+from harness.results.frames import Pricing
+from harness.results.prices import PriceError, load_prices
+from harness.results.store import ResultsError
 
 FORMATS = click.Choice(["md", "json"])
 #: Bounds that keep the arithmetic finite and quick (a sum runs over every step).

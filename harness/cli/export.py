@@ -17,9 +17,9 @@ import duckdb
 import pandas as pd
 
 from harness.cli.errors import BadInput
-from harness.columns import FIELDS, read_frame
-from harness.columns_sql import sql_literal
-from harness.store import ResultsError
+from harness.results.columns import FIELDS, read_frame
+from harness.results.columns_sql import sql_literal
+from harness.results.store import ResultsError
 
 FORMATS = ("parquet", "csv")
 

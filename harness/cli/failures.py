@@ -19,7 +19,7 @@ from harness.report.failures import (
     labelled_frame,
     summarize_failures,
 )
-from harness.store import ResultsError
+from harness.results.store import ResultsError
 
 FORMATS = ("md", "json", "csv")
 NOTE = (

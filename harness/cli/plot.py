@@ -7,11 +7,12 @@ from pathlib import Path
 import click
 
 from harness.cli.errors import BadInput
-from harness.columns import UNREAD, read_frames
 from harness.report.plots import plot_frontier, plot_outcomes, plot_tokens, plot_turns
-from harness.report.prices import PriceError, load_prices
-from harness.report.table import Pricing, summarize
-from harness.store import ResultsError
+from harness.report.table import summarize
+from harness.results.columns import UNREAD, read_frames
+from harness.results.frames import Pricing
+from harness.results.prices import PriceError, load_prices
+from harness.results.store import ResultsError
 
 KINDS = ("frontier", "status", "tokens", "turns")
 

@@ -25,7 +25,7 @@ from harness.report.power import (
 )
 from harness.report.power_estimate import Estimates, estimate
 from harness.report.power_text import Setting, markdown
-from harness.store import ResultsError, read_records
+from harness.results.store import ResultsError, read_records
 
 DEFAULT_REPEATS = 3
 #: The test whose power is reported: the one compare, table --vs and --until-separated use.

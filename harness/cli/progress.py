@@ -17,8 +17,8 @@ from rich.live import Live
 
 from harness.cli.progress_view import NONE, GridCounts, Tally, clock_time, counted, frame
 from harness.observer import Observer
-from harness.records import RunRecord
-from harness.report.separation import Separation
+from harness.results.records import RunRecord
+from harness.stats.separation import Separation
 
 
 class Progress(Observer):

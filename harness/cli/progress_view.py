@@ -12,8 +12,8 @@ from rich.progress_bar import ProgressBar
 from rich.table import Table
 from rich.text import Text
 
-from harness.patterns.base import INFRASTRUCTURE_STATUSES
-from harness.records import RunRecord
+from harness.results.records import RunRecord
+from harness.results.statuses import INFRASTRUCTURE_STATUSES
 
 NONE = "—"
 

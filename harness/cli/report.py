@@ -7,10 +7,11 @@ from pathlib import Path
 import click
 
 from harness.cli.errors import BadInput
+from harness.experiment import arm_identity
 from harness.report.html.render import report_html
-from harness.report.prices import PriceError, load_prices
-from harness.report.table import Pricing
-from harness.store import ResultsError
+from harness.results.frames import Pricing
+from harness.results.prices import PriceError, load_prices
+from harness.results.store import ResultsError
 
 
 @click.command("report")
@@ -43,6 +44,7 @@ def report_command(
         raise BadInput(f"{output}: is a folder; give -o a file name, e.g. {output / 'report.html'}")
     output = output if output.suffix else output.with_suffix(".html")
     try:
+        reference = arm_identity(reference) if reference else None
         page = report_html(results, Pricing(load_prices(prices), price_as), reference)
     except (ResultsError, PriceError, ValueError) as exc:
         raise BadInput(str(exc)) from None

@@ -20,7 +20,6 @@ from harness.cli.errors import BadInput, Finite
 from harness.cli.grid_options import executor_options, sampling_options, stopping_options
 from harness.cli.progress import Progress
 from harness.cli.table import stopping_note, table_title
-from harness.columns import UNREAD, read_frames
 from harness.config import (
     ConfigError,
     ModelEntry,
@@ -40,12 +39,14 @@ from harness.models.settings import DEFAULT_KEY_ENV, Endpoint, EndpointNotConfig
 from harness.models.types import ModelClient
 from harness.patterns.registry import UnknownPattern
 from harness.plugins import PluginError, load_plugin
-from harness.report.prices import PriceError
 from harness.report.rendering import render
-from harness.report.table import Pricing, summarize
+from harness.report.table import summarize
+from harness.results.columns import UNREAD, read_frames
+from harness.results.frames import Pricing
+from harness.results.prices import PriceError
+from harness.results.store import ResultsError, ResultsFolder
 from harness.runner import Executor
 from harness.runtime import run_settings
-from harness.store import ResultsError, ResultsFolder
 from harness.trace import MAX_TEXT
 from tasks.taskset import TaskSetError
 

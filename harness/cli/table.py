@@ -8,24 +8,19 @@ import click
 import pandas as pd
 
 from harness.cli.errors import BadInput
-from harness.columns import UNREAD, read_frames
+from harness.experiment import arm_identity
 from harness.report.axis import config_labels
 from harness.report.failure_traces import TraceError
 from harness.report.failures import labelled_frame, summarize_failures
 from harness.report.pass_k import parse_all
-from harness.report.prices import PriceError, load_prices
 from harness.report.rendering import FORMATS, render
-from harness.report.separation import StoppedRun
-from harness.report.table import (
-    GROUPINGS,
-    INTERVALS,
-    Measures,
-    Pricing,
-    summarize,
-    with_reference,
-)
+from harness.report.table import GROUPINGS, INTERVALS, Measures, summarize, with_reference
+from harness.results.columns import UNREAD, read_frames
+from harness.results.frames import Pricing
+from harness.results.prices import PriceError, load_prices
+from harness.results.store import TRACES, ResultsError
 from harness.sampling import describe_runs
-from harness.store import TRACES, ResultsError
+from harness.stats.separation import StoppedRun
 
 
 @click.command("table")
@@ -94,7 +89,7 @@ def table_command(
         pass_k, _ = parse_all(chosen or [])
         summary = summarize(frame, by, retried, Measures(interval, tuple(pass_k)))
         if reference:
-            summary = with_reference(frame, summary, reference)
+            summary = with_reference(frame, summary, arm_identity(reference))
         if with_failures:
             described = pd.Series(config_labels(summary), index=summary.index)
             summary = summary.assign(failures=described.map(commonest_failures(results, frame)))

@@ -44,8 +44,8 @@ from harness.models.settings import FALLBACK_KEY_ENV, EndpointNotConfigured
 from harness.models.types import ModelClient
 from harness.patterns.registry import UnknownPattern
 from harness.plugins import PluginError, load_plugin
-from harness.records import RunRecord
-from harness.report.prices import PriceTable
+from harness.results.prices import PriceTable
+from harness.results.records import RunRecord
 from harness.runner import VERSION, Finish, Job, Runner, RunSettings
 from tasks.loading import load_taskset
 from tasks.taskset import AnyTask, TaskSetError

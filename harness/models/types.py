@@ -2,7 +2,7 @@
 
 Plain frozen dataclasses rather than pydantic models: they sit on the hot path of
 every model call, and they are built by our own code, so validation would only
-cost time. Records written to disk are pydantic (see ``harness.records``).
+cost time. Records written to disk are pydantic (see ``harness.results.records``).
 
 Errors::
 

@@ -14,34 +14,17 @@ answer) reserves them itself by giving that phase fewer calls (``calls_left``).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal, Protocol
+from typing import ClassVar, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from graders.suite_result import SuiteResult
+from graders.code_check import CodeCheck
 from harness.events import AnswerEvent, AnswerRole, Event, ParseFailureEvent
 from harness.models.counting import CountedClient
 from harness.models.types import Message, ModelResponse
+from harness.results.statuses import Status
 from harness.tools import ToolChoices, ToolSet
 from harness.trace import Trace
-
-Status = Literal[
-    "answered",  # the pattern produced a final answer (graded)
-    "step_budget",  # max_steps model calls were spent without a final answer
-    "token_budget",  # max_tokens were spent without a final answer
-    "truncated",  # a turn hit the output-token limit; its half-written content was not acted on
-    "unparsed",  # the model's final reply held no answer in the form the pattern asks for
-    "step_timeout",  # one model call took longer than the arm's step_timeout_s
-    "none_accepted",  # candidates were answered but the verifier accepted none (not graded)
-    "refused",  # the pattern refused its inputs (a budget too small, a plan too long...)
-    "api_error",  # the endpoint failed after retries
-    "pattern_error",  # the pattern itself raised: a bug, recorded instead of crashing the grid
-]
-STATUSES: tuple[str, ...] = Status.__args__  # type: ignore[attr-defined]
-#: Statuses that say nothing about the pattern's reasoning; left out of accuracy, kept in cost.
-INFRASTRUCTURE_STATUSES = frozenset({"api_error", "pattern_error"})
-#: Statuses that mean a run limit ended the run.
-LIMIT_STATUSES = frozenset({"step_budget", "token_budget", "step_timeout"})
 
 
 class PatternOptions(BaseModel):
@@ -64,6 +47,9 @@ class PatternOptions(BaseModel):
     max_output_tokens: int | None = Field(default=None, ge=1)
     """Completion limit on every model call; unset, each call keeps the pattern's own."""
 
+    #: The pattern calls the task set's tools (a record's ``tools_offered``).
+    takes_tools: ClassVar[bool] = False
+
     def tool_options(self) -> ToolChoices:
         """The options these give the task set's tools, by tool name; none by default."""
         return {}
@@ -71,6 +57,8 @@ class PatternOptions(BaseModel):
 
 class ToolLoopOptions(PatternOptions):
     """Options every tool-using pattern takes besides the run limits: the ablation axes."""
+
+    takes_tools: ClassVar[bool] = True
 
     guard: bool = False
     """Repeated-action guard: a repeated call (failed ones too) gets 'you have been round
@@ -80,22 +68,6 @@ class ToolLoopOptions(PatternOptions):
 
     def tool_options(self) -> ToolChoices:
         return {"lookup": {"variant": self.tool}}
-
-
-class CodeCheck(Protocol):
-    """What a pattern may run on a coding task's code, besides asking the model: the task's
-    feedback suite, or tests the model wrote. Never the held-out suite, which grades."""
-
-    @property
-    def entry_point(self) -> str: ...
-
-    async def feedback(self, reply: str) -> SuiteResult:
-        """Run the feedback suite on the code in ``reply``."""
-        ...
-
-    async def own_tests(self, reply: str, suite: str) -> SuiteResult:
-        """Run ``suite`` (tests the model wrote, as a suite) on the code in ``reply``."""
-        ...
 
 
 @dataclass

@@ -10,13 +10,7 @@ can still follow.
 from __future__ import annotations
 
 from harness.models.types import Message, ModelRequest
-from harness.patterns.base import (
-    CallFloor,
-    Outcome,
-    RunContext,
-    ToolLoopOptions,
-    answer_reply,
-)
+from harness.patterns.base import CallFloor, Outcome, RunContext, ToolLoopOptions, answer_reply
 from harness.patterns.react import react_system
 from harness.patterns.tool_loop import Loop, tool_loop
 

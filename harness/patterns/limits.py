@@ -37,15 +37,8 @@ from harness.models.types import (
     ModelRequest,
     ModelResponse,
 )
-from harness.patterns.base import (
-    LIMIT_STATUSES,
-    CallFloor,
-    Outcome,
-    Pattern,
-    PatternOptions,
-    RunContext,
-    Status,
-)
+from harness.patterns.base import CallFloor, Outcome, Pattern, PatternOptions, RunContext
+from harness.results.statuses import LIMIT_STATUSES, Status
 
 
 class LimitReached(ModelError):

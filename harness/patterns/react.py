@@ -13,10 +13,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from harness.events import FINAL_ANSWER
 from harness.models.types import Message
 from harness.patterns.base import ONE_CALL, CallFloor, Outcome, RunContext, ToolLoopOptions
 from harness.patterns.registry import register
-from harness.patterns.tool_loop import FINAL_ANSWER, Loop, tool_loop
+from harness.patterns.tool_loop import Loop, tool_loop
 
 SYSTEM = (
     "Answer the question. Use the tools to look facts up and to calculate; do not rely on memory. "

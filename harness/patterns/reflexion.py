@@ -32,16 +32,10 @@ from typing import Literal
 
 from pydantic import Field
 
+from graders.code_check import CodeCheck
 from harness.events import AttemptUnfinishedEvent, CheckEvent, OwnTestsEvent
 from harness.models.types import Message
-from harness.patterns.base import (
-    ONE_CALL,
-    CallFloor,
-    CodeCheck,
-    Outcome,
-    RunContext,
-    ToolLoopOptions,
-)
+from harness.patterns.base import ONE_CALL, CallFloor, Outcome, RunContext, ToolLoopOptions
 from harness.patterns.coding import (
     ask_again,
     failure_report,
@@ -134,7 +128,7 @@ class Reflexion:
         answer, messages = first.answer, first.messages
         attempt = 1
         while True:
-            passed, failure = await self._check_code(ctx, check, answer, suite, tests, attempt)
+            passed, failure = await self._check_code(ctx, check, answer, (suite, tests), attempt)
             if passed or attempt == opts.attempts or ctx.calls_left(opts) < 1:
                 break
             retry = await ask_again(ctx, messages, f"{failure}\nFix the code.")
@@ -148,9 +142,16 @@ class Reflexion:
         return Outcome("answered", answer, messages, ctx.model.calls, metrics=metrics)
 
     async def _check_code(
-        self, ctx: RunContext, check: CodeCheck, answer: str, suite: str, tests: int, attempt: int
+        self,
+        ctx: RunContext,
+        check: CodeCheck,
+        answer: str,
+        own_tests: tuple[str, int],
+        attempt: int,
     ) -> tuple[bool, str]:
-        """Run the check on one attempt and trace both; a check with no test accepts it."""
+        """Run the check on one attempt and trace both; a check with no test accepts it.
+        ``own_tests``: the tests the model wrote, as a suite, and how many."""
+        suite, tests = own_tests
         if self.options.check == "self_tests" and tests == 0:
             ctx.answer_given("attempt", answer, accepted=True)
             ctx.emit(CheckEvent(attempt=attempt, failure=None, tests=0))

@@ -21,7 +21,8 @@ from pydantic import BaseModel, ValidationError
 
 from harness.events import ParseFailureEvent
 from harness.models.types import Message, ModelRequest, ModelResponse
-from harness.patterns.base import RunContext, Status
+from harness.patterns.base import RunContext
+from harness.results.statuses import Status
 from harness.tools import Tool
 
 OutputMode = Literal["tool", "json"]

@@ -11,14 +11,13 @@ from dataclasses import dataclass, replace
 
 from pydantic import BaseModel, Field
 
-from harness.events import FinishEvent, ParseFailureEvent
+from harness.events import FINAL_ANSWER, FinishEvent, ParseFailureEvent
 from harness.models.types import Message, ModelRequest
 from harness.patterns.acting import Actions
 from harness.patterns.base import Outcome, RunContext, ToolLoopOptions, answer_reply
 from harness.tools import Tool, ToolSet
 
 MAX_OUTPUT_TOKENS = 400
-FINAL_ANSWER = "final_answer"
 NUDGE = f"Call {FINAL_ANSWER} with your answer and the evidence it rests on."
 
 

@@ -33,7 +33,7 @@ CODE_COLUMNS = ("first_pass", "code_edits", "edits_same_result", "false_accepts"
 
 class Metrics:
     """One arm's ``metrics`` column, each distinct dict read once: rows whose metrics are
-    equal share one dict (``harness.columns``), so a million runs hold a few thousand."""
+    equal share one dict (``harness.results.columns``), so a million runs hold a few thousand."""
 
     def __init__(self, column: pd.Series) -> None:
         cells = column.to_numpy(dtype=object)

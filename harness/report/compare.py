@@ -2,7 +2,7 @@
 
 An arm regresses when its accuracy falls by more than ``max_drop`` and the fall is
 significant (the paired test's two-sided p below ``alpha``: sign flips of per-task
-differences, ``harness.report.sign_flip``), or when its cost per correct answer rises by
+differences, ``harness.stats.sign_flip``), or when its cost per correct answer rises by
 more than ``max_cost_rise`` and the bootstrap interval of that rise excludes zero. Tasks
 are the unit: the verdict is about tasks like these, so a change that helps some tasks
 and hurts others as much is not a regression, however many repeats were run. Runs that
@@ -15,18 +15,18 @@ from __future__ import annotations
 import json
 import math
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
 
-from harness.experiment import effective_arm
-from harness.patterns.base import INFRASTRUCTURE_STATUSES
-from harness.report.axis import arms_by_model, model_keys
+from harness.report.axis import MODEL_AND_ARM, arms_by_model, model_keys
 from harness.report.checks import answer_changes, code_measures
-from harness.report.stats import PairedDifference, paired_difference
 from harness.report.verdict import Criterion, judge_accuracy, judge_cost
+from harness.results.statuses import INFRASTRUCTURE_STATUSES
 from harness.sampling import describe_runs
+from harness.stats.intervals import PairedDifference, paired_difference
 
 KEYS = ["arm", "task_id", "repeat"]
 
@@ -106,16 +106,56 @@ class Comparison:
 
 
 def match_same_configurations(before: pd.DataFrame, after: pd.DataFrame) -> dict[str, str]:
-    """Arms on one side only, matched by what they run: the options that differ from
-    their defaults (``react_text:guard=off,tool=plain`` runs ``react_text``)."""
-    arms_before, arms_after = set(before["arm"].unique()), set(after["arm"].unique())
-    by_configuration = {effective_arm(a): a for a in sorted(arms_before - arms_after)}
+    """Arms on one side only, matched by what they ran, as their records say: the same
+    pattern (and model, when arms are named after it) and the same resolved options
+    (``react_text:guard=off,tool=plain`` ran ``react_text``). An option only one side's
+    records hold (one added since the other ran) must be at its default there: not named
+    in that side's arm. An arm whose records hold no options matches none."""
+    baseline = _configurations(before, set(before["arm"]) - set(after["arm"]))
     matched: dict[str, str] = {}
-    for arm in sorted(arms_after - arms_before):
-        twin = by_configuration.get(effective_arm(arm))
+    for arm, ran in sorted(_configurations(after, set(after["arm"]) - set(before["arm"])).items()):
+        twin = next(
+            (b for b, other in sorted(baseline.items()) if ran.same_as(other)),
+            None,
+        )
         if twin is not None and twin not in matched.values():
             matched[arm] = twin
     return matched
+
+
+@dataclass(frozen=True)
+class _Ran:
+    """What an arm ran: its model and pattern, every option's value, and the options its
+    name sets (the others were at their defaults)."""
+
+    key: tuple[str, str]
+    options: Mapping[str, Any]
+    named: frozenset[str]
+
+    def same_as(self, other: _Ran) -> bool:
+        if self.key != other.key or not self.options or not other.options:
+            return False
+        for name in self.options.keys() | other.options.keys():
+            if name in self.options and name in other.options:
+                if self.options[name] != other.options[name]:
+                    return False
+            elif name in (self.named if name in self.options else other.named):
+                return False
+        return True
+
+
+def _configurations(frame: pd.DataFrame, arms: set[str]) -> dict[str, _Ran]:
+    """What each of ``arms`` ran, from its first record."""
+    if not arms or "options" not in frame or "pattern" not in frame:
+        return {}
+    first = frame[frame["arm"].isin(arms)].drop_duplicates("arm")
+    ran: dict[str, _Ran] = {}
+    for arm, pattern, options in zip(first["arm"], first["pattern"], first["options"], strict=True):
+        model, _, identity = arm.rpartition(MODEL_AND_ARM)
+        written = identity.partition(":")[2]
+        named = frozenset(p.partition("=")[0].strip() for p in written.split(",") if p.strip())
+        ran[arm] = _Ran((model, pattern), options or {}, named)
+    return ran
 
 
 def compare(

@@ -21,11 +21,10 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, Protocol
 
 from graders.exact import numbers_in
-from harness.events import ToolCallEvent, parse_events
-from harness.patterns.base import LIMIT_STATUSES
-from harness.patterns.catalog import registered
-from harness.patterns.tool_loop import FINAL_ANSWER
+from harness.events import FINAL_ANSWER, ToolCallEvent, parse_events
 from harness.report.failure_traces import CUT, RunTrace
+from harness.results.legacy import offered_tools
+from harness.results.statuses import LIMIT_STATUSES
 from tasks.tools import fold
 
 Label = Literal[
@@ -72,6 +71,10 @@ class RunFacts(Protocol):
     def options(self) -> Mapping[str, Any]: ...
     @property
     def metrics(self) -> Mapping[str, float]: ...
+    @property
+    def tools_offered(self) -> bool | None: ...
+    @property
+    def answer_kind(self) -> str | None: ...
     @property
     def repeated_actions(self) -> int: ...
     @property
@@ -213,9 +216,10 @@ def _answer(record: RunFacts) -> str:
 
 
 def no_evidence(record: RunFacts, trace: RunTrace | None) -> bool:
-    """The run answered without calling a tool (final_answer aside) though its arm offers
-    tools: the arm takes the tool options and the task is not a coding one. Without a trace,
-    from the record's ``tool_calls``, which counts final_answer too."""
+    """The run answered without calling a tool (final_answer aside) though it was offered
+    tools (the record's ``tools_offered``; in older records, its options choose the tools)
+    and the task is not a coding one. Without a trace, from the record's ``tool_calls``,
+    which counts final_answer too."""
     if record.status != "answered" or not _offers_tools(record):
         return False
     if trace is None:
@@ -224,15 +228,17 @@ def no_evidence(record: RunFacts, trace: RunTrace | None) -> bool:
 
 
 def _offers_tools(record: RunFacts) -> bool:
-    info = registered().get(record.pattern)
-    takes_tools = "tool" in record.options or (
-        info is not None and "tool" in info.options_model.model_fields
-    )
-    return takes_tools and not _coding(record)
+    offered = record.tools_offered
+    if offered is None:  # recorded before it was
+        offered = offered_tools(record.pattern, record.options)
+    return offered and not _coding(record)
 
 
 def _coding(record: RunFacts) -> bool:
-    """A coding run: its answer is code, graded by tests; every such record has code_edits."""
+    """A coding run: its answer is code, graded by tests. Before records said so
+    (``answer_kind``), every such record had code_edits."""
+    if record.answer_kind is not None:
+        return record.answer_kind == "code"
     return "code_edits" in record.metrics
 
 

@@ -22,7 +22,7 @@ from harness.events import (
     TraceError,
     parse_events,
 )
-from harness.store import TRACES, ResultsError, run_id_in
+from harness.results.store import TRACES, ResultsError, run_id_in
 
 __all__ = ["CUT", "Reply", "RunTrace", "TraceError", "read_traces"]
 

@@ -1,7 +1,7 @@
 """Every run of a results folder labelled by the failure rules, and the labels counted per arm.
 
 The rules themselves are in ``harness.report.failure_rules``. A folder is read as columns
-(``harness.columns``) rather than as one record object per run, so that a million runs are
+(``harness.results.columns``) rather than as one record object per run, so that a million runs are
 labelled in seconds: runs whose records agree on everything the rules read get their
 labels once, and traces are read only for the runs that failed.
 """
@@ -16,7 +16,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from harness.columns import FIELDS, read_frame
 from harness.report.axis import MODEL_AND_ARM, model_keys
 from harness.report.failure_rules import (
     LABELS,
@@ -28,7 +27,8 @@ from harness.report.failure_rules import (
     labels,
 )
 from harness.report.failure_traces import RunTrace, read_traces
-from harness.store import TRACES
+from harness.results.columns import FIELDS, read_frame
+from harness.results.store import TRACES
 
 __all__ = [
     "LABELS",
@@ -52,6 +52,8 @@ RULE_FIELDS = (
     "pattern",
     "options",
     "metrics",
+    "tools_offered",
+    "answer_kind",
     "repeated_actions",
     "tool_calls",
     "parse_failures",
@@ -72,6 +74,8 @@ class _Row:
     pattern: str
     options: Mapping[str, Any]
     metrics: Mapping[str, float]
+    tools_offered: bool | None
+    answer_kind: str | None
     repeated_actions: int
     tool_calls: int
     parse_failures: int
@@ -138,17 +142,20 @@ def _distinct_records(runs: pd.DataFrame, answers: pd.Series) -> np.ndarray:
 
 
 def _row(facts: list[Any], answer: Any) -> _Row:
-    status, correct, pattern, options, metrics, repeated, tool_calls, parse_failures = facts
+    fact = dict(zip(RULE_FIELDS, facts, strict=True))
+    correct, offered, kind = fact["correct"], fact["tools_offered"], fact["answer_kind"]
     return _Row(
-        status=status,
+        status=fact["status"],
         correct=None if correct is None or correct != correct else bool(correct),
         answer=answer if isinstance(answer, str) else None,
-        pattern=pattern,
-        options=options or {},
-        metrics=metrics or {},
-        repeated_actions=int(repeated),
-        tool_calls=int(tool_calls),
-        parse_failures=int(parse_failures),
+        pattern=fact["pattern"],
+        options=fact["options"] or {},
+        metrics=fact["metrics"] or {},
+        tools_offered=None if offered is None or offered != offered else bool(offered),
+        answer_kind=kind if isinstance(kind, str) else None,
+        repeated_actions=int(fact["repeated_actions"]),
+        tool_calls=int(fact["tool_calls"]),
+        parse_failures=int(fact["parse_failures"]),
     )
 
 

@@ -23,7 +23,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from harness.report.stats import clustered_interval
+from harness.stats.intervals import clustered_interval
 
 Kind = Literal["@", "^"]
 _NAME = re.compile(r"pass([@^])([1-9][0-9]*)")

@@ -8,8 +8,8 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
-from harness.patterns.base import STATUSES
 from harness.report.axis import arms_by_model, config_labels, model_keys
+from harness.results.statuses import STATUSES
 
 #: One colour per status, in the order of the status list, so a new status always has one.
 _PALETTE = (

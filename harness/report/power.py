@@ -2,7 +2,7 @@
 
 The design: arms A and B run on the same N tasks, R repeats each, and each run is right
 or wrong. A is right with probability p_A (the baseline), B with p_B = p_A + delta. The
-test is loopbench's one paired test (``harness.report.sign_flip``, which compare, table
+test is loopbench's one paired test (``harness.stats.sign_flip``, which compare, table
 --vs and --until-separated use): per task the mean difference d_t = mean(B's runs of t) -
 mean(A's runs of t), repeats of a task kept together, signs flipped, two-sided with mid-p.
 
@@ -33,7 +33,7 @@ Power, three ways (``design_power``), each checked against simulated runs of the
 - otherwise normal theory: sign flips reject when |S| > z sqrt(sum d_t^2), that is when
   the one-sample t statistic exceeds ``critical_t``, and t is noncentral t with N - 1
   degrees of freedom and noncentrality delta sqrt(N) / sqrt(Var(d_t)) (scipy's,
-  ``harness.report.distributions``).
+  ``harness.stats.distributions``).
 
 What a finished run says of its own design is estimated in ``harness.report.power_estimate``.
 """
@@ -43,8 +43,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-from harness.report.distributions import beyond, normal_quantile
 from harness.report.power_exact import EXACT_UP_TO, one_run_power, simulated_power
+from harness.stats.distributions import beyond, normal_quantile
 
 SHARED = 1.0
 INDEPENDENT = 0.0

@@ -17,10 +17,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from harness.patterns.base import INFRASTRUCTURE_STATUSES
-from harness.records import RunRecord
 from harness.report.axis import model_and_arm
 from harness.report.power import PowerError, detectable_shift, difference_variance
+from harness.results.records import RunRecord
+from harness.results.statuses import INFRASTRUCTURE_STATUSES
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from harness.report.sign_flip import sign_flip_p
+from harness.stats.sign_flip import sign_flip_p
 
 SIMULATIONS = 2000
 #: The quantile grid the Beta chances are drawn on.

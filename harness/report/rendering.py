@@ -10,9 +10,9 @@ from html import escape
 
 import pandas as pd
 
-from harness.patterns.base import STATUSES
 from harness.report.pass_k import PassK
 from harness.report.table import GROUPINGS
+from harness.results.statuses import STATUSES
 
 INTERVAL_NOTES = {
     "tasks": "a 95% interval about tasks like these (Wilson's on the effective number of "

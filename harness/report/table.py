@@ -10,57 +10,20 @@ correct.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass
 
-import numpy as np
 import pandas as pd
 
-from harness.columns_sql import ANSWER_KEY, answer_key
-from harness.experiment import arm_identity
-from harness.patterns.base import INFRASTRUCTURE_STATUSES, STATUSES
-from harness.records import RunRecord
 from harness.report.axis import model_keys
 from harness.report.checks import answer_changes, check_measures, code_measures
 from harness.report.pass_k import PassK
-from harness.report.prices import PriceTable
-from harness.report.stats import PairedTasks, accuracy_interval, wilson_interval
+from harness.results.columns_sql import ANSWER_KEY
+from harness.results.statuses import INFRASTRUCTURE_STATUSES, STATUSES
+from harness.stats.intervals import PairedTasks, accuracy_interval, wilson_interval
 
 GROUPINGS = ("slice", "task", "model")
 #: What an accuracy interval is about: tasks like these (the default), or the runs made.
 INTERVALS = ("tasks", "runs")
-
-
-@dataclass(frozen=True)
-class Pricing:
-    table: PriceTable
-    price_as: str | None = None
-
-    @property
-    def label(self) -> str:
-        if self.price_as:
-            return f"cost priced as {self.price_as} (prices as of {self.table.as_of})"
-        return f"prices as of {self.table.as_of}"
-
-
-def records_frame(records: Sequence[RunRecord], pricing: Pricing | None = None) -> pd.DataFrame:
-    frame = pd.DataFrame([r.model_dump() for r in records])
-    if frame.empty:
-        return frame
-    keys = [answer_key(r.answer, r.status) for r in records]
-    frame[ANSWER_KEY] = np.array(keys, dtype=np.uint64)
-    frame["task"] = frame["task_id"]
-    if pricing is not None:
-        frame["cost_usd"] = [_cost(r, pricing) for r in records]
-    return frame
-
-
-def _cost(record: RunRecord, pricing: Pricing) -> float:
-    model = pricing.price_as or record.model
-    price = pricing.table.require(model) if pricing.price_as else pricing.table.find(model)
-    if price is None:
-        return math.nan if record.cost_usd is None else record.cost_usd
-    return price.cost(record.tokens_in, record.tokens_out, record.tokens_cached)
 
 
 @dataclass(frozen=True)
@@ -182,11 +145,11 @@ def _pass_measures(
 
 
 def with_reference(frame: pd.DataFrame, summary: pd.DataFrame, reference: str) -> pd.DataFrame:
-    """Add, per arm, the paired difference in accuracy against ``reference`` on the same
+    """Add, per arm (``reference`` an arm identity, as ``harness.experiment.arm_identity``
+    writes it), the paired difference in accuracy against ``reference`` on the same
     (task, repeat) runs, those that failed on infrastructure on either side left out: its
     95% interval and the p of the paired test, both clustered by task (as ``compare``'s)."""
     arms = set(frame["arm"])
-    reference = reference if reference in arms else arm_identity(reference)
     if reference not in arms:
         raise ValueError(f"no arm {reference!r} in these results; arms: {', '.join(sorted(arms))}")
     usable = frame[~frame["status"].isin(INFRASTRUCTURE_STATUSES)]

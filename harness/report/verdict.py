@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from harness.report.stats import PairedDifference
+from harness.stats.intervals import PairedDifference
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from harness.cli.main import main
 from harness.config import load_experiment
 from harness.experiment import parse_arms
 from harness.fakes.fake_server import FakeServer
-from harness.store import read_records
+from harness.results.store import read_records
 
 CHAPTER3 = Path(__file__).parents[2] / "experiments" / "chapter3.toml"
 

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from harness.cli.main import main
 from harness.fakes.code_responder import CodeResponder, part
 from harness.fakes.fake_server import FakeServer
-from harness.store import read_records
+from harness.results.store import read_records
 from tasks.loading import load_taskset
 
 SECRET = "sk-test-secret-never-written-0002"
@@ -97,6 +97,13 @@ def test_the_table_counts_fixes_breakages_and_false_accepts(coding_run):
     assert review["code_edits"] == broken + right
     assert review["edits_same_result"] == right
     assert review["false_accepts"] is None  # no check, nothing to count
+
+
+def test_a_coding_run_records_a_code_answer(coding_run):
+    _, folder, _ = coding_run
+    records = read_records(folder)
+    assert {r.answer_kind for r in records} == {"code"}
+    assert {r.tools_offered for r in records} == {False}  # the coding set has no tools
 
 
 def test_paired_arms_repair_the_same_first_attempt(coding_run):

@@ -13,10 +13,10 @@ import pytest
 from pandas.testing import assert_frame_equal
 
 from harness import columns
-from harness.columns import read_frame, read_frames
-from harness.columns_fill import Unreadable
-from harness.columns_sql import FIELDS
-from harness.store import ResultsError, read_records
+from harness.results.columns import read_frame, read_frames
+from harness.results.columns_fill import Unreadable
+from harness.results.columns_sql import FIELDS
+from harness.results.store import ResultsError, read_records
 
 from .test_columns import FIXTURE, PRICINGS, Reads, assert_same, folder, reads, run
 

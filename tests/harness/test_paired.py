@@ -8,8 +8,8 @@ from harness.experiment import parse_arms
 from harness.fakes.code_responder import stub
 from harness.grid import Grid, run_grid
 from harness.models.scripted import FunctionModel
+from harness.results.store import ResultsFolder
 from harness.runner import RunSettings
-from harness.store import ResultsFolder
 from tasks.loading import load_taskset
 
 

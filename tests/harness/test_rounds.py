@@ -14,9 +14,9 @@ from harness.experiment import parse_arms
 from harness.fakes.fake_server import FakeServer, Reply
 from harness.grid import Grid
 from harness.models.scripted import FunctionModel
-from harness.report.separation import RULE_FILE, SeparationRule
+from harness.results.store import ResultsFolder, read_records
 from harness.rounds import run_until_separated
-from harness.store import ResultsFolder, read_records
+from harness.stats.separation import RULE_FILE, SeparationRule
 from tasks.loading import load_taskset
 from tests.depot_answers import RIGHT
 

@@ -7,7 +7,8 @@ from harness.grid import Grid
 from harness.models.scripted import ScriptedModel, tool_reply
 from harness.models.types import Message, ModelResponse, Usage
 from harness.report.rendering import render
-from harness.report.table import records_frame, summarize
+from harness.report.table import summarize
+from harness.results.frames import records_frame
 from harness.runner import Job, Runner, RunSettings
 from tasks.loading import load_taskset
 

@@ -11,8 +11,8 @@ import loopbench
 from harness.cli.main import main
 from harness.fakes.fake_server import FakeServer
 from harness.models.types import ModelRequest
+from harness.results.store import read_records
 from harness.sampling import LEGACY, Sampling, SamplingError, describe, describe_runs
-from harness.store import read_records
 
 SETTINGS = ("temperature", "top_p", "seed")
 #: Arms that send no temperature of their own, and one that does (its chains sample at 0.7).

@@ -14,8 +14,8 @@ from harness.cli.main import main
 from harness.fakes.fake_server import FakeServer, Reply, default_responder, question_index
 from harness.grid import recorded_runs
 from harness.models.settings import without_credentials
-from harness.report.prices import load_prices
-from harness.store import ResultsError, ResultsFolder, read_records
+from harness.results.prices import load_prices
+from harness.results.store import ResultsError, ResultsFolder, read_records
 from tasks.loading import load_taskset
 from tasks.taskset import BUILTIN_DIR
 
@@ -107,7 +107,7 @@ def test_a_second_writer_is_refused_naming_the_first(tmp_path):
         [
             sys.executable,
             "-c",
-            "import sys, time; from harness.store import ResultsFolder; "
+            "import sys, time; from harness.results.store import ResultsFolder; "
             f"held = ResultsFolder.open({str(tmp_path)!r}, {{'task_set': 'depot', 'model': 'm'}}); "
             "print('held', flush=True); time.sleep(30)",
         ],

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from harness.report.table import Pricing
-from harness.store import EXPERIMENT
+from harness.results.frames import Pricing
+from harness.results.store import EXPERIMENT
 
 
 def facts(results: Path, runs: pd.DataFrame, pricing: Pricing) -> list[tuple[str, str]]:

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from harness.patterns.base import INFRASTRUCTURE_STATUSES
-from harness.records import RunRecord
 from harness.report.axis import model_and_arm
+from harness.results.records import RunRecord
+from harness.results.statuses import INFRASTRUCTURE_STATUSES
 
 
 @dataclass(frozen=True)

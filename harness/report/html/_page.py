@@ -14,7 +14,6 @@ from typing import Any
 
 import pandas as pd
 
-from harness.columns import UNREAD, read_frames
 from harness.report.axis import config_labels, model_keys
 from harness.report.failures import (
     LABELS,
@@ -31,16 +30,11 @@ from harness.report.html._runs import run_list
 from harness.report.html._sample import LIST_ALL_RUNS, Sample, labels_by_run, sampled_runs
 from harness.report.plots import STATUS_COLOURS, plot_frontier, plot_outcomes
 from harness.report.rendering import render
-from harness.report.separation import StoppedRun
-from harness.report.table import (
-    Measures,
-    Pricing,
-    records_frame,
-    repeat_measures,
-    summarize,
-    with_reference,
-)
-from harness.store import TRACES, read_records
+from harness.report.table import Measures, repeat_measures, summarize, with_reference
+from harness.results.columns import UNREAD, read_frames
+from harness.results.frames import Pricing, records_frame
+from harness.results.store import TRACES, read_records
+from harness.stats.separation import StoppedRun
 
 #: What the two labels without a rule mean (docs/failures.md).
 FALLBACKS = {

@@ -11,13 +11,13 @@ from pathlib import Path
 from typing import Any
 
 from harness.events import parse_events
-from harness.records import RunRecord
 from harness.report.failure_traces import RunTrace
 from harness.report.failures import Label
 from harness.report.html._conversation import Entry, conversation
 from harness.report.html._matrix import arm_label
 from harness.report.html._scan import traces_of
-from harness.store import RunKey, run_key
+from harness.results.records import RunRecord
+from harness.results.store import RunKey, run_key
 
 
 @dataclass(frozen=True)

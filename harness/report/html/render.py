@@ -24,7 +24,7 @@ from jinja2 import Environment, StrictUndefined
 from markupsafe import Markup
 
 from harness.report.html._page import Page, build_page
-from harness.report.table import Pricing
+from harness.results.frames import Pricing
 
 __all__ = ["page_json", "render_page", "report_html"]
 

@@ -6,7 +6,7 @@ from harness.cli.main import main
 from harness.experiment import arm_identity
 from harness.fakes.fake_server import FakeServer
 from harness.patterns.catalog import registered
-from harness.store import read_records
+from harness.results.store import read_records
 
 # Model calls each arm is specified to make against the fake server's deterministic model
 # (it looks one thing up, then answers 84; structured requests get valid arguments).

@@ -8,7 +8,7 @@ from rich.console import Console
 
 from harness.cli.progress import Progress
 from harness.cli.progress_view import Tally
-from harness.records import RunRecord
+from harness.results.records import RunRecord
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 

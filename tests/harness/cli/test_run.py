@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from harness.cli.main import main
 from harness.fakes.fake_server import FakeServer, Reply, default_responder, question_index
-from harness.store import read_records
+from harness.results.store import read_records
 
 SECRET = "sk-test-secret-never-written-0001"
 ALL_ARMS = [

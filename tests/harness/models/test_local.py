@@ -18,7 +18,7 @@ import pytest
 from harness.models.local import MODEL_NAME, LocalServer, model_file
 from harness.models.openai_compat import OpenAICompatClient
 from harness.models.types import Message, ModelRequest
-from harness.store import iter_traces, read_records
+from harness.results.store import iter_traces, read_records
 from tasks.taskset import BUILTIN_DIR
 
 

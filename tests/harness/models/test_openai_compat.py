@@ -14,7 +14,7 @@ from harness.fakes.fault_server import FaultServer
 from harness.models.counting import CountingClient
 from harness.models.openai_compat import Connection, Hooks, OpenAICompatClient, RetryPolicy
 from harness.models.types import Message, ModelAPIError, ModelRequest, ToolCall, ToolSpec, Usage
-from harness.store import read_records
+from harness.results.store import read_records
 from harness.trace import Trace
 
 KEY = "sk-test-0123456789abcdefghij"

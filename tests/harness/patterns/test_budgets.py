@@ -12,7 +12,8 @@ from harness.models.scripted import tool_reply as call
 from harness.models.types import ModelResponse, Usage
 from harness.patterns.base import RunContext
 from harness.patterns.catalog import registered
-from harness.report.table import records_frame, summarize
+from harness.report.table import summarize
+from harness.results.frames import records_frame
 from harness.runner import Job, Runner
 from harness.trace import Trace
 

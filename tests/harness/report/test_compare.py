@@ -12,8 +12,8 @@ from statsmodels.stats.proportion import proportion_confint
 
 from harness.cli.main import main
 from harness.report.compare import FLIPS_LISTED, FLIPS_NAMED, _flipped
-from harness.report.sign_flip import EXACT_TASKS, sign_flip_p
-from harness.report.stats import paired_difference, wilson_interval
+from harness.stats.intervals import paired_difference, wilson_interval
+from harness.stats.sign_flip import EXACT_TASKS, sign_flip_p
 
 from .test_table import record
 

@@ -18,7 +18,6 @@ from harness.experiment import parse_arms
 from harness.fakes.fake_server import FakeServer, Reply, question_index
 from harness.models.scripted import ScriptedModel, text_reply, tool_reply
 from harness.models.types import ModelAPIError
-from harness.records import RunRecord
 from harness.report.failures import (
     LABELS,
     RULES,
@@ -26,8 +25,9 @@ from harness.report.failures import (
     labelled_frame,
     summarize_failures,
 )
+from harness.results.records import RunRecord
+from harness.results.store import TRACES, RecordWriter
 from harness.runner import Job, Runner, RunSettings
-from harness.store import TRACES, RecordWriter
 from tasks.loading import load_taskset
 
 DEPOT = load_taskset("depot")
@@ -214,6 +214,48 @@ def test_a_final_answer_call_alone_is_no_evidence():
 
 def test_an_arm_without_tools_answering_from_the_question_is_wrong_but_grounded():
     assert labelled("direct", ["11 years"], "sputnik-apollo") == ["wrong but grounded"]
+
+
+def test_a_run_records_whether_it_was_offered_tools_and_what_its_answer_is():
+    react, _ = run_one("react", ["11 years"], "sputnik-apollo")
+    cot, _ = run_one("cot", ["11 years"], "sputnik-apollo")
+    assert (react.tools_offered, react.answer_kind) == (True, "text")
+    assert (cot.tools_offered, cot.answer_kind) == (False, "text")
+
+
+def test_the_rules_read_tools_offered_from_the_record_not_from_a_registry():
+    # A plugin pattern not installed where the folder is read: the record says it all.
+    offered = RunRecord(
+        arm="my_agent", task_id="t", repeat=0, status="answered", answer="8", correct=False,
+        tools_offered=True, answer_kind="text",
+    )  # fmt: skip
+    assert label_run(offered, None) == ["no evidence"]
+    not_offered = offered.model_copy(update={"tools_offered": False})
+    assert label_run(not_offered, None) == ["wrong with no trace"]
+    # The record's word wins over the options a tool pattern has.
+    silent = not_offered.model_copy(update={"pattern": "react", "options": {"tool": "plain"}})
+    assert label_run(silent, None) == ["wrong with no trace"]
+
+
+def test_records_written_before_the_facts_are_judged_from_their_options_and_metrics():
+    older = RunRecord(
+        arm="react", task_id="t", repeat=0, status="answered", answer="8", correct=False
+    )
+    assert older.tools_offered is None and older.answer_kind is None
+    assert label_run(older, None) == ["no evidence"]  # react took the tools in schema 1
+    plugin = older.model_copy(update={"pattern": "my_agent", "arm": "my_agent"})
+    assert label_run(plugin, None) == ["wrong with no trace"]
+    with_options = plugin.model_copy(update={"options": {"tool": "improved"}})
+    assert label_run(with_options, None) == ["no evidence"]
+    coding = older.model_copy(update={"metrics": {"code_edits": 0.0}})
+    assert label_run(coding, None) == ["wrong with no trace"]
+
+
+def test_a_code_answer_is_not_read_for_numbers():
+    record, events = run_one("react", [*eiffel_and_opera("react"), "85 years"])
+    assert label_run(record, events) == ["unsupported number"]
+    code = record.model_copy(update={"answer_kind": "code"})
+    assert label_run(code, events) == ["wrong but grounded"]
 
 
 def test_an_empty_final_reply_is_a_format_failure():

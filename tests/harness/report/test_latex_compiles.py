@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from harness.cli.main import main
-from harness.patterns.base import STATUSES
+from harness.results.statuses import STATUSES
 
 from .test_table import record
 

@@ -3,7 +3,8 @@ from click.testing import CliRunner
 
 from harness.cli.main import main
 from harness.report.plots import _pareto, plot_frontier, plot_outcomes
-from harness.report.table import records_frame, summarize
+from harness.report.table import summarize
+from harness.results.frames import records_frame
 
 from .test_compare import write
 from .test_table import record

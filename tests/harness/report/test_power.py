@@ -12,8 +12,6 @@ from scipy import stats
 
 from bench.power_check import realised_kappa
 from bench.simulated import paired_chances
-from harness.records import RunRecord
-from harness.report.distributions import t_power, t_quantile
 from harness.report.power import (
     NORMAL_FROM,
     Design,
@@ -29,8 +27,10 @@ from harness.report.power import (
 )
 from harness.report.power_estimate import estimate, pooled_icc
 from harness.report.power_exact import _mid_p_rejects, one_run_power
-from harness.report.sign_flip import sign_flip_p
-from harness.store import read_records
+from harness.results.records import RunRecord
+from harness.results.store import read_records
+from harness.stats.distributions import t_power, t_quantile
+from harness.stats.sign_flip import sign_flip_p
 
 #: Simulated experiments a setting: a standard error of at most 0.008 on a power.
 SIMS = 4000

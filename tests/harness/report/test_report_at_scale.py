@@ -17,8 +17,6 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from harness.patterns.base import INFRASTRUCTURE_STATUSES
-from harness.records import RunRecord
 from harness.report.axis import model_and_arm
 from harness.report.failures import LABELS, labelled_frame
 from harness.report.html import _page as page_module
@@ -26,10 +24,12 @@ from harness.report.html._page import build_page
 from harness.report.html._sample import CORRECT_PER_ARM, PER_LABEL, sample_rows
 from harness.report.html._scan import records_of, run_id_in
 from harness.report.html.render import render_page
-from harness.report.prices import load_prices
-from harness.report.separation import SeparationRule, StoppedRun
-from harness.report.table import Pricing
-from harness.store import RecordWriter, read_records
+from harness.results.frames import Pricing
+from harness.results.prices import load_prices
+from harness.results.records import RunRecord
+from harness.results.statuses import INFRASTRUCTURE_STATUSES
+from harness.results.store import RecordWriter, read_records
+from harness.stats.separation import SeparationRule, StoppedRun
 
 from .test_html_report import Watched, browser_test
 from .test_html_report import browser as browser
@@ -191,8 +191,8 @@ def test_the_sample_is_the_same_in_every_process(folder, sampled):
         "import json, sys; from pathlib import Path\n"
         "from harness.report.html import _page\n"
         "from harness.report.html._page import build_page\n"
-        "from harness.report.prices import load_prices\n"
-        "from harness.report.table import Pricing\n"
+        "from harness.results.prices import load_prices\n"
+        "from harness.results.frames import Pricing\n"
         f"_page.LIST_ALL_RUNS = {LOW}\n"
         "page = build_page(Path(sys.argv[1]), Pricing(load_prices(None), 'gpt-5-mini'))\n"
         "print(json.dumps(sorted(run['id'] for run in page.data['runs'])))\n"

@@ -5,8 +5,8 @@ the rule's interval covers the difference it reports."""
 import numpy as np
 import pytest
 
-from harness.report.separation import SeparationRule, judge, replay
-from harness.report.stats import newcombe_interval
+from harness.stats.intervals import newcombe_interval
+from harness.stats.separation import SeparationRule, judge, replay
 
 SIMULATIONS = 1000
 

@@ -11,10 +11,12 @@ from click.testing import CliRunner
 from statsmodels.stats.proportion import proportion_confint
 
 from harness.cli.main import main
-from harness.records import RunRecord
-from harness.report.distributions import t_quantile
 from harness.report.pass_k import PassK
-from harness.report.stats import (
+from harness.report.table import Measures, summarize, with_reference
+from harness.results.frames import records_frame
+from harness.results.records import RunRecord
+from harness.stats.distributions import t_quantile
+from harness.stats.intervals import (
     PairedTasks,
     accuracy_interval,
     clustered_interval,
@@ -22,7 +24,6 @@ from harness.report.stats import (
     paired_difference,
     wilson_interval,
 )
-from harness.report.table import Measures, records_frame, summarize, with_reference
 
 Z = 1.959963984540054
 

@@ -3,11 +3,12 @@ import math
 
 import pytest
 
-from harness.records import RunRecord
-from harness.report.prices import Price, PriceError, PriceTable, load_prices
 from harness.report.rendering import render
-from harness.report.stats import wilson_interval
-from harness.report.table import Pricing, records_frame, summarize
+from harness.report.table import summarize
+from harness.results.frames import Pricing, records_frame
+from harness.results.prices import Price, PriceError, PriceTable, load_prices
+from harness.results.records import RunRecord
+from harness.stats.intervals import wilson_interval
 
 
 def record(

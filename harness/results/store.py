@@ -28,7 +28,7 @@ from typing import IO, Any
 
 from pydantic import ValidationError
 
-from harness.records import RunRecord
+from harness.results.records import RunRecord
 from harness.sampling import LEGACY, describe
 
 RUNS = "runs.jsonl"

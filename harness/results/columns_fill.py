@@ -1,10 +1,10 @@
 """Fetched columns finished as the record model finishes each record.
 
-The query (``harness.columns_sql``) gives each field's value with its default filled in,
+The query (``harness.results.columns_sql``) gives each field's value with its default filled in,
 and hands back whole the lines it cannot vouch for. Here those lines are read by the
 record model itself (its lenient conversions kept, its refusal raised as ``Refused``),
 the dicts are decoded and checked by the model once per distinct text, and what the
-model's upgrade does to a record (``harness.legacy.upgrade_record``) is done once per
+model's upgrade does to a record (``harness.results.legacy.upgrade_record``) is done once per
 distinct value: the pattern read from the arm when empty, a schema-1 arm mapped to its
 identity and its options to today's terms.
 """
@@ -19,9 +19,9 @@ import numpy as np
 import pandas as pd
 from pydantic import ValidationError
 
-from harness.columns_sql import ANSWER_KEY, FIELDS, RUN_KEY, Field, answer_key
-from harness.legacy import pattern_of, schema_1_identity
-from harness.records import RunRecord
+from harness.results.columns_sql import ANSWER_KEY, FIELDS, RUN_KEY, Field, answer_key
+from harness.results.legacy import pattern_of, schema_1_identity
+from harness.results.records import RunRecord
 
 Array = np.ndarray[Any, Any]
 #: What a record holds besides the field a probe reads (``_probe``).

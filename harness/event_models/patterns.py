@@ -8,7 +8,7 @@ from typing import Any, Literal
 from pydantic import with_config
 from typing_extensions import TypedDict
 
-from harness.events._base import STRICT, TraceEvent
+from harness.event_models.base import STRICT, TraceEvent
 
 
 @with_config(STRICT)

@@ -3,18 +3,18 @@
 The full trace of the same run is one line of traces.jsonl with the same run_id.
 Records are a public format, documented field by field in ``docs/records.md``:
 every field added after the first version has a default, and records written by an
-earlier version are mapped to today's meaning as they are read (``harness.legacy``),
+earlier version are mapped to today's meaning as they are read (``harness.results.legacy``),
 so every older results folder still loads in ``table``, ``compare`` and ``plot``.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
-from harness.legacy import upgrade_record
-from harness.patterns.base import Status
+from harness.results.legacy import upgrade_record
+from harness.results.statuses import Status
 
 #: 1: the first release (arm strings wrote every option, defaults included).
 #: 2: arms are identities (only the options set), answers on the way are graded.
@@ -76,6 +76,14 @@ class RunRecord(BaseModel):
     usage_estimated: int = 0
     """Of those, the calls whose tokens were estimated with a tokenizer (``--count-tokens``,
     since schema 2): their estimates are in the token counts and the cost."""
+    tools_offered: bool | None = None
+    """Whether the pattern was given tools to call: it takes the task set's tools and the
+    set has some. Null in records written before it was recorded, where readers judge it
+    from the options (``harness.results.legacy.offered_tools``)."""
+    answer_kind: Literal["text", "code"] | None = None
+    """What the answer is: text graded against an answer key, or code the grader runs.
+    Null in records written before it was recorded, where a coding run is known by its
+    ``code_edits`` metric."""
     first_correct: bool | None = None
     """For patterns that answer on the way (reflection's draft, reflexion's attempts,
     best_of_n's candidates): whether the first such answer was correct."""

@@ -33,7 +33,7 @@ from typing import Annotated, Any, Union, get_args
 
 from pydantic import Discriminator, Tag, TypeAdapter, ValidationError
 
-from harness.events._base import (
+from harness.event_models.base import (
     CUT,
     MAX_TOOL_CALLS,
     OBSERVATION,
@@ -49,7 +49,7 @@ from harness.events._base import (
     cut_message,
     question_at,
 )
-from harness.events._patterns import (
+from harness.event_models.patterns import (
     AttemptUnfinishedEvent,
     CheckEvent,
     CritiqueEvent,
@@ -74,7 +74,8 @@ from harness.events._patterns import (
     VerdictEvent,
     VoteEvent,
 )
-from harness.events._run import (
+from harness.event_models.run import (
+    FINAL_ANSWER,
     AnswerEvent,
     AnswerRole,
     ApiErrorEvent,
@@ -90,6 +91,7 @@ from harness.events._run import (
 
 __all__ = [
     "CUT",
+    "FINAL_ANSWER",
     "KINDS",
     "MAX_TOOL_CALLS",
     "OBSERVATION",

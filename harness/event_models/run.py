@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any, Literal
 
-from harness.events._base import (
+from harness.event_models.base import (
     TracedRequest,
     TracedResponse,
     TraceEvent,
@@ -72,6 +72,10 @@ class ApiErrorEvent(TraceEvent):
     """The HTTP status, when one came back."""
     retries: int = 0
     """HTTP attempts beyond the first; absent in older traces."""
+
+
+#: The tool a tool loop takes its final answer through: a call of it is the answer, not a look-up.
+FINAL_ANSWER = "final_answer"
 
 
 class ToolCallEvent(TraceEvent):

@@ -1,5 +1,5 @@
 """The run record's fields as columns: their kinds and defaults, and the DuckDB query that
-reads them (``harness.columns``).
+reads them (``harness.results.columns``).
 
 The query reads each line's JSON object and its keys, and takes each field's value as the
 record model would: a field absent from the line gets the model's default, the value of a
@@ -22,14 +22,14 @@ from typing import Any, Literal, Union, get_args, get_origin
 
 from pydantic_core import PydanticUndefined
 
-from harness.records import RunRecord
+from harness.results.records import RunRecord
 
 Kind = Literal["int", "float", "bool", "str", "dict"]
 _KINDS: dict[Any, Kind] = {int: "int", float: "float", bool: "bool", str: "str"}
 #: Fields nearly every run holds its own value of: not worth sharing equal strings.
 _UNIQUE = frozenset({"run_id", "started_at"})
 #: Fields the record model fills from another when absent, null or empty, before it checks
-#: them (``harness.legacy.upgrade_record``): the pattern, from the arm.
+#: them (``harness.results.legacy.upgrade_record``): the pattern, from the arm.
 FILLED = frozenset({"pattern"})
 #: Whole numbers a DOUBLE holds exactly: an int beyond them is left to the record model.
 EXACT = 2**53
@@ -138,7 +138,7 @@ def _valid(field: Field) -> str:
 
 def _default(field: Field) -> str | None:
     """The field's default as an SQL literal of its column's type; None for null, and for
-    a dict (``harness.columns_fill`` tells an absent dict from an empty one)."""
+    a dict (``harness.results.columns_fill`` tells an absent dict from an empty one)."""
     value = field.default
     if value is None or field.kind == "dict":
         return None

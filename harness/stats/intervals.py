@@ -13,7 +13,7 @@ figure here clusters by task (docs/statistics.md says why and shows the coverage
   interval is the usual Wilson interval;
 - a paired difference has Newcombe's score interval (his method 10) on the effective
   number of pairs, the same way;
-- the paired test is ``harness.report.sign_flip``: one test, on per-task differences.
+- the paired test is ``harness.stats.sign_flip``: one test, on per-task differences.
 
 ``wilson_interval`` on every run (runs as independent) is the interval "on these tasks":
 how an arm did on exactly the tasks asked, which repeats do narrow.
@@ -28,8 +28,8 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
-from harness.report.distributions import normal_quantile, t_quantile
-from harness.report.sign_flip import sign_flip_p
+from harness.stats.distributions import normal_quantile, t_quantile
+from harness.stats.sign_flip import sign_flip_p
 
 LEVEL = 0.95
 Z95 = normal_quantile(0.975)

@@ -16,6 +16,7 @@ proposal with a call of its own (today ``propose=sample``).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 _LOOP = {
@@ -109,3 +110,10 @@ def upgrade_record(data: dict[str, Any]) -> dict[str, Any]:
         if isinstance(data.get("options"), dict):
             upgraded["options"] = schema_1_options(upgraded["pattern"], data["options"])
     return upgraded
+
+
+def offered_tools(pattern: str, options: Mapping[str, Any]) -> bool:
+    """Whether a run recorded before ``tools_offered`` was given tools to call: its options
+    choose the lookup's variant (every tool-using pattern has ``tool``), or, with no
+    options recorded, its pattern took the tools in schema 1."""
+    return "tool" in options or "tool" in SCHEMA_1_DEFAULTS.get(pattern, {})

@@ -3,8 +3,8 @@
 ``records_frame(read_records(folder), pricing)`` validates every line into a ``RunRecord``,
 then turns the list into a DataFrame: at a million runs, a minute and gigabytes. Here
 DuckDB reads runs.jsonl into columns and the record's schema is applied to the columns
-(``harness.columns_sql``): a field a line leaves out gets the record's default, older
-schemas are upgraded once per distinct arm and options (``harness.columns_fill``), and
+(``harness.results.columns_sql``): a field a line leaves out gets the record's default, older
+schemas are upgraded once per distinct arm and options (``harness.results.columns_fill``), and
 only the lines the columns cannot vouch for are read by the record model, one by one.
 The frame is the same: the same columns, dtypes and values, supersedes applied, a torn
 last line left out, the cost priced with the same arithmetic.
@@ -30,11 +30,11 @@ import duckdb
 import numpy as np
 import pandas as pd
 
-from harness.columns_fill import Refused, Unreadable, finish, plain
-from harness.columns_sql import ANSWER_KEY, FIELDS, LINE, RUN_KEY, Field, select
-from harness.report.prices import Price
-from harness.report.table import Pricing, records_frame
-from harness.store import RUNS, iter_records, read_both
+from harness.results.columns_fill import Refused, Unreadable, finish, plain
+from harness.results.columns_sql import ANSWER_KEY, FIELDS, LINE, RUN_KEY, Field, select
+from harness.results.frames import Pricing, records_frame
+from harness.results.prices import Price
+from harness.results.store import RUNS, iter_records, read_both
 
 __all__ = ["ANSWER_KEY", "FIELDS", "UNREAD", "Field", "priced", "read_frame", "read_frames"]
 

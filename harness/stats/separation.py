@@ -4,7 +4,7 @@ The grid runs in rounds: round k runs repeat k-1 of every arm still running, on 
 task. After each round every running arm is compared with the best running arm on the
 runs both made (same task, same repeat), and it stops once the decision is made:
 
-- **separated**: the paired test (``harness.report.sign_flip``: sign flips of per-task
+- **separated**: the paired test (``harness.stats.sign_flip``: sign flips of per-task
   differences, two-sided, mid-p; the one test ``compare`` and ``table --vs`` use) rejects
   "no difference" at the round's alpha;
 - **within the margin**: the paired interval for its difference (Newcombe's, on the
@@ -37,9 +37,9 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from harness.patterns.base import INFRASTRUCTURE_STATUSES
-from harness.records import RunRecord
-from harness.report.stats import PairedTasks
+from harness.results.records import RunRecord
+from harness.results.statuses import INFRASTRUCTURE_STATUSES
+from harness.stats.intervals import PairedTasks
 
 #: Beside runs.jsonl: the rule a run stopped by, so the table can replay it.
 RULE_FILE = "separation.json"
