@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 from pandas.testing import assert_frame_equal
 
-from harness import columns, columns_fill, columns_sql
+from harness.results import columns, columns_fill, columns_sql
 from harness.results.columns import UNREAD, read_frame, read_frames
 from harness.results.frames import Pricing, records_frame
 from harness.results.prices import PriceError, load_prices

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from pandas.testing import assert_frame_equal
 
-from harness import columns
+from harness.results import columns
 from harness.results.columns import read_frame, read_frames
 from harness.results.columns_fill import Unreadable
 from harness.results.columns_sql import FIELDS
