@@ -8,10 +8,7 @@ import click
 import pandas as pd
 
 from harness.cli.errors import BadInput
-from harness.experiment import arm_identity
 from harness.report.axis import config_labels
-from harness.report.failure_traces import TraceError
-from harness.report.failures import labelled_frame, summarize_failures
 from harness.report.pass_k import parse_all
 from harness.report.rendering import FORMATS, render
 from harness.report.table import GROUPINGS, INTERVALS, Measures, summarize, with_reference
@@ -89,6 +86,8 @@ def table_command(
         pass_k, _ = parse_all(chosen or [])
         summary = summarize(frame, by, retried, Measures(interval, tuple(pass_k)))
         if reference:
+            from harness.experiment import arm_identity  # the arms' registry: only for --vs
+
             summary = with_reference(frame, summary, arm_identity(reference))
         if with_failures:
             described = pd.Series(config_labels(summary), index=summary.index)
@@ -96,7 +95,7 @@ def table_command(
         click.echo(render(summary, fmt, table_title(frame, pricing), chosen))
         if fmt == "md" and (note := stopping_note(results, frame)):
             click.echo(f"\n{note}")
-    except (ResultsError, PriceError, TraceError, ValueError) as exc:
+    except (ResultsError, PriceError, ValueError) as exc:
         raise BadInput(str(exc)) from None
 
 
@@ -105,8 +104,15 @@ def commonest_failures(
 ) -> dict[str, str]:
     """Per arm (named after its model on several models), its commonest failure labels with
     the share of failed runs carrying each. ``runs``: the folder's runs, if already read."""
+    from harness.report.failure_traces import TraceError  # the traces' events: only here
+    from harness.report.failures import labelled_frame, summarize_failures
+
+    try:
+        labelled = labelled_frame(results, runs)
+    except TraceError as exc:
+        raise BadInput(str(exc)) from None
     described = {}
-    for arm in summarize_failures(labelled_frame(results, runs), examples=0):
+    for arm in summarize_failures(labelled, examples=0):
         top = sorted((c, label) for label, c in arm.counts.items() if c)[::-1][:shown]
         described[arm.arm] = ", ".join(f"{label} {arm.share(label):.0%}" for _, label in top)
     return described

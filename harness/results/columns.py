@@ -30,8 +30,17 @@ import duckdb
 import numpy as np
 import pandas as pd
 
-from harness.results.columns_fill import Refused, Unreadable, finish, plain
-from harness.results.columns_sql import ANSWER_KEY, FIELDS, LINE, RUN_KEY, Field, select
+from harness.results.columns_fill import Refused, Shared, Unreadable, finish, plain
+from harness.results.columns_sql import (
+    ANSWER_KEY,
+    FIELDS,
+    LINE,
+    RUN_KEY,
+    Field,
+    hashed,
+    select,
+    shareable,
+)
 from harness.results.frames import Pricing, records_frame
 from harness.results.prices import Price
 from harness.results.store import RUNS, iter_records, read_both
@@ -53,6 +62,9 @@ UNREAD = (
 )
 #: Rows per chunk fetched from DuckDB: small enough that a chunk's strings are few MB.
 CHUNK = 16 * 2048
+#: How far DuckDB reads ahead while this process turns a chunk into arrays: its second
+#: thread keeps parsing meanwhile (0.6 s of 6.5 at a million runs, bench/records_scale.py).
+READ_AHEAD = "128MB"
 #: Columns every read needs: a run's key, its supersede link and what upgrades read.
 _KEY = ("model", "arm", "task_id", "repeat", "run_id", "supersedes", "schema_version", "pattern")
 _PRICED = ("tokens_in", "tokens_out", "tokens_cached", "cost_usd")
@@ -172,16 +184,23 @@ def _fetch(path: Path, wanted: list[str]) -> dict[str, np.ndarray[Any, Any]] | N
     record model refuses."""
     names = list(dict.fromkeys([*wanted, *_KEY, *_PRICED]))
     hashes = (RUN_KEY, ANSWER_KEY)
-    parts: dict[str, list[np.ndarray[Any, Any]]] = {name: [] for name in [*names, *hashes]}
+    strings: dict[str, str] = {}
+    shared = {name: Shared(strings) for name in names if shareable(FIELDS[name])}
+    parts: dict[str, list[np.ndarray[Any, Any]]] = {
+        name: [] for name in [*names, *hashes] if name not in shared
+    }
     lines: dict[int, str] = {}
-    shared: dict[str, str] = {}
     rows = 0
     with duckdb.connect(":memory:") as con:
         con.execute("SET enable_progress_bar = false")
+        con.execute(f"SET streaming_buffer_size = '{READ_AHEAD}'")
         result = con.execute(select(names), [str(path)])
         while len(chunk := result.fetch_df_chunk(vectors_per_chunk=CHUNK // 2048)):
             for name in names:
-                parts[name].append(plain(chunk[name], FIELDS[name], shared))
+                if name in shared:
+                    shared[name].add(chunk[name], chunk[hashed(name)].to_numpy(np.uint64))
+                else:
+                    parts[name].append(plain(chunk[name], FIELDS[name]))
             for name in hashes:
                 parts[name].append(chunk[name].to_numpy(dtype=np.uint64))
             line = chunk[LINE]
@@ -190,8 +209,13 @@ def _fetch(path: Path, wanted: list[str]) -> dict[str, np.ndarray[Any, Any]] | N
             rows += len(chunk)
     if not rows:
         return None
-    columns = {name: np.concatenate(parts.pop(name)) for name in [*names, *hashes]}
-    finish(columns, lines)
+    texts = {name: shared.pop(name) for name in names if FIELDS[name].kind == "dict"}
+    columns = {
+        name: shared.pop(name).column() if name in shared else np.concatenate(parts.pop(name))
+        for name in [*names, *hashes]
+        if name not in texts
+    }
+    finish(columns, texts, lines)
     return columns
 
 
@@ -246,13 +270,12 @@ def _typed(values: np.ndarray[Any, Any], field: Field) -> Any:
     and strings, None kept among booleans, all-None columns as objects."""
     if field.kind in ("int", "dict"):
         return values
-    missing = pd.isna(values)
-    if field.nullable and missing.all():
+    if field.nullable and pd.isna(values[0]) and pd.isna(values).all():  # first: cheap
         return np.full(len(values), None, dtype=object)
     if field.kind == "float":
         return values
     if field.kind == "bool":
-        return values if missing.any() else values.astype(bool)
+        return values if pd.isna(values).any() else values.astype(bool)
     return pd.array(values, dtype=pd.StringDtype(na_value=np.nan))
 
 

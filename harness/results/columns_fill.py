@@ -42,39 +42,66 @@ class Unreadable(Exception):
         self.why = why
 
 
-def plain(column: pd.Series[Any], field: Field, shared: dict[str, str]) -> Array:
-    """A fetched column as a numpy array; equal strings become one object (memory)."""
-    if field.kind in ("int", "float"):
+class Shared:
+    """A string (or dict text) column fetched chunk by chunk, kept as codes into its
+    distinct values: equal values found by their 64-bit hash (``columns_sql.hashed``), one
+    object each, shared with the other columns' equal strings (memory)."""
+
+    def __init__(self, strings: dict[str, str]) -> None:
+        self.strings = strings
+        self.code_of: dict[int, int] = {}
+        self.values: list[str | None] = []
+        self.codes: list[Array] = []
+
+    def add(self, column: pd.Series[Any], hashes: Array) -> None:
+        codes, uniques = pd.factorize(hashes)
+        first = np.empty(len(uniques), dtype=np.int64)  # each code's first row
+        first[codes[::-1]] = np.arange(len(codes) - 1, -1, -1)
+        lookup = np.empty(len(uniques), dtype=np.int32)
+        for code, key in enumerate(uniques.tolist()):
+            known = self.code_of.get(key)
+            if known is None:
+                known = self.code_of[key] = len(self.values)
+                value = column.iat[first[code]]  # a str, or null as None or NaN
+                shared = self.strings.setdefault(value, value) if isinstance(value, str) else None
+                self.values.append(shared)
+            lookup[code] = known
+        self.codes.append(lookup[codes])
+
+    def all_codes(self) -> Array:
+        """Each row's index into ``values``."""
+        return np.concatenate(self.codes)
+
+    def column(self) -> Array:
+        values = np.empty(len(self.values), dtype=object)
+        values[:] = self.values
+        return values[self.all_codes()]
+
+
+def plain(column: pd.Series[Any], field: Field) -> Array:
+    """A fetched number, bool or unshared string column as a numpy array."""
+    if field.kind == "int":
+        return column.to_numpy(dtype=np.int64)
+    if field.kind == "float":
         return column.to_numpy(dtype=np.float64, na_value=np.nan)
     if field.kind == "bool":
         values = column.to_numpy(dtype=object, copy=True)
         values[column.isna().to_numpy()] = None
         return values
-    values = column.to_numpy(dtype=object)
-    if field.unique:
-        return values
-    codes, uniques = pd.factorize(values)
-    canonical = np.empty(len(uniques) + 1, dtype=object)  # codes of None are -1: the last
-    canonical[:-1] = [shared.setdefault(u, u) for u in uniques]
-    return canonical[codes]
+    return column.to_numpy(dtype=object)
 
 
-def finish(columns: dict[str, Array], lines: dict[int, str]) -> None:
-    """Turn fetched columns (numbers as floats, dicts as JSON text) into the values records
-    hold, in place; ``lines`` are the rows' lines the query did not vouch for, by row.
-    ``Refused`` when the record model refuses one of those lines or a dict."""
+def finish(columns: dict[str, Array], texts: dict[str, Shared], lines: dict[int, str]) -> None:
+    """Turn fetched columns and the dicts' JSON ``texts`` into the
+    values records hold, in ``columns``; ``lines`` are the rows' lines the query did not
+    vouch for, by row. ``Refused`` when the record model refuses one of those lines or a
+    dict."""
     records = {row: _record(text) for row, text in lines.items()}
     vouched = np.ones(len(columns["arm"]), dtype=bool)
     vouched[list(records)] = False
     schema_1 = _upgrade(columns, vouched)
-    for name in list(columns):
-        field = FIELDS.get(name)
-        if field is not None and field.kind == "dict":
-            columns[name] = _dicts(columns, field, vouched, schema_1)
-        elif field is not None and field.kind == "int":
-            values = columns[name]
-            values[~vouched] = 0  # the record's own value is set below
-            columns[name] = values.astype(np.int64)
+    for name, shared in texts.items():
+        columns[name] = _dicts(FIELDS[name], shared, vouched, schema_1, columns["pattern"])
     for row, record in records.items():
         _patch(columns, row, record)
     if records or schema_1.any():  # a run's key may differ from the line's
@@ -108,19 +135,23 @@ def _upgrade(columns: dict[str, Array], vouched: Array) -> Array:
     return schema_1
 
 
-def _dicts(columns: dict[str, Array], field: Field, vouched: Array, schema_1: Array) -> Array:
+def _dicts(field: Field, texts: Shared, vouched: Array, schema_1: Array, patterns: Array) -> Array:
     """A dict column's texts as the model reads them, each distinct text once (a schema-1
     row's options with its pattern); absent ones as the field's default."""
-    texts = columns[field.name].copy()
-    texts[~vouched] = None
-    if field.name == "options" and (upgraded := schema_1 & pd.notna(texts)).any():
-        pairs = zip(columns["pattern"][upgraded], texts[upgraded], strict=True)
-        texts[upgraded] = _objects(list(pairs))
-    codes, uniques = pd.factorize(texts)
-    objects = np.empty(len(uniques) + 1, dtype=object)  # absent (code -1) last
-    objects[:-1] = [_probe(field, text) for text in uniques]
+    codes = texts.all_codes()
+    codes[~vouched] = -1  # the model read these rows: patched later
+    objects = np.empty(len(texts.values) + 1, dtype=object)  # absent (code -1) last
+    objects[:-1] = [field.default if t is None else _probe(field, t) for t in texts.values]
     objects[-1] = field.default
-    return objects[codes]
+    values = objects[codes]
+    if field.name == "options" and schema_1.any():
+        held = np.array([t is not None for t in texts.values] + [False])[codes]
+        if (upgraded := schema_1 & held).any():
+            text_of = np.array([*texts.values, None], dtype=object)
+            pairs = zip(patterns[upgraded], text_of[codes[upgraded]], strict=True)
+            pair_codes, uniques = pd.factorize(_objects(list(pairs)))
+            values[upgraded] = _objects([_probe(field, pair) for pair in uniques])[pair_codes]
+    return values
 
 
 def _objects(values: list[Any]) -> Array:

@@ -31,8 +31,6 @@ _UNIQUE = frozenset({"run_id", "started_at"})
 #: Fields the record model fills from another when absent, null or empty, before it checks
 #: them (``harness.results.legacy.upgrade_record``): the pattern, from the arm.
 FILLED = frozenset({"pattern"})
-#: Whole numbers a DOUBLE holds exactly: an int beyond them is left to the record model.
-EXACT = 2**53
 
 
 @dataclass(frozen=True)
@@ -96,6 +94,12 @@ def _number(field: Field) -> str:
     return f"TRY_CAST({_raw(field)}::VARCHAR AS DOUBLE)"
 
 
+def _whole(field: Field) -> str:
+    """The field's JSON value as a BIGINT; null unless a number within 64 bits (5.5 is
+    rounded: ``_typed`` vouches only for the text a BIGINT writes back)."""
+    return f"TRY_CAST({_raw(field)}::VARCHAR AS BIGINT)"
+
+
 def _typed(field: Field) -> str:
     """The SQL condition that the field's JSON value (not null) is of the type it holds."""
     raw = _raw(field)
@@ -105,9 +109,8 @@ def _typed(field: Field) -> str:
             quoted = (sql_literal(json.dumps(value)) for value in field.allowed)
             check += f" AND {raw}::VARCHAR IN ({', '.join(quoted)})"
         return check
-    if field.kind == "int":  # as the model takes an int: whole, if written as 5.0 or 5e0
-        number = _number(field)
-        return f"isfinite({number}) AND {number} = trunc({number}) AND abs({number}) < {EXACT}"
+    if field.kind == "int":  # written as a whole number (5.0 and 1e2 are left to the model)
+        return f"{_whole(field)}::VARCHAR = {raw}::VARCHAR"
     if field.kind == "float":
         return f"{_number(field)} IS NOT NULL"
     if field.kind == "bool":
@@ -138,8 +141,11 @@ def _valid(field: Field) -> str:
 
 def _default(field: Field) -> str | None:
     """The field's default as an SQL literal of its column's type; None for null, and for
-    a dict (``harness.results.columns_fill`` tells an absent dict from an empty one)."""
+    a dict (``harness.results.columns_fill`` tells an absent dict from an empty one). An int
+    is never null (0 on a line the model reads)."""
     value = field.default
+    if field.kind == "int":
+        return str(int(value or 0))
     if value is None or field.kind == "dict":
         return None
     if field.kind == "str":
@@ -150,11 +156,12 @@ def _default(field: Field) -> str | None:
 
 
 def _value(field: Field) -> str:
-    """The SQL expression of the field's value: numbers as DOUBLE, dicts as JSON text."""
+    """The SQL expression of the field's value: ints as BIGINT, floats as DOUBLE, dicts as
+    JSON text."""
     raw = _raw(field)
     values = {
         "str": f"{raw}->>'$'",
-        "int": _number(field),
+        "int": _whole(field),
         "float": _number(field),
         "bool": f"{raw}::VARCHAR = 'true'",
         "dict": f"{raw}::VARCHAR",
@@ -191,9 +198,21 @@ def answer_key(answer: str | None, status: str) -> int:
     return int(digest.hexdigest()[:16], 16)
 
 
+def hashed(name: str) -> str:
+    """The column of a hash of the string or dict field ``name``'s values (``select``)."""
+    return "#" + name
+
+
+def shareable(field: Field) -> bool:
+    """Whether the field's values are strings (or dicts' texts) runs share: fetched with
+    their hash (``hashed``), so equal values are found without comparing strings."""
+    return field.kind in ("str", "dict") and not field.unique
+
+
 def select(names: list[str]) -> str:
-    """The query of ``names``, ``RUN_KEY``, ``ANSWER_KEY`` and ``LINE`` from the file given
-    as its one parameter, one row a line, in file order."""
+    """The query of ``names``, the ``hashed`` column of each ``shareable`` one, ``RUN_KEY``,
+    ``ANSWER_KEY`` and ``LINE`` from the file given as its one parameter, one row a line,
+    in file order."""
     structure = json.dumps({name: "JSON" for name in FIELDS})
     vouched = " AND ".join(
         [
@@ -203,12 +222,18 @@ def select(names: list[str]) -> str:
         ]
     )
     needed = list(dict.fromkeys([*names, "model", "arm", "task_id", "repeat", "answer", "status"]))
+    hashes = [_quoted(hashed(name)) for name in names if shareable(FIELDS[name])]
+    raw_hashes = [  # of the value's JSON text: equal texts, equal values
+        f"hash({_raw(FIELDS[name])}) AS {_quoted(hashed(name))}"
+        for name in names
+        if shareable(FIELDS[name])
+    ]
     return (
-        f"SELECT {', '.join(map(_quoted, names))}, "
+        f"SELECT {', '.join([*map(_quoted, names), *hashes])}, "
         f'hash("model", "arm", "task_id", "repeat") AS {RUN_KEY}, '
         f"('0x' || left(md5({_ANSWER_TEXT}), 16))::UBIGINT AS {ANSWER_KEY}, "
         f"CASE WHEN _vouched THEN NULL ELSE json END AS {LINE} "
-        f"FROM (SELECT {', '.join(_value(FIELDS[name]) for name in needed)}, "
+        f"FROM (SELECT {', '.join([*(_value(FIELDS[name]) for name in needed), *raw_hashes])}, "
         f"coalesce({vouched}, false) AS _vouched, json "
         "FROM (SELECT json, json_keys(json) AS _keys, "
         f"json_transform(json, {sql_literal(structure)}) AS _record "

@@ -178,13 +178,21 @@ def test_what_the_model_converts_is_read_by_the_model_alone(tmp_path: Path, read
         run(2) | {"tokens_in": 1e3, "latency_s": True, "pattern": 0},
         json.dumps(run(3))[:-1] + ', "task_id": "task-9"}',  # a key twice: the last counts
         run(4) | {"answer": "f(a, b,) or {1, 2, }"},  # a comma before a bracket in a string
-        run(5) | {"tokens_out": 2**60},  # beyond what a DOUBLE holds exactly
     ]
     path = folder(tmp_path, [run(6), *lenient, "   ", run(7)])
     read_frames(path)
     assert reads == Reads(0, len(lenient))
     assert_same(path, Pricing(load_prices()))
     assert read_frame(path)["task_id"].iloc[4] == "task-9"
+
+
+def test_a_whole_number_is_read_exactly_to_64_bits(tmp_path: Path, reads: Reads) -> None:
+    big = [2**53 + 1, 2**63 - 1, -(2**62) - 3]  # beyond what a DOUBLE holds exactly
+    path = folder(tmp_path, [run(n) | {"tokens_out": value} for n, value in enumerate(big)])
+    frame = read_frame(path)
+    assert reads == Reads(0, 0)
+    assert frame["tokens_out"].tolist() == big
+    assert_same(path)
 
 
 BAD_LINES = {
