@@ -105,6 +105,12 @@ def parse_arm(text: str) -> Arm:
         check_tool_choices(options.tool_options())
     except (UnknownTool, ToolOptionsError) as exc:
         raise ArmError(f"arm {text!r}: {exc}") from None
+    floor = info.build(options).call_floor()  # a run that cannot finish: refused before any
+    if options.max_steps < floor.calls:
+        raise ArmError(
+            f"arm {text!r}: {info.name} needs max_steps of at least {floor.calls} "
+            f"({floor.why}); max_steps is {options.max_steps}"
+        )
     return Arm(info, options)
 
 

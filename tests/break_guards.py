@@ -844,6 +844,33 @@ MUTATIONS = [
      "--cache base/ci/responses --out candidate", "--out candidate",
      ["tests/test_ci_workflow.py::test_an_unchanged_pattern_replays_everything_and_a_worse_"
       "one_fails_the_gate"]),
+    # Impossible records and arms refused (issue 22), the same way on both reading paths.
+    ("a count is never negative", "harness/results/records.py",
+     "Count = Annotated[int, Field(ge=0), Strict()]",
+     "Count = Annotated[int, Field(), Strict()]",
+     [BAD + "[table-runs-negative-tokens]"]),
+    ("a count is written as a whole number, not a string", "harness/results/records.py",
+     "Count = Annotated[int, Field(ge=0), Strict()]",
+     "Count = Annotated[int, Field(ge=0)]",
+     [BAD + "[table-runs-repeat-string]", BAD_LINE]),
+    ("a cost is a finite number", "harness/results/records.py",
+     "Field(ge=0, allow_inf_nan=False)",
+     "Field(ge=0)",
+     [BAD + "[table-runs-nan-cost]"]),
+    ("a schema version this reader does not know is refused", "harness/results/records.py",
+     "Field(ge=1, le=SCHEMA_VERSION)",
+     "Field(ge=1)",
+     [BAD + "[table-runs-schema-unknown]"]),
+    ("the columns vouch only for numbers within the record's bounds", CSQL,
+     'least = "" if field.least is None else f" AND {number} >= {field.least}"',
+     'least = ""',
+     [BAD_LINE]),
+    ("an arm below its pattern's call floor is refused before any run", "harness/experiment.py",
+     "    if options.max_steps < floor.calls:\n        raise ArmError(",
+     "    if False:\n        raise ArmError(",
+     [BAD + "[arm-below-its-floor]",
+      "tests/harness/patterns/test_budgets.py::"
+      "test_a_call_floor_above_max_steps_is_refused_with_no_request"]),
 ]  # fmt: skip
 
 

@@ -56,6 +56,9 @@ RECORD = RunRecord(
     tokens_out=10,
 ).model_dump_json()
 GOOD_RUNS = f"{RECORD}\n"
+assert all(
+    f in RECORD for f in ('"schema_version":2', '"repeat":0', '"tokens_in":100', '"cost_usd":null')
+)
 
 Build = Callable[[Path, pytest.MonkeyPatch], list[str]]
 
@@ -631,6 +634,26 @@ BAD_RUNS = {
         None,
     ),
     "runs-array": ("[]\n", ("runs.jsonl:1", "(whole line)"), None),
+    "runs-schema-unknown": (
+        RECORD.replace('"schema_version":2', '"schema_version":99') + "\n",
+        ("runs.jsonl:1", "field 'schema_version'", "less than or equal to 2"),
+        None,
+    ),
+    "runs-repeat-string": (
+        RECORD.replace('"repeat":0', '"repeat":"0"') + "\n",
+        ("runs.jsonl:1", "field 'repeat'", "valid integer"),
+        None,
+    ),
+    "runs-negative-tokens": (
+        RECORD.replace('"tokens_in":100', '"tokens_in":-5') + "\n",
+        ("runs.jsonl:1", "field 'tokens_in'", "greater than or equal to 0"),
+        None,
+    ),
+    "runs-nan-cost": (
+        RECORD.replace('"cost_usd":null', '"cost_usd":NaN') + "\n",
+        ("runs.jsonl:1", "field 'cost_usd'", "finite number"),
+        None,
+    ),
     "runs-twice": (GOOD_RUNS * 2, ("runs.jsonl:2", "already recorded on line 1"), None),
     "runs-latin1": (
         GOOD_RUNS.encode() + b'{"arm": "' + LATIN1 + b'"}\n',
@@ -659,6 +682,12 @@ RESULTS = [
 
 RESUMES = [
     case(cli(*RUN, "--arm", "direct", "--out", __file__), "is a file", "--out", id="out-file"),
+    case(
+        cli(*RUN, "--arm", "plan:max_steps=1", "--out", "{tmp}/out"),
+        "plan:max_steps=1",
+        "max_steps of at least 2",
+        id="arm-below-its-floor",
+    ),
     case(
         cli(*RUN, "--arm", "direct", "--out", f"{__file__}/sub"),
         "test_bad_input.py",

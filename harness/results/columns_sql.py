@@ -18,8 +18,9 @@ import hashlib
 import json
 import types
 from dataclasses import dataclass
-from typing import Any, Literal, Union, get_args, get_origin
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
+from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
 from harness.results.records import RunRecord
@@ -44,32 +45,50 @@ class Field:
     """The value of the field when a line leaves it out."""
     required: bool = False
     """The record model refuses a line without it."""
+    least: int | None = None
+    """The least number the model takes (``Field(ge=...)``): 0 for counts and amounts."""
+    most: int | None = None
+    """The greatest (``Field(le=...)``): the schema versions known."""
 
     @property
     def unique(self) -> bool:
         return self.name in _UNIQUE
 
 
-def _field(name: str, annotation: Any, default: Any = None) -> Field:
+def _bound(metadata: list[Any], name: str) -> int | None:
+    """The bound ``name`` (``ge``, ``le``) the field's constraints set, if any."""
+    for item in metadata:
+        inner = item.metadata if isinstance(item, FieldInfo) else [item]  # Field(ge=0) too
+        for constraint in inner:
+            if getattr(constraint, name, None) is not None:
+                return int(getattr(constraint, name))
+    return None
+
+
+def _field(name: str, info: FieldInfo) -> Field:
+    annotation, metadata = info.annotation, list(info.metadata)
     args = get_args(annotation)
     union = get_origin(annotation) in (Union, types.UnionType)
     nullable = union and type(None) in args
     base = next(a for a in args if a is not type(None)) if union else annotation
-    required = default is PydanticUndefined
-    default = None if required else default
+    if get_origin(base) is Annotated:  # a constrained type inside Optional
+        base, *more = get_args(base)
+        metadata += more
+    required = info.default is PydanticUndefined
+    default = None if required else info.default
+    bounds = {"least": _bound(metadata, "ge"), "most": _bound(metadata, "le")}
     if get_origin(base) is Literal:
         return Field(name, "str", nullable, tuple(get_args(base)), default, required)
     if get_origin(base) is dict:
         return Field(name, "dict", nullable, (), default, required)
     if base not in _KINDS:
         raise TypeError(f"RunRecord.{name}: no column kind for {annotation!r}; add one here")
-    return Field(name, _KINDS[base], nullable, (), default, required)
+    return Field(name, _KINDS[base], nullable, (), default, required, **bounds)
 
 
 #: Every record field, in the record's order (the frame's column order).
 FIELDS: dict[str, Field] = {
-    name: _field(name, info.annotation, info.default)
-    for name, info in RunRecord.model_fields.items()
+    name: _field(name, info) for name, info in RunRecord.model_fields.items()
 }
 
 
@@ -100,6 +119,12 @@ def _whole(field: Field) -> str:
     return f"TRY_CAST({_raw(field)}::VARCHAR AS BIGINT)"
 
 
+def _within(number: str, field: Field) -> str:
+    """The SQL condition that ``number`` is within the field's bounds, after an AND."""
+    least = "" if field.least is None else f" AND {number} >= {field.least}"
+    return least + ("" if field.most is None else f" AND {number} <= {field.most}")
+
+
 def _typed(field: Field) -> str:
     """The SQL condition that the field's JSON value (not null) is of the type it holds."""
     raw = _raw(field)
@@ -110,9 +135,9 @@ def _typed(field: Field) -> str:
             check += f" AND {raw}::VARCHAR IN ({', '.join(quoted)})"
         return check
     if field.kind == "int":  # written as a whole number (5.0 and 1e2 are left to the model)
-        return f"{_whole(field)}::VARCHAR = {raw}::VARCHAR"
-    if field.kind == "float":
-        return f"{_number(field)} IS NOT NULL"
+        return f"{_whole(field)}::VARCHAR = {raw}::VARCHAR" + _within(_whole(field), field)
+    if field.kind == "float":  # finite: NaN and Infinity are the model's to refuse
+        return f"isfinite({_number(field)})" + _within(_number(field), field)
     if field.kind == "bool":
         return f"{raw}::VARCHAR IN ('true', 'false')"
     return f"starts_with({raw}, '{{')"

@@ -9,9 +9,9 @@ so every older results folder still loads in ``table``, ``compare`` and ``plot``
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic import BaseModel, ConfigDict, Field, Strict, model_validator
 
 from harness.results.legacy import upgrade_record
 from harness.results.statuses import Status
@@ -20,11 +20,20 @@ from harness.results.statuses import Status
 #: 2: arms are identities (only the options set), answers on the way are graded.
 SCHEMA_VERSION = 2
 
+#: A count as written: a whole number, not negative (``"5"``, ``5.0`` and ``true`` refused).
+Count = Annotated[int, Field(ge=0), Strict()]
+#: Dollars or seconds as written: a finite number, not negative (NaN refused).
+Amount = Annotated[float, Field(ge=0, allow_inf_nan=False), Strict()]
+#: A verdict as written: ``true`` or ``false``.
+Verdict = Annotated[bool, Strict()]
+#: A version this reader knows: a later one's fields may mean what it cannot tell.
+Version = Annotated[int, Field(ge=1, le=SCHEMA_VERSION), Strict()]
+
 
 class RunRecord(BaseModel):
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
-    schema_version: int = SCHEMA_VERSION
+    schema_version: Version = SCHEMA_VERSION
     """Version of this format the record was written in; older ones are upgraded on reading."""
     run_id: str = ""
     """Unique id; keys this run's line in traces.jsonl."""
@@ -43,7 +52,7 @@ class RunRecord(BaseModel):
     """Digest of the task's id, question and expected answer when it ran (since schema 2):
     a run whose task has changed since is never resumed as done."""
     slice: str | None = None
-    repeat: int
+    repeat: Count
     """0-based repeat index; (model, arm, task_id, repeat) identifies a run in a folder, and
     (arm, task_id, repeat) across result sets of one model."""
     model: str = ""
@@ -54,29 +63,29 @@ class RunRecord(BaseModel):
     status: Status
     """How the run ended; separate from correctness."""
     answer: str | None = None
-    correct: bool | None = None
+    correct: Verdict | None = None
     """The grader's verdict; null when there was no answer to grade."""
     grade_reason: str = ""
-    turns: int = 0
+    turns: Count = 0
     """Model requests the run made (failed ones included)."""
-    tool_calls: int = 0
-    parse_failures: int = 0
+    tool_calls: Count = 0
+    parse_failures: Count = 0
     """Replies whose action or answer could not be read."""
-    repeated_actions: int = 0
+    repeated_actions: Count = 0
     """Tool calls identical to an earlier one in the same run, failed ones included."""
-    retries: int = 0
+    retries: Count = 0
     """HTTP attempts beyond the first, across the run's requests."""
-    tokens_in: int = 0
+    tokens_in: Count = 0
     """Input tokens as the endpoint reported them (cached ones included)."""
-    tokens_out: int = 0
-    tokens_cached: int = 0
-    usage_missing: int = 0
+    tokens_out: Count = 0
+    tokens_cached: Count = 0
+    usage_missing: Count = 0
     """Model calls whose response reported no usage (since schema 2): their tokens are
     unknown and are not in the token counts or the cost, unless estimated."""
-    usage_estimated: int = 0
+    usage_estimated: Count = 0
     """Of those, the calls whose tokens were estimated with a tokenizer (``--count-tokens``,
     since schema 2): their estimates are in the token counts and the cost."""
-    tools_offered: bool | None = None
+    tools_offered: Verdict | None = None
     """Whether the pattern was given tools to call: it takes the task set's tools and the
     set has some. Null in records written before it was recorded, where readers judge it
     from the options (``harness.results.legacy.offered_tools``)."""
@@ -84,19 +93,19 @@ class RunRecord(BaseModel):
     """What the answer is: text graded against an answer key, or code the grader runs.
     Null in records written before it was recorded, where a coding run is known by its
     ``code_edits`` metric."""
-    first_correct: bool | None = None
+    first_correct: Verdict | None = None
     """For patterns that answer on the way (reflection's draft, reflexion's attempts,
     best_of_n's candidates): whether the first such answer was correct."""
     metrics: dict[str, float] = {}
     """Pattern-specific measurements, e.g. agreement, candidates, nodes_expanded."""
-    cost_usd: float | None = None
+    cost_usd: Amount | None = None
     """From the price table at run time; null when the model has no price."""
-    cache_hits: int = 0
+    cache_hits: Count = 0
     """Model calls replayed from the response cache (``--cache``, since schema 2); their
     tokens are in the token counts as first served."""
-    cost_from_cache_usd: float | None = None
+    cost_from_cache_usd: Amount | None = None
     """The part of cost_usd that replayed calls stand for: not spent again on this run."""
-    latency_s: float = 0.0
+    latency_s: Amount = 0.0
     error: str | None = None
     started_at: str = ""
     """UTC, ISO 8601."""

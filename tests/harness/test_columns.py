@@ -4,13 +4,16 @@ same file:line error for a bad line. Older folders: ``test_columns_formats.py``.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import pandas as pd
 import pytest
 from pandas.testing import assert_frame_equal
+from pydantic import Field
+from pydantic.fields import FieldInfo
 
 from harness.results import columns, columns_fill, columns_sql
 from harness.results.columns import UNREAD, read_frame, read_frames
@@ -173,9 +176,7 @@ def test_no_complete_line_is_no_runs(tmp_path: Path, text: str) -> None:
 
 def test_what_the_model_converts_is_read_by_the_model_alone(tmp_path: Path, reads: Reads) -> None:
     lenient = [
-        run(0) | {"turns": "5", "repeat": 1.0},  # the record model converts these
-        run(1) | {"correct": "yes", "cost_usd": "0.5"},
-        run(2) | {"tokens_in": 1e3, "latency_s": True, "pattern": 0},
+        run(0) | {"pattern": 0},  # the record model reads the pattern from the arm
         json.dumps(run(3))[:-1] + ', "task_id": "task-9"}',  # a key twice: the last counts
         run(4) | {"answer": "f(a, b,) or {1, 2, }"},  # a comma before a bracket in a string
     ]
@@ -183,11 +184,11 @@ def test_what_the_model_converts_is_read_by_the_model_alone(tmp_path: Path, read
     read_frames(path)
     assert reads == Reads(0, len(lenient))
     assert_same(path, Pricing(load_prices()))
-    assert read_frame(path)["task_id"].iloc[4] == "task-9"
+    assert read_frame(path)["task_id"].iloc[2] == "task-9"
 
 
 def test_a_whole_number_is_read_exactly_to_64_bits(tmp_path: Path, reads: Reads) -> None:
-    big = [2**53 + 1, 2**63 - 1, -(2**62) - 3]  # beyond what a DOUBLE holds exactly
+    big = [2**53 + 1, 2**63 - 1, 2**62 + 3]  # beyond what a DOUBLE holds exactly
     path = folder(tmp_path, [run(n) | {"tokens_out": value} for n, value in enumerate(big)])
     frame = read_frame(path)
     assert reads == Reads(0, 0)
@@ -201,6 +202,20 @@ BAD_LINES = {
     "a string where a number goes": run(1) | {"repeat": "first"},
     "a number where a string goes": run(1) | {"task_id": 5},
     "a fraction where an int goes": run(1) | {"turns": 2.5},
+    "a whole fraction where an int goes": run(1) | {"repeat": 1.0},
+    "an exponent where an int goes": run(1) | {"tokens_in": 1e3},
+    "a string where a count goes": run(1) | {"repeat": "0"},
+    "a string where an amount goes": run(1) | {"cost_usd": "0.5"},
+    "a string where a verdict goes": run(1) | {"correct": "yes"},
+    "a verdict where an amount goes": run(1) | {"latency_s": True},
+    "a verdict where a count goes": run(1) | {"turns": True},
+    "a negative count": run(1) | {"tokens_in": -5},
+    "a negative repeat": run(1) | {"repeat": -1},
+    "a negative cost": run(1) | {"cost_usd": -0.01},
+    "a cost that is not a number": run(1) | {"cost_usd": math.nan},  # json writes NaN
+    "an infinite latency": run(1) | {"latency_s": math.inf},
+    "a schema version this reader does not know": run(1) | {"schema_version": 99},
+    "a schema version below the first": run(1) | {"schema_version": 0},
     "an unknown status": run(1) | {"status": "exploded"},
     "a metric that is not a number": run(1) | {"metrics": {"agreement": "high"}},
     "null where a value is required": run(1) | {"latency_s": None},
@@ -263,8 +278,11 @@ def test_runs_appended_while_reading_are_left_for_the_next_reading(
 
 def test_a_new_record_field_needs_a_column_kind() -> None:
     with pytest.raises(TypeError, match=r"RunRecord\.tags: no column kind"):
-        columns_sql._field("tags", list[str])
-    assert columns_sql._field("seen", bool | None) == columns_sql.Field("seen", "bool", True)
+        columns_sql._field("tags", FieldInfo.from_annotation(list[str]))
+    seen = FieldInfo.from_annotated_attribute(bool | None, None)
+    assert columns_sql._field("seen", seen) == columns_sql.Field("seen", "bool", True)
+    count = FieldInfo.from_annotated_attribute(Annotated[int, Field(ge=0)] | None, None)
+    assert columns_sql._field("count", count) == columns_sql.Field("count", "int", True, least=0)
     assert pd.api.types.is_object_dtype(read_frame(FIXTURE)["options"])
 
 

@@ -4,7 +4,7 @@ import asyncio
 
 import pytest
 
-from harness.experiment import parse_arm
+from harness.experiment import Arm, ArmError, parse_arm
 from harness.fakes.fake_server import STRUCTURED_REPLIES
 from harness.models.counting import CountingClient
 from harness.models.scripted import FunctionModel, text_reply
@@ -99,8 +99,17 @@ def run(spec, responder, **options):
     trace = Trace()
     question = "How many years after the Eiffel Tower did the Sydney Opera House open?"
     ctx = RunContext(question, CountingClient(model, trace), "m", DEPOT.toolset(), trace)
-    outcome = asyncio.run(parse_arm(with_options(spec, **options)).build().run(ctx))
+    outcome = asyncio.run(arm_with(spec, **options).build().run(ctx))
     return outcome, model, ctx
+
+
+def arm_with(spec, **options):
+    """The arm with ``options`` as given, a max_steps below its floor included: parse_arm
+    refuses that arm, and the limits wrapper's own refusal is what is tested here."""
+    arm = parse_arm(with_options(spec, **{k: v for k, v in options.items() if k != "max_steps"}))
+    if "max_steps" not in options:
+        return arm
+    return Arm(arm.info, arm.options.model_copy(update={"max_steps": options["max_steps"]}))
 
 
 def test_the_specs_cover_every_registered_pattern():
@@ -122,6 +131,8 @@ def test_max_steps_is_never_exceeded(spec, responder):
 def test_a_call_floor_above_max_steps_is_refused_with_no_request(spec):
     floor = FLOORS[spec]
     assert parse_arm(spec).build().call_floor().calls == floor
+    with pytest.raises(ArmError, match=f"needs max_steps of at least {floor} "):
+        parse_arm(with_options(spec, max_steps=floor - 1))  # refused before any run
     outcome, model, _ = run(spec, answering, max_steps=floor - 1)
     assert (outcome.status, model.requests) == ("refused", [])
     assert f"max_steps of at least {floor}" in outcome.error

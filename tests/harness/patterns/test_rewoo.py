@@ -1,4 +1,5 @@
 import asyncio
+from dataclasses import replace
 
 import pytest
 
@@ -90,7 +91,7 @@ def test_a_plan_longer_than_allowed_is_refused():
 
 
 def test_too_small_a_budget_is_refused_before_any_request():
-    outcome, model, _ = run_pattern(rewoo("max_steps=1"), ["x"])
+    outcome, model, _ = run_pattern(one_step(rewoo()), ["x"])
     assert outcome.status == "refused" and model.requests == []
 
 
@@ -189,3 +190,9 @@ def test_a_task_set_without_tools_is_refused_before_any_request():
     outcome = asyncio.run(rewoo().run(ctx))
     assert (outcome.status, model.requests) == ("refused", [])
     assert "offers no tools" in outcome.error
+
+
+def one_step(limited):
+    """The pattern with max_steps 1, past parse_arm (which refuses it): the pattern's own
+    refusal is what is tested."""
+    return replace(limited, options=limited.options.model_copy(update={"max_steps": 1}))
