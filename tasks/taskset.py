@@ -54,6 +54,12 @@ def _registered_tool(name: str) -> str:
     return name
 
 
+def _named(name: str) -> str:
+    if not name.strip():
+        raise PydanticCustomError("blank_name", "must name the set, not be blank")
+    return name
+
+
 def _registered_grader(name: str) -> str:
     try:
         grader_info(name)
@@ -64,7 +70,8 @@ def _registered_grader(name: str) -> str:
 
 class TaskSetConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
-    name: str
+    name: Annotated[str, AfterValidator(_named)]
+    """What records and tables call the set: not blank."""
     description: str = ""
     tools: list[Annotated[str, AfterValidator(_registered_tool)]] = Field(default_factory=list)
     """The tools offered to every arm that takes tools, by their registered names."""

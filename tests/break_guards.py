@@ -871,6 +871,20 @@ MUTATIONS = [
      [BAD + "[arm-below-its-floor]",
       "tests/harness/patterns/test_budgets.py::"
       "test_a_call_floor_above_max_steps_is_refused_with_no_request"]),
+    ("a traces.jsonl that is not a file is refused, not read as no traces",
+     "harness/results/store.py",
+     'if path.exists() and not path.is_file():\n'
+     '        raise ResultsError(f"{path}: is not a file;',
+     'if False:\n        raise ResultsError(f"{path}: is not a file;',
+     [BAD + "[traces-folder-report]", BAD + "[traces-folder-failures]"]),
+    ("a runs.jsonl that is a folder is named as one", "harness/results/store.py",
+     'if path.is_dir():\n        raise ResultsError(f"{path}: is a folder;',
+     'if False:\n        raise ResultsError(f"{path}: is a folder;',
+     [BAD + "[table-runs-folder]"]),
+    ("a blank task set name is refused", "tasks/taskset.py",
+     "    if not name.strip():",
+     "    if False:",
+     [BAD + "[toml-name-blank]"]),
 ]  # fmt: skip
 
 

@@ -152,6 +152,17 @@ def results(command: str, runs: Content) -> Build:
     return build
 
 
+def traces_folder(*command: str) -> Build:
+    """``command`` on a results folder whose traces.jsonl is a folder."""
+
+    def build(tmp: Path, mp: pytest.MonkeyPatch) -> list[str]:
+        results = write(tmp / "res" / "runs.jsonl", GOOD_RUNS, mp).parent
+        (results / "traces.jsonl").mkdir()
+        return [a.replace("{res}", str(results)).replace("{tmp}", str(tmp)) for a in command]
+
+    return build
+
+
 def out_folder(**files: Content) -> Build:
     """``run --out`` into a folder already holding ``files`` (a resume)."""
 
@@ -200,6 +211,13 @@ TASK_SETS = [
     case(cli(*RUN, "--arm", "direct", "--tasks", "{tmp}/nope"), "nope", "built-in", id="no-set"),
     case(task_set(taskset_toml=None), "taskset.toml", "no such file", "name =", id="toml-none"),
     case(task_set(taskset_toml=FOLDER), "taskset.toml", "is a folder", id="toml-folder"),
+    case(
+        task_set(taskset_toml='name = "  "\ntools = ["lookup", "calc"]\n'),
+        "taskset.toml",
+        "field 'name'",
+        "not be blank",
+        id="toml-name-blank",
+    ),
     case(
         task_set(taskset_toml=UNREADABLE),
         "taskset.toml",
@@ -622,7 +640,7 @@ PRICES = [
 
 BAD_RUNS = {
     "runs-none": (None, ("runs.jsonl", "no such file"), None),
-    "runs-folder": (FOLDER, ("runs.jsonl", "no such file"), None),
+    "runs-folder": (FOLDER, ("runs.jsonl", "is a folder"), None),
     "runs-middle-line": (
         GOOD_RUNS + '{"arm": "direct", "task_\n' + RECORD.replace('"t1"', '"t2"') + "\n",
         ("runs.jsonl:2", "Invalid JSON"),
@@ -680,6 +698,15 @@ RESULTS = [
     for command in READERS
 ]
 
+TRACES_FOLDERS = [
+    case(traces_folder(*command), "traces.jsonl", "is not a file", id=f"traces-folder-{name}")
+    for name, command in {
+        "report": ("report", "{res}", "-o", "{tmp}/r.html"),
+        "failures": ("failures", "{res}"),
+        "table": ("table", "{res}", "--failures"),
+    }.items()
+]
+
 RESUMES = [
     case(cli(*RUN, "--arm", "direct", "--out", __file__), "is a file", "--out", id="out-file"),
     case(
@@ -687,6 +714,17 @@ RESUMES = [
         "plan:max_steps=1",
         "max_steps of at least 2",
         id="arm-below-its-floor",
+    ),
+    case(
+        cli(*RUN, "--arm", "react_text:max_steps=0", "--out", "{tmp}/out"),
+        "react_text:max_steps=0",
+        "max_steps of at least 1",
+        id="arm-without-a-step",
+    ),
+    case(
+        cli(*RUN, "--arm", "self_consistency:samples=100,max_steps=5", "--out", "{tmp}/out"),
+        "needs max_steps of at least 100",
+        id="arm-fewer-steps-than-samples",
     ),
     case(
         cli(*RUN, "--arm", "direct", "--out", f"{__file__}/sub"),
@@ -796,7 +834,9 @@ PLOTS = [
     case(plot_to(f"{__file__}/p.png"), "p.png", "cannot be written", id="plot-under-a-file"),
 ]
 
-BAD_INPUTS = TASK_SETS + EXPERIMENTS + PRICES + RESULTS + RESUMES + GRADES + COSTS + PLOTS
+BAD_INPUTS = (
+    TASK_SETS + EXPERIMENTS + PRICES + RESULTS + TRACES_FOLDERS + RESUMES + GRADES + COSTS + PLOTS
+)
 
 
 def refused(result: Result, words: tuple[str, ...]) -> str:

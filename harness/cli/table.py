@@ -15,7 +15,7 @@ from harness.report.table import GROUPINGS, INTERVALS, Measures, summarize, with
 from harness.results.columns import UNREAD, read_frames
 from harness.results.frames import Pricing
 from harness.results.prices import PriceError, load_prices
-from harness.results.store import TRACES, ResultsError
+from harness.results.store import ResultsError, has_traces
 from harness.sampling import describe_runs
 from harness.stats.separation import StoppedRun
 
@@ -77,7 +77,7 @@ def table_command(
     try:
         pricing = Pricing(load_prices(prices), price_as)
         # The failure labels read run ids and answers beside traces: kept, not read twice.
-        kept = ("run_id", "answer") if with_failures and (results / TRACES).is_file() else ()
+        kept = ("run_id", "answer") if with_failures and has_traces(results) else ()
         drop = [name for name in UNREAD if name not in kept]
         frame, retried = read_frames(results, pricing, drop=drop)
         if frame.empty:

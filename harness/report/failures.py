@@ -28,7 +28,7 @@ from harness.report.failure_rules import (
 )
 from harness.report.failure_traces import RunTrace, read_traces
 from harness.results.columns import FIELDS, read_frame
-from harness.results.store import TRACES
+from harness.results.store import has_traces
 
 __all__ = [
     "LABELS",
@@ -92,15 +92,15 @@ def labelled_frame(folder: Path | str, runs: pd.DataFrame | None = None) -> pd.D
     without a column the rules need is read again. Raises ``ResultsError`` as the readers do.
     """
     folder = Path(folder)
-    has_traces = (folder / TRACES).is_file()
-    needed = {*RULE_FIELDS, *NAMING, *(TRACED if has_traces else ())}
+    with_traces = has_traces(folder)
+    needed = {*RULE_FIELDS, *NAMING, *(TRACED if with_traces else ())}
     if runs is None or not needed <= set(runs.columns):
         runs = read_frame(folder, drop=[n for n in FIELDS if n not in {*needed, *TRACED}])
     if runs.empty:
         return pd.DataFrame(columns=[*NAMING, "run_id", "failed", "labels", "traced"])
     run_ids = runs["run_id"] if "run_id" in runs else pd.Series("", index=runs.index)
     answers = runs["answer"] if "answer" in runs else pd.Series(None, index=runs.index)
-    traces = _failed_traces(folder, runs, run_ids) if has_traces else {}
+    traces = _failed_traces(folder, runs, run_ids) if with_traces else {}
     columns = [runs[name].to_numpy() for name in RULE_FIELDS]
     answer_of = answers.to_numpy()
 

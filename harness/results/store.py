@@ -72,13 +72,24 @@ def read_both(folder: Path | str) -> tuple[list[RunRecord], list[RunRecord]]:
     return runs, replaced
 
 
+def has_traces(folder: Path | str) -> bool:
+    """Whether the results folder holds traces; ``ResultsError`` when its traces.jsonl is
+    not a file (a folder in its place is not a folder without traces)."""
+    path = Path(folder) / TRACES
+    if path.exists() and not path.is_file():
+        raise ResultsError(f"{path}: is not a file; expected the traces `loopbench run` writes")
+    return path.is_file()
+
+
 def iter_records(folder: Path | str) -> Iterator[tuple[int, RunRecord]]:
     """Each complete record with its line number, in file order; ``ResultsError`` naming
     the file, line and field at the first line that is not a record, or that records a
     run again without superseding the earlier record."""
     path = Path(folder)
-    if path.is_dir():
+    if path.is_dir() and path.name != RUNS:  # a folder named runs.jsonl is not a results folder
         path = path / RUNS
+    if path.is_dir():
+        raise ResultsError(f"{path}: is a folder; expected the runs file `loopbench run` writes")
     if not path.is_file():
         raise ResultsError(
             f"{path}: no such file; give a results folder written by `loopbench run`"

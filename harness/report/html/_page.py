@@ -33,7 +33,7 @@ from harness.report.rendering import render
 from harness.report.table import Measures, repeat_measures, summarize, with_reference
 from harness.results.columns import UNREAD, read_frames
 from harness.results.frames import Pricing, records_frame
-from harness.results.store import TRACES, read_records
+from harness.results.store import has_traces, read_records
 from harness.stats.separation import StoppedRun
 
 #: What the two labels without a rule mean (docs/failures.md).
@@ -85,7 +85,7 @@ def build_page(results: Path, pricing: Pricing, reference: str | None = None) ->
     and traces alone are then read."""
     # Run ids find the listed runs; versions are a fact; answers, when the folder has traces,
     # are what the failure rules read beside them (labelled_frame reads again without).
-    kept = {"run_id", "loopbench_version", *(["answer"] if (results / TRACES).is_file() else [])}
+    kept = {"run_id", "loopbench_version", *(["answer"] if has_traces(results) else [])}
     drop = [name for name in UNREAD if name not in kept]
     frame, retried = read_frames(results, pricing, drop=drop)
     records = None

@@ -23,7 +23,7 @@ import pandas as pd
 from harness.report.failures import Label
 from harness.report.html._runs import RunList, run_list
 from harness.report.html._scan import records_of
-from harness.results.store import TRACES, RunKey
+from harness.results.store import RunKey, has_traces
 
 #: Up to this many runs the page lists them all; above it, a sample.
 LIST_ALL_RUNS = 5_000
@@ -78,7 +78,7 @@ def sampled_runs(
     """The run list of ``sample_rows``: only those runs' records and traces are read.
     ``runs`` is the folder's frame (with run_id and cost_usd), ``labelled`` its labels."""
     rows = sample_rows(labelled)
-    traced = (results / TRACES).is_file()
+    traced = has_traces(results)
     chosen = labelled.iloc[rows]
     records = records_of(results, set(chosen["run_id"]))
     costs = dict(zip(runs["run_id"].iloc[rows], runs["cost_usd"].iloc[rows], strict=True))
