@@ -15,6 +15,8 @@ from click.testing import CliRunner
 
 import loopbench
 from harness.cli.main import main
+from harness.results.records import RunRecord
+from harness.results.store import ResultsError
 from tests.depot_answers import RIGHT
 
 PLUGIN = Path(__file__).parent / "fixtures" / "plugin"
@@ -256,3 +258,20 @@ def test_arms_expand_as_on_the_command_line_and_parsed_ones_are_taken_as_they_ar
     assert [a.spec for a in mixed] == ["direct", "react_text:guard=on"]
     with pytest.raises(ValueError, match="same configuration"):
         _ = loopbench.Experiment(arms=[parsed[0], "react_text:guard=on"]).parsed_arms
+
+
+def test_load_checks_every_line_on_the_columnar_path(tmp_path, monkeypatch):
+    out = tmp_path / "r"
+    loopbench.Experiment(tasks="depot", arms=["direct"], model=knows_the_public_half, out=out).run()
+    validated = []
+    real = RunRecord.model_validate_json
+    monkeypatch.setattr(
+        RunRecord, "model_validate_json", lambda line, **kw: validated.append(line) or real(line)
+    )
+    assert loopbench.load(out).path == out
+    assert validated == []  # every line vouched for by the columns, none built one by one
+    runs = out / "runs.jsonl"
+    first, *rest = runs.read_text().splitlines()
+    runs.write_text("\n".join([first.replace('"repeat":0', '"repeat":-1'), *rest]) + "\n")
+    with pytest.raises(ResultsError, match=r"runs\.jsonl:1: field 'repeat'"):
+        loopbench.load(out)
