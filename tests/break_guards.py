@@ -885,6 +885,14 @@ MUTATIONS = [
      "    if not name.strip():",
      "    if False:",
      [BAD + "[toml-name-blank]"]),
+    ("a function model keeps no request unless asked", "harness/models/scripted.py",
+     "        if self._keep:\n            self.requests.append(request)",
+     "        if True:\n            self.requests.append(request)",
+     ["tests/test_api.py::test_an_async_function_and_a_client_both_serve_as_the_model"]),
+    ("load checks every line on the columnar path", "harness/api.py",
+     'read_frames(folder, drop=[name for name in FIELDS if name != "arm"])',
+     "read_records(folder)",
+     ["tests/test_api.py::test_load_checks_every_line_on_the_columnar_path"]),
 ]  # fmt: skip
 
 

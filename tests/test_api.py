@@ -78,6 +78,10 @@ def test_an_async_function_and_a_client_both_serve_as_the_model(tmp_path):
     scripted = loopbench.FunctionModel(lambda request: "Answer: 84")
     second = loopbench.Experiment("depot", ["direct"], out=tmp_path / "b").run(scripted)
     assert first.table()["correct"][0] == second.table()["correct"][0] == 1
+    assert scripted.requests == []  # a grid of any size holds no requests
+    kept = loopbench.FunctionModel(lambda request: "Answer: 84", keep_requests=True)
+    loopbench.Experiment("depot", ["direct"], out=tmp_path / "c").run(kept)
+    assert len(kept.requests) == second.ran
 
 
 def test_inside_a_running_loop_run_says_to_await_run_async(tmp_path):

@@ -83,14 +83,18 @@ class ScriptedModel:
 
 
 class FunctionModel:
-    """Answers each request with ``fn(request)``; shareable across concurrent runs."""
+    """Answers each request with ``fn(request)``; shareable across concurrent runs. With
+    ``keep_requests`` it keeps every request in ``requests`` (a test's view of what was
+    sent); otherwise none, so a grid of any size holds no more than its runs in flight."""
 
-    def __init__(self, fn: Callable[[ModelRequest], Reply]) -> None:
+    def __init__(self, fn: Callable[[ModelRequest], Reply], keep_requests: bool = False) -> None:
         self._fn = fn
+        self._keep = keep_requests
         self.requests: list[ModelRequest] = []
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
-        self.requests.append(request)
+        if self._keep:
+            self.requests.append(request)
         reply = self._fn(request)
         if isinstance(reply, Exception):
             raise reply

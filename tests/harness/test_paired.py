@@ -16,7 +16,7 @@ from tasks.loading import load_taskset
 def grid(tmp_path, paired):
     coding = load_taskset("coding")
     one = replace(coding, tasks=coding.tasks[:1])
-    model = FunctionModel(lambda request: f"```python\n{stub('x')}```")
+    model = FunctionModel(lambda request: f"```python\n{stub('x')}```", keep_requests=True)
     arms = parse_arms(["direct", "reflexion:check=tests,attempts=2"])
     meta = {"task_set": one.name, "model": "m", "base_url": "", "fingerprint": one.fingerprint()}
     with ResultsFolder.open(tmp_path / str(paired), meta) as folder:
@@ -46,7 +46,9 @@ def test_with_a_cache_pairing_survives_a_second_invocation(tmp_path):
     one = replace(coding, tasks=coding.tasks[:1])
     meta = {"task_set": one.name, "model": "m", "base_url": "", "fingerprint": one.fingerprint()}
     served = iter(range(100))
-    model = FunctionModel(lambda request: f"```python\n# attempt {next(served)}\n{stub('x')}```")
+    model = FunctionModel(
+        lambda request: f"```python\n# attempt {next(served)}\n{stub('x')}```", keep_requests=True
+    )
     cache = ResponseCache(tmp_path / "cache")
     settings = RunSettings(paired=True, cache=cache)
     firsts = []
@@ -68,7 +70,7 @@ def test_a_grader_that_fails_is_recorded_and_the_grid_goes_on(tmp_path):
     coding = load_taskset("coding")
     two = replace(coding, tasks=coding.tasks[:2])
     meta = {"task_set": two.name, "model": "m", "base_url": "", "fingerprint": two.fingerprint()}
-    model = FunctionModel(lambda request: f"```python\n{stub('x')}```")
+    model = FunctionModel(lambda request: f"```python\n{stub('x')}```", keep_requests=True)
     settings = RunSettings(sandbox=BrokenSandbox())
     with ResultsFolder.open(tmp_path / "r", meta) as folder:
         asyncio.run(run_grid(Grid(two, parse_arms(["direct"]), 1, "m"), model, folder, settings))

@@ -95,7 +95,7 @@ def with_options(spec, **options):
 
 
 def run(spec, responder, **options):
-    model = FunctionModel(responder)
+    model = FunctionModel(responder, keep_requests=True)
     trace = Trace()
     question = "How many years after the Eiffel Tower did the Sydney Opera House open?"
     ctx = RunContext(question, CountingClient(model, trace), "m", DEPOT.toolset(), trace)

@@ -225,7 +225,7 @@ def _looks_up_then_answers_and_rejects(request):
 
 @pytest.mark.parametrize("max_steps", range(3, 12))
 def test_best_of_n_model_verifier_never_leaves_a_candidate_without_its_verdict(max_steps):
-    model = FunctionModel(_looks_up_then_answers_and_rejects)
+    model = FunctionModel(_looks_up_then_answers_and_rejects, keep_requests=True)
     arm = parse_arm(f"best_of_n:n=9,verifier=model,max_steps={max_steps}")
     outcome, ctx = run_on(model, arm.build())
     answered = [

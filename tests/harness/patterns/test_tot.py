@@ -191,7 +191,7 @@ SHAPES = [(1, 1, 1), (2, 2, 2), (3, 2, 3), (2, 1, 4), (1, 3, 3), (2, 3, 4), (3, 
 
 @pytest.mark.parametrize(("breadth", "beam", "depth"), SHAPES)
 def test_cost_prices_tot_at_exactly_the_most_calls_the_arm_makes(breadth, beam, depth):
-    model = FunctionModel(always_valid)
+    model = FunctionModel(always_valid, keep_requests=True)
     outcome = run_on(model, f"tot:breadth={breadth},beam={beam},depth={depth},max_steps=500")
     assert outcome.status == "answered"
     flags = ["--breadth", str(breadth), "--beam", str(beam), "--depth", str(depth)]
@@ -200,14 +200,14 @@ def test_cost_prices_tot_at_exactly_the_most_calls_the_arm_makes(breadth, beam, 
     assert len(model.requests) == tree_calls(breadth, beam, depth) == tree["calls"]
     nodes = outcome.metrics["nodes_expanded"]
     assert len(model.requests) == nodes * (1 + breadth) + 1
-    sampled = FunctionModel(always_valid)
+    sampled = FunctionModel(always_valid, keep_requests=True)
     spec = f"tot:breadth={breadth},beam={beam},depth={depth},max_steps=500,propose=sample"
     run_on(sampled, spec)
     assert len(sampled.requests) == nodes * 2 * breadth + 1
 
 
 def test_a_tight_max_steps_stops_the_search_and_counts_only_nodes_expanded():
-    model = FunctionModel(always_valid)
+    model = FunctionModel(always_valid, keep_requests=True)
     outcome = run_on(model, "tot:breadth=2,beam=2,depth=2,max_steps=7")
     # root: a list and 2 scores (3 calls); the first kept node: a list and 2 scores; answer.
     assert (outcome.status, kinds(model)) == ("answered", "LEELEEA")
@@ -217,7 +217,7 @@ def test_a_tight_max_steps_stops_the_search_and_counts_only_nodes_expanded():
 @pytest.mark.parametrize("propose", ["list", "sample"])
 @pytest.mark.parametrize("max_steps", range(3, 16))
 def test_tot_reserves_the_answer_call_under_any_max_steps(max_steps, propose):
-    model = FunctionModel(always_valid)
+    model = FunctionModel(always_valid, keep_requests=True)
     spec = f"tot:breadth=3,beam=2,depth=3,max_steps={max_steps},propose={propose}"
     outcome = run_on(model, spec)
     assert (outcome.status, outcome.answer) == ("answered", "84")
