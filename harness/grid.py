@@ -110,8 +110,10 @@ async def run_grid(
     folder: ResultsFolder,
     settings: RunSettings | None = None,
     observer: Observer | None = None,
+    recorded: list[RunRecord] | None = None,
 ) -> GridResult:
-    """Run every (model, arm, task, repeat) of ``grid`` not already recorded in ``folder``.
+    """Run every (model, arm, task, repeat) of ``grid`` not already recorded in ``folder``
+    (``recorded``: its records, when the caller holds them; read from it otherwise).
 
     Refused (ResultsError) before any run when the folder holds runs of an arm under other
     resolved options. With ``settings.retry_errors``, a run recorded as api_error is run
@@ -119,7 +121,7 @@ async def run_grid(
     """
     watch = observer or Observer()
     settings = settings or RunSettings()
-    records = folder.records()
+    records = folder.records() if recorded is None else recorded
     refuse_other_options(records, grid.arms, folder.path)
     done, again = recorded_runs(records, grid.taskset, settings.retry_errors)
     names = grid.model_names

@@ -10,7 +10,7 @@ replay the decisions and count the runs not spent.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 
 from harness.grid import Grid, GridResult, run_grid
@@ -36,21 +36,48 @@ async def run_until_separated(
     arms, tasks = grid.arms, grid.taskset.tasks
     stopped = StoppedRun(rule, [arm.spec for arm in arms], [task.id for task in tasks])
     stopped.save(folder.path)
-    in_scope = _in_scope(stopped)
-    recorded = sum(map(in_scope, folder.records()))
+    records = folder.records()  # once: each round adds the records it writes
+    recorded = sum(map(_in_scope(stopped), records))
     ran = 0
     running = arms
     state = stopped.replay([])
     for round_ in range(1, rule.max_repeats + 1):
         this_round = replace(grid, arms=running, repeats=round_)
-        result = await run_grid(this_round, client, folder, settings, watch)
+        keeping = _Keeping(watch)
+        result = await run_grid(this_round, client, folder, settings, keeping, records)
         ran += result.ran
-        state = stopped.replay(folder.records())
+        records = _current(records, keeping.records)
+        state = stopped.replay(records)
         watch.decided(state)
         if state.done:
             break
         running = [arm for arm in arms if arm.spec in state.running]
     return GridResult(ran=ran, skipped=recorded), state
+
+
+class _Keeping(Observer):
+    """Tells ``inner`` everything, and keeps the records a round writes."""
+
+    def __init__(self, inner: Observer) -> None:
+        self.inner = inner
+        self.records: list[RunRecord] = []
+
+    def started(self, todo: int, skipped: int, by_arm: Mapping[str, int]) -> None:
+        self.inner.started(todo, skipped, by_arm)
+
+    def recorded(self, record: RunRecord) -> None:
+        self.records.append(record)
+        self.inner.recorded(record)
+
+    def decided(self, state: Separation) -> None:
+        self.inner.decided(state)
+
+
+def _current(records: list[RunRecord], written: list[RunRecord]) -> list[RunRecord]:
+    """The folder's records after ``written`` were appended, as ``ResultsFolder.records``
+    reads them: a record another supersedes (``--retry-errors``) left out."""
+    replaced = {record.supersedes for record in written if record.supersedes}
+    return [r for r in records if r.run_id not in replaced] + written
 
 
 def _in_scope(stopped: StoppedRun) -> Callable[[RunRecord], bool]:

@@ -893,6 +893,11 @@ MUTATIONS = [
      'read_frames(folder, drop=[name for name in FIELDS if name != "arm"])',
      "read_records(folder)",
      ["tests/test_api.py::test_load_checks_every_line_on_the_columnar_path"]),
+    ("--until-separated replays the records it holds, a superseded one left out",
+     "harness/rounds.py",
+     "return [r for r in records if r.run_id not in replaced] + written",
+     "return records + written",
+     ["tests/harness/test_rounds.py::test_a_record_a_round_supersedes_leaves_the_records_held"]),
 ]  # fmt: skip
 
 

@@ -14,9 +14,10 @@ from harness.experiment import parse_arms
 from harness.fakes.fake_server import FakeServer, Reply
 from harness.grid import Grid
 from harness.models.scripted import FunctionModel
+from harness.results.records import RunRecord
 from harness.results.store import ResultsFolder, read_records
-from harness.rounds import run_until_separated
-from harness.stats.separation import RULE_FILE, SeparationRule
+from harness.rounds import _current, run_until_separated
+from harness.stats.separation import RULE_FILE, SeparationRule, StoppedRun
 from tasks.loading import load_taskset
 from tests.depot_answers import RIGHT
 
@@ -80,6 +81,16 @@ def test_an_arm_stopped_early_runs_no_more_rounds(tmp_path):
     assert stopped_at < state.rounds
     assert max(r.repeat for r in records if r.arm == "cot") == stopped_at - 1
     assert max(r.repeat for r in records if r.arm == "direct") == state.rounds - 1
+
+
+def test_the_folder_is_read_once_and_each_round_replays_what_it_holds(tmp_path, monkeypatch):
+    reads, real = [], ResultsFolder.records
+    monkeypatch.setattr(ResultsFolder, "records", lambda self: reads.append(1) or real(self))
+    rule = SeparationRule(max_repeats=4)
+    _, state, records = run(tmp_path, ["direct", "cot"], model({DIRECT: 0.5, COT: 0.5}), rule)
+    assert state.rounds == 4 and len(reads) == 1
+    stopped = StoppedRun(rule, ["direct", "cot"], [task.id for task in DEPOT.tasks])
+    assert stopped.replay(records) == state  # the records held are the folder's
 
 
 def test_a_resumed_run_replays_the_decisions_and_runs_nothing_more(tmp_path):
@@ -155,3 +166,10 @@ def test_stopping_options_out_of_place_are_refused(tmp_path, args, says):
 def test_one_arm_cannot_be_separated(tmp_path):
     result = CliRunner().invoke(main, ["run", "--arm", "direct", "--until-separated"])
     assert result.exit_code == 2 and "at least two --arm" in result.output
+
+
+def test_a_record_a_round_supersedes_leaves_the_records_held():
+    failed = RunRecord(run_id="a", arm="direct", task_id="t", repeat=0, status="api_error")
+    other = failed.model_copy(update={"run_id": "b", "task_id": "u"})
+    again = failed.model_copy(update={"run_id": "c", "status": "answered", "supersedes": "a"})
+    assert _current([failed, other], [again]) == [other, again]
