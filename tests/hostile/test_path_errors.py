@@ -16,6 +16,7 @@ them.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import shlex
@@ -24,12 +25,14 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import click
 import pytest
 from click.testing import CliRunner
 
+from harness.cli.errors import is_path_error, path_problem
 from harness.cli.main import main
 from harness.models.cache import ResponseCache
 
@@ -44,35 +47,47 @@ TEXT_PATHS = {("run", "tasks_spec"), ("grade", "task_spec")}
 HOSTILE = ("shut/", "closed/", "Rfiles", "Rtraces", "Wkept", "ro/", "afile/", "/proc/")
 
 
+#: The cases also run on the path itself without permission (the others go the same way).
+CLOSED_TOO = (
+    "table {}",
+    "report R --prices",
+    "cache stats",
+    "tasks check",
+    "grade --task c",
+    "run",
+)
+
+
 def _cases() -> list[tuple[str, str]]:
     """(id, the command line, run in the fixture folder) for every refusal."""
     cases = []
     # Under a folder without permission ("shut"), and the path itself without it ("closed").
-    for where in ("shut", "closed"):
-        for line in (
-            "table {}/R",
-            "table R --prices {}/prices.toml",
-            "compare {}/R R",
-            "compare R {}/R",
-            "failures {}/R",
-            "report {}/R -o out/{}-report.html",
-            "report R --prices {}/prices.toml -o out/{}-prices.html",
-            "export {}/R -o out/{}.parquet",
-            "plot {}/R --kind status -o out/{}.png",
-            "power --from {}/R",
-            "cost measured {}/R",
-            "cache stats {}/C",
-            "cache clear {}/C",
-            "tasks check {}/T",
-            "grade --task coding/roman_numerals --code-file {}/code.py",
-            "grade --task {}/T/q1 --code-file code.py",
-            f"run {NOWHERE} --tasks {{}}/T --out out/{{}}-tasks",
-            f"run {NOWHERE} --experiment {{}}/exp.toml --out out/{{}}-exp",
-            RUN + " --out {}/R",
-            RUN + " --prices {}/prices.toml --out out/{}-prices",
-            RUN + " --cache {}/C --out out/{}-cache",
-        ):
-            cases.append((f"{where}: {line.format('V', 'V')}", line.format(where, where)))
+    for line in (
+        "table {}/R",
+        "table R --prices {}/prices.toml",
+        "compare {}/R R",
+        "compare R {}/R",
+        "failures {}/R",
+        "report {}/R -o out/{}-report.html",
+        "report R --prices {}/prices.toml -o out/{}-prices.html",
+        "export {}/R -o out/{}.parquet",
+        "plot {}/R --kind status -o out/{}.png",
+        "power --from {}/R",
+        "cost measured {}/R",
+        "cache stats {}/C",
+        "cache clear {}/C",
+        "tasks check {}/T",
+        "grade --task coding/roman_numerals --code-file {}/code.py",
+        "grade --task {}/T/q1 --code-file code.py",
+        f"run {NOWHERE} --tasks {{}}/T --out out/{{}}-tasks",
+        f"run {NOWHERE} --experiment {{}}/exp.toml --out out/{{}}-exp",
+        RUN + " --out {}/R",
+        RUN + " --prices {}/prices.toml --out out/{}-prices",
+        RUN + " --cache {}/C --out out/{}-cache",
+    ):
+        cases.append((line.format("shut", "shut"), line.format("shut", "shut")))
+        if line.startswith(CLOSED_TOO):
+            cases.append((line.format("closed", "closed"), line.format("closed", "closed")))
     # A results folder that opens, but whose records or traces cannot be read.
     for line in (
         "table Rfiles",
@@ -259,23 +274,43 @@ def _contents(root: Path) -> dict[str, str]:
     }
 
 
+Ran = dict[str, subprocess.CompletedProcess[str]]
+
+
+@pytest.fixture(scope="module")
+def ran(places: Path) -> Iterator[tuple[Ran, dict[str, str], dict[str, str]]]:
+    """Every case's command line and what it did, run a few at once (each starts Python),
+    with the fixtures' contents before and after."""
+    before = _contents(places)
+    lines = [line for _, line in CASES] + READ_ONLY_READS
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        done = dict(zip(lines, pool.map(lambda line: loopbench(places, line), lines), strict=True))
+    yield done, before, _contents(places)
+
+
 @pytest.mark.parametrize("line", [line for _, line in CASES], ids=[i for i, _ in CASES])
 def test_a_path_that_cannot_be_read_or_written_is_one_line_and_exit_2(
-    places: Path, line: str
+    ran: tuple[Ran, dict[str, str], dict[str, str]], line: str
 ) -> None:
-    before = _contents(places)
-    done = loopbench(places, line)
+    done = ran[0][line]
     shown = f"exit {done.returncode}\nstdout: {done.stdout}\nstderr: {done.stderr}"
     assert done.returncode == 2, shown
     assert "Traceback" not in done.stderr + done.stdout, shown
     assert len(done.stderr.splitlines()) == 1, shown
     assert done.stderr.startswith("Error: "), shown
-    assert _contents(places) == before, f"{line} changed files it could not use"
+
+
+def test_a_refused_command_changes_no_file(ran: tuple[Ran, dict[str, str], dict[str, str]]) -> None:
+    """Nothing already there (records, traces, caches, task sets) is lost or rewritten."""
+    _, before, after = ran
+    assert after == before
 
 
 @pytest.mark.parametrize("line", READ_ONLY_READS)
-def test_a_read_only_folder_is_read_as_any_other(places: Path, line: str) -> None:
-    done = loopbench(places, line)
+def test_a_read_only_folder_is_read_as_any_other(
+    ran: tuple[Ran, dict[str, str], dict[str, str]], line: str
+) -> None:
+    done = ran[0][line]
     assert done.returncode == 0, f"exit {done.returncode}\n{done.stdout}\n{done.stderr}"
     assert "Traceback" not in done.stderr
 
@@ -337,3 +372,35 @@ def test_serve_local_refuses_a_port_out_of_range_before_starting() -> None:
         assert result.exit_code == 2, result.output
         assert "1<=x<=65535" in result.output
         assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize(
+    ("error", "line"),
+    [
+        (PermissionError(errno.EACCES, "Permission denied", "R/runs.jsonl"),
+         "R/runs.jsonl: permission denied"),
+        (NotADirectoryError(errno.ENOTDIR, "Not a directory", "afile/sub"),
+         "afile/sub: not a directory (a part of the path is a file)"),
+        (FileNotFoundError(errno.ENOENT, "No such file or directory", "/proc/nope"),
+         "/proc/nope: no such file or folder"),
+        (OSError(errno.EROFS, "Read-only file system", "ro/out.html"),
+         "ro/out.html: read-only file system"),
+        (OSError(errno.EBADF, "Bad file descriptor", b"raw\xff"), "raw\\xff: Bad file descriptor"),
+    ],
+)  # fmt: skip
+def test_a_path_error_is_said_of_its_path(error: OSError, line: str) -> None:
+    assert is_path_error(error)
+    assert path_problem(error) == line
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        BrokenPipeError(errno.EPIPE, "Broken pipe"),
+        ConnectionRefusedError(errno.ECONNREFUSED, "Connection refused"),
+        TimeoutError(errno.ETIMEDOUT, "Connection timed out"),
+        OSError("no errno, no file"),
+    ],
+)
+def test_an_error_that_is_not_about_a_path_is_left_alone(error: OSError) -> None:
+    assert not is_path_error(error)
