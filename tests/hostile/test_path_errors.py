@@ -7,11 +7,10 @@ The commands and their path options are enumerated from the click group, so a ne
 or a new path option fails ``test_every_path_option_of_every_command_has_a_case`` until a
 case gives it an unreadable or unwritable path.
 
-Tests run as root here: each command runs as uid 65534 (``setpriv``) when that user can run
-this interpreter, else as root without the capabilities that bypass file permissions
-(``CAP_DAC_OVERRIDE``, ``CAP_DAC_READ_SEARCH``), for whom a file's owner bits then apply
-as for anyone; the fixtures are owned by that uid. Not as root, the tests' own user runs
-them.
+When the tests run as root, each command runs as uid 65534 (``setpriv``) if that user can
+run this interpreter, else as root without the capabilities that bypass file permissions
+(``CAP_DAC_OVERRIDE``, ``CAP_DAC_READ_SEARCH``), to whom a file's owner bits then apply as
+to anyone; the fixtures are owned by that uid. Otherwise the tests' own user runs them.
 """
 
 from __future__ import annotations
