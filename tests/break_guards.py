@@ -44,6 +44,7 @@ BAD = "tests/test_bad_input.py::test_bad_input_exits_2_with_one_line_naming_file
 JUNIT, JUNITT = "harness/report/junit.py", "tests/harness/report/test_junit.py::"
 SUMMARY, SUMMARYT = "harness/cli/step_summary.py", "tests/harness/cli/test_step_summary.py::"
 EV, EVT = "harness/event_models/", "tests/harness/test_events.py::"
+PATHS = "tests/hostile/test_path_errors.py::"
 
 # (guard, file, text, broken text, tests that must catch it)
 MUTATIONS = [
@@ -898,6 +899,24 @@ MUTATIONS = [
      "return [r for r in records if r.run_id not in replaced] + written",
      "return records + written",
      ["tests/harness/test_rounds.py::test_a_record_a_round_supersedes_leaves_the_records_held"]),
+    # Every path a command cannot read or write: one line and exit 2, for every command.
+    ("paths: an OSError on a file or folder is one line", "harness/cli/main.py",
+     "        except OSError as exc:\n", "        except NotImplementedError as exc:\n",
+     [PATHS + "test_a_path_that_cannot_be_read_or_written_is_one_line_and_exit_2"]),
+    ("paths: only errors about files and folders are turned into the line",
+     "harness/cli/errors.py",
+     "return exc.errno in PATH_PROBLEMS or (exc.filename is not None and exc.errno != errno.EPIPE)",
+     "return False", [PATHS + "test_a_path_that_cannot_be_read_or_written_is_one_line_and_exit_2"]),
+    ("paths: a connection, a pipe or a timeout is not said to be a path",
+     "harness/cli/errors.py",
+     "return exc.errno in PATH_PROBLEMS or (exc.filename is not None and exc.errno != errno.EPIPE)",
+     "return True", [PATHS + "test_an_error_that_is_not_about_a_path_is_left_alone"]),
+    ("paths: click's 'is not readable' is one line", "harness/cli/main.py",
+     "if exc.param is None or not isinstance(exc.param.type, click.Path):", "if True:",
+     [PATHS + "test_a_path_that_cannot_be_read_or_written_is_one_line_and_exit_2"]),
+    ("paths: serve-local --port is 1 to 65535 before the server starts",
+     "harness/cli/serve_local.py", "type=click.IntRange(1, 65535),", "type=int,",
+     [PATHS + "test_serve_local_refuses_a_port_out_of_range_before_starting"]),
 ]  # fmt: skip
 
 

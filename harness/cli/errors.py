@@ -6,7 +6,9 @@ grader itself); 2: bad input or unusable files, said in one line; 130: interrupt
 
 from __future__ import annotations
 
+import errno
 import math
+from pathlib import Path
 from typing import Any
 
 import click
@@ -27,3 +29,42 @@ class Finite(click.FloatRange):
         if not math.isfinite(number):
             self.fail(f"{value!r} is not a finite number", param, ctx)
         return number
+
+
+#: What an OSError on a path says, in the words of the one line: by its errno.
+PATH_PROBLEMS = {
+    errno.EACCES: "permission denied",
+    errno.EPERM: "operation not permitted",
+    errno.ENOENT: "no such file or folder",
+    errno.ENOTDIR: "not a directory (a part of the path is a file)",
+    errno.EISDIR: "is a folder, not a file",
+    errno.EROFS: "read-only file system",
+    errno.ENOSPC: "no space left on the device",
+    errno.EDQUOT: "disk quota exceeded",
+    errno.ENAMETOOLONG: "file name too long",
+    errno.ELOOP: "too many levels of symbolic links",
+    errno.EEXIST: "already exists",
+    errno.EIO: "input/output error",
+    errno.ENXIO: "no such device",
+    errno.ETXTBSY: "file busy",
+}
+
+
+def is_path_error(exc: OSError) -> bool:
+    """Whether ``exc`` is about a file or folder (not a connection, a pipe or a timeout)."""
+    return exc.errno in PATH_PROBLEMS or (exc.filename is not None and exc.errno != errno.EPIPE)
+
+
+def path_problem(exc: OSError, path: Path | str | None = None) -> str:
+    """``PATH: what is wrong`` for an OSError on a path, in one line; ``path`` when the
+    error does not carry the file it was about."""
+    where = exc.filename if exc.filename is not None else path
+    what = PATH_PROBLEMS.get(exc.errno or 0) or (exc.strerror or str(exc) or type(exc).__name__)
+    what = what.splitlines()[0] if what else type(exc).__name__
+    if where is None:
+        return f"{what} (a file or folder this command reads or writes)"
+    return f"{_shown(where)}: {what}"
+
+
+def _shown(where: object) -> str:
+    return where.decode(errors="backslashreplace") if isinstance(where, bytes) else str(where)

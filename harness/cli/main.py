@@ -10,6 +10,8 @@ from typing import Any
 
 import click
 
+from harness.cli.errors import BadInput, is_path_error, path_problem
+
 #: Each subcommand's "module:attribute", and its summary in ``loopbench --help`` (the first
 #: sentence of its help; a test holds the two equal).
 COMMANDS: Mapping[str, tuple[str, str]] = {
@@ -89,6 +91,21 @@ class LazyGroup(click.Group):
         command = getattr(importlib.import_module(module), attribute)
         assert isinstance(command, click.Command), self.lazy[cmd_name][0]
         return command
+
+    def invoke(self, ctx: click.Context) -> Any:
+        """Run the subcommand; a file or folder it cannot read or write (permissions, a
+        read-only file system, a file where a folder should be) is one line and exit 2,
+        whichever command met it and wherever, never a traceback."""
+        try:
+            return super().invoke(ctx)
+        except click.BadParameter as exc:
+            if exc.param is None or not isinstance(exc.param.type, click.Path):
+                raise
+            raise BadInput(exc.format_message()) from None  # "is not readable": one line
+        except OSError as exc:
+            if not is_path_error(exc):
+                raise
+            raise BadInput(path_problem(exc)) from None
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         """The commands and their summaries, as click lays them out, without importing any."""

@@ -21,7 +21,11 @@ from harness.models.local import CHAT_FORMATS, MODEL_NAME, LocalModelError, Loca
     help="llama.cpp chat format (chatml-function-calling parses "
     "tool calls but drops tool results from the prompt).",
 )
-@click.option("--port", type=int, help="Port on 127.0.0.1; a free one by default.")
+@click.option(
+    "--port",
+    type=click.IntRange(1, 65535),
+    help="Port on 127.0.0.1 (1 to 65535); a free one by default.",
+)
 def serve_local_command(chat_format: str, port: int | None) -> None:
     """Serve the embedded model on an OpenAI-compatible API and print its base URL."""
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
