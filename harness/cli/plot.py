@@ -36,14 +36,17 @@ def plot_command(results: Path, kind: str, output: Path, price_as: str | None) -
     if output.is_dir():
         raise BadInput(f"{output}: is a folder; give -o a file name, e.g. {output / 'plot.png'}")
     output = output if output.suffix else output.with_suffix(".png")
-    try:
+    try:  # an input that cannot be read is said by the command group, naming it
         pricing = Pricing(load_prices(), price_as)
         frame, retried = read_frames(results, pricing, drop=UNREAD)
         if frame.empty:
             raise ValueError(f"{results}: no finished runs yet")
         summary = summarize(frame, retried=retried)
-        model = ", ".join(sorted(frame["model"].unique()))
-        where = f"{', '.join(sorted(frame['task_set'].unique()))} on {model}"
+    except (ResultsError, PriceError, ValueError) as exc:
+        raise BadInput(str(exc)) from None
+    model = ", ".join(sorted(frame["model"].unique()))
+    where = f"{', '.join(sorted(frame['task_set'].unique()))} on {model}"
+    try:
         if kind == "frontier":
             plot_frontier(
                 summary, output, f"Accuracy against cost per correct: {where}; {pricing.label}"
@@ -54,7 +57,7 @@ def plot_command(results: Path, kind: str, output: Path, price_as: str | None) -
             plot_tokens(summary, output, f"Tokens per run: {where}")
         else:
             plot_turns(frame, output, f"Model calls per run: {where}")
-    except (ResultsError, PriceError, ValueError) as exc:
+    except ValueError as exc:
         raise BadInput(str(exc)) from None
     except OSError as exc:
         raise BadInput(

@@ -288,6 +288,10 @@ def test_a_path_that_cannot_be_read_or_written_is_one_line_and_exit_2(
     assert "Traceback" not in done.stderr + done.stdout, shown
     assert len(done.stderr.splitlines()) == 1, shown
     assert done.stderr.startswith("Error: "), shown
+    words = line.split()
+    output = words[words.index("-o") + 1] if "-o" in words else None
+    if output is not None and not output.startswith(HOSTILE):  # an input was refused
+        assert "cannot be written" not in done.stderr, shown  # not blamed on the output
 
 
 def test_a_refused_command_changes_no_file(ran: tuple[Ran, dict[str, str], dict[str, str]]) -> None:
