@@ -115,11 +115,6 @@ class Redactor:
             return redacted
 
 
-def credentials_of(user: str | None, password: str) -> Redactor:
-    """The redactor for an API key's absence: a URL's user name and password."""
-    return Redactor((user, password), [(user, password)] if user is not None else [])
-
-
 def _runs(text: str) -> set[str]:
     """Every SECRET_RUN characters in a row of ``text``; a shorter text whole, if long enough."""
     if len(text) < SECRET_RUN:
@@ -195,6 +190,11 @@ _active = Redactor()
 def redact(text: str) -> str:
     """``text`` without any secret this process holds, in any form."""
     return _active(text)
+
+
+def holds_secrets() -> bool:
+    """Whether the process holds any secret (when it holds none, ``redact`` changes nothing)."""
+    return bool(_active)
 
 
 def redact_value(value: Any) -> Any:

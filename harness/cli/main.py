@@ -104,8 +104,15 @@ class LazyGroup(click.Group):
 
 @click.group(cls=LazyGroup, lazy=COMMANDS, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="loopbench")
-def main() -> None:
+@click.pass_context
+def main(ctx: click.Context) -> None:
     """Measure LLM agent reasoning patterns on labelled task sets."""
+    from harness.models.settings import environment_secrets
+    from harness.redaction import protected
+
+    # Whatever the command writes or prints, the keys and URL credentials in the
+    # environment are redacted from it (``run`` adds its endpoints').
+    ctx.with_resource(protected(*environment_secrets()))
 
 
 __all__ = ["main"]
