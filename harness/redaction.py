@@ -22,6 +22,7 @@ import contextlib
 import html
 import json
 import re
+import sys
 from collections.abc import Iterable, Iterator
 from typing import Any
 from urllib.parse import quote, quote_plus
@@ -200,6 +201,37 @@ def holds_secrets() -> bool:
 def redact_value(value: Any) -> Any:
     """A JSON value without any secret this process holds."""
     return _active.value(value)
+
+
+class _RedactingStream:
+    """stdout or stderr, with what is written to it redacted first."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def write(self, text: Any) -> int:
+        # Bytes go on to the stream as they are, which refuses them as a text stream does.
+        self._stream.write(redact(text) if isinstance(text, str) else text)
+        return len(text)
+
+    def writelines(self, lines: Iterable[str]) -> None:
+        for line in lines:
+            self.write(line)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+@contextlib.contextmanager
+def redacted_output() -> Iterator[None]:
+    """Within it, whatever is printed to stdout or stderr (error lines, warnings, progress,
+    a traceback) is redacted of every secret the process holds by then."""
+    before = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = _RedactingStream(sys.stdout), _RedactingStream(sys.stderr)
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = before
 
 
 @contextlib.contextmanager

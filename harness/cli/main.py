@@ -108,11 +108,12 @@ class LazyGroup(click.Group):
 def main(ctx: click.Context) -> None:
     """Measure LLM agent reasoning patterns on labelled task sets."""
     from harness.models.settings import environment_secrets
-    from harness.redaction import protected
+    from harness.redaction import protected, redacted_output
 
     # Whatever the command writes or prints, the keys and URL credentials in the
     # environment are redacted from it (``run`` adds its endpoints').
     ctx.with_resource(protected(*environment_secrets()))
+    ctx.with_resource(redacted_output())
 
 
 __all__ = ["main"]
