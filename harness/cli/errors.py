@@ -11,16 +11,11 @@ from typing import Any
 
 import click
 
-from harness.redaction import redact
-
 
 class BadInput(click.ClickException):
     """Bad input or an unusable file: printed as ``Error: ...``, exit code 2."""
 
     exit_code = 2
-
-    def format_message(self) -> str:
-        return redact(self.message)
 
 
 class Finite(click.FloatRange):

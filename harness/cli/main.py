@@ -79,6 +79,17 @@ class LazyGroup(click.Group):
         super().__init__(*args, **kwargs)
         self.lazy = lazy
 
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except click.ClickException as exc:
+            # Printed once the command's context has closed and let go of the secrets it
+            # held: redacted while they are still held.
+            from harness.redaction import redact
+
+            exc.message = redact(exc.message)
+            raise
+
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(self.lazy)
 
