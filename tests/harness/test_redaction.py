@@ -151,3 +151,25 @@ def test_every_command_redacts_the_key_in_its_environment(tmp_path):
     result = CliRunner().invoke(main, ["table", str(missing)], env={"LOOPBENCH_API_KEY": KEY})
     assert result.exit_code == 2 and MARK in result.output
     assert not [r for r in runs(KEY) if r in result.output]
+
+
+def test_the_report_and_exports_redact_what_a_folder_holds(tmp_path):
+    """A folder written before its secrets were known: what is made of it leaves them out."""
+    from harness.cli.main import main
+
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    (folder / "experiment.json").write_text(json.dumps({"experiment_id": "e1"}))
+    with RecordWriter(folder) as writer:
+        writer.append(record(f"key {KEY}"), [{"t": 0.0, "kind": "remark", "text": KEY}])
+    assert KEY in (folder / "runs.jsonl").read_text()
+    outputs = {"report.html": "report", "runs.csv": "export", "runs.parquet": "export"}
+    for name, command in outputs.items():
+        fmt = ["--format", name.rpartition(".")[2]] if command == "export" else []
+        args = [command, str(folder), *fmt, "-o", str(tmp_path / name)]
+        ran = CliRunner().invoke(main, args, env={"LOOPBENCH_API_KEY": KEY})
+        assert ran.exit_code == 0, ran.output
+    for name in outputs:
+        text = (tmp_path / name).read_bytes().decode("utf-8", "replace")
+        assert not [r for r in runs(KEY) if r in text], name
+    assert MARK in (tmp_path / "runs.csv").read_text()

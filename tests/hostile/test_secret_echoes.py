@@ -2,7 +2,9 @@
 
 The API key is in the environment, a token is the base URL's user name and a password
 with reserved characters its password. A loopback server echoes all three, in each
-form below, in a 401's body, in a model's reply and in a tool call's arguments. Then
+form below, in a 401's body, in a model's reply and in a tool call's arguments; and a
+tool's output holds them too (the task set's encyclopedia does), which only the writers
+can redact, as the client never sees it. Then
 every file ``run`` (with a cache), ``report``, ``export``, ``table`` and ``failures``
 wrote, and everything they printed, is searched for any 8 characters in a row of any
 secret, as written, upper-cased and lower-cased.
@@ -87,10 +89,13 @@ class EchoServer(LoopbackServer):
             return web.Response(status=401, text=f"Incorrect API key provided: {echo(form)}")
         message: dict = {"role": "assistant", "content": f"Answer: 84 (you sent {echo(form)})"}
         if body.get("tools") and turn == 0:
-            arguments = json.dumps({"title": f"Paris {echo(form)}"})
-            call = {"id": "c1", "type": "function"}
-            call["function"] = {"name": "lookup", "arguments": arguments}
-            message = {"role": "assistant", "content": None, "tool_calls": [call]}
+            calls = [
+                {"id": f"c{i}", "type": "function", "function": {"name": "lookup", "arguments": a}}
+                for i, a in enumerate(
+                    [json.dumps({"title": f"Paris {echo(form)}"}), json.dumps({"title": "Paris"})]
+                )
+            ]
+            message = {"role": "assistant", "content": None, "tool_calls": calls}
         usage = {"prompt_tokens": 20, "completion_tokens": 10, "total_tokens": 30}
         choice = {"index": 0, "message": message, "finish_reason": "stop"}
         return web.json_response({"choices": [choice], "usage": usage})
@@ -126,7 +131,8 @@ def written(tmp_path_factory):
     tasks = tmp / "tasks"
     tasks.mkdir()
     (tasks / "taskset.toml").write_text('name = "echoes"\ntools = ["lookup", "calc"]\n')
-    (tasks / "encyclopedia.json").write_text(json.dumps({"entries": {"Paris": "A city."}}))
+    entry = "A city. " + " ".join(echo(form) for form in FORMS)
+    (tasks / "encyclopedia.json").write_text(json.dumps({"entries": {"Paris": entry}}))
     ids = [*FORMS, *(f"401-{form}" for form in FORMS)]
     lines = [
         json.dumps({"id": t, "question": question(t), "expected": {"numbers": [84]}}) for t in ids
@@ -168,7 +174,7 @@ def test_the_server_echoed_every_form_and_the_commands_ran(written):
     statuses = {(r["task_id"].startswith("401-"), r["status"]) for r in records}
     assert statuses == {(True, "api_error"), (False, "answered")}
     traces = (out / "traces.jsonl").read_text()
-    assert "[redacted]" in traces and '"lookup"' in traces
+    assert "[redacted]" in traces and '"lookup"' in traces and "A city. " in traces
     assert any(p.name == "responses.sqlite" for p in files)
 
 
