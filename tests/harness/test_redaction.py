@@ -173,3 +173,12 @@ def test_the_report_and_exports_redact_what_a_folder_holds(tmp_path):
         text = (tmp_path / name).read_bytes().decode("utf-8", "replace")
         assert not [r for r in runs(KEY) if r in text], name
     assert MARK in (tmp_path / "runs.csv").read_text()
+
+
+def test_the_ci_job_summary_is_redacted(tmp_path, monkeypatch):
+    from harness.cli.step_summary import VARIABLE, append_step_summary
+
+    monkeypatch.setenv(VARIABLE, str(tmp_path / "summary.md"))
+    with protected([KEY]):
+        append_step_summary(f"| arm | {KEY} |")
+    assert (tmp_path / "summary.md").read_text() == f"### loopbench compare\n\n| arm | {MARK} |\n\n"
