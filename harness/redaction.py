@@ -119,7 +119,7 @@ class Redactor:
 def _runs(text: str) -> set[str]:
     """Every SECRET_RUN characters in a row of ``text``; a shorter text whole, if long enough."""
     if len(text) < SECRET_RUN:
-        return {text}
+        return {text} if len(text) >= SHORTEST_WHOLE else set()
     return {text[i : i + SECRET_RUN] for i in range(len(text) - SECRET_RUN + 1)}
 
 
