@@ -134,7 +134,16 @@ def _pieces(secret: str) -> set[str]:
 
 
 def _text_forms(text: str) -> set[str]:
-    """``text`` as written, escaped in JSON, HTML and URLs, and with every character escaped."""
+    """``text`` as written, escaped in JSON, HTML and URLs, and with every character escaped;
+    and each of those as a JSON string holds it (a trace line holding a tool's output)."""
+    forms = _escaped_forms(text)
+    for form in list(forms):
+        escaped = json.dumps(form)[1:-1]
+        forms |= {escaped, escaped.replace("/", "\\/")}
+    return forms
+
+
+def _escaped_forms(text: str) -> set[str]:
     escaped = json.dumps(text)[1:-1]
     return {
         text,

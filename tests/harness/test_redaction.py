@@ -4,6 +4,7 @@ import base64
 import html
 import json
 import sys
+from typing import Any
 from urllib.parse import quote, quote_plus
 
 import pytest
@@ -92,6 +93,9 @@ def test_json_text_stays_json_where_a_secret_with_escapes_is_cut():
     line = json.dumps({"a": f"x{PASSWORD}y", "b": [PASSWORD[3:12]], "c": 1})
     redacted = Redactor([PASSWORD])(line)
     assert json.loads(redacted)["c"] == 1 and 'w\\"rd' not in redacted
+    # A tool printed the key with every character escaped: JSON writes each backslash twice.
+    printed = json.dumps({"output": "".join(f"\\u{ord(c):04x}" for c in KEY) + "!"})
+    assert json.loads(Redactor([KEY])(printed)) == {"output": f"{MARK}!"}
     assert Redactor([PASSWORD]).json_text(line) == json.dumps(
         {"a": f"x{MARK}y", "b": [MARK], "c": 1}, ensure_ascii=False
     )
@@ -106,7 +110,7 @@ def test_protected_holds_secrets_only_within_it():
     assert not holds_secrets() and redact(KEY) == KEY
 
 
-def record(answer: str) -> RunRecord:
+def record(answer: str, **fields: Any) -> RunRecord:
     return RunRecord(
         run_id="r1",
         experiment_id="e1",
@@ -117,6 +121,7 @@ def record(answer: str) -> RunRecord:
         model="m",
         status="answered",
         answer=answer,
+        **fields,
     )
 
 
@@ -161,7 +166,8 @@ def test_the_report_and_exports_redact_what_a_folder_holds(tmp_path):
     folder.mkdir()
     (folder / "experiment.json").write_text(json.dumps({"experiment_id": "e1"}))
     with RecordWriter(folder) as writer:
-        writer.append(record(f"key {KEY}"), [{"t": 0.0, "kind": "remark", "text": KEY}])
+        held = record(f"key {KEY}", options={"system": KEY})
+        writer.append(held, [{"t": 0.0, "kind": "remark", "text": KEY}])
     assert KEY in (folder / "runs.jsonl").read_text()
     outputs = {"report.html": "report", "runs.csv": "export", "runs.parquet": "export"}
     for name, command in outputs.items():
