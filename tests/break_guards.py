@@ -864,7 +864,8 @@ MUTATIONS = [
      "return {text[i : i + SECRET_RUN] for i in range(len(text) - SECRET_RUN + 1)}",
      "return {text}", [REDT + "test_a_part_of_eight_characters_is_redacted_and_seven_are_not"]),
     ("secrets: a cut never leaves a JSON escape half written", RED,
-     "            while start > last and text[start - 1] == \"\\\\\":\n                start -= 1\n", "",
+     "            while start > last and text[start - 1] == \"\\\\\":\n"
+     "                start -= 1\n", "",
      [REDT + "test_json_text_stays_json_where_a_secret_with_escapes_is_cut"]),
     ("secrets: a short word is not a secret on its own", RED,
      "return {text} if len(text) >= SHORTEST_WHOLE else set()", "return {text}",
@@ -881,7 +882,8 @@ MUTATIONS = [
      ["tests/harness/models/test_openai_compat.py::test_a_key_or_url_token_a_model_repeats_is_"
       "redacted_from_its_reply_and_tool_calls"]),
     ("secrets: runs.jsonl redacted as written", "harness/results/store.py",
-     "self._runs.write(redact(record.model_dump_json()) + ", "self._runs.write((record.model_dump_json()) + ",
+     "self._runs.write(redact(record.model_dump_json()) + ",
+     "self._runs.write((record.model_dump_json()) + ",
      [REDT + "test_records_traces_and_the_cache_are_redacted_as_written"]),
     ("secrets: traces.jsonl redacted as written", "harness/results/store.py",
      'self._traces.write(redact(json.dumps({"run_id"', 'self._traces.write((json.dumps({"run_id"',
