@@ -96,6 +96,9 @@ def test_json_text_stays_json_where_a_secret_with_escapes_is_cut():
     # A tool printed the key with every character escaped: JSON writes each backslash twice.
     printed = json.dumps({"output": "".join(f"\\u{ord(c):04x}" for c in KEY) + "!"})
     assert json.loads(Redactor([KEY])(printed)) == {"output": f"{MARK}!"}
+    # A secret that starts with "n", after a line break: the "n" of its escape is matched.
+    printed = json.dumps({"output": "x\nAbcdefgh12345"})
+    assert json.loads(Redactor(["nAbcdefgh12345"])(printed)) == {"output": f"x{MARK}"}
     assert Redactor([PASSWORD]).json_text(line) == json.dumps(
         {"a": f"x{MARK}y", "b": [MARK], "c": 1}, ensure_ascii=False
     )
