@@ -34,7 +34,7 @@ EVENT = {
 def trace_line(kb: float, echo: str = "") -> str:
     events = [EVENT]
     while len(json.dumps({"events": events})) < kb * 1024:
-        events = events + [EVENT]
+        events = [*events, EVENT]
     if echo:
         events = [*events, {"kind": "tool_result", "output": echo}]
     return json.dumps({"run_id": "r1", "events": events})
@@ -55,10 +55,9 @@ def main() -> None:
     began = time.perf_counter()
     redactor = Redactor([KEY, USER, PASSWORD], [(USER, PASSWORD)])
     built = time.perf_counter() - began
-    echoes = " ".join(
-        [KEY, json.dumps(KEY), "".join(f"\\u{ord(c):04x}" for c in KEY), KEY.upper()]
-        + [base64.b64encode(f"{USER}:{PASSWORD}".encode()).decode()]
-    )
+    basic = base64.b64encode(f"{USER}:{PASSWORD}".encode()).decode()
+    escaped = "".join(f"\\u{ord(c):04x}" for c in KEY)
+    echoes = " ".join([KEY, json.dumps(KEY), escaped, KEY.upper(), basic])
     plain, echoed = trace_line(args.kb), trace_line(args.kb, echoes)
     assert redactor(plain) == plain and KEY[:8] not in redactor(echoed)
     print(f"building the redactor for a key, a user name and a password: {built * 1000:.0f} ms")
