@@ -87,7 +87,7 @@ class LazyGroup(click.Group):
             # held: redacted while they are still held.
             from harness.redaction import redact
 
-            exc.message = redact(exc.message)
+            vars(exc)["message"] = redact(exc.message)  # typed Final; set once, here
             raise
 
     def list_commands(self, ctx: click.Context) -> list[str]:
