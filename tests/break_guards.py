@@ -45,6 +45,9 @@ JUNIT, JUNITT = "harness/report/junit.py", "tests/harness/report/test_junit.py::
 SUMMARY, SUMMARYT = "harness/cli/step_summary.py", "tests/harness/cli/test_step_summary.py::"
 EV, EVT = "harness/event_models/", "tests/harness/test_events.py::"
 PATHS = "tests/hostile/test_path_errors.py::"
+RED, REDT = "harness/redaction.py", "tests/harness/test_redaction.py::"
+ECHO = "tests/hostile/test_secret_echoes.py::"
+LEAK = ECHO + "test_no_eight_characters_of_a_secret_are_written_anywhere"
 
 # (guard, file, text, broken text, tests that must catch it)
 MUTATIONS = [
@@ -917,6 +920,81 @@ MUTATIONS = [
     ("paths: serve-local --port is 1 to 65535 before the server starts",
      "harness/cli/serve_local.py", "type=click.IntRange(1, 65535),", "type=int,",
      [PATHS + "test_serve_local_refuses_a_port_out_of_range_before_starting"]),
+    # Secrets: one redaction, every form, everything written (issue 22).
+    ("secrets: every form of a run is redacted (JSON, \\u, percent, HTML)", RED,
+     "    for run in _runs(secret):\n        found |= _text_forms(run)",
+     "    for run in _runs(secret):\n        found |= {run}",
+     [REDT + "test_every_form_of_a_secret_is_redacted"]),
+    ("secrets: every character \\u-escaped", RED,
+     '"".join(json.dumps(c)[1:-1] if ord(c) > 127 else f"\\\\u{ord(c):04x}" for c in text),', "",
+     [REDT + "test_every_form_of_a_secret_is_redacted"]),
+    ("secrets: base64 at each of its three alignments", RED,
+     "for offset in range(3):", "for offset in range(1):",
+     [REDT + "test_every_form_of_a_secret_is_redacted"]),
+    ("secrets: any case", RED, "lowered = text.lower()\n", "lowered = text\n",
+     [REDT + "test_every_form_of_a_secret_is_redacted"]),
+    ("secrets: runs of eight, not the whole secret only", RED,
+     "return {text[i : i + SECRET_RUN] for i in range(len(text) - SECRET_RUN + 1)}",
+     "return {text}", [REDT + "test_a_part_of_eight_characters_is_redacted_and_seven_are_not"]),
+    ("secrets: a cut never leaves a JSON escape half written", RED,
+     "            while start > last and text[start - 1] == \"\\\\\":\n"
+     "                start -= 1\n", "",
+     [REDT + "test_json_text_stays_json_where_a_secret_with_escapes_is_cut"]),
+    ("secrets: a short word is not a secret on its own", RED,
+     "return {text} if len(text) >= SHORTEST_WHOLE else set()", "return {text}",
+     [REDT + "test_a_secret_of_six_or_seven_characters_is_redacted_whole_and_a_shorter_not_alone"]),
+    ("secrets: protected lets go of its secrets", RED,
+     "    finally:\n        _active = before\n", "    finally:\n        pass\n",
+     [REDT + "test_protected_holds_secrets_only_within_it"]),
+    ("secrets: the client redacts replies and tool calls", "harness/models/openai_compat.py",
+     "parsed = replace(parsed, message=self._redacted(parsed.message))", "pass",
+     ["tests/harness/models/test_openai_compat.py::test_a_key_or_url_token_a_model_repeats_is_"
+      "redacted_from_its_reply_and_tool_calls"]),
+    ("secrets: the URL's user name is a secret", "harness/models/openai_compat.py",
+     "(api_key, user, password), [(user, password)]", "(api_key, password), [(user, password)]",
+     ["tests/harness/models/test_openai_compat.py::test_a_key_or_url_token_a_model_repeats_is_"
+      "redacted_from_its_reply_and_tool_calls"]),
+    ("secrets: runs.jsonl redacted as written", "harness/results/store.py",
+     "self._runs.write(redact(record.model_dump_json()) + ",
+     "self._runs.write((record.model_dump_json()) + ",
+     [REDT + "test_records_traces_and_the_cache_are_redacted_as_written"]),
+    ("secrets: traces.jsonl redacted as written", "harness/results/store.py",
+     'self._traces.write(redact(json.dumps({"run_id"', 'self._traces.write((json.dumps({"run_id"',
+     [REDT + "test_records_traces_and_the_cache_are_redacted_as_written", LEAK]),
+    ("secrets: the cache redacted as written", "harness/models/cache.py",
+     "redact(_response_json(response))", "_response_json(response)",
+     [REDT + "test_records_traces_and_the_cache_are_redacted_as_written"]),
+    ("secrets: the report redacted as written", "harness/cli/report.py",
+     "output.write_text(redact(page)", "output.write_text((page)",
+     [REDT + "test_the_report_and_exports_redact_what_a_folder_holds"]),
+    ("secrets: exports' text columns redacted", "harness/cli/export.py",
+     "strings = [v if v is None or v is pd.NA else redact(str(v)) for v in strings]", "pass",
+     [REDT + "test_the_report_and_exports_redact_what_a_folder_holds"]),
+    ("secrets: exports' JSON columns redacted", "harness/cli/export.py",
+     "found = texts[id(value)] = redact(json.dumps(value, ensure_ascii=False))",
+     "found = texts[id(value)] = (json.dumps(value, ensure_ascii=False))",
+     [REDT + "test_the_report_and_exports_redact_what_a_folder_holds"]),
+    ("secrets: the CI job summary redacted", SUMMARY,
+     'summary.write(redact(f"### {heading}', 'summary.write((f"### {heading}',
+     [REDT + "test_the_ci_job_summary_is_redacted"]),
+    ("secrets: stdout and stderr redacted", RED,
+     "self._stream.write(redact(text) if isinstance(text, str) else text)",
+     "self._stream.write(text)",
+     [REDT + "test_an_error_line_and_whatever_is_printed_are_redacted"]),
+    ("secrets: an error line redacted while the secrets are held", "harness/cli/main.py",
+     'vars(exc)["message"] = redact(exc.message)', "pass",
+     [REDT + "test_every_command_redacts_the_key_in_its_environment"]),
+    ("secrets: every command holds the environment's", "harness/cli/main.py",
+     "ctx.with_resource(protected(*environment_secrets()))", "pass",
+     [REDT + "test_every_command_redacts_the_key_in_its_environment",
+      REDT + "test_the_report_and_exports_redact_what_a_folder_holds"]),
+    ("secrets: run holds its endpoints'", "harness/cli/run.py",
+     "    with protecting(endpoints):\n        _run(", "    if True:\n        _run(", [LEAK]),
+    ("secrets: an '@' that does not end the credentials is refused", "harness/models/settings.py",
+     'if authority.count("@") > 1 or "@" in', 'if False and "@" in',
+     ["tests/harness/models/test_settings.py::test_a_password_with_an_unencoded_reserved_"
+      "character_is_refused_unshown",
+      ECHO + "test_a_password_with_an_unencoded_reserved_character_is_refused_unseen"]),
 ]  # fmt: skip
 
 

@@ -17,6 +17,7 @@ import duckdb
 import pandas as pd
 
 from harness.cli.errors import BadInput
+from harness.redaction import holds_secrets, redact
 from harness.results.columns import FIELDS, read_frame
 from harness.results.columns_sql import sql_literal
 from harness.results.store import ResultsError
@@ -74,12 +75,15 @@ def _column(values: pd.Series[Any], name: str) -> Any:
         def text(value: Any) -> str:
             found = texts.get(id(value))
             if found is None:
-                found = texts[id(value)] = json.dumps(value, ensure_ascii=False)
+                found = texts[id(value)] = redact(json.dumps(value, ensure_ascii=False))
             return found
 
         return pd.array([text(v) for v in values], dtype=pd.StringDtype())
     if kind == "str":
-        return pd.array(values.to_numpy(dtype=object), dtype=pd.StringDtype())
+        strings: Any = values.to_numpy(dtype=object)
+        if holds_secrets():
+            strings = [v if v is None or v is pd.NA else redact(str(v)) for v in strings]
+        return pd.array(strings, dtype=pd.StringDtype())
     if kind == "bool":
         return pd.array(values.to_numpy(dtype=object), dtype="boolean")
     if kind == "float":

@@ -93,6 +93,18 @@ class LazyGroup(click.Group):
         return command
 
     def invoke(self, ctx: click.Context) -> Any:
+        """Run the subcommand; its error line redacted of every secret held."""
+        try:
+            return self._invoke_saying_paths(ctx)
+        except click.ClickException as exc:
+            # Printed once the command's context has closed and let go of the secrets it
+            # held: redacted while they are still held.
+            from harness.redaction import redact
+
+            vars(exc)["message"] = redact(exc.message)  # typed Final; set once, here
+            raise
+
+    def _invoke_saying_paths(self, ctx: click.Context) -> Any:
         """Run the subcommand; a file or folder it cannot read or write (permissions, a
         read-only file system, a file where a folder should be) is one line and exit 2,
         whichever command met it and wherever, never a traceback."""
@@ -121,8 +133,16 @@ class LazyGroup(click.Group):
 
 @click.group(cls=LazyGroup, lazy=COMMANDS, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="loopbench")
-def main() -> None:
+@click.pass_context
+def main(ctx: click.Context) -> None:
     """Measure LLM agent reasoning patterns on labelled task sets."""
+    from harness.models.settings import environment_secrets
+    from harness.redaction import protected, redacted_output
+
+    # Whatever the command writes or prints, the keys and URL credentials in the
+    # environment are redacted from it (``run`` adds its endpoints').
+    ctx.with_resource(protected(*environment_secrets()))
+    ctx.with_resource(redacted_output())
 
 
 __all__ = ["main"]

@@ -8,6 +8,7 @@ import click
 
 from harness.cli.errors import BadInput
 from harness.experiment import arm_identity
+from harness.redaction import redact
 from harness.report.html.render import report_html
 from harness.results.frames import Pricing
 from harness.results.prices import PriceError, load_prices
@@ -49,7 +50,7 @@ def report_command(
     except (ResultsError, PriceError, ValueError) as exc:
         raise BadInput(str(exc)) from None
     try:
-        output.write_text(page, encoding="utf-8")
+        output.write_text(redact(page), encoding="utf-8")
     except OSError as exc:
         raise BadInput(
             f"{output}: cannot be written ({exc.strerror or exc}); give -o a file in a folder "

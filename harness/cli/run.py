@@ -35,7 +35,7 @@ from harness.models.cache import CacheError
 from harness.models.estimate import EstimateUnavailable
 from harness.models.local import CHAT_FORMATS, LocalModelError
 from harness.models.replicas import grid_client
-from harness.models.settings import DEFAULT_KEY_ENV, Endpoint, EndpointNotConfigured
+from harness.models.settings import DEFAULT_KEY_ENV, Endpoint, EndpointNotConfigured, protecting
 from harness.models.types import ModelClient
 from harness.patterns.registry import UnknownPattern
 from harness.plugins import PluginError, load_plugin
@@ -242,7 +242,8 @@ def run_command(**flags: Any) -> None:
         RayUnavailable,
     ) as exc:
         raise BadInput(str(exc)) from None
-    _run(grid, config, local, endpoints, quiet)
+    with protecting(endpoints):
+        _run(grid, config, local, endpoints, quiet)
 
 
 def _config(flags: dict[str, Any], given: Callable[[str], ParameterSource | None]) -> RunConfig:

@@ -11,6 +11,8 @@ import os
 
 import click
 
+from harness.redaction import redact
+
 VARIABLE = "GITHUB_STEP_SUMMARY"
 
 
@@ -21,7 +23,7 @@ def append_step_summary(markdown: str, heading: str = "loopbench compare") -> No
         return
     try:
         with open(path, "a", encoding="utf-8", errors="backslashreplace") as summary:
-            summary.write(f"### {heading}\n\n{markdown}\n\n")
+            summary.write(redact(f"### {heading}\n\n{markdown}\n\n"))
     except OSError as exc:
         reason = exc.strerror or type(exc).__name__
         click.echo(f"warning: job summary not written to {path} ({VARIABLE}): {reason}", err=True)

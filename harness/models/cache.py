@@ -40,6 +40,7 @@ from harness.models.types import (
     ToolCall,
     Usage,
 )
+from harness.redaction import redact
 
 CACHE_FILE = "responses.sqlite"
 _SCHEMA = """
@@ -144,7 +145,7 @@ class ResponseCache:
         """Store ``response`` unless one is stored already; returns the stored one."""
         self._db.execute(
             "INSERT OR IGNORE INTO responses (key, request, response) VALUES (?, ?, ?)",
-            (key, json.dumps(canonical, sort_keys=True), _response_json(response)),
+            (key, redact(json.dumps(canonical, sort_keys=True)), redact(_response_json(response))),
         )
         row = self._db.execute("SELECT response FROM responses WHERE key = ?", (key,)).fetchone()
         stored = _response_from(row[0])

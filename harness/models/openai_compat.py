@@ -18,8 +18,9 @@ within ``RetryPolicy``; other statuses are not.
 
 A user name and password in the base URL (``http://user:password@host/v1``) are never
 part of the URL requested or reported; without an API key they are sent as HTTP Basic
-auth. The key and the password are redacted from every error text, in every form a
-server could echo them (see ``_redactor``).
+auth. The key, the user name and the password are redacted, in every form a server could
+echo them (see ``harness.redaction``), from every error text and from everything a reply
+holds (its text and its tool calls) before anything else sees it.
 """
 
 from __future__ import annotations
@@ -29,24 +30,24 @@ import base64
 import email.utils
 import json
 import random
-import re
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
-from urllib.parse import unquote, urlsplit
 
 import httpx
 
-from harness.models.settings import without_credentials
+from harness.models.settings import credentials, without_credentials
 from harness.models.throttle import AdaptiveLimit, RateLimit
 from harness.models.transport import default_transport
 from harness.models.types import (
+    Message,
     ModelAPIError,
     ModelRequest,
     ModelResponse,
     Usage,
 )
 from harness.models.wire import parse_response, request_body
+from harness.redaction import Redactor
 
 RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
 
@@ -120,7 +121,7 @@ class OpenAICompatClient:
         hooks: Hooks = Hooks(),
     ) -> None:
         self._headers = [("content-type", "application/json")]
-        user, password = _credentials(base_url)
+        user, password = credentials(base_url)
         if api_key:
             self._headers.append(("authorization", f"Bearer {api_key}"))
         elif user is not None:
@@ -129,7 +130,9 @@ class OpenAICompatClient:
         #: The endpoint without the user name and password it may embed: the one to report.
         self.base_url = without_credentials(base_url)
         self._url = httpx.URL(self.base_url + "/chat/completions")
-        self._redact = _redactor(api_key, user, password)
+        self._redact = Redactor(
+            (api_key, user, password), [(user, password)] if user is not None else []
+        )
         #: The limit on a whole request, connect to last byte; the phases below each have it too.
         timeout_s = connection.timeout_s
         self._timeout_s = timeout_s
@@ -183,6 +186,7 @@ class OpenAICompatClient:
                     else:
                         if self._adaptive:
                             self.concurrency.succeeded()
+                        parsed = replace(parsed, message=self._redacted(parsed.message))
                         return (
                             parsed
                             if spent == Usage()
@@ -236,6 +240,21 @@ class OpenAICompatClient:
             await self.concurrency.release()
         return response, started
 
+    def _redacted(self, message: Message) -> Message:
+        """A reply without the endpoint's secrets: a model can repeat what it was sent."""
+        if not self._redact:
+            return message
+        calls = tuple(
+            replace(
+                call,
+                id=self._redact(call.id),
+                name=self._redact(call.name),
+                arguments=self._redact.json_text(call.arguments),
+            )
+            for call in message.tool_calls
+        )
+        return replace(message, content=self._redact(message.content), tool_calls=calls)
+
     async def _post(self, body: bytes) -> httpx.Response:
         request = httpx.Request(
             "POST",
@@ -250,65 +269,3 @@ class OpenAICompatClient:
         finally:
             await response.aclose()
         return response
-
-
-#: The shortest run of a secret's characters that is redacted where it appears on its own.
-SECRET_RUN = 8
-
-
-def _credentials(base_url: str) -> tuple[str | None, str]:
-    """The user name and password a URL embeds (``http://user:password@host``), unescaped."""
-    userinfo, at, _ = urlsplit(base_url).netloc.rpartition("@")
-    if not at:
-        return None, ""
-    user, _, password = userinfo.partition(":")
-    return unquote(user), unquote(password)
-
-
-def _redactor(key: str | None, user: str | None, password: str) -> Callable[[str], str]:
-    """A function that redacts the key and the URL's password from an error text.
-
-    Each secret is redacted as given, JSON-escaped (with ``/`` written ``\\/`` or not)
-    and wherever a run of ``SECRET_RUN`` or more of its characters appears, as when a
-    server echoes half a key. The password is also redacted with its user name, and as
-    the base64 of the pair that a Basic header carries.
-    """
-    in_part = [s for s in (key, password) if s]
-    whole: list[str] = []
-    if user is not None:
-        pair = f"{user}:{password}"
-        whole.append(pair)
-        in_part.append(base64.b64encode(pair.encode()).decode())
-    pieces = {form for s in whole for form in _escaped(s)}
-    for form in (form for s in in_part for form in _escaped(s)):
-        runs = range(len(form) - SECRET_RUN + 1)
-        pieces.update([form[i : i + SECRET_RUN] for i in runs] if runs else [form])
-    if not pieces:
-        return str
-    longest_first = sorted(pieces, key=len, reverse=True)
-    # A lookahead finds overlapping matches, so a run longer than SECRET_RUN is found whole.
-    pattern = re.compile("(?=(" + "|".join(map(re.escape, longest_first)) + "))")
-
-    def redact(text: str) -> str:
-        spans: list[list[int]] = []
-        for match in pattern.finditer(text):
-            start, end = match.span(1)
-            if spans and start <= spans[-1][1]:
-                spans[-1][1] = max(spans[-1][1], end)
-            else:
-                spans.append([start, end])
-        if not spans:
-            return text
-        kept, last = [], 0
-        for start, end in spans:
-            kept += [text[last:start], "[redacted]"]
-            last = end
-        return "".join(kept) + text[last:]
-
-    return redact
-
-
-def _escaped(secret: str) -> set[str]:
-    """A secret as written, and as it would appear inside a JSON string."""
-    escaped = json.dumps(secret)[1:-1]
-    return {secret, escaped, escaped.replace("/", "\\/")}

@@ -1,16 +1,24 @@
 """Where the model lives: base URL, model name and the API key's variable, by flag or env.
 
 A base URL or key that no request could carry is refused here, in one line that never
-shows the key or a password the URL embeds.
+shows the key or a user name or password the URL embeds. The URL is read strictly: a user
+name or password holding ``/``, ``?``, ``#`` or ``@`` must be percent-encoded, as
+otherwise where the credentials end, and so which host is meant, is a guess.
+
+``protecting`` makes the process hold the endpoints' secrets (``harness.redaction``), so
+every writer redacts them.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
-import httpx
+from harness.redaction import protected
 
 BASE_URL_ENV = "LOOPBENCH_BASE_URL"
 MODEL_ENV = "LOOPBENCH_MODEL"
@@ -84,8 +92,15 @@ def resolve_endpoint(
 
 def _check_base_url(base_url: str) -> None:
     """Refuse a base URL no request could go to, naming it without its credentials."""
-    shown = f"the base URL {without_credentials(base_url)!r} (--base-url or {BASE_URL_ENV})"
     fix = "give one like https://api.openai.com/v1 or http://127.0.0.1:8000/v1"
+    authority = _authority(base_url)
+    if authority.count("@") > 1 or "@" in base_url.partition("://")[2][len(authority) :]:
+        raise EndpointNotConfigured(
+            f"the base URL (--base-url or {BASE_URL_ENV}) has an '@' that does not end its "
+            "user name and password: percent-encode a '/', '?', '#' or '@' in them (%2F, "
+            "%3F, %23, %40). The URL is not shown, as it may hold a password"
+        )
+    shown = f"the base URL {without_credentials(base_url)!r} (--base-url or {BASE_URL_ENV})"
     try:
         parts = urlsplit(base_url)
     except ValueError as exc:
@@ -99,11 +114,62 @@ def _check_base_url(base_url: str) -> None:
         raise EndpointNotConfigured(
             f"{shown}: its port {port!r} is not a number from 1 to 65535; {fix}"
         )
+    import httpx  # here: a command that only reads the environment's secrets starts faster
+
     try:
         httpx.URL(base_url)
     except httpx.InvalidURL as exc:
-        cause = str(exc).replace(parts.password, "[redacted]") if parts.password else exc
+        cause = str(exc)
+        for secret in (parts.username, parts.password, *credentials(base_url)):
+            cause = cause.replace(secret, "[redacted]") if secret else cause
         raise EndpointNotConfigured(f"{shown} is not a URL ({cause}); {fix}") from None
+
+
+def credentials(base_url: str) -> tuple[str | None, str]:
+    """The user name and password a URL embeds (``http://user:password@host``), unescaped."""
+    userinfo, at, _ = _authority(base_url).rpartition("@")
+    if not at:
+        return None, ""
+    user, _, password = userinfo.partition(":")
+    return unquote(user), unquote(password)
+
+
+def _authority(url: str) -> str:
+    """What stands between ``scheme://`` and the first ``/``, ``?`` or ``#`` after it."""
+    return re.split("[/?#]", url.partition("://")[2], maxsplit=1)[0]
+
+
+Secrets = tuple[list[str | None], list[tuple[str, str]]]
+
+
+def secrets_of(urls: Iterable[str | None], keys: Iterable[str | None]) -> Secrets:
+    """These keys and the user names and passwords these URLs embed, as secrets and
+    ``(user, password)`` pairs for ``harness.redaction``."""
+    found: list[str | None] = list(keys)
+    pairs = []
+    for url in urls:
+        user, password = credentials(url or "")
+        if user is not None:
+            found += [user, password]
+            pairs.append((user, password))
+    return found, pairs
+
+
+def environment_secrets() -> Secrets:
+    """The keys and URL credentials the usual variables hold, for a command that reads no
+    endpoint but may still print or write what one sent."""
+    return secrets_of(
+        [os.environ.get(BASE_URL_ENV)],
+        [os.environ.get(DEFAULT_KEY_ENV), os.environ.get(FALLBACK_KEY_ENV)],
+    )
+
+
+@contextlib.contextmanager
+def protecting(endpoints: Iterable[Endpoint]) -> Iterator[None]:
+    """Within it, every writer redacts these endpoints' keys and URL credentials."""
+    endpoints = list(endpoints)
+    with protected(*secrets_of([e.base_url for e in endpoints], [e.api_key for e in endpoints])):
+        yield
 
 
 def without_credentials(base_url: str) -> str:
@@ -113,8 +179,8 @@ def without_credentials(base_url: str) -> str:
         parts = urlsplit(base_url)
     except ValueError:  # a URL that does not parse: cut what could be credentials by hand
         scheme, sep, rest = base_url.partition("://")
-        netloc, slash, path = rest.partition("/")
-        return f"{scheme}{sep}{_netloc_host(netloc)}{slash}{path}".rstrip("/")
+        netloc = _authority(base_url)
+        return f"{scheme}{sep}{_netloc_host(netloc)}{rest[len(netloc) :]}".rstrip("/")
     netloc = _netloc_host(parts.netloc)
     return urlunsplit(parts._replace(netloc=netloc, path=parts.path.rstrip("/")))
 

@@ -28,6 +28,7 @@ from typing import IO, Any
 
 from pydantic import ValidationError
 
+from harness.redaction import redact
 from harness.results.records import RunRecord
 from harness.sampling import LEGACY, describe
 
@@ -321,7 +322,7 @@ def _check_or_create(folder: Path, expect: dict[str, Any]) -> dict[str, Any]:
             "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
             **expect,
         }
-        meta_path.write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+        meta_path.write_text(redact(json.dumps(meta, indent=2)) + "\n", encoding="utf-8")
         return meta
     try:
         meta = json.loads(meta_path.read_text(encoding="utf-8"))
@@ -354,7 +355,7 @@ def _check_or_create(folder: Path, expect: dict[str, Any]) -> dict[str, Any]:
     if "fingerprint" in expect and "fingerprint" not in meta:
         # A folder written before fingerprints: from now on it is tied to this content.
         meta = {**meta, "fingerprint": expect["fingerprint"]}
-        meta_path.write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+        meta_path.write_text(redact(json.dumps(meta, indent=2)) + "\n", encoding="utf-8")
     return meta
 
 
@@ -386,9 +387,9 @@ class RecordWriter:
         self._traces: IO[str] = (folder / TRACES).open("a", encoding="utf-8")
 
     def append(self, record: RunRecord, trace: list[dict[str, Any]]) -> None:
-        self._traces.write(json.dumps({"run_id": record.run_id, "events": trace}) + "\n")
+        self._traces.write(redact(json.dumps({"run_id": record.run_id, "events": trace})) + "\n")
         self._traces.flush()
-        self._runs.write(record.model_dump_json() + "\n")
+        self._runs.write(redact(record.model_dump_json()) + "\n")
         self._runs.flush()
 
     def close(self) -> None:

@@ -658,3 +658,22 @@ def test_the_usage_an_unusable_reply_reported_is_counted_all_the_same():
     with pytest.raises(ModelAPIError):
         asyncio.run(counted.complete(REQUEST))
     assert (counted.usage.input_tokens, counted.usage.output_tokens) == (14, 4)
+
+
+def test_a_key_or_url_token_a_model_repeats_is_redacted_from_its_reply_and_tool_calls():
+    token = "tok-0123456789ABCDEFGH"
+    arguments = json.dumps(
+        {"code": f"print('{KEY}', '{base64.b64encode(token.encode()).decode()}')"}
+    )
+    call = {"id": "c1", "type": "function", "function": {"name": "run", "arguments": arguments}}
+    script = Script(
+        httpx.Response(200, json=completion(f"the key is {KEY.upper()}, the token {token}", [call]))
+    )
+    client = OpenAICompatClient(
+        f"http://{token}@model.test/v1", KEY, hooks=Hooks(httpx.MockTransport(script))
+    )
+    reply = complete(client).message
+    assert reply.content == "the key is [redacted], the token [redacted]"
+    code = json.loads(reply.tool_calls[0].arguments)["code"]
+    # base64's last character also holds bits of what follows: left, like its padding.
+    assert code.startswith("print('[redacted]', '[redacted]") and len(code) <= 36

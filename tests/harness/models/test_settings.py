@@ -4,7 +4,12 @@ import pytest
 from click.testing import CliRunner
 
 from harness.cli.main import main
-from harness.models.settings import EndpointNotConfigured, resolve_endpoint, without_credentials
+from harness.models.settings import (
+    EndpointNotConfigured,
+    credentials,
+    resolve_endpoint,
+    without_credentials,
+)
 
 NO_KEYS = {"LOOPBENCH_API_KEY": None, "OPENAI_API_KEY": None}
 
@@ -121,3 +126,28 @@ def test_run_refuses_a_key_with_a_line_break_without_echoing_it(tmp_path):
     assert result.exit_code == 2, result.output
     assert len(result.output.strip().splitlines()) == 1 and "LOOPBENCH_API_KEY" in result.output
     assert "sk-secret" not in result.output and not out.exists()
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://alice:hun/ter2secret@127.0.0.1:8000/v1",
+        "http://alice:hun#ter2secret@127.0.0.1/v1",
+        "http://alice:?hunter2secret@127.0.0.1/v1",
+        "http://alice:hun@ter2secret@127.0.0.1/v1",
+        "http://admin:1234/x@host/v1",
+    ],
+)
+def test_a_password_with_an_unencoded_reserved_character_is_refused_unshown(url):
+    with pytest.raises(EndpointNotConfigured) as info:
+        resolve_endpoint(url, "m")
+    message = str(info.value)
+    assert "percent-encode" in message and "\n" not in message
+    assert "hun" not in message and "ter2" not in message and "alice" not in message
+    assert "admin" not in message and "1234" not in message
+
+
+def test_a_password_with_its_reserved_characters_percent_encoded_is_accepted():
+    endpoint = resolve_endpoint("http://alice:hun%2Fter%23%3F%40@127.0.0.1/v1", "m")
+    assert without_credentials(endpoint.base_url) == "http://127.0.0.1/v1"
+    assert credentials(endpoint.base_url) == ("alice", "hun/ter#?@")
