@@ -144,9 +144,9 @@ class ResponseCache:
         create: bool = True,
     ) -> None:
         path = Path(folder)
-        if path.exists() and not path.is_dir():
-            raise CacheError(f"{path}: is a file; --cache must name a folder")
         try:
+            if path.exists() and not path.is_dir():
+                raise CacheError(f"{path}: is a file; --cache must name a folder")
             if create:
                 path.mkdir(parents=True, exist_ok=True)
             elif not (path / CACHE_FILE).is_file():
@@ -164,12 +164,12 @@ class ResponseCache:
         self.fault: str | None = None
 
     def _bypass(self, exc: Exception) -> None:
-        if self.fault is None:
-            self.fault = f"{type(exc).__name__}: {exc}"
-            self._warn(
-                f"warning: response cache {self.path} failed ({exc}); it is bypassed for "
-                "the rest of this run, and every call is sent to the endpoint"
-            )
+        """Stop using the cache, saying so; once, as every use first checks ``fault``."""
+        self.fault = f"{type(exc).__name__}: {exc}"
+        self._warn(
+            f"warning: response cache {self.path} failed ({exc}); it is bypassed for "
+            "the rest of this run, and every call is sent to the endpoint"
+        )
 
     def get(self, key: str) -> ModelResponse | None:
         """The stored response (counted as replayed), or None: a miss, or a bypassed cache."""
@@ -225,6 +225,8 @@ class ResponseCache:
     def nearest_difference(self, canonical: dict[str, Any]) -> str:
         """Which part of ``canonical`` differs from the closest cached request."""
         best: tuple[int, str] | None = None
+        if self.fault is not None:
+            return "the cache is bypassed"
         try:
             stored_requests = self._db.execute("SELECT request FROM responses").fetchall()
         except sqlite3.Error as exc:

@@ -70,8 +70,9 @@ def _problem(db: sqlite3.Connection, create: bool) -> str | None:
     """What makes the file unusable as a cache, or None; only reads."""
     checked = [row[0] for row in db.execute("PRAGMA quick_check")]
     if checked != ["ok"]:
-        more = f", and {len(checked) - 1} more problems" if len(checked) > 1 else ""
-        return f"damaged: {checked[0]}{more}"
+        said = [line for row in checked for line in row.splitlines() if not line.startswith("***")]
+        more = f", and {len(said) - 1} more problems" if len(said) > 1 else ""
+        return f"damaged: {said[0] if said else checked[0]}{more}"
     tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     if not tables:
         return None if create else "it holds no responses table"

@@ -20,6 +20,8 @@ from click.testing import CliRunner
 
 from harness.cli.main import main
 from harness.fakes.fake_server import FakeServer, Reply, default_responder
+from harness.models.cache import ResponseCache, canonical_request, request_key
+from harness.models.types import Message, ModelRequest, ModelResponse
 from harness.results.store import read_records
 
 ARMS = ["--arm", "direct", "--arm", "react_text"]
@@ -74,6 +76,8 @@ def damage(kind, good, path):
         path.write_bytes(_garbled(good, 100))
     elif kind == "garbled after the first page":
         path.write_bytes(_garbled(good, page))
+    elif kind == "free-page list garbled":  # quick_check's finding, not an error raised
+        path.write_bytes(good[:32] + (len(good) // page + 7).to_bytes(4, "big") + good[36:])
     elif kind == "truncated":
         path.write_bytes(good[: len(good) // 2])
     elif kind == "truncated within the header":
@@ -94,6 +98,7 @@ def damage(kind, good, path):
 DAMAGES = [
     "garbled after the header",
     "garbled after the first page",
+    "free-page list garbled",
     "truncated",
     "truncated within the header",
     "foreign schema",
@@ -153,6 +158,28 @@ def test_a_cache_failing_mid_run_is_bypassed_with_one_warning(tmp_path):
     assert refused.exit_code == 2 and len(lines(refused.output)) == 1
 
 
+@pytest.mark.parametrize("use", ["get", "put", "nearest_difference"])
+def test_each_use_of_a_cache_failing_mid_run_bypasses_it_with_one_warning(tmp_path, use):
+    said: list[str] = []
+    cache = ResponseCache(tmp_path, said.append)
+    request = canonical_request(ModelRequest("m", (Message("user", "q"),)), "direct#0", 0)
+    key = request_key(request)
+    cache.put(key, request, ModelResponse(Message("assistant", "a")))
+    with closing(sqlite3.connect(tmp_path / CACHE_FILE)) as db:
+        db.execute("DROP TABLE responses")
+        db.commit()
+    calls = {
+        "get": lambda: cache.get(key),
+        "put": lambda: cache.put(key, request, ModelResponse(Message("assistant", "b"))),
+        "nearest_difference": lambda: cache.nearest_difference(request),
+    }
+    calls[use]()
+    assert cache.get(key) is None and cache.nearest_difference(request) == "the cache is bypassed"
+    cache.put(key, request, ModelResponse(Message("assistant", "c")))
+    cache.close()
+    assert len(said) == 1 and "no such table: responses" in said[0] and "bypassed" in said[0]
+
+
 def test_damaged_rows_are_misses_sent_again_and_stored_anew(tmp_path):
     cache = tmp_path / "cache"
     with FakeServer() as server:
@@ -174,7 +201,9 @@ def test_damaged_rows_are_misses_sent_again_and_stored_anew(tmp_path):
             )
             for n, key in enumerate(keys):  # JSON of the wrong types, and bytes not UTF-8
                 damaged = wrong_types if n % 2 else b"\xff\xfe not utf-8"
-                db.execute("UPDATE responses SET response = ? WHERE key = ?", (damaged, key))
+                db.execute(
+                    "UPDATE responses SET response = CAST(? AS TEXT) WHERE key = ?", (damaged, key)
+                )
             db.commit()
         again = run(server, tmp_path / "b", cache)
         assert server.served.requests == 2 * sent  # every damaged row sent again
