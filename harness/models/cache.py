@@ -95,8 +95,13 @@ def _response_json(response: ModelResponse) -> str:
     )
 
 
+#: What reading a damaged row raises (bad JSON, the wrong shape or types, nesting past
+#: Python's recursion limit).
+_DAMAGED = (ValueError, KeyError, TypeError, RecursionError)
+
+
 def _response_from(text: bytes) -> ModelResponse:
-    """The stored response; ValueError, KeyError or TypeError when the row is damaged."""
+    """The stored response; one of ``_DAMAGED`` when the row is damaged."""
     data = json.loads(text)
     wire = data["message"]
     message = Message(
@@ -183,7 +188,7 @@ class ResponseCache:
                 return None
             try:
                 response = _response_from(row[0])
-            except (ValueError, KeyError, TypeError):  # a damaged row: a miss, stored anew
+            except _DAMAGED:  # a damaged row: a miss, stored anew
                 self._db.execute("DELETE FROM responses WHERE key = ?", (key,))
                 return None
             self._db.execute("UPDATE responses SET hits = hits + 1 WHERE key = ?", (key,))
@@ -235,7 +240,7 @@ class ResponseCache:
         for (text,) in stored_requests:
             try:
                 stored = json.loads(text)
-            except ValueError:  # a damaged row: not a request to compare with
+            except _DAMAGED:  # a damaged row: not a request to compare with
                 continue
             if not isinstance(stored, dict):
                 continue

@@ -199,18 +199,23 @@ def test_damaged_rows_are_misses_sent_again_and_stored_anew(tmp_path):
                     "usage": {"input_tokens": 1},
                 }
             )
-            for n, key in enumerate(keys):  # JSON of the wrong types, and bytes not UTF-8
-                damaged = wrong_types if n % 2 else b"\xff\xfe not utf-8"
+            # JSON of the wrong types or shape, nested past Python's recursion limit, and
+            # bytes that are not UTF-8
+            damages = [wrong_types, b"\xff\xfe not utf-8", "[1, 2]", "[" * 100_000]
+            for n, key in enumerate(keys):
+                damaged = damages[n % len(damages)]
                 db.execute(
-                    "UPDATE responses SET response = CAST(? AS TEXT) WHERE key = ?", (damaged, key)
+                    "UPDATE responses SET response = CAST(? AS TEXT), request = CAST(? AS TEXT) "
+                    "WHERE key = ?",
+                    (damaged, damaged, key),
                 )
             db.commit()
-        again = run(server, tmp_path / "b", cache)
+        again = run(server, tmp_path / "b", cache, "--cache-debug")  # compares with them
         assert server.served.requests == 2 * sent  # every damaged row sent again
         replayed = run(server, tmp_path / "c", cache)
         assert server.served.requests == 2 * sent  # stored anew, so replayed now
     assert again.exit_code == 0 and replayed.exit_code == 0, again.output
-    assert "warning" not in again.output
+    assert "warning" not in again.output and "cache miss: nearest cached" in again.output
     for out in ("b", "c"):
         assert all(r.status == "answered" for r in read_records(tmp_path / out))
     assert sum(r.cache_hits for r in read_records(tmp_path / "b")) == 0
