@@ -159,7 +159,9 @@ class ResponseCache:
                     f"{path}: holds no {CACHE_FILE}; give the folder passed to run --cache"
                 )
         except OSError as exc:
-            raise CacheError(f"{path}: cannot be used as a cache folder ({exc.strerror})") from None
+            raise CacheError(
+                f"{path}: cannot be used as a cache folder ({exc.strerror or exc})"
+            ) from None
         self.path = path / CACHE_FILE
         self._db = open_cache_file(self.path, create)
         # Texts are decoded here: bytes that are not UTF-8 are a damaged row, not a fault.
