@@ -8,6 +8,7 @@ twice (a remote task retried after its result came back) is written once.
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -86,20 +87,35 @@ def refuse_other_options(records: list[RunRecord], arms: list[Arm], where: Path)
             )
 
 
+#: The errors of Python's sqlite3, the module behind the response cache and nothing else a
+#: run touches. Before the cache was bypassed on failing, such an error ended the run.
+_SQLITE_ERROR = re.compile(
+    r"(DatabaseError|OperationalError|IntegrityError|InternalError|ProgrammingError"
+    r"|DataError|NotSupportedError|InterfaceError): "
+)
+
+
+def cache_fault(record: RunRecord) -> bool:
+    """Whether a response cache that failed ended the run (recorded as pattern_error by
+    loopbench before the cache was bypassed on failing): not the endpoint's doing, nor the
+    pattern's, so ``--retry-errors`` runs it again."""
+    return record.status == "pattern_error" and bool(_SQLITE_ERROR.match(record.error or ""))
+
+
 def recorded_runs(
     records: list[RunRecord], taskset: TaskSet, retry_errors: bool = False
 ) -> tuple[set[RunKey], dict[RunKey, str]]:
     """The runs already done, and those to run again with the run_id each supersedes: a
     run whose task has changed since (its question or expected answer), and with
-    ``retry_errors`` a run that ended in api_error. A record written before task
-    fingerprints is taken as it is."""
+    ``retry_errors`` a run that ended in api_error or that a cache fault ended (see
+    ``cache_fault``). A record written before task fingerprints is taken as it is."""
     fingerprints = {t.id: t.fingerprint for t in taskset.tasks}
     recorded = {run_key(r): r for r in records}
     again = {
         key: record.run_id
         for key, record in recorded.items()
         if record.task_fingerprint not in ("", fingerprints.get(record.task_id))
-        or (retry_errors and record.status == "api_error")
+        or (retry_errors and (record.status == "api_error" or cache_fault(record)))
     }
     return recorded.keys() - again.keys(), again
 

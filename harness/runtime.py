@@ -29,7 +29,7 @@ def run_settings(config: RunConfig, taskset: TaskSet, say: Callable[[str], None]
         prices=prices,
         retry_errors=config.retry_errors,
         max_trace_text=config.max_trace_text,
-        cache=ResponseCache(Path(config.cache)) if config.cache is not None else None,
+        cache=ResponseCache(Path(config.cache), say) if config.cache is not None else None,
         cache_debug=say if config.cache_debug else None,
         estimate=shipped_tokenizer() if config.count_tokens else None,
         sandbox=_sandbox(taskset, config.grading_workers, say),

@@ -7,7 +7,8 @@ from pathlib import Path
 import click
 
 from harness.cli.errors import BadInput
-from harness.models.cache import CACHE_FILE, CacheError, ResponseCache
+from harness.models.cache import CACHE_FILE, ResponseCache
+from harness.models.cache_file import CacheError
 
 
 @click.group("cache")
@@ -16,10 +17,10 @@ def cache_command() -> None:
 
 
 def _open(folder: Path) -> ResponseCache:
-    if not (folder / CACHE_FILE).is_file():
-        raise BadInput(f"{folder}: holds no {CACHE_FILE}; give the folder passed to run --cache")
+    """The cache in ``folder``, refused unless it is a whole loopbench cache; nothing is
+    written on opening, so a file of another program is left as it was."""
     try:
-        return ResponseCache(folder)
+        return ResponseCache(folder, create=False)
     except CacheError as exc:
         raise BadInput(str(exc)) from None
 
@@ -29,8 +30,12 @@ def _open(folder: Path) -> ResponseCache:
 def stats_command(folder: Path) -> None:
     """Responses stored, times they were replayed, and the file's size."""
     cache = _open(folder)
-    stats = cache.stats()
-    cache.close()
+    try:
+        stats = cache.stats()
+    except CacheError as exc:
+        raise BadInput(str(exc)) from None
+    finally:
+        cache.close()
     click.echo(
         f"{folder / CACHE_FILE}: {stats['entries']} responses, replayed {stats['hits']} times, "
         f"{stats['bytes']:,} bytes"
@@ -42,6 +47,10 @@ def stats_command(folder: Path) -> None:
 def clear_command(folder: Path) -> None:
     """Remove every stored response."""
     cache = _open(folder)
-    removed = cache.clear()
-    cache.close()
+    try:
+        removed = cache.clear()
+    except CacheError as exc:
+        raise BadInput(str(exc)) from None
+    finally:
+        cache.close()
     click.echo(f"{folder / CACHE_FILE}: removed {removed} responses")

@@ -31,7 +31,7 @@ from harness.config import (
 from harness.endpoints import connection, open_clients, resolve_endpoints, throttle_notes
 from harness.executors import ExecutorError, OnWorkers, RayUnavailable
 from harness.experiment import ArmError, parse_arms
-from harness.models.cache import CacheError
+from harness.models.cache_file import CacheError
 from harness.models.estimate import EstimateUnavailable
 from harness.models.local import CHAT_FORMATS, LocalModelError
 from harness.models.replicas import grid_client
@@ -178,8 +178,9 @@ from tasks.taskset import TaskSetError
 @click.option(
     "--retry-errors",
     is_flag=True,
-    help="Run again the runs recorded as api_error; each new record supersedes the old, "
-    "which stays in runs.jsonl.",
+    help="Run again the runs recorded as api_error, and those a failing response cache "
+    "ended (pattern_error naming a SQLite error, before the cache was bypassed on failing); "
+    "each new record supersedes the old, which stays in runs.jsonl.",
 )
 @click.option(
     "--paired",

@@ -8,8 +8,13 @@ that send the same first request do not share one sample, and repeats stay apart
 and how many times this run has already sent the identical request (self-consistency
 sends one request K times and must get K samples, not one sample K times). Within a
 scope requests are sequential, so a stored response is never raced for; should two
-processes share a cache, the first response stored for a key is the one every later
-reader gets. A row that cannot be read is treated as a miss and stored anew.
+processes share a cache and both send one request, each keeps the response it was sent
+(counted as sent, not replayed) and the first stored is the one every later reader gets.
+A row that cannot be read is treated as a miss and stored anew.
+
+The cache never fails a run: a file that cannot be used is refused on opening
+(``cache_file``), and should it fail during the run (a disk error, a file changed by
+another program) it is bypassed with one warning and the calls go to the endpoint.
 
 Replayed responses keep the usage the endpoint reported when they were first served,
 so a re-run reproduces the same records; they are marked ``from_cache`` in the trace
@@ -25,32 +30,27 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
+import sys
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import asdict
+from dataclasses import asdict, astuple
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
+from harness.models.cache_file import CacheError, open_cache_file
 from harness.models.types import (
     FinishReason,
     Message,
     ModelClient,
     ModelRequest,
     ModelResponse,
+    Role,
     ToolCall,
     Usage,
 )
 from harness.redaction import redact
 
 CACHE_FILE = "responses.sqlite"
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS responses (
-    key TEXT PRIMARY KEY,
-    request TEXT NOT NULL,
-    response TEXT NOT NULL,
-    hits INTEGER NOT NULL DEFAULT 0
-)
-"""
 
 
 def canonical_request(request: ModelRequest, scope: str, occurrence: int) -> dict[str, Any]:
@@ -96,7 +96,13 @@ def _response_json(response: ModelResponse) -> str:
     )
 
 
-def _response_from(text: str) -> ModelResponse:
+#: What reading a damaged row raises (bad JSON, the wrong shape or types, nesting past
+#: Python's recursion limit).
+_DAMAGED = (ValueError, KeyError, TypeError, RecursionError)
+
+
+def _response_from(text: bytes) -> ModelResponse:
+    """The stored response; one of ``_DAMAGED`` when the row is damaged."""
     data = json.loads(text)
     wire = data["message"]
     message = Message(
@@ -105,68 +111,147 @@ def _response_from(text: str) -> ModelResponse:
         tuple(ToolCall(**c) for c in wire["tool_calls"]),
         wire["tool_call_id"],
     )
+    usage = Usage(**data["usage"])
     finish: FinishReason = data["finish_reason"]
-    return ModelResponse(message, finish, Usage(**data["usage"]), from_cache=True)
+    if not _well_typed(message, finish, usage):
+        raise ValueError("a stored response of the wrong types")
+    return ModelResponse(message, finish, usage, from_cache=True)
 
 
-class CacheError(ValueError):
-    """The cache file cannot be used."""
+def _well_typed(message: Message, finish: str, usage: Usage) -> bool:
+    """Whether a stored response has the types a pattern relies on."""
+    calls = all(isinstance(f, str) for call in message.tool_calls for f in astuple(call))
+    counts = astuple(usage)
+    return (
+        message.role in get_args(Role)
+        and isinstance(message.content, str)
+        and (message.tool_call_id is None or isinstance(message.tool_call_id, str))
+        and calls
+        and finish in get_args(FinishReason)
+        and all(type(n) is int and n >= 0 for n in counts)
+    )
+
+
+def _to_stderr(line: str) -> None:
+    print(line, file=sys.stderr)
 
 
 class ResponseCache:
-    """The SQLite file behind ``--cache DIR``; one per process, shared by every run."""
+    """The SQLite file behind ``--cache DIR``; one per process, shared by every run.
 
-    def __init__(self, folder: Path | str) -> None:
+    ``create`` (``run``) makes the folder and the table when missing; without it (``cache
+    stats``/``clear``) the file must already be a loopbench cache. ``warn`` is told, once,
+    when the cache fails during a run and is bypassed from then on."""
+
+    def __init__(
+        self,
+        folder: Path | str,
+        warn: Callable[[str], None] = _to_stderr,
+        create: bool = True,
+    ) -> None:
         path = Path(folder)
-        if path.exists() and not path.is_dir():
-            raise CacheError(f"{path}: is a file; --cache must name a folder")
-        path.mkdir(parents=True, exist_ok=True)
-        self.path = path / CACHE_FILE
         try:
-            self._db = sqlite3.connect(self.path, isolation_level=None)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute(_SCHEMA)
-        except sqlite3.DatabaseError as exc:
-            raise CacheError(f"{self.path}: not a usable cache ({exc})") from None
+            if path.exists() and not path.is_dir():
+                raise CacheError(f"{path}: is a file; --cache must name a folder")
+            if create:
+                path.mkdir(parents=True, exist_ok=True)
+            elif not (path / CACHE_FILE).is_file():
+                raise CacheError(
+                    f"{path}: holds no {CACHE_FILE}; give the folder passed to run --cache"
+                )
+        except OSError as exc:
+            raise CacheError(
+                f"{path}: cannot be used as a cache folder ({exc.strerror or exc})"
+            ) from None
+        self.path = path / CACHE_FILE
+        self._db = open_cache_file(self.path, create)
+        # Texts are decoded here: bytes that are not UTF-8 are a damaged row, not a fault.
+        self._db.text_factory = bytes
+        self._warn = warn
+        #: What made the cache fail during the run; from then on it is bypassed.
+        self.fault: str | None = None
+
+    def _bypass(self, exc: Exception) -> None:
+        """Stop using the cache, saying so; once, as every use first checks ``fault``."""
+        self.fault = f"{type(exc).__name__}: {exc}"
+        self._warn(
+            f"warning: response cache {self.path} failed ({exc}); it is bypassed for "
+            "the rest of this run, and every call is sent to the endpoint"
+        )
 
     def get(self, key: str) -> ModelResponse | None:
-        row = self._db.execute("SELECT response FROM responses WHERE key = ?", (key,)).fetchone()
-        if row is None:
+        """The stored response (counted as replayed), or None: a miss, or a bypassed cache."""
+        if self.fault is not None:
             return None
         try:
-            response = _response_from(row[0])
-        except (ValueError, KeyError, TypeError):  # a damaged row: a miss, stored anew
-            self._db.execute("DELETE FROM responses WHERE key = ?", (key,))
+            row = self._db.execute(
+                "SELECT response FROM responses WHERE key = ?", (key,)
+            ).fetchone()
+            if row is None:
+                return None
+            try:
+                response = _response_from(row[0])
+            except _DAMAGED:  # a damaged row: a miss, stored anew
+                self._db.execute("DELETE FROM responses WHERE key = ?", (key,))
+                return None
+            self._db.execute("UPDATE responses SET hits = hits + 1 WHERE key = ?", (key,))
+        except sqlite3.Error as exc:
+            self._bypass(exc)
             return None
-        self._db.execute("UPDATE responses SET hits = hits + 1 WHERE key = ?", (key,))
         return response
 
-    def put(self, key: str, canonical: dict[str, Any], response: ModelResponse) -> ModelResponse:
-        """Store ``response`` unless one is stored already; returns the stored one."""
-        self._db.execute(
-            "INSERT OR IGNORE INTO responses (key, request, response) VALUES (?, ?, ?)",
-            (key, redact(json.dumps(canonical, sort_keys=True)), redact(_response_json(response))),
-        )
-        row = self._db.execute("SELECT response FROM responses WHERE key = ?", (key,)).fetchone()
-        stored = _response_from(row[0])
-        return response if stored.message == response.message else stored
+    def put(self, key: str, canonical: dict[str, Any], response: ModelResponse) -> None:
+        """Store ``response`` unless one is stored already (by another process sharing the
+        file): the first stored is the one replayed."""
+        if self.fault is not None:
+            return
+        try:
+            self._db.execute(
+                "INSERT OR IGNORE INTO responses (key, request, response) VALUES (?, ?, ?)",
+                (
+                    key,
+                    redact(json.dumps(canonical, sort_keys=True)),
+                    redact(_response_json(response)),
+                ),
+            )
+        except sqlite3.Error as exc:
+            self._bypass(exc)
 
     def stats(self) -> dict[str, int]:
-        entries, hits = self._db.execute(
-            "SELECT COUNT(*), COALESCE(SUM(hits), 0) FROM responses"
-        ).fetchone()
+        try:
+            entries, hits = self._db.execute(
+                "SELECT COUNT(*), COALESCE(SUM(hits), 0) FROM responses"
+            ).fetchone()
+        except sqlite3.Error as exc:
+            raise CacheError(f"{self.path}: cannot be read ({exc})") from None
         return {"entries": entries, "hits": hits, "bytes": self.path.stat().st_size}
 
     def clear(self) -> int:
-        removed: int = self._db.execute("DELETE FROM responses").rowcount
-        self._db.execute("VACUUM")
+        try:
+            removed: int = self._db.execute("DELETE FROM responses").rowcount
+            self._db.execute("VACUUM")
+        except sqlite3.Error as exc:
+            raise CacheError(f"{self.path}: cannot be cleared ({exc})") from None
         return removed
 
     def nearest_difference(self, canonical: dict[str, Any]) -> str:
         """Which part of ``canonical`` differs from the closest cached request."""
         best: tuple[int, str] | None = None
-        for (stored,) in self._db.execute("SELECT request FROM responses"):
-            differs = _differences(json.loads(stored), canonical)
+        if self.fault is not None:
+            return "the cache is bypassed"
+        try:
+            stored_requests = self._db.execute("SELECT request FROM responses").fetchall()
+        except sqlite3.Error as exc:
+            self._bypass(exc)
+            return "the cache is bypassed"
+        for (text,) in stored_requests:
+            try:
+                stored = json.loads(text)
+            except _DAMAGED:  # a damaged row: not a request to compare with
+                continue
+            if not isinstance(stored, dict):
+                continue
+            differs = _differences(stored, canonical)
             if best is None or len(differs) < best[0]:
                 best = (len(differs), "; ".join(differs))
         if best is None:
@@ -230,4 +315,5 @@ class CachingClient:
         if self._debug is not None:
             self._debug(f"cache miss: {self._cache.nearest_difference(canonical)}")
         response = await self._inner.complete(request)
-        return self._cache.put(key, canonical, response)
+        self._cache.put(key, canonical, response)
+        return response  # sent, even when another process stored one first

@@ -111,7 +111,8 @@ class RunRecord(BaseModel):
     """UTC, ISO 8601."""
     supersedes: str | None = None
     """The run_id of the api_error record this run replaces (``run --retry-errors``, since
-    schema 2); the replaced record stays in runs.jsonl and readers leave it out."""
+    schema 2; also a pattern_error an older release recorded when its response cache
+    failed); the replaced record stays in runs.jsonl and readers leave it out."""
     loopbench_version: str | None = None
     """The loopbench release that wrote the record (since schema 2)."""
 
