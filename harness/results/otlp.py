@@ -1,0 +1,185 @@
+"""A results folder's runs as OpenTelemetry spans (``loopbench export --format otlp``).
+
+Each run is a trace: a root span carrying what identifies the run and how it ended, a
+child span per model call with the GenAI semantic conventions' ``gen_ai.*`` attributes,
+and a child span per tool call. The spans are the SDK's own ``ReadableSpan``s, encoded
+by the OTLP exporter's encoder and sent by its OTLP/HTTP exporter: nothing here writes
+OTLP by hand.
+
+Ids are digests of the run's id, so exporting the same folder twice gives the same
+traces (a viewer replaces them rather than doubling them). Times are the run's
+``started_at`` plus each event's ``t`` (seconds from the run's start).
+
+What goes out is what records and traces hold, nothing else: no message texts, no tool
+results, no environment. The OpenTelemetry packages are the ``otlp`` extra, imported
+only here, so no other command pays for them.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from harness.events import Event, TraceError, parse_events
+from harness.results.records import RunRecord
+from harness.results.store import TRACES, ResultsError, read_records
+
+if TYPE_CHECKING:
+    from opentelemetry.sdk.trace import ReadableSpan
+
+#: What to install when the extra is missing.
+INSTALL = "pip install 'loopbench[otlp]'"
+#: The instrumentation scope every span is reported under.
+SCOPE = "loopbench"
+
+
+class OtlpMissing(ImportError):
+    """The ``otlp`` extra is not installed."""
+
+
+def require_otlp() -> None:
+    """Import the OpenTelemetry packages once; ``OtlpMissing`` saying what to install."""
+    try:
+        import google.protobuf.json_format  # noqa: F401
+        import opentelemetry.exporter.otlp.proto.http.trace_exporter  # noqa: F401
+        import opentelemetry.sdk.trace  # noqa: F401
+    except ImportError as exc:
+        raise OtlpMissing(
+            f"the OpenTelemetry packages are not installed ({exc.name}); {INSTALL}"
+        ) from None
+
+
+def read_runs(folder: Path) -> tuple[list[tuple[RunRecord, list[Event] | None]], bool]:
+    """Each counted run of ``folder`` (superseded records left out) with its trace's events
+    (None when it has no trace line), and whether the folder has a traces.jsonl at all."""
+    records = read_records(folder)
+    path = folder / TRACES
+    if not path.is_file():
+        return [(record, None) for record in records], False
+    by_id = {record.run_id: record for record in records}
+    traced: dict[str, list[Event]] = {}
+    for number, line in _trace_lines(path):
+        run_id = line["run_id"]
+        if run_id in by_id:
+            try:
+                traced[run_id] = parse_events(line.get("events"))
+            except TraceError as exc:
+                raise ResultsError(f"{path}:{number}: damaged trace line ({exc})") from None
+    return [(record, traced.get(record.run_id)) for record in records], True
+
+
+def _trace_lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Each complete line of traces.jsonl and its number; a line a kill cut short ends it."""
+    try:
+        with path.open("rb") as handle:
+            for number, raw in enumerate(handle, start=1):
+                if not raw.endswith(b"\n"):
+                    return
+                if not raw.strip():
+                    continue
+                try:
+                    line = json.loads(raw)
+                except ValueError as exc:
+                    raise ResultsError(f"{path}:{number}: not a JSON line ({exc})") from None
+                if not isinstance(line, dict) or not isinstance(line.get("run_id"), str):
+                    raise ResultsError(f"{path}:{number}: not a JSON object with a run_id")
+                yield number, line
+    except OSError as exc:
+        raise ResultsError(f"{path}: cannot be read ({exc.strerror})") from None
+
+
+def build_spans(
+    runs: Sequence[tuple[RunRecord, list[Event] | None]], experiment: dict[str, Any]
+) -> list[ReadableSpan]:
+    """Every run's spans, root first, under one resource naming the experiment."""
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.util.instrumentation import InstrumentationScope
+
+    from harness.results.otlp_spans import nanoseconds, run_spans
+
+    resource = Resource(
+        {
+            "service.name": "loopbench",
+            "loopbench.experiment_id": str(experiment.get("experiment_id", "")),
+            "loopbench.task_set": str(experiment.get("task_set", "")),
+        }
+    )
+    scope = InstrumentationScope(SCOPE)
+    created = nanoseconds(str(experiment.get("created_at", "")))
+    spans: list[ReadableSpan] = []
+    for record, events in runs:
+        spans += run_spans(record, events or [], resource, scope, created)
+    return spans
+
+
+def encode(spans: Sequence[ReadableSpan]) -> Any:
+    """The ExportTraceServiceRequest of ``spans``, as the OTLP exporter encodes it."""
+    from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+
+    return encode_spans(spans)
+
+
+def to_json(spans: Sequence[ReadableSpan]) -> str:
+    """OTLP JSON: the protobuf JSON mapping of the ExportTraceServiceRequest of ``spans``."""
+    from google.protobuf.json_format import MessageToJson
+
+    return MessageToJson(encode(spans))
+
+
+#: The most spans one OTLP/HTTP request carries: receivers cap a request's size (4 MiB
+#: by default in the OpenTelemetry Collector), and a span here is a few hundred bytes.
+SPANS_PER_REQUEST = 2_000
+
+
+def traces_url(endpoint: str) -> str:
+    """The URL spans are posted to: ``endpoint`` as given, or with OTLP/HTTP's
+    ``/v1/traces`` when it names no path (``http://localhost:4318``)."""
+    scheme, _, rest = endpoint.partition("://")
+    if scheme not in ("http", "https") or not rest.strip("/"):
+        raise ValueError(f"{endpoint}: not an http:// or https:// URL")
+    return endpoint if "/" in rest.rstrip("/") else f"{endpoint.rstrip('/')}/v1/traces"
+
+
+class SendFailed(OSError):
+    """The receiver could not be reached, or refused the spans."""
+
+
+def send(spans: Sequence[ReadableSpan], url: str, timeout: float | None = None) -> int:
+    """Post ``spans`` to an OTLP/HTTP receiver with the SDK's exporter, in requests of at
+    most ``SPANS_PER_REQUEST``; how many requests. ``SendFailed`` with the exporter's
+    reason when one is not accepted (after the exporter's own retries); the exporter's
+    timeout is ``timeout`` or ``OTEL_EXPORTER_OTLP_TRACES_TIMEOUT``, and its headers
+    (a viewer's key) come from ``OTEL_EXPORTER_OTLP_TRACES_HEADERS``."""
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from opentelemetry.sdk.trace.export import SpanExportResult
+
+    reasons = _Reasons()
+    logger = logging.getLogger("opentelemetry.exporter")
+    logger.addHandler(reasons)
+    propagated, logger.propagate = logger.propagate, False  # its errors are said once, below
+    exporter = OTLPSpanExporter(endpoint=url, timeout=timeout)
+    try:
+        for sent, start in enumerate(range(0, len(spans), SPANS_PER_REQUEST)):
+            batch = spans[start : start + SPANS_PER_REQUEST]
+            if exporter.export(batch) is not SpanExportResult.SUCCESS:
+                said = reasons.last or "the exporter gave no reason"
+                raise SendFailed(f"{said} (after {sent} of the requests were accepted)")
+        return -(-len(spans) // SPANS_PER_REQUEST)
+    finally:
+        exporter.shutdown()  # type: ignore[no-untyped-call]  # the SDK leaves it unannotated
+        logger.removeHandler(reasons)
+        logger.propagate = propagated
+
+
+class _Reasons(logging.Handler):
+    """Keeps the last error the exporter logged: why a send failed."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self.last = ""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.last = record.getMessage().splitlines()[0]
