@@ -17,6 +17,7 @@ only here, so no other command pays for them.
 
 from __future__ import annotations
 
+import base64
 import json
 import logging
 from collections.abc import Iterator, Sequence
@@ -44,7 +45,7 @@ def require_otlp() -> None:
     """Import the OpenTelemetry packages once; ``OtlpMissing`` saying what to install."""
     try:
         import google.protobuf.json_format  # noqa: F401
-        import opentelemetry.exporter.otlp.proto.http.trace_exporter  # noqa: F401
+        import opentelemetry.exporter.otlp.proto.http.trace_exporter
         import opentelemetry.sdk.trace  # noqa: F401
     except ImportError as exc:
         raise OtlpMissing(
@@ -123,10 +124,29 @@ def encode(spans: Sequence[ReadableSpan]) -> Any:
 
 
 def to_json(spans: Sequence[ReadableSpan]) -> str:
-    """OTLP JSON: the protobuf JSON mapping of the ExportTraceServiceRequest of ``spans``."""
-    from google.protobuf.json_format import MessageToJson
+    """OTLP JSON (the OTLP specification's JSON encoding) of the ExportTraceServiceRequest
+    of ``spans``: protobuf's JSON mapping, but for what OTLP/JSON says otherwise: trace
+    and span ids as hex, not base64, and enums as integers."""
+    from google.protobuf.json_format import MessageToDict
 
-    return MessageToJson(encode(spans))
+    request = MessageToDict(encode(spans), use_integers_for_enums=True)
+    for resource in request.get("resourceSpans", ()):
+        for scope in resource.get("scopeSpans", ()):
+            for span in scope.get("spans", ()):
+                _hex_ids(span)
+                for link in span.get("links", ()):
+                    _hex_ids(link)
+    return json.dumps(request, indent=1, ensure_ascii=False)
+
+
+#: The fields protobuf's JSON mapping writes as base64 and OTLP/JSON as hex.
+ID_FIELDS = ("traceId", "spanId", "parentSpanId")
+
+
+def _hex_ids(message: dict[str, Any]) -> None:
+    for name in ID_FIELDS:
+        if name in message:
+            message[name] = base64.b64decode(message[name]).hex()
 
 
 #: The most spans one OTLP/HTTP request carries: receivers cap a request's size (4 MiB
