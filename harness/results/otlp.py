@@ -20,6 +20,7 @@ from __future__ import annotations
 import base64
 import json
 import logging
+import re
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -185,8 +186,8 @@ def send(spans: Sequence[ReadableSpan], url: str, timeout: float | None = None) 
         for sent, start in enumerate(range(0, len(spans), SPANS_PER_REQUEST)):
             batch = spans[start : start + SPANS_PER_REQUEST]
             if exporter.export(batch) is not SpanExportResult.SUCCESS:
-                said = reasons.last or "the exporter gave no reason"
-                raise SendFailed(f"{said} (after {sent} of the requests were accepted)")
+                earlier = f" ({sent} earlier requests were accepted)" if sent else ""
+                raise SendFailed(f"{reasons.reason}{earlier}")
         return -(-len(spans) // SPANS_PER_REQUEST)
     finally:
         exporter.shutdown()  # type: ignore[no-untyped-call]  # the SDK leaves it unannotated
@@ -195,11 +196,24 @@ def send(spans: Sequence[ReadableSpan], url: str, timeout: float | None = None) 
 
 
 class _Reasons(logging.Handler):
-    """Keeps the last error the exporter logged: why a send failed."""
+    """What the exporter logged while sending: why a send failed, in its words."""
 
     def __init__(self) -> None:
-        super().__init__(logging.ERROR)
-        self.last = ""
+        super().__init__(logging.WARNING)
+        self.said: list[str] = []
 
     def emit(self, record: logging.LogRecord) -> None:
-        self.last = record.getMessage().splitlines()[0]
+        self.said.append(record.getMessage().splitlines()[0])
+
+    @property
+    def reason(self) -> str:
+        """The system's error when one was logged (its retries log it, then only "timeout"),
+        else the exporter's last message."""
+        for message in reversed(self.said):
+            if found := _OS_ERROR.search(message):
+                return found.group(0)
+        return self.said[-1].rstrip(".") if self.said else "the exporter gave no reason"
+
+
+#: An operating system's error as requests words it: ``[Errno 111] Connection refused``.
+_OS_ERROR = re.compile(r"\[Errno -?\d+\] [^'\")]+")
