@@ -286,3 +286,12 @@ def test_a_damaged_trace_line_is_named(results: Path, tmp_path: Path) -> None:
     (damaged / "traces.jsonl").write_text("".join(lines))
     done = export(str(damaged), "--format", "otlp", "-o", str(tmp_path / "s.json"))
     assert done.exit_code == 2 and f"{damaged / 'traces.jsonl'}:2: damaged" in done.stderr
+
+
+def test_a_trace_line_a_kill_cut_short_ends_the_reading(results: Path, tmp_path: Path) -> None:
+    killed = tmp_path / "killed"
+    shutil.copytree(results, killed)
+    with (killed / "traces.jsonl").open("a") as traces:
+        traces.write('{"run_id": "cut-short", "events": [{"t": 0.1, "ki')
+    done = export(str(killed), "--format", "otlp", "-o", str(tmp_path / "s.json"))
+    assert done.exit_code == 0 and "wrote" in done.stdout, done.output
