@@ -137,7 +137,7 @@ def to_json(spans: Sequence[ReadableSpan]) -> str:
                 _hex_ids(span)
                 for link in span.get("links", ()):
                     _hex_ids(link)
-    return json.dumps(request, indent=1, ensure_ascii=False)
+    return json.dumps(request, ensure_ascii=False, separators=(",", ":"))  # one line
 
 
 #: The fields protobuf's JSON mapping writes as base64 and OTLP/JSON as hex.
