@@ -14,8 +14,7 @@ from harness.cli.errors import BadInput
 from harness.results.otlp import (
     OtlpMissing,
     SendFailed,
-    build_spans,
-    read_runs,
+    folder_spans,
     require_otlp,
     send,
     to_json,
@@ -37,26 +36,25 @@ def export_otlp(results: Path, output: Path | None, endpoint: str | None) -> Non
     except OtlpMissing as exc:
         raise BadInput(f"--format otlp: {exc}") from None
     try:
-        runs, traced = read_runs(results)
+        found = folder_spans(results, _experiment(results))
     except ResultsError as exc:
         raise BadInput(str(exc)) from None
-    if not runs:
+    if not found.runs:
         raise BadInput(f"{results}: no finished runs yet")
-    untraced = sum(events is None for _, events in runs)
-    if not traced:
+    spans = found.spans
+    if not found.traced:
         click.echo(
             f"note: {results} has no {TRACES}: each run is a root span alone, without its "
             "model and tool calls",
             err=True,
         )
-    elif untraced:
+    elif found.untraced:
         click.echo(
-            f"note: {untraced} of {len(runs)} runs have no line in {results / TRACES}: "
+            f"note: {found.untraced} of {found.runs} runs have no line in {results / TRACES}: "
             "each of those is a root span alone",
             err=True,
         )
-    spans = build_spans(runs, _experiment(results))
-    counted = f"{len(runs):,} traces, {len(spans):,} spans"
+    counted = f"{found.runs:,} traces, {len(spans):,} spans"
     if output is not None:
         try:
             output.write_text(to_json(spans) + "\n", encoding="utf-8")

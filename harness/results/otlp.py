@@ -21,7 +21,8 @@ import base64
 import json
 import logging
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -54,23 +55,44 @@ def require_otlp() -> None:
         ) from None
 
 
-def read_runs(folder: Path) -> tuple[list[tuple[RunRecord, list[Event] | None]], bool]:
-    """Each counted run of ``folder`` (superseded records left out) with its trace's events
-    (None when it has no trace line), and whether the folder has a traces.jsonl at all."""
+@dataclass
+class FolderSpans:
+    """A results folder's spans, and what its runs had to make them of."""
+
+    spans: list[ReadableSpan]
+    runs: int
+    """Runs as ``table`` counts them (records superseded by ``--retry-errors`` left out)."""
+    traced: bool
+    """Whether the folder has a traces.jsonl."""
+    untraced: int
+    """Runs without a trace line: a root span each, alone."""
+
+
+def folder_spans(folder: Path, experiment: dict[str, Any]) -> FolderSpans:
+    """Every counted run's spans: the traced runs in traces.jsonl's order, then the others.
+    Each trace line is read, turned into spans and dropped, so a large folder's traces
+    are never held whole."""
     records = read_records(folder)
+    make = _span_maker(experiment)
+    spans: list[ReadableSpan] = []
+    done = [False] * len(records)
     path = folder / TRACES
-    if not path.is_file():
-        return [(record, None) for record in records], False
-    by_id = {record.run_id: record for record in records}
-    traced: dict[str, list[Event]] = {}
-    for number, line in _trace_lines(path):
-        run_id = line["run_id"]
-        if run_id in by_id:
+    if path.is_file():
+        at = {record.run_id: index for index, record in enumerate(records) if record.run_id}
+        for number, line in _trace_lines(path):
+            index = at.pop(line["run_id"], None)
+            if index is None:
+                continue  # a superseded run's, or a run this folder no longer counts
             try:
-                traced[run_id] = parse_events(line.get("events"))
+                events = parse_events(line.get("events"))
             except TraceError as exc:
                 raise ResultsError(f"{path}:{number}: damaged trace line ({exc})") from None
-    return [(record, traced.get(record.run_id)) for record in records], True
+            spans += make(records[index], events)
+            done[index] = True
+    for index, record in enumerate(records):
+        if not done[index]:
+            spans += make(record, [])
+    return FolderSpans(spans, len(records), path.is_file(), done.count(False))
 
 
 def _trace_lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -93,10 +115,10 @@ def _trace_lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         raise ResultsError(f"{path}: cannot be read ({exc.strerror})") from None
 
 
-def build_spans(
-    runs: Sequence[tuple[RunRecord, list[Event] | None]], experiment: dict[str, Any]
-) -> list[ReadableSpan]:
-    """Every run's spans, root first, under one resource naming the experiment."""
+def _span_maker(
+    experiment: dict[str, Any],
+) -> Callable[[RunRecord, list[Event]], list[ReadableSpan]]:
+    """What turns a run into its spans, under one resource naming the experiment."""
     from opentelemetry.sdk.resources import Resource
     from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 
@@ -111,10 +133,7 @@ def build_spans(
     )
     scope = InstrumentationScope(SCOPE)
     created = nanoseconds(str(experiment.get("created_at", "")))
-    spans: list[ReadableSpan] = []
-    for record, events in runs:
-        spans += run_spans(record, events or [], resource, scope, created)
-    return spans
+    return lambda record, events: run_spans(record, events, resource, scope, created)
 
 
 def encode(spans: Sequence[ReadableSpan]) -> Any:

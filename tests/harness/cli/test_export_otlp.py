@@ -214,6 +214,24 @@ def test_a_folder_without_traces_gives_root_spans_and_says_so_once(
     assert len(spans) == 9 and not any(s.parent_span_id for s in spans)
 
 
+def test_runs_without_a_trace_line_are_counted_and_said(results: Path, tmp_path: Path) -> None:
+    partly = tmp_path / "partly"
+    shutil.copytree(results, partly)
+    lines = (partly / "traces.jsonl").read_text().splitlines(keepends=True)
+    (partly / "traces.jsonl").write_text("".join(lines[1:]))
+    out = tmp_path / "spans.json"
+    done = export(str(partly), "--format", "otlp", "-o", str(out))
+    assert done.exit_code == 0, done.output
+    assert done.stderr.count("note:") == 1 and "1 of 9 runs have no line" in done.stderr
+    parsed = json_format.Parse(
+        json.dumps(hex_to_base64(json.loads(out.read_text()))), ExportTraceServiceRequest()
+    )
+    lone = [spans for spans in by_trace(parsed).values() if len(spans) == 1]
+    assert len(by_trace(parsed)) == 9 and len(lone) == 1
+    (root,) = lone[0]
+    assert attributes(root)["loopbench.run_id"] == json.loads(lines[0])["run_id"]
+
+
 def test_a_key_in_the_environment_never_reaches_the_spans(
     results: Path, receiver: Receiver, tmp_path: Path
 ) -> None:
