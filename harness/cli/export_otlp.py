@@ -17,8 +17,8 @@ from harness.results.otlp import (
     folder_spans,
     require_otlp,
     send,
-    to_json,
     traces_url,
+    write_json,
 )
 from harness.results.store import EXPERIMENT, TRACES, ResultsError
 
@@ -57,7 +57,8 @@ def export_otlp(results: Path, output: Path | None, endpoint: str | None) -> Non
     counted = f"{found.runs:,} traces, {len(spans):,} spans"
     if output is not None:
         try:
-            output.write_text(to_json(spans) + "\n", encoding="utf-8")
+            with output.open("w", encoding="utf-8") as handle:
+                write_json(spans, handle)
         except OSError as exc:
             raise BadInput(
                 f"{output}: cannot be written ({exc.strerror}); give -o a file in a folder "

@@ -24,7 +24,7 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from harness.events import Event, TraceError, parse_events
 from harness.results.records import RunRecord
@@ -143,20 +143,29 @@ def encode(spans: Sequence[ReadableSpan]) -> Any:
     return encode_spans(spans)
 
 
-def to_json(spans: Sequence[ReadableSpan]) -> str:
+def write_json(spans: Sequence[ReadableSpan], handle: IO[str]) -> None:
     """OTLP JSON (the OTLP specification's JSON encoding) of the ExportTraceServiceRequest
-    of ``spans``: protobuf's JSON mapping, but for what OTLP/JSON says otherwise: trace
-    and span ids as hex, not base64, and enums as integers."""
+    of ``spans``, on one line: protobuf's JSON mapping, but for what OTLP/JSON says
+    otherwise: trace and span ids as hex, not base64, and enums as integers.
+
+    Encoded ``SPANS_PER_REQUEST`` at a time, as ``send`` sends them, and written as the
+    merge of those requests (their ``resourceSpans`` one after the other, as protobuf
+    merges a repeated field), so a large folder is never held encoded whole."""
     from google.protobuf.json_format import MessageToDict
 
-    request = MessageToDict(encode(spans), use_integers_for_enums=True)
-    for resource in request.get("resourceSpans", ()):
-        for scope in resource.get("scopeSpans", ()):
-            for span in scope.get("spans", ()):
-                _hex_ids(span)
-                for link in span.get("links", ()):
-                    _hex_ids(link)
-    return json.dumps(request, ensure_ascii=False, separators=(",", ":"))  # one line
+    handle.write('{"resourceSpans":[')
+    for start in range(0, len(spans), SPANS_PER_REQUEST):
+        request = encode(spans[start : start + SPANS_PER_REQUEST])
+        for index, resource in enumerate(request.resource_spans):
+            part = MessageToDict(resource, use_integers_for_enums=True)
+            for scope in part.get("scopeSpans", ()):
+                for span in scope.get("spans", ()):
+                    _hex_ids(span)
+                    for link in span.get("links", ()):
+                        _hex_ids(link)
+            handle.write("," if start or index else "")
+            handle.write(json.dumps(part, ensure_ascii=False, separators=(",", ":")))
+    handle.write("]}\n")
 
 
 #: The fields protobuf's JSON mapping writes as base64 and OTLP/JSON as hex.

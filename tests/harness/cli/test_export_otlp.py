@@ -26,6 +26,7 @@ from opentelemetry.proto.trace.v1.trace_pb2 import Span
 from harness.cli.main import main
 from harness.events import ResponseEvent, ToolCallEvent, parse_events
 from harness.fakes.fake_server import FakeServer
+from harness.results import otlp
 from harness.results.records import RunRecord
 from harness.results.store import iter_traces, read_records
 
@@ -195,6 +196,22 @@ def test_the_json_file_holds_what_the_receiver_got_and_is_the_same_on_every_expo
     assert isinstance(written["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["kind"], int)
     parsed = json_format.Parse(json.dumps(hex_to_base64(written)), ExportTraceServiceRequest())
     assert parsed == receiver.request() and len(by_trace(parsed)) == 9
+
+
+def test_in_several_requests_the_file_is_their_merge(
+    results: Path, receiver: Receiver, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(otlp, "SPANS_PER_REQUEST", 7)
+    out = tmp_path / "spans.json"
+    done = export(str(results), "-o", str(out), "--otlp-endpoint", receiver.url)
+    assert done.exit_code == 0, done.output
+    sent = receiver.request()
+    assert len(receiver.bodies) == -(-len(spans_of(sent)) // 7) > 1
+    assert f"({len(receiver.bodies)} requests)" in done.stdout
+    written = json.loads(out.read_text())
+    assert len(written["resourceSpans"]) == len(receiver.bodies)
+    parsed = json_format.Parse(json.dumps(hex_to_base64(written)), ExportTraceServiceRequest())
+    assert parsed == sent and len(by_trace(parsed)) == 9
 
 
 def test_a_folder_without_traces_gives_root_spans_and_says_so_once(
