@@ -46,7 +46,8 @@ def export_command(
     results: Path, fmt: str | None, output: Path | None, otlp_endpoint: str | None
 ) -> None:
     """Write RESULTS' runs to one file: a row per run, a column per record field (options
-    and metrics as JSON text)."""
+    and metrics as JSON text); or each run as an OpenTelemetry trace (--format otlp,
+    --otlp-endpoint)."""
     if otlp_endpoint is not None and fmt not in (None, "otlp"):
         raise BadInput(f"--otlp-endpoint sends traces; it cannot go with --format {fmt}")
     fmt = fmt or ("otlp" if otlp_endpoint is not None else "parquet")
