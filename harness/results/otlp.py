@@ -37,6 +37,10 @@ if TYPE_CHECKING:
 INSTALL = "pip install 'loopbench[otlp]'"
 #: The instrumentation scope every span is reported under.
 SCOPE = "loopbench"
+#: The most spans one OTLP/HTTP request carries (and one part of the JSON file): receivers
+#: cap a request's size (4 MiB by default in the OpenTelemetry Collector), and a span here
+#: is under 1 kB.
+SPANS_PER_REQUEST = 2_000
 
 
 class OtlpMissing(ImportError):
@@ -178,11 +182,6 @@ def _hex_ids(message: dict[str, Any]) -> None:
             message[name] = base64.b64decode(message[name]).hex()
 
 
-#: The most spans one OTLP/HTTP request carries: receivers cap a request's size (4 MiB
-#: by default in the OpenTelemetry Collector), and a span here is a few hundred bytes.
-SPANS_PER_REQUEST = 2_000
-
-
 def traces_url(endpoint: str) -> str:
     """The URL spans are posted to: ``endpoint`` as given, or with OTLP/HTTP's
     ``/v1/traces`` when it names no path (``http://localhost:4318``)."""
@@ -213,6 +212,7 @@ def send(spans: Sequence[ReadableSpan], url: str, timeout: float | None = None) 
     try:
         for sent, start in enumerate(range(0, len(spans), SPANS_PER_REQUEST)):
             batch = spans[start : start + SPANS_PER_REQUEST]
+            reasons.said.clear()  # what an earlier, accepted request went through
             if exporter.export(batch) is not SpanExportResult.SUCCESS:
                 earlier = f" ({sent} earlier requests were accepted)" if sent else ""
                 raise SendFailed(f"{reasons.reason}{earlier}")
