@@ -330,3 +330,37 @@ def test_a_trace_line_a_kill_cut_short_ends_the_reading(results: Path, tmp_path:
         traces.write('{"run_id": "cut-short", "events": [{"t": 0.1, "ki')
     done = export(str(killed), "--format", "otlp", "-o", str(tmp_path / "s.json"))
     assert done.exit_code == 0 and "wrote" in done.stdout, done.output
+
+
+def test_a_failed_call_and_a_failed_run_carry_an_error_status(tmp_path: Path) -> None:
+    folder = tmp_path / "failed"
+    folder.mkdir()
+    record = RunRecord(
+        run_id="r1", arm="react", model="m", task_id="t1", repeat=0, status="api_error",
+        turns=1, started_at="2026-01-01T00:00:00+00:00", latency_s=2.0,
+    )  # fmt: skip
+    request = {
+        "model": "m", "system": "", "messages": [], "tools": [], "temperature": None,
+        "max_output_tokens": None, "stop": [],
+    }  # fmt: skip
+    events = [
+        {"t": 0.5, "kind": "request", "call": 1, "request": request},
+        {"t": 1.5, "kind": "api_error", "call": 1, "error": "HTTP 500", "status": 500},
+    ]
+    (folder / "runs.jsonl").write_text(record.model_dump_json() + "\n")
+    (folder / "traces.jsonl").write_text(json.dumps({"run_id": "r1", "events": events}) + "\n")
+    out = tmp_path / "spans.json"
+    assert export(str(folder), "--format", "otlp", "-o", str(out)).exit_code == 0
+    written = json.loads(out.read_text())
+    parsed = json_format.Parse(json.dumps(hex_to_base64(written)), ExportTraceServiceRequest())
+    root, call = spans_of(parsed)
+    assert (root.status.code, root.status.message) == (2, "api_error")  # STATUS_CODE_ERROR
+    assert (call.status.code, call.status.message) == (2, "HTTP 500")
+    assert attributes(call)["error.type"] == "500"
+    assert "gen_ai.usage.input_tokens" not in attributes(call)  # no usage was reported
+    start = 1_767_225_600 * 10**9  # 2026-01-01T00:00:00Z
+    assert (root.start_time_unix_nano, root.end_time_unix_nano) == (start, start + 2 * 10**9)
+    assert (call.start_time_unix_nano, call.end_time_unix_nano) == (
+        start + 5 * 10**8,
+        start + 15 * 10**8,
+    )
