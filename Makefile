@@ -20,7 +20,7 @@ $(BIN)/python:
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
 $(STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/pip install --quiet -e '.[dev,local,humaneval]'
+	$(BIN)/pip install --quiet -e '.[dev,local,humaneval,otlp]'
 	touch $@
 
 install: $(STAMP)

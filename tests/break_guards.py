@@ -49,6 +49,9 @@ RED, REDT = "harness/redaction.py", "tests/harness/test_redaction.py::"
 ECHO = "tests/hostile/test_secret_echoes.py::"
 LEAK = ECHO + "test_no_eight_characters_of_a_secret_are_written_anywhere"
 CF, HC = "harness/models/cache_file.py", "tests/hostile/test_cache_inputs.py::"
+OTLP, OTLPC = "harness/results/otlp.py", "harness/cli/export_otlp.py"
+OTLPT = "tests/harness/cli/test_export_otlp.py::"
+OTLPBAD = OTLPT + "test_bad_input_is_one_line_and_exit_2"
 
 # (guard, file, text, broken text, tests that must catch it)
 MUTATIONS = [
@@ -1046,6 +1049,35 @@ MUTATIONS = [
      ["tests/harness/models/test_settings.py::test_a_password_with_an_unencoded_reserved_"
       "character_is_refused_unshown",
       ECHO + "test_a_password_with_an_unencoded_reserved_character_is_refused_unseen"]),
+    # export --format otlp and --otlp-endpoint.
+    ("otlp: export without -o or --otlp-endpoint is refused", "harness/cli/export.py",
+     "if output is None and otlp_endpoint is None:", "if False:", [OTLPBAD + "[no-output]"]),
+    ("otlp: --otlp-endpoint with another format is refused", "harness/cli/export.py",
+     'if otlp_endpoint is not None and fmt not in (None, "otlp"):', "if False:",
+     [OTLPBAD + "[endpoint-with-csv]"]),
+    ("otlp: an endpoint that is not an http(s) URL is refused", OTLP,
+     'if scheme not in ("http", "https") or not rest.strip("/"):', "if False:",
+     [OTLPBAD + "[no-scheme]"]),
+    ("otlp: an unwritable -o is one line", OTLPC,
+     "except OSError as exc:", "except ZeroDivisionError as exc:",
+     [OTLPBAD + "[unwritable]"]),
+    ("otlp: spans the receiver did not accept are exit 2", OTLP,
+     "if exporter.export(batch) is not SpanExportResult.SUCCESS:", "if False:",
+     [OTLPT + "test_an_unreachable_endpoint_is_one_line_and_exit_2",
+      OTLPT + "test_a_receiver_refusing_the_spans_is_exit_2"]),
+    ("otlp: without the extra it says what to install", OTLP,
+     "    except ImportError as exc:\n        raise OtlpMissing(",
+     "    except ZeroDivisionError as exc:\n        raise OtlpMissing(",
+     [OTLPT + "test_without_the_extra_it_says_what_to_install"]),
+    ("otlp: a folder without traces says so", OTLPC, "    if not found.traced:", "    if False:",
+     [OTLPT + "test_a_folder_without_traces_gives_root_spans_and_says_so_once"]),
+    ("otlp: runs without a trace line are said", OTLPC, "    elif found.untraced:",
+     "    elif False:", [OTLPT + "test_runs_without_a_trace_line_are_counted_and_said"]),
+    ("otlp: a damaged trace line is named", OTLP, "except TraceError as exc:",
+     "except ZeroDivisionError as exc:", [OTLPT + "test_a_damaged_trace_line_is_named"]),
+    ("otlp: a trace line a kill cut short ends the reading", OTLP,
+     'if not raw.endswith(b"\\n"):', "if False:",
+     [OTLPT + "test_a_trace_line_a_kill_cut_short_ends_the_reading"]),
 ]  # fmt: skip
 
 

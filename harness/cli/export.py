@@ -1,4 +1,5 @@
-"""``loopbench export``: a results folder's runs as one Parquet or CSV file, for other tools.
+"""``loopbench export``: a results folder's runs as one Parquet or CSV file, for other tools,
+or as OpenTelemetry traces (``--format otlp``, ``harness.cli.export_otlp``).
 
 One row per run, as ``table`` counts them (records superseded by ``--retry-errors`` left
 out, older records upgraded), every record field a column in the record's order. The two
@@ -22,7 +23,7 @@ from harness.results.columns import FIELDS, read_frame
 from harness.results.columns_sql import sql_literal
 from harness.results.store import ResultsError
 
-FORMATS = ("parquet", "csv")
+FORMATS = ("parquet", "csv", "otlp")
 
 
 @click.command("export")
@@ -31,18 +32,35 @@ FORMATS = ("parquet", "csv")
     "--format",
     "fmt",
     type=click.Choice(FORMATS),
-    default="parquet",
-    show_default=True,
-    help="parquet keeps each column's type; csv opens anywhere.",
+    default=None,
+    help="parquet (the default) keeps each column's type; csv opens anywhere; otlp writes "
+    "each run as an OpenTelemetry trace in OTLP JSON (needs loopbench[otlp]).",
 )
+@click.option("-o", "--output", type=click.Path(path_type=Path), help="The file to write.")
 @click.option(
-    "-o", "--output", type=click.Path(path_type=Path), required=True, help="The file to write."
+    "--otlp-endpoint",
+    metavar="URL",
+    help="Send the runs as traces to this OTLP/HTTP receiver (Jaeger, Phoenix, Langfuse, a "
+    "collector), e.g. http://localhost:4318; implies --format otlp.",
 )
-def export_command(results: Path, fmt: str, output: Path) -> None:
+def export_command(
+    results: Path, fmt: str | None, output: Path | None, otlp_endpoint: str | None
+) -> None:
     """Write RESULTS' runs to one file: a row per run, a column per record field (options
-    and metrics as JSON text)."""
-    if output.is_dir():
+    and metrics as JSON text); or each run as an OpenTelemetry trace (--format otlp,
+    --otlp-endpoint)."""
+    if otlp_endpoint is not None and fmt not in (None, "otlp"):
+        raise BadInput(f"--otlp-endpoint sends traces; it cannot go with --format {fmt}")
+    fmt = fmt or ("otlp" if otlp_endpoint is not None else "parquet")
+    if output is None and otlp_endpoint is None:
+        raise BadInput(f"give -o FILE to write (e.g. -o runs.{'json' if fmt == 'otlp' else fmt})")
+    if output is not None and output.is_dir():
         raise BadInput(f"{output}: is a folder; give -o a file name, e.g. {output / f'runs.{fmt}'}")
+    if fmt == "otlp":
+        from harness.cli.export_otlp import export_otlp
+
+        return export_otlp(results, output, otlp_endpoint)
+    assert output is not None  # refused above without -o or --otlp-endpoint
     try:
         frame = read_frame(results)
     except ResultsError as exc:

@@ -30,7 +30,8 @@ COMMANDS: Mapping[str, tuple[str, str]] = {
     "export": (
         "harness.cli.export:export_command",
         "Write RESULTS' runs to one file: a row per run, a column per record field (options "
-        "and metrics as JSON text).",
+        "and metrics as JSON text); or each run as an OpenTelemetry trace (--format otlp, "
+        "--otlp-endpoint).",
     ),
     "failures": (
         "harness.cli.failures:failures_command",

@@ -51,7 +51,7 @@ def test_help_imports_no_heavy_library():
     loaded = imported("--help")
     assert "click" in loaded  # the scan sees third-party imports
     heavy = {"matplotlib", "pandas", "duckdb", "scipy", "numpy", "pydantic", "httpx", "rich"}
-    assert not loaded & heavy
+    assert not loaded & (heavy | {"opentelemetry", "google"})
 
 
 @pytest.mark.parametrize(
@@ -75,6 +75,13 @@ def test_a_table_with_repeats_takes_its_t_quantile_from_scipy_special_alone():
     assert "scipy.special" in loaded
     assert "scipy.stats" not in loaded  # a second slower to import
     assert "matplotlib" not in {module.split(".")[0] for module in loaded}
+
+
+def test_only_the_otlp_format_imports_opentelemetry(tmp_path):
+    csv = imported("export", str(FOLDER), "--format", "csv", "-o", str(tmp_path / "runs.csv"))
+    otlp = imported("export", str(FOLDER), "--format", "otlp", "-o", str(tmp_path / "s.json"))
+    assert not csv & {"opentelemetry", "google"}
+    assert {"opentelemetry", "google"} <= otlp  # the scan sees them where they are used
 
 
 def test_the_summaries_in_help_are_each_commands_own():

@@ -1,0 +1,86 @@
+"""``loopbench export --format otlp``: a results folder's runs as OpenTelemetry traces,
+written as OTLP JSON (``-o``) and/or sent to an OTLP/HTTP receiver (``--otlp-endpoint``).
+The spans are ``harness.results.otlp``'s; this is what the command says and refuses."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+
+from harness.cli.errors import BadInput
+from harness.results.otlp import (
+    OtlpMissing,
+    SendFailed,
+    folder_spans,
+    require_otlp,
+    send,
+    traces_url,
+    write_json,
+)
+from harness.results.store import EXPERIMENT, TRACES, ResultsError
+
+
+def export_otlp(results: Path, output: Path | None, endpoint: str | None) -> None:
+    """Write and/or send RESULTS' runs as traces; ``BadInput`` in one line otherwise."""
+    url = None
+    if endpoint is not None:
+        try:
+            url = traces_url(endpoint)
+        except ValueError as exc:
+            raise BadInput(f"--otlp-endpoint {exc}, e.g. http://localhost:4318") from None
+    try:
+        require_otlp()
+    except OtlpMissing as exc:
+        raise BadInput(f"--format otlp: {exc}") from None
+    try:
+        found = folder_spans(results, _experiment(results))
+    except ResultsError as exc:
+        raise BadInput(str(exc)) from None
+    if not found.runs:
+        raise BadInput(f"{results}: no finished runs yet")
+    spans = found.spans
+    if not found.traced:
+        click.echo(
+            f"note: {results} has no {TRACES}: each run is a root span alone, without its "
+            "model and tool calls",
+            err=True,
+        )
+    elif found.untraced:
+        click.echo(
+            f"note: {found.untraced} of {found.runs} runs have no line in {results / TRACES}: "
+            "each of those is a root span alone",
+            err=True,
+        )
+    counted = f"{found.runs:,} traces, {len(spans):,} spans"
+    if output is not None:
+        try:
+            with output.open("w", encoding="utf-8") as handle:
+                write_json(spans, handle)
+        except OSError as exc:
+            raise BadInput(
+                f"{output}: cannot be written ({exc.strerror}); give -o a file in a folder "
+                "that exists and can be written"
+            ) from None
+        click.echo(f"wrote {output} ({counted}, OTLP JSON)")
+    if url is not None:
+        try:
+            requests = send(spans, url)
+        except SendFailed as exc:
+            raise BadInput(
+                f"--otlp-endpoint {url}: the spans were not accepted: {exc}; give the URL of "
+                "a running OTLP/HTTP receiver (e.g. http://localhost:4318)"
+            ) from None
+        click.echo(f"sent {counted} to {url} ({requests} request{'s' * (requests != 1)})")
+
+
+def _experiment(results: Path) -> dict[str, Any]:
+    """experiment.json's fields, for the spans' resource; none when it cannot be read (the
+    runs' own records are what the spans carry)."""
+    try:
+        meta = json.loads((results / EXPERIMENT).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return meta if isinstance(meta, dict) else {}

@@ -1,0 +1,212 @@
+"""One run's spans: the run, its model calls and its tool calls, as ``ReadableSpan``s.
+
+Names and attributes follow the OpenTelemetry GenAI semantic conventions where they
+define one (``invoke_agent``, ``chat``, ``execute_tool``, ``gen_ai.*``); what only
+loopbench has is under ``loopbench.*``. Imported only by ``harness.results.otlp``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import datetime
+from typing import Any
+
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.sdk.util.instrumentation import InstrumentationScope
+from opentelemetry.trace import SpanContext, SpanKind, Status, StatusCode, TraceFlags
+
+from harness.events import ApiErrorEvent, Event, RequestEvent, ResponseEvent, ToolCallEvent
+from harness.results.records import RunRecord
+from harness.results.store import run_key
+
+NS = 1_000_000_000
+
+
+def nanoseconds(iso: str) -> int:
+    """An ISO 8601 time as nanoseconds since the epoch; 0 when there is none."""
+    try:
+        moment = datetime.fromisoformat(iso)
+    except ValueError:
+        return 0
+    return int(moment.timestamp() * 1_000_000) * 1000
+
+
+def identity(record: RunRecord) -> str:
+    """What a run's ids are digests of: its run_id, or what identifies it without one."""
+    return record.run_id or json.dumps(run_key(record))
+
+
+def trace_id(run: str) -> int:
+    """A trace id (16 bytes, never 0) from a run's identity: the same on every export."""
+    return int.from_bytes(hashlib.sha256(f"{run}/trace".encode()).digest()[:16], "big") or 1
+
+
+def span_id(run: str, part: str) -> int:
+    """A span id (8 bytes, never 0) from a run's identity and the span's place in it."""
+    return int.from_bytes(hashlib.sha256(f"{run}/{part}".encode()).digest()[:8], "big") or 1
+
+
+def run_spans(
+    record: RunRecord,
+    events: list[Event],
+    resource: Resource,
+    scope: InstrumentationScope,
+    created: int,
+) -> list[ReadableSpan]:
+    """The run's root span, then a span per model call and per tool call, in trace order.
+
+    ``created`` (the experiment's creation) stands for the start of a run recorded
+    without ``started_at``."""
+    run = identity(record)
+    trace = trace_id(run)
+    start = nanoseconds(record.started_at) or created
+    last = max((event.t for event in events), default=0.0)
+    end = start + int(max(record.latency_s, last) * NS)
+    root = SpanContext(trace, span_id(run, "run"), False, TraceFlags(TraceFlags.SAMPLED))
+
+    def span(
+        name: str,
+        part: str,
+        begin: float,
+        finish: float,
+        attributes: dict[str, Any],
+        kind: SpanKind = SpanKind.INTERNAL,
+        status: Status | None = None,
+    ) -> ReadableSpan:
+        context = SpanContext(trace, span_id(run, part), False, TraceFlags(TraceFlags.SAMPLED))
+        return ReadableSpan(
+            name=name,
+            context=context,
+            parent=root,
+            resource=resource,
+            attributes=attributes,
+            kind=kind,
+            status=status or Status(StatusCode.UNSET),
+            start_time=start + int(begin * NS),
+            end_time=start + int(max(begin, finish) * NS),
+            instrumentation_scope=scope,
+        )
+
+    children: list[ReadableSpan] = []
+    requests: dict[int, RequestEvent] = {}
+    before = 0.0  # when the event before this one happened: a tool call's start
+    for event in events:
+        if isinstance(event, RequestEvent):
+            requests[event.call] = event
+        elif isinstance(event, ResponseEvent | ApiErrorEvent):
+            asked = requests.pop(event.call, None)
+            begin = asked.t if asked else before
+            attributes = _call_attributes(asked, event, record.model)
+            status = None
+            if isinstance(event, ApiErrorEvent):
+                status = Status(StatusCode.ERROR, event.error)
+            children.append(
+                span(
+                    f"chat {attributes['gen_ai.request.model']}",
+                    f"call/{event.call}",
+                    begin,
+                    event.t,
+                    attributes,
+                    SpanKind.CLIENT,
+                    status,
+                )
+            )
+        elif isinstance(event, ToolCallEvent):
+            failed = None if event.ok else Status(StatusCode.ERROR, "the tool failed")
+            children.append(
+                span(
+                    f"execute_tool {event.tool}",
+                    f"tool/{len(children)}",
+                    before,
+                    event.t,
+                    {
+                        "gen_ai.operation.name": "execute_tool",
+                        "gen_ai.tool.name": event.tool,
+                        "loopbench.step": event.step,
+                        "loopbench.tool.ok": event.ok,
+                    },
+                    status=failed,
+                )
+            )
+        before = event.t
+    for call, asked in requests.items():  # asked, never answered: the run ended first
+        attributes = _call_attributes(asked, None, record.model)
+        name = f"chat {attributes['gen_ai.request.model']}"
+        children.append(span(name, f"call/{call}", asked.t, last, attributes, SpanKind.CLIENT))
+    ended = (
+        Status(StatusCode.UNSET)
+        if record.status == "answered"
+        else Status(StatusCode.ERROR, record.status)
+    )
+    root_span = ReadableSpan(
+        name=f"invoke_agent {record.arm}",
+        context=root,
+        parent=None,
+        resource=resource,
+        attributes=_run_attributes(record),
+        kind=SpanKind.INTERNAL,
+        status=ended,
+        start_time=start,
+        end_time=end,
+        instrumentation_scope=scope,
+    )
+    return [root_span, *children]
+
+
+def _run_attributes(record: RunRecord) -> dict[str, Any]:
+    """What identifies the run and how it ended; a value the record does not have is left
+    out (OpenTelemetry attributes have no null)."""
+    values: dict[str, Any] = {
+        "gen_ai.operation.name": "invoke_agent",
+        "gen_ai.agent.name": record.arm,
+        "gen_ai.request.model": record.model,
+        "loopbench.run_id": record.run_id,
+        "loopbench.arm": record.arm,
+        "loopbench.pattern": record.pattern,
+        "loopbench.model": record.model,
+        "loopbench.task_set": record.task_set,
+        "loopbench.task_id": record.task_id,
+        "loopbench.repeat": record.repeat,
+        "loopbench.status": record.status,
+        "loopbench.correct": record.correct,
+        "loopbench.cost_usd": record.cost_usd,
+        "loopbench.turns": record.turns,
+        "loopbench.tool_calls": record.tool_calls,
+        "loopbench.tokens_in": record.tokens_in,
+        "loopbench.tokens_out": record.tokens_out,
+        "loopbench.latency_s": record.latency_s,
+    }
+    return {key: value for key, value in values.items() if value is not None}
+
+
+def _call_attributes(
+    asked: RequestEvent | None, answered: ResponseEvent | ApiErrorEvent | None, model: str
+) -> dict[str, Any]:
+    """A model call's GenAI attributes: the request's settings, the response's usage and
+    finish reason, or the error the endpoint gave."""
+    request = asked.request if asked else None
+    values: dict[str, Any] = {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.request.model": request["model"] if request else model,
+    }
+    if request:
+        values["gen_ai.request.temperature"] = request["temperature"]
+        values["gen_ai.request.top_p"] = request.get("top_p")
+        values["gen_ai.request.seed"] = request.get("seed")
+        values["gen_ai.request.max_tokens"] = request["max_output_tokens"]
+    if isinstance(answered, ResponseEvent):
+        response = answered.response
+        values["gen_ai.usage.input_tokens"] = response["usage"]["input"]
+        values["gen_ai.usage.output_tokens"] = response["usage"]["output"]
+        values["gen_ai.response.finish_reasons"] = [response["finish_reason"]]
+        values["loopbench.tokens_cached"] = response["usage"]["cached"]
+        values["loopbench.retries"] = response["retries"]
+        values["loopbench.from_cache"] = response.get("from_cache", False)
+    elif isinstance(answered, ApiErrorEvent):
+        values["error.type"] = str(answered.status) if answered.status else "api_error"
+        values["loopbench.retries"] = answered.retries
+    if answered is not None:
+        values["loopbench.call"] = answered.call
+    return {key: value for key, value in values.items() if value is not None}
