@@ -1,8 +1,10 @@
-from harness.experiment import parse_arm
+import pytest
+
+from harness.experiment import ArmError, parse_arm
 from harness.models.scripted import tool_reply
 from harness.patterns.executor import SYNTHESIS_SYSTEM
 
-from .helpers import run_pattern
+from .helpers import below_floor, run_pattern
 
 
 def decomposition(goal, *phases):
@@ -95,5 +97,7 @@ def test_a_task_never_takes_the_final_call():
 
 
 def test_below_three_calls_is_refused_before_any_request():
-    outcome, model, _ = run_pattern(goal_decomposition("max_steps=2"), ["x"])
+    with pytest.raises(ArmError, match="needs max_steps of at least"):
+        goal_decomposition("max_steps=2")  # refused before any run
+    outcome, model, _ = run_pattern(below_floor("goal_decomposition", 2), ["x"])
     assert outcome.status == "refused" and model.requests == []

@@ -1,10 +1,8 @@
-from dataclasses import replace
-
 from harness.events import PlanEvent, ToolCallEvent
 from harness.experiment import parse_arm
 from harness.models.scripted import text_reply, tool_reply
 
-from .helpers import run_pattern
+from .helpers import below_floor, run_pattern
 
 LOOKUP = tool_reply(("lookup", {"title": "Nile"}))
 
@@ -31,7 +29,7 @@ def test_step_numbers_continue_after_the_planning_call():
 
 
 def test_fewer_than_two_steps_is_refused_before_any_request():
-    outcome, model, _ = run_pattern(one_step(plan()), ["plan", "x"])
+    outcome, model, _ = run_pattern(below_floor("plan", 1), ["plan", "x"])
     assert outcome.status == "refused" and model.requests == []
 
 
@@ -66,9 +64,3 @@ def test_a_truncated_turn_while_acting_is_not_dispatched():
     outcome, model, ctx = run_pattern(plan(), ["plan", cut, "x"])
     assert (outcome.status, outcome.steps, len(model.requests)) == ("truncated", 2, 2)
     assert ctx.trace.count(ToolCallEvent) == 0
-
-
-def one_step(limited):
-    """The pattern with max_steps 1, past parse_arm (which refuses it): the pattern's own
-    refusal is what is tested."""
-    return replace(limited, options=limited.options.model_copy(update={"max_steps": 1}))

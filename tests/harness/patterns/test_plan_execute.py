@@ -1,13 +1,13 @@
 import pytest
 
 from harness.events import ReplanFailedEvent, StepStatusEvent, ToolCallEvent
-from harness.experiment import parse_arm
+from harness.experiment import ArmError, parse_arm
 from harness.models.scripted import tool_reply
 from harness.models.types import ModelResponse
 from harness.patterns.executor import SYNTHESIS_SYSTEM
 from harness.patterns.plan_execute import StepDef, dependency_order
 
-from .helpers import run_pattern
+from .helpers import below_floor, run_pattern
 
 LOOPING = tool_reply(("lookup", {"title": "Nile"}))
 FAILS = ""  # a step that replies with no answer at all fails in one call
@@ -137,7 +137,9 @@ def test_a_replaced_step_is_skipped_before_the_replan_reusing_its_id_is_pending(
 
 
 def test_below_three_calls_is_refused_before_any_request():
-    outcome, model, _ = run_pattern(plan_execute("max_steps=2"), ["x"])
+    with pytest.raises(ArmError, match="needs max_steps of at least"):
+        plan_execute("max_steps=2")  # refused before any run
+    outcome, model, _ = run_pattern(below_floor("plan_execute", 2), ["x"])
     assert outcome.status == "refused" and model.requests == []
 
 

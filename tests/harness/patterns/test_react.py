@@ -1,10 +1,12 @@
+import pytest
+
 from harness.events import ParseFailureEvent, RepeatedActionEvent, ToolCallEvent
-from harness.experiment import parse_arm
+from harness.experiment import ArmError, parse_arm
 from harness.models.scripted import tool_reply
 from harness.models.types import ModelAPIError
 from harness.patterns.acting import GUARD_OBSERVATION
 
-from .helpers import run_pattern
+from .helpers import below_floor, run_pattern
 
 
 def react(options=""):
@@ -63,7 +65,9 @@ def test_step_budget_and_refusal():
     looping = [tool_reply(("lookup", {"title": "Nile"}))] * 4
     outcome, model, _ = run_pattern(react("max_steps=2"), looping)
     assert outcome.status == "step_budget" and len(model.requests) == 2
-    refused, model, _ = run_pattern(react("max_steps=0"), looping)
+    with pytest.raises(ArmError, match="needs max_steps of at least"):
+        react("max_steps=0")  # refused before any run
+    refused, model, _ = run_pattern(below_floor("react", 0), looping)
     assert refused.status == "refused" and model.requests == []
 
 

@@ -1,13 +1,13 @@
 import pytest
 
 from harness.events import ParseFailureEvent, RepeatedActionEvent, ToolCallEvent
-from harness.experiment import parse_arm
+from harness.experiment import ArmError, parse_arm
 from harness.models.scripted import text_reply
 from harness.models.types import ModelAPIError
 from harness.patterns.acting import GUARD_OBSERVATION
 from harness.patterns.react_text import EXAMPLE, TextAction, parse_action
 
-from .helpers import run_pattern
+from .helpers import below_floor, run_pattern
 
 KNOWN = ["lookup", "calc", "finish"]
 
@@ -86,7 +86,9 @@ def test_token_budget_stops_before_the_next_call():
 
 
 def test_zero_steps_is_refused_with_no_request():
-    outcome, model, _ = run_pattern(loop("max_steps=0"), ["Action: finish[x]"])
+    with pytest.raises(ArmError, match="needs max_steps of at least"):
+        loop("max_steps=0")  # refused before any run
+    outcome, model, _ = run_pattern(below_floor("react_text", 0), ["Action: finish[x]"])
     assert outcome.status == "refused" and model.requests == []
 
 

@@ -1,9 +1,11 @@
+import pytest
+
 from harness.events import CritiqueEvent, LimitReachedEvent
-from harness.experiment import parse_arm
+from harness.experiment import ArmError, parse_arm
 from harness.models.scripted import text_reply, tool_reply
 from harness.models.types import ModelAPIError
 
-from .helpers import run_pattern
+from .helpers import below_floor, run_pattern
 
 
 def critique(needs, text=""):
@@ -56,7 +58,9 @@ def test_the_cycles_budget_is_reserved_before_generating():
 
 
 def test_a_budget_too_small_for_the_cycles_is_refused_at_the_start():
-    outcome, model, _ = run_pattern(reflection("cycles=2,max_steps=4"), ["x"])
+    with pytest.raises(ArmError, match="needs max_steps of at least"):
+        reflection("cycles=2,max_steps=4")  # refused before any run
+    outcome, model, _ = run_pattern(below_floor("reflection:cycles=2", 4), ["x"])
     assert outcome.status == "refused" and model.requests == []
 
 

@@ -1,5 +1,4 @@
 import asyncio
-from dataclasses import replace
 
 import pytest
 
@@ -12,7 +11,7 @@ from harness.patterns.rewoo import UnresolvedReference, substitute
 from harness.trace import Trace
 from tasks.loading import load_taskset
 
-from .helpers import run_pattern
+from .helpers import below_floor, run_pattern
 
 
 def plan_reply(*steps):
@@ -91,7 +90,7 @@ def test_a_plan_longer_than_allowed_is_refused():
 
 
 def test_too_small_a_budget_is_refused_before_any_request():
-    outcome, model, _ = run_pattern(one_step(rewoo()), ["x"])
+    outcome, model, _ = run_pattern(below_floor("rewoo", 1), ["x"])
     assert outcome.status == "refused" and model.requests == []
 
 
@@ -190,9 +189,3 @@ def test_a_task_set_without_tools_is_refused_before_any_request():
     outcome = asyncio.run(rewoo().run(ctx))
     assert (outcome.status, model.requests) == ("refused", [])
     assert "offers no tools" in outcome.error
-
-
-def one_step(limited):
-    """The pattern with max_steps 1, past parse_arm (which refuses it): the pattern's own
-    refusal is what is tested."""
-    return replace(limited, options=limited.options.model_copy(update={"max_steps": 1}))
