@@ -771,7 +771,7 @@ MUTATIONS = [
      "if not right or drawn[unpriced].any():", "if not right:",
      ["tests/harness/report/test_compare.py::"
       "test_the_cost_bootstrap_by_task_sums_draws_what_a_bootstrap_over_runs_draws"]),
-    ("many flipped pairs are counted per task", "harness/report/compare.py",
+    ("many flipped pairs are counted per task", "harness/report/compare_text.py",
      "if len(tasks) <= FLIPS_LISTED:", "if True:",
      ["tests/harness/report/test_compare.py::"
       "test_many_flipped_pairs_are_counted_per_task_in_the_markdown"]),
@@ -858,7 +858,7 @@ MUTATIONS = [
      "temperature=self.temperature if request.temperature is None else request.temperature,",
      "temperature=self.temperature if self.temperature is not None else request.temperature,",
      [SAMP + "test_an_arm_with_its_own_temperature_keeps_it"]),
-    ("a folder is tied to its sampling settings", "harness/results/store.py",
+    ("a folder is tied to its sampling settings", "harness/results/identity.py",
      'if (LEGACY if sent is None else sent) != expect["sampling"]:', "if False:",
      [SAMP + "test_a_folder_is_tied_to_its_sampling_settings",
       SAMP + "test_a_folder_written_before_sampling_settings_was_sent_temperature_0"]),

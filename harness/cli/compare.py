@@ -10,7 +10,8 @@ import click
 from harness.cli.errors import Finite
 from harness.cli.step_summary import append_step_summary
 from harness.experiment import arm_identity
-from harness.report.compare import CompareError, as_json, as_markdown, compare
+from harness.report.compare import CompareError, compare
+from harness.report.compare_text import as_json, as_markdown
 from harness.results.columns import FIELDS, read_frame
 from harness.results.frames import Pricing
 from harness.results.legacy import schema_1_identity

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import math
-from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -303,104 +302,4 @@ def _verdict(
     return False, "within thresholds", criteria
 
 
-def as_json(comparison: Comparison) -> dict[str, Any]:
-    return {
-        "arms": [r.row() for r in comparison.arms],
-        "only_before": list(comparison.only_before),
-        "only_after": list(comparison.only_after),
-        "matched": comparison.matched,
-        "sampling": {
-            "baseline": comparison.sampling[0],
-            "candidate": comparison.sampling[1],
-            "differs": comparison.sampling_differs,
-        },
-    }
-
-
-def as_markdown(comparison: Comparison) -> str:
-    results = comparison.arms
-    lines = [
-        "| arm | pairs | accuracy before → after | difference [95% CI] | p (paired) | "
-        "$/correct before → after | turns | tokens | right→wrong | wrong→right | verdict |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
-    ]
-    for r in results:
-        p = r.paired
-        lines.append(
-            f"| {r.arm} | {p.n_pairs} | {p.accuracy_before:.0%} → {p.accuracy_after:.0%} | "
-            f"{p.difference:+.0%} [{p.ci_low:+.0%}, {p.ci_high:+.0%}] | {p.p_value:.3g} | "
-            f"{_money(p.cost_per_correct_before)} → {_money(p.cost_per_correct_after)} | "
-            f"{r.turns_before:.1f} → {r.turns_after:.1f} | "
-            f"{r.tokens_before:,.0f} → {r.tokens_after:,.0f} | "
-            f"{_flipped(p.right_to_wrong)} | {_flipped(p.wrong_to_right)} | "
-            f"{'**REGRESSED**: ' + r.why if r.regressed else 'ok'} |"
-        )
-    if comparison.sampling_differs:
-        lines.append(
-            f"\nSampling differs: the baseline was sent {comparison.sampling[0]}, the "
-            f"candidate {comparison.sampling[1]}; a difference may come from that."
-        )
-    for candidate, baseline in comparison.matched.items():
-        lines.append(f"\nMatched {candidate} (candidate) to {baseline}: the same configuration.")
-    for side, arms in (("baseline", comparison.only_before), ("candidate", comparison.only_after)):
-        if arms:
-            lines.append(f"\nOnly in the {side}, not compared: {', '.join(arms)}.")
-    coding = [r for r in results if r.repair]
-    if coding:
-        lines.append("\nCoding runs, on the held-out suite (before → after):")
-        lines += [f"- {r.arm}: {_repair_line(r.repair)}" for r in coding]
-    changed = [r for r in results if r.option_changes]
-    if changed:
-        lines.append(
-            "\nResolved options that differ between the two sides (compared all the same):"
-        )
-        lines += [f"- {r.arm}: {'; '.join(r.option_changes)}" for r in changed]
-    note = (
-        "\nPairs are matched by (arm, task, repeat); runs that failed on infrastructure are left "
-        "out. Tasks are the unit: the difference's interval is Newcombe's on the effective "
-        "number of pairs and p is the paired test's (sign flips of per-task differences, "
-        "two-sided, mid-p), both about tasks like these, since repeats of a task are "
-        "correlated samples of it."
-    )
-    return "\n".join(lines) + "\n" + note
-
-
-#: Flipped pairs a table cell lists one by one (a depot grid's arm has at most 120 pairs).
-FLIPS_LISTED = 200
-#: Past that, the cell counts the pairs per task and names this many of the commonest.
-FLIPS_NAMED = 20
-
-
-def _flipped(tasks: list[str]) -> str:
-    """The tasks whose pairs flipped, one entry per pair, up to ``FLIPS_LISTED`` pairs.
-
-    A large folder flips thousands of pairs: the cell then counts them per task, "t3 (12)",
-    and names the commonest tasks; ``--format json`` lists every pair."""
-    if not tasks:
-        return "—"
-    if len(tasks) <= FLIPS_LISTED:
-        return ", ".join(tasks)
-    counts = Counter(tasks).most_common()
-    shown = ", ".join(f"{task} ({n})" for task, n in counts[:FLIPS_NAMED])
-    rest = len(counts) - FLIPS_NAMED
-    more = f", and {rest} more tasks" if rest > 0 else ""
-    return f"{len(tasks)} pairs: {shown}{more}"
-
-
-def _repair_line(repair: dict[str, tuple[float, float]]) -> str:
-    def shown(key: str, value: float) -> str:
-        if math.isnan(value):
-            return "—"
-        return f"{value:.0%}" if key == "first_pass" else f"{value:.0f}"
-
-    return "; ".join(
-        f"{label} {shown(key, repair[key][0])} → {shown(key, repair[key][1])}"
-        for key, label in REPAIR_MEASURES.items()
-    )
-
-
-def _money(value: float) -> str:
-    return "—" if math.isnan(value) else f"${value:.4f}"
-
-
-__all__ = ["ArmComparison", "CompareError", "Comparison", "as_json", "as_markdown", "compare"]
+__all__ = ["ArmComparison", "CompareError", "Comparison", "compare"]

@@ -21,7 +21,8 @@ import math
 import re
 import xml.etree.ElementTree as ET
 
-from harness.report.compare import ArmComparison, Comparison, _flipped
+from harness.report.compare import ArmComparison, Comparison
+from harness.report.compare_text import flipped
 from harness.report.verdict import Criterion
 
 SUITES_NAME = "loopbench compare"
@@ -95,8 +96,8 @@ def _lines(arm: ArmComparison, criterion: Criterion) -> list[str]:
             f"{p.ci_high * 100:+.1f}]",
             f"paired p = {p.p_value:.3g}",
             pairs,
-            f"right → wrong: {_flipped(p.right_to_wrong)}",
-            f"wrong → right: {_flipped(p.wrong_to_right)}",
+            f"right → wrong: {flipped(p.right_to_wrong)}",
+            f"wrong → right: {flipped(p.wrong_to_right)}",
         ]
     before, after = p.cost_per_correct_before, p.cost_per_correct_after
     return [

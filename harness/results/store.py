@@ -29,8 +29,8 @@ from typing import IO, Any
 from pydantic import ValidationError
 
 from harness.redaction import redact
+from harness.results.identity import identity_changes
 from harness.results.records import RunRecord
-from harness.sampling import LEGACY, describe
 
 RUNS = "runs.jsonl"
 TRACES = "traces.jsonl"
@@ -310,10 +310,6 @@ def _take_lock(folder: Path) -> IO[str]:
     return handle
 
 
-#: What a folder's runs mean; each must match to add runs to it.
-IDENTITY = ("task_set", "model", "base_url")
-
-
 def _check_or_create(folder: Path, expect: dict[str, Any]) -> dict[str, Any]:
     meta_path = folder / EXPERIMENT
     if not meta_path.is_file():
@@ -332,21 +328,7 @@ def _check_or_create(folder: Path, expect: dict[str, Any]) -> dict[str, Any]:
         raise ResultsError(f"{meta_path}: not a JSON object ({exc}); it is unusable") from None
     if not isinstance(meta, dict):
         raise ResultsError(f"{meta_path}: not a JSON object; it is unusable")
-    differs = [
-        f"{key} {meta.get(key)!r}, not {expect.get(key)!r}"
-        for key in IDENTITY
-        if key in expect and key in meta and _same(meta[key]) != _same(expect[key])
-    ]
-    if "sampling" in expect:
-        # A folder written before sampling was a setting was sent temperature 0.
-        sent = meta.get("sampling")
-        if (LEGACY if sent is None else sent) != expect["sampling"]:
-            differs.append(
-                f"sampling {describe(sent)}, not {describe(expect['sampling'])} (give the "
-                "same --temperature, --top-p and --seed to add to them)"
-            )
-    if "fingerprint" in meta and "fingerprint" in expect:
-        differs += describe_change(meta["fingerprint"], expect["fingerprint"])
+    differs = identity_changes(meta, expect)
     if differs:
         raise ResultsError(
             f"{folder} holds runs with {'; '.join(differs)}; write to another --out folder "
@@ -357,26 +339,6 @@ def _check_or_create(folder: Path, expect: dict[str, Any]) -> dict[str, Any]:
         meta = {**meta, "fingerprint": expect["fingerprint"]}
         meta_path.write_text(redact(json.dumps(meta, indent=2)) + "\n", encoding="utf-8")
     return meta
-
-
-def _same(value: Any) -> Any:
-    """A value as compared: an endpoint with or without its trailing slash is one."""
-    return value.rstrip("/") if isinstance(value, str) else value
-
-
-def describe_change(was: dict[str, Any], now: dict[str, Any]) -> list[str]:
-    """What differs between two task-set fingerprints, in words."""
-    differs = []
-    old, new = was.get("tasks", {}), now.get("tasks", {})
-    changed = sorted(t for t in set(old) & set(new) if old[t] != new[t])
-    added, removed = sorted(set(new) - set(old)), sorted(set(old) - set(new))
-    for what, ids in (("changed", changed), ("added", added), ("removed", removed)):
-        if ids:
-            shown = ", ".join(ids[:5]) + (f" and {len(ids) - 5} more" if len(ids) > 5 else "")
-            differs.append(f"tasks {what} since: {shown}")
-    if was.get("tools") != now.get("tools"):
-        differs.append("other tools (the tool list or the encyclopedia changed)")
-    return differs
 
 
 class RecordWriter:

@@ -11,7 +11,7 @@ from statsmodels.stats.contingency_tables import mcnemar
 from statsmodels.stats.proportion import proportion_confint
 
 from harness.cli.main import main
-from harness.report.compare import FLIPS_LISTED, FLIPS_NAMED, _flipped
+from harness.report.compare_text import FLIPS_LISTED, FLIPS_NAMED, flipped
 from harness.stats.intervals import paired_difference, wilson_interval
 from harness.stats.sign_flip import EXACT_TASKS, sign_flip_p
 
@@ -231,9 +231,9 @@ def test_many_flipped_pairs_are_counted_per_task_in_the_markdown(tmp_path):
     tasks = [f"t{i}" for i in range(FLIPS_NAMED + 10)]
     many = [t for t in tasks for _ in range(FLIPS_LISTED // len(tasks) + 1)]
     many += ["t3"] * 5
-    cell = _flipped(many)
+    cell = flipped(many)
     assert cell.startswith(f"{len(many)} pairs: t3 ({many.count('t3')}), t0 (")
     assert cell.count("(") == FLIPS_NAMED and cell.endswith(", and 10 more tasks")
-    assert _flipped(many[:FLIPS_LISTED]) == ", ".join(many[:FLIPS_LISTED])
+    assert flipped(many[:FLIPS_LISTED]) == ", ".join(many[:FLIPS_LISTED])
     payload = json.loads(run_compare(before, after, "--format", "json").stdout)
     assert payload["arms"][0]["right_to_wrong"] == [t for t in TASKS for _ in range(3)]
