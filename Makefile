@@ -7,8 +7,10 @@ STAMP := $(VENV)/.installed
 # llama-cpp-python compiles llama.cpp from source (about 15 minutes on 2 cores). Build only
 # the library the server needs; pip caches the wheel it builds, so later installs on this
 # machine (a new venv, a clean CI checkout) reuse it instead of compiling again.
+# GGML_NATIVE=OFF builds for AVX2, not for the building CPU: built natively on a CPU with
+# AMX, llama.cpp's AMX kernels crash (SIGSEGV) in a VM that does not grant AMX's state.
 export CMAKE_ARGS ?= -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=OFF \
-	-DLLAMA_BUILD_SERVER=OFF -DLLAMA_CURL=OFF -DGGML_OPENMP=OFF
+	-DLLAMA_BUILD_SERVER=OFF -DLLAMA_CURL=OFF -DGGML_OPENMP=OFF -DGGML_NATIVE=OFF
 export CMAKE_BUILD_PARALLEL_LEVEL ?= $(shell nproc 2>/dev/null || echo 2)
 
 DEMO_ARMS := --arm direct --arm cot --arm react_text --arm react_text:guard=on

@@ -71,6 +71,8 @@ class Experiment:
     """Arms as on the command line (``react_text:guard=on``), or parsed ones."""
     repeats: int = 1
     concurrency: int = 8
+    """Runs in flight at once (a client's own ``Connection`` caps its requests in flight;
+    ``loopbench run`` keeps twice as many runs in flight as requests)."""
     model: ModelLike | None = None
     """The model: a ModelClient, or a function of the request. May also be given to run."""
     model_name: str = "model"
@@ -184,7 +186,7 @@ class Experiment:
             config.tasks,
             config.arms,
             config.repeats,
-            config.concurrency,
+            config.runs_at_once,
             out=config.out,
             limit=config.limit,
             until_separated=config.separation,

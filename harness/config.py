@@ -80,7 +80,9 @@ class RunConfig(BaseModel):
     rate_limit: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     """Requests a second at most (an endpoint's published limit)."""
     concurrency: int = Field(default=8, ge=1)
-    """Runs in flight at once (also caps concurrent requests)."""
+    """Requests in flight at once, at most (the endpoint's concurrency)."""
+    runs_in_flight: int | None = Field(default=None, ge=1)
+    """Runs in flight at once; twice ``concurrency`` when unset (``runs_at_once``)."""
     temperature: float | None = Field(default=None, ge=0, allow_inf_nan=False)
     """Sampling temperature sent on every request of arms that do not set their own."""
     top_p: float | None = Field(default=None, gt=0, le=1, allow_inf_nan=False)
@@ -145,6 +147,13 @@ class RunConfig(BaseModel):
                 "workers do not share them: drop them, or run with --executor local"
             )
         return self
+
+    @property
+    def runs_at_once(self) -> int:
+        """Runs in flight: by default twice the requests, so that whenever a request ends
+        another run's call is ready to take its slot (between a run's calls, while it is
+        graded, and as the grid runs out). A run's latency leaves out its waits for a slot."""
+        return self.runs_in_flight or 2 * self.concurrency
 
     @property
     def sampling(self) -> Sampling:

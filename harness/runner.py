@@ -32,6 +32,7 @@ from harness.models.counting import CountingClient
 from harness.models.estimate import TokenCount
 from harness.models.replicas import Replicas
 from harness.models.shared import SharedCalls
+from harness.models.throttle import RUN_SLOT_WAITS, SlotWaits
 from harness.models.types import ModelAPIError, ModelClient, Usage
 from harness.patterns.base import Outcome, RunContext
 from harness.results.prices import Price, PriceTable
@@ -46,7 +47,8 @@ VERSION = version("loopbench")
 
 @dataclass(frozen=True)
 class Timing:
-    """When a run started (UTC, ISO 8601) and how long it took."""
+    """When a run started (UTC, ISO 8601) and how long it took, less the time it waited
+    on loopbench's own queue for a request slot."""
 
     started_at: str
     latency_s: float
@@ -102,7 +104,7 @@ class RunSettings:
     script) to every run."""
 
     concurrency: int = 8
-    """Runs in flight at once."""
+    """Runs in flight at once (``RunConfig.runs_at_once``: twice the requests)."""
     prices: PriceTable | None = None
     """Prices each record's cost at run time."""
     retry_errors: bool = False
@@ -173,6 +175,8 @@ class Runner:
         )
         started_at = datetime.now(UTC).isoformat(timespec="milliseconds")
         began = time.perf_counter()
+        waits = SlotWaits()
+        token = RUN_SLOT_WAITS.set(waits)
         try:
             outcome = await job.arm.build().run(ctx)
         except ModelAPIError as exc:
@@ -181,7 +185,11 @@ class Runner:
             error = f"{type(exc).__name__}: {exc}"
             outcome = Outcome("pattern_error", error=error)
             trace.emit(PatternErrorEvent(error=error))
-        timing = Timing(started_at, time.perf_counter() - began)
+        finally:
+            RUN_SLOT_WAITS.reset(token)
+        # More runs are in flight than requests: a wait for a request slot is loopbench's
+        # queue, not the run's latency.
+        timing = Timing(started_at, time.perf_counter() - began - waits.waited_s)
         return await self._record(job, outcome, counted, trace, timing), trace
 
     async def _record(

@@ -20,6 +20,7 @@ import operator
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Literal
 
@@ -37,21 +38,26 @@ class Encyclopedia:
     related: dict[str, list[str]] = field(default_factory=dict)
     naming: str = "Entries are titled by the proper name of the thing they describe."
 
+    @cached_property
+    def folded(self) -> dict[str, str]:
+        """Every title as the lookup compares it, folded once (a lookup reads them all)."""
+        return {title: fold(title) for title in self.entries}
+
     def exact(self, query: str) -> str | None:
         wanted = fold(query)
-        return next((t for t in self.entries if fold(t) == wanted), None)
+        return next((t for t, folded in self.folded.items() if folded == wanted), None)
 
     def containing(self, query: str) -> list[str]:
         wanted = fold(query)
-        return [t for t in self.entries if wanted and wanted in fold(t)]
+        return [t for t, folded in self.folded.items() if wanted and wanted in folded]
 
     def closest(self, query: str, n: int) -> list[str]:
-        folded = {fold(t): t for t in self.entries}
-        return [folded[m] for m in difflib.get_close_matches(fold(query), folded, n=n, cutoff=0.3)]
+        titles = {folded: t for t, folded in self.folded.items()}
+        return [titles[m] for m in difflib.get_close_matches(fold(query), titles, n=n, cutoff=0.3)]
 
     def sharing_a_word(self, query: str) -> list[str]:
         words = set(fold(query).split()) - {"the", "of", "a", "depot", "depots"}
-        return [t for t in self.entries if words & set(fold(t).split())]
+        return [t for t, folded in self.folded.items() if words & set(folded.split())]
 
 
 @dataclass(frozen=True)

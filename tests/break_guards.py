@@ -274,7 +274,7 @@ MUTATIONS = [
      "return Usage(missing=1)", "return Usage()",
      ["tests/harness/models/test_openai_compat.py", "tests/harness/test_runner.py"]),
     ("--timeout bounds the whole request", "harness/models/openai_compat.py",
-     "await asyncio.wait_for(self._post(body), self._timeout_s)", "await self._post(body)",
+     "async with asyncio.timeout(self._timeout_s):", "if True:",
      ["tests/harness/models/test_openai_compat.py"]),
     ("a Retry-After beyond the cap stops the call", "harness/models/openai_compat.py",
      "if retry_after is not None and retry_after > self._retry.max_delay_s:", "if False:",
@@ -353,7 +353,21 @@ MUTATIONS = [
     ("AIMD counts a burst once", "harness/models/throttle.py",
      "if started <= self._last_cut:", "if False:", ["tests/harness/models/test_throttle.py"]),
     ("AIMD never exceeds the limit in flight", "harness/models/throttle.py",
-     "self.in_flight < int(self.limit)", "True", ["tests/harness/models/test_throttle.py"]),
+     "return self.in_flight < int(self.limit)", "return True",
+     ["tests/harness/models/test_throttle.py"]),
+    ("request slots go first come, first served", "harness/models/throttle.py",
+     "waiter = self._waiters.popleft()", "waiter = self._waiters.pop()",
+     ["tests/harness/models/test_throttle.py::"
+      "test_waiting_requests_get_their_slots_first_come_first_served"]),
+    ("a run's latency leaves out its waits for a request slot", "harness/runner.py",
+     "time.perf_counter() - began - waits.waited_s", "time.perf_counter() - began",
+     ["tests/harness/models/test_openai_compat.py::"
+      "test_a_runs_latency_leaves_out_its_wait_for_a_request_slot"]),
+    ("a run waits only while all its calls wait", "harness/models/throttle.py",
+     "return self._calls > 0 and self._waiting == self._calls",
+     "return self._waiting > 0",
+     ["tests/harness/models/test_throttle.py::"
+      "test_a_run_has_waited_only_while_every_call_it_has_under_way_waits_for_a_slot"]),
     # Coding tasks: the checks a repair loop runs, grading, and the paired design.
     ("reflexion refuses a check that does not fit the task set", P + "reflexion.py",
      'if (opts.check == "evidence") != (ctx.code is None):', "if False:", [CODE]),

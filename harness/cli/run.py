@@ -89,7 +89,14 @@ from tasks.taskset import TaskSetError
     type=click.IntRange(min=1),
     default=8,
     show_default=True,
-    help="Runs in flight at once (also caps concurrent requests).",
+    help="Requests in flight at once, at most (the endpoint's concurrency).",
+)
+@click.option(
+    "--runs-in-flight",
+    type=click.IntRange(min=1),
+    help="Runs in flight at once. Default: twice --concurrency, so that whenever a "
+    "request ends another run's call is ready to take its slot. The time a run waits for "
+    "a slot is not part of its latency.",
 )
 @click.option(
     "--out",

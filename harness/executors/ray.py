@@ -165,7 +165,9 @@ class Worker:
         self._tasks = {task.id: task for task in taskset.tasks}
         # The cluster keeps to the rate limit: each worker to its share.
         share = config.rate_limit / setup.workers if config.rate_limit else None
-        how = replace(connection(config, setup.in_flight), rate_limit=share)
+        # And to its share of the requests in flight.
+        requests = math.ceil(config.concurrency / setup.workers)
+        how = replace(connection(config, requests), rate_limit=share)
         clients = await open_clients(self._stack, endpoints, how)
         settings = RunSettings(
             prices=setup.prices,

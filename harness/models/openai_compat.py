@@ -1,13 +1,9 @@
 """A client for any OpenAI-compatible ``POST {base_url}/chat/completions`` endpoint.
 
-Works against OpenAI, vLLM, Ollama, llama.cpp's server and LiteLLM proxies. The
-HTTP layer is httpx's request, response and transport API. Requests go straight
-to the transport: the ``AsyncClient`` conveniences (cookie jar, redirects, URL
-merging) were the largest CPU cost per call after the transport in a profile of
-the runner, and a chat endpoint needs none of them. The transport is aiohttp's
-(``httpx-aiohttp``) by default, because httpx's own connection pool costs several
-milliseconds of CPU per call at high concurrency (see ``bench/overhead.py``).
-Tests inject ``httpx.MockTransport`` instead.
+Works against OpenAI, vLLM, Ollama, llama.cpp's server and LiteLLM proxies. Requests go
+to aiohttp straight (``harness.models.transport``): the endpoint, not the client, should
+be what limits a run (``bench/overhead.py``). Tests inject an httpx transport
+(``httpx.MockTransport``) instead.
 
 Whatever goes wrong on the way is a ``ModelAPIError`` naming the cause, never another
 exception: a status, a transport failure (a refused or reset connection, a reply
@@ -37,8 +33,14 @@ from dataclasses import dataclass, replace
 import httpx
 
 from harness.models.settings import credentials, without_credentials
-from harness.models.throttle import AdaptiveLimit, RateLimit
-from harness.models.transport import default_transport
+from harness.models.throttle import RUN_SLOT_WAITS, AdaptiveLimit, RateLimit
+from harness.models.transport import (
+    AiohttpPost,
+    HttpReply,
+    HttpxPost,
+    Transport,
+    TransportFailure,
+)
 from harness.models.types import (
     Message,
     ModelAPIError,
@@ -129,20 +131,19 @@ class OpenAICompatClient:
             self._headers.append(("authorization", f"Basic {pair}"))
         #: The endpoint without the user name and password it may embed: the one to report.
         self.base_url = without_credentials(base_url)
-        self._url = httpx.URL(self.base_url + "/chat/completions")
+        httpx.URL(self.base_url)  # refused here, before any request, if it is not a URL
+        self._url = self.base_url + "/chat/completions"
         self._redact = Redactor(
             (api_key, user, password), [(user, password)] if user is not None else []
         )
-        #: The limit on a whole request, connect to last byte; the phases below each have it too.
+        #: The limit on a whole request, connect to last byte.
         timeout_s = connection.timeout_s
         self._timeout_s = timeout_s
-        self._timeout = {
-            "connect": timeout_s,
-            "read": timeout_s,
-            "write": timeout_s,
-            "pool": timeout_s,
-        }
-        self._transport = hooks.transport or default_transport(connection.concurrency)
+        self._transport: Transport = (
+            AiohttpPost(connection.concurrency)
+            if hooks.transport is None
+            else HttpxPost(hooks.transport, timeout_s)
+        )
         #: Requests in flight: at most the connection's concurrency, fewer while the endpoint
         #: answers 429 (AIMD, see harness.models.throttle) unless it is not ``adaptive``.
         self.concurrency = AdaptiveLimit(connection.concurrency)
@@ -162,6 +163,13 @@ class OpenAICompatClient:
         await self.aclose()
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
+        run = RUN_SLOT_WAITS.get()
+        if run is None:
+            return await self._complete(request)
+        with run.call():  # its waits for a slot are not the run's latency
+            return await self._complete(request)
+
+    async def _complete(self, request: ModelRequest) -> ModelResponse:
         body = json.dumps(request_body(request)).encode()
         attempt = 0
         spent = Usage()  # what unusable replies reported: billed, so counted
@@ -172,11 +180,11 @@ class OpenAICompatClient:
             except TimeoutError:
                 failure = f"no complete reply within --timeout {self._timeout_s:g} s"
                 status = None
-            except httpx.RequestError as exc:  # transport failures, and bodies that do not decode
-                failure = f"{type(exc).__name__}: {exc}"
+            except TransportFailure as exc:
+                failure = str(exc)
                 status = None
             else:
-                status = response.status_code
+                status = response.status
                 if status == 200:
                     try:
                         parsed = parse_response(response, retries=attempt, redact=self._redact)
@@ -215,10 +223,10 @@ class OpenAICompatClient:
             await self._sleep(self._retry.delay(attempt, retry_after, self._rng))
             attempt += 1
 
-    async def _send(self, body: bytes, attempt: int) -> tuple[httpx.Response, float]:
+    async def _send(self, body: bytes, attempt: int) -> tuple[HttpReply, float]:
         """One attempt, in a concurrency slot and within the rate limit; when it started.
 
-        A transport failure is an httpx.RequestError (retried); anything else that stops
+        A transport failure is a TransportFailure (retried); anything else that stops
         the request (a header or URL the transport refuses) is a ModelAPIError naming it,
         not retried, as it would fail the same way again.
         """
@@ -227,8 +235,9 @@ class OpenAICompatClient:
             if self._rate is not None:
                 await self._rate.wait()
             try:
-                response = await asyncio.wait_for(self._post(body), self._timeout_s)
-            except (httpx.RequestError, TimeoutError):
+                async with asyncio.timeout(self._timeout_s):
+                    response = await self._transport.post(self._url, self._headers, body)
+            except (TransportFailure, TimeoutError):
                 raise
             except Exception as exc:
                 failure = (
@@ -254,18 +263,3 @@ class OpenAICompatClient:
             for call in message.tool_calls
         )
         return replace(message, content=self._redact(message.content), tool_calls=calls)
-
-    async def _post(self, body: bytes) -> httpx.Response:
-        request = httpx.Request(
-            "POST",
-            self._url,
-            headers=self._headers,
-            content=body,
-            extensions={"timeout": self._timeout},
-        )
-        response = await self._transport.handle_async_request(request)
-        try:
-            await response.aread()
-        finally:
-            await response.aclose()
-        return response

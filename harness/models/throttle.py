@@ -7,6 +7,11 @@ halves it. A burst of 429s answering requests that were all sent before the last
 counts as one signal, so one overloaded moment does not collapse the limit to one.
 It never goes above the ``--concurrency`` asked for, nor below one.
 
+Waiting requests get their slots first come, first served: a grid keeps more runs in
+flight than requests (``RunConfig.runs_at_once``), so that a request is ready whenever
+one ends. The time a run's calls spent waiting here is loopbench's queue, not the
+endpoint's, and is kept out of the run's latency (``SlotWaits``).
+
 ``RateLimit`` spaces request starts at most ``rate`` per second (``--rate-limit``),
 for endpoints that publish their limit: no 429 storm to learn it from.
 """
@@ -14,8 +19,11 @@ for endpoints that publish their limit: no 429 storm to learn it from.
 from __future__ import annotations
 
 import asyncio
+import collections
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, nullcontext
+from contextvars import ContextVar
 
 
 class AdaptiveLimit:
@@ -31,19 +39,43 @@ class AdaptiveLimit:
         self.lowest = ceiling
         self._clock = clock
         self._last_cut = float("-inf")
-        self._freed = asyncio.Condition()
+        #: Requests waiting for a slot, in the order they came.
+        self._waiters: collections.deque[asyncio.Future[None]] = collections.deque()
 
     async def acquire(self) -> float:
-        """Wait for a slot; returns when the request started, for ``throttled``."""
-        async with self._freed:
-            await self._freed.wait_for(lambda: self.in_flight < int(self.limit))
+        """Wait for a slot, first come first served; returns when the request started,
+        for ``throttled``."""
+        if self._waiters or not self._slot_free():
+            waiter = asyncio.get_running_loop().create_future()
+            self._waiters.append(waiter)
+            run = RUN_SLOT_WAITS.get()
+            try:
+                with run.waiting() if run is not None else nullcontext():
+                    await waiter
+            except BaseException:
+                if waiter.done() and not waiter.cancelled():
+                    self._hand_on()  # it was given a slot it will not use
+                elif waiter in self._waiters:
+                    self._waiters.remove(waiter)
+                raise
+        else:  # a slot is free and nobody waits for one (the usual case)
             self.in_flight += 1
         return self._clock()
 
+    def _slot_free(self) -> bool:
+        return self.in_flight < int(self.limit)
+
+    def _hand_on(self) -> None:
+        """Give free slots to the longest waiting."""
+        self.in_flight -= 1
+        while self._waiters and self._slot_free():
+            waiter = self._waiters.popleft()
+            if not waiter.done():  # else cancelled while it waited
+                self.in_flight += 1
+                waiter.set_result(None)
+
     async def release(self) -> None:
-        async with self._freed:
-            self.in_flight -= 1
-            self._freed.notify_all()
+        self._hand_on()
 
     def succeeded(self) -> None:
         self.limit = min(float(self.ceiling), self.limit + 1 / self.limit)
@@ -71,3 +103,50 @@ class RateLimit:
         self._next = start + self._interval
         if start > now:
             await asyncio.sleep(start - now)
+
+
+class SlotWaits:
+    """How long one run waited on loopbench's own queue for request slots: the time
+    during which every model call it had under way was waiting for a slot (calls made in
+    parallel that overlap are counted once, and not while any of them is being served)."""
+
+    def __init__(self, clock: Callable[[], float] = time.perf_counter) -> None:
+        self.waited_s = 0.0
+        self._clock = clock
+        self._calls = 0
+        self._waiting = 0
+        self._since = 0.0
+
+    @contextmanager
+    def call(self) -> Iterator[None]:
+        """Around a whole model call, retries included."""
+        self._add(calls=1)
+        try:
+            yield
+        finally:
+            self._add(calls=-1)
+
+    @contextmanager
+    def waiting(self) -> Iterator[None]:
+        """Around one wait for a slot."""
+        self._add(waiting=1)
+        try:
+            yield
+        finally:
+            self._add(waiting=-1)
+
+    def _add(self, calls: int = 0, waiting: int = 0) -> None:
+        """Count calls or waits in or out, closing or opening a stretch of blocked time."""
+        if self._blocked():
+            self.waited_s += self._clock() - self._since
+        self._calls += calls
+        self._waiting += waiting
+        if self._blocked():
+            self._since = self._clock()
+
+    def _blocked(self) -> bool:
+        return self._calls > 0 and self._waiting == self._calls
+
+
+#: The run being made in this context, if any: set by the runner for each run.
+RUN_SLOT_WAITS: ContextVar[SlotWaits | None] = ContextVar("run_slot_waits", default=None)

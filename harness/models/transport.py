@@ -1,83 +1,159 @@
-"""The default HTTP transport: aiohttp's, under httpx's request API, every failure an
-``httpx.TransportError``.
+"""How a request reaches the endpoint: one POST, its reply read whole.
 
-httpx's own connection pool costs several milliseconds of CPU per call at high
-concurrency (see ``bench/overhead.py``), so the client uses ``httpx-aiohttp``. That
-transport lets some aiohttp errors through as they are (a bad status line, a broken
-chunk) and renames others; here every one becomes an ``httpx.TransportError`` that
-keeps aiohttp's name in its text, so the client retries it and reports it as an
-endpoint failure, never as a bug in loopbench.
+The client needs one thing of HTTP: post these bytes with these headers and give back
+the status, the headers and the whole body. ``AiohttpPost``, the default, does it on an
+aiohttp session with nothing in between: going through httpx's request API (and
+httpx-aiohttp's conversion of every request and response) cost about as much CPU per
+call as aiohttp itself in a profile of the runner (see ``bench/overhead.py``).
+``HttpxPost`` does it on any httpx transport: what tests inject
+(``httpx.MockTransport``) and what a user may pass in ``Hooks``.
+
+Every failure to get a reply is a ``TransportFailure`` named after its cause
+(``ReadError: ServerDisconnectedError: Server disconnected``): the client retries it and
+reports it as the endpoint's failure, never as a bug in loopbench. What refuses to be
+sent at all (a header the library will not carry) is any other exception.
 """
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import AsyncIterator, Iterator
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
 
-import httpx
+if TYPE_CHECKING:  # imported when a transport is made: `--help` needs none of them
+    from ssl import SSLContext
+
+    import aiohttp
+    import httpx
+
+Headers = Sequence[tuple[str, str]]
 
 
-def default_transport(max_connections: int) -> httpx.AsyncBaseTransport:
-    from httpx_aiohttp import AiohttpTransport
+@dataclass(frozen=True)
+class HttpReply:
+    status: int
+    #: Looked up without regard to case (aiohttp's and httpx's headers both are).
+    headers: Mapping[str, str]
+    body: bytes
 
-    limits = httpx.Limits(
-        max_connections=max_connections, max_keepalive_connections=max_connections
-    )
-    return AiohttpErrorsMapped(AiohttpTransport(limits=limits))
+    def json(self) -> object:
+        return json.loads(self.body)
+
+    @property
+    def text(self) -> str:
+        """The body as text, in the charset its content-type names (else UTF-8)."""
+        charset = "utf-8"
+        for parameter in self.headers.get("content-type", "").split(";")[1:]:
+            key, _, value = parameter.strip().partition("=")
+            if key.lower() == "charset" and value:
+                charset = value.strip('"')
+        try:
+            return self.body.decode(charset, errors="replace")
+        except LookupError:
+            return self.body.decode("utf-8", errors="replace")
 
 
-class AiohttpErrorsMapped(httpx.AsyncBaseTransport):
-    """An httpx-aiohttp transport whose every aiohttp error is an ``httpx.TransportError``.
+class TransportFailure(Exception):
+    """No reply, or not a whole one: a refused or dropped connection, a broken HTTP
+    message, a body that does not decode. Its text names the cause."""
 
-    httpx-aiohttp lets some through as they are (a bad status line, a broken chunk),
-    and would make them escape the client as a bug; others it renames (a dropped
-    connection becomes ``ConnectTimeout``). Here each keeps aiohttp's name in its text.
-    """
 
-    def __init__(self, inner: httpx.AsyncBaseTransport) -> None:
-        self._inner = inner
+class Transport(Protocol):
+    async def post(self, url: str, headers: Headers, body: bytes) -> HttpReply: ...
 
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        with _aiohttp_errors():
-            response = await self._inner.handle_async_request(request)
-        if isinstance(response.stream, httpx.AsyncByteStream):
-            response.stream = _MappedStream(response.stream)
-        return response
+    async def aclose(self) -> None: ...
+
+
+class AiohttpPost:
+    """Requests on one aiohttp session, made on first use (it belongs to the running
+    loop), with at most ``max_connections`` open."""
+
+    def __init__(self, max_connections: int) -> None:
+        self._max_connections = max_connections
+        self._session: aiohttp.ClientSession | None = None
+        self._checked: Headers = ()
+
+    def _open(self, url: str) -> aiohttp.ClientSession:
+        import aiohttp
+
+        # The certificates httpx trusts (certifi's, or SSL_CERT_FILE), as before; only
+        # an https endpoint needs them, and building them takes tens of milliseconds.
+        ssl: SSLContext | bool = True
+        if url.startswith("https:"):
+            import httpx
+
+            ssl = httpx.create_ssl_context()
+        connector = aiohttp.TCPConnector(limit=self._max_connections, ssl=ssl)
+        return aiohttp.ClientSession(
+            connector=connector,
+            cookie_jar=aiohttp.DummyCookieJar(),  # an API keeps no cookies
+            timeout=aiohttp.ClientTimeout(total=None),  # the client bounds the whole request
+        )
+
+    async def post(self, url: str, headers: Headers, body: bytes) -> HttpReply:
+        import aiohttp
+
+        if headers is not self._checked:  # the client sends the same headers every time
+            for name, value in headers:  # refused before a connection is opened for it
+                if not value.isascii() or "\r" in value or "\n" in value:
+                    raise ValueError(
+                        f"the {name} header holds a line break or a character that is not "
+                        "ASCII, which HTTP cannot carry"
+                    )
+            self._checked = headers
+        if self._session is None:
+            self._session = self._open(url)
+        try:
+            async with self._session.post(
+                url, data=body, headers=headers, allow_redirects=False
+            ) as response:
+                return HttpReply(response.status, response.headers, await response.read())
+        except aiohttp.ClientError as exc:
+            raise TransportFailure(aiohttp_failure(exc)) from exc
 
     async def aclose(self) -> None:
-        with _aiohttp_errors():
-            await self._inner.aclose()
+        if self._session is not None:
+            await self._session.close()
 
 
-class _MappedStream(httpx.AsyncByteStream):
-    def __init__(self, inner: httpx.AsyncByteStream) -> None:
-        self._inner = inner
-
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        with _aiohttp_errors():
-            async for chunk in self._inner:
-                yield chunk
-
-    async def aclose(self) -> None:
-        with _aiohttp_errors():
-            await self._inner.aclose()
-
-
-@contextlib.contextmanager
-def _aiohttp_errors() -> Iterator[None]:
+def aiohttp_failure(exc: aiohttp.ClientError) -> str:
+    """The failure's text: the kind of failure, then aiohttp's own name and message."""
     import aiohttp
 
-    try:
-        yield
-    except (aiohttp.ClientError, httpx.TransportError) as exc:
-        original = exc.__cause__ if isinstance(exc.__cause__, aiohttp.ClientError) else exc
-        if not isinstance(original, aiohttp.ClientError):
-            raise
-        text = f"{type(original).__name__}: {original}"
-        if isinstance(original, aiohttp.ClientConnectorError):
-            raise httpx.ConnectError(text) from original
-        if isinstance(original, aiohttp.ServerTimeoutError):
-            raise httpx.ReadTimeout(text) from original
-        if isinstance(original, aiohttp.ClientConnectionError | aiohttp.ClientPayloadError):
-            raise httpx.ReadError(text) from original
-        raise httpx.RemoteProtocolError(text) from original
+    if isinstance(exc, aiohttp.ClientConnectorError):
+        kind = "ConnectError"
+    elif isinstance(exc, aiohttp.ServerTimeoutError):
+        kind = "ReadTimeout"
+    elif isinstance(exc, aiohttp.ClientConnectionError | aiohttp.ClientPayloadError):
+        kind = "ReadError"
+    else:  # a status line or headers that are not HTTP
+        kind = "RemoteProtocolError"
+    return f"{kind}: {type(exc).__name__}: {exc}"
+
+
+class HttpxPost:
+    """Requests through an httpx transport, each phase of a request within ``timeout_s``."""
+
+    def __init__(self, transport: httpx.AsyncBaseTransport, timeout_s: float) -> None:
+        self._transport = transport
+        self._timeout = dict.fromkeys(("connect", "read", "write", "pool"), timeout_s)
+
+    async def post(self, url: str, headers: Headers, body: bytes) -> HttpReply:
+        import httpx
+
+        request = httpx.Request(
+            "POST", url, headers=headers, content=body, extensions={"timeout": self._timeout}
+        )
+        try:
+            response = await self._transport.handle_async_request(request)
+            try:
+                await response.aread()
+            finally:
+                await response.aclose()
+        except httpx.RequestError as exc:  # transport failures, and bodies that do not decode
+            raise TransportFailure(f"{type(exc).__name__}: {exc}") from exc
+        return HttpReply(response.status_code, response.headers, response.content)
+
+    async def aclose(self) -> None:
+        await self._transport.aclose()

@@ -21,8 +21,8 @@ from harness.models.types import (
     Usage,
 )
 
-if TYPE_CHECKING:  # only the annotation: the client, not the trace, needs httpx loaded
-    import httpx
+if TYPE_CHECKING:
+    from harness.models.transport import HttpReply
 
 _FINISH_REASONS: dict[str | None, FinishReason] = {
     "stop": "stop",
@@ -87,7 +87,7 @@ def message_to_wire(message: Message) -> dict[str, Any]:
 
 
 def parse_response(
-    response: httpx.Response, retries: int = 0, redact: Callable[[str], str] = str
+    response: HttpReply, retries: int = 0, redact: Callable[[str], str] = str
 ) -> ModelResponse:
     """A 200 reply as a response; a body that is not a chat completion is a ModelAPIError
     saying what is wrong with it."""
@@ -115,9 +115,7 @@ def parse_response(
     except ValueError as exc:
         # Redacted before it is cut short, so no part of a key survives at the cut.
         text = redact(f"the endpoint's reply is not a chat completion ({exc}): {response.text}")
-        raise ModelAPIError(
-            text[:400], response.status_code, retries, usage=_reported(data)
-        ) from exc
+        raise ModelAPIError(text[:400], response.status, retries, usage=_reported(data)) from exc
     return ModelResponse(
         message=message,
         finish_reason=_FINISH_REASONS.get(finish, "other"),

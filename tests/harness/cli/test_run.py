@@ -11,7 +11,9 @@ import time
 import pytest
 from click.testing import CliRunner
 
+from harness.api import Experiment
 from harness.cli.main import main
+from harness.config import RunConfig
 from harness.fakes.fake_server import FakeServer, Reply, default_responder, question_index
 from harness.results.store import read_records
 
@@ -248,3 +250,40 @@ def test_sigkill_mid_run_then_rerun_finishes_with_nothing_missing_or_doubled(tmp
     assert finished.returncode == 0, finished.stderr
     keys = [(r.arm, r.task_id, r.repeat) for r in read_records(out)]
     assert len(keys) == len(set(keys)) == 3 * 12 * 3
+
+
+class CountingInFlight(FakeServer):
+    """Counts the requests it is answering at once, and the most at any moment."""
+
+    def __init__(self) -> None:
+        super().__init__(latency_s=0.05)
+        self.in_flight = self.most_in_flight = 0
+
+    async def handle(self, request):
+        self.in_flight += 1  # one event loop answers every request: no lock needed
+        self.most_in_flight = max(self.most_in_flight, self.in_flight)
+        try:
+            return await super().handle(request)
+        finally:
+            self.in_flight -= 1
+
+
+@pytest.mark.parametrize(
+    ("flags", "requests", "runs"), [([], 2, 4), (["--runs-in-flight", "3"], 2, 3)]
+)
+def test_concurrency_caps_requests_and_twice_as_many_runs_are_in_flight(
+    tmp_path, flags, requests, runs
+):
+    out = tmp_path / "out"
+    with CountingInFlight() as server:
+        result = run(
+            [
+                *["run", "--arm", "react", "--concurrency", "2", "--limit", "8", "--quiet"],
+                *["--base-url", server.base_url, "--model", "m", "--out", str(out), *flags],
+            ]
+        )
+    assert result.exit_code == 0, result.output
+    records = read_records(out)
+    assert len(records) == 8 and server.most_in_flight == requests
+    grid = Experiment.from_config(RunConfig(concurrency=2, runs_in_flight=3 if flags else None))
+    assert grid.concurrency == runs

@@ -202,7 +202,9 @@ def test_clean_runs_in_the_same_grid_are_unaffected(faulty, reference):
     for task_id in CLEAN:
         assert summary(faulty.records[task_id]) == summary(reference.records[task_id])
         assert [h.fault for h in faulty.hits[task_id]] == [None, None]
-        assert faulty.records[task_id].latency_s < TIMEOUT  # not held up by a hung neighbour
+        # Not held up by a hung neighbour, which takes both its attempts (2 x TIMEOUT) and a
+        # back-off to fail; the margin below that is for a machine busy with other work.
+        assert faulty.records[task_id].latency_s < 2 * TIMEOUT
     assert len(faulty.records) == len(FAULTS) + len(CLEAN)
 
 
@@ -220,7 +222,8 @@ def test_a_reply_that_never_finishes_is_cut_at_the_timeout(faulty, fault):
     # limit on the whole request can stop it, and the body would take far longer.
     record = faulty.records[fault]
     attempts = MAX_RETRIES + 1
-    assert record.latency_s < attempts * TIMEOUT + MAX_BACKOFF + 0.4
+    # Uncut, one attempt alone would last hang_s (5 s); the margin is for a busy machine.
+    assert record.latency_s < attempts * TIMEOUT + MAX_BACKOFF + 1.5
     assert all(h.usage is None for h in faulty.hits[fault] if h.fault == fault)
 
 

@@ -9,13 +9,17 @@ import pytest
 from click.testing import CliRunner
 
 from harness.cli.main import main
+from harness.experiment import parse_arms
 from harness.fakes.fake_server import FakeServer
 from harness.fakes.fault_server import FaultServer
+from harness.grid import Grid, run_grid
 from harness.models.counting import CountingClient
 from harness.models.openai_compat import Connection, Hooks, OpenAICompatClient, RetryPolicy
 from harness.models.types import Message, ModelAPIError, ModelRequest, ToolCall, ToolSpec, Usage
-from harness.results.store import read_records
+from harness.results.store import ResultsFolder, read_records
+from harness.runner import RunSettings
 from harness.trace import Trace
+from tasks.loading import load_taskset
 
 KEY = "sk-test-0123456789abcdefghij"
 
@@ -677,3 +681,36 @@ def test_a_key_or_url_token_a_model_repeats_is_redacted_from_its_reply_and_tool_
     code = json.loads(reply.tool_calls[0].arguments)["code"]
     # base64's last character also holds bits of what follows: left, like its padding.
     assert code.startswith("print('[redacted]', '[redacted]") and len(code) <= 36
+
+
+def test_a_runs_latency_leaves_out_its_wait_for_a_request_slot(tmp_path):
+    """Two runs in flight, one request slot: the second run waits for the first's reply
+    before its own request is sent. The wait is loopbench's queue, not the run's latency."""
+
+    async def answer(request):
+        await asyncio.sleep(0.3)
+        return httpx.Response(200, json=completion("Paris"))
+
+    async def scenario():
+        taskset = load_taskset("depot")
+        two = replace(taskset, tasks=taskset.tasks[:2])
+        client = OpenAICompatClient(
+            "http://model.test/v1",
+            connection=Connection(concurrency=1),
+            hooks=Hooks(httpx.MockTransport(answer)),
+        )
+        with ResultsFolder.open(tmp_path, {"task_set": two.name, "model": "m"}) as folder:
+            async with client:
+                began = time.perf_counter()
+                await run_grid(
+                    Grid(two, parse_arms(["direct"]), 1, "m"),
+                    client,
+                    folder,
+                    RunSettings(concurrency=2),
+                )
+                return time.perf_counter() - began
+
+    took = asyncio.run(scenario())
+    latencies = sorted(record.latency_s for record in read_records(tmp_path))
+    assert took >= 0.6  # one after the other: the second did wait
+    assert len(latencies) == 2 and all(0.25 < latency < 0.5 for latency in latencies)

@@ -4,7 +4,7 @@ import asyncio
 
 import pytest
 
-from harness.models.throttle import AdaptiveLimit, RateLimit
+from harness.models.throttle import RUN_SLOT_WAITS, AdaptiveLimit, RateLimit, SlotWaits
 
 
 class Clock:
@@ -77,3 +77,110 @@ def test_the_rate_limit_spaces_request_starts(rate):
 
     starts = asyncio.run(scenario())
     assert starts[-1] - starts[0] >= 0.9 * 9 / rate  # ten starts span nine intervals
+
+
+def test_waiting_requests_get_their_slots_first_come_first_served():
+    async def scenario():
+        limit = AdaptiveLimit(1)
+        order = []
+
+        async def request(name):
+            await limit.acquire()
+            order.append(name)
+            await asyncio.sleep(0)
+            await limit.release()
+
+        first = asyncio.ensure_future(request("first"))
+        await asyncio.sleep(0)  # "first" holds the slot; the others queue in this order
+        await asyncio.gather(first, *(request(name) for name in "abcdef"))
+        return order, limit.in_flight
+
+    assert asyncio.run(scenario()) == (["first", *"abcdef"], 0)
+
+
+def test_a_cancelled_wait_gives_up_its_place_and_leaks_no_slot():
+    async def scenario():
+        limit = AdaptiveLimit(1)
+        await limit.acquire()
+        gone = asyncio.ensure_future(limit.acquire())
+        stays = asyncio.ensure_future(limit.acquire())
+        await asyncio.sleep(0)
+        gone.cancel()
+        await limit.release()  # the slot goes to the request still waiting
+        await stays
+        await limit.release()
+        return gone.cancelled(), limit.in_flight, len(limit._waiters)
+
+    assert asyncio.run(scenario()) == (True, 0, 0)
+
+
+def test_a_request_cancelled_as_it_is_given_a_slot_hands_it_on():
+    async def scenario():
+        limit = AdaptiveLimit(1)
+        await limit.acquire()
+        given = asyncio.ensure_future(limit.acquire())
+        after = asyncio.ensure_future(limit.acquire())
+        await asyncio.sleep(0)
+        await limit.release()  # given the slot, but cancelled before it runs
+        given.cancel()
+        await after  # so the slot passes on to the next
+        await limit.release()
+        return limit.in_flight
+
+    assert asyncio.run(scenario()) == 0
+
+
+class Waits:
+    """A run's slot waits on a clock the test moves."""
+
+    def __init__(self) -> None:
+        self.clock = Clock()
+        self.run = SlotWaits(self.clock)
+
+    def at(self, now: float) -> None:
+        self.clock.now = now
+
+
+def test_a_run_has_waited_only_while_every_call_it_has_under_way_waits_for_a_slot():
+    waits = Waits()
+    run = waits.run
+    with run.call():  # one call: waits 0-2, then is served 2-5
+        with run.waiting():
+            waits.at(2.0)
+        waits.at(5.0)
+    assert run.waited_s == 2.0
+    with run.call(), run.call():  # two calls at once from t=5
+        waits.at(6.0)
+        with run.waiting():  # the first waits 6-8 while the second is served: not waiting
+            waits.at(7.0)
+            with run.waiting():  # from 7 both wait, until the first gets its slot at 8
+                waits.at(8.0)
+            waits.at(9.0)
+    assert run.waited_s == 3.0
+    waits.at(20.0)
+    assert run.waited_s == 3.0  # no call under way, no wait
+
+
+def test_a_wait_for_a_slot_counts_for_the_run_making_the_call():
+    async def scenario():
+        limit = AdaptiveLimit(1)
+        run = SlotWaits()
+        await limit.acquire()  # another run holds the only slot for 0.2 s
+
+        async def other_run():
+            await asyncio.sleep(0.2)
+            await limit.release()
+
+        async def this_run():
+            token = RUN_SLOT_WAITS.set(run)
+            try:
+                with run.call():
+                    await limit.acquire()
+                    await limit.release()
+            finally:
+                RUN_SLOT_WAITS.reset(token)
+
+        await asyncio.gather(other_run(), this_run())
+        return run.waited_s
+
+    assert 0.15 < asyncio.run(scenario()) < 1.0
