@@ -363,6 +363,10 @@ MUTATIONS = [
      "time.perf_counter() - began - waits.waited_s", "time.perf_counter() - began",
      ["tests/harness/models/test_openai_compat.py::"
       "test_a_runs_latency_leaves_out_its_wait_for_a_request_slot"]),
+    ("a step timeout stands still while its call waits for a slot", "harness/models/throttle.py",
+     "    deadline.reschedule(None)\n", "",
+     ["tests/harness/models/test_openai_compat.py::"
+      "test_a_step_timeout_does_not_count_the_wait_for_a_request_slot"]),
     ("a run waits only while all its calls wait", "harness/models/throttle.py",
      "return self._calls > 0 and self._waiting == self._calls",
      "return self._waiting > 0",

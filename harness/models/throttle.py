@@ -50,7 +50,7 @@ class AdaptiveLimit:
             self._waiters.append(waiter)
             run = RUN_SLOT_WAITS.get()
             try:
-                with run.waiting() if run is not None else nullcontext():
+                with run.waiting() if run is not None else nullcontext(), _step_paused():
                     await waiter
             except BaseException:
                 if waiter.done() and not waiter.cancelled():
@@ -150,3 +150,25 @@ class SlotWaits:
 
 #: The run being made in this context, if any: set by the runner for each run.
 RUN_SLOT_WAITS: ContextVar[SlotWaits | None] = ContextVar("run_slot_waits", default=None)
+
+#: The step timeout of the model call being made in this context, if any: set by the
+#: limits wrapper (``step_timeout_s``).
+STEP_DEADLINE: ContextVar[asyncio.Timeout | None] = ContextVar("step_deadline", default=None)
+
+
+@contextmanager
+def _step_paused() -> Iterator[None]:
+    """The call's step timeout stands still while it waits for a slot: the wait is
+    loopbench's queue, not the endpoint taking long."""
+    deadline = STEP_DEADLINE.get()
+    when = deadline.when() if deadline is not None else None
+    if deadline is None or when is None:
+        yield
+        return
+    loop = asyncio.get_running_loop()
+    left = when - loop.time()
+    deadline.reschedule(None)
+    try:
+        yield
+    finally:
+        deadline.reschedule(loop.time() + left)

@@ -43,7 +43,8 @@ class PatternOptions(BaseModel):
     """Ceiling on input plus output tokens in the whole run; reaching it is token_budget.
     A call whose response reported no usage counts by estimate."""
     step_timeout_s: float = Field(default=0, ge=0)
-    """Wall-clock limit on one model call, 0 for none; exceeding it is step_timeout."""
+    """Wall-clock limit on one model call, 0 for none; exceeding it is step_timeout. A
+    call's wait for a request slot in loopbench's own queue does not count."""
     max_output_tokens: int | None = Field(default=None, ge=1)
     """Completion limit on every model call; unset, each call keeps the pattern's own."""
 

@@ -12,7 +12,8 @@ is still ``react``. It stands between the pattern and the counted client:
   say so (``ceiling_estimated_calls``, ``ceiling_estimated_tokens``, and
   ``ceiling_tokenizer`` 1 or 0 for characters); those estimates are not in the
   record's token counts or cost unless ``--count-tokens`` put them there;
-- a call that outlives ``step_timeout_s`` is cancelled (step_timeout);
+- a call that outlives ``step_timeout_s`` is cancelled (step_timeout); its wait for a
+  request slot in loopbench's own queue does not count;
 - ``max_output_tokens``, when set, is the completion limit of every call;
 - an endpoint failure ends the run as api_error, so patterns never catch it.
 
@@ -30,6 +31,7 @@ from dataclasses import dataclass, replace
 from harness.events import LimitReachedEvent
 from harness.models.counting import CountedClient, wire_message
 from harness.models.estimate import CeilingCount, ceiling_counter, estimated_usage
+from harness.models.throttle import STEP_DEADLINE
 from harness.models.types import (
     Message,
     ModelAPIError,
@@ -124,9 +126,12 @@ class LimitedClient:
             response = await self._counted.complete(request)
         else:
             try:
-                response = await asyncio.wait_for(
-                    self._counted.complete(request), opts.step_timeout_s
-                )
+                async with asyncio.timeout(opts.step_timeout_s) as deadline:
+                    token = STEP_DEADLINE.set(deadline)  # paused while waiting for a slot
+                    try:
+                        response = await self._counted.complete(request)
+                    finally:
+                        STEP_DEADLINE.reset(token)
             except TimeoutError:
                 raise StepTimedOut(
                     f"a model call took longer than {opts.step_timeout_s:g} s"

@@ -714,3 +714,28 @@ def test_a_runs_latency_leaves_out_its_wait_for_a_request_slot(tmp_path):
     latencies = sorted(record.latency_s for record in read_records(tmp_path))
     assert took >= 0.6  # one after the other: the second did wait
     assert len(latencies) == 2 and all(0.25 < latency < 0.5 for latency in latencies)
+
+
+def test_a_step_timeout_does_not_count_the_wait_for_a_request_slot(tmp_path):
+    """Four runs in flight, one request slot, calls of 0.2 s and a step timeout of 0.5 s:
+    the last run waits 0.6 s for the slot, and its call still takes only 0.2 s."""
+
+    async def answer(request):
+        await asyncio.sleep(0.2)
+        return httpx.Response(200, json=completion("Paris"))
+
+    async def scenario():
+        taskset = load_taskset("depot")
+        four = replace(taskset, tasks=taskset.tasks[:4])
+        client = OpenAICompatClient(
+            "http://model.test/v1",
+            connection=Connection(concurrency=1),
+            hooks=Hooks(httpx.MockTransport(answer)),
+        )
+        arms = parse_arms(["direct:step_timeout_s=0.5"])
+        with ResultsFolder.open(tmp_path, {"task_set": four.name, "model": "m"}) as folder:
+            async with client:
+                await run_grid(Grid(four, arms, 1, "m"), client, folder, RunSettings(4))
+
+    asyncio.run(scenario())
+    assert [record.status for record in read_records(tmp_path)] == ["answered"] * 4
