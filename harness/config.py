@@ -80,7 +80,7 @@ class RunConfig(BaseModel):
     rate_limit: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     """Requests a second at most (an endpoint's published limit)."""
     concurrency: int = Field(default=8, ge=1)
-    """Requests in flight at once, at most (the endpoint's concurrency)."""
+    """Requests in flight at once to each endpoint (each replica, each model's server)."""
     runs_in_flight: int | None = Field(default=None, ge=1)
     """Runs in flight at once; twice ``concurrency`` when unset (``runs_at_once``)."""
     temperature: float | None = Field(default=None, ge=0, allow_inf_nan=False)

@@ -89,7 +89,8 @@ from tasks.taskset import TaskSetError
     type=click.IntRange(min=1),
     default=8,
     show_default=True,
-    help="Requests in flight at once, at most (the endpoint's concurrency).",
+    help="Requests in flight at once to each endpoint, at most (to each replica, to each "
+    "model's server).",
 )
 @click.option(
     "--runs-in-flight",
