@@ -186,7 +186,7 @@ class Experiment:
             config.tasks,
             config.arms,
             config.repeats,
-            config.runs_at_once,
+            config.runs_at_once(len(endpoints)),
             out=config.out,
             limit=config.limit,
             until_separated=config.separation,

@@ -82,7 +82,7 @@ class RunConfig(BaseModel):
     concurrency: int = Field(default=8, ge=1)
     """Requests in flight at once to each endpoint (each replica, each model's server)."""
     runs_in_flight: int | None = Field(default=None, ge=1)
-    """Runs in flight at once; twice ``concurrency`` when unset (``runs_at_once``)."""
+    """Runs in flight at once; when unset, twice the requests allowed (``runs_at_once``)."""
     temperature: float | None = Field(default=None, ge=0, allow_inf_nan=False)
     """Sampling temperature sent on every request of arms that do not set their own."""
     top_p: float | None = Field(default=None, gt=0, le=1, allow_inf_nan=False)
@@ -148,12 +148,18 @@ class RunConfig(BaseModel):
             )
         return self
 
-    @property
-    def runs_at_once(self) -> int:
-        """Runs in flight: by default twice the requests, so that whenever a request ends
-        another run's call is ready to take its slot (between a run's calls, while it is
-        graded, and as the grid runs out). A run's latency leaves out its waits for a slot."""
-        return self.runs_in_flight or 2 * self.concurrency
+    def runs_at_once(self, endpoints: int = 1) -> int:
+        """Runs in flight: by default twice the requests all ``endpoints`` allow, so that
+        whenever a request ends another run's call is ready to take its slot (between a
+        run's calls, while it is graded, and as the grid runs out); a run's latency leaves
+        out its waits for a slot. As many as the requests with ``paired`` (a run waiting on
+        a call another run shares cannot tell that call's wait for a slot from the
+        endpoint's time) and on Ray (a worker per run in flight, each with a whole share of
+        the requests, keeps a run that kills its worker from taking others with it)."""
+        if self.runs_in_flight:
+            return self.runs_in_flight
+        requests = self.concurrency * max(1, endpoints)
+        return requests if self.paired or self.executor == "ray" else 2 * requests
 
     @property
     def sampling(self) -> Sampling:

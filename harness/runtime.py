@@ -25,7 +25,7 @@ def run_settings(config: RunConfig, taskset: TaskSet, say: Callable[[str], None]
     if config.price_as:
         prices.require(config.price_as)  # before anything runs, not after the grid
     return RunSettings(
-        concurrency=config.runs_at_once,
+        concurrency=config.runs_at_once(),
         prices=prices,
         retry_errors=config.retry_errors,
         max_trace_text=config.max_trace_text,

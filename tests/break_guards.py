@@ -17,7 +17,7 @@ GRADER = "tests/graders/test_code_tests.py"
 SC = T + "test_self_consistency.py"
 R, S = "graders/suite_runner.py", "graders/sandbox.py"
 W, C = "graders/candidate_worker.py", "graders/confine.py"
-PD, RM, SC = "graders/plain_data.py", "graders/remote.py", "graders/suite_code.py"
+PD, RM, SCODE = "graders/plain_data.py", "graders/remote.py", "graders/suite_code.py"
 RESULT, BOX = "graders/suite_result.py", "graders/box.py"
 ISO, PROC = "graders/isolation.py", "graders/processes.py"
 SB, IS = "tests/graders/test_sandbox.py::", "tests/graders/test_isolation.py::"
@@ -355,6 +355,10 @@ MUTATIONS = [
     ("AIMD never exceeds the limit in flight", "harness/models/throttle.py",
      "return self.in_flight < int(self.limit)", "return True",
      ["tests/harness/models/test_throttle.py"]),
+    ("a limit climbing back after a 429 lets a waiting request go", "harness/models/throttle.py",
+     "        self._wake()  # a slot more, when the limit passed a whole number\n", "",
+     ["tests/harness/models/test_throttle.py::"
+      "test_a_limit_climbing_back_lets_a_waiting_request_go_at_once"]),
     ("request slots go first come, first served", "harness/models/throttle.py",
      "waiter = self._waiters.popleft()", "waiter = self._waiters.pop()",
      ["tests/harness/models/test_throttle.py::"
@@ -456,7 +460,7 @@ MUTATIONS = [
      '            return {"op": "reply", "raised"',
      [SB + "test_any_exception_the_candidate_raises_fails_the_test"]),
     # The test runner and what crosses the pipe.
-    ("an == assert reports both values", SC,
+    ("an == assert reports both values", SCODE,
      "        if isinstance(test, ast.Compare) and len(test.ops) == 1 and "
      "isinstance(test.ops[0], ast.Eq):\n            args",
      "        if False:\n            args",

@@ -17,7 +17,12 @@ ROOT = Path(__file__).parents[1]
 def test_the_mutation_applies_and_names_tests_that_exist(name, path, old, tests):
     assert old in (ROOT / path).read_text(encoding="utf-8"), f"{name}: text not in {path}"
     for test in tests:
-        assert (ROOT / test.split("::")[0]).exists(), f"{name}: no {test}"
+        file, _, function = test.partition("::")
+        assert Path(file).name.startswith("test_"), f"{name}: {file} is not a test module"
+        assert (ROOT / file).exists(), f"{name}: no {test}"
+        if function:
+            defined = f"def {function.split('[')[0]}("
+            assert defined in (ROOT / file).read_text(encoding="utf-8"), f"{name}: no {test}"
 
 
 def test_every_mutation_has_a_name_of_its_own():

@@ -95,9 +95,10 @@ from tasks.taskset import TaskSetError
 @click.option(
     "--runs-in-flight",
     type=click.IntRange(min=1),
-    help="Runs in flight at once. Default: twice --concurrency, so that whenever a "
-    "request ends another run's call is ready to take its slot. The time a run waits for "
-    "a slot is not part of its latency.",
+    help="Runs in flight at once. Default: twice the requests the endpoints allow "
+    "(--concurrency each), so that whenever a request ends another run's call is ready to "
+    "take its slot; with --paired or --executor ray, as many. The time a run waits for a "
+    "slot is not part of its latency.",
 )
 @click.option(
     "--out",

@@ -25,7 +25,6 @@ import contextlib
 import importlib
 import itertools
 import logging
-import math
 import socket
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
@@ -86,8 +85,6 @@ class WorkerSetup:
     prices: PriceTable | None = None
     loopbench_version: str = VERSION
     workers: int = 1
-    in_flight: int = 1
-    """Runs at once on one worker."""
 
 
 @dataclass(frozen=True)
@@ -165,8 +162,9 @@ class Worker:
         self._tasks = {task.id: task for task in taskset.tasks}
         # The cluster keeps to the rate limit: each worker to its share.
         share = config.rate_limit / setup.workers if config.rate_limit else None
-        # And to its share of the requests in flight.
-        requests = math.ceil(config.concurrency / setup.workers)
+        # And to its share of the requests in flight: at least one, so the cluster keeps to
+        # --concurrency unless more workers than that were asked for (--runs-in-flight).
+        requests = max(1, config.concurrency // setup.workers)
         how = replace(connection(config, requests), rate_limit=share)
         clients = await open_clients(self._stack, endpoints, how)
         settings = RunSettings(
@@ -282,7 +280,7 @@ class RayExecutor:
         # Each slot keeps one batch in flight; together they hold ``concurrency`` runs.
         whole, rest = divmod(concurrency, self.batch)
         slots = [self.batch] * whole + ([rest] if rest else [])
-        pool = self._actors(runner, len(slots), concurrency)
+        pool = self._actors(runner, len(slots))
         queue = iter(jobs)
         lost: list[Job] = []
         errors = self.ray.exceptions
@@ -322,7 +320,7 @@ class RayExecutor:
                 "them; the Ray logs say why the worker died"
             )
 
-    def _actors(self, runner: Runner, slots: int, concurrency: int) -> list[Any]:
+    def _actors(self, runner: Runner, slots: int) -> list[Any]:
         """The pool of workers for this runner's grid; kept across its rounds."""
         settings = runner.settings
         made_for = (runner.model_name, runner.experiment_id, settings.prices)
@@ -337,7 +335,6 @@ class RayExecutor:
             experiment_id=runner.experiment_id,
             prices=settings.prices,
             workers=workers,
-            in_flight=math.ceil(concurrency / workers),
         )
         actor = self.ray.remote(Worker).options(
             num_cpus=1, max_restarts=-1, max_task_retries=RETRIES

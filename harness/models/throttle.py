@@ -66,8 +66,12 @@ class AdaptiveLimit:
         return self.in_flight < int(self.limit)
 
     def _hand_on(self) -> None:
-        """Give free slots to the longest waiting."""
+        """A slot is freed: to the longest waiting."""
         self.in_flight -= 1
+        self._wake()
+
+    def _wake(self) -> None:
+        """Give free slots to the longest waiting."""
         while self._waiters and self._slot_free():
             waiter = self._waiters.popleft()
             if not waiter.done():  # else cancelled while it waited
@@ -79,6 +83,7 @@ class AdaptiveLimit:
 
     def succeeded(self) -> None:
         self.limit = min(float(self.ceiling), self.limit + 1 / self.limit)
+        self._wake()  # a slot more, when the limit passed a whole number
 
     def throttled(self, started: float) -> None:
         """A 429 for a request started at ``started``; halves the limit once per burst."""
@@ -167,7 +172,11 @@ def _step_paused() -> Iterator[None]:
         return
     loop = asyncio.get_running_loop()
     left = when - loop.time()
-    deadline.reschedule(None)
+    try:
+        deadline.reschedule(None)
+    except RuntimeError:  # a deadline no longer running (a task that outlived its call)
+        yield
+        return
     try:
         yield
     finally:

@@ -287,3 +287,11 @@ def test_concurrency_caps_requests_and_twice_as_many_runs_are_in_flight(
     assert len(records) == 8 and server.most_in_flight == requests
     grid = Experiment.from_config(RunConfig(concurrency=2, runs_in_flight=3 if flags else None))
     assert grid.concurrency == runs
+
+
+def test_runs_in_flight_default_to_twice_the_requests_all_endpoints_allow():
+    assert RunConfig(concurrency=2).runs_at_once() == 4
+    assert RunConfig(concurrency=2).runs_at_once(endpoints=3) == 12  # replicas, or models
+    assert RunConfig(concurrency=2, paired=True).runs_at_once() == 2  # shared calls wait
+    assert RunConfig(concurrency=2, runs_in_flight=5).runs_at_once(endpoints=3) == 5
+    assert RunConfig(concurrency=2, executor="ray").runs_at_once() == 2  # a worker per run

@@ -184,3 +184,17 @@ def test_a_wait_for_a_slot_counts_for_the_run_making_the_call():
         return run.waited_s
 
     assert 0.15 < asyncio.run(scenario()) < 1.0
+
+
+def test_a_limit_climbing_back_lets_a_waiting_request_go_at_once():
+    async def scenario():
+        limit = AdaptiveLimit(2)
+        limit.limit = 1.0  # cut by a 429
+        await limit.acquire()
+        waiting = asyncio.ensure_future(limit.acquire())
+        await asyncio.sleep(0)
+        limit.succeeded()  # back to 2: the waiting request need not wait for a release
+        await asyncio.wait_for(waiting, 1)
+        return limit.in_flight
+
+    assert asyncio.run(scenario()) == 2
