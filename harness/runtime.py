@@ -24,8 +24,7 @@ def run_settings(config: RunConfig, taskset: TaskSet, say: Callable[[str], None]
     prices = load_prices(Path(config.prices) if config.prices else None)
     if config.price_as:
         prices.require(config.price_as)  # before anything runs, not after the grid
-    return RunSettings(
-        concurrency=config.runs_at_once(),
+    return RunSettings(  # runs in flight: set by the grid (Experiment.from_config)
         prices=prices,
         retry_errors=config.retry_errors,
         max_trace_text=config.max_trace_text,

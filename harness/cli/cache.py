@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from pathlib import Path
 
 import click
@@ -16,26 +18,29 @@ def cache_command() -> None:
     """Inspect or empty the response cache that ``run --cache DIR`` keeps."""
 
 
-def _open(folder: Path) -> ResponseCache:
-    """The cache in ``folder``, refused unless it is a whole loopbench cache; nothing is
-    written on opening, so a file of another program is left as it was."""
+@contextlib.contextmanager
+def _using(folder: Path) -> Iterator[ResponseCache]:
+    """The cache in ``folder``, refused unless it is a whole loopbench cache (nothing is
+    written on opening, so a file of another program is left as it was), closed after;
+    a cache that fails in use is said in one line too."""
     try:
-        return ResponseCache(folder, create=False)
+        cache = ResponseCache(folder, create=False)
     except CacheError as exc:
         raise BadInput(str(exc)) from None
+    try:
+        yield cache
+    except CacheError as exc:
+        raise BadInput(str(exc)) from None
+    finally:
+        cache.close()
 
 
 @cache_command.command("stats")
 @click.argument("folder", type=click.Path(path_type=Path))
 def stats_command(folder: Path) -> None:
     """Responses stored, times they were replayed, and the file's size."""
-    cache = _open(folder)
-    try:
+    with _using(folder) as cache:
         stats = cache.stats()
-    except CacheError as exc:
-        raise BadInput(str(exc)) from None
-    finally:
-        cache.close()
     click.echo(
         f"{folder / CACHE_FILE}: {stats['entries']} responses, replayed {stats['hits']} times, "
         f"{stats['bytes']:,} bytes"
@@ -46,11 +51,6 @@ def stats_command(folder: Path) -> None:
 @click.argument("folder", type=click.Path(path_type=Path))
 def clear_command(folder: Path) -> None:
     """Remove every stored response."""
-    cache = _open(folder)
-    try:
+    with _using(folder) as cache:
         removed = cache.clear()
-    except CacheError as exc:
-        raise BadInput(str(exc)) from None
-    finally:
-        cache.close()
     click.echo(f"{folder / CACHE_FILE}: removed {removed} responses")

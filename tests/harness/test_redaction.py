@@ -22,13 +22,10 @@ from harness.redaction import (
 )
 from harness.results.records import RunRecord
 from harness.results.store import RecordWriter
+from tests.secret_text import b64, runs_of_eight
 
 KEY = "sk-proj-Ab3dEf9hIjKlMn0pQrStUv"
 PASSWORD = 'p/a#s?s@w"rd\\x9'
-
-
-def b64(data: str) -> str:
-    return base64.b64encode(data.encode()).decode()
 
 
 FORMS = [
@@ -52,10 +49,6 @@ FORMS = [
 ]
 
 
-def runs(text: str) -> list[str]:
-    return [text[i : i + 8] for i in range(len(text) - 7)]
-
-
 @pytest.mark.parametrize("secret", [KEY, PASSWORD])
 @pytest.mark.parametrize("form", range(len(FORMS)))
 def test_every_form_of_a_secret_is_redacted(secret, form):
@@ -65,7 +58,7 @@ def test_every_form_of_a_secret_is_redacted(secret, form):
     core = text.removeprefix("before ").removesuffix(" after")
     # Left of a base64 form: the characters that also hold the bytes around the secret.
     assert MARK in core and len(core) <= len(MARK) + 10
-    assert not [r for r in runs(encoded) if r in core.replace(MARK, "|")]
+    assert not [r for r in runs_of_eight(encoded) if r in core.replace(MARK, "|")]
 
 
 def redact_with(secret: str, text: str) -> str:
@@ -139,7 +132,9 @@ def test_records_traces_and_the_cache_are_redacted_as_written(tmp_path):
     written = [
         p.read_bytes().decode("utf-8", "replace") for p in tmp_path.rglob("*") if p.is_file()
     ]
-    assert written and not [r for text in written for r in runs(KEY) if r.lower() in text.lower()]
+    assert written and not [
+        r for text in written for r in runs_of_eight(KEY) if r.lower() in text.lower()
+    ]
     assert MARK in (tmp_path / "runs.jsonl").read_text()
     assert MARK in (tmp_path / "traces.jsonl").read_text()
 
@@ -158,7 +153,7 @@ def test_every_command_redacts_the_key_in_its_environment(tmp_path):
     missing = tmp_path / f"runs-{KEY}"
     result = CliRunner().invoke(main, ["table", str(missing)], env={"LOOPBENCH_API_KEY": KEY})
     assert result.exit_code == 2 and MARK in result.output
-    assert not [r for r in runs(KEY) if r in result.output]
+    assert not [r for r in runs_of_eight(KEY) if r in result.output]
 
 
 def test_the_report_and_exports_redact_what_a_folder_holds(tmp_path):
@@ -180,7 +175,7 @@ def test_the_report_and_exports_redact_what_a_folder_holds(tmp_path):
         assert ran.exit_code == 0, ran.output
     for name in outputs:
         text = (tmp_path / name).read_bytes().decode("utf-8", "replace")
-        assert not [r for r in runs(KEY) if r in text], name
+        assert not [r for r in runs_of_eight(KEY) if r in text], name
     assert MARK in (tmp_path / "runs.csv").read_text()
 
 

@@ -25,16 +25,13 @@ from aiohttp import web
 
 from harness.fakes.fake_server import question_index
 from harness.fakes.loopback import LoopbackServer
+from tests.secret_text import b64, runs_of_eight
 
 ROOT = Path(__file__).parents[2]
 KEY = "sk-hostile-Q7mZp2Lr9XvB4nTk8WcY3dHs"
 USER = "tok_7Hq2Rm9Zx4Lp8Vb3Jw"
 PASSWORD = "pw/Z9#q?X@3kLm7%Rt:5"
 SECRETS = (KEY, USER, PASSWORD)
-
-
-def b64(text: str) -> str:
-    return base64.b64encode(text.encode()).decode()
 
 
 #: How an endpoint or a model may repeat a secret.
@@ -112,16 +109,12 @@ def loopbench(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[st
     )
 
 
-def runs_of_eight(secret: str) -> set[str]:
-    return {
-        variant[i : i + 8]
-        for variant in (secret, secret.upper(), secret.lower())
-        for i in range(len(variant) - 7)
-    }
+def runs_in_any_case(secret: str) -> set[str]:
+    return {run for case in (secret, secret.upper(), secret.lower()) for run in runs_of_eight(case)}
 
 
 def leaks(text: str) -> list[str]:
-    return sorted({run for secret in SECRETS for run in runs_of_eight(secret) if run in text})
+    return sorted({run for secret in SECRETS for run in runs_in_any_case(secret) if run in text})
 
 
 @pytest.fixture(scope="module")
@@ -230,5 +223,5 @@ def test_a_password_with_an_unencoded_reserved_character_is_refused_unseen(reser
     assert ran.returncode == 2, ran.stderr
     lines = ran.stderr.strip().splitlines()
     assert len(lines) == 1 and "percent-encode" in lines[0], ran.stderr
-    assert not [run for s in (USER, password) for run in runs_of_eight(s) if run in ran.stderr]
+    assert not [run for s in (USER, password) for run in runs_in_any_case(s) if run in ran.stderr]
     assert "Zq8" not in ran.stderr and "vN3x" not in ran.stderr

@@ -7,7 +7,6 @@ from __future__ import annotations
 import base64
 import json
 import shutil
-import socket
 import sys
 import threading
 from collections.abc import Iterator
@@ -26,6 +25,7 @@ from opentelemetry.proto.trace.v1.trace_pb2 import Span
 from harness.cli.main import main
 from harness.events import ResponseEvent, ToolCallEvent, parse_events
 from harness.fakes.fake_server import FakeServer
+from harness.models.local import free_port
 from harness.results import otlp
 from harness.results.records import RunRecord
 from harness.results.store import iter_traces, read_records
@@ -260,12 +260,6 @@ def test_a_key_in_the_environment_never_reaches_the_spans(
     for secret in (SECRET, HEADER_SECRET):
         assert secret not in out.read_text() and secret not in done.output
         assert all(secret.encode() not in body for body in receiver.bodies)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @pytest.mark.parametrize(

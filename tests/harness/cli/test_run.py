@@ -11,7 +11,8 @@ import time
 import pytest
 from click.testing import CliRunner
 
-from harness.api import Experiment
+import harness.api
+import harness.grid
 from harness.cli.main import main
 from harness.config import RunConfig
 from harness.fakes.fake_server import FakeServer, Reply, default_responder, question_index
@@ -272,9 +273,16 @@ class CountingInFlight(FakeServer):
     ("flags", "requests", "runs"), [([], 2, 4), (["--runs-in-flight", "3"], 2, 3)]
 )
 def test_concurrency_caps_requests_and_twice_as_many_runs_are_in_flight(
-    tmp_path, flags, requests, runs
+    tmp_path, monkeypatch, flags, requests, runs
 ):
     out = tmp_path / "out"
+    in_flight = []  # the runs in flight the command gave the grid
+
+    async def run_grid(grid, client, folder, settings, observer):
+        in_flight.append(settings.concurrency)
+        return await harness.grid.run_grid(grid, client, folder, settings, observer)
+
+    monkeypatch.setattr(harness.api, "run_grid", run_grid)
     with CountingInFlight() as server:
         result = run(
             [
@@ -285,8 +293,7 @@ def test_concurrency_caps_requests_and_twice_as_many_runs_are_in_flight(
     assert result.exit_code == 0, result.output
     records = read_records(out)
     assert len(records) == 8 and server.most_in_flight == requests
-    grid = Experiment.from_config(RunConfig(concurrency=2, runs_in_flight=3 if flags else None))
-    assert grid.concurrency == runs
+    assert in_flight == [runs]
 
 
 def test_runs_in_flight_default_to_twice_the_requests_all_endpoints_allow():

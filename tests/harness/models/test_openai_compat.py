@@ -20,6 +20,7 @@ from harness.results.store import ResultsFolder, read_records
 from harness.runner import RunSettings
 from harness.trace import Trace
 from tasks.loading import load_taskset
+from tests.secret_text import runs_of_eight
 
 KEY = "sk-test-0123456789abcdefghij"
 
@@ -483,10 +484,6 @@ def test_usage_of_the_wrong_kind_stays_a_response_error(usage):
         complete(client)
 
 
-def _runs_of_eight(secret):
-    return [secret[i : i + 8] for i in range(len(secret) - 7)]
-
-
 ODD_KEY = 'sk-proj/ab"cd\\ef/0123456789'
 
 
@@ -511,7 +508,7 @@ def test_a_key_echoed_escaped_or_in_part_is_redacted(echo):
     escaped = json.dumps(ODD_KEY)[1:-1]
     forms = (ODD_KEY, escaped, escaped.replace("/", "\\/"))
     assert "[redacted]" in message
-    assert not [run for form in forms for run in _runs_of_eight(form) if run in message]
+    assert not [run for form in forms for run in runs_of_eight(form) if run in message]
 
 
 def test_a_key_echoed_in_part_near_the_cut_is_redacted_whole():
@@ -683,34 +680,36 @@ def test_a_key_or_url_token_a_model_repeats_is_redacted_from_its_reply_and_tool_
     assert code.startswith("print('[redacted]', '[redacted]") and len(code) <= 36
 
 
-def test_a_runs_latency_leaves_out_its_wait_for_a_request_slot(tmp_path):
-    """Two runs in flight, one request slot: the second run waits for the first's reply
-    before its own request is sent. The wait is loopbench's queue, not the run's latency."""
+def runs_on_one_slot(folder, runs, arm, reply_after_s):
+    """``runs`` runs of ``arm`` (one per depot task) in flight at once, on a client of one
+    request slot whose endpoint replies after ``reply_after_s``; how long they took."""
 
     async def answer(request):
-        await asyncio.sleep(0.3)
+        await asyncio.sleep(reply_after_s)
         return httpx.Response(200, json=completion("Paris"))
 
     async def scenario():
         taskset = load_taskset("depot")
-        two = replace(taskset, tasks=taskset.tasks[:2])
+        some = replace(taskset, tasks=taskset.tasks[:runs])
         client = OpenAICompatClient(
             "http://model.test/v1",
             connection=Connection(concurrency=1),
             hooks=Hooks(httpx.MockTransport(answer)),
         )
-        with ResultsFolder.open(tmp_path, {"task_set": two.name, "model": "m"}) as folder:
+        grid = Grid(some, parse_arms([arm]), 1, "m")
+        with ResultsFolder.open(folder, {"task_set": some.name, "model": "m"}) as opened:
             async with client:
                 began = time.perf_counter()
-                await run_grid(
-                    Grid(two, parse_arms(["direct"]), 1, "m"),
-                    client,
-                    folder,
-                    RunSettings(concurrency=2),
-                )
+                await run_grid(grid, client, opened, RunSettings(concurrency=runs))
                 return time.perf_counter() - began
 
-    took = asyncio.run(scenario())
+    return asyncio.run(scenario())
+
+
+def test_a_runs_latency_leaves_out_its_wait_for_a_request_slot(tmp_path):
+    """Two runs in flight, one request slot: the second run waits for the first's reply
+    before its own request is sent. The wait is loopbench's queue, not the run's latency."""
+    took = runs_on_one_slot(tmp_path, 2, "direct", reply_after_s=0.3)
     latencies = sorted(record.latency_s for record in read_records(tmp_path))
     assert took >= 0.6  # one after the other: the second did wait
     assert len(latencies) == 2 and all(0.25 < latency < 0.5 for latency in latencies)
@@ -719,23 +718,5 @@ def test_a_runs_latency_leaves_out_its_wait_for_a_request_slot(tmp_path):
 def test_a_step_timeout_does_not_count_the_wait_for_a_request_slot(tmp_path):
     """Four runs in flight, one request slot, calls of 0.2 s and a step timeout of 0.5 s:
     the last run waits 0.6 s for the slot, and its call still takes only 0.2 s."""
-
-    async def answer(request):
-        await asyncio.sleep(0.2)
-        return httpx.Response(200, json=completion("Paris"))
-
-    async def scenario():
-        taskset = load_taskset("depot")
-        four = replace(taskset, tasks=taskset.tasks[:4])
-        client = OpenAICompatClient(
-            "http://model.test/v1",
-            connection=Connection(concurrency=1),
-            hooks=Hooks(httpx.MockTransport(answer)),
-        )
-        arms = parse_arms(["direct:step_timeout_s=0.5"])
-        with ResultsFolder.open(tmp_path, {"task_set": four.name, "model": "m"}) as folder:
-            async with client:
-                await run_grid(Grid(four, arms, 1, "m"), client, folder, RunSettings(4))
-
-    asyncio.run(scenario())
+    runs_on_one_slot(tmp_path, 4, "direct:step_timeout_s=0.5", reply_after_s=0.2)
     assert [record.status for record in read_records(tmp_path)] == ["answered"] * 4

@@ -1,7 +1,6 @@
 import asyncio
-from dataclasses import replace
 
-from harness.experiment import parse_arm
+from harness.experiment import Arm, parse_arm
 from harness.models.counting import CountingClient
 from harness.models.scripted import ScriptedModel
 from harness.patterns.base import RunContext
@@ -26,9 +25,13 @@ def run_pattern(pattern, replies, question="How many years after Porto?", tool="
     return outcome, model, ctx
 
 
+def arm_with_max_steps(spec, max_steps):
+    """Arm ``spec`` with ``max_steps`` as given, even below its call floor, as an arm built
+    in code may be (parse_arm refuses it): the limits wrapper's own refusal is tested so."""
+    arm = parse_arm(spec)
+    return Arm(arm.info, arm.options.model_copy(update={"max_steps": max_steps}))
+
+
 def below_floor(spec, max_steps):
-    """The pattern of arm ``spec`` run with ``max_steps`` below its call floor, which
-    parse_arm refuses: the limits wrapper's own refusal (for an arm built in code) is what
-    is tested."""
-    limited = parse_arm(spec).build()
-    return replace(limited, options=limited.options.model_copy(update={"max_steps": max_steps}))
+    """The pattern of arm ``spec`` with ``max_steps`` below its call floor."""
+    return arm_with_max_steps(spec, max_steps).build()

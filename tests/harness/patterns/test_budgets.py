@@ -4,7 +4,7 @@ import asyncio
 
 import pytest
 
-from harness.experiment import Arm, ArmError, parse_arm
+from harness.experiment import ArmError, parse_arm
 from harness.fakes.fake_server import STRUCTURED_REPLIES
 from harness.models.counting import CountingClient
 from harness.models.scripted import FunctionModel, text_reply
@@ -17,7 +17,7 @@ from harness.results.frames import records_frame
 from harness.runner import Job, Runner
 from harness.trace import Trace
 
-from .helpers import DEPOT
+from .helpers import DEPOT, arm_with_max_steps
 
 # Valid arguments for every structured request, chosen to make the patterns go on:
 # verdicts reject, critiques ask for a rewrite, a phase comes without tasks.
@@ -106,10 +106,10 @@ def run(spec, responder, **options):
 def arm_with(spec, **options):
     """The arm with ``options`` as given, a max_steps below its floor included: parse_arm
     refuses that arm, and the limits wrapper's own refusal is what is tested here."""
-    arm = parse_arm(with_options(spec, **{k: v for k, v in options.items() if k != "max_steps"}))
+    given = with_options(spec, **{k: v for k, v in options.items() if k != "max_steps"})
     if "max_steps" not in options:
-        return arm
-    return Arm(arm.info, arm.options.model_copy(update={"max_steps": options["max_steps"]}))
+        return parse_arm(given)
+    return arm_with_max_steps(given, options["max_steps"])
 
 
 def test_the_specs_cover_every_registered_pattern():

@@ -29,6 +29,7 @@ from harness.results.records import RunRecord
 from harness.results.store import TRACES, RecordWriter
 from harness.runner import Job, Runner, RunSettings
 from tasks.loading import load_taskset
+from tests.harness.patterns.helpers import arm_with_max_steps
 
 DEPOT = load_taskset("depot")
 FORMS = ["react", "react_text"]
@@ -275,11 +276,11 @@ def test_a_pattern_that_raised_is_a_harness_error():
 
 
 def test_a_budget_too_small_to_start_is_refused():
-    # parse_arm refuses such an arm now; records written before (or by an arm built in
-    # code) still say so
-    error = "react needs max_steps of at least 1 (at least one model call); max_steps is 0"
-    record = RunRecord(arm="react:max_steps=0", task_id="t", repeat=0, status="refused")
-    assert label_run(record.model_copy(update={"error": error}), []) == ["refused"]
+    # parse_arm refuses such an arm; one built in code is refused by the limits wrapper
+    task = DEPOT.tasks[0]
+    runner = Runner(DEPOT, ScriptedModel([]), "m", RunSettings())
+    record, trace = asyncio.run(runner.run_one(Job(arm_with_max_steps("react", 0), task, 0)))
+    assert label_run(record, json.loads(json.dumps(trace.to_json()))) == ["refused"]
 
 
 def test_a_verifier_that_accepted_nothing_is_none_accepted():
