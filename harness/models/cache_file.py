@@ -5,11 +5,18 @@ program's tables, or whose ``responses`` table has another shape would fail ever
 that reads it; it is refused here, before any request, saying what is wrong. A file that
 is not a loopbench cache is only read, never changed: the table is created only in a file
 that holds no table at all (a new one).
+
+Several processes may open one cache at the same moment (two grids sharing a folder).
+Making a new file a WAL database and creating its table take locks that SQLite, seeing
+two connections each wanting the other's lock, refuses at once rather than waiting for:
+an opening that finds the file busy is tried again, for up to ``BUSY_PATIENCE_S``.
 """
 
 from __future__ import annotations
 
+import random
 import sqlite3
+import time
 from pathlib import Path
 
 SCHEMA = """
@@ -30,16 +37,44 @@ COLUMNS = [
 ]
 
 
+#: How long an opening waits out other processes holding the file's locks.
+BUSY_PATIENCE_S = 30.0
+
+
 class CacheError(ValueError):
     """The cache file cannot be used."""
 
 
-def open_cache_file(path: Path, create: bool) -> sqlite3.Connection:
+class _Busy(Exception):
+    """Another connection holds a lock this opening needs."""
+
+
+def open_cache_file(
+    path: Path, create: bool, patience_s: float = BUSY_PATIENCE_S
+) -> sqlite3.Connection:
     """A connection to the cache at ``path``, checked whole and of the expected schema.
 
     With ``create`` (``run --cache``) a file holding no table gets the ``responses``
     table and the file is checked writable; without it (``cache stats``, ``cache clear``)
     nothing is written on opening."""
+    began = time.monotonic()
+    pause = 0.01
+    while True:
+        try:
+            return _open(path, create)
+        except _Busy as busy:
+            waited = time.monotonic() - began
+            if waited + pause > patience_s:
+                raise CacheError(
+                    f"{path}: locked by another process, still after {waited:.1f} s "
+                    f"({busy}); try again when the other process using this cache is done"
+                ) from None
+        time.sleep(pause * random.uniform(0.5, 1.5))  # openers apart, not in lockstep
+        pause = min(pause * 2, 1.0)
+
+
+def _open(path: Path, create: bool) -> sqlite3.Connection:
+    """One attempt at ``open_cache_file``; _Busy when another connection held a lock."""
     try:
         db = sqlite3.connect(path, isolation_level=None)
     except sqlite3.Error as exc:
@@ -52,11 +87,20 @@ def open_cache_file(path: Path, create: bool) -> sqlite3.Connection:
             db.execute("BEGIN IMMEDIATE")  # can be written, not only read
             db.execute("ROLLBACK")
     except sqlite3.Error as exc:
-        problem = str(exc)
+        db.close()
+        if _is_busy(exc):
+            raise _Busy(str(exc)) from None
+        raise CacheError(_refusal(path, str(exc))) from None
     if problem is not None:
         db.close()
         raise CacheError(_refusal(path, problem))
     return db
+
+
+def _is_busy(exc: sqlite3.Error) -> bool:
+    """SQLITE_BUSY or SQLITE_LOCKED, extended codes included: a lock, not damage."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    return code is not None and code & 0xFF in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
 
 
 def _refusal(path: Path, problem: str) -> str:

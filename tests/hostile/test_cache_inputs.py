@@ -11,6 +11,7 @@ import shutil
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from contextlib import closing
 
@@ -20,12 +21,12 @@ from click.testing import CliRunner
 
 from harness.cli.main import main
 from harness.fakes.fake_server import FakeServer, Reply, default_responder
-from harness.models.cache import ResponseCache, canonical_request, request_key
+from harness.models.cache import CACHE_FILE, ResponseCache, canonical_request, request_key
+from harness.models.cache_file import SCHEMA, CacheError, open_cache_file
 from harness.models.types import Message, ModelRequest, ModelResponse
 from harness.results.store import read_records
 
 ARMS = ["--arm", "direct", "--arm", "react_text"]
-CACHE_FILE = "responses.sqlite"
 
 
 def run(server, out, cache, *extra):
@@ -273,6 +274,20 @@ class TwinServer(FakeServer):
         return await super().handle(request)
 
 
+def both_or_neither(processes, timeout_s=300):
+    """The processes' outputs once both have ended, or as soon as one has failed: the
+    other would wait out the server's deadline for every twin it sends."""
+    deadline = time.monotonic() + timeout_s
+    while any(p.poll() is None for p in processes) and time.monotonic() < deadline:
+        if any(p.returncode not in (None, 0) for p in processes):
+            break
+        time.sleep(0.05)
+    for process in processes:
+        if process.poll() is None:
+            process.kill()
+    return [p.communicate() for p in processes]
+
+
 def test_two_processes_sharing_a_cache_count_as_replayed_only_what_they_did_not_send(tmp_path):
     cache = tmp_path / "cache"
     with TwinServer() as server:
@@ -283,7 +298,7 @@ def test_two_processes_sharing_a_cache_count_as_replayed_only_what_they_did_not_
             subprocess.Popen(c, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             for c in commands
         ]
-        outputs = [p.communicate(timeout=300) for p in processes]
+        outputs = both_or_neither(processes)
         sent = server.served.requests
     assert [p.returncode for p in processes] == [0, 0], outputs
     records = read_records(tmp_path / "a") + read_records(tmp_path / "b")
@@ -297,3 +312,42 @@ def test_two_processes_sharing_a_cache_count_as_replayed_only_what_they_did_not_
     assert sum(r.cache_hits for r in replayed) == replays(cache) > 0
     assert not [r for r in replayed if r.status == "pattern_error"]
     shutil.rmtree(tmp_path / "c")
+
+
+def holding_a_write(path):
+    """Another process's connection in the midst of making the file: a write transaction
+    that has created the table and not yet committed. A new connection wanting to make
+    the file a WAL database then waits on a lock whose holder waits on its own: SQLite
+    answers "database is locked" at once instead of waiting (two grids starting together
+    on one new cache folder)."""
+    holder = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    holder.execute("BEGIN")
+    holder.execute(SCHEMA)
+    return holder
+
+
+def test_a_cache_another_process_is_making_is_waited_for_not_refused(tmp_path):
+    holder = holding_a_write(tmp_path / CACHE_FILE)
+    threading.Timer(0.3, holder.execute, ["COMMIT"]).start()
+    began = time.monotonic()
+    cache = ResponseCache(tmp_path)  # waits for the other opening rather than refusing
+    assert time.monotonic() - began >= 0.25
+    holder.close()
+    request = canonical_request(ModelRequest("m", (Message("user", "q"),)), "direct#0", 0)
+    cache.put(request_key(request), request, ModelResponse(Message("assistant", "84")))
+    assert cache.get(request_key(request)) is not None and cache.stats()["entries"] == 1
+
+
+def test_a_cache_locked_beyond_the_patience_is_refused_as_locked_not_damaged(tmp_path):
+    path = tmp_path / CACHE_FILE
+    holder = holding_a_write(path)
+    began = time.monotonic()
+    with pytest.raises(CacheError) as refused:
+        open_cache_file(path, create=True, patience_s=0.5)
+    assert 0.1 < time.monotonic() - began < 5  # tried again within the patience, then no more
+    said = str(refused.value)
+    assert str(path) in said and "locked by another process" in said
+    assert "remove the file" not in said  # a lock is not damage: the file is left as it is
+    holder.execute("COMMIT")
+    holder.close()
+    assert ResponseCache(tmp_path).stats()["entries"] == 0
