@@ -184,6 +184,11 @@ def hex_to_base64(request: dict[str, Any]) -> dict[str, Any]:
     return request
 
 
+def parsed(written: dict[str, Any]) -> ExportTraceServiceRequest:
+    """An OTLP JSON file's content, parsed by the protobuf classes of opentelemetry-proto."""
+    return json_format.Parse(json.dumps(hex_to_base64(written)), ExportTraceServiceRequest())
+
+
 def test_the_json_file_holds_what_the_receiver_got_and_is_the_same_on_every_export(
     results: Path, receiver: Receiver, tmp_path: Path
 ) -> None:
@@ -194,8 +199,8 @@ def test_the_json_file_holds_what_the_receiver_got_and_is_the_same_on_every_expo
     assert out.read_bytes() == again.read_bytes()  # ids and times from the records alone
     written = json.loads(out.read_text())
     assert isinstance(written["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["kind"], int)
-    parsed = json_format.Parse(json.dumps(hex_to_base64(written)), ExportTraceServiceRequest())
-    assert parsed == receiver.request() and len(by_trace(parsed)) == 9
+    spans = parsed(written)
+    assert spans == receiver.request() and len(by_trace(spans)) == 9
 
 
 def test_in_several_requests_the_file_is_their_merge(
@@ -210,8 +215,7 @@ def test_in_several_requests_the_file_is_their_merge(
     assert f"({len(receiver.bodies)} requests)" in done.stdout
     written = json.loads(out.read_text())
     assert len(written["resourceSpans"]) == len(receiver.bodies)
-    parsed = json_format.Parse(json.dumps(hex_to_base64(written)), ExportTraceServiceRequest())
-    assert parsed == sent and len(by_trace(parsed)) == 9
+    assert parsed(written) == sent and len(by_trace(sent)) == 9
 
 
 def test_a_folder_without_traces_gives_root_spans_and_says_so_once(
@@ -224,10 +228,7 @@ def test_a_folder_without_traces_gives_root_spans_and_says_so_once(
     done = export(str(bare), "--format", "otlp", "-o", str(out))
     assert done.exit_code == 0, done.output
     assert done.stderr.count("note:") == 1 and "has no traces.jsonl" in done.stderr
-    parsed = json_format.Parse(
-        json.dumps(hex_to_base64(json.loads(out.read_text()))), ExportTraceServiceRequest()
-    )
-    spans = spans_of(parsed)
+    spans = spans_of(parsed(json.loads(out.read_text())))
     assert len(spans) == 9 and not any(s.parent_span_id for s in spans)
 
 
@@ -240,11 +241,9 @@ def test_runs_without_a_trace_line_are_counted_and_said(results: Path, tmp_path:
     done = export(str(partly), "--format", "otlp", "-o", str(out))
     assert done.exit_code == 0, done.output
     assert done.stderr.count("note:") == 1 and "1 of 9 runs have no line" in done.stderr
-    parsed = json_format.Parse(
-        json.dumps(hex_to_base64(json.loads(out.read_text()))), ExportTraceServiceRequest()
-    )
-    lone = [spans for spans in by_trace(parsed).values() if len(spans) == 1]
-    assert len(by_trace(parsed)) == 9 and len(lone) == 1
+    traces = by_trace(parsed(json.loads(out.read_text())))
+    lone = [spans for spans in traces.values() if len(spans) == 1]
+    assert len(traces) == 9 and len(lone) == 1
     (root,) = lone[0]
     assert attributes(root)["loopbench.run_id"] == json.loads(lines[0])["run_id"]
 
@@ -345,9 +344,7 @@ def test_a_failed_call_and_a_failed_run_carry_an_error_status(tmp_path: Path) ->
     (folder / "traces.jsonl").write_text(json.dumps({"run_id": "r1", "events": events}) + "\n")
     out = tmp_path / "spans.json"
     assert export(str(folder), "--format", "otlp", "-o", str(out)).exit_code == 0
-    written = json.loads(out.read_text())
-    parsed = json_format.Parse(json.dumps(hex_to_base64(written)), ExportTraceServiceRequest())
-    root, call = spans_of(parsed)
+    root, call = spans_of(parsed(json.loads(out.read_text())))
     assert (root.status.code, root.status.message) == (2, "api_error")  # STATUS_CODE_ERROR
     assert (call.status.code, call.status.message) == (2, "HTTP 500")
     assert attributes(call)["error.type"] == "500"
