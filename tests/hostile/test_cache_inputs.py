@@ -328,10 +328,12 @@ def holding_a_write(path):
 
 def test_a_cache_another_process_is_making_is_waited_for_not_refused(tmp_path):
     holder = holding_a_write(tmp_path / CACHE_FILE)
-    threading.Timer(0.3, holder.execute, ["COMMIT"]).start()
+    commit = threading.Timer(0.3, holder.execute, ["COMMIT"])
+    commit.start()
     began = time.monotonic()
     cache = ResponseCache(tmp_path)  # waits for the other opening rather than refusing
     assert time.monotonic() - began >= 0.25
+    commit.join()
     holder.close()
     request = canonical_request(ModelRequest("m", (Message("user", "q"),)), "direct#0", 0)
     cache.put(request_key(request), request, ModelResponse(Message("assistant", "84")))
