@@ -237,7 +237,9 @@ def test_a_killed_driver_resumes_with_nothing_missing_or_doubled(cluster, tmp_pa
         ]  # fmt: skip
         process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         runs = out / "runs.jsonl"
-        deadline = time.monotonic() + 30
+        # the driver is killed once some runs are written: the deadline only bounds a
+        # machine so loaded that Ray's start takes long (30 s was once not enough)
+        deadline = time.monotonic() + 120
         while time.monotonic() < deadline and (not runs.exists() or runs.stat().st_size < 8000):
             time.sleep(0.01)
         process.send_signal(signal.SIGKILL)
