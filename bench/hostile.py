@@ -4,7 +4,9 @@ Each candidate of ``tests/graders/hostile.py`` answers roman_numerals wrongly (o
 reference it should never see) and tries to be graded passed anyway, or to harm the machine.
 Printed per level: its status and tests passed. Then two on all of HumanEval: the runner's
 helpers replaced, and an object equal to everything (passes out of 164). Then files written to
-/tmp, /var/tmp and /dev/shm: whether the host ever saw them, and whether they outlived the run.
+/tmp, /var/tmp and /dev/shm: whether the host ever saw them, and whether they outlived the run;
+and folders 3,000 deep, files in every shared folder and System V IPC objects: what of them
+outlived the run (``bench/sandbox_limits.py`` has the test runner's memory too).
 
     .venv/bin/python bench/hostile.py                 # every level that works here
     .venv/bin/python bench/hostile.py --levels bwrap
@@ -15,6 +17,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import subprocess
 import sys
 import threading
 import time
@@ -26,11 +29,18 @@ from tabulate import tabulate
 sys.path.append(str(Path(__file__).parents[1]))  # tests.graders.hostile
 
 from graders.isolation import LEVELS, probe
+from graders.leftovers import remove_tree
 from graders.limits import Limits
 from graders.sandbox import Sandbox, Suite
 from tasks.humaneval import heldout_suite, load_problems, preamble
 from tasks.loading import load_taskset
-from tests.graders.hostile import CASES, always_equal, replaced_helpers, writes_tmp
+from tests.graders.hostile import (
+    CASES,
+    always_equal,
+    leaves_leftovers,
+    replaced_helpers,
+    writes_tmp,
+)
 
 
 def roman_heldout() -> Suite:
@@ -81,6 +91,26 @@ def tmp_files(sandbox: Sandbox, suite: Suite) -> tuple[bool, bool]:
     return seen.is_set(), bool(left)
 
 
+def leftovers(sandbox: Sandbox, suite: Suite) -> str:
+    """What outlived a run that leaves folders 3,000 deep, shared files and IPC objects."""
+    token, key = f"loopbench-hostile-{uuid.uuid4().hex}", 0x4C430000 + os.getpid() % 65536
+    paths = [Path(f, f"{token}-file") for f in ("/tmp", "/var/tmp", "/dev/shm", "/run/lock")]
+    paths.append(Path("/tmp", token))
+    sandbox.run_sync(leaves_leftovers(token, key), suite)
+    left = [str(p) for p in paths if os.path.lexists(p)]
+    keys = set()
+    for kind in ("shm", "msg", "sem"):
+        lines = Path(f"/proc/sysvipc/{kind}").read_text().splitlines()
+        column = lines[0].split().index("key")
+        keys |= {int(line.split()[column]) for line in lines[1:]}
+    left += ["System V IPC"] if key in keys else []
+    for path in paths:
+        remove_tree(path)
+    hexed = hex(key)
+    subprocess.run(["ipcrm", "-M", hexed, "-Q", hexed, "-S", hexed], capture_output=True)
+    return ", ".join(left) or "nothing"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--levels", nargs="+", default=[lv for lv in LEVELS if not probe(lv)])
@@ -102,6 +132,10 @@ def main() -> None:
             )
         seen, left = tmp_files(sandbox, suite)
         rows.append([level, "writes-tmp", f"seen on host: {seen}", f"left: {left}", "", ""])
+        if level != "none" or os.geteuid() == 0:  # else what it leaves is this user's, and stays
+            rows.append(
+                [level, "leaves-leftovers", f"left: {leftovers(sandbox, suite)}", "", "", ""]
+            )
         if not args.no_humaneval:
             for name, make in (
                 ("replaced-helpers", replaced_helpers),

@@ -105,13 +105,17 @@ def detection(sims: int, rng: np.random.Generator) -> list[list[object]]:
     return rows
 
 
-def write_folder(folder: Path, right: np.ndarray) -> None:
-    """A results folder of one arm: right[t, r] is run r of task t."""
+def write_folder(folder: Path, right: np.ndarray, failed: np.ndarray | None = None) -> None:
+    """A results folder of one arm: right[t, r] is run r of task t (NaN: not run), and
+    failed[t, r] an ``api_error`` instead."""
     folder.mkdir()
+    failed = np.zeros(right.shape, bool) if failed is None else failed
     lines = [
         json.dumps({"arm": "react", "task_set": "sim", "task_id": f"t{t}", "repeat": r,
-                    "model": "m", "status": "answered", "correct": bool(right[t, r])})
+                    "model": "m", "status": "api_error" if failed[t, r] else "answered",
+                    "correct": None if failed[t, r] else bool(right[t, r])})
         for t, r in itertools.product(range(right.shape[0]), range(right.shape[1]))
+        if not np.isnan(right[t, r])
     ]  # fmt: skip
     (folder / "runs.jsonl").write_text("\n".join(lines) + "\n")
 

@@ -88,18 +88,20 @@ def heldout(suites: CodeSuites) -> Suite:
 
 
 def describe(result: SuiteResult, label: str) -> str:
-    """One line on a suite's result, as a record's grade_reason."""
+    """One line on a suite's result, as a record's grade_reason (its text printable already,
+    see ``graders.suite_result``)."""
     if result.status == "passed":
         return f"{label} suite passed ({result.passed} tests)"
     counts = f"{result.passed} passed, {result.failed} failed"
+    cut = f"; output cut after {result.output_bytes} bytes" if result.output_cut else ""
     failure = result.first_failure
     if failure is not None:
         first = (
             f"first failure {failure.test}: {failure.input} gave {failure.actual}, "
             f"expected {failure.expected}"
         )
-        return f"{label} suite {result.status} ({counts}); {first}"
-    return f"{label} suite {result.status} ({counts}): {result.detail}"
+        return f"{label} suite {result.status} ({counts}); {first}{cut}"
+    return f"{label} suite {result.status} ({counts}): {result.detail}{cut}"
 
 
 @dataclass(frozen=True)

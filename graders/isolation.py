@@ -14,8 +14,9 @@ which one works here, and what a weaker one leaves open.
   interpreter and /loopbench into it read-only, mounts a fresh /proc, binds the few devices
   needed, and pivots into it; /sandbox, /tmp and /dev/shm are folders of that tmpfs.
 - ``none``: the runner's own measures only: this machine's files, network, /tmp and
-  /dev/shm. As root, what the run's uid left in /tmp, /var/tmp and /dev/shm is removed
-  after it (``sweep``).
+  /dev/shm. As root, what the run's uid left in the folders any user may write to (/tmp,
+  /var/tmp, /dev/shm, /run/lock...) and its System V IPC objects are removed after it
+  (``graders.leftovers.sweep``).
 
 The level is chosen once per process by running a trivial command at each
 (``LOOPBENCH_SANDBOX=bwrap|unshare|none`` forces one).
@@ -214,6 +215,15 @@ def probe(isolation: Isolation) -> str:
     return "" if done.returncode == 0 else done.stderr.strip() or f"exit code {done.returncode}"
 
 
+def asked_by(isolation: Isolation | None = None) -> str:
+    """How a level was asked for (``isolation='none'``, ``LOOPBENCH_SANDBOX=none``); "" when
+    none was, and the best that works is chosen."""
+    if isolation:
+        return f"isolation={isolation!r}"
+    forced = os.environ.get("LOOPBENCH_SANDBOX")
+    return f"LOOPBENCH_SANDBOX={forced}" if forced else ""
+
+
 def choose(isolation: Isolation | None = None) -> Isolation:
     """The level asked for (argument, else LOOPBENCH_SANDBOX), checked; else the best that
     works here."""
@@ -234,9 +244,10 @@ def choose(isolation: Isolation | None = None) -> Isolation:
     return asked
 
 
-def warning(isolation: Isolation, boxed: bool = True) -> str:
+def warning(isolation: Isolation, boxed: bool = True, asked: str = "") -> str:
     """What a level, and a machine where no cgroups can be made (not ``boxed``), leave open,
-    for the CLI to print; "" for bwrap 0.8 on and for unshare, with cgroups."""
+    for the CLI to print; "" for bwrap 0.8 on and for unshare, with cgroups. ``asked``: how
+    the level was asked for (``asked_by``), "" when it was chosen as the best that works."""
     notes = []
     if isolation == "bwrap" and not _sized_tmpfs():
         notes.append(
@@ -250,12 +261,18 @@ def warning(isolation: Isolation, boxed: bool = True) -> str:
             else "this same user, so the harness's own files and environment (its API keys) "
             "are reachable, and a process that leaves its process group can outlive the run"
         )
+        stronger = [level for level in LEVELS[:-1] if not probe(level)] if asked else []
+        why = "neither bubblewrap nor unshare works here"
+        if asked:
+            works = f"; {' and '.join(stronger)} {'work' if len(stronger) > 1 else 'works'} here"
+            why = f"asked for by {asked}" + (works if stronger else f"; {why}")
+        advice = "" if "bwrap" in stronger else "; install bubblewrap (apt-get install bubblewrap)"
         notes.append(
-            "none (neither bubblewrap nor unshare works here): the candidate has the network "
+            f"none ({why}): the candidate has the network "
             f"and sees this machine's files, /tmp and /dev/shm, as {who}; its audit hook (files "
             "outside its directory, processes, sockets, a count of new files) is defence in "
             "depth and can be bypassed by the code it watches; its work directory is on this "
-            "machine's disk; install bubblewrap (apt-get install bubblewrap)"
+            f"machine's disk{advice}"
         )
     if not boxed:
         notes.append(

@@ -4,10 +4,14 @@ The test runner (``graders/suite_runner.py``, trusted) and the candidate's worke
 (``graders/candidate_worker.py``, sandboxed) share this module, and nothing else: each call
 of a candidate's function, its arguments and its result or exception cross as one message.
 
-A message is a 4-byte big-endian length and that many bytes of JSON (at most
-MESSAGE_BYTES). Values are typed so that nothing is lost or confused: None, bool, str,
-float (nan, inf and -0.0 too) and int (past 2**63, ``{"int": hex}``) as JSON; a list as a
-JSON list; ``{"tuple": [...]}``, ``{"set": [...]}``, ``{"frozenset": [...]}``,
+A message is a 4-byte big-endian length and that many bytes of JSON: at most MESSAGE_BYTES,
+holding at most MESSAGE_VALUES values (counted before any is built: a reply of 16 MB of
+empty lists would otherwise be 5 million objects, twice, in the trusted test runner), nested
+no deeper than the interpreter's recursion limit as it is parsed and DEPTH as it is decoded.
+
+Values are typed so that nothing is lost or confused: None, bool, str, float (nan, inf and
+-0.0 too) and int (past 2**63, ``{"int": hex}``) as JSON; a list as a JSON list;
+``{"tuple": [...]}``, ``{"set": [...]}``, ``{"frozenset": [...]}``,
 ``{"dict": [[key, value], ...]}``, ``{"bytes": base64}``, ``{"complex": [re, im]}``; and
 ``{"handle": {"id", "type", "callable"}}`` for an object that stays on its side (a
 candidate's class or instance; a callable the suite passes). Only these exact types are
@@ -37,6 +41,7 @@ if TYPE_CHECKING:
     Handle = dict[str, Any]  # {"id": int, "type": str, "callable": bool}
 
 MESSAGE_BYTES = 16 * 1024 * 1024  # the most one message may hold
+MESSAGE_VALUES = 1_000_000  # the most values (each container, string, number) one may hold
 DEPTH = 100  # the deepest nesting of containers in a value
 BIG = 2**63  # ints at or past this (either sign) travel as hex text
 NAME_CHARS = 200  # the most characters of a type's name
@@ -269,10 +274,13 @@ def loads(data: bytes) -> Any:
 
 
 def send(fd: int, message: dict[str, Any]) -> None:
-    """Writes one message; NotPlainData when it is over MESSAGE_BYTES (nothing is written)."""
+    """Writes one message; NotPlainData when it is over MESSAGE_BYTES or MESSAGE_VALUES
+    (nothing is written)."""
     data = dumps(message)
     if len(data) > MESSAGE_BYTES:
         raise NotPlainData(f"{len(data)} bytes, over the {MESSAGE_BYTES} one message may hold")
+    if too_many_values(data):
+        raise NotPlainData(f"more than the {MESSAGE_VALUES} values one message may hold")
     view = memoryview(len(data).to_bytes(HEADER, "big") + data)
     while view:
         view = view[os.write(fd, view) :]
@@ -284,10 +292,33 @@ def receive(fd: int) -> dict[str, Any]:
     size = int.from_bytes(_read(fd, HEADER, at_start=True), "big")
     if size > MESSAGE_BYTES:
         raise ProtocolError(f"a message of {size} bytes, over the {MESSAGE_BYTES} allowed")
-    message = loads(_read(fd, size, at_start=False))
+    data = _read(fd, size, at_start=False)
+    if too_many_values(data):
+        raise ProtocolError(f"a message of more than the {MESSAGE_VALUES} values allowed")
+    message = loads(data)
     if type(message) is not dict or type(message.get("op")) is not str:
         raise ProtocolError("a message that is not an operation")
     return message
+
+
+def too_many_values(data: bytes) -> bool:
+    """Whether a message's JSON holds more than MESSAGE_VALUES values, found without building
+    any: a value is one, and one more for each comma, colon and opening bracket outside its
+    strings. Each count is made only when the cheaper one before it cannot tell (and ``re`` is
+    imported only for the last)."""
+    if len(data) <= MESSAGE_VALUES:
+        return False
+    marks = (b",", b":", b"[", b"{")
+    if 1 + sum(data.count(mark) for mark in marks) <= MESSAGE_VALUES:
+        return False  # even with the marks inside its strings
+    # Escaped backslashes first, then escaped quotes: what is left between quotes is a string.
+    bare = data.replace(b"\\\\", b"").replace(b'\\"', b"")
+    if bare.count(b'"') // 2 > MESSAGE_VALUES:
+        return True  # its strings alone
+    import re
+
+    bare = re.sub(rb'"[^"]*"', b"", bare)
+    return 1 + sum(bare.count(mark) for mark in marks) > MESSAGE_VALUES
 
 
 def _read(fd: int, size: int, at_start: bool) -> bytes:

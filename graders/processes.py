@@ -21,7 +21,6 @@ import grp
 import json
 import os
 import pwd
-import shutil
 import signal
 import subprocess
 import tempfile
@@ -289,37 +288,3 @@ async def end_trusted(proc: subprocess.Popen[bytes], exited: int) -> None:
         signal.pidfd_send_signal(exited, signal.SIGKILL)
     await _gone(exited)
     proc.wait()  # at once: it has exited
-
-
-SHARED_FOLDERS = ("/tmp", "/var/tmp", "/dev/shm")
-
-
-def sweep(uid: int) -> None:
-    """Removes what a uid left in the folders every user may write to (at the level none,
-    where they are this machine's): each entry it owns there, and in any folder below
-    that every user may write to as well. Only as root, where the uid is the run's own."""
-    for top in SHARED_FOLDERS:
-        folders = [top]
-        while folders:
-            folder = folders.pop()
-            try:
-                entries = list(os.scandir(folder))
-            except OSError:
-                continue
-            for entry in entries:
-                try:
-                    info = entry.stat(follow_symlinks=False)
-                except OSError:
-                    continue
-                if info.st_uid == uid:
-                    _remove(entry.path, entry.is_dir(follow_symlinks=False))
-                elif entry.is_dir(follow_symlinks=False) and info.st_mode & 0o002:
-                    folders.append(entry.path)
-
-
-def _remove(path: str, folder: bool) -> None:
-    with contextlib.suppress(OSError):
-        if folder:
-            shutil.rmtree(path)
-        else:
-            os.unlink(path)

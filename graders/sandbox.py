@@ -18,10 +18,11 @@ Limits at every level: resource limits per process (CPU, address space, processe
 size, descriptors); the box's memory and processes, enforced by the kernel where cgroups can
 be made here, else watched from outside; an audit hook in the worker (defence in depth: code
 in its process can get round it); an environment of PATH, HOME, TMPDIR and LANG only (never
-the parent's keys); output capped, what bypasses ``sys.stdout`` counted after the run; a wall
-clock for the whole run (under bwrap, from when its namespaces are made); and, however a run
-ends, every process it started killed before it returns. Its result is read back from what
-the test runner wrote (``graders.suite_result``).
+the parent's keys); output capped, in the worker's ``sys.stdout`` and where it is read, from
+pipes (``graders.output``: past the cap the run is ended); a wall clock for the whole run
+(under bwrap, from when its namespaces are made); and, however a run ends, every process it
+started killed before it returns, and what it left removed (``graders.leftovers``). Its
+result is read back from what the test runner wrote (``graders.suite_result``).
 """
 
 from __future__ import annotations
@@ -34,12 +35,23 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 from graders import box as boxes
-from graders.isolation import MB, Isolation, child_env, choose, command, programs_folder, warning
+from graders.isolation import (
+    MB,
+    Isolation,
+    asked_by,
+    child_env,
+    choose,
+    command,
+    programs_folder,
+    warning,
+)
 from graders.isolation import working_directory as workdir_of
+from graders.leftovers import remove_tree, sweep
 from graders.limits import Limits
+from graders.output import Output
 from graders.processes import (
     Claim,
     end_run,
@@ -48,11 +60,10 @@ from graders.processes import (
     namespace_init,
     own_uid,
     readable,
-    sweep,
     to_the_end,
 )
 from graders.suite_code import compiled
-from graders.suite_result import Ending, SuiteResult, read_result
+from graders.suite_result import OUTPUT_SLACK, Ending, SuiteResult, read_result
 
 WORKER, RUNNER = "candidate_worker", "suite_runner"
 TRUSTED_SUITES = ("feedback", "heldout")  # written by the task set; "self_tests" by the model
@@ -107,7 +118,8 @@ class Sandbox:
         self.limits = limits or Limits()
         self.workers = workers or os.cpu_count() or 1
         self.isolation: Isolation = choose(isolation)
-        self.warning = warning(self.isolation, boxes.hierarchies() is not None)
+        boxed = boxes.hierarchies() is not None
+        self.warning = warning(self.isolation, boxed, asked_by(isolation))
         self._slots: tuple[asyncio.AbstractEventLoop, asyncio.Semaphore] | None = None
 
     def run_sync(self, code: str, suite: Suite) -> SuiteResult:
@@ -119,12 +131,12 @@ class Sandbox:
             self._slots = (loop, asyncio.Semaphore(self.workers))
         async with self._slots[1]:
             began = time.perf_counter()
-            tmp = tempfile.TemporaryDirectory(prefix="loopbench-", ignore_cleanup_errors=True)
+            tmp = Path(tempfile.mkdtemp(prefix="loopbench-"))
             try:
                 with own_uid() as claim:
-                    return await self._run(Path(tmp.name), code, suite, began, claim)
-            finally:
-                await to_the_end(asyncio.to_thread(tmp.cleanup))
+                    return await self._run(tmp, code, suite, began, claim)
+            finally:  # at the level none, the work directory holds whatever the candidate made
+                await to_the_end(asyncio.to_thread(remove_tree, tmp))
 
     async def _run(
         self, tmp: Path, code: str, suite: Suite, began: float, claim: Claim
@@ -135,26 +147,31 @@ class Sandbox:
         if uid is not None:  # the work directory is the unprivileged uid's; the rest is not
             os.chown(tmp / "work", uid, uid)
             tmp.chmod(0o711)
-        files = [tmp / n for n in ("results.jsonl", "stdout", "stderr", "tstdout", "tstderr")]
         started: list[Started] = []
+        output = Output(limits.output_bytes + OUTPUT_SLACK)
         box = boxes.Box.make(limits.memory_mb * MB, limits.processes)
         try:
-            with _private(files) as (results, out, err, t_out, t_err):
-                calls_r, calls_w = os.pipe()  # the runner's calls to the worker
-                replies_r, replies_w = os.pipe()  # the worker's replies
-                worker_fds = [calls_r, replies_w]  # never the results: only the runner's
-                runner_fds = [results.fileno(), calls_w, replies_r]
-                try:
-                    job = self._worker_job(code, suite, uid, box, worker_fds)
-                    started.append(self._start(tmp, WORKER, job, (out, err), sandboxed=True))
-                    job = self._runner_job(suite, uid, box, runner_fds)
-                    sandboxed = not suite.trusted
-                    started.append(self._start(tmp, RUNNER, job, (t_out, t_err), sandboxed))
-                finally:
-                    _close(calls_r, calls_w, replies_r, replies_w)
-                timed_out, over = await self._wait(started, claim, box)
+            results = os.open(tmp / "results.jsonl", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            calls_r, calls_w = os.pipe()  # the runner's calls to the worker
+            replies_r, replies_w = os.pipe()  # the worker's replies
+            worker_fds = [calls_r, replies_w]  # never the results: only the runner's
+            runner_fds = [results, calls_w, replies_r]
+            try:
+                job = self._worker_job(code, suite, uid, box, worker_fds)
+                streams = output.pipes(counted=True)
+                started.append(self._start(tmp, WORKER, job, streams, sandboxed=True))
+                job = self._runner_job(suite, uid, box, runner_fds)
+                sandboxed = not suite.trusted
+                streams = output.pipes(counted=sandboxed, tail=True)  # its tests' output too
+                started.append(self._start(tmp, RUNNER, job, streams, sandboxed))
+            finally:
+                _close(results, calls_r, calls_w, replies_r, replies_w)
+            timed_out, over = await self._wait(started, claim, box, output)
         finally:
-            await to_the_end(self._end(started, claim, box))
+            try:
+                await to_the_end(self._end(started, claim, box))
+            finally:
+                output.close()
         if box is not None and box.killed_for_memory:
             over = f"memory limit ({limits.memory_mb} MB) exceeded by the run's processes"
         worker, runner = started
@@ -165,6 +182,8 @@ class Sandbox:
             self.isolation != "none",
             over,
             not suite.trusted,
+            output.printed,
+            output.runner_tail,
         )
         return await asyncio.to_thread(read_result, tmp, limits, ending, began, suite.source)
 
@@ -173,11 +192,11 @@ class Sandbox:
         tmp: Path,
         program: str,
         job: Job,
-        streams: tuple[BinaryIO, BinaryIO],
+        streams: tuple[int, int],
         sandboxed: bool,
     ) -> Started:
         """Starts one process of the run (at its isolation level when ``sandboxed``), its job
-        fed on stdin, its stdout and stderr written to ``streams``."""
+        fed on stdin, its stdout and stderr written to ``streams`` (pipes, closed here)."""
         out, err = streams
         programs = programs_folder()
         bwrap = sandboxed and self.isolation == "bwrap"
@@ -207,17 +226,18 @@ class Sandbox:
             _close(stdin_write, info_read)
             raise
         finally:
-            _close(stdin_read, info_write, *job.close)
+            _close(stdin_read, info_write, out, err, *job.close)
         exited = os.pidfd_open(proc.pid)  # started, not yet reaped: its pid stays
         data = json.dumps(job.data, separators=(",", ":")).encode()  # ASCII
         feeding = in_thread(_write_all, stdin_write, data)
         return Started(proc, exited, feeding, sandboxed, info_read)
 
     async def _wait(
-        self, started: list[Started], claim: Claim, box: boxes.Box | None
+        self, started: list[Started], claim: Claim, box: boxes.Box | None, output: Output
     ) -> tuple[bool, str]:
-        """Feeds the jobs and waits for both processes to exit: (the wall clock ran out, what
-        the watch found over a limit, when there is no box)."""
+        """Feeds the jobs and waits for both processes to exit, or the candidate's output to
+        pass its cap: (the wall clock ran out, what the watch found over a limit, when there
+        is no box)."""
         worker, runner = started
         for process in started:
             if process.info is not None:
@@ -225,6 +245,7 @@ class Sandbox:
                 process.init = await namespace_init(info, process.proc.pid)
         limits = self.limits
         waits: list[asyncio.Future[Any]] = [asyncio.ensure_future(_both_exit(runner, worker))]
+        waits.append(output.over)
         watching = None
         if box is None:
             over = boxes.watch(limits.memory_mb * MB, limits.processes, claim.uid, worker.proc.pid)
@@ -327,21 +348,3 @@ def _close(*fds: int | None) -> None:
     for fd in fds:
         if fd is not None:
             os.close(fd)
-
-
-class _private:
-    """Files only this process may open, created afresh and closed on the way out."""
-
-    def __init__(self, paths: list[Path]) -> None:
-        self.paths = paths
-        self.files: list[BinaryIO] = []
-
-    def __enter__(self) -> list[BinaryIO]:
-        for path in self.paths:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            self.files.append(os.fdopen(fd, "wb"))
-        return self.files
-
-    def __exit__(self, *exc: object) -> None:
-        for file in self.files:
-            file.close()

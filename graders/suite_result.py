@@ -1,8 +1,10 @@
-"""What a sandboxed run left, read back as its result: the test runner's events, capped; what
-ended the candidate's worker when the runner says it is gone (its exit code or signal, or the
-box's memory limit); a timeout; and a pass accepted only when every test of the suite passed
-in order (counted here too, ``suite_tests``: the runner of a suite the model wrote is
-sandboxed, and not trusted)."""
+"""What a sandboxed run left, read back as its result: the test runner's events, capped, and
+their text made printable (``graders.printable``: what the candidate raised or printed may
+hold escape sequences); what ended the candidate's worker when the runner says it is gone
+(its exit code or signal, or the box's memory limit); a timeout; the output limit, and
+whether the output was cut; and a pass accepted only when every test of the suite passed in
+order (counted here too, ``suite_tests``: the runner of a suite the model wrote is sandboxed,
+and not trusted)."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from typing import Any, Literal, cast, get_args
 
 from graders.candidate_worker import EXIT_MEMORY, EXIT_OUTPUT
 from graders.limits import Limits
+from graders.printable import printable
 
 Status = Literal[
     "passed",  # every test passed, and there was at least one
@@ -28,7 +31,6 @@ Status = Literal[
 
 RESULTS_BYTES = 4 * 1024 * 1024  # the most of the events file read back
 FIELD_CHARS = 1000  # the most of any one event field read back
-STDERR_TAIL = 4000  # the most of a process's stderr read back for a crash's detail
 OUTPUT_SLACK = 4096  # what the interpreter itself may write past the output cap (a last error)
 
 
@@ -47,6 +49,10 @@ class Ending:
     of it for memory, or the watch saw the processes together over a limit."""
     runner_sandboxed: bool
     """The test runner was sandboxed (a suite the model wrote): its output counts too."""
+    printed: int = 0
+    """Bytes the candidate's processes wrote to stdout and stderr, as far as they were read."""
+    runner_tail: bytes = b""
+    """The end of the test runner's stderr."""
 
 
 @dataclass(frozen=True)
@@ -73,8 +79,16 @@ class SuiteResult:
     seconds: float
     detail: str = field(default="")
     """One line: the syntax error, the crash, the limit or signal; "" when passed/failed."""
+    output_bytes: int = 0
+    """What the candidate wrote to stdout and stderr, in bytes, as far as it was read: once
+    past the output limit (and a little slack) the run is ended and no more is read."""
+    output_cut: bool = False
+    """The candidate's output went past the output limit: the rest of it was cut (never
+    written, or never read) and the run ended ``killed``."""
 
     def to_json(self) -> dict[str, Any]:
+        """The result as JSON (``output_bytes`` and ``output_cut`` since they were measured:
+        a reader of older traces finds them absent)."""
         failure = self.first_failure
         return {
             "status": self.status,
@@ -83,12 +97,14 @@ class SuiteResult:
             "first_failure": None if failure is None else failure.to_json(),
             "seconds": self.seconds,
             "detail": self.detail,
+            "output_bytes": self.output_bytes,
+            "output_cut": self.output_cut,
         }
 
 
 def _events(path: Path) -> list[dict[str, str]]:
-    """The runner's events, read with a cap, each field cut to FIELD_CHARS; a torn or
-    foreign line is skipped."""
+    """The runner's events, read with a cap, each field cut to FIELD_CHARS and made
+    printable; a torn or foreign line is skipped."""
     with open(path, "rb") as f:
         lines = f.read(RESULTS_BYTES).decode("utf-8", "replace").splitlines()
     events = []
@@ -99,14 +115,12 @@ def _events(path: Path) -> list[dict[str, str]]:
             continue
         if isinstance(event, dict) and isinstance(event.get("event"), str):
             events.append({k[:FIELD_CHARS]: str(v)[:FIELD_CHARS] for k, v in event.items()})
-    return events
+    return [{k: printable(v)[:FIELD_CHARS] for k, v in event.items()} for event in events]
 
 
-def _tail(path: Path) -> str:
-    with open(path, "rb") as f:
-        f.seek(max(0, path.stat().st_size - STDERR_TAIL))
-        lines = f.read(STDERR_TAIL).decode("utf-8", "replace").strip().splitlines()
-    return lines[-1] if lines else ""
+def _last_line(tail: bytes) -> str:
+    lines = tail.decode("utf-8", "replace").strip().splitlines()
+    return printable(lines[-1])[:FIELD_CHARS] if lines else ""
 
 
 def suite_tests(source: str) -> list[str] | None:
@@ -155,14 +169,14 @@ def _worker_gone(ending: Ending, limits: Limits, where: str) -> tuple[Status, st
     return "crashed", f"the candidate's process exited with code {code}{where}"
 
 
-def _no_end(tmp: Path, limits: Limits, ending: Ending) -> tuple[Status, str]:
+def _no_end(limits: Limits, ending: Ending) -> tuple[Status, str]:
     """(status, detail) when the runner wrote no end line."""
     if ending.timed_out:
         return "timeout", f"timed out after {limits.timeout_s:g} s"
     killed = _signal(ending.runner_code, ending.runner_sandboxed and ending.wrapped)
     if killed:
         return "killed", killed
-    last = _tail(tmp / "tstderr")
+    last = _last_line(ending.runner_tail)
     code = ending.runner_code
     detail = f"the test runner exited with code {code} without a result" + (
         f": {last}" if last else ""
@@ -179,12 +193,15 @@ def read_result(tmp: Path, limits: Limits, ending: Ending, began: float, suite: 
     elif end is not None and end.get("status") in get_args(Status):
         status, detail = cast(Status, end["status"]), end.get("detail", "")
     else:
-        status, detail = _no_end(tmp, limits, ending)
-    outputs = ["stdout", "stderr"] + (["tstdout", "tstderr"] if ending.runner_sandboxed else [])
-    printed = sum((tmp / name).stat().st_size for name in outputs)
+        status, detail = _no_end(limits, ending)
+    printed = ending.printed
+    cut = printed > limits.output_bytes + OUTPUT_SLACK or ending.worker_code == EXIT_OUTPUT
     if status not in ("timeout", "syntax_error") and printed > limits.output_bytes + OUTPUT_SLACK:
         status = "killed"
-        detail = f"output limit ({limits.output_bytes} bytes) exceeded, written past sys.stdout"
+        detail = (
+            f"output limit ({limits.output_bytes} bytes) exceeded, written past sys.stdout: "
+            "the run was ended and the rest of its output cut"
+        )
     if ending.over and status != "syntax_error":
         status, detail = "killed", ending.over
     cut_short = "timed out" if status == "timeout" else detail
@@ -210,4 +227,5 @@ def read_result(tmp: Path, limits: Limits, ending: Ending, began: float, suite: 
         )
     seconds = time.perf_counter() - began
     first = failures[0] if failures else None
-    return SuiteResult(status, len(passes), len(failures) - bool(running), first, seconds, detail)
+    failed = len(failures) - bool(running)
+    return SuiteResult(status, len(passes), failed, first, seconds, detail, printed, cut)

@@ -225,10 +225,14 @@ def run_tests(run: Run, candidate: Any, tests: list[Any], spans: list[Any], work
     return "failed" if failed else "passed"
 
 
-def trusted() -> None:
-    """This process as the trusted side: no core file, and not dumpable, so that a process of
-    the same user can neither trace it nor read its memory."""
+def trusted(limits: dict[str, Any]) -> None:
+    """This process as the trusted side: no core file; no more address space than the box
+    gives the candidate (what the worker sends is bounded per message, not what a suite
+    keeps of it); and not dumpable, so that a process of the same user can neither trace it
+    nor read its memory."""
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    memory = limits["memory_mb"] * 1024 * 1024
+    resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
     if os.geteuid() == 0:
         return  # the worker runs as a uid of its own, which can neither trace nor read this
     try:
@@ -252,7 +256,7 @@ def run_suite(job: dict[str, Any]) -> None:
 
         confine(job["confine"])
     else:
-        trusted()
+        trusted(job["limits"])
     run = Run(job["results_fd"])
     sys.modules["loopbench_suite"] = suite_module()
     worker = Worker(job["replies_fd"], job["calls_fd"], job["limits"])

@@ -10,11 +10,19 @@ on the command line win over it.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    model_validator,
+)
+from pydantic_core import PydanticCustomError
 
-from harness.files import read_toml, toml_line, toml_problems
+from harness.files import read_text, read_toml, toml_line, toml_problems
 from harness.models.local import CHAT_FORMATS
 from harness.models.settings import DEFAULT_KEY_ENV
 from harness.sampling import Sampling
@@ -26,15 +34,27 @@ class ConfigError(ValueError):
     """A run's settings that cannot be run (exit code 2): the message names the field."""
 
 
+def _filled(what: str, hint: str = "") -> AfterValidator:
+    """Refuses a blank text where ``what`` is named (a blank folder would be the current
+    one, a blank price table the shipped one: neither what was meant)."""
+
+    def check(value: str) -> str:
+        if not value.strip():
+            raise PydanticCustomError("blank", f"must name {what}, not be blank{hint}")
+        return value
+
+    return AfterValidator(check)
+
+
 class ModelEntry(BaseModel):
     """One model of a grid: its name and where it is served."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
     name: str = Field(min_length=1)
     """The model name sent to the endpoint, recorded in every run and priced as itself."""
-    base_url: str | None = None
+    base_url: Annotated[str, _filled("a URL")] | None = None
     """Its OpenAI-compatible endpoint; ``base_urls`` or LOOPBENCH_BASE_URL when unset."""
-    api_key_env: str | None = None
+    api_key_env: Annotated[str, _filled("a variable")] | None = None
     """The variable holding its API key; ``api_key_env``'s when unset."""
 
 
@@ -90,15 +110,17 @@ class RunConfig(BaseModel):
     """Unset, each is not sent: the endpoint's default applies."""
 
     # How it is recorded and made.
-    out: str | None = None
+    out: (
+        Annotated[str, _filled("a folder", " (leave out 'out' for results/<timestamp>)")] | None
+    ) = None
     """The results folder; re-running into it resumes. Default: results/<timestamp>."""
-    prices: str | None = None
+    prices: Annotated[str, _filled("a TOML price table")] | None = None
     """A price table (TOML) instead of the shipped one."""
-    price_as: str | None = None
+    price_as: Annotated[str, _filled("a model")] | None = None
     """In the printed table, price the tokens as this model."""
     max_trace_text: int = Field(default=MAX_TEXT, ge=100)
     """Characters of one reply or tool result a trace keeps."""
-    cache: str | None = None
+    cache: Annotated[str, _filled("a folder")] | None = None
     """Keep every response in this folder's responses.sqlite and replay it."""
     cache_debug: bool = False
     """On a cache miss, say what differed from the nearest cached request."""
@@ -112,7 +134,7 @@ class RunConfig(BaseModel):
     """Coding tasks: test suites run at once in the sandbox (one per core when unset)."""
     executor: Literal["local", "ray"] = "local"
     """Where the runs are made: this process, or Ray workers."""
-    ray_address: str | None = None
+    ray_address: Annotated[str, _filled("a cluster")] | None = None
     """With the ray executor: the cluster (auto, HOST:6379, ray://HOST:10001)."""
 
     @model_validator(mode="after")
@@ -211,11 +233,33 @@ class ExperimentFile(RunConfig):
 
 EXPERIMENT_EXAMPLE = 'arms = ["direct", "react_text:guard=on"], tasks = "depot", repeats = 3'
 
+#: The experiment files shipped with the package (``experiments/`` of a checkout), which
+#: ``--experiment NAME`` takes by name.
+SHIPPED_EXPERIMENTS = Path(__file__).with_name("experiment_files")
+
+
+def shipped_experiments() -> list[str]:
+    """The names ``--experiment`` takes besides a path: the shipped files' stems."""
+    return sorted(p.stem for p in SHIPPED_EXPERIMENTS.glob("*.toml"))
+
+
+def experiment_path(given: Path) -> Path:
+    """The experiment file ``given`` names: itself when there is one at that path, else the
+    shipped file of that name (``chapter3``, ``chapter3.toml`` or, where there is no
+    checkout, ``experiments/chapter3.toml``)."""
+    if given.exists() or given.is_symlink() or given.parent not in (Path(), Path("experiments")):
+        return given
+    shipped = SHIPPED_EXPERIMENTS / f"{given.name.removesuffix('.toml')}.toml"
+    return shipped if given.name and shipped.is_file() else given
+
 
 def load_experiment(path: Path) -> RunConfig:
-    """The settings an experiment file holds; ``ConfigError`` naming the file, line and
-    field otherwise. TOML values are typed, so ``repeats = "3"`` is refused."""
-    expected = f"a TOML experiment file, e.g. {EXPERIMENT_EXAMPLE}"
+    """The settings an experiment file (a path, or a shipped one's name) holds;
+    ``ConfigError`` naming the file, line and field otherwise. TOML values are typed, so
+    ``repeats = "3"`` is refused."""
+    path = experiment_path(path)
+    names = ", ".join(shipped_experiments())
+    expected = f"a TOML experiment file (or a shipped one: {names}), e.g. {EXPERIMENT_EXAMPLE}"
     data, text = read_toml(path, ConfigError, expected)
     try:
         written = ExperimentFile.model_validate(data, strict=True)
@@ -231,6 +275,11 @@ def load_experiment(path: Path) -> RunConfig:
 
 
 def arms_line(path: Path) -> str:
-    """Where an experiment file's arms are, for an error naming them."""
-    line = toml_line(path.read_text(encoding="utf-8"), ("arms",))
+    """Where an experiment file's arms are, for an error naming them (the file was read
+    whole by ``load_experiment`` already)."""
+    path = experiment_path(path)
+    try:
+        line = toml_line(read_text(path, ConfigError, "a TOML experiment file"), ("arms",))
+    except ConfigError:  # changed since: the field is still named
+        line = None
     return f"{path}: field 'arms'{f' on line {line}' if line else ''}"

@@ -5,6 +5,7 @@ made (this process, or a Ray worker reading its keys from its own environment)."
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Sequence
 
 from harness.config import ModelEntry, RunConfig
 from harness.models.local import MODEL_NAME, model_file
@@ -14,7 +15,8 @@ from harness.models.settings import (
     Endpoint,
     EndpointNotConfigured,
     resolve_endpoint,
-    wants_local_model,
+    shown_url,
+    why_local_model,
 )
 
 #: The endpoint the embedded model stands for until its server is up.
@@ -23,16 +25,31 @@ LOCAL_ENDPOINT = "llama.cpp on loopback"
 
 def resolve_endpoints(config: RunConfig) -> tuple[bool, list[Endpoint]]:
     """Each model's endpoints (several for one model are its replicas), and whether it is
-    the embedded model (which runs alone)."""
+    the embedded model (which runs alone): the one resolution ``loopbench run``, Ray
+    workers and a script (docs/ray.md) make, from the config and the environment
+    (``harness.models.settings``: flags and files, then LOOPBENCH_*, then OPENAI_*)."""
     wanted, base_urls, key_env = config.models, config.base_urls, config.api_key_env
+    given = [*base_urls, *(entry.base_url for entry in wanted if entry.base_url is not None)]
+    if any(not url.strip() for url in given):
+        # Read as unset, it would send the run to the environment's endpoint, or the
+        # embedded model.
+        raise EndpointNotConfigured(
+            "a base URL is empty (--base-url, base_urls or a model's base_url): give one "
+            "like https://api.openai.com/v1, or leave it out"
+        )
+    if any(not entry.name.strip() for entry in wanted):
+        raise EndpointNotConfigured(
+            "a model's name is blank (--model or a model's name): give the name the "
+            "endpoint serves (e.g. gpt-4o-mini)"
+        )
     if len(wanted) <= 1:
         entry = wanted[0] if wanted else ModelEntry(name="-")
         model = entry.name if wanted else None
         urls: list[str | None] = [entry.base_url] if entry.base_url else [*base_urls] or [None]
-        if wants_local_model(urls[0], model):
+        if why := why_local_model(urls[0], model):
             model_file()  # says how to install the extra before anything is written
             where = f"{LOCAL_ENDPOINT} ({config.local_chat_format})"
-            return True, [Endpoint(where, MODEL_NAME)]
+            return True, [Endpoint(where, MODEL_NAME, source=why)]
         return False, [resolve_endpoint(url, model, entry.api_key_env or key_env) for url in urls]
     names = [entry.name for entry in wanted]
     if len(base_urls) > 1 and len(base_urls) != len(wanted):
@@ -54,6 +71,22 @@ def resolve_endpoints(config: RunConfig) -> tuple[bool, list[Endpoint]]:
         )
         for i, entry in enumerate(wanted)
     ]
+
+
+def serving_line(endpoints: Sequence[Endpoint], embedded: str = "") -> str:
+    """Which model at which URL serves a run, and why there, in one line: each model with
+    its replicas' URLs (never their credentials or query strings) and where they were
+    found; ``embedded`` describes the embedded model, when it is the one."""
+    models: dict[str, list[Endpoint]] = {}
+    for endpoint in endpoints:
+        models.setdefault(endpoint.model, []).append(endpoint)
+    said = []
+    for model, replicas in models.items():
+        urls = ", ".join(dict.fromkeys(shown_url(e.base_url) for e in replicas))
+        sources = ", ".join(dict.fromkeys(e.source for e in replicas))
+        named = f"{embedded} {model}" if embedded else model
+        said.append(f"{named} at {urls} ({sources})")
+    return "serving this run: " + "; ".join(said)
 
 
 def connection(config: RunConfig, concurrency: int) -> Connection:

@@ -6,7 +6,10 @@ each in one line naming the file, the line where there is one, and the field.
 
 from __future__ import annotations
 
+import errno
+import os
 import re
+import stat
 import tomllib
 from collections.abc import Callable
 from pathlib import Path
@@ -23,19 +26,94 @@ def describe_errors(exc: ValidationError, whole: str = "(whole line)") -> str:
     )
 
 
+#: The largest input file read whole (a task set, an experiment file, a price table...):
+#: far above any real one, and bounded so that a link to /dev/zero cannot fill memory.
+MAX_INPUT_BYTES = 256 * 1024 * 1024
+
+
+class NotAnInputFile(OSError):
+    """A path that is not a regular file of a bounded size: refused, never read.
+
+    Its ``errno`` is 0 and its ``strerror`` the whole reason ("is a FIFO (named pipe), not
+    a regular file"), said after the path."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(0, reason)
+
+
+def special_file_problem(path: Path) -> str | None:
+    """Why ``path`` is not a regular file to read (a FIFO, a device, a socket), or None.
+
+    Looks without opening (opening a FIFO waits for a writer, opening a device may act):
+    links are followed, and a missing file or a folder is left to the reader's own message.
+    """
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return None
+    return None if stat.S_ISREG(mode) or stat.S_ISDIR(mode) else _not_regular(mode)
+
+
+def _not_regular(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        kind = "a FIFO (named pipe)"
+    elif stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        kind = "a device"
+    elif stat.S_ISSOCK(mode):
+        kind = "a socket"
+    else:
+        return "is not a regular file"
+    return f"is {kind}, not a regular file"
+
+
+def read_bounded(path: Path, limit: int = MAX_INPUT_BYTES) -> bytes:
+    """The bytes of the regular file ``path``; ``NotAnInputFile`` (an ``OSError``) for a
+    FIFO, a device, a socket or a file over ``limit`` bytes, so that none can hang or fill
+    memory, and the usual ``OSError`` for a missing or unreadable file or a folder.
+
+    A special file is refused before it is opened; the opening itself does not wait (a FIFO
+    put in the file's place meanwhile is refused as well), and what is opened is checked
+    again before a byte is read.
+    """
+    if problem := special_file_problem(path):
+        raise NotAnInputFile(problem)
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    with os.fdopen(fd, "rb") as handle:
+        opened = os.fstat(fd)
+        if stat.S_ISDIR(opened.st_mode):
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
+        if not stat.S_ISREG(opened.st_mode):
+            raise NotAnInputFile(_not_regular(opened.st_mode))
+        if opened.st_size > limit:
+            raise NotAnInputFile(_too_large(limit))
+        os.set_blocking(fd, True)
+        data = handle.read(limit + 1)
+    if len(data) > limit:  # grew while it was read
+        raise NotAnInputFile(_too_large(limit))
+    return data
+
+
+def _too_large(limit: int) -> str:
+    size = f"{limit // 2**20} MiB" if limit % 2**20 == 0 else f"{limit} bytes"
+    return f"is larger than {size}, more than an input file holds"
+
+
 def read_text(path: Path, error: Callable[[str], Exception], expected: str) -> str:
     """The text of ``path`` (a UTF-8 BOM dropped), or ``error`` saying in one line why not.
 
-    ``expected`` says what the file should be, e.g. "a TOML price table".
+    ``expected`` says what the file should be, e.g. "a TOML price table". A FIFO, a device
+    or a file over ``MAX_INPUT_BYTES`` is refused rather than read.
     """
     try:
-        data = path.read_bytes()
+        data = read_bounded(path)
     except IsADirectoryError:
         raise error(f"{path}: is a folder; expected {expected}") from None
     except FileNotFoundError:
         raise error(f"{path}: no such file; expected {expected}") from None
     except (OSError, ValueError) as exc:  # permissions, a file in the way, a NUL in the name
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        if isinstance(exc, NotAnInputFile):
+            raise error(f"{path}: {reason}; expected {expected}") from None
         raise error(f"{path}: cannot be read ({reason}); expected {expected}") from None
     try:
         return data.decode("utf-8-sig")
@@ -83,20 +161,40 @@ _TOML_ASSIGN = re.compile(rf"(?P<keys>{_TOML_KEY}(?:\s*\.\s*{_TOML_KEY})*)\s*=")
 
 
 def toml_line(text: str, loc: tuple[int | str, ...]) -> int | None:
-    """The line setting the deepest part of the field path ``loc``, if one does."""
+    """The line setting the deepest part of the field path ``loc``, if one does.
+
+    A table of an array (``[[models]]``) is the path with its index, as validation gives
+    it (``models.1.name``), so a field of the second ``[[models]]`` is found under it."""
     wanted = tuple(str(p) for p in loc)
     table: tuple[str, ...] = ()
+    arrays: dict[tuple[str, ...], int] = {}  # each array of tables: its last index so far
     best, depth = None, 0
     for number, line in enumerate(text.split("\n"), start=1):
-        if header := _TOML_HEADER.match(line.strip()):
-            table = keys = _keys(header["keys"])
-        elif assign := _TOML_ASSIGN.match(line.strip()):
+        stripped = line.strip()
+        if header := _TOML_HEADER.match(stripped):
+            *parents, last = _keys(header["keys"])
+            keys = (*_within(tuple(parents), arrays), last)
+            if stripped.startswith("[["):
+                arrays[keys] = arrays.get(keys, -1) + 1
+                keys = (*keys, str(arrays[keys]))
+            table = keys
+        elif assign := _TOML_ASSIGN.match(stripped):
             keys = table + _keys(assign["keys"])
         else:
             continue
         if len(keys) > depth and wanted[: len(keys)] == keys:
             best, depth = number, len(keys)
     return best
+
+
+def _within(keys: tuple[str, ...], arrays: dict[tuple[str, ...], int]) -> tuple[str, ...]:
+    """A table path with the index of the last table of each array it goes through."""
+    path: tuple[str, ...] = ()
+    for key in keys:
+        path = (*path, key)
+        if path in arrays:
+            path = (*path, str(arrays[path]))
+    return path
 
 
 def _keys(dotted: str) -> tuple[str, ...]:

@@ -19,7 +19,11 @@ traceback.
 from __future__ import annotations
 
 import importlib
+import sys
 from importlib.metadata import entry_points
+from pathlib import Path
+
+from harness.files import special_file_problem
 
 PATTERN_GROUP = "loopbench.patterns"
 TASKSET_GROUP = "loopbench.tasksets"
@@ -36,10 +40,27 @@ def load_plugin(module: str) -> None:
     try:
         importlib.import_module(module)
     except Exception as exc:  # the plugin's own failure, said in one line
+        reason = f"{type(exc).__name__}: {exc}"
+        if isinstance(exc, ModuleNotFoundError) and (special := _special_source(module)):
+            reason = special  # Python passes over such a file: say why it was not found
         raise PluginError(
-            f"--plugin {module}: cannot be imported ({type(exc).__name__}: {exc}); give a "
-            "module path Python can import, e.g. mypackage.patterns"
+            f"--plugin {module}: cannot be imported ({reason}); give a module path Python "
+            "can import, e.g. mypackage.patterns"
         ) from None
+
+
+def _special_source(module: str) -> str | None:
+    """``FILE is a FIFO ...`` when a file ``module`` or a package holding it would be read
+    from is not a regular file."""
+    parts = module.split(".")
+    for depth in range(1, len(parts) + 1):
+        relative = Path(*parts[:depth])
+        for folder in sys.path:
+            for candidate in (relative.with_suffix(".py"), relative / "__init__.py"):
+                path = Path(folder or ".") / candidate
+                if problem := special_file_problem(path):
+                    return f"{path} {problem}"
+    return None
 
 
 def load_entry_points(group: str) -> list[object]:

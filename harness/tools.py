@@ -3,9 +3,10 @@
 A tool is built for a run from the options its task set and arm give it (``ToolOptions``;
 the registry of tools a task set can name is tasks/tool_registry.py).
 
-``ToolSet.invoke`` never raises. Invalid JSON, an unknown tool, a schema violation
-or an exception inside the tool all come back as a failed ``ToolResult`` whose text
-the model can read and recover from (seed 003: a failed tool is a result).
+``ToolSet.invoke`` never raises. Invalid JSON (JSON nested deeper than Python parses, or
+holding an integer longer than it converts, included), an unknown tool, a schema
+violation or an exception inside the tool all come back as a failed ``ToolResult`` whose
+text the model can read and recover from (seed 003: a failed tool is a result).
 """
 
 from __future__ import annotations
@@ -102,10 +103,10 @@ class ToolSet:
         if isinstance(arguments, str):
             try:
                 arguments = json.loads(arguments) if arguments.strip() else {}
-            except json.JSONDecodeError as exc:
+            except (ValueError, RecursionError) as exc:  # nested too deep, a number too long
                 return ToolResult(
                     False,
-                    f"Error: the arguments to {name} are not valid JSON ({exc.msg}). "
+                    f"Error: the arguments to {name} are not valid JSON ({_why(exc)}). "
                     f"Send an object matching {json.dumps(tool.spec.parameters)}.",
                 )
         if not isinstance(arguments, dict):
@@ -118,7 +119,10 @@ class ToolSet:
                 for e in exc.errors()
             )
             return ToolResult(False, f"Error: invalid arguments to {name}: {problems}.")
-        key = json.dumps(args.model_dump(), sort_keys=True)
+        try:
+            key = json.dumps(args.model_dump(), sort_keys=True)
+        except (ValueError, RecursionError) as exc:  # a tool's own field may hold any value
+            return ToolResult(False, f"Error: invalid arguments to {name}: {_why(exc)}.")
         try:
             result = tool.fn(args)
             if inspect.isawaitable(result):
@@ -128,3 +132,12 @@ class ToolSet:
         except Exception as exc:  # a tool's failure is the model's observation, not a crash
             return ToolResult(False, f"Error: {name} failed: {type(exc).__name__}: {exc}", key)
         return ToolResult(True, str(result), key)
+
+
+def _why(exc: ValueError | RecursionError) -> str:
+    """Why arguments did not parse, in a few words."""
+    if isinstance(exc, json.JSONDecodeError):
+        return exc.msg
+    if isinstance(exc, RecursionError):
+        return "nested too deep"
+    return str(exc).split(":")[0]  # "Exceeds the limit (4300 digits) for integer string ..."

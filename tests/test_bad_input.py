@@ -22,8 +22,8 @@ import pytest
 from click.testing import CliRunner, Result
 
 from harness.cli.main import main
-from harness.config import load_experiment
-from harness.results.prices import load_prices
+from harness.config import SHIPPED_EXPERIMENTS, load_experiment, shipped_experiments
+from harness.results.prices import MAX_PRICE, load_prices
 from harness.results.records import RunRecord
 from tasks.loading import load_taskset
 
@@ -91,14 +91,20 @@ def write(
 def unreadable(monkeypatch: pytest.MonkeyPatch, target: Path) -> None:
     """Reading ``target`` fails as a file without read permission does (tests run as root,
     for whom chmod 000 changes nothing)."""
-    real = Path.open
+    real, real_os = Path.open, os.open
 
     def guarded(self: Path, mode: str = "r", *args: object, **kwargs: object) -> object:
         if self == target and "r" in mode and "+" not in mode:
             raise PermissionError(13, "Permission denied", str(self))
         return real(self, mode, *args, **kwargs)
 
+    def guarded_os(path: object, flags: int, *args: object, **kwargs: object) -> int:
+        if Path(str(path)) == target and flags & os.O_ACCMODE == os.O_RDONLY:
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_os(path, flags, *args, **kwargs)  # type: ignore[arg-type]
+
     monkeypatch.setattr(Path, "open", guarded)
+    monkeypatch.setattr(os, "open", guarded_os)
 
 
 def task_set(**files: Content) -> Build:
@@ -594,6 +600,43 @@ EXPERIMENTS = [
         id="exp-long-number",
     ),
     case(
+        experiment('arms = ["direct"]\nout = ""\n'),
+        "exp.toml",
+        "field 'out' on line 2",
+        "must name a folder, not be blank",
+        id="out-blank",
+    ),
+    case(
+        experiment('arms = ["direct"]\ncache = " "\n'),
+        "exp.toml",
+        "field 'cache' on line 2",
+        "not be blank",
+        id="cache-blank",
+    ),
+    case(
+        experiment('arms = ["direct"]\nprices = ""\n'),
+        "exp.toml",
+        "field 'prices' on line 2",
+        "not be blank",
+        id="prices-blank",
+    ),
+    case(
+        experiment(
+            'arms = ["direct"]\n\n[[models]]\nname = "a"\n\n[[models]]\nname = "b"\nurl = "x"\n'
+        ),
+        "exp.toml",
+        "field 'models.1.url' on line 8",
+        "Extra inputs",
+        id="models-unknown-key",
+    ),
+    case(
+        experiment('arms = ["direct"]\n[[models]]\nname = "a"\nbase_url = ""\n'),
+        "exp.toml",
+        "field 'models.0.base_url' on line 4",
+        "not be blank",
+        id="models-base-url-blank",
+    ),
+    case(
         experiment('arms = ["react_text:' + ",".join(f"k{i}=a|b|c" for i in range(12)) + '"]'),
         "exp.toml",
         "531441 arms, more than 10000",
@@ -626,6 +669,14 @@ BAD_PRICES = [
     (
         "as_of = 2025-08-01\n[models.m]\ninput = 1\noutput = 2\n",
         ("prices.toml", "field 'as_of' on line 1", "valid string"),
+    ),
+    (
+        "[models.m]\ninput = 1e308\noutput = 1\n",
+        ("prices.toml", "field 'models.m.input' on line 2", "more than 1000000 USD per million"),
+    ),
+    (
+        "[models.m]\ninput = 1\ncached_input = 2e6\noutput = 1\n",
+        ("prices.toml", "field 'models.m.cached_input' on line 3", "more than 1000000"),
     ),
     (
         'currency = "EUR"\n[models.m]\ninput = 1\noutput = 2\n',
@@ -672,7 +723,6 @@ BAD_RUNS = {
         ("runs.jsonl:1", "field 'cost_usd'", "finite number"),
         None,
     ),
-    "runs-twice": (GOOD_RUNS * 2, ("runs.jsonl:2", "already recorded on line 1"), None),
     "runs-latin1": (
         GOOD_RUNS.encode() + b'{"arm": "' + LATIN1 + b'"}\n',
         ("runs.jsonl:2", "UTF-8"),
@@ -938,3 +988,35 @@ def test_huge_repeats_start_running_in_bounded_memory(tmp_path):
             process.wait()
     said = log.read_bytes().decode(errors="replace")
     assert "runs to do" in said and "Traceback" not in said, said[-2000:]
+
+
+def test_an_experiment_is_taken_by_its_shipped_name_from_any_folder(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # no experiments/ here, as for an installed package
+    for given in ("chapter3", "chapter3.toml", "experiments/chapter3.toml"):
+        config = load_experiment(Path(given))
+        assert config.tasks == "depot" and len(config.arms) == 6, given
+    assert "chapter3" in shipped_experiments() and "full-grid" in shipped_experiments()
+
+
+def test_a_file_at_the_path_given_wins_over_a_shipped_experiment_of_its_name(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    Path("chapter3").write_text('arms = ["cot"]\n')
+    assert load_experiment(Path("chapter3")).arms == ["cot"]
+    refused(
+        CliRunner().invoke(main, [*RUN, "--experiment", "elsewhere/chapter3.toml"]),
+        ("elsewhere/chapter3.toml", "no such file", "chapter3, full-grid"),
+    )
+
+
+def test_the_shipped_experiments_are_those_of_the_checkout():
+    shipped = sorted(p.name for p in SHIPPED_EXPERIMENTS.glob("*.toml"))
+    checkout = Path(__file__).parents[1] / "experiments"
+    assert shipped == sorted(p.name for p in checkout.glob("*.toml")) != []
+
+
+def test_a_price_at_the_most_a_price_may_be_is_taken(tmp_path):
+    (tmp_path / "prices.toml").write_text(
+        f"[models.m]\ninput = {MAX_PRICE}\noutput = {MAX_PRICE}\n", encoding="utf-8"
+    )
+    price = load_prices(tmp_path / "prices.toml").require("m")
+    assert price.cost(10**12, 10**12) == 2 * 10**12

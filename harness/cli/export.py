@@ -21,6 +21,7 @@ from harness.cli.errors import BadInput
 from harness.redaction import holds_secrets, redact
 from harness.results.columns import FIELDS, read_frame
 from harness.results.columns_sql import sql_literal
+from harness.results.duckdb_progress import no_progress_bar
 from harness.results.store import ResultsError
 
 FORMATS = ("parquet", "csv", "otlp")
@@ -72,7 +73,7 @@ def export_command(
     target = sql_literal(str(output))
     try:
         with duckdb.connect(":memory:") as con:
-            con.execute("SET enable_progress_bar = false")
+            no_progress_bar(con)  # which a Jupyter kernel refuses to set
             con.register("runs", table)
             con.execute(f"COPY runs TO {target} ({options})")
     except duckdb.Error as exc:

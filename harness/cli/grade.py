@@ -14,6 +14,7 @@ from graders.code_tests import CodeGrader, feedback, heldout
 from graders.exact import grade
 from graders.isolation import SandboxError
 from graders.limits import Limits
+from graders.printable import printable
 from graders.sandbox import Sandbox
 from graders.selftest import run_self_test
 from harness.cli.errors import BadInput
@@ -118,12 +119,14 @@ def _grade_code(task_spec: str, code_file: Path, which: str, fmt: str) -> None:
         click.echo(json.dumps(result.to_json()))
         return
     click.echo(f"{result.status}: {result.passed} passed, {result.failed} failed")
-    if result.first_failure is not None:
+    if result.first_failure is not None:  # what the candidate wrote: its escapes as text
         failure = result.first_failure
-        click.echo(f"first failure {failure.test}: {failure.input}")
-        click.echo(f"  expected {failure.expected}\n  actual   {failure.actual}")
+        click.echo(printable(f"first failure {failure.test}: {failure.input}"))
+        click.echo(printable(f"  expected {failure.expected}\n  actual   {failure.actual}"))
     elif result.detail:
-        click.echo(result.detail)
+        click.echo(printable(result.detail))
+    if result.output_cut:
+        click.echo(f"output cut after {result.output_bytes} bytes (the output limit)")
 
 
 def _coding_task(task_spec: str) -> tuple[CodeTask, float]:

@@ -1,6 +1,6 @@
 """Groups of ``loopbench run``'s options: the sampling settings, the stopping rule of
---until-separated, and the executor. What goes together or not at all is checked where
-every way of giving them meets: ``harness.config.RunConfig``."""
+--until-separated, the executor, and what a reply may hold. What goes together or not at
+all is checked where every way of giving them meets: ``harness.config.RunConfig``."""
 
 from __future__ import annotations
 
@@ -77,6 +77,19 @@ EXECUTOR_OPTIONS = [
 ]
 
 
+CONNECTION_OPTIONS = [
+    click.option(
+        "--max-response-mb",
+        type=Finite(0, min_open=True),
+        default=32.0,
+        show_default=True,
+        help="The most a reply's body may hold, in MiB once decompressed; reading stops "
+        "there and the call is an api_error (not retried), so a compression bomb costs "
+        "this much memory and no more.",
+    ),
+]
+
+
 def sampling_options(command: F) -> F:
     """--temperature, --top-p and --seed."""
     for option in reversed(SAMPLING_OPTIONS):
@@ -94,5 +107,12 @@ def stopping_options(command: F) -> F:
 def executor_options(command: F) -> F:
     """--executor and --ray-address."""
     for option in reversed(EXECUTOR_OPTIONS):
+        command = option(command)
+    return command
+
+
+def connection_options(command: F) -> F:
+    """--max-response-mb."""
+    for option in reversed(CONNECTION_OPTIONS):
         command = option(command)
     return command

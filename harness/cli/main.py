@@ -5,6 +5,7 @@ matplotlib, and each command loads only what it uses (``bench/startup.py``)."""
 from __future__ import annotations
 
 import importlib
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -13,11 +14,11 @@ import click
 from harness.cli.errors import BadInput, is_path_error, path_problem
 
 #: Each subcommand's "module:attribute", and its summary in ``loopbench --help`` (the first
-#: sentence of its help; a test holds the two equal).
+#: sentence of its help as ``plain_help`` shows it; a test holds the two equal).
 COMMANDS: Mapping[str, tuple[str, str]] = {
     "cache": (
         "harness.cli.cache:cache_command",
-        "Inspect or empty the response cache that ``run --cache DIR`` keeps.",
+        "Inspect or empty the response cache that 'run --cache DIR' keeps.",
     ),
     "compare": (
         "harness.cli.compare:compare_command",
@@ -56,7 +57,7 @@ COMMANDS: Mapping[str, tuple[str, str]] = {
         "harness.cli.report:report_command",
         "Write one HTML page of a results folder: the summary table, plots, why runs "
         "failed, a task-by-arm matrix and every run with its trace (above a few thousand "
-        "runs, a fixed sample of them; `loopbench export` writes them all).",
+        "runs, a fixed sample of them; 'loopbench export' writes them all).",
     ),
     "run": (
         "harness.cli.run:run_command",
@@ -74,9 +75,35 @@ COMMANDS: Mapping[str, tuple[str, str]] = {
 }
 
 
+#: A literal in a docstring or a help text: reStructuredText's ``x``, or Markdown's `x`.
+_LITERAL = re.compile(r"``([^`]+)``|`([^`]+)`")
+
+
+def plain(text: str) -> str:
+    """``text`` for a terminal: each literal quoted ('x'), without its backticks."""
+    return _LITERAL.sub(lambda found: f"'{found[1] or found[2]}'", text)
+
+
+def plain_help(command: click.Command) -> click.Command:
+    """``command``, and a group's subcommands, with their help texts as ``--help`` shows
+    them: plain text. Their docstrings are written for the API reference, in
+    reStructuredText, whose ``literals`` would reach the terminal with their backticks."""
+    for attribute in ("help", "short_help", "epilog"):
+        if text := getattr(command, attribute):
+            setattr(command, attribute, plain(text))
+    for param in command.params:
+        if isinstance(param, click.Option) and param.help:
+            param.help = plain(param.help)
+    if isinstance(command, click.Group):
+        for subcommand in command.commands.values():
+            plain_help(subcommand)
+    return command
+
+
 class LazyGroup(click.Group):
     """A group that imports a subcommand's module when the subcommand is run (or asked
-    for its own help), and lists every subcommand from ``COMMANDS`` alone."""
+    for its own help), and lists every subcommand from ``COMMANDS`` alone. Each
+    subcommand's help is plain text (``plain_help``)."""
 
     def __init__(self, *args: Any, lazy: Mapping[str, tuple[str, str]], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -91,7 +118,7 @@ class LazyGroup(click.Group):
         module, attribute = self.lazy[cmd_name][0].split(":")
         command = getattr(importlib.import_module(module), attribute)
         assert isinstance(command, click.Command), self.lazy[cmd_name][0]
-        return command
+        return plain_help(command)
 
     def invoke(self, ctx: click.Context) -> Any:
         """Run the subcommand; its error line redacted of every secret held."""

@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from harness.cli.errors import BadInput
+from harness.cli.output_file import cannot_write, output_file
 from harness.report.plots import plot_frontier, plot_outcomes, plot_tokens, plot_turns
 from harness.report.table import summarize
 from harness.results.columns import UNREAD, read_frames
@@ -36,6 +37,14 @@ def plot_command(results: Path, kind: str, output: Path, price_as: str | None) -
     if output.is_dir():
         raise BadInput(f"{output}: is a folder; give -o a file name, e.g. {output / 'plot.png'}")
     output = output if output.suffix else output.with_suffix(".png")
+    # Its output and then its inputs checked before matplotlib is imported to draw them.
+    with output_file(output):
+        _plot(results, kind, output, price_as)
+    click.echo(f"wrote {output}")
+
+
+def _plot(results: Path, kind: str, output: Path, price_as: str | None) -> None:
+    """Read RESULTS and draw its plot of ``kind`` to ``output``; ``BadInput`` when it cannot."""
     try:  # an input that cannot be read is said by the command group, naming it
         pricing = Pricing(load_prices(), price_as)
         frame, retried = read_frames(results, pricing, drop=UNREAD)
@@ -60,8 +69,4 @@ def plot_command(results: Path, kind: str, output: Path, price_as: str | None) -
     except ValueError as exc:
         raise BadInput(str(exc)) from None
     except OSError as exc:
-        raise BadInput(
-            f"{output}: cannot be written ({exc.strerror or exc}); give -o a file in a folder "
-            "that exists and can be written"
-        ) from None
-    click.echo(f"wrote {output}")
+        raise cannot_write(output, exc) from None

@@ -15,11 +15,13 @@ from harness.cli.errors import BadInput, Finite
 from harness.report.power import (
     CONSERVATIVE,
     INDEPENDENT,
+    MAX_REPEATS,
     NORMAL_FROM,
     SHARED,
     Design,
     PowerError,
     design_power,
+    fewest_tasks,
     plan,
     smallest_detectable,
 )
@@ -71,7 +73,7 @@ def _arm_correlation(text: str | None) -> float | None:
 )
 @click.option(
     "--repeats",
-    type=click.IntRange(min=1),
+    type=click.IntRange(min=1, max=MAX_REPEATS),
     help=f"Runs of every (arm, task).  [default: {DEFAULT_REPEATS}, or the run's with --from]",
 )
 @click.option(
@@ -145,7 +147,20 @@ def power_command(
             report |= _planned(_design(settings, delta, alpha, wanted), settings, tasks)
     except (ResultsError, PowerError) as exc:
         raise BadInput(str(exc)) from None
+    report = _without_nan(report)
     click.echo(json.dumps(report, indent=2) if fmt == "json" else markdown(report))
+
+
+def _without_nan(value: Any) -> Any:
+    """The report with nan (an sd of fewer than 2 tasks, a difference of none) as null: JSON
+    has no nan."""
+    if isinstance(value, dict):
+        return {key: _without_nan(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_without_nan(item) for item in value]
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return value
 
 
 def _estimate(results: Path, alpha: float, wanted: float) -> Estimates:
@@ -224,6 +239,7 @@ def _planned(design: Design, settings: dict[str, Setting], tasks: int | None) ->
         "power_of_tasks": rows[0].power,
         "method": rows[0].method,
         "normal_theory_from_tasks": NORMAL_FROM,
+        "fewest_tasks": fewest_tasks(design.alpha),
         "rows": [
             {**asdict(row), "repeats": None if math.isinf(row.repeats) else int(row.repeats)}
             for row in rows

@@ -70,7 +70,10 @@ class Progress(Observer):
         now = self.counts.this_round
         todo = now.todo or 0
         if self.plain and (now.done % max(1, todo // 10) == 0 or now.done == todo):
-            self.note(f"  {now.done}/{todo} runs, {now.correct} correct, {self._rest(now)}")
+            replayed = f", {now.replayed} replayed" if now.replayed else ""
+            self.note(
+                f"  {now.done}/{todo} runs, {now.correct} correct, {self._rest(now)}{replayed}"
+            )
 
     def decided(self, state: Separation) -> None:
         """A round of --until-separated ended: which arms stopped."""
@@ -93,17 +96,19 @@ class Progress(Observer):
             self._live = None
         if self.plain and self._began is not None and not self._closed:
             every = self.counts.everything
+            cost, replay = every.spent(), every.replay()
+            spent = "" if cost == NONE else f", {cost} spent"
+            replay = f"; {replay}" if replay else ""
             self.note(
                 f"done: {every.done} runs in {clock_time(self._elapsed())}, {every.correct} "
-                f"correct of {every.graded} graded, {self._rest(every)}"
-                + ("" if (spent := every.spent()) == NONE else f", {spent} spent")
+                f"correct of {every.graded} graded, {self._rest(every)}{spent}{replay}"
             )
         self._closed = True
 
     def _rest(self, tally: Tally) -> str:
         errors = counted(tally.errors, "error", "errors")
         retries = counted(tally.retries, "retry", "retries")
-        return f"{errors}, {retries}, {self.counts.calls_per_s(self._elapsed()):.1f} calls/s"
+        return f"{errors}, {retries}, {self.counts.sent(tally, self._elapsed())}"
 
     def _elapsed(self) -> float:
         return 0.0 if self._began is None else self._clock() - self._began

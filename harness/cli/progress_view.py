@@ -31,9 +31,15 @@ class Tally:
     errors: int = 0
     retries: int = 0
     turns: int = 0
+    """Model calls, sent or replayed."""
+    replayed: int = 0
+    """Calls replayed from the response cache or shared by --paired: not sent again."""
     tokens: int = 0
     cost: float | None = 0.0
-    """None once a record had no price: a partial sum would read as the whole cost."""
+    """Spent: the cost of the calls sent. None once a record had no price: a partial sum
+    would read as the whole cost."""
+    replayed_cost: float | None = 0.0
+    """What the replayed calls would have cost had they been sent; None with ``cost``."""
 
     def add(self, record: RunRecord) -> None:
         self.done += 1
@@ -44,9 +50,22 @@ class Tally:
             self.correct += record.correct is True
         self.retries += record.retries
         self.turns += record.turns
+        self.replayed += record.cache_hits
         self.tokens += record.tokens_in + record.tokens_out
-        if self.cost is not None:
-            self.cost = None if record.cost_usd is None else self.cost + record.cost_usd
+        if self.cost is None:
+            return
+        if record.cost_usd is None:
+            self.cost = self.replayed_cost = None
+            return
+        # cost_usd counts the replayed calls as first served; cost_from_cache_usd is them.
+        saved = record.cost_from_cache_usd or 0.0
+        self.cost += max(0.0, record.cost_usd - saved)
+        self.replayed_cost = (self.replayed_cost or 0.0) + saved
+
+    @property
+    def sent(self) -> int:
+        """Calls sent to an endpoint (failed ones included)."""
+        return self.turns - self.replayed
 
     def accuracy(self) -> str:
         if not self.graded:
@@ -55,6 +74,15 @@ class Tally:
 
     def spent(self) -> str:
         return NONE if self.cost is None or not self.done else f"${self.cost:.4f}"
+
+    def replay(self) -> str:
+        """The replayed calls and what they would have cost; empty when none were."""
+        if not self.replayed:
+            return ""
+        worth = (
+            "" if self.replayed_cost is None else f" (would have cost ${self.replayed_cost:.4f})"
+        )
+        return f"{counted(self.replayed, 'call', 'calls')} replayed, not sent{worth}"
 
 
 @dataclass
@@ -81,7 +109,12 @@ class GridCounts:
         self.arms.setdefault(record.arm, Tally()).add(record)
 
     def calls_per_s(self, elapsed: float) -> float:
-        return self.everything.turns / elapsed if elapsed > 0 else 0.0
+        """Calls sent a second: a replayed one costs no time at the endpoint."""
+        return self.everything.sent / elapsed if elapsed > 0 else 0.0
+
+    def sent(self, tally: Tally, elapsed: float) -> str:
+        """``tally``'s calls sent, and all calls sent a second."""
+        return f"{counted(tally.sent, 'call', 'calls')} sent ({self.calls_per_s(elapsed):.1f}/s)"
 
     def eta(self, elapsed: float) -> float | None:
         """Seconds left in this round at the pace of every run so far."""
@@ -116,12 +149,14 @@ def frame(counts: GridCounts, elapsed: float) -> RenderableType:
             Text(arm), done, tally.accuracy(), str(tally.errors), f"{tally.tokens:,}", tally.spent()
         )
     totals = [
-        f"{counts.calls_per_s(elapsed):.1f} calls/s",
+        counts.sent(every, elapsed),
         counted(every.errors, "error", "errors"),
         counted(every.retries, "retry", "retries"),
     ]
     if (spent := every.spent()) != NONE:
         totals.append(f"{spent} spent")
+    if replay := every.replay():
+        totals.append(replay)
     top = Table.grid(padding=(0, 1))
     top.add_row(ProgressBar(total=max(1, todo), completed=now.done, width=40), Text(header))
     return Group(

@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from harness.cli.errors import BadInput
+from harness.cli.output_file import cannot_write, output_file
 from harness.experiment import arm_identity
 from harness.redaction import redact
 from harness.report.html.render import report_html
@@ -44,16 +45,14 @@ def report_command(
     if output.is_dir():
         raise BadInput(f"{output}: is a folder; give -o a file name, e.g. {output / 'report.html'}")
     output = output if output.suffix else output.with_suffix(".html")
-    try:
-        reference = arm_identity(reference) if reference else None
-        page = report_html(results, Pricing(load_prices(prices), price_as), reference)
-    except (ResultsError, PriceError, ValueError) as exc:
-        raise BadInput(str(exc)) from None
-    try:
-        output.write_text(redact(page), encoding="utf-8")
-    except OSError as exc:
-        raise BadInput(
-            f"{output}: cannot be written ({exc.strerror or exc}); give -o a file in a folder "
-            "that exists and can be written"
-        ) from None
+    with output_file(output):  # before the page is built, and matplotlib imported to draw it
+        try:
+            reference = arm_identity(reference) if reference else None
+            page = report_html(results, Pricing(load_prices(prices), price_as), reference)
+        except (ResultsError, PriceError, ValueError) as exc:
+            raise BadInput(str(exc)) from None
+        try:
+            output.write_text(redact(page), encoding="utf-8")
+        except OSError as exc:
+            raise cannot_write(output, exc) from None
     click.echo(f"wrote {output} ({len(page.encode()) / 1024:,.0f} KB)")

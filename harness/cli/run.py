@@ -68,7 +68,7 @@ from tasks.taskset import TaskSetError
 )
 @click.option(
     "--experiment",
-    type=click.Path(path_type=Path),
+    type=click.Path(),
     help="A TOML file with arms, tasks, repeats, concurrency and out; flags given here win.",
 )
 @click.option(
@@ -102,7 +102,7 @@ from tasks.taskset import TaskSetError
 )
 @click.option(
     "--out",
-    type=click.Path(path_type=Path),
+    type=click.Path(),
     help="Results folder; re-running into it resumes. Default: results/<timestamp>.",
 )
 @click.option(
@@ -156,7 +156,7 @@ from tasks.taskset import TaskSetError
     help="Retries of a request on 429, 5xx and connection errors.",
 )
 @sampling_options
-@click.option("--prices", type=click.Path(path_type=Path), help="Price table (TOML) for cost.")
+@click.option("--prices", type=click.Path(), help="Price table (TOML) for cost.")
 @click.option("--price-as", help="In the printed table, price tokens as this model.")
 @click.option(
     "--max-trace-text",
@@ -169,7 +169,7 @@ from tasks.taskset import TaskSetError
 @click.option(
     "--cache",
     "cache_dir",
-    type=click.Path(path_type=Path),
+    type=click.Path(),
     help="Keep every response in DIR/responses.sqlite and replay it when the same request "
     "comes again (same repeat): a re-run sends no request and gives the same records.",
 )
@@ -216,7 +216,9 @@ from tasks.taskset import TaskSetError
 def run_command(**flags: Any) -> None:
     """Run every arm on every task, REPEATS times, and print the table."""
     quiet = flags.pop("quiet")
-    config = _config(flags, click.get_current_context().get_parameter_source)
+    context = click.get_current_context()
+    _refuse_blank(context.command, flags)
+    config = _config(flags, context.get_parameter_source)
     try:
         for module in config.plugins:
             load_plugin(module)
@@ -256,6 +258,36 @@ def run_command(**flags: Any) -> None:
         _run(grid, config, local, endpoints, quiet)
 
 
+#: What a text option expects, for the line refusing it empty; "a value" otherwise.
+EXPECTED = {
+    "tasks_spec": "a built-in task set's name or a task set folder",
+    "arm_specs": "PATTERN or PATTERN:key=value,...",
+    "experiment": "an experiment file (TOML)",
+    "out": "a results folder",
+    "base_urls": "an OpenAI-compatible base URL (e.g. https://api.openai.com/v1)",
+    "model_names": "the name of the model the endpoint serves (e.g. gpt-4o-mini)",
+    "api_key_env": "the name of the variable holding the API key",
+    "prices": "a price table (TOML)",
+    "price_as": "a model's name in the price table",
+    "cache_dir": "a cache folder",
+    "plugins": "a module to import (e.g. mypackage.patterns)",
+    "ray_address": "a Ray cluster (auto, HOST:6379, ray://HOST:10001)",
+}
+
+
+def _refuse_blank(command: click.Command, flags: dict[str, Any]) -> None:
+    """Refuse a text option given empty or blank, in one line: ``--out ""`` would be the
+    current folder, ``--base-url ""`` no endpoint, and ``--model ""`` a name no one serves."""
+    for param in command.params:
+        given = flags.get(param.name or "")
+        for value in given if isinstance(given, tuple) else (given,):
+            if isinstance(value, str) and not value.strip():
+                expected = EXPECTED.get(param.name or "", "a value")
+                raise BadInput(
+                    f"{param.opts[0]} {value!r} is empty: give {expected}, or drop the option"
+                )
+
+
 def _config(flags: dict[str, Any], given: Callable[[str], ParameterSource | None]) -> RunConfig:
     """The run's settings: the experiment file's, with the flags given laid over them."""
     written = {field: value for field, value in _fields(flags).items() if _given(given, field)}
@@ -263,7 +295,7 @@ def _config(flags: dict[str, Any], given: Callable[[str], ParameterSource | None
     try:
         if experiment is None:
             return build(written, "the run's flags")
-        from_file = load_experiment(experiment)
+        from_file = load_experiment(Path(experiment))
         for module in [*from_file.plugins, *written.get("plugins", [])]:
             load_plugin(module)  # the file's arms may be a plugin's patterns
         parse_arms(from_file.arms)
@@ -271,7 +303,7 @@ def _config(flags: dict[str, Any], given: Callable[[str], ParameterSource | None
     except ConfigError as exc:
         raise BadInput(str(exc)) from None
     except (UnknownPattern, ArmError, PluginError) as exc:
-        raise click.UsageError(f"{arms_line(experiment)}: {exc}") from None
+        raise click.UsageError(f"{arms_line(Path(experiment))}: {exc}") from None
 
 
 #: Each flag's parameter, and the RunConfig field it sets (where the names differ).
@@ -286,15 +318,13 @@ FIELDS = {
 
 
 def _fields(flags: dict[str, Any]) -> dict[str, Any]:
-    """The flags as RunConfig fields: names mapped, tuples as lists, paths as text."""
+    """The flags as RunConfig fields: names mapped, tuples as lists."""
     fields: dict[str, Any] = {}
     for name, value in flags.items():
         if name == "experiment":
             continue
         if isinstance(value, tuple):
             value = list(value)
-        if isinstance(value, Path):
-            value = str(value)
         if name == "model_names":
             value = [ModelEntry(name=model) for model in value]
         fields[FIELDS.get(name, name)] = value
@@ -325,7 +355,7 @@ def _run(
         with session or contextlib.nullcontext(), grid.open() as folder:
             for repair in folder.repairs:
                 click.echo(f"warning: {repair}", err=True)
-            with serving(local, config.local_chat_format, endpoints, quiet) as live:
+            with serving(local, config.local_chat_format, endpoints) as live:
                 results = asyncio.run(_make(grid, folder, config, live, quiet))
     except (ResultsError, ExecutorError) as exc:
         raise BadInput(str(exc)) from None

@@ -37,6 +37,7 @@ from harness.config import RunConfig
 from harness.endpoints import connection, open_clients, resolve_endpoints
 from harness.executors import ExecutorError, RayUnavailable
 from harness.experiment import Arm, ArmError, parse_arm
+from harness.install_hints import install_command
 from harness.models.estimate import EstimateUnavailable, shipped_tokenizer
 from harness.models.replicas import grid_client
 from harness.models.settings import FALLBACK_KEY_ENV, EndpointNotConfigured
@@ -51,10 +52,7 @@ from tasks.taskset import AnyTask, TaskSetError
 
 #: How many times a batch is sent again after its worker died.
 RETRIES = 3
-INSTALL = (
-    "--executor ray needs Ray: pip install 'loopbench[ray]' (in a checkout: "
-    "pip install -e '.[ray]')"
-)
+INSTALL = f"--executor ray needs Ray: {install_command('ray')}"
 
 
 def import_ray() -> Any:

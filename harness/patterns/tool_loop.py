@@ -91,7 +91,8 @@ async def tool_loop(ctx: RunContext, loop: Loop, messages: list[Message]) -> Out
         for call in reply.tool_calls:
             result = await actions.run(step, call.name, call.arguments)
             if call.name == FINAL_ANSWER and result.ok and answer is None:
-                final = FinalAnswerArgs.model_validate_json(call.arguments)
+                # The arguments as the tool set validated them: parsed once, one way.
+                final = FinalAnswerArgs.model_validate_json(result.args_key or "{}")
                 answer = final.answer
                 ctx.emit(FinishEvent(step=step, answer=answer, evidence=final.evidence))
             messages.append(Message("tool", result.content, tool_call_id=call.id))

@@ -5,9 +5,13 @@ significant (the paired test's two-sided p below ``alpha``: sign flips of per-ta
 differences, ``harness.stats.sign_flip``), or when its cost per correct answer rises by
 more than ``max_cost_rise`` and the bootstrap interval of that rise excludes zero. Tasks
 are the unit: the verdict is about tasks like these, so a change that helps some tasks
-and hurts others as much is not a regression, however many repeats were run. Runs that
-ended in an infrastructure failure on either side are left out of the pairs: they say
-nothing about the pattern.
+and hurts others as much is not a regression, however many repeats were run. The fall,
+its interval and the test come from the same per-task differences, each task weighing
+the same (a task with more pairs left after failures does not outweigh the others), so
+a change that improved the tasks is never called a regression. Runs that ended in an
+infrastructure failure on either side are left out of the pairs: they say nothing about
+the pattern. What is in no pair (tasks or repeats one side did not run, failed pairs) is
+counted in ``ArmComparison.left_out`` and said.
 """
 
 from __future__ import annotations
@@ -35,6 +39,54 @@ class CompareError(ValueError):
 
 
 @dataclass(frozen=True)
+class Unpaired:
+    """One side's runs of an arm that have no partner on the other side."""
+
+    #: Every such run.
+    runs: int = 0
+    #: Tasks the other side did not run, and how many of ``runs`` are theirs.
+    tasks: tuple[str, ...] = ()
+    task_runs: int = 0
+    #: The others, on tasks both sides ran: their repeat numbers (3 and 4 when this side
+    #: has 5 and the other 3), and on how many tasks.
+    repeats: tuple[int, ...] = ()
+    repeat_tasks: int = 0
+
+    def row(self) -> dict[str, Any]:
+        return {
+            "runs": self.runs,
+            "tasks": list(self.tasks),
+            "task_runs": self.task_runs,
+            "repeats": list(self.repeats),
+            "repeat_tasks": self.repeat_tasks,
+        }
+
+
+@dataclass(frozen=True)
+class LeftOut:
+    """What of an arm's runs is in no pair, and why: each side's runs the other side has no
+    (task, repeat) for, and the pairs left out because a side failed on infrastructure."""
+
+    before: Unpaired = field(default_factory=Unpaired)
+    after: Unpaired = field(default_factory=Unpaired)
+    #: Pairs with an infrastructure failure (``api_error``, ``pattern_error``) on a side.
+    failed_pairs: int = 0
+    #: Tasks both sides ran whose every pair was left out for such a failure.
+    tasks_all_failed: tuple[str, ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.before.runs or self.after.runs or self.failed_pairs)
+
+    def row(self) -> dict[str, Any]:
+        return {
+            "before": self.before.row(),
+            "after": self.after.row(),
+            "failed_pairs": self.failed_pairs,
+            "tasks_all_failed": list(self.tasks_all_failed),
+        }
+
+
+@dataclass(frozen=True)
 class ArmComparison:
     arm: str
     paired: PairedDifference
@@ -50,6 +102,8 @@ class ArmComparison:
     repair: dict[str, tuple[float, float]] = field(default_factory=dict)
     #: Each criterion's verdict: accuracy, then cost per correct answer.
     criteria: tuple[Criterion, ...] = ()
+    #: The runs in no pair: compared on the rest, and said so.
+    left_out: LeftOut = field(default_factory=LeftOut)
 
     def row(self) -> dict[str, Any]:
         p = self.paired
@@ -75,6 +129,7 @@ class ArmComparison:
             "regressed": self.regressed,
             "why": self.why,
             "option_changes": list(self.option_changes),
+            "left_out": self.left_out.row(),
             **{
                 f"{measure}_{side}": _none_if_nan(value)
                 for measure, values in self.repair.items()
@@ -186,7 +241,7 @@ def compare(
         )
     results = []
     for arm in chosen:
-        pairs = _pairs(before, after, arm)
+        pairs, left_out = _pairs(before, after, arm)
         if pairs.empty:
             raise CompareError(f"arm {arm}: no (task, repeat) pair ran in both result sets")
         paired = paired_difference(
@@ -216,6 +271,7 @@ def compare(
                 changes,
                 repair_measures(pairs),
                 criteria,
+                left_out,
             )
         )
     return Comparison(
@@ -231,17 +287,43 @@ def _sampling(runs: pd.DataFrame) -> str:
     return describe_runs(runs["sampling"]) if "sampling" in runs else "not recorded"
 
 
-def _pairs(before: pd.DataFrame, after: pd.DataFrame, arm: str) -> pd.DataFrame:
+def _pairs(before: pd.DataFrame, after: pd.DataFrame, arm: str) -> tuple[pd.DataFrame, LeftOut]:
     """The arm's runs matched by (task, repeat), less those that failed on infrastructure on
-    either side. One arm at a time: two folders of a million runs are merged in parts."""
-    merged = before[before["arm"] == arm].merge(
-        after[after["arm"] == arm], on=KEYS, suffixes=("_b", "_a")
-    )
+    either side, and what that left out. One arm at a time: two folders of a million runs
+    are merged in parts."""
+    runs_b, runs_a = before[before["arm"] == arm], after[after["arm"] == arm]
+    merged = runs_b.merge(runs_a, on=KEYS, suffixes=("_b", "_a"))
     usable = ~(
         merged["status_b"].isin(INFRASTRUCTURE_STATUSES)
         | merged["status_a"].isin(INFRASTRUCTURE_STATUSES)
     )
-    return merged[usable]
+    pairs = merged[usable]
+    left_out = LeftOut(
+        _unpaired(runs_b, runs_a),
+        _unpaired(runs_a, runs_b),
+        int((~usable).sum()),
+        _sorted(set(merged["task_id"]) - set(pairs["task_id"])),
+    )
+    return pairs, left_out
+
+
+def _unpaired(side: pd.DataFrame, other: pd.DataFrame) -> Unpaired:
+    """``side``'s runs with no (task, repeat) in ``other``."""
+    keys = pd.MultiIndex.from_frame(side[KEYS[1:]])
+    alone = side[~keys.isin(pd.MultiIndex.from_frame(other[KEYS[1:]]))]
+    on_own_task = ~alone["task_id"].isin(set(other["task_id"]))
+    repeated = alone[~on_own_task]
+    return Unpaired(
+        runs=len(alone),
+        tasks=_sorted(set(alone.loc[on_own_task, "task_id"])),
+        task_runs=int(on_own_task.sum()),
+        repeats=tuple(sorted(int(r) for r in set(repeated["repeat"]))),
+        repeat_tasks=int(repeated["task_id"].nunique()),
+    )
+
+
+def _sorted(tasks: set[Any]) -> tuple[str, ...]:
+    return tuple(sorted(str(t) for t in tasks))
 
 
 REPAIR_MEASURES = {
@@ -302,4 +384,4 @@ def _verdict(
     return False, "within thresholds", criteria
 
 
-__all__ = ["ArmComparison", "CompareError", "Comparison", "compare"]
+__all__ = ["ArmComparison", "CompareError", "Comparison", "LeftOut", "Unpaired", "compare"]

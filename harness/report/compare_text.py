@@ -7,7 +7,8 @@ import math
 from collections import Counter
 from typing import Any
 
-from harness.report.compare import REPAIR_MEASURES, Comparison
+from harness.report.compare import REPAIR_MEASURES, Comparison, LeftOut
+from harness.report.deciding_digits import dollars, money
 
 
 def as_json(comparison: Comparison) -> dict[str, Any]:
@@ -33,10 +34,12 @@ def as_markdown(comparison: Comparison) -> str:
     ]
     for r in results:
         p = r.paired
+        costs = p.cost_per_correct_before, p.cost_per_correct_after
+        decimals = money(list(costs))
         lines.append(
             f"| {r.arm} | {p.n_pairs} | {p.accuracy_before:.0%} → {p.accuracy_after:.0%} | "
-            f"{p.difference:+.0%} [{p.ci_low:+.0%}, {p.ci_high:+.0%}] | {p.p_value:.3g} | "
-            f"{_money(p.cost_per_correct_before)} → {_money(p.cost_per_correct_after)} | "
+            f"{difference_cell(p.difference, p.ci_low, p.ci_high)} | {p.p_value:.3g} | "
+            f"{dollars(costs[0], decimals)} → {dollars(costs[1], decimals)} | "
             f"{r.turns_before:.1f} → {r.turns_after:.1f} | "
             f"{r.tokens_before:,.0f} → {r.tokens_after:,.0f} | "
             f"{flipped(p.right_to_wrong)} | {flipped(p.wrong_to_right)} | "
@@ -52,6 +55,7 @@ def as_markdown(comparison: Comparison) -> str:
     for side, arms in (("baseline", comparison.only_before), ("candidate", comparison.only_after)):
         if arms:
             lines.append(f"\nOnly in the {side}, not compared: {', '.join(arms)}.")
+    lines += [f"\n{left_out_line(r.arm, r.left_out)}" for r in results if r.left_out]
     coding = [r for r in results if r.repair]
     if coding:
         lines.append("\nCoding runs, on the held-out suite (before → after):")
@@ -64,10 +68,11 @@ def as_markdown(comparison: Comparison) -> str:
         lines += [f"- {r.arm}: {'; '.join(r.option_changes)}" for r in changed]
     note = (
         "\nPairs are matched by (arm, task, repeat); runs that failed on infrastructure are left "
-        "out. Tasks are the unit: the difference's interval is Newcombe's on the effective "
-        "number of pairs and p is the paired test's (sign flips of per-task differences, "
-        "two-sided, mid-p), both about tasks like these, since repeats of a task are "
-        "correlated samples of it."
+        "out. Tasks are the unit: accuracy and the difference weigh each task the same (the "
+        "mean of the per-task differences), its interval is Newcombe's on the effective "
+        "number of pairs and p is the paired test's (sign flips of the same per-task "
+        "differences, two-sided, mid-p), all about tasks like these, since repeats of a task "
+        "are correlated samples of it."
     )
     return "\n".join(lines) + "\n" + note
 
@@ -106,5 +111,65 @@ def _repair_line(repair: dict[str, tuple[float, float]]) -> str:
     )
 
 
-def _money(value: float) -> str:
-    return "—" if math.isnan(value) else f"${value:.4f}"
+def difference_cell(difference: float, low: float, high: float) -> str:
+    """ "+12% [+3%, +21%]": whole points, or the decimals that keep an interval that has a
+    width from being shown without one."""
+    decimals = 0
+    while decimals < 6 and low < high and _points(low, decimals) == _points(high, decimals):
+        decimals += 1
+    return f"{difference:+.{decimals}%} [{low:+.{decimals}%}, {high:+.{decimals}%}]"
+
+
+def _points(share: float, decimals: int) -> float:
+    return float(f"{100 * share:.{decimals}f}")  # as shown: -0 and +0 are one figure
+
+
+#: Tasks a left-out note names before it counts the rest.
+TASKS_NAMED = 10
+
+
+def left_out_line(arm: str, left: LeftOut) -> str:
+    """What of ``arm``'s runs is in no pair, side by side, in one sentence."""
+    parts = []
+    for side, other, alone in (
+        ("baseline", "candidate", left.before),
+        ("candidate", "baseline", left.after),
+    ):
+        where = []
+        if alone.tasks:
+            where.append(
+                f"{_count(alone.task_runs, 'run')} on {_count(len(alone.tasks), 'task')} the "
+                f"{other} did not run ({_named(alone.tasks)})"
+            )
+        if alone.repeats:
+            where.append(
+                f"{_count(alone.runs - alone.task_runs, 'run')} at "
+                f"{_plural(alone.repeats, 'repeat')} {', '.join(map(str, alone.repeats))} "
+                f"({_count(alone.repeat_tasks, 'task')}) the {other} has no run for"
+            )
+        if where:
+            parts.append(f"in the {side} only, {' and '.join(where)}")
+    if left.failed_pairs:
+        lost = (
+            f", which leaves {_count(len(left.tasks_all_failed), 'task')} with no pair "
+            f"({_named(left.tasks_all_failed)})"
+            if left.tasks_all_failed
+            else ""
+        )
+        parts.append(
+            f"{_count(left.failed_pairs, 'pair')} where a side failed on infrastructure{lost}"
+        )
+    return f"Left out of {arm}'s pairs, and so not compared: {'; '.join(parts)}."
+
+
+def _plural(items: tuple[int, ...], what: str) -> str:
+    return what if len(items) == 1 else f"{what}s"
+
+
+def _count(n: int, what: str) -> str:
+    return f"{n:,} {what}{'' if n == 1 else 's'}"
+
+
+def _named(tasks: tuple[str, ...]) -> str:
+    rest = len(tasks) - TASKS_NAMED
+    return ", ".join(tasks[:TASKS_NAMED]) + (f" and {rest:,} more" if rest > 0 else "")

@@ -22,7 +22,8 @@ import re
 import xml.etree.ElementTree as ET
 
 from harness.report.compare import ArmComparison, Comparison
-from harness.report.compare_text import flipped
+from harness.report.compare_text import flipped, left_out_line
+from harness.report.deciding_digits import dollars, money
 from harness.report.verdict import Criterion
 
 SUITES_NAME = "loopbench compare"
@@ -96,23 +97,23 @@ def _lines(arm: ArmComparison, criterion: Criterion) -> list[str]:
             f"{p.ci_high * 100:+.1f}]",
             f"paired p = {p.p_value:.3g}",
             pairs,
+            *([left_out_line(arm.arm, arm.left_out)] if arm.left_out else []),
             f"right → wrong: {flipped(p.right_to_wrong)}",
             f"wrong → right: {flipped(p.wrong_to_right)}",
         ]
     before, after = p.cost_per_correct_before, p.cost_per_correct_after
+    decimals = money([before, after], least=6)  # the digits that tell the two apart
+
+    def shown(value: float, sign: bool = False) -> str:
+        return "unknown" if math.isnan(value) else dollars(value, decimals, sign)
+
     return [
         criterion.why,
-        f"cost per correct {_money(before)} → {_money(after)}",
-        f"difference {_money(after - before, sign=True)} [95% CI "
-        f"{_money(p.cost_ci_low, sign=True)}, {_money(p.cost_ci_high, sign=True)}]",
+        f"cost per correct {shown(before)} → {shown(after)}",
+        f"difference {shown(after - before, sign=True)} [95% CI "
+        f"{shown(p.cost_ci_low, sign=True)}, {shown(p.cost_ci_high, sign=True)}]",
         pairs,
     ]
-
-
-def _money(value: float, sign: bool = False) -> str:
-    if math.isnan(value):
-        return "unknown"
-    return f"{'-' if value < 0 else '+' if sign else ''}${abs(value):.6f}"
 
 
 __all__ = ["as_junit", "xml_safe"]

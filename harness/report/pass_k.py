@@ -72,9 +72,12 @@ class PassK:
                 f"{name}_tasks": 0.0,
             }
         groups = float((runs[kept] // self.k).sum())  # disjoint k-run groups: the most
+        estimate = float(values[kept].mean())
         low, high = clustered_interval(values[kept], np.ones(int(kept.sum())), most=groups)
+        # Held to the estimate: a bound can land a rounding error past it (5.55e-17 at 0%).
+        low, high = min(low, estimate), max(high, estimate)
         return {
-            name: float(values[kept].mean()),
+            name: estimate,
             f"{name}_low": low,
             f"{name}_high": high,
             f"{name}_tasks": float(kept.sum()),

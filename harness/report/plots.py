@@ -1,15 +1,22 @@
-"""Plots of a results folder, written as PNG files (matplotlib, no display needed)."""
+"""Plots of a results folder, written as PNG files (matplotlib, no display needed).
+
+matplotlib is imported when a plot is drawn, not with this module: a command reads its
+inputs and checks its output first, so a path it cannot use is refused before matplotlib
+has had a chance to print anything (such as that it is building its font cache).
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
-from matplotlib.figure import Figure
-from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
 from harness.report.axis import arms_by_model, config_labels, model_keys
 from harness.results.statuses import STATUSES
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 #: One colour per status, in the order of the status list, so a new status always has one.
 _PALETTE = (
@@ -32,8 +39,7 @@ STATUS_COLOURS = {status: _PALETTE[i % len(_PALETTE)] for i, status in enumerate
 def plot_outcomes(summary: pd.DataFrame, path: Path | str, title: str) -> None:
     """Per arm: how runs ended (stacked bars), each bar labelled with how many were correct."""
     arms = config_labels(summary)
-    # A bare Figure renders without pyplot's global state or a display backend.
-    fig = Figure(figsize=(8, 1.8 + 0.5 * len(arms)), layout="constrained")
+    fig = _figure(8, 1.8 + 0.5 * len(arms))
     ax = fig.subplots()
     left = [0] * len(arms)
     for status in STATUSES:
@@ -56,6 +62,13 @@ def plot_outcomes(summary: pd.DataFrame, path: Path | str, title: str) -> None:
     ax.set_title(title, fontsize=10, loc="left")
     fig.legend(loc="outside lower center", fontsize=8, frameon=False, ncol=4)
     fig.savefig(path, dpi=120)
+
+
+def _figure(width: float, height: float) -> Figure:
+    """A bare Figure, which renders without pyplot's global state or a display backend."""
+    from matplotlib.figure import Figure
+
+    return Figure(figsize=(width, height), layout="constrained")
 
 
 def _pareto(points: list[tuple[float, float]]) -> list[int]:
@@ -83,7 +96,9 @@ def plot_frontier(summary: pd.DataFrame, path: Path | str, title: str) -> None:
             "no arm has a cost per correct answer (nothing correct, or no price for the "
             "model); pass --price-as MODEL to price the tokens"
         )
-    fig = Figure(figsize=(9, 5.5), layout="constrained")
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    fig = _figure(9, 5.5)
     ax = fig.subplots()
     x, y = rows["cost_per_correct"], rows["accuracy"]
     errors = [y - rows["accuracy_low"], rows["accuracy_high"] - y]
@@ -124,7 +139,7 @@ def plot_tokens(summary: pd.DataFrame, path: Path | str, title: str) -> None:
         ("input (cached)", summary["tokens_cached"], "#9ecae9"),
         ("output", summary["tokens_out"], "#f58518"),
     ]
-    fig = Figure(figsize=(8, 1.8 + 0.45 * len(arms)), layout="constrained")
+    fig = _figure(8, 1.8 + 0.45 * len(arms))
     ax = fig.subplots()
     left = [0.0] * len(arms)
     for label, values, colour in parts:
@@ -143,7 +158,7 @@ def plot_turns(frame: pd.DataFrame, path: Path | str, title: str) -> None:
     if model_keys(frame):
         frame = arms_by_model(frame)
     arms = sorted(frame["arm"].unique())
-    fig = Figure(figsize=(8, 1.8 + 0.55 * len(arms)), layout="constrained")
+    fig = _figure(8, 1.8 + 0.55 * len(arms))
     ax = fig.subplots()
     for kind, offset, colour in (("correct", -0.18, "#54a24b"), ("not correct", 0.18, "#e45756")):
         data, positions = [], []

@@ -52,6 +52,8 @@ INDEPENDENT = 0.0
 REPEATS_SHOWN: tuple[float, ...] = (1, 3, 5, 10, math.inf)
 #: Beyond this many tasks, "tasks needed" is reported as out of reach.
 MAX_TASKS = 10**9
+#: The most repeats a design takes: beyond, the row of repeats without end says it.
+MAX_REPEATS = 10**6
 #: From this many tasks normal theory gives the paired test's power within 3 points of
 #: simulated runs (bench/power_check.py); below, with repeats, it can miss by 10 or more,
 #: and the power is simulated.
@@ -70,24 +72,45 @@ def difference_variance(
 ) -> float:
     """Var(d_t): the variance of one task's mean difference over ``repeats`` runs an arm."""
     v_a, v_b = p_a * (1 - p_a), p_b * (1 - p_b)
+    arm_correlation = min(arm_correlation, feasible_correlation(p_a, p_b, icc))
     between = icc * (v_a + v_b - 2 * arm_correlation * math.sqrt(v_a * v_b))
     return max(0.0, between + (1 - icc) * (v_a + v_b) / repeats)
+
+
+def feasible_correlation(p_a: float, p_b: float, icc: float) -> float:
+    """The highest arm correlation chances in [0, 1] with these means and ICC can have: the
+    chance both arms are right, p_A p_B + kappa rho sqrt(v_A v_B), is at most the smaller
+    accuracy. At ICC 1 (each task always or never right) arms of unequal accuracy cannot
+    share every task: the weaker arm's right tasks are at most all of the stronger's."""
+    covariance = icc * math.sqrt(p_a * (1 - p_a) * p_b * (1 - p_b))
+    if covariance <= 0:
+        return 1.0
+    return min(1.0, (min(p_a, p_b) - p_a * p_b) / covariance)
+
+
+def fewest_tasks(alpha: float) -> int:
+    """The fewest tasks (at least 2) on which the paired test can reject at ``alpha``: the
+    smallest mid-p any N tasks give is 2^-N, every task's difference of one sign."""
+    tasks = max(2, math.floor(-math.log2(alpha)))
+    while 0.5**tasks >= alpha:  # exactly, whatever log2 rounded to
+        tasks += 1
+    return tasks
 
 
 def critical_t(tasks: int, alpha: float) -> float:
     """The |t| beyond which the paired test rejects: sign flips, in their normal form, reject
     when |S| > z sqrt(sum d_t^2), and as sum d_t^2 = (N - 1) s^2 + N mean^2 that is
     |t| > z sqrt((N - 1) / (N - z^2)). Infinite when not even N tasks agreeing reject."""
-    z = normal_quantile(1 - alpha / 2)
-    if tasks <= z * z or 0.5**tasks >= alpha:  # the mid-p of N agreeing tasks is 2^-N
+    z = -normal_quantile(alpha / 2)  # not 1 - alpha / 2: that rounds to 1 below 1e-16
+    if tasks <= z * z or tasks < fewest_tasks(alpha):
         return math.inf
     return z * math.sqrt((tasks - 1) / (tasks - z * z))
 
 
 def paired_power(tasks: int, sd: float, delta: float, alpha: float) -> float:
     """Power of the paired test on ``tasks`` per-task differences of mean ``delta``, sd ``sd``."""
-    if sd <= 0:
-        return 1.0
+    if sd <= 0:  # every task's difference is delta: the test rejects when it can
+        return 1.0 if tasks >= fewest_tasks(alpha) else 0.0
     return shift_power(abs(delta) * math.sqrt(tasks) / sd, tasks, alpha)
 
 
@@ -152,6 +175,11 @@ class Design:
                 f"baseline {self.baseline:g} with delta {self.delta:+g} puts arm B at "
                 f"{self.arm_b:g}, outside (0, 1); baseline + delta must be an accuracy"
             )
+        if not 1 <= self.repeats <= MAX_REPEATS:
+            raise PowerError(
+                f"{self.repeats} repeats is outside 1 to {MAX_REPEATS:,}; the row ∞ gives "
+                "repeats without end"
+            )
         if not 0 <= self.icc <= 1:
             raise PowerError(f"an ICC of {self.icc:g} is outside [0, 1]")
         if not 0 <= self.arm_correlation <= 1:
@@ -177,8 +205,10 @@ def design_power(design: Design, tasks: int, repeats: float | None = None) -> Po
     """The paired test's power for ``design`` on ``tasks`` tasks at ``repeats`` (the design's
     by default; math.inf: the differences between tasks alone)."""
     runs = design.repeats if repeats is None else repeats
-    if tasks < 2:
+    if tasks < fewest_tasks(design.alpha):  # no outcome of so few tasks rejects
         return Power(0.0, "exact")
+    if design.icc >= 1:  # each task always or never right: its repeats are copies of one run
+        runs = 1
     if runs == 1 and tasks <= EXACT_UP_TO:
         chances = (design.baseline, design.arm_b, design.icc, design.arm_correlation)
         return Power(one_run_power(tasks, chances, design.alpha), "exact")
@@ -189,8 +219,8 @@ def design_power(design: Design, tasks: int, repeats: float | None = None) -> Po
 
 
 def tasks_needed(design: Design, repeats: float | None = None) -> int | None:
-    """The fewest tasks (at least 2) whose paired test has the design's power; None past
-    MAX_TASKS."""
+    """The fewest tasks whose paired test has the design's power (never fewer than
+    ``fewest_tasks``: below, no outcome rejects); None past MAX_TASKS."""
 
     def enough_at(tasks: int) -> bool:
         return design_power(design, tasks, repeats).value >= design.power
@@ -206,9 +236,10 @@ def tasks_needed(design: Design, repeats: float | None = None) -> int | None:
         if enough >= MAX_TASKS:
             return None
         short, enough = enough, min(max(enough + 1, enough * 3 // 2), MAX_TASKS)
-    while short > 1 and enough_at(short):
+    floor = fewest_tasks(design.alpha)
+    while short >= floor and enough_at(short):
         enough, short = short, short * 2 // 3
-    short = min(short, enough - 1)  # short of the power (or 1: below the smallest design)
+    short = min(max(short, floor - 1), enough - 1)  # short of the power, or of any rejection
     while enough - short > 1:
         mid = (short + enough) // 2
         short, enough = (short, mid) if enough_at(mid) else (mid, enough)
@@ -222,12 +253,13 @@ def _normal_tasks(design: Design, repeats: float) -> int | None:
     def enough_at(tasks: int) -> bool:
         return paired_power(tasks, sd, design.delta, design.alpha) >= design.power
 
-    enough = 2
+    floor = fewest_tasks(design.alpha)
+    enough = floor
     while not enough_at(enough):
         if enough >= MAX_TASKS:
             return None
         enough = min(enough * 2, MAX_TASKS)
-    short = max(1, enough // 2)
+    short = max(floor - 1, enough // 2)
     while enough - short > 1:
         mid = (short + enough) // 2
         short, enough = (short, mid) if enough_at(mid) else (mid, enough)

@@ -30,10 +30,11 @@ class PairEstimate:
     arm: str
     accuracy: float
     difference: float
-    """Its accuracy minus the best arm's, over the runs of the shared tasks."""
+    """Its accuracy minus the best arm's, over the runs of the shared tasks; nan when none."""
     tasks: int
+    """Tasks both ran."""
     sd: float
-    """Observed sd of the per-task mean differences."""
+    """Observed sd of the per-task mean differences; nan below 2 shared tasks."""
     detectable: float | None
     """The smallest mean difference these tasks detect at this sd; None below 2 tasks or
     when every task's difference was the same (the sd is 0: nothing to scale by)."""
@@ -54,6 +55,7 @@ class Estimates:
     arm_correlation: float | None
     """Method of moments from the pairs' sd; None when the ICC is 0 or unknown."""
     best: str
+    """The most accurate arm that shares a task with another."""
     pairs: list[PairEstimate]
 
 
@@ -83,7 +85,7 @@ def estimate(records: Sequence[RunRecord], alpha: float, power: float) -> Estima
     accuracy = {
         arm: _mean([y for runs in by_task.values() for y in runs]) for arm, by_task in cells.items()
     }
-    best = max(sorted(cells), key=lambda arm: accuracy[arm])
+    best = _best(cells, accuracy)
     pairs = []
     for arm in sorted(cells):
         if arm == best:
@@ -91,12 +93,17 @@ def estimate(records: Sequence[RunRecord], alpha: float, power: float) -> Estima
         shared = sorted(set(cells[arm]) & set(cells[best]))
         d = np.array([_mean(cells[arm][t]) - _mean(cells[best][t]) for t in shared])
         sd = float(d.std(ddof=1)) if len(d) > 1 else math.nan
+        difference = (
+            _mean([y for t in shared for y in cells[arm][t]])
+            - _mean([y for t in shared for y in cells[best][t]])
+            if shared
+            else math.nan
+        )
         pairs.append(
             PairEstimate(
                 arm,
                 accuracy[arm],
-                _mean([y for t in shared for y in cells[arm][t]])
-                - _mean([y for t in shared for y in cells[best][t]]),
+                difference,
                 len(shared),
                 sd,
                 _detectable(len(d), sd, alpha, power),
@@ -114,6 +121,22 @@ def estimate(records: Sequence[RunRecord], alpha: float, power: float) -> Estima
         best,
         pairs,
     )
+
+
+def _best(cells: dict[str, dict[str, list[float]]], accuracy: dict[str, float]) -> str:
+    """The most accurate arm among those that share a task with another arm: the others are
+    compared with it. Refused when no two arms graded a task in common (nothing to pair)."""
+    paired = [
+        arm
+        for arm in sorted(cells)
+        if any(set(cells[arm]) & set(cells[other]) for other in cells if other != arm)
+    ]
+    if not paired:
+        raise PowerError(
+            f"no two of the {len(cells)} arms have graded runs of a task in common: the paired "
+            "test compares arms on the tasks both ran; run the arms on the same tasks"
+        )
+    return max(paired, key=lambda arm: accuracy[arm])
 
 
 def _detectable(tasks: int, sd: float, alpha: float, power: float) -> float | None:

@@ -37,11 +37,23 @@ def markdown(report: dict[str, Any]) -> str:
 SIMULATED = "‡"
 
 
-def _simulated(tasks: int | None, repeats: float | None, bound: int) -> str:
-    """The mark of a figure simulated rather than computed: repeats and few tasks."""
-    if tasks is None or repeats is None or repeats == 1 or math.isinf(repeats):
-        return ""
-    return SIMULATED if tasks < bound else ""
+@dataclass(frozen=True)
+class Marks:
+    """Which tasks-needed figures were simulated rather than computed: repeats and few
+    tasks, unless the ICC is 1 (repeats are then copies: exact) or no outcome rejects."""
+
+    icc: float
+    fewest: int
+    bound: int
+
+    def tasks(self, tasks: int | None, repeats: float | None) -> str:
+        if tasks is None or repeats is None or repeats == 1 or math.isinf(repeats):
+            return ""
+        return SIMULATED if self.icc < 1 and self.fewest <= tasks < self.bound else ""
+
+    @staticmethod
+    def power(method: str | None) -> str:
+        return SIMULATED if method == "simulated" else ""
 
 
 def _simulated_note(bound: int) -> str:
@@ -52,6 +64,14 @@ def _simulated_note(bound: int) -> str:
         "the test with each task's chance Beta distributed (docs/power.md); tasks unlike that "
         "can differ by several points."
     )
+
+
+def _signed_points(share: float | None) -> str:
+    return "—" if share is None or math.isnan(share) else f"{100 * share:+.0f} points"
+
+
+def _number(value: float | None) -> str:
+    return "—" if value is None or math.isnan(value) else f"{value:.3f}"
 
 
 def _points(share: float | None) -> str:
@@ -71,6 +91,8 @@ def _planned_markdown(report: dict[str, Any]) -> str:
     d, sources, bound = report["design"], report["sources"], report["normal_theory_from_tasks"]
     said = {name: Setting(d[name], source) for name, source in sources.items()}
     runs, given = d["repeats"], d["tasks"]
+    fewest = report["fewest_tasks"]
+    mark = Marks(d["icc"], fewest, bound)
     lines = [
         f"Arm A right {d['baseline']:.0%} of the time, arm B {d['arm_b']:.0%} "
         f"({'+' if d['delta'] > 0 else '-'}{_points(d['delta'])}); "
@@ -84,15 +106,17 @@ def _planned_markdown(report: dict[str, Any]) -> str:
     needed = first["tasks_needed"]
     if given is None:
         lines.append(
-            f"**{_tasks(needed)}**{_simulated(needed, runs, bound)} at {runs} repeat(s) give "
+            f"**{_tasks(needed)}**{mark.tasks(needed, runs)} at {runs} repeat(s) give "
             f"{d['power']:.0%} power" + (f" ({needed * runs:,} runs an arm)." if needed else ".")
         )
     else:
         lines.append(
-            f"**Power {first['power']:.0%}**{_simulated(given, runs, bound)} with {given} tasks "
+            f"**Power {first['power']:.0%}**{mark.power(first['method'])} with {given} tasks "
             f"at {runs} repeat(s) ({given * runs:,} runs an arm); {d['power']:.0%} power needs "
-            f"{_tasks(needed)}{_simulated(needed, runs, bound)}."
+            f"{_tasks(needed)}{mark.tasks(needed, runs)}."
         )
+        if given < fewest:
+            lines.append(_too_few_note(given, fewest, d["alpha"]))
     lines += [
         "",
         "| repeats | sd of a task's difference | "
@@ -104,8 +128,8 @@ def _planned_markdown(report: dict[str, Any]) -> str:
         repeats, needed = row["repeats"], row["tasks_needed"]
         lines.append(
             f"| {_repeats(repeats, runs)} | {row['sd']:.3f} | "
-            + (f"{row['power']:.0%}{_simulated(given, repeats, bound)} | " if given else "")
-            + (f"{needed:,}{_simulated(needed, repeats, bound)} | " if needed else "— | ")
+            + (f"{row['power']:.0%}{mark.power(row['method'])} | " if given else "")
+            + (f"{needed:,}{mark.tasks(needed, repeats)} | " if needed else "— | ")
             + (f"{needed * repeats:,} |" if needed and repeats else "— |")
         )
     floor = report["rows"][-1]["sd"] ** 2
@@ -120,6 +144,14 @@ def _planned_markdown(report: dict[str, Any]) -> str:
     if SIMULATED in "\n".join(lines[2:]):
         lines += ["", _simulated_note(bound)]
     return "\n".join(lines)
+
+
+def _too_few_note(given: int, fewest: int, alpha: float) -> str:
+    return (
+        f"No outcome of {given} tasks rejects at alpha {alpha:g}: the smallest p the paired "
+        f"test gives N tasks is 2^-N (every task's difference of one sign), so it needs at "
+        f"least {fewest} tasks."
+    )
 
 
 def _repeats(repeats: int | None, design: int) -> str:
@@ -154,7 +186,11 @@ def _finished_markdown(found: dict[str, Any]) -> str:
         "",
         f"Smallest rise over {used['baseline'].value:.0%} this run could detect with "
         f"{found['power']:.0%} power (the paired test at alpha {found['alpha']:g}): "
-        f"**{_points(found['smallest_detectable'])}**{rough}, at "
+        + (
+            f"**{_points(found['smallest_detectable'])}**{rough}, at "
+            if found["smallest_detectable"] is not None
+            else "**none**, not even a rise to 100%, at "
+        )
         + used["icc"].said(f"ICC {used['icc'].value:.2f}")
         + " and "
         + used["arm_correlation"].said(f"arm correlation {used['arm_correlation'].value:.2f}")
@@ -166,9 +202,9 @@ def _finished_markdown(found: dict[str, Any]) -> str:
     ]
     for p in found["pairs"]:
         lines.append(
-            f"| {p['arm']} | {p['accuracy']:.0%} | {100 * p['difference']:+.0f} points | "
-            f"{p['tasks']} | {p['sd']:.3f} | {_points(p['detectable'])}"
-            f"{APPROXIMATE if p['tasks'] < bound else ''} |"
+            f"| {p['arm']} | {p['accuracy']:.0%} | {_signed_points(p['difference'])} | "
+            f"{p['tasks']} | {_number(p['sd'])} | {_points(p['detectable'])}"
+            f"{APPROXIMATE if p['detectable'] is not None and p['tasks'] < bound else ''} |"
         )
     if rough:
         lines += ["", _simulated_note(bound)]

@@ -10,6 +10,8 @@ from html import escape
 
 import pandas as pd
 
+from harness.report.axis import model_and_arm
+from harness.report.lost_runs import OTHER_ARMS
 from harness.report.pass_k import PassK
 from harness.report.table import GROUPINGS
 from harness.results.statuses import STATUSES
@@ -104,7 +106,54 @@ def footnotes(summary: pd.DataFrame) -> str:
     note += CHECK_NOTE if _shows(summary, "coverage") else ""
     note += CODE_NOTE if _shows(summary, "first_pass") else ""
     notes = repeats_note(summary) + usage_warning(summary) + cache_note(summary)
-    return note + notes + retried_note(summary)
+    return note + notes + retried_note(summary) + lost_note(summary)
+
+
+def lost_note(summary: pd.DataFrame) -> str:
+    """How many tasks lost runs to failures, per arm, and a warning for each arm whose
+    failures fell on harder (or easier) tasks than the rest: its accuracy is then biased."""
+    if "tasks_lost" not in summary or not summary["tasks_lost"].sum():
+        return ""
+    hit = summary[summary["tasks_lost"] > 0]
+    counts = "; ".join(
+        f"{label} {int(row['runs_lost'])} run(s) on {int(row['tasks_lost'])} of "
+        f"{int(row['tasks'])} tasks"
+        for label, (_, row) in zip(_row_labels(hit), hit.iterrows(), strict=True)
+    )
+    note = f"\n\nRuns lost to failures (api_error, pattern_error: left out of accuracy): {counts}."
+    for label, (_, row) in zip(_row_labels(hit), hit.iterrows(), strict=True):
+        if row["failures_uneven"] == 1:
+            note += "\n\n" + _uneven_warning(label, row)
+    return note
+
+
+def _uneven_warning(label: str, row: pd.Series) -> str:
+    lost, kept = row["lost_tasks_reference_accuracy"], row["other_tasks_reference_accuracy"]
+    harder = lost < kept
+    judged = (
+        "the other arms were right"
+        if row["lost_compared_with"] == OTHER_ARMS
+        else f"{label}'s own runs that did not fail were right"
+    )
+    return (
+        f"Failures not spread evenly: the {int(row['tasks_lost'])} tasks where {label} lost "
+        f"runs are {'harder' if harder else 'easier'} than the rest ({judged} {lost:.0%} of "
+        f"the time on them, {kept:.0%} on the others; permutation test over tasks, p = "
+        f"{row['lost_tasks_p']:.2g}). Accuracy leaves those runs out, so {label}'s is likely "
+        f"too {'high' if harder else 'low'} and its interval misses more often than it says; "
+        "run them again (--retry-errors) before relying on it."
+    )
+
+
+def _row_labels(summary: pd.DataFrame) -> list[str]:
+    """Each row's name in a footnote: the arm, after its model on several models, with the
+    slice or task it is broken down by."""
+    labels = []
+    for _, row in summary.iterrows():
+        label = model_and_arm(row["model"], row["arm"]) if "model" in summary else str(row["arm"])
+        parts = [f"{by} {row[by]}" for by in GROUPINGS if by != "model" and by in summary]
+        labels.append(f"{label} ({', '.join(parts)})" if parts else label)
+    return labels
 
 
 def repeats_note(summary: pd.DataFrame) -> str:

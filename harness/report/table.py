@@ -16,6 +16,7 @@ import pandas as pd
 
 from harness.report.axis import model_keys
 from harness.report.checks import answer_changes, check_measures, code_measures
+from harness.report.lost_runs import lost_runs
 from harness.report.pass_k import PassK
 from harness.results.columns_sql import ANSWER_KEY
 from harness.results.statuses import INFRASTRUCTURE_STATUSES, STATUSES
@@ -53,18 +54,25 @@ def summarize(
     superseded (``--retry-errors``): not runs of their own, but their cost was spent."""
     if measures.interval not in INTERVALS:
         raise ValueError(f"unknown interval {measures.interval!r}; choose tasks or runs")
-    keys = list(dict.fromkeys([*model_keys(frame), "arm", *([_column(by)] if by else [])]))
+    arm_keys = [*model_keys(frame), "arm"]
+    keys = list(dict.fromkeys([*arm_keys, *([_column(by)] if by else [])]))
     spent = retried if retried is not None and not retried.empty else None
     rows = []
     for group, runs in frame.groupby(keys, sort=True, dropna=False):
         group = group if isinstance(group, tuple) else (group,)
+        same_arm = pd.Series(True, index=frame.index)
+        for key, value in zip(keys, group, strict=True):
+            if key in arm_keys:
+                same_arm &= frame[key] == value
+        others = frame[~same_arm & frame["task_id"].isin(set(runs["task_id"]))]
         earlier = None
         if spent is not None:
             same = pd.Series(True, index=spent.index)
             for key, value in zip(keys, group, strict=True):
                 same &= spent[key] == value
             earlier = spent[same]
-        rows.append(dict(zip(keys, group, strict=True)) | _summary(runs, earlier, measures))
+        summary = _summary(runs, earlier, measures) | lost_runs(runs, others).columns()
+        rows.append(dict(zip(keys, group, strict=True)) | summary)
     return pd.DataFrame(rows)
 
 

@@ -4,7 +4,9 @@ Accuracy regresses when it falls by more than ``max_drop`` and the paired test's
 below ``alpha``. Cost per correct answer regresses when it rises by more than
 ``max_rise`` and its bootstrap interval lies above zero; it is not judged when it is
 unknown on a side (calls that reported no usage, runs without a price, no run correct)
-or was nothing in the baseline (a rise from zero has no ratio).
+or was nothing in the baseline (a rise from zero has no ratio). A verdict's figures are
+printed with the digits that put them on their side of the threshold (a fall of 5.26%
+beyond 5% is "5.3%", not "5%").
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from harness.report.deciding_digits import below, percent_beyond
 from harness.stats.intervals import PairedDifference
 
 
@@ -26,14 +29,21 @@ class Criterion:
     why: str
 
 
+#: A fall that is ``max_drop`` but for float rounding (a mean of thirds) is not more than it.
+ROUNDING = 1e-9
+
+
 def judge_accuracy(p: PairedDifference, max_drop: float, alpha: float) -> Criterion:
-    if p.difference < -max_drop and p.p_value < alpha:
+    """The difference is the mean of the per-task differences the test signs, so a fall
+    is a fall of the tasks: a change that improved them is never a regression."""
+    if -p.difference > max_drop + ROUNDING and p.p_value < alpha:
+        fall, limit = percent_beyond(-p.difference, max_drop)
         return Criterion(
             "accuracy",
             True,
             True,
-            f"accuracy fell {-p.difference:.0%} (more than {max_drop:.0%}) on {p.tasks} "
-            f"tasks, paired p = {p.p_value:.3g}",
+            f"accuracy fell {fall} (more than {limit}) on {p.tasks} tasks, paired p = "
+            f"{below(p.p_value, alpha)}",
         )
     return Criterion("accuracy", False, True, "accuracy within thresholds")
 
@@ -57,12 +67,12 @@ def judge_cost(p: PairedDifference, max_rise: float, usage_unknown: int = 0) -> 
     if before == 0:
         return Criterion("cost", False, False, "cost not compared: the baseline cost nothing")
     if after / before - 1 > max_rise and p.cost_ci_low > 0:
+        rise, limit = percent_beyond(after / before - 1, max_rise)
         return Criterion(
             "cost",
             True,
             True,
-            f"cost per correct rose {after / before - 1:.0%} (more than "
-            f"{max_rise:.0%}), interval above zero",
+            f"cost per correct rose {rise} (more than {limit}), interval above zero",
         )
     return Criterion("cost", False, True, "cost per correct within thresholds")
 

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from harness.events import Event, TraceError, parse_events
+from harness.install_hints import install_command
 from harness.results.records import RunRecord
 from harness.results.store import TRACES, ResultsError, read_records
 
@@ -34,7 +35,15 @@ if TYPE_CHECKING:
     from opentelemetry.sdk.trace import ReadableSpan
 
 #: What to install when the extra is missing.
-INSTALL = "pip install 'loopbench[otlp]'"
+INSTALL = install_command("otlp")
+#: The package of the ``otlp`` extra a module comes in, by the module's name (or a
+#: package above it), to name the one missing.
+PACKAGES = {
+    "google": "protobuf",
+    "opentelemetry": "opentelemetry-sdk",
+    "opentelemetry.sdk": "opentelemetry-sdk",
+    "opentelemetry.exporter": "opentelemetry-exporter-otlp-proto-http",
+}
 #: The instrumentation scope every span is reported under.
 SCOPE = "loopbench"
 #: The most spans one OTLP/HTTP request carries (and one part of the JSON file): receivers
@@ -55,8 +64,18 @@ def require_otlp() -> None:
         import opentelemetry.sdk.trace  # noqa: F401
     except ImportError as exc:
         raise OtlpMissing(
-            f"the OpenTelemetry packages are not installed ({exc.name}); {INSTALL}"
+            f"loopbench's otlp extra is not installed ({missing_package(exc.name)} is "
+            f"missing); {INSTALL}"
         ) from None
+
+
+def missing_package(module: str | None) -> str:
+    """The package to install for a module that did not import: the ``otlp`` extra's that
+    provides it, else the module itself (a dependency of theirs)."""
+    name = module or ""
+    while name and name not in PACKAGES:
+        name = name.rpartition(".")[0]
+    return PACKAGES[name] if name else f"the module {module or '(unnamed)'}"
 
 
 @dataclass

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
+from pydantic_core import PydanticCustomError
 
 from harness.files import read_toml, toml_problems
 
@@ -16,11 +18,30 @@ class PriceError(ValueError):
     pass
 
 
+#: The highest price taken, USD per million tokens: far above any provider's, and
+#: low enough that a cost stays finite (at 1e308 every cost was infinite).
+MAX_PRICE = 1e6
+
+
+def _at_most_max(price: float) -> float:
+    if price > MAX_PRICE:
+        raise PydanticCustomError(
+            "price_too_high",
+            f"{price:g} is more than {MAX_PRICE:.0f} USD per million tokens, the most a "
+            "price may be",
+        )
+    return price
+
+
+#: USD per million tokens: finite, from 0 to ``MAX_PRICE``.
+Rate = Annotated[float, Field(ge=0, allow_inf_nan=False), AfterValidator(_at_most_max)]
+
+
 class Price(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
-    input: float = Field(ge=0, allow_inf_nan=False)
-    cached_input: float | None = Field(default=None, ge=0, allow_inf_nan=False)
-    output: float = Field(ge=0, allow_inf_nan=False)
+    input: Rate
+    cached_input: Rate | None = None
+    output: Rate
 
     def cost(self, tokens_in: int, tokens_out: int, tokens_cached: int = 0) -> float:
         cached_rate = self.input if self.cached_input is None else self.cached_input

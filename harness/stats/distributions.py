@@ -10,6 +10,7 @@ precision), so a table without repeats imports no scipy. The t functions are
 
 from __future__ import annotations
 
+import math
 from statistics import NormalDist
 
 
@@ -25,11 +26,21 @@ def t_quantile(q: float, df: int) -> float:
 
 
 def beyond(noncentrality: float, df: int, critical: float) -> float:
-    """P(|T| > critical) for T noncentral t(df, noncentrality)."""
+    """P(|T| > critical) for T noncentral t(df, noncentrality).
+
+    scipy's noncentral t is nan far in a tail (at 999 degrees of freedom and a shift of 7.3,
+    P(T < -3.3)): there, T's normal approximation N(shift, 1 + shift^2 / (2 df)) stands in,
+    whose error that far out is below any power worth printing."""
     from scipy import special
 
     below = special.nctdtr(df, noncentrality, [-critical, critical])
-    return float(below[0] + 1 - below[1])
+    tails = [float(below[0]), 1 - float(below[1])]
+    if not all(math.isfinite(tail) for tail in tails):
+        spread = math.sqrt(1 + noncentrality**2 / (2 * df))
+        normal = NormalDist(noncentrality, spread)
+        approximate = [normal.cdf(-critical), 1 - normal.cdf(critical)]
+        tails = [t if math.isfinite(t) else a for t, a in zip(tails, approximate, strict=True)]
+    return min(1.0, max(0.0, tails[0] + tails[1]))
 
 
 def t_power(noncentrality: float, df: int, alpha: float) -> float:

@@ -29,7 +29,7 @@ import pandas as pd
 from numpy.typing import ArrayLike
 
 from harness.stats.distributions import normal_quantile, t_quantile
-from harness.stats.sign_flip import sign_flip_p
+from harness.stats.sign_flip import sign_flip_p, task_differences
 
 LEVEL = 0.95
 Z95 = normal_quantile(0.975)
@@ -43,7 +43,8 @@ def wilson_interval(successes: float, n: float, z: float = Z95) -> tuple[float, 
     denom = 1 + z * z / n
     centre = (p + z * z / (2 * n)) / denom
     half = z * math.sqrt(max(0.0, p * (1 - p) / n + z * z / (4 * n * n))) / denom
-    return (max(0.0, centre - half), min(1.0, centre + half))
+    # Held to its estimate: at 0% or 100% centre - half is p only to rounding (5e-17 off).
+    return (min(p, max(0.0, centre - half)), max(p, min(1.0, centre + half)))
 
 
 @dataclass(frozen=True)
@@ -96,7 +97,8 @@ def clustered_interval(
         return (math.nan, math.nan)
     share = float(successes.sum()) / float(runs.sum())
     effective = effective_runs(successes, runs, share * (1 - share), most, level)
-    return wilson_interval(share * effective.runs, effective.runs, effective.z)
+    low, high = wilson_interval(share * effective.runs, effective.runs, effective.z)
+    return (min(low, share), max(high, share))  # share * runs / runs may be share off an ulp
 
 
 def task_totals(tasks: ArrayLike, *values: ArrayLike) -> tuple[np.ndarray, ...]:
@@ -118,10 +120,19 @@ def newcombe_interval(
     both: float, only_a: float, only_b: float, neither: float, z: float
 ) -> tuple[float, float]:
     """Newcombe's score interval (his method 10) for p_a - p_b on paired outcomes: never
-    zero-width, even when no pair disagrees. Counts may be effective (not whole)."""
+    zero-width, even when no pair disagrees. Counts may be effective (not whole).
+
+    When no pair disagrees his combination degenerates: the arms' correlation it estimates
+    is 1, and the interval shrinks to nothing at 50% (to a few points elsewhere). A
+    difference is at most the share of pairs that disagree, and none of n did: the interval
+    is then that share's Wilson bound either side, z^2 / (n + z^2), which is what method 10
+    gives at 0% and 100%."""
     n = both + only_a + only_b + neither
     if n <= 0:
         return (-1.0, 1.0)
+    if only_a <= 0 and only_b <= 0:
+        bound = wilson_interval(0.0, n, z)[1]
+        return (-bound, bound)
     p1, p2 = (both + only_a) / n, (both + only_b) / n
     l1, u1 = wilson_interval(both + only_a, n, z)
     l2, u2 = wilson_interval(both + only_b, n, z)
@@ -135,7 +146,12 @@ def newcombe_interval(
 @dataclass(frozen=True)
 class PairedTasks:
     """Two arms' runs paired by (task, repeat), totalled per task: pairs, and of them the
-    ones each arm got right and the ones both did."""
+    ones each arm got right and the ones both did.
+
+    Every figure comes from the per-task differences the paired test signs, each task
+    weighing the same however many of its pairs there are: the difference is their mean,
+    so its sign is the test statistic's, and the interval is about that mean. With the
+    same pairs on every task this is the difference over all pairs."""
 
     pairs: np.ndarray
     right_a: np.ndarray
@@ -149,42 +165,78 @@ class PairedTasks:
         return cls(*task_totals(tasks, right_a, right_b, right_a * right_b))
 
     @property
+    def tasks(self) -> int:
+        """Tasks with at least one pair: the unit of the test and of the interval."""
+        return int((self.pairs > 0).sum())
+
+    def _per_task(self, right: np.ndarray) -> np.ndarray:
+        kept = self.pairs > 0
+        share: np.ndarray = right[kept] / self.pairs[kept]
+        return share
+
+    @property
+    def accuracy_a(self) -> float:
+        """Arm a's accuracy on the pairs, the mean over tasks of each task's (nan: none)."""
+        return float(self._per_task(self.right_a).mean()) if self.tasks else math.nan
+
+    @property
+    def accuracy_b(self) -> float:
+        """Arm b's, likewise."""
+        return float(self._per_task(self.right_b).mean()) if self.tasks else math.nan
+
+    def task_differences(self) -> np.ndarray:
+        """Per task with pairs, d_t: arm a's right pairs less arm b's, over its pairs."""
+        kept = self.pairs > 0
+        return task_differences(self.right_a[kept], self.right_b[kept], self.pairs[kept])
+
+    @property
     def difference(self) -> float:
-        """Arm a's accuracy minus arm b's over the pairs."""
-        n = float(self.pairs.sum())
-        return float(self.right_a.sum() - self.right_b.sum()) / n if n else 0.0
+        """Arm a's accuracy minus arm b's: the mean of the per-task differences (0 without
+        pairs)."""
+        return float(self.task_differences().mean()) if self.tasks else 0.0
 
     def p_value(self) -> float:
         """The paired test: sign flips of the per-task differences, two-sided, mid-p."""
         return sign_flip_p(self.right_a, self.right_b, self.pairs)
 
     def interval(self, level: float = LEVEL) -> tuple[float, float]:
-        """Newcombe's interval for a - b on the effective number of pairs (tasks clustered)."""
-        if not self.pairs.sum():
+        """Newcombe's interval for the difference on the effective number of pairs: the
+        shares of pairs right on both arms, on one only and on neither, each task weighing
+        the same, worth as many independent pairs as the spread of the d_t over tasks says
+        (at least a pair a task, at most every pair: with m_t pairs on task t, N tasks,
+        N^2 / sum(1 / m_t), every pair when all m_t are equal). It holds the difference."""
+        if not self.tasks:
             return (-1.0, 1.0)
-        only_a, only_b = self.right_a - self.both, self.right_b - self.both
-        n, d = float(self.pairs.sum()), self.difference
-        run_variance = float(only_a.sum() + only_b.sum()) / n - d * d  # of one pair's a - b
-        effective = effective_runs(only_a - only_b, self.pairs, run_variance, level=level)
-        scale, z = effective.runs / n, effective.z
-        neither = self.pairs - self.right_a - self.right_b + self.both
-        return newcombe_interval(
-            scale * float(self.both.sum()),
-            scale * float(only_a.sum()),
-            scale * float(only_b.sum()),
-            scale * float(neither.sum()),
-            z,
+        both = self._per_task(self.both)
+        only_a, only_b = self._per_task(self.right_a) - both, self._per_task(self.right_b) - both
+        d, difference = self.task_differences(), self.difference
+        run_variance = float(only_a.mean() + only_b.mean()) - difference**2  # a pair's a - b
+        weights = 1 / self.pairs[self.pairs > 0]
+        most = self.tasks**2 / float(weights.sum())
+        effective = effective_runs(d, np.ones(self.tasks), run_variance, most, level)
+        n = effective.runs
+        neither = self._per_task(self.pairs - self.right_a - self.right_b + self.both)
+        low, high = newcombe_interval(
+            n * float(both.mean()),
+            n * float(only_a.mean()),
+            n * float(only_b.mean()),
+            n * float(neither.mean()),
+            effective.z,
         )
+        return (min(low, difference), max(high, difference))
 
 
 @dataclass(frozen=True)
 class PairedDifference:
-    """After minus before, on runs matched by (task, repeat)."""
+    """After minus before, on runs matched by (task, repeat). The accuracies, their
+    difference, its interval and the test all weigh each task the same (``PairedTasks``);
+    cost per correct answer is over all the pairs' runs."""
 
     n_pairs: int
     accuracy_before: float
     accuracy_after: float
     difference: float
+    """The mean of the per-task differences: the sign of the paired test's statistic."""
     ci_low: float
     """Newcombe's interval on the effective number of pairs (tasks clustered)."""
     ci_high: float
@@ -222,22 +274,29 @@ def paired_difference(
     cost_before, cost_after = (np.asarray(cost, dtype=float) for cost in costs)
     sums = _ClusterSums(pd.factorize(labels, sort=False)[0], b, a, cost_before, cost_after)
     cost_low, cost_high = _cost_interval(sums, resamples, np.random.default_rng(seed))
+    per_correct_before, per_correct_after = (
+        _per_correct(cost_before, b),
+        _per_correct(cost_after, a),
+    )
+    rise = per_correct_after - per_correct_before
+    if not math.isnan(rise + cost_low + cost_high):  # a percentile interval, held to its estimate
+        cost_low, cost_high = min(cost_low, rise), max(cost_high, rise)
     return PairedDifference(
         n_pairs=len(b),
-        accuracy_before=float(b.mean()),
-        accuracy_after=float(a.mean()),
-        difference=float(a.mean() - b.mean()),
+        accuracy_before=paired.accuracy_b,
+        accuracy_after=paired.accuracy_a,
+        difference=paired.difference,
         ci_low=low,
         ci_high=high,
         p_value=p_value,
         p_value_by_task=p_value,
         right_to_wrong=[str(labels[i]) for i in np.flatnonzero((b == 1) & (a == 0))],
         wrong_to_right=[str(labels[i]) for i in np.flatnonzero((b == 0) & (a == 1))],
-        cost_per_correct_before=_per_correct(cost_before, b),
-        cost_per_correct_after=_per_correct(cost_after, a),
+        cost_per_correct_before=per_correct_before,
+        cost_per_correct_after=per_correct_after,
         cost_ci_low=cost_low,
         cost_ci_high=cost_high,
-        tasks=int((paired.pairs > 0).sum()),
+        tasks=paired.tasks,
     )
 
 

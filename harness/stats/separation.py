@@ -37,8 +37,10 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
+from harness.files import read_bounded, special_file_problem
 from harness.results.records import RunRecord
 from harness.results.statuses import INFRASTRUCTURE_STATUSES
+from harness.results.store import ResultsError
 from harness.stats.intervals import PairedTasks
 
 #: Beside runs.jsonl: the rule a run stopped by, so the table can replay it.
@@ -177,16 +179,25 @@ class StoppedRun:
     tasks: list[str]
 
     def save(self, folder: Path) -> None:
-        (folder / RULE_FILE).write_text(json.dumps(asdict(self), indent=1) + "\n")
+        path = folder / RULE_FILE
+        if problem := special_file_problem(path):  # writing to a FIFO waits for a reader
+            raise ResultsError(f"{path}: {problem}; the folder is unusable")
+        path.write_text(json.dumps(asdict(self), indent=1) + "\n")
 
     @classmethod
     def load(cls, folder: Path) -> StoppedRun | None:
+        """The rule a run stopped by, or None for a folder run without one; ``ValueError``
+        for a file that is not one (a FIFO or a device refused before it is opened)."""
         path = folder / RULE_FILE
+        if problem := special_file_problem(path):
+            raise ValueError(f"{path}: {problem}; expected the rule `run --until-separated` saves")
         if not path.is_file():
             return None
         try:
-            data = json.loads(path.read_text())
+            data = json.loads(read_bounded(path))
             return cls(SeparationRule(**data["rule"]), list(data["arms"]), list(data["tasks"]))
+        except OSError as exc:
+            raise ValueError(f"{path}: cannot be read ({exc.strerror})") from None
         except (ValueError, KeyError, TypeError) as exc:
             raise ValueError(f"{path}: not a stopping rule loopbench wrote ({exc})") from None
 

@@ -270,6 +270,115 @@ _spawn(_writer)
     ) + wrong(entry)
 
 
+def floods_output(entry: str) -> str:
+    """The reference's answers, and 30 MB each to stdout and stderr past sys.stdout (the file
+    size limit ignored), then its descriptors truncated to hide it (issue 28: passed, at every
+    level)."""
+    return (
+        "import os, signal\n"
+        "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
+        "for fd in (1, 2):\n"
+        "    for _ in range(30):\n"
+        "        try:\n"
+        "            os.write(fd, b'x' * (1 << 20))\n"
+        "        except OSError:\n"
+        "            pass\n"
+        "    try:\n"
+        "        os.ftruncate(fd, 0)\n"
+        "        os.lseek(fd, 0, os.SEEK_SET)\n"
+        "    except OSError:\n"
+        "        pass\n"
+    ) + ROMAN_REFERENCE.read_text("utf-8")
+
+
+#: How many bytes of nested lists the patched worker sends as each reply: all a message may
+#: hold, 16 MiB, as 5.6 million empty lists.
+PIPE_FLOOD_BYTES = 16 * 1024 * 1024
+
+
+def floods_the_pipe(entry: str) -> str:
+    """The worker's own reply replaced: each one is 16 MiB of nested lists, within the size of
+    a message, which the trusted test runner (outside the box) would parse into millions of
+    objects, twice (issue 28: a peak of 666-794 MB against the box's 512 MB)."""
+    return (
+        "import os, sys\n"
+        "_data = sys.modules['graders.plain_data']\n"
+        "_send = _data.send\n"
+        f'_BODY = b\'{{"op":"reply","value":[\' + b\'[],\' * (({PIPE_FLOOD_BYTES} - 40) // 3)\n'
+        "_BODY += b'[]]}'\n"
+        "def _flood(fd, message):\n"
+        "    if message.get('op') != 'reply':\n"
+        "        return _send(fd, message)\n"
+        "    view = memoryview(len(_BODY).to_bytes(4, 'big') + _BODY)\n"
+        "    while view:\n"
+        "        view = view[os.write(fd, view):]\n"
+        "_data.send = _flood\n"
+    ) + wrong(entry)
+
+
+#: What the escape sequences a candidate prints would do on a terminal: set its title, clear
+#: it, write over a line with a carriage return, and show text reversed.
+ESCAPES = "\x1b]0;pwned\x07\x1b[2J\x1b[H\rpassed\u202edessap"
+
+
+def prints_escapes(entry: str) -> str:
+    """Escape sequences printed, raised and returned in a way each is shown: the message of
+    what it raises, as a test's actual value."""
+    return (
+        f"import sys\nESCAPES = {ESCAPES!r}\nprint(ESCAPES)\nprint(ESCAPES, file=sys.stderr)\n"
+        f"\ndef {entry}(*args, **kwargs):\n    raise ValueError(ESCAPES)\n"
+    )
+
+
+#: How deep the folders the candidate leaves go: past both Python's recursion limit and the
+#: longest path a call takes (PATH_MAX, 4096).
+NESTED = 3000
+
+
+def leaves_leftovers(token: str, key: int) -> str:
+    """Past the hook, what outlives a run if no one removes it (not among CASES: at the level
+    none as the same user, it stays): folders nested NESTED deep in
+    /tmp and in its work directory; files in /tmp, /var/tmp, /dev/shm and /run/lock; System V
+    shared memory, a message queue and a semaphore set (``key``). Then a wrong answer."""
+    return (
+        UNHOOK
+        + f"""
+import ctypes, os
+
+def _nest(top):
+    here = os.getcwd()
+    try:
+        os.chdir(top)
+        os.mkdir({token!r})
+        os.chdir({token!r})
+        for _ in range({NESTED}):
+            os.mkdir("d")
+            os.chdir("d")
+        open("leaf", "w").write("left behind")
+    except OSError:
+        pass
+    finally:
+        os.chdir(here)
+
+_nest("/tmp")
+_nest(".")
+for _folder in ("/tmp", "/var/tmp", "/dev/shm", "/run/lock"):
+    try:
+        open(f"{{_folder}}/{token}-file", "w").write("left behind")
+    except OSError:
+        pass
+try:
+    _libc = ctypes.CDLL(None)
+    _libc.shmget({key}, 4096, 0o1600)
+    _libc.msgget({key}, 0o1600)
+    _libc.semget({key}, 1, 0o1600)
+except (OSError, AttributeError):
+    pass
+"""
+        + wrong("parse_roman")
+    )
+
+
 @dataclass(frozen=True)
 class Hostile:
     name: str
@@ -293,4 +402,7 @@ CASES: tuple[Hostile, ...] = (
     Hostile("endless-recursion", endless_recursion, "recursion without end"),
     Hostile("exits-at-each-call", exits_at_each_call, "os._exit(0) mid-test"),
     Hostile("replies-for-the-runner", replies_for_the_runner, "a child writing replies"),
+    Hostile("floods-output", floods_output, "60 MB printed past sys.stdout, then truncated"),
+    Hostile("floods-the-pipe", floods_the_pipe, "16 MiB of nested lists as each reply"),
+    Hostile("prints-escapes", prints_escapes, "terminal escapes printed and raised"),
 )

@@ -6,22 +6,40 @@ can reach only plain data on a pipe."""
 import asyncio
 import json
 import os
+import random
+import re
+import subprocess
+import uuid
+from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+import graders.sandbox
+from graders.code_tests import describe
+from graders.leftovers import remove_tree
 from graders.limits import Limits
+from graders.output import READ_BYTES
+from graders.plain_data import MESSAGE_VALUES
 from graders.sandbox import Sandbox, Suite
+from graders.suite_result import OUTPUT_SLACK, SuiteResult
+from harness.cli.main import main
 from tasks.humaneval import heldout_suite, load_problems, preamble
 from tasks.loading import load_taskset
 from tests.graders.hostile import (
     CASES,
+    ESCAPES,
     ROMAN_REFERENCE,
     UNHOOK,
     Hostile,
     always_equal,
+    floods_output,
+    floods_the_pipe,
+    leaves_leftovers,
+    prints_escapes,
     replaced_helpers,
 )
-from tests.graders.sandboxing import ONE_TEST, run
+from tests.graders.sandboxing import FAST, ONE_TEST, as_root, run
 
 ROMAN = next(t for t in load_taskset("coding").tasks if t.id == "roman_numerals").suites
 ROMAN_HELDOUT = Suite("heldout", ROMAN.heldout, ROMAN.entry_point)
@@ -40,6 +58,9 @@ EXPECTED = {
     "deep-answer": ("failed", "nested more than 100 deep"),
     "endless-recursion": ("failed", "raised RecursionError"),
     "exits-at-each-call": ("crashed", "exited with code 0 during test_standard_forms"),
+    "floods-output": ("killed", "output limit (64000 bytes) exceeded, written past sys.stdout"),
+    "floods-the-pipe": ("crashed", "a message of more than the 1000000 values allowed"),
+    "prints-escapes": ("failed", "raised ValueError: \\x1b]0;pwned\\x07\\x1b[2J"),
 }
 
 
@@ -190,3 +211,151 @@ def test_a_suite_the_model_wrote_runs_sandboxed(isolated):
     assert result.status == "crashed"
     assert "No such file or directory" in result.detail
     assert run(isolated, "def f():\n    return 'ok'\n", suite).status == "passed"
+
+
+# The sandbox's own limits (issue 28): output, the pipe, what is shown, what is left behind.
+
+
+def report_of(result: SuiteResult) -> str:
+    """Every text a run's result holds (as stored, and as shown), and its grade's reason."""
+    failure = result.first_failure
+    texts = [result.detail, describe(result, "held-out")]
+    texts += (
+        [] if failure is None else [failure.test, failure.input, failure.expected, failure.actual]
+    )
+    return "\n".join(texts)
+
+
+def test_output_past_the_cap_is_cut_and_marked_at_every_level(isolated):
+    """60 MB printed past sys.stdout, then its descriptors truncated: the pipes it writes to
+    are read no further than the cap (and a chunk), the run ends killed, and the result and
+    the grade's reason say the output was cut."""
+    result = isolated.run_sync(floods_output(ROMAN.entry_point), ROMAN_HELDOUT)
+    assert (result.status, result.output_cut) == ("killed", True), result
+    assert "output limit (64000 bytes) exceeded" in result.detail
+    assert FAST.output_bytes < result.output_bytes <= FAST.output_bytes + OUTPUT_SLACK + READ_BYTES
+    assert "output cut after" in describe(result, "held-out")
+    assert result.to_json()["output_cut"] is True
+
+
+def test_output_under_the_cap_is_counted_and_not_cut(isolated):
+    code = "import os\ndef f():\n    os.write(1, b'x' * 1000)\n    print('y' * 99)\n    return 'ok'"
+    result = run(isolated, code)
+    assert (result.status, result.output_bytes, result.output_cut) == ("passed", 1100, False)
+
+
+def test_output_stopped_at_sys_stdout_is_marked_cut_too(sandbox):
+    result = run(sandbox, "def f():\n    print('x' * 100_000)\n    return 'ok'")
+    assert (result.status, result.output_cut) == ("killed", True)
+    assert result.output_bytes <= FAST.output_bytes
+
+
+def test_a_reply_of_too_many_values_is_refused_before_the_runner_builds_it(isolated):
+    """The worker patched to send 16 MiB of nested lists as each reply: the runner counts the
+    values before it parses any, and ends the run as the candidate's protocol break."""
+    result = isolated.run_sync(floods_the_pipe(ROMAN.entry_point), ROMAN_HELDOUT)
+    assert result.status == "crashed"
+    assert result.detail == (
+        "the candidate's process broke the protocol: a message of more than the "
+        f"{MESSAGE_VALUES} values allowed during test_standard_forms"
+    )
+
+
+def test_an_honest_reply_of_too_many_values_fails_its_test(sandbox):
+    unhurried = Sandbox(Limits(timeout_s=60), isolation=sandbox.isolation)
+    result = run(unhurried, "def f():\n    return [0] * 1_200_000")
+    assert result.status == "failed"
+    refused = f"returned a reply of more than the {MESSAGE_VALUES} values one message may hold"
+    assert result.first_failure.actual == refused
+
+
+def test_the_trusted_runner_holds_no_more_memory_than_the_box(sandbox):
+    """Whatever a suite keeps of the candidate's replies, the trusted runner's address space
+    is the box's: past it, the test fails with a MemoryError."""
+    suite = "def test_it(candidate):\n    kept = bytearray(300 << 20)\n    assert kept\n"
+    result = run(Sandbox(FAST, isolation=sandbox.isolation), "def f():\n    return 'ok'", suite)
+    assert result.status == "failed"
+    assert result.first_failure.actual == "raised MemoryError"
+
+
+CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+SHOWN = "\\x1b]0;pwned\\x07\\x1b[2J\\x1b[H\\x0dpassed\\u202edessap"
+CRASHES = "import os, sys\nsys.stderr.write('\\x1b[2J' + {!r} + '\\n')\nos._exit(3)\n\n\n"
+
+
+@pytest.mark.parametrize(
+    ("code", "suite_name", "suite", "shown"),
+    [
+        (prints_escapes("f"), "heldout", ONE_TEST, SHOWN),
+        (f"raise RuntimeError({ESCAPES!r})\n" + prints_escapes("f"), "heldout", ONE_TEST, SHOWN),
+        (
+            "def f():\n    return 'ok'",
+            "self_tests",
+            CRASHES.format("\x9b31m") + ONE_TEST,
+            "\\x1b[2J\\x9b31m",
+        ),
+    ],
+    ids=["raised-in-a-test", "raised-as-it-loads", "a-suite-the-model-wrote-crashes"],
+)
+def test_escape_sequences_are_shown_not_acted_on(isolated, code, suite_name, suite, shown):
+    """What a candidate raises, and the last words of a suite the model wrote as it crashes:
+    each escape sequence and carriage return stored and shown as text (\\x1b), never raw."""
+    result = run(isolated, code, suite, name=suite_name)
+    report = report_of(result)
+    assert CONTROL.findall(report) == []
+    assert shown in report, report
+
+
+def test_the_grade_command_prints_no_escape_sequence(tmp_path):
+    reply = tmp_path / "reply.py"
+    reply.write_text(prints_escapes("parse_roman"))
+    args = ["grade", "--task", "coding/roman_numerals", "--code-file", str(reply)]
+    for extra in ([], ["--format", "json"]):
+        done = CliRunner().invoke(main, args + extra)
+        assert done.exit_code == 0, done.output
+        assert "pwned" in done.output
+        assert CONTROL.findall(done.output) == []
+
+
+def ipc_keys() -> set[int]:
+    """The keys of this machine's System V IPC objects (its IPC namespace's)."""
+    keys = set()
+    for kind in ("shm", "msg", "sem"):
+        lines = Path(f"/proc/sysvipc/{kind}").read_text().splitlines()
+        column = lines[0].split().index("key")
+        keys |= {int(line.split()[column]) for line in lines[1:]}
+    return keys
+
+
+def test_nothing_a_run_leaves_outlives_it_at_any_level(isolated, monkeypatch):
+    """Folders nested 3,000 deep in /tmp and the work directory, files in every shared
+    folder, System V shared memory, a queue and a semaphore set: none outlives the run, at
+    any level, and the next run on the same sandbox (the reference) passes (issue 28: the
+    sweep failed with RecursionError, and so did every later run at the level none)."""
+    if isolated.isolation == "none" and not as_root():
+        pytest.skip("at the level none, as the same user, what the run leaves is this user's")
+    token, key = f"loopbench-test-{uuid.uuid4().hex}", random.randrange(1 << 20, 1 << 30)
+    removed: list[Path] = []
+
+    def recording_remove(path):
+        removed.append(Path(path))
+        remove_tree(path)
+
+    monkeypatch.setattr(graders.sandbox, "remove_tree", recording_remove)
+    shared = [Path(folder, f"{token}-file") for folder in ("/tmp", "/var/tmp", "/dev/shm")]
+    shared += [Path("/run/lock", f"{token}-file"), Path("/tmp", token)]
+    try:
+        result = run(isolated, leaves_leftovers(token, key), ROMAN.heldout, entry="parse_roman")
+        assert result.status == "failed", result
+        assert [path for path in shared if os.path.lexists(path)] == []
+        assert key not in ipc_keys()
+        assert removed and [path for path in removed if path.exists()] == []
+        again = run(isolated, ROMAN_REFERENCE.read_text(), ROMAN.heldout, entry="parse_roman")
+        assert again.status == "passed", again
+    finally:
+        for path in shared:
+            remove_tree(path)
+        hex_key = hex(key)
+        subprocess.run(["ipcrm", "-M", hex_key, "-Q", hex_key, "-S", hex_key], capture_output=True)

@@ -32,12 +32,28 @@ def test_unknown_level_is_refused_with_the_choices(monkeypatch):
 
 
 def test_forced_level_and_its_warning(monkeypatch):
+    """A level asked for by hand is said to be, with the stronger ones that work here (issue
+    28: "neither bubblewrap nor unshare works here" when both did)."""
     monkeypatch.setenv("LOOPBENCH_SANDBOX", "none")
     forced = Sandbox(FAST)
     assert forced.isolation == "none"
-    assert "install bubblewrap" in forced.warning
+    assert "sandbox: none (asked for by LOOPBENCH_SANDBOX=none" in forced.warning
     assert "defence in depth and can be bypassed" in forced.warning
+    working = [level for level in ("bwrap", "unshare") if not probe(level)]
+    assert ("neither bubblewrap nor unshare works here" in forced.warning) == (not working)
+    assert all(f"{level}" in forced.warning.split("):")[0] for level in working)
+    assert ("install bubblewrap" in forced.warning) == ("bwrap" not in working)
     assert run(forced, "def f():\n    return 'ok'").status == "passed"
+
+
+def test_the_level_none_chosen_as_the_best_says_nothing_stronger_works(monkeypatch):
+    monkeypatch.setattr(graders.isolation, "probe", lambda level: "" if level == "none" else "no")
+    monkeypatch.delenv("LOOPBENCH_SANDBOX", raising=False)
+    said = Sandbox(FAST).warning
+    assert "sandbox: none (neither bubblewrap nor unshare works here)" in said
+    assert "install bubblewrap" in said
+    asked = Sandbox(FAST, isolation="none").warning
+    assert "none (asked for by isolation='none'; neither bubblewrap nor unshare works" in asked
 
 
 def test_the_level_none_warns_what_the_same_user_can_reach(monkeypatch):

@@ -4,6 +4,7 @@ the candidate's side sends that the protocol does not allow is refused without h
 
 import math
 import os
+import threading
 from collections import Counter, OrderedDict, defaultdict
 from enum import IntEnum
 
@@ -12,6 +13,7 @@ import pytest
 from graders.plain_data import (
     DEPTH,
     MESSAGE_BYTES,
+    MESSAGE_VALUES,
     Gone,
     NotPlainData,
     ProtocolError,
@@ -21,6 +23,7 @@ from graders.plain_data import (
     rebuild,
     receive,
     send,
+    too_many_values,
 )
 
 
@@ -247,3 +250,57 @@ def test_a_malformed_exception_is_refused(info):
 def test_an_unknown_built_in_is_a_base_exception():
     info = {"type": "X", "module": "m", "builtin": "print", "message": "m"}
     assert type(rebuild(info)) is BaseException
+
+
+def received(body: bytes):
+    """A message of ``body`` read from a pipe that a thread writes it to."""
+    read, write = os.pipe()
+
+    def feed() -> None:
+        with os.fdopen(write, "wb") as pipe:
+            pipe.write(len(body).to_bytes(4, "big") + body)
+
+    writer = threading.Thread(target=feed)
+    writer.start()
+    try:
+        return receive(read)
+    finally:
+        writer.join()
+        os.close(read)
+
+
+def test_a_message_of_too_many_values_is_refused_before_it_is_parsed():
+    """Within the bytes a message may hold, 5.6 million empty lists (issue 28: the trusted
+    runner peaked at 794 MB building them)."""
+    flood = b'{"op":"reply","value":[' + b"[]," * (MESSAGE_VALUES + 1) + b"[]]}"
+    assert len(flood) < MESSAGE_BYTES
+    with pytest.raises(ProtocolError, match=f"more than the {MESSAGE_VALUES} values allowed"):
+        received(flood)
+    fits = b'{"op":"reply","value":[' + b"0," * (MESSAGE_VALUES - 10) + b"0]}"
+    assert len(received(fits)["value"]) == MESSAGE_VALUES - 9
+
+
+def test_commas_and_brackets_inside_strings_are_not_values():
+    text = "[,{:" * MESSAGE_VALUES  # four marks a character, in one string: one value
+    tricky = ['\\"[,', text, '"\\']  # escaped quotes and backslashes next to the marks
+    assert not too_many_values(json_of(tricky))
+    assert too_many_values(json_of([0] * (MESSAGE_VALUES + 1)))
+    assert too_many_values(json_of(["ab"] * (MESSAGE_VALUES + 1)))
+    assert received(b'{"op":"reply","value":' + json_of(tricky) + b"}")["value"] == tricky
+
+
+def test_an_honest_value_of_too_many_values_is_not_sent():
+    read, write = os.pipe()
+    os.set_blocking(write, False)  # nothing reads it: were it sent, the write would fail at once
+    try:
+        with pytest.raises(NotPlainData, match=f"more than the {MESSAGE_VALUES} values"):
+            send(write, {"op": "reply", "value": encode([[]] * (MESSAGE_VALUES + 1))})
+    finally:
+        os.close(read)
+        os.close(write)
+
+
+def json_of(value) -> bytes:
+    import json
+
+    return json.dumps(value, separators=(",", ":")).encode("ascii")

@@ -283,7 +283,8 @@ def test_cpu_limit_kills(sandbox):
 def test_to_json_has_exactly_the_contract_fields(sandbox):
     result = run(sandbox, "def f():\n    return 'no'")
     data = result.to_json()
-    assert set(data) == {"status", "passed", "failed", "first_failure", "seconds", "detail"}
+    fields = {"status", "passed", "failed", "first_failure", "seconds", "detail"}
+    assert set(data) == fields | {"output_bytes", "output_cut"}
     assert set(data["first_failure"]) == {"test", "input", "expected", "actual"}
     assert json.loads(json.dumps(data)) == data
     assert run(sandbox, "def f():\n    return 'ok'").to_json()["first_failure"] is None

@@ -23,7 +23,17 @@ class Clock:
         return self.now
 
 
-def record(arm="cot", status="answered", correct=None, turns=1, retries=0, cost=None, tokens=0):
+def record(
+    arm="cot",
+    status="answered",
+    correct=None,
+    turns=1,
+    retries=0,
+    cost=None,
+    tokens=0,
+    replayed=0,
+    replayed_cost=None,
+):
     return RunRecord(
         arm=arm,
         task_id="t1",
@@ -35,6 +45,8 @@ def record(arm="cot", status="answered", correct=None, turns=1, retries=0, cost=
         cost_usd=cost,
         tokens_in=tokens,
         tokens_out=tokens // 2,
+        cache_hits=replayed,
+        cost_from_cache_usd=replayed_cost,
     )
 
 
@@ -66,15 +78,15 @@ def test_plain_lines_across_two_rounds(capsys):
         progress.recorded(record("react", "step_budget", turns=2, cost=0.001))
     assert capsys.readouterr().err.splitlines() == [
         "round 1: 3 runs to do, 1 already recorded",
-        "  1/3 runs, 1 correct, 0 errors, 0 retries, 2.0 calls/s",
-        "  2/3 runs, 1 correct, 1 error, 2 retries, 2.5 calls/s",
-        "  3/3 runs, 1 correct, 1 error, 3 retries, 1.5 calls/s",
+        "  1/3 runs, 1 correct, 0 errors, 0 retries, 2 calls sent (2.0/s)",
+        "  2/3 runs, 1 correct, 1 error, 2 retries, 5 calls sent (2.5/s)",
+        "  3/3 runs, 1 correct, 1 error, 3 retries, 6 calls sent (1.5/s)",
         "round 1: 2 arm(s) running",
         "round 2: 2 runs to do, 4 already recorded",
-        "  1/2 runs, 0 correct, 1 error, 0 retries, 1.2 calls/s",
-        "  2/2 runs, 0 correct, 1 error, 0 retries, 1.0 calls/s",
-        "done: 5 runs in 0:00:08, 1 correct of 3 graded, 2 errors, 3 retries, 1.0 calls/s, "
-        "$0.0050 spent",
+        "  1/2 runs, 0 correct, 1 error, 0 retries, 0 calls sent (1.2/s)",
+        "  2/2 runs, 0 correct, 1 error, 0 retries, 2 calls sent (1.0/s)",
+        "done: 5 runs in 0:00:08, 1 correct of 3 graded, 2 errors, 3 retries, 8 calls sent "
+        "(1.0/s), $0.0050 spent",
     ]
     assert console.file.getvalue() == ""  # no live view, whatever the console
 
@@ -106,7 +118,7 @@ def test_the_live_view_shows_each_arm_calls_per_second_and_eta():
     # accuracy leaves the api_error out: 1 correct of 2 graded; 1,500 tokens in and out
     assert rows["cot"] == ["3", "1/2", "50%", "1", "1,500", "$0.0030"]
     assert rows["react:guard=on"] == ["1", "1/1", "100%", "0", "300", "—"]
-    assert "2.5 calls/s · 1 error · 3 retries" in shown
+    assert "10 calls sent (2.5/s) · 1 error · 3 retries" in shown
     assert "spent" not in shown  # one arm has no price: no total pretends to be the cost
 
 
@@ -152,3 +164,47 @@ def test_accuracy_leaves_out_infrastructure_failures_and_cost_needs_every_price(
     assert (tally.accuracy(), tally.spent()) == ("2/3  67%", "—")
     tally.add(record(correct=True, cost=0.25))
     assert tally.spent() == "—"
+
+
+def replayed_run(calls, cost):
+    """A run whose every call was replayed: its cost is what they would have cost."""
+    return record(correct=True, turns=calls, cost=cost, replayed=calls, replayed_cost=cost)
+
+
+def test_a_replayed_grid_says_nothing_was_sent_or_spent_and_what_replaying_saved(capsys):
+    clock = Clock()
+    with Progress(True, clock=clock) as progress:
+        progress.started(2, 0)
+        clock.now = 1
+        progress.recorded(replayed_run(2, 0.0007))
+        progress.recorded(replayed_run(2, 0.0007))
+    assert capsys.readouterr().err.splitlines()[1:] == [
+        "  1/2 runs, 1 correct, 0 errors, 0 retries, 0 calls sent (0.0/s), 2 replayed",
+        "  2/2 runs, 2 correct, 0 errors, 0 retries, 0 calls sent (0.0/s), 4 replayed",
+        "done: 2 runs in 0:00:01, 2 correct of 2 graded, 0 errors, 0 retries, 0 calls sent "
+        "(0.0/s), $0.0000 spent; 4 calls replayed, not sent (would have cost $0.0014)",
+    ]
+
+
+def test_the_live_view_counts_sent_and_replayed_calls_and_their_costs_apart():
+    clock, console = Clock(), terminal()
+    with Progress(False, console=console, clock=clock) as progress:
+        progress.started(2, 0)
+        clock.now = 2
+        progress.recorded(replayed_run(3, 0.003))
+        # Two calls of four replayed: cost_usd counts all four, as first served.
+        progress.recorded(
+            record(correct=True, turns=4, cost=0.004, replayed=2, replayed_cost=0.002)
+        )
+    shown = last_frame(console)
+    assert "2 calls sent (1.0/s) · 0 errors · 0 retries · $0.0020 spent · " in shown
+    assert "5 calls replayed, not sent (would have cost $0.0050)" in shown
+    row = next(line.split()[1:] for line in shown.splitlines() if line.startswith(" cot"))
+    assert row[-1] == "$0.0020"  # an arm's cost is what it spent
+
+
+def test_replayed_calls_without_a_price_say_no_cost():
+    tally = Tally()
+    tally.add(record(turns=2, replayed=2))
+    assert (tally.sent, tally.spent()) == (0, "—")
+    assert tally.replay() == "2 calls replayed, not sent"

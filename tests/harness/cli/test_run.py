@@ -94,7 +94,7 @@ def test_a_base_url_without_a_model_says_what_to_set(tmp_path):
     result = CliRunner().invoke(
         main,
         ["run", "--arm", "direct", "--base-url", "http://127.0.0.1:9/v1", "--out", str(tmp_path)],
-        env={"LOOPBENCH_BASE_URL": None, "LOOPBENCH_MODEL": None},
+        env={"LOOPBENCH_BASE_URL": None, "LOOPBENCH_MODEL": None, "OPENAI_BASE_URL": None},
     )
     assert result.exit_code == 2
     assert "--model or LOOPBENCH_MODEL" in result.output
@@ -114,7 +114,7 @@ def test_missing_local_extra_prints_the_install_command(tmp_path, monkeypatch):
     result = CliRunner().invoke(
         main,
         ["run", "--arm", "direct", "--out", str(tmp_path / "r")],
-        env={"LOOPBENCH_BASE_URL": None, "LOOPBENCH_MODEL": None},
+        env={"LOOPBENCH_BASE_URL": None, "LOOPBENCH_MODEL": None, "OPENAI_BASE_URL": None},
     )
     assert result.exit_code == 2
     assert "pip install -e '.[local]'" in result.output and not (tmp_path / "r").exists()

@@ -81,7 +81,9 @@ def loopbench(*args: str) -> list[str]:
     return [sys.executable, "-m", "harness.cli", "run", *args]
 
 
-ENV = {k: v for k, v in os.environ.items() if k not in ("LOOPBENCH_BASE_URL", "LOOPBENCH_MODEL")}
+#: Nothing names an endpoint: neither loopbench's variables nor the openai SDK's.
+ENDPOINT_VARIABLES = ("LOOPBENCH_BASE_URL", "LOOPBENCH_MODEL", "OPENAI_BASE_URL")
+ENV = {k: v for k, v in os.environ.items() if k not in ENDPOINT_VARIABLES}
 
 
 def test_run_without_an_endpoint_uses_the_real_model_and_leaves_no_server(tmp_path):
@@ -108,6 +110,13 @@ def test_run_without_an_endpoint_uses_the_real_model_and_leaves_no_server(tmp_pa
         timeout=300,
     )
     assert finished.returncode == 0, finished.stderr
+    lines = finished.stderr.splitlines()
+    said = next(i for i, line in enumerate(lines) if line.startswith("serving this run: "))
+    assert (
+        f"the embedded model (SmolLM2-135M-Instruct on llama.cpp, chatml) {MODEL_NAME}"
+        in (lines[said])
+    )
+    assert said < next(i for i, line in enumerate(lines) if "runs to do" in line)
     records = read_records(out)
     assert len(records) == 4 and {r.model for r in records} == {MODEL_NAME}
     assert all(r.turns >= 1 and r.tokens_in > 0 and r.tokens_out > 0 for r in records)

@@ -16,7 +16,7 @@ NO_KEYS = {"LOOPBENCH_API_KEY": None, "OPENAI_API_KEY": None}
 
 @pytest.fixture(autouse=True)
 def _no_endpoint_in_the_environment(monkeypatch):
-    for name in ("LOOPBENCH_BASE_URL", "LOOPBENCH_MODEL", *NO_KEYS):
+    for name in ("LOOPBENCH_BASE_URL", "OPENAI_BASE_URL", "LOOPBENCH_MODEL", *NO_KEYS):
         monkeypatch.delenv(name, raising=False)
 
 
