@@ -101,6 +101,9 @@ class RunConfig(BaseModel):
     """Requests a second at most (an endpoint's published limit)."""
     concurrency: int = Field(default=8, ge=1)
     """Requests in flight at once to each endpoint (each replica, each model's server)."""
+    max_response_mb: float = Field(default=32.0, gt=0, allow_inf_nan=False)
+    """The most a reply's body may hold, in MiB once decompressed; past it the call is an
+    api_error, and the rest is not read."""
     runs_in_flight: int | None = Field(default=None, ge=1)
     """Runs in flight at once; when unset, twice the requests allowed (``runs_at_once``)."""
     temperature: float | None = Field(default=None, ge=0, allow_inf_nan=False)

@@ -91,7 +91,13 @@ def serving_line(endpoints: Sequence[Endpoint], embedded: str = "") -> str:
 
 def connection(config: RunConfig, concurrency: int) -> Connection:
     """How each client talks to its endpoint; ``concurrency``: its requests at once."""
-    return Connection(config.timeout_s, config.max_retries, config.rate_limit, concurrency)
+    return Connection(
+        config.timeout_s,
+        config.max_retries,
+        config.rate_limit,
+        concurrency,
+        max_response_mb=config.max_response_mb,
+    )
 
 
 async def open_clients(

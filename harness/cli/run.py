@@ -17,7 +17,12 @@ from graders.isolation import SandboxError
 from harness.api import Experiment, Results
 from harness.cli.endpoints import serving
 from harness.cli.errors import BadInput, Finite
-from harness.cli.grid_options import executor_options, sampling_options, stopping_options
+from harness.cli.grid_options import (
+    connection_options,
+    executor_options,
+    sampling_options,
+    stopping_options,
+)
 from harness.cli.progress import Progress
 from harness.cli.table import stopping_note, table_title
 from harness.config import (
@@ -155,6 +160,7 @@ from tasks.taskset import TaskSetError
     show_default=True,
     help="Retries of a request on 429, 5xx and connection errors.",
 )
+@connection_options
 @sampling_options
 @click.option("--prices", type=click.Path(), help="Price table (TOML) for cost.")
 @click.option("--price-as", help="In the printed table, price tokens as this model.")

@@ -97,7 +97,7 @@ class ToolCallEvent(TraceEvent):
             return self.arguments
         try:
             parsed = json.loads(self.arguments)
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):  # what an endpoint sent: too deep, too long
             return self.arguments.strip()
         return parsed if isinstance(parsed, dict) else self.arguments.strip()
 

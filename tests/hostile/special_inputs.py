@@ -100,13 +100,6 @@ POSITIONS = [
         "cache", "C/responses.sqlite", (*RUN, "--tasks", "S", "--cache", "C"), says_kind=False
     ),
     Position("plugin", "plug.py", (*RUN, "--tasks", "S", "--plugin", "plug")),
-    Position(
-        "generate-over",
-        "G/taskset.toml",
-        ("tasks", "generate", "--n", "3", "--out", "G"),
-        named="G",
-        says_kind=False,
-    ),
 ]
 
 
