@@ -27,23 +27,10 @@ from harness.models.settings import (
     why_local_model,
 )
 from harness.results.store import read_records
+from tests.conftest import ENDPOINT_VARIABLES
 
-#: Every variable that names an endpoint, a model or a key: none leaks in from the shell.
-ENDPOINT_VARIABLES = (
-    "LOOPBENCH_BASE_URL",
-    "LOOPBENCH_MODEL",
-    "LOOPBENCH_API_KEY",
-    "OPENAI_BASE_URL",
-    "OPENAI_API_KEY",
-)
 CLEAN = {k: v for k, v in os.environ.items() if k not in ENDPOINT_VARIABLES}
 ROOT = Path(__file__).resolve().parents[3]
-
-
-@pytest.fixture(autouse=True)
-def _no_endpoint_in_the_environment(monkeypatch):
-    for name in ENDPOINT_VARIABLES:
-        monkeypatch.delenv(name, raising=False)
 
 
 class KeyedServer(FakeServer):
