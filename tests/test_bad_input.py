@@ -723,7 +723,6 @@ BAD_RUNS = {
         ("runs.jsonl:1", "field 'cost_usd'", "finite number"),
         None,
     ),
-    "runs-twice": (GOOD_RUNS * 2, ("runs.jsonl:2", "already recorded on line 1"), None),
     "runs-latin1": (
         GOOD_RUNS.encode() + b'{"arm": "' + LATIN1 + b'"}\n',
         ("runs.jsonl:2", "UTF-8"),

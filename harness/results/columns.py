@@ -11,9 +11,11 @@ last line left out, the cost priced with the same arithmetic.
 
 A line the record model refuses (a key the record does not have and a trailing comma
 included) is refused with ``read_records``'s exact file:line error. The file is read
-line by line only when DuckDB cannot read it as ``read_records`` does (a carriage return
-inside a line, a line DuckDB's parser refuses that the record model takes, an int beyond
-64 bits), and a warning on stderr says so and why, once.
+line by line only when DuckDB cannot read it as ``read_records`` does (a line DuckDB's
+parser refuses that the record model takes, an int beyond 64 bits), and a warning on
+stderr says so and why, once. Both take their lines as ``store.complete_lines`` does (a
+carriage return is a space inside a line), and a run recorded on two lines counts once
+and is named in a warning, by both (``store.Repeated``).
 
 Rows holding equal options or metrics share one dict: read them, do not change them.
 """
@@ -44,7 +46,16 @@ from harness.results.columns_sql import (
 from harness.results.duckdb_progress import no_progress_bar
 from harness.results.frames import Pricing, records_frame
 from harness.results.prices import Price
-from harness.results.store import RUNS, iter_records, read_both
+from harness.results.store import (
+    RUNS,
+    Repeated,
+    iter_records,
+    read_both,
+    record_lines,
+    replaces,
+    runs_file,
+    say_repeated,
+)
 
 __all__ = ["ANSWER_KEY", "FIELDS", "UNREAD", "Field", "priced", "read_frame", "read_frames"]
 
@@ -66,9 +77,22 @@ CHUNK = 16 * 2048
 #: How far DuckDB reads ahead while this process turns a chunk into arrays: its second
 #: thread keeps parsing meanwhile (0.6 s of 6.5 at a million runs, bench/records_scale.py).
 READ_AHEAD = "128MB"
-#: Columns every read needs: a run's key, its supersede link and what upgrades read.
-_KEY = ("model", "arm", "task_id", "repeat", "run_id", "supersedes", "schema_version", "pattern")
+#: Columns every read needs: a run's key, its supersede link, what upgrades read, and the
+#: experiment a run recorded twice names.
+_KEY = (
+    "model",
+    "arm",
+    "task_id",
+    "repeat",
+    "run_id",
+    "supersedes",
+    "schema_version",
+    "pattern",
+    "experiment_id",
+)
 _PRICED = ("tokens_in", "tokens_out", "tokens_cached", "cost_usd")
+#: Bytes read at a time from the end of runs.jsonl, back to its last line end.
+_TAIL = 1 << 23
 #: The files said to be read line by line, with why: each is said once a process.
 _ANNOUNCED: set[tuple[str, str]] = set()
 
@@ -90,12 +114,9 @@ def read_frames(
     folder: Path | str, pricing: Pricing | None = None, *, drop: Collection[str] = ()
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The runs and the records later runs superseded (``--retry-errors``), read once."""
-    path = Path(folder)
-    path = path / RUNS if path.is_dir() else path
+    path = runs_file(folder)  # a FIFO or a device refused before DuckDB opens it
     wanted = [name for name in FIELDS if name not in drop]
     try:
-        if not path.is_file():
-            raise Refused  # read_records says what is wrong
         return _read(path, wanted, pricing)
     except (Refused, duckdb.Error, OSError) as exc:
         for _ in iter_records(path):  # raises read_records' error at the first bad line
@@ -127,7 +148,8 @@ def _read(
     columns = _columns(path, wanted)
     if columns is None:
         return pd.DataFrame(), pd.DataFrame()
-    keep, replaced = _supersedes(columns)
+    keep, replaced, repeated = _supersedes(columns)
+    say_repeated(path, _repeated(path, columns, repeated))
     gone = _frame({n: a[replaced] for n, a in columns.items()}, wanted, pricing)
     if not keep.all():
         for name in list(columns):  # one at a time, so each copy replaces its original
@@ -159,24 +181,16 @@ def _columns(path: Path, wanted: list[str]) -> dict[str, np.ndarray[Any, Any]] |
 
 
 def _last_line_end(path: Path, size: int) -> int:
-    """Where the last complete line ends; ``Unreadable`` for a carriage return that is not
-    part of a line's ``\\r\\n`` end, which ``bytes.splitlines`` takes as a line end and
-    DuckDB as a space."""
-    buffer = bytearray(1 << 23)
-    end = offset = lone = 0
+    """Where the last complete line ends (``store.complete_lines``: a line ends at ``\\n``
+    alone; DuckDB, too, takes a carriage return for a space and splits nothing there)."""
     with path.open("rb", buffering=0) as handle:
-        while offset < size and (count := handle.readinto(buffer)):
-            count = min(count, size - offset)
-            if buffer.find(b"\r", 0, count) >= 0 or lone:
-                lone += buffer.count(b"\r", 0, count) - buffer.count(b"\r\n", 0, count)
-                lone -= lone > 0 and buffer[0] == ord("\n")  # a \r\n across two blocks
-                if lone > (buffer[count - 1] == ord("\r")):
-                    raise Unreadable("a carriage return splits a line")
-            last = buffer.rfind(b"\n", 0, count)
+        for start in range((size - 1) // _TAIL * _TAIL, -1, -_TAIL):
+            handle.seek(start)
+            data = handle.read(min(_TAIL, size - start))
+            last = data.rfind(b"\n")
             if last >= 0:
-                end = offset + last + 1
-            offset += count
-    return end
+                return start + last + 1
+    return 0
 
 
 def _fetch(path: Path, wanted: list[str]) -> dict[str, np.ndarray[Any, Any]] | None:
@@ -222,27 +236,52 @@ def _fetch(path: Path, wanted: list[str]) -> dict[str, np.ndarray[Any, Any]] | N
 
 def _supersedes(
     columns: dict[str, np.ndarray[Any, Any]],
-) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
-    """Which rows are runs, and the rows later ones superseded in the order they were.
-
-    As ``read_records``: a run recorded again must name the earlier record's run_id in
-    ``supersedes``; ``Refused`` otherwise, and ``read_records`` says where."""
+) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any], list[tuple[int, int]]]:
+    """Which rows are runs, the rows later ones superseded in the order they were, and the
+    rows recording a run again (each with the row that counts), as ``read_records`` takes
+    them: a row counts unless it records a run again without naming the earlier record's
+    run_id in ``supersedes``."""
     hashed = columns.pop(RUN_KEY)
     keep = np.ones(len(hashed), dtype=bool)
     current: dict[tuple[Any, ...], int] = {}
     replaced: list[int] = []
+    repeated: list[tuple[int, int]] = []
     keys = [columns[name] for name in ("model", "arm", "task_id", "repeat")]
     run_id, supersedes = columns["run_id"], columns["supersedes"]
     for row in np.flatnonzero(pd.Series(hashed).duplicated(keep=False).to_numpy()).tolist():
         key = tuple(column[row] for column in keys)
         earlier = current.get(key)
         if earlier is not None:
-            if supersedes[row] != run_id[earlier]:
-                raise Refused
+            if not replaces(supersedes[row], run_id[earlier]):
+                keep[row] = False
+                repeated.append((row, earlier))
+                continue
             replaced.append(earlier)
             keep[earlier] = False
         current[key] = row
-    return keep, np.array(replaced, dtype=np.int64)
+    return keep, np.array(replaced, dtype=np.int64), repeated
+
+
+def _repeated(
+    path: Path, columns: dict[str, np.ndarray[Any, Any]], rows: list[tuple[int, int]]
+) -> list[Repeated]:
+    """The rows recording a run again, as ``read_records`` names them: by line."""
+    if not rows:
+        return []
+    lines = iter(record_lines(path, [row for pair in rows for row in pair]))
+    found = []
+    experiment = columns["experiment_id"]
+    for row, first in rows:
+        key = (
+            str(columns["model"][row]),
+            str(columns["arm"][row]),
+            str(columns["task_id"][row]),
+            int(columns["repeat"][row]),
+        )
+        line, first_line = next(lines), next(lines)
+        experiments = (str(experiment[first]), str(experiment[row]))
+        found.append(Repeated(line, first_line, key, experiments))
+    return found
 
 
 def _frame(

@@ -15,7 +15,7 @@ from pandas.testing import assert_frame_equal
 from pydantic import Field
 from pydantic.fields import FieldInfo
 
-from harness.results import columns, columns_fill, columns_sql
+from harness.results import columns, columns_fill, columns_sql, store
 from harness.results.columns import UNREAD, read_frame, read_frames
 from harness.results.frames import Pricing, records_frame
 from harness.results.prices import PriceError, load_prices
@@ -229,7 +229,6 @@ BAD_LINES = {
     ),
     "a sampling setting that is not a number": run(1) | {"sampling": {"temperature": "hot"}},
     "a list where a string goes": run(1) | {"model": ["a"]},
-    "a run recorded twice": run(0),
 }
 
 
@@ -244,6 +243,30 @@ def test_a_bad_line_gives_the_error_read_records_gives(
     with pytest.raises(ResultsError) as got:
         read_frames(path)
     assert str(got.value) == str(expected.value)
+
+
+def test_a_run_recorded_twice_counts_once_and_both_readers_name_its_lines_alike(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    reads: Reads,
+) -> None:
+    merged = run(3) | {"run_id": "other", "experiment_id": "e2", "status": "answered"}
+    path = folder(tmp_path, ["", run(0), run(3), run(0), run(4), merged])
+    said = []
+    for read in (read_records, read_frames):
+        monkeypatch.setattr(store, "_SAID", set())  # each reader's own warning
+        read(path)
+        said.append(capsys.readouterr().err)
+    assert said[0] == said[1] and reads == Reads(0, 0)  # the columns read it all
+    assert f"warning: {path / 'runs.jsonl'}: 2 line(s) record again a run" in said[0]
+    assert "line 4 repeats line 2 (run ('gpt-5-mini', 'direct', 'task-0', 0))" in said[0]
+    assert (
+        "line 6 repeats line 3 (run ('unpriced-model', 'direct', 'task-3', 0), "
+        "experiment 'e2', line 3's 'e1')" in said[0]
+    )
+    assert_same(path)
+    assert list(read_frame(path)["run_id"]) == ["r0", "r3", "r4"]
 
 
 def test_a_missing_folder_and_a_missing_price_say_what_they_said(tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ from harness.cli.main import main
 from harness.fakes.fake_server import FakeServer, Reply, default_responder, question_index
 from harness.grid import recorded_runs
 from harness.models.settings import without_credentials
+from harness.results import store
 from harness.results.prices import load_prices
 from harness.results.store import ResultsError, ResultsFolder, read_records
 from tasks.loading import load_taskset
@@ -134,14 +135,35 @@ def test_the_run_command_refuses_a_locked_folder_with_exit_2(tmp_path, server):
     assert not (tmp_path / "r" / "runs.jsonl").exists()
 
 
-def test_readers_refuse_a_run_recorded_twice(tmp_path):
+def test_readers_count_a_run_recorded_twice_once_and_name_its_lines(tmp_path, monkeypatch, capsys):
     line = json.dumps({"arm": "direct", "task_id": "t", "repeat": 0, "status": "answered"})
     (tmp_path / "runs.jsonl").write_text(f"{line}\n{line}\n")
-    with pytest.raises(ResultsError, match=r"runs.jsonl:2: run .* already recorded on line 1"):
-        read_records(tmp_path)
+    monkeypatch.setattr(store, "_SAID", set())
+    assert len(read_records(tmp_path)) == 1 and read_records(tmp_path, superseded=True) == []
+    assert "line 2 repeats line 1 (run ('', 'direct', 't', 0))" in capsys.readouterr().err
     for command in (["table", str(tmp_path)], ["compare", str(tmp_path), str(tmp_path)]):
-        result = CliRunner().invoke(main, command)
-        assert result.exit_code == 2 and "already recorded on line 1" in result.output
+        monkeypatch.setattr(store, "_SAID", set())  # said once a process: each command's own
+        result = CliRunner().invoke(main, [*command, "--format", "json"])
+        assert result.exit_code == 0, result.output
+        assert "line 2 repeats line 1 (run ('', 'direct', 't', 0))" in result.stderr
+        shown = json.loads(result.stdout)
+        [row] = shown["arms"] if isinstance(shown, dict) else shown
+        assert row.get("n", row.get("n_pairs")) == 1
+
+
+def test_a_record_superseding_another_run_id_records_the_run_again(tmp_path, monkeypatch):
+    """--retry-errors names the record it replaces: a record naming any other run_id (one
+    copied from another folder) is the run recorded again, and the first record counts."""
+    line = {"arm": "direct", "task_id": "t", "repeat": 0, "status": "api_error"}
+    rows = [
+        {**line, "run_id": "a"},
+        {**line, "run_id": "b", "supersedes": "elsewhere", "status": "answered"},
+        {**line, "run_id": "c", "supersedes": "a", "status": "answered"},
+    ]
+    (tmp_path / "runs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    monkeypatch.setattr(store, "_SAID", set())
+    runs, replaced = store.read_both(tmp_path)
+    assert [r.run_id for r in runs] == ["c"] and [r.run_id for r in replaced] == ["a"]
 
 
 def test_out_that_is_a_file_is_refused(tmp_path, server):

@@ -19,11 +19,13 @@ from harness.results.store import RUN_ID_KEYS, RUNS, TRACES, parse_line, run_id_
 def records_of(folder: Path, wanted: Collection[str]) -> list[RunRecord]:
     """The records of the runs in ``wanted`` (by run_id), in file order, each line parsed
     as ``read_records`` parses it. Superseded records are not left out here: ask only for
-    run_ids of runs that count (a ``read_frame`` holds those)."""
+    run_ids of runs that count (a ``read_frame`` holds those). A line copied (the same
+    run_id again) is the run recorded again: its first line alone is taken, as every reader
+    takes it."""
     path = folder / RUNS
     compact = {run_id.encode() for run_id in wanted}
     key = RUN_ID_KEYS[0]
-    found = []
+    found: dict[str, RunRecord] = {}
     with path.open("rb") as handle:
         for number, raw in enumerate(handle, start=1):
             # Inline for the million lines that are not wanted: run_id_in is the slow path.
@@ -36,8 +38,8 @@ def records_of(folder: Path, wanted: Collection[str]) -> list[RunRecord]:
                 continue  # a line without a newline was cut short by a kill: not finished
             record = parse_line(path, number, raw)
             if record is not None and record.run_id in wanted:
-                found.append(record)
-    return found
+                found.setdefault(record.run_id, record)
+    return list(found.values())
 
 
 def traces_of(folder: Path, wanted: Collection[str]) -> Iterator[dict[str, Any]]:

@@ -261,6 +261,12 @@ def test_records_of_reads_only_the_runs_asked_for_as_read_records_does():
     assert records_of(folder, wanted) == [records[3], records[-1]]
 
 
+def test_records_of_takes_a_copied_line_once_as_read_records_does(tmp_path):
+    record, _ = run("m1", "cot", "t00", 0, "answered", True, run_id="once")
+    (tmp_path / "runs.jsonl").write_text((record.model_dump_json() + "\n") * 2)
+    assert records_of(tmp_path, {"once"}) == [record]
+
+
 def test_records_of_finds_an_id_written_with_an_escape(tmp_path):
     record, _ = run("m1", "cot", "t00", 0, "answered", True, run_id="dépôt")
     line = record.model_dump_json().replace("dépôt", "d\\u00e9p\\u00f4t")
