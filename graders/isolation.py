@@ -35,6 +35,8 @@ import tempfile
 from pathlib import Path
 from typing import Literal, get_args
 
+from harness.errors import BadInput
+
 Isolation = Literal["bwrap", "unshare", "none"]
 LEVELS: tuple[Isolation, ...] = get_args(Isolation)
 MB = 1024 * 1024
@@ -42,7 +44,7 @@ WORKDIR = "/sandbox"  # the work directory's path inside bwrap and unshare
 PROGRAMS = "/loopbench"  # where the sandbox's programs are, inside bwrap and unshare
 
 
-class SandboxError(Exception):
+class SandboxError(BadInput):
     """The sandbox cannot run here as asked (a forced isolation level that does not work, no
     uid free), or a run's processes would not die."""
 

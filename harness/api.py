@@ -12,14 +12,18 @@
     results.failures()       # the failure taxonomy per arm
     results.compare(loopbench.load("results/before"))
 
-``loopbench run`` is a thin layer over this: it resolves the endpoint, starts the
-embedded model when asked, and hands its HTTP client to ``Experiment.run_async``.
+``loopbench run`` is a thin layer over this: it builds a ``RunConfig`` from its flags
+(and an experiment file) and runs ``Experiment.from_config(config).run(observer=...)``,
+which resolves the endpoints, starts the embedded model when none is configured, and
+opens the HTTP clients for the run.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
+import sys
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -30,14 +34,28 @@ from typing import Any
 import pandas as pd
 
 from harness.config import RunConfig
+from harness.endpoints import (
+    connection,
+    open_clients,
+    resolve_endpoints,
+    serving,
+    throttle_notes,
+)
 from harness.executors import OnWorkers
 from harness.experiment import Arm, ArmError, arm_identity, parse_arms
 from harness.grid import Grid, run_grid
+from harness.models.replicas import grid_client
 from harness.models.router import ModelRouter
 from harness.models.scripted import FunctionModel, Reply
-from harness.models.settings import Endpoint, without_credentials
+from harness.models.settings import (
+    Endpoint,
+    EndpointNotConfigured,
+    protecting,
+    without_credentials,
+)
 from harness.models.types import ModelClient, ModelRequest, ModelResponse
 from harness.observer import Observer
+from harness.plugins import load_plugin
 from harness.report.compare import Comparison, compare
 from harness.report.failures import ArmFailures, labelled_frame, summarize_failures
 from harness.report.pass_k import parse_all
@@ -50,6 +68,7 @@ from harness.results.records import RunRecord
 from harness.results.store import ResultsFolder, read_records
 from harness.rounds import run_until_separated
 from harness.runner import RunSettings
+from harness.runtime import run_settings
 from harness.sampling import Sampling
 from harness.stats.separation import Separation, SeparationRule
 from tasks.loading import load_taskset
@@ -93,6 +112,12 @@ class Experiment:
     own; by default none, and the endpoint's own defaults apply. Recorded, and a folder is
     tied to them."""
     settings: RunSettings = field(default_factory=RunSettings)
+    config: RunConfig | None = None
+    """The settings it was made from (``from_config``)."""
+    endpoints: Sequence[Endpoint] = ()
+    """Where the requests go when no model is given (``from_config`` resolves them): each
+    model's endpoints, or, with ``embedded``, the embedded model started for the run."""
+    embedded: bool = False
 
     @cached_property
     def taskset(self) -> TaskSet:
@@ -111,13 +136,13 @@ class Experiment:
             raise ArmError("--until-separated compares arms on one model: give one --model")
         return arms
 
-    def run(self, model: ModelLike | None = None) -> Results:
-        """Run the grid and return its results; in a notebook (a running event loop),
-        ``await experiment.run_async()`` instead."""
+    def run(self, model: ModelLike | None = None, observer: Observer | None = None) -> Results:
+        """Run the grid and return its results, telling ``observer`` as it goes; in a
+        notebook (a running event loop), ``await experiment.run_async()`` instead."""
         try:
             asyncio.get_running_loop()
         except RuntimeError:
-            return asyncio.run(self.run_async(model))
+            return asyncio.run(self.run_async(model, observer))
         raise RuntimeError(
             "an event loop is already running (a notebook?): use `await experiment.run_async()`"
         )
@@ -126,15 +151,50 @@ class Experiment:
     def model_names(self) -> list[str]:
         return list(self.models) or [self.model_name]
 
-    async def run_async(self, model: ModelLike | None = None) -> Results:
+    async def run_async(
+        self, model: ModelLike | None = None, observer: Observer | None = None
+    ) -> Results:
+        given = model if model is not None else self.model
+        if given is None and self.endpoints:
+            return await self._served(observer or Observer())
         if self.models:
             client: ModelClient = ModelRouter({n: as_client(m) for n, m in self.models.items()})
-        elif model is None and self.model is None and self.settings.executor is not None:
+        elif given is None and self.settings.executor is not None:
             client = OnWorkers()  # a RayExecutor's workers build their own clients
         else:
-            client = as_client(model if model is not None else self.model)
+            client = as_client(given)
         with self.open() as folder:
-            return await self.run_in(folder, client)
+            return await self.run_in(folder, client, observer)
+
+    async def _served(self, observer: Observer) -> Results:
+        """Run on the endpoints ``from_config`` resolved, or the embedded model started for
+        the run, each through a client opened for the run (on this process; a Ray
+        executor's workers open their own); the runtime objects made for it closed after."""
+        config = self.config or RunConfig()
+        executor = self.settings.executor
+        try:
+            with contextlib.ExitStack() as held:
+                held.enter_context(protecting(self.endpoints))
+                if isinstance(executor, contextlib.AbstractContextManager):
+                    held.enter_context(executor)  # a RayExecutor connects, and lets go
+                folder = held.enter_context(self.open())
+                for repair in folder.repairs:
+                    observer.note(f"warning: {repair}")
+                serve = serving(
+                    self.embedded, config.local_chat_format, [*self.endpoints], observer.note
+                )
+                live = held.enter_context(serve)
+                async with contextlib.AsyncExitStack() as opened:
+                    how = connection(config, config.concurrency)
+                    clients = await open_clients(opened, [] if executor else live, how)
+                    client = grid_client(dict(clients.items())) if clients else OnWorkers()
+                    results = await self.run_in(folder, client, observer)
+                    for note in throttle_notes(clients):
+                        observer.note(note)
+                    return results
+        finally:
+            if self.settings.cache is not None:
+                self.settings.cache.close()
 
     def open(self) -> ResultsFolder:
         """The results folder, opened for writing: refused (ResultsError) when it holds
@@ -176,32 +236,68 @@ class Experiment:
     def from_config(
         cls,
         config: RunConfig,
-        endpoints: Sequence[Endpoint] = (),
+        endpoints: Sequence[Endpoint] | None = None,
         settings: RunSettings | None = None,
+        say: Callable[[str], None] | None = None,
     ) -> Experiment:
-        """The grid a RunConfig describes (as ``loopbench run`` builds it): its endpoints,
-        once resolved, name the models and where they are served; ``settings``, the run's
-        runtime objects (a cache, a sandbox...)."""
+        """The grid a RunConfig describes, as ``loopbench run`` makes it, refused
+        (``BadInput``) before anything is sent: its plugins imported and its arms checked
+        against the registry first, then its endpoints resolved (unless given: resolved
+        already) and the runtime objects it asks for made (unless ``settings`` holds them),
+        ``say`` told what a user should know (how isolated the sandbox is; stderr by
+        default). Run without a model, its endpoints serve it: each model's, or the
+        embedded model when none is configured."""
+        for module in config.plugins:
+            load_plugin(module)
+        if not config.arms:
+            raise ArmError("give at least one --arm, or an --experiment file that lists arms")
+        parse_arms(config.arms)  # the allowlist first: an unknown name costs nothing
+        embedded, found = (
+            (False, [*endpoints]) if endpoints is not None else resolve_endpoints(config)
+        )
+        if config.executor == "ray" and embedded:
+            raise EndpointNotConfigured(
+                "--executor ray: the embedded model listens on this machine's loopback only; "
+                "give --model and --base-url of a served model"
+            )
         experiment = cls(
             config.tasks,
             config.arms,
             config.repeats,
-            config.runs_at_once(len(endpoints)),
+            config.runs_at_once(len(found)),
             out=config.out,
             limit=config.limit,
             until_separated=config.separation,
             sampling=config.sampling,
-            settings=settings or RunSettings(),
+            config=config,
+            endpoints=found,
+            embedded=embedded,
         )
+        experiment._name_models(found)
+        if settings is None:
+            settings = run_settings(config, experiment.taskset, say or _on_stderr)
+            if config.executor == "ray":
+                from harness.executors.ray import RayExecutor  # needs the ray extra
+
+                settings = replace(settings, executor=RayExecutor.for_config(config, found))
+        experiment.settings = settings
+        _ = experiment.parsed_arms  # --until-separated's two arms on one model: refused now
+        return experiment
+
+    def _name_models(self, endpoints: Sequence[Endpoint]) -> None:
+        """The models the endpoints serve, and where, as the folder records them."""
         names = list(dict.fromkeys(e.model for e in endpoints))
         if len(names) == 1:
-            experiment.model_name = names[0]
+            self.model_name = names[0]
             urls = sorted(without_credentials(e.base_url) for e in endpoints)
-            experiment.base_url = urls[0] if len(urls) == 1 else urls
+            self.base_url = urls[0] if len(urls) == 1 else urls
         elif names:
-            experiment.models = dict.fromkeys(names)
-            experiment.base_url = {e.model: without_credentials(e.base_url) for e in endpoints}
-        return experiment
+            self.models = dict.fromkeys(names)
+            self.base_url = {e.model: without_credentials(e.base_url) for e in endpoints}
+
+
+def _on_stderr(line: str) -> None:
+    print(line, file=sys.stderr)
 
 
 def as_client(model: ModelLike | None) -> ModelClient:

@@ -9,6 +9,7 @@ on the command line win over it.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -22,15 +23,16 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from harness.errors import BadInput
 from harness.files import read_text, read_toml, toml_line, toml_problems
-from harness.models.local import CHAT_FORMATS
-from harness.models.settings import DEFAULT_KEY_ENV
+from harness.models.local import CHAT_FORMATS as CHAT_FORMATS  # the command's choices
+from harness.models.settings import DEFAULT_KEY_ENV as DEFAULT_KEY_ENV
 from harness.sampling import Sampling
 from harness.stats.separation import SeparationRule
 from harness.trace import MAX_TEXT
 
 
-class ConfigError(ValueError):
+class ConfigError(BadInput):
     """A run's settings that cannot be run (exit code 2): the message names the field."""
 
 
@@ -274,6 +276,22 @@ def load_experiment(path: Path) -> RunConfig:
     folder = path.parent / config.tasks
     if folder.is_dir():
         config = config.model_copy(update={"tasks": str(folder)})
+    return config
+
+
+def checked_experiment(path: Path, plugins: Sequence[str] = ()) -> RunConfig:
+    """``load_experiment``, with its arms checked against the registry once its plugins
+    (and ``plugins``) are imported: an unknown arm is refused naming the file's line."""
+    from harness.experiment import ArmError, parse_arms  # the registry: only here
+    from harness.plugins import load_plugin
+
+    config = load_experiment(path)
+    try:
+        for module in [*config.plugins, *plugins]:
+            load_plugin(module)  # the file's arms may be a plugin's patterns
+        parse_arms(config.arms)
+    except BadInput as exc:  # said where the file names its arms
+        raise ArmError(f"{arms_line(path)}: {exc}") from None
     return config
 
 

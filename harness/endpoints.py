@@ -1,14 +1,18 @@
 """Where a run's requests go: each model's endpoints (several for one model are its
 replicas), and one HTTP client per endpoint, opened the same way wherever the runs are
-made (this process, or a Ray worker reading its keys from its own environment)."""
+made (this process, or a Ray worker reading its keys from its own environment); the
+embedded model's server for the length of a run when no endpoint is configured, and the
+line saying which model at which URL serves the run, said before the first request."""
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Sequence
+import signal
+import sys
+from collections.abc import Callable, Iterator, Sequence
 
 from harness.config import ModelEntry, RunConfig
-from harness.models.local import MODEL_NAME, model_file
+from harness.models.local import MODEL_NAME, LocalServer, model_file
 from harness.models.openai_compat import Connection, OpenAICompatClient
 from harness.models.settings import (
     LOCAL,
@@ -21,6 +25,8 @@ from harness.models.settings import (
 
 #: The endpoint the embedded model stands for until its server is up.
 LOCAL_ENDPOINT = "llama.cpp on loopback"
+#: How the embedded model is named in the line that says it serves the run.
+EMBEDDED = "the embedded model (SmolLM2-135M-Instruct on llama.cpp, {chat_format})"
 
 
 def resolve_endpoints(config: RunConfig) -> tuple[bool, list[Endpoint]]:
@@ -121,3 +127,32 @@ def throttle_notes(clients: dict[str, list[OpenAICompatClient]]) -> list[str]:
         for used in replicas
         if used.concurrency.cuts
     ]
+
+
+@contextlib.contextmanager
+def serving(
+    local: bool, chat_format: str, endpoints: list[Endpoint], say: Callable[[str], None]
+) -> Iterator[list[Endpoint]]:
+    """The endpoints to use, said (``say``); for the embedded model, a server that lives as
+    long as the run, said (with its URL and why it runs) before it starts.
+
+    SIGTERM becomes an ordinary exit while it runs, so the server is stopped on every
+    way out (success, error, Ctrl-C, SIGTERM).
+    """
+    if not local:
+        say(serving_line(endpoints))
+        yield endpoints
+        return
+    previous = signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
+    try:
+        server = LocalServer(chat_format)
+        served = [Endpoint(server.base_url, MODEL_NAME, source=endpoints[0].source)]
+        embedded = EMBEDDED.format(chat_format=chat_format)
+        say(f"{serving_line(served, embedded)}; starting it ...")
+        server.start()
+        try:
+            yield served
+        finally:
+            server.stop()
+    finally:
+        signal.signal(signal.SIGTERM, previous)

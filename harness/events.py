@@ -33,6 +33,7 @@ from typing import Annotated, Any, Union, get_args
 
 from pydantic import Discriminator, Tag, TypeAdapter, ValidationError
 
+from harness.errors import BadInput
 from harness.event_models.base import (
     CUT,
     MAX_TOOL_CALLS,
@@ -207,7 +208,7 @@ def parse_event(data: Mapping[str, Any]) -> Event:
     return _EVENT.validate_python(data)
 
 
-class TraceError(ValueError):
+class TraceError(BadInput):
     """A trace line that does not hold the events the harness writes."""
 
 

@@ -17,6 +17,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from harness.errors import BadInput
 from harness.patterns.base import Pattern, PatternOptions
 from harness.patterns.catalog import lookup
 from harness.patterns.limits import Limited
@@ -24,8 +25,8 @@ from harness.patterns.registry import PatternInfo, UnknownPattern
 from tasks.tool_registry import ToolOptionsError, UnknownTool, check_tool_choices
 
 
-class ArmError(ValueError):
-    pass
+class ArmError(BadInput):
+    usage = True
 
 
 @dataclass(frozen=True)

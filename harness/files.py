@@ -18,11 +18,12 @@ from typing import Any
 from pydantic import ValidationError
 
 
-def describe_errors(exc: ValidationError, whole: str = "(whole line)") -> str:
-    """Every problem a validation found, as ``field 'a.b': what is wrong``; a problem with
-    the value as a whole is said of the field ``whole``."""
+def describe_errors(exc: ValidationError, whole: str = "(whole line)", first: bool = False) -> str:
+    """Every problem a validation found (or the ``first``), as ``field 'a.b': what is
+    wrong``; a problem with the value as a whole is said of the field ``whole``."""
+    errors = exc.errors()[:1] if first else exc.errors()
     return "; ".join(
-        f"field {'.'.join(str(p) for p in e['loc']) or whole!r}: {e['msg']}" for e in exc.errors()
+        f"field {'.'.join(str(p) for p in e['loc']) or whole!r}: {e['msg']}" for e in errors
     )
 
 

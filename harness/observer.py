@@ -1,9 +1,11 @@
 """What watches a grid as it runs: one object told when the grid (or a round) starts, when
-each run is recorded, and when a round of ``--until-separated`` is decided. The live view
-is one (``harness.cli.progress``); a script may pass its own, or none."""
+each run is recorded, when a round of ``--until-separated`` is decided, and what a user
+should see on the way. The live view is one (``harness.cli.progress``); a script may pass
+its own, or none."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
@@ -24,3 +26,8 @@ class Observer:
 
     def decided(self, state: Separation) -> None:
         """A round of ``--until-separated`` ended; ``state`` holds the decisions so far."""
+
+    def note(self, text: str) -> None:
+        """A line a user should see (which model serves the run, a warning, a repair made
+        on opening the folder): on stderr, unless overridden."""
+        print(text, file=sys.stderr)

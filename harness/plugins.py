@@ -23,6 +23,7 @@ import sys
 from importlib.metadata import entry_points
 from pathlib import Path
 
+from harness.errors import BadInput
 from harness.files import special_file_problem
 
 PATTERN_GROUP = "loopbench.patterns"
@@ -31,8 +32,8 @@ TOOL_GROUP = "loopbench.tools"
 GRADER_GROUP = "loopbench.graders"
 
 
-class PluginError(ValueError):
-    pass
+class PluginError(BadInput):
+    usage = True
 
 
 def load_plugin(module: str) -> None:

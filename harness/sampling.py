@@ -20,6 +20,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from harness.errors import BadInput
+
 if TYPE_CHECKING:
     from harness.models.types import ModelRequest
 
@@ -27,7 +29,7 @@ if TYPE_CHECKING:
 LEGACY: dict[str, float | int] = {"temperature": 0.0}
 
 
-class SamplingError(ValueError):
+class SamplingError(BadInput):
     """A sampling setting no endpoint takes (exit code 2)."""
 
 

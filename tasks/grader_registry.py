@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from graders.base import Grader, GraderSetup
+from harness.errors import UnknownName
 from harness.plugins import GRADER_GROUP, either, how_to_add, load_group_once
 from tasks.builtin_graders import code_tests_grader, exact_grader
 from tasks.task_models import CodeTask, Task, TaskBase
@@ -22,7 +23,7 @@ GraderFactory = Callable[[GraderSetup], Grader[Any]]
 FactoryT = TypeVar("FactoryT", bound=GraderFactory)
 
 
-class UnknownGrader(ValueError):
+class UnknownGrader(UnknownName):
     pass
 
 

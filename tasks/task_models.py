@@ -19,11 +19,12 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 from graders.code_tests import CodeSuites
 from graders.extract import top_names
 from graders.suite_result import suite_tests
+from harness.errors import BadInput
 from harness.files import read_text
 from tasks.answer_keys import CodeExpected, Expected, Filled, Solution
 
 
-class TaskSetError(Exception):
+class TaskSetError(BadInput):
     pass
 
 

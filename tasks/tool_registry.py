@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
+from harness.errors import BadInput, UnknownName
 from harness.files import describe_errors
 from harness.plugins import TOOL_GROUP, either, how_to_add, load_group_once
 from harness.tools import Tool, ToolChoices, ToolOptions
@@ -28,11 +29,11 @@ FactoryT = TypeVar("FactoryT", bound=ToolFactory)
 TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
-class UnknownTool(ValueError):
+class UnknownTool(UnknownName):
     pass
 
 
-class ToolOptionsError(ValueError):
+class ToolOptionsError(BadInput):
     pass
 
 

@@ -8,9 +8,7 @@ from pathlib import Path
 
 import click
 
-from harness.cli.errors import BadInput
 from harness.models.cache import CACHE_FILE, ResponseCache
-from harness.models.cache_file import CacheError
 
 
 @click.group("cache")
@@ -23,14 +21,9 @@ def _using(folder: Path) -> Iterator[ResponseCache]:
     """The cache in ``folder``, refused unless it is a whole loopbench cache (nothing is
     written on opening, so a file of another program is left as it was), closed after;
     a cache that fails in use is said in one line too."""
-    try:
-        cache = ResponseCache(folder, create=False)
-    except CacheError as exc:
-        raise BadInput(str(exc)) from None
+    cache = ResponseCache(folder, create=False)
     try:
         yield cache
-    except CacheError as exc:
-        raise BadInput(str(exc)) from None
     finally:
         cache.close()
 

@@ -15,8 +15,7 @@ from harness.report.compare_text import as_json, as_markdown
 from harness.results.columns import FIELDS, read_frame
 from harness.results.frames import Pricing
 from harness.results.legacy import schema_1_identity
-from harness.results.prices import PriceError, load_prices
-from harness.results.store import ResultsError
+from harness.results.prices import load_prices
 
 #: The record fields ``harness.report.compare`` reads; the others are not read, so that
 #: two folders of a million runs each fit in memory.
@@ -79,19 +78,15 @@ def compare_command(
     fmt: str,
 ) -> None:
     """Compare CANDIDATE against BASELINE; exit 1 if an arm regressed, 2 on bad input."""
-    try:
-        pricing = Pricing(load_prices(), price_as)
-        before = read_frame(baseline, pricing, drop=NOT_COMPARED)
-        after = read_frame(candidate, pricing, drop=NOT_COMPARED)
-        for folder, frame in ((baseline, before), (candidate, after)):
-            if frame.empty:
-                raise CompareError(f"{folder}: holds no finished runs")
-        known = set(before["arm"].unique()) | set(after["arm"].unique())
-        wanted = _canonical(list(arms), known)
-        comparison = compare(before, after, wanted, max_drop, alpha, max_cost_rise)
-    except (ResultsError, PriceError, CompareError) as exc:
-        click.echo(f"Error: {exc}", err=True)
-        raise SystemExit(2) from None
+    pricing = Pricing(load_prices(), price_as)
+    before = read_frame(baseline, pricing, drop=NOT_COMPARED)
+    after = read_frame(candidate, pricing, drop=NOT_COMPARED)
+    for folder, frame in ((baseline, before), (candidate, after)):
+        if frame.empty:
+            raise CompareError(f"{folder}: holds no finished runs")
+    known = set(before["arm"].unique()) | set(after["arm"].unique())
+    wanted = _canonical(list(arms), known)
+    comparison = compare(before, after, wanted, max_drop, alpha, max_cost_rise)
     markdown = as_markdown(comparison)
     if fmt == "json":
         click.echo(json.dumps(as_json(comparison), indent=2))

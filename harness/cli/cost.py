@@ -10,7 +10,8 @@ from typing import Any
 import click
 import pandas as pd
 
-from harness.cli.errors import BadInput, Finite
+from harness.cli.errors import Finite
+from harness.errors import BadInput
 from harness.report.axis import config_labels
 from harness.report.cost import (
     PRICE_TIERS,
@@ -30,8 +31,7 @@ from harness.report.rendering import usage_warning
 from harness.report.table import summarize
 from harness.results.columns import UNREAD, read_frames
 from harness.results.frames import Pricing
-from harness.results.prices import PriceError, load_prices
-from harness.results.store import ResultsError
+from harness.results.prices import load_prices
 
 FORMATS = click.Choice(["md", "json"])
 #: Bounds that keep the arithmetic finite and quick (a sum runs over every step).
@@ -186,11 +186,8 @@ def verifier_command(p: float, r: float, f: float, m: int) -> None:
 @click.option("--format", "fmt", type=FORMATS, default="md", show_default=True)
 def measured_command(results: Path, price_as: str | None, fmt: str) -> None:
     """Measured accuracy, tokens and cost per correct of a run, beside the planning figures."""
-    try:
-        pricing = Pricing(load_prices(), price_as)
-        frame, retried = read_frames(results, pricing, drop=UNREAD)
-    except (ResultsError, PriceError) as exc:
-        raise BadInput(str(exc)) from None
+    pricing = Pricing(load_prices(), price_as)
+    frame, retried = read_frames(results, pricing, drop=UNREAD)
     if frame.empty:
         raise BadInput(f"{results}: no finished runs yet; run `loopbench run --out` into it first")
     summary = summarize(frame, retried=retried)

@@ -14,8 +14,9 @@ from typing import Any
 import click
 
 
-class BadInput(click.ClickException):
-    """Bad input or an unusable file: printed as ``Error: ...``, exit code 2."""
+class Refusal(click.ClickException):
+    """Bad input or an unusable file (``harness.errors.BadInput``, a path that cannot be
+    read or written), as ``loopbench`` prints it: ``Error: ...``, exit code 2."""
 
     exit_code = 2
 

@@ -17,12 +17,11 @@ import click
 import duckdb
 import pandas as pd
 
-from harness.cli.errors import BadInput
+from harness.errors import BadInput
 from harness.redaction import holds_secrets, redact
 from harness.results.columns import FIELDS, read_frame
 from harness.results.columns_sql import sql_literal
 from harness.results.duckdb_progress import no_progress_bar
-from harness.results.store import ResultsError
 
 FORMATS = ("parquet", "csv", "otlp")
 
@@ -62,10 +61,7 @@ def export_command(
 
         return export_otlp(results, output, otlp_endpoint)
     assert output is not None  # refused above without -o or --otlp-endpoint
-    try:
-        frame = read_frame(results)
-    except ResultsError as exc:
-        raise BadInput(str(exc)) from None
+    frame = read_frame(results)
     if frame.empty:
         raise BadInput(f"{results}: no finished runs yet")
     table = pd.DataFrame({name: _column(frame[name], name) for name in FIELDS}, copy=False)

@@ -4,14 +4,13 @@ The spans are ``harness.results.otlp``'s; this is what the command says and refu
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Any
 
 import click
 
-from harness.cli.errors import BadInput
+from harness.errors import BadInput
 from harness.results.otlp import (
+    TRACES,
     OtlpMissing,
     SendFailed,
     folder_spans,
@@ -20,7 +19,6 @@ from harness.results.otlp import (
     traces_url,
     write_json,
 )
-from harness.results.store import EXPERIMENT, TRACES, ResultsError
 
 
 def export_otlp(results: Path, output: Path | None, endpoint: str | None) -> None:
@@ -35,10 +33,7 @@ def export_otlp(results: Path, output: Path | None, endpoint: str | None) -> Non
         require_otlp()
     except OtlpMissing as exc:
         raise BadInput(f"--format otlp: {exc}") from None
-    try:
-        found = folder_spans(results, _experiment(results))
-    except ResultsError as exc:
-        raise BadInput(str(exc)) from None
+    found = folder_spans(results)
     if not found.runs:
         raise BadInput(f"{results}: no finished runs yet")
     spans = found.spans
@@ -74,13 +69,3 @@ def export_otlp(results: Path, output: Path | None, endpoint: str | None) -> Non
                 "a running OTLP/HTTP receiver (e.g. http://localhost:4318)"
             ) from None
         click.echo(f"sent {counted} to {url} ({requests} request{'s' * (requests != 1)})")
-
-
-def _experiment(results: Path) -> dict[str, Any]:
-    """experiment.json's fields, for the spans' resource; none when it cannot be read (the
-    runs' own records are what the spans carry)."""
-    try:
-        meta = json.loads((results / EXPERIMENT).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return meta if isinstance(meta, dict) else {}

@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from harness.cli.errors import BadInput
+from harness.errors import BadInput
 from harness.experiment import arm_identity
 from harness.report.failures import (
     LABELS,
@@ -19,7 +19,6 @@ from harness.report.failures import (
     labelled_frame,
     summarize_failures,
 )
-from harness.results.store import ResultsError
 
 FORMATS = ("md", "json", "csv")
 NOTE = (
@@ -51,10 +50,7 @@ NOTE = (
 def failures_command(results: Path, arms: tuple[str, ...], examples: int, fmt: str) -> None:
     """Label every run that did not end correct (repetition, tool miss, unsupported number,
     ...) and print, per arm, the share of failed runs carrying each label."""
-    try:
-        runs = labelled_frame(results)
-    except ResultsError as exc:
-        raise BadInput(str(exc)) from None
+    runs = labelled_frame(results)
     if runs.empty:
         raise BadInput(f"{results}: no finished runs yet")
     summaries = summarize_failures(runs, examples)

@@ -12,16 +12,15 @@ from pydantic import ValidationError
 
 from graders.code_tests import CodeGrader, feedback, heldout
 from graders.exact import grade
-from graders.isolation import SandboxError
 from graders.limits import Limits
 from graders.printable import printable
 from graders.sandbox import Sandbox
 from graders.selftest import run_self_test
-from harness.cli.errors import BadInput
+from harness.errors import BadInput
 from harness.files import describe_errors, read_text
 from tasks.answer_keys import Expected
 from tasks.loading import load_taskset
-from tasks.taskset import CodeTask, TaskSetError
+from tasks.taskset import CodeTask
 
 
 @click.command("grade")
@@ -107,10 +106,7 @@ def _grade_code(task_spec: str, code_file: Path, which: str, fmt: str) -> None:
     """Run the code in ``code_file`` against one suite of a coding task and print the result."""
     task, timeout_s = _coding_task(task_spec)
     reply = read_text(code_file, BadInput, "a file of Python code")
-    try:
-        sandbox = Sandbox(Limits(timeout_s=timeout_s))
-    except SandboxError as exc:
-        raise BadInput(str(exc)) from None
+    sandbox = Sandbox(Limits(timeout_s=timeout_s))
     if sandbox.warning:
         click.echo(f"warning: {sandbox.warning}", err=True)
     chosen = feedback(task.suites) if which == "feedback" else heldout(task.suites)
@@ -137,10 +133,7 @@ def _coding_task(task_spec: str) -> tuple[CodeTask, float]:
             f"--task {task_spec!r}: write SET/ID, e.g. coding/roman_numerals or "
             "humaneval/HumanEval_12"
         )
-    try:
-        taskset = load_taskset(set_name)
-    except TaskSetError as exc:
-        raise BadInput(str(exc)) from None
+    taskset = load_taskset(set_name)
     if not taskset.is_code:
         raise BadInput(f"--task {task_spec!r}: {set_name} is not a coding task set")
     found = next((t for t in taskset.tasks if t.id == task_id), None)

@@ -11,7 +11,8 @@ from typing import Any
 
 import click
 
-from harness.cli.errors import BadInput, is_path_error, path_problem
+from harness.cli.errors import Refusal, is_path_error, path_problem
+from harness.errors import BadInput
 
 #: Each subcommand's "module:attribute", and its summary in ``loopbench --help`` (the first
 #: sentence of its help as ``plain_help`` shows it; a test holds the two equal).
@@ -94,10 +95,37 @@ def plain_help(command: click.Command) -> click.Command:
     for param in command.params:
         if isinstance(param, click.Option) and param.help:
             param.help = plain(param.help)
+    command.context_class = SayingContext
     if isinstance(command, click.Group):
         for subcommand in command.commands.values():
             plain_help(subcommand)
     return command
+
+
+class SayingContext(click.Context):
+    """A subcommand's context: what it refuses (``BadInput``, from anywhere below), and a
+    file or folder it cannot read or write (permissions, a read-only file system, a file
+    where a folder should be), become one line and exit code 2, never a traceback; a wrong
+    name on the command line is said under the command's usage lines."""
+
+    def invoke(self, callback: Any, /, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return super().invoke(callback, *args, **kwargs)
+        except BadInput as exc:
+            raise (click.UsageError(str(exc), self) if exc.usage else Refusal(str(exc))) from None
+        except OSError as exc:
+            if not is_path_error(exc):
+                raise
+            raise Refusal(path_problem(exc)) from None
+
+
+def _redacted(exc: click.ClickException) -> click.ClickException:
+    """``exc`` with every secret held redacted from its line: it is printed once the
+    command's context has closed and let go of the secrets it held."""
+    from harness.redaction import redact
+
+    vars(exc)["message"] = redact(exc.message)  # typed Final; set once, here
+    return exc
 
 
 class LazyGroup(click.Group):
@@ -123,29 +151,13 @@ class LazyGroup(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         """Run the subcommand; its error line redacted of every secret held."""
         try:
-            return self._invoke_saying_paths(ctx)
-        except click.ClickException as exc:
-            # Printed once the command's context has closed and let go of the secrets it
-            # held: redacted while they are still held.
-            from harness.redaction import redact
-
-            vars(exc)["message"] = redact(exc.message)  # typed Final; set once, here
-            raise
-
-    def _invoke_saying_paths(self, ctx: click.Context) -> Any:
-        """Run the subcommand; a file or folder it cannot read or write (permissions, a
-        read-only file system, a file where a folder should be) is one line and exit 2,
-        whichever command met it and wherever, never a traceback."""
-        try:
             return super().invoke(ctx)
-        except click.BadParameter as exc:
-            if exc.param is None or not isinstance(exc.param.type, click.Path):
-                raise
-            raise BadInput(exc.format_message()) from None  # "is not readable": one line
-        except OSError as exc:
-            if not is_path_error(exc):
-                raise
-            raise BadInput(path_problem(exc)) from None
+        except click.ClickException as exc:
+            if isinstance(exc, click.BadParameter) and isinstance(
+                getattr(exc.param, "type", None), click.Path
+            ):
+                exc = Refusal(exc.format_message())  # "is not readable": one line, exit 2
+            raise _redacted(exc) from None
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         """The commands and their summaries, as click lays them out, without importing any."""

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from harness.cli.errors import BadInput
+from harness.errors import BadInput
 
 
 def cannot_write(output: Path, exc: OSError) -> BadInput:

@@ -7,7 +7,7 @@ import click
 from harness.experiment import show_value
 from harness.patterns.base import PatternOptions
 from harness.patterns.catalog import registered
-from harness.plugins import PluginError, load_plugin
+from harness.plugins import load_plugin
 
 LIMITS = tuple(PatternOptions.model_fields)
 
@@ -26,12 +26,9 @@ def patterns_command(limits: bool, plugins: tuple[str, ...]) -> None:
     Every pattern also takes the run limits, listed once at the end; an arm names only
     the options it sets, so its defaults can change without renaming it.
     """
-    try:
-        for module in plugins:
-            load_plugin(module)
-        patterns = registered()
-    except PluginError as exc:
-        raise click.UsageError(str(exc)) from None
+    for module in plugins:
+        load_plugin(module)
+    patterns = registered()
     for name, info in patterns.items():
         click.echo(f"{name}: {info.summary}")
         for field, spec in info.options_model.model_fields.items():

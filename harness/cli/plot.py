@@ -6,14 +6,13 @@ from pathlib import Path
 
 import click
 
-from harness.cli.errors import BadInput
 from harness.cli.output_file import cannot_write, output_file
+from harness.errors import BadInput
 from harness.report.plots import plot_frontier, plot_outcomes, plot_tokens, plot_turns
 from harness.report.table import summarize
 from harness.results.columns import UNREAD, read_frames
 from harness.results.frames import Pricing
-from harness.results.prices import PriceError, load_prices
-from harness.results.store import ResultsError
+from harness.results.prices import load_prices
 
 KINDS = ("frontier", "status", "tokens", "turns")
 
@@ -45,14 +44,11 @@ def plot_command(results: Path, kind: str, output: Path, price_as: str | None) -
 
 def _plot(results: Path, kind: str, output: Path, price_as: str | None) -> None:
     """Read RESULTS and draw its plot of ``kind`` to ``output``; ``BadInput`` when it cannot."""
-    try:  # an input that cannot be read is said by the command group, naming it
-        pricing = Pricing(load_prices(), price_as)
-        frame, retried = read_frames(results, pricing, drop=UNREAD)
-        if frame.empty:
-            raise ValueError(f"{results}: no finished runs yet")
-        summary = summarize(frame, retried=retried)
-    except (ResultsError, PriceError, ValueError) as exc:
-        raise BadInput(str(exc)) from None
+    pricing = Pricing(load_prices(), price_as)
+    frame, retried = read_frames(results, pricing, drop=UNREAD)
+    if frame.empty:
+        raise BadInput(f"{results}: no finished runs yet")
+    summary = summarize(frame, retried=retried)
     model = ", ".join(sorted(frame["model"].unique()))
     where = f"{', '.join(sorted(frame['task_set'].unique()))} on {model}"
     try:
@@ -66,7 +62,5 @@ def _plot(results: Path, kind: str, output: Path, price_as: str | None) -> None:
             plot_tokens(summary, output, f"Tokens per run: {where}")
         else:
             plot_turns(frame, output, f"Model calls per run: {where}")
-    except ValueError as exc:
-        raise BadInput(str(exc)) from None
     except OSError as exc:
         raise cannot_write(output, exc) from None

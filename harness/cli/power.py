@@ -11,7 +11,8 @@ from typing import Any
 
 import click
 
-from harness.cli.errors import BadInput, Finite
+from harness.cli.errors import Finite
+from harness.errors import BadInput
 from harness.report.power import (
     CONSERVATIVE,
     INDEPENDENT,
@@ -27,7 +28,6 @@ from harness.report.power import (
 )
 from harness.report.power_estimate import Estimates, estimate
 from harness.report.power_text import Setting, markdown
-from harness.results.store import ResultsError, read_records
 
 DEFAULT_REPEATS = 3
 #: The test whose power is reported: the one compare, table --vs and --until-separated use.
@@ -133,20 +133,17 @@ def power_command(
 ) -> None:
     """How many tasks a paired comparison of two arms needs, or the power of --tasks."""
     kappa = _arm_correlation(arm_correlation)
-    try:
-        found = _estimate(results, alpha, wanted) if results is not None else None
-        if found is None and baseline is None:
-            raise BadInput("give --baseline (arm A's accuracy, e.g. 0.56), or --from RESULTS")
-        if delta is None and found is None:
-            raise BadInput("give --delta, the difference to detect (0.10 is 10 points)")
-        settings = _settings(found, baseline, repeats, icc, kappa)
-        report: dict[str, Any] = {}
-        if found is not None:
-            report["from"] = _finished(str(results), found, settings, alpha, wanted)
-        if delta is not None:
-            report |= _planned(_design(settings, delta, alpha, wanted), settings, tasks)
-    except (ResultsError, PowerError) as exc:
-        raise BadInput(str(exc)) from None
+    found = _estimate(results, alpha, wanted) if results is not None else None
+    if found is None and baseline is None:
+        raise BadInput("give --baseline (arm A's accuracy, e.g. 0.56), or --from RESULTS")
+    if delta is None and found is None:
+        raise BadInput("give --delta, the difference to detect (0.10 is 10 points)")
+    settings = _settings(found, baseline, repeats, icc, kappa)
+    report: dict[str, Any] = {}
+    if found is not None:
+        report["from"] = _finished(str(results), found, settings, alpha, wanted)
+    if delta is not None:
+        report |= _planned(_design(settings, delta, alpha, wanted), settings, tasks)
     report = _without_nan(report)
     click.echo(json.dumps(report, indent=2) if fmt == "json" else markdown(report))
 
@@ -164,7 +161,9 @@ def _without_nan(value: Any) -> Any:
 
 
 def _estimate(results: Path, alpha: float, wanted: float) -> Estimates:
-    records = read_records(results)
+    from harness.api import load  # the results' reader: only with --from
+
+    records = load(results).records()
     if not records:
         raise BadInput(f"{results}: no finished runs yet")
     try:

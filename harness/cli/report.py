@@ -6,14 +6,13 @@ from pathlib import Path
 
 import click
 
-from harness.cli.errors import BadInput
 from harness.cli.output_file import cannot_write, output_file
+from harness.errors import BadInput
 from harness.experiment import arm_identity
 from harness.redaction import redact
 from harness.report.html.render import report_html
 from harness.results.frames import Pricing
-from harness.results.prices import PriceError, load_prices
-from harness.results.store import ResultsError
+from harness.results.prices import load_prices
 
 
 @click.command("report")
@@ -46,11 +45,8 @@ def report_command(
         raise BadInput(f"{output}: is a folder; give -o a file name, e.g. {output / 'report.html'}")
     output = output if output.suffix else output.with_suffix(".html")
     with output_file(output):  # before the page is built, and matplotlib imported to draw it
-        try:
-            reference = arm_identity(reference) if reference else None
-            page = report_html(results, Pricing(load_prices(prices), price_as), reference)
-        except (ResultsError, PriceError, ValueError) as exc:
-            raise BadInput(str(exc)) from None
+        reference = arm_identity(reference) if reference else None
+        page = report_html(results, Pricing(load_prices(prices), price_as), reference)
         try:
             output.write_text(redact(page), encoding="utf-8")
         except OSError as exc:

@@ -2,21 +2,16 @@
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import sys
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import click
 from click.core import ParameterSource
 
-from graders.isolation import SandboxError
 from harness.api import Experiment, Results
-from harness.cli.endpoints import serving
-from harness.cli.errors import BadInput, Finite
+from harness.cli.errors import Finite
 from harness.cli.grid_options import (
     connection_options,
     executor_options,
@@ -26,34 +21,19 @@ from harness.cli.grid_options import (
 from harness.cli.progress import Progress
 from harness.cli.table import stopping_note, table_title
 from harness.config import (
-    ConfigError,
+    CHAT_FORMATS,
+    DEFAULT_KEY_ENV,
     ModelEntry,
     RunConfig,
-    arms_line,
     build,
-    load_experiment,
+    checked_experiment,
 )
-from harness.endpoints import connection, open_clients, resolve_endpoints, throttle_notes
-from harness.executors import ExecutorError, OnWorkers, RayUnavailable
-from harness.experiment import ArmError, parse_arms
-from harness.models.cache_file import CacheError
-from harness.models.estimate import EstimateUnavailable
-from harness.models.local import CHAT_FORMATS, LocalModelError
-from harness.models.replicas import grid_client
-from harness.models.settings import DEFAULT_KEY_ENV, Endpoint, EndpointNotConfigured, protecting
-from harness.models.types import ModelClient
-from harness.patterns.registry import UnknownPattern
-from harness.plugins import PluginError, load_plugin
+from harness.errors import BadInput
 from harness.report.rendering import render
 from harness.report.table import summarize
 from harness.results.columns import UNREAD, read_frames
 from harness.results.frames import Pricing
-from harness.results.prices import PriceError
-from harness.results.store import ResultsError, ResultsFolder
-from harness.runner import Executor
-from harness.runtime import run_settings
 from harness.trace import MAX_TEXT
-from tasks.taskset import TaskSetError
 
 
 @click.command("run")
@@ -225,43 +205,18 @@ def run_command(**flags: Any) -> None:
     context = click.get_current_context()
     _refuse_blank(context.command, flags)
     config = _config(flags, context.get_parameter_source)
+    experiment = Experiment.from_config(config, say=_say)
+    plain = quiet or not sys.stderr.isatty()
     try:
-        for module in config.plugins:
-            load_plugin(module)
-        if not config.arms:
-            raise ArmError("give at least one --arm, or an --experiment file that lists arms")
-        _ = Experiment(config.tasks, config.arms).parsed_arms  # the allowlist check: first
-    except (UnknownPattern, ArmError, PluginError) as exc:
-        raise click.UsageError(str(exc)) from None
-    try:
-        local, endpoints = resolve_endpoints(config)
-        if config.executor == "ray" and local:
-            raise click.UsageError(
-                "--executor ray: the embedded model listens on this machine's loopback only; "
-                "give --model and --base-url of a served model"
-            )
-        taskset = Experiment(config.tasks).taskset
-        settings = run_settings(config, taskset, _say)
-        grid = Experiment.from_config(config, endpoints, settings)
-        if config.until_separated:
-            _ = grid.parsed_arms  # two arms, one model: refused now, not after a round
-        if config.executor == "ray":
-            grid.settings = replace(settings, executor=_ray(config, endpoints))
-    except (UnknownPattern, ArmError) as exc:
-        raise click.UsageError(str(exc)) from None
-    except (
-        TaskSetError,
-        PriceError,
-        EndpointNotConfigured,
-        LocalModelError,
-        CacheError,
-        EstimateUnavailable,
-        SandboxError,
-        RayUnavailable,
-    ) as exc:
-        raise BadInput(str(exc)) from None
-    with protecting(endpoints):
-        _run(grid, config, local, endpoints, quiet)
+        # Leaving the block stops the live view (also on Ctrl-C) and prints the last line.
+        with Progress(plain, rounds=config.until_separated) as progress:
+            results = experiment.run(observer=progress)
+    except KeyboardInterrupt:
+        click.echo("interrupted: finished runs are recorded; run it again to go on", err=True)
+        raise SystemExit(130) from None
+    prices = experiment.settings.prices
+    assert prices is not None  # from_config loads them
+    table_after_run(results, Pricing(prices, config.price_as))
 
 
 #: What a text option expects, for the line refusing it empty; "a value" otherwise.
@@ -297,19 +252,10 @@ def _refuse_blank(command: click.Command, flags: dict[str, Any]) -> None:
 def _config(flags: dict[str, Any], given: Callable[[str], ParameterSource | None]) -> RunConfig:
     """The run's settings: the experiment file's, with the flags given laid over them."""
     written = {field: value for field, value in _fields(flags).items() if _given(given, field)}
-    experiment = flags["experiment"]
-    try:
-        if experiment is None:
-            return build(written, "the run's flags")
-        from_file = load_experiment(Path(experiment))
-        for module in [*from_file.plugins, *written.get("plugins", [])]:
-            load_plugin(module)  # the file's arms may be a plugin's patterns
-        parse_arms(from_file.arms)
-        return from_file.merged(written)
-    except ConfigError as exc:
-        raise BadInput(str(exc)) from None
-    except (UnknownPattern, ArmError, PluginError) as exc:
-        raise click.UsageError(f"{arms_line(Path(experiment))}: {exc}") from None
+    if flags["experiment"] is None:
+        return build(written, "the run's flags")
+    from_file = checked_experiment(Path(flags["experiment"]), written.get("plugins", []))
+    return from_file.merged(written)
 
 
 #: Each flag's parameter, and the RunConfig field it sets (where the names differ).
@@ -341,59 +287,6 @@ def _given(given: Callable[[str], ParameterSource | None], field: str) -> bool:
     """Whether the flag setting ``field`` was given (not left at its default)."""
     parameter = next((p for p, f in FIELDS.items() if f == field), field)
     return given(parameter) in (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT)
-
-
-def _ray(config: RunConfig, endpoints: list[Endpoint]) -> Executor:
-    from harness.executors.ray import RayExecutor, WorkerSetup
-
-    # A folder of tasks is read at the same path on every worker.
-    tasks = str(Path(config.tasks).resolve()) if Path(config.tasks).is_dir() else config.tasks
-    keyed = tuple(e.model for e in endpoints if e.api_key is not None)
-    return RayExecutor(WorkerSetup(config.model_copy(update={"tasks": tasks}), keyed))
-
-
-def _run(
-    grid: Experiment, config: RunConfig, local: bool, endpoints: list[Endpoint], quiet: bool
-) -> None:
-    executor = grid.settings.executor  # a RayExecutor connects on entering, and lets go
-    session = executor if isinstance(executor, contextlib.AbstractContextManager) else None
-    try:
-        with session or contextlib.nullcontext(), grid.open() as folder:
-            for repair in folder.repairs:
-                click.echo(f"warning: {repair}", err=True)
-            with serving(local, config.local_chat_format, endpoints) as live:
-                results = asyncio.run(_make(grid, folder, config, live, quiet))
-    except (ResultsError, ExecutorError) as exc:
-        raise BadInput(str(exc)) from None
-    except KeyboardInterrupt:
-        click.echo("interrupted: finished runs are recorded; run it again to go on", err=True)
-        raise SystemExit(130) from None
-    finally:
-        if grid.settings.cache is not None:
-            grid.settings.cache.close()
-    prices = grid.settings.prices
-    assert prices is not None  # run_settings loads them
-    table_after_run(results, Pricing(prices, config.price_as))
-
-
-async def _make(
-    grid: Experiment,
-    folder: ResultsFolder,
-    config: RunConfig,
-    endpoints: list[Endpoint],
-    quiet: bool,
-) -> Results:
-    plain = quiet or not sys.stderr.isatty()
-    # Leaving the block stops the live view (also on Ctrl-C) and prints the last line.
-    with Progress(plain, rounds=grid.until_separated is not None) as progress:
-        async with contextlib.AsyncExitStack() as stack:
-            wanted = [] if grid.settings.executor else endpoints
-            clients = await open_clients(stack, wanted, connection(config, config.concurrency))
-            client: ModelClient = grid_client(dict(clients.items())) if clients else OnWorkers()
-            results = await grid.run_in(folder, client, progress)
-            for note in throttle_notes(clients):
-                progress.note(note)
-            return results
 
 
 def _say(line: str) -> None:

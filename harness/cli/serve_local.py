@@ -8,8 +8,7 @@ import threading
 
 import click
 
-from harness.cli.errors import BadInput
-from harness.models.local import CHAT_FORMATS, MODEL_NAME, LocalModelError, LocalServer
+from harness.models.local import CHAT_FORMATS, MODEL_NAME, LocalServer
 
 
 @click.command("serve-local")
@@ -29,10 +28,7 @@ from harness.models.local import CHAT_FORMATS, MODEL_NAME, LocalModelError, Loca
 def serve_local_command(chat_format: str, port: int | None) -> None:
     """Serve the embedded model on an OpenAI-compatible API and print its base URL."""
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
-    try:
-        server = LocalServer(chat_format, port=port).start()
-    except LocalModelError as exc:
-        raise BadInput(str(exc)) from None
+    server = LocalServer(chat_format, port=port).start()
     try:
         click.echo(server.base_url)
         click.echo(f"model name: {MODEL_NAME}; stop with Ctrl-C", err=True)

@@ -7,15 +7,14 @@ from pathlib import Path
 import click
 import pandas as pd
 
-from harness.cli.errors import BadInput
+from harness.errors import BadInput
 from harness.report.axis import config_labels
 from harness.report.pass_k import parse_all
 from harness.report.rendering import FORMATS, render
 from harness.report.table import GROUPINGS, INTERVALS, Measures, summarize, with_reference
 from harness.results.columns import UNREAD, read_frames
 from harness.results.frames import Pricing
-from harness.results.prices import PriceError, load_prices
-from harness.results.store import ResultsError, has_traces
+from harness.results.prices import load_prices
 from harness.sampling import describe_runs
 from harness.stats.separation import StoppedRun
 
@@ -74,29 +73,28 @@ def table_command(
     with_failures: bool,
 ) -> None:
     """Print accuracy, turns, tool calls, tokens, cost and cost per correct answer per arm."""
-    try:
-        pricing = Pricing(load_prices(prices), price_as)
-        # The failure labels read run ids and answers beside traces: kept, not read twice.
-        kept = ("run_id", "answer") if with_failures and has_traces(results) else ()
-        drop = [name for name in UNREAD if name not in kept]
-        frame, retried = read_frames(results, pricing, drop=drop)
-        if frame.empty:
-            raise BadInput(f"{results}: no finished runs yet")
-        chosen = [c.strip() for c in columns.split(",")] if columns else None
-        pass_k, _ = parse_all(chosen or [])
-        summary = summarize(frame, by, retried, Measures(interval, tuple(pass_k)))
-        if reference:
-            from harness.experiment import arm_identity  # the arms' registry: only for --vs
+    pricing = Pricing(load_prices(prices), price_as)
+    # The failure labels read run ids and answers beside traces: kept, not read twice.
+    from harness.report.failures import columns_labelled  # the failure labels: only here
 
-            summary = with_reference(frame, summary, arm_identity(reference))
-        if with_failures:
-            described = pd.Series(config_labels(summary), index=summary.index)
-            summary = summary.assign(failures=described.map(commonest_failures(results, frame)))
-        click.echo(render(summary, fmt, table_title(frame, pricing), chosen))
-        if fmt == "md" and (note := stopping_note(results, frame)):
-            click.echo(f"\n{note}")
-    except (ResultsError, PriceError, ValueError) as exc:
-        raise BadInput(str(exc)) from None
+    kept = columns_labelled(results) if with_failures else ()
+    drop = [name for name in UNREAD if name not in kept]
+    frame, retried = read_frames(results, pricing, drop=drop)
+    if frame.empty:
+        raise BadInput(f"{results}: no finished runs yet")
+    chosen = [c.strip() for c in columns.split(",")] if columns else None
+    pass_k, _ = parse_all(chosen or [])
+    summary = summarize(frame, by, retried, Measures(interval, tuple(pass_k)))
+    if reference:
+        from harness.experiment import arm_identity  # the arms' registry: only for --vs
+
+        summary = with_reference(frame, summary, arm_identity(reference))
+    if with_failures:
+        described = pd.Series(config_labels(summary), index=summary.index)
+        summary = summary.assign(failures=described.map(commonest_failures(results, frame)))
+    click.echo(render(summary, fmt, table_title(frame, pricing), chosen))
+    if fmt == "md" and (note := stopping_note(results, frame)):
+        click.echo(f"\n{note}")
 
 
 def commonest_failures(
@@ -104,13 +102,9 @@ def commonest_failures(
 ) -> dict[str, str]:
     """Per arm (named after its model on several models), its commonest failure labels with
     the share of failed runs carrying each. ``runs``: the folder's runs, if already read."""
-    from harness.report.failure_traces import TraceError  # the traces' events: only here
     from harness.report.failures import labelled_frame, summarize_failures
 
-    try:
-        labelled = labelled_frame(results, runs)
-    except TraceError as exc:
-        raise BadInput(str(exc)) from None
+    labelled = labelled_frame(results, runs)
     described = {}
     for arm in summarize_failures(labelled, examples=0):
         top = sorted((c, label) for label, c in arm.counts.items() if c)[::-1][:shown]

@@ -13,12 +13,11 @@ from pathlib import Path
 
 import click
 
-from harness.cli.errors import BadInput
-from tasks.generate.build import GenerateError, Options, generate, parse_hops, parse_operations
+from harness.errors import BadInput
+from tasks.generate.build import Options, generate, parse_hops, parse_operations
 from tasks.generate.check import disagreements
 from tasks.generate.writer import write_set
 from tasks.loading import load_taskset
-from tasks.taskset import TaskSetError
 
 
 @click.group("tasks")
@@ -99,8 +98,6 @@ def generate_command(
         )
         made = generate(options)
         write_set(made, out)
-    except GenerateError as exc:
-        raise BadInput(str(exc)) from None
     except OSError as exc:
         raise BadInput(f"--out {out}: cannot be written ({exc.strerror or exc})") from None
     click.echo(f"{out}: {len(made.tasks)} tasks, {len(made.book['entries'])} entries")
@@ -111,10 +108,7 @@ def generate_command(
 def check_command(folder: Path) -> None:
     """Re-run the reference solver over a generated set; name every question whose answer,
     hop count or walk disagrees with what the set records."""
-    try:
-        taskset = load_taskset(folder)
-    except TaskSetError as exc:
-        raise BadInput(str(exc)) from None
+    taskset = load_taskset(folder)
     if not taskset.generated_by or taskset.encyclopedia is None or taskset.is_code:
         raise BadInput(
             f"{folder}: is not a generated set (its taskset.toml has no generated_by); check "

@@ -18,10 +18,11 @@ Errors::
 
 from __future__ import annotations
 
+from harness.errors import BadInput
 from harness.models.types import ModelRequest, ModelResponse
 
 
-class ExecutorError(Exception):
+class ExecutorError(BadInput):
     pass
 
 

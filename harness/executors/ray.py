@@ -26,8 +26,9 @@ import importlib
 import itertools
 import logging
 import socket
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 from graders.isolation import SandboxError
@@ -40,7 +41,7 @@ from harness.experiment import Arm, ArmError, parse_arm
 from harness.install_hints import install_command
 from harness.models.estimate import EstimateUnavailable, shipped_tokenizer
 from harness.models.replicas import grid_client
-from harness.models.settings import FALLBACK_KEY_ENV, EndpointNotConfigured
+from harness.models.settings import FALLBACK_KEY_ENV, Endpoint, EndpointNotConfigured
 from harness.models.types import ModelClient
 from harness.patterns.registry import UnknownPattern
 from harness.plugins import PluginError, load_plugin
@@ -236,6 +237,18 @@ class RayExecutor:
         self._started = False
         self._pool: list[Any] = []
         self._pool_for: tuple[Any, ...] | None = None
+
+    @classmethod
+    def for_config(cls, config: RunConfig, endpoints: Sequence[Endpoint]) -> RayExecutor:
+        """The executor of ``config``'s runs on its endpoints: a folder of tasks is read at
+        the same path on every worker, and a worker refuses to start without a key for a
+        model the driver had one for."""
+        tasks = Path(config.tasks)
+        setup = (
+            config.model_copy(update={"tasks": str(tasks.resolve())}) if tasks.is_dir() else config
+        )
+        keyed = tuple(e.model for e in endpoints if e.api_key is not None)
+        return cls(WorkerSetup(setup, keyed))
 
     def __enter__(self) -> RayExecutor:
         self.start()

@@ -19,6 +19,8 @@ import sqlite3
 import time
 from pathlib import Path
 
+from harness.errors import BadInput
+
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS responses (
     key TEXT PRIMARY KEY,
@@ -41,7 +43,7 @@ COLUMNS = [
 BUSY_PATIENCE_S = 30.0
 
 
-class CacheError(ValueError):
+class CacheError(BadInput):
     """The cache file cannot be used."""
 
 

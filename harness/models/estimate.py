@@ -17,6 +17,7 @@ import functools
 import json
 from collections.abc import Callable
 
+from harness.errors import BadInput
 from harness.models.types import ModelRequest, ModelResponse, Usage
 
 TokenCount = Callable[[str], int]
@@ -31,7 +32,7 @@ PIECE_CHARS = 1 << 16
 TOKENIZED_CHARS = 1 << 20
 
 
-class EstimateUnavailable(Exception):
+class EstimateUnavailable(BadInput):
     """No tokenizer to estimate with."""
 
 

@@ -29,6 +29,7 @@ from pathlib import Path
 
 import httpx
 
+from harness.errors import BadInput
 from harness.install_hints import install_command
 
 MODEL_NAME = "smollm2-135m-instruct-q4_1"
@@ -37,7 +38,7 @@ CHAT_FORMATS = ("chatml", "chatml-function-calling")
 INSTALL_HINT = install_command("local")
 
 
-class LocalModelError(RuntimeError):
+class LocalModelError(BadInput):
     pass
 
 

@@ -25,6 +25,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from urllib.parse import unquote, urlsplit, urlunsplit
 
+from harness.errors import BadInput
 from harness.redaction import protected
 
 BASE_URL_ENV = "LOOPBENCH_BASE_URL"
@@ -41,7 +42,7 @@ LOCAL = "local"
 GIVEN = "--base-url"
 
 
-class EndpointNotConfigured(Exception):
+class EndpointNotConfigured(BadInput):
     pass
 
 

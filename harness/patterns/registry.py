@@ -9,12 +9,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from harness.errors import UnknownName
 from harness.patterns.base import Pattern, PatternOptions
 
 OptionsT = TypeVar("OptionsT", bound=PatternOptions)
 
 
-class UnknownPattern(ValueError):
+class UnknownPattern(UnknownName):
     pass
 
 

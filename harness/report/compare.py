@@ -24,6 +24,7 @@ from typing import Any
 
 import pandas as pd
 
+from harness.errors import BadInput
 from harness.report.axis import MODEL_AND_ARM, arms_by_model, model_keys
 from harness.report.checks import answer_changes, code_measures
 from harness.report.verdict import Criterion, judge_accuracy, judge_cost
@@ -34,7 +35,7 @@ from harness.stats.intervals import PairedDifference, paired_difference
 KEYS = ["arm", "task_id", "repeat"]
 
 
-class CompareError(ValueError):
+class CompareError(BadInput):
     """The two result sets cannot be compared (exit code 2)."""
 
 

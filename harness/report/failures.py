@@ -81,6 +81,12 @@ class _Row:
     parse_failures: int
 
 
+def columns_labelled(folder: Path | str) -> tuple[str, ...]:
+    """The columns ``labelled_frame`` reads beside a frame's usual ones, so a reader of the
+    folder keeps them instead of reading it twice: run ids and answers, with traces."""
+    return TRACED if has_traces(folder) else ()
+
+
 def labelled_frame(folder: Path | str, runs: pd.DataFrame | None = None) -> pd.DataFrame:
     """One row per run of ``folder`` (superseded runs left out), in the order of ``runs``
     (as ``read_frame`` reads it when not given): model, arm, task_id, repeat, status,

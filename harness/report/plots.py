@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from harness.errors import BadInput
 from harness.report.axis import arms_by_model, config_labels, model_keys
 from harness.results.statuses import STATUSES
 
@@ -92,7 +93,7 @@ def plot_frontier(summary: pd.DataFrame, path: Path | str, title: str) -> None:
     """
     rows = summary[summary["cost_per_correct"].notna()].reset_index(drop=True)
     if rows.empty:
-        raise ValueError(
+        raise BadInput(
             "no arm has a cost per correct answer (nothing correct, or no price for the "
             "model); pass --price-as MODEL to price the tokens"
         )

@@ -43,6 +43,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
+from harness.errors import BadInput
 from harness.report.power_exact import EXACT_UP_TO, one_run_power, simulated_power
 from harness.stats.distributions import beyond, normal_quantile
 
@@ -63,7 +64,7 @@ NORMAL_FROM = 100
 CONSERVATIVE = 0.5
 
 
-class PowerError(ValueError):
+class PowerError(BadInput):
     """Inputs a power analysis cannot use (exit code 2)."""
 
 

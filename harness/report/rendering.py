@@ -10,6 +10,7 @@ from html import escape
 
 import pandas as pd
 
+from harness.errors import BadInput
 from harness.report.axis import model_and_arm
 from harness.report.lost_runs import OTHER_ARMS
 from harness.report.pass_k import PassK
@@ -69,7 +70,7 @@ def render(
     if columns:
         unknown = [c for c in columns if c not in summary.columns]
         if unknown:
-            raise ValueError(
+            raise BadInput(
                 f"unknown column {unknown[0]!r}; columns: {', '.join(summary.columns)} "
                 "(pass@k and pass^k, e.g. pass@1 or pass^3, are computed when asked for)"
             )
@@ -79,7 +80,7 @@ def render(
     if fmt == "csv":
         return str(summary.to_csv(index=False))
     if fmt not in FORMATS:
-        raise ValueError(f"unknown format {fmt!r}; choose {', '.join(FORMATS)}")
+        raise BadInput(f"unknown format {fmt!r}; choose {', '.join(FORMATS)}")
     shown = _chosen(whole, columns) if columns else _shown(summary)
     plain_title = title.replace("**", "")
     if fmt == "latex":

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from harness.errors import BadInput
 from harness.report.axis import model_keys
 from harness.report.checks import answer_changes, check_measures, code_measures
 from harness.report.lost_runs import lost_runs
@@ -53,7 +54,7 @@ def summarize(
     """One row per arm (and ``by`` value). ``retried`` holds the records that later runs
     superseded (``--retry-errors``): not runs of their own, but their cost was spent."""
     if measures.interval not in INTERVALS:
-        raise ValueError(f"unknown interval {measures.interval!r}; choose tasks or runs")
+        raise BadInput(f"unknown interval {measures.interval!r}; choose tasks or runs")
     arm_keys = [*model_keys(frame), "arm"]
     keys = list(dict.fromkeys([*arm_keys, *([_column(by)] if by else [])]))
     spent = retried if retried is not None and not retried.empty else None
@@ -78,7 +79,7 @@ def summarize(
 
 def _column(by: str) -> str:
     if by not in GROUPINGS:
-        raise ValueError(f"cannot group by {by!r}; choose one of {', '.join(GROUPINGS)}")
+        raise BadInput(f"cannot group by {by!r}; choose one of {', '.join(GROUPINGS)}")
     return by
 
 
@@ -159,7 +160,7 @@ def with_reference(frame: pd.DataFrame, summary: pd.DataFrame, reference: str) -
     95% interval and the p of the paired test, both clustered by task (as ``compare``'s)."""
     arms = set(frame["arm"])
     if reference not in arms:
-        raise ValueError(f"no arm {reference!r} in these results; arms: {', '.join(sorted(arms))}")
+        raise BadInput(f"no arm {reference!r} in these results; arms: {', '.join(sorted(arms))}")
     usable = frame[~frame["status"].isin(INFRASTRUCTURE_STATUSES)]
     base = usable[usable["arm"] == reference]
     columns: dict[str, list[float]] = {

@@ -29,7 +29,8 @@ from typing import IO, TYPE_CHECKING, Any
 from harness.events import Event, TraceError, parse_events
 from harness.install_hints import install_command
 from harness.results.records import RunRecord
-from harness.results.store import TRACES, ResultsError, read_records
+from harness.results.store import EXPERIMENT, ResultsError, read_records
+from harness.results.store import TRACES as TRACES  # named in what export says
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace import ReadableSpan
@@ -91,12 +92,12 @@ class FolderSpans:
     """Runs without a trace line: a root span each, alone."""
 
 
-def folder_spans(folder: Path, experiment: dict[str, Any]) -> FolderSpans:
+def folder_spans(folder: Path) -> FolderSpans:
     """Every counted run's spans: the traced runs in traces.jsonl's order, then the others.
     Each trace line is read, turned into spans and dropped, so a large folder's traces
     are never held whole."""
     records = read_records(folder)
-    make = _span_maker(experiment)
+    make = _span_maker(_experiment(folder))
     spans: list[ReadableSpan] = []
     done = [False] * len(records)
     path = folder / TRACES
@@ -116,6 +117,16 @@ def folder_spans(folder: Path, experiment: dict[str, Any]) -> FolderSpans:
         if not done[index]:
             spans += make(record, [])
     return FolderSpans(spans, len(records), path.is_file(), done.count(False))
+
+
+def _experiment(folder: Path) -> dict[str, Any]:
+    """experiment.json's fields, for the spans' resource; none when it cannot be read (the
+    runs' own records are what the spans carry)."""
+    try:
+        meta = json.loads((folder / EXPERIMENT).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return meta if isinstance(meta, dict) else {}
 
 
 def _trace_lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:

@@ -9,12 +9,13 @@ from typing import Annotated
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 from pydantic_core import PydanticCustomError
 
+from harness.errors import BadInput
 from harness.files import read_toml, toml_problems
 
 DEFAULT_PRICES = Path(__file__).with_name("prices.toml")
 
 
-class PriceError(ValueError):
+class PriceError(BadInput):
     pass
 
 

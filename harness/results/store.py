@@ -33,7 +33,8 @@ from typing import IO, Any
 
 from pydantic import ValidationError
 
-from harness.files import read_bounded, special_file_problem
+from harness.errors import BadInput
+from harness.files import describe_errors, read_bounded, special_file_problem
 from harness.redaction import redact
 from harness.results.identity import identity_changes
 from harness.results.records import RunRecord
@@ -43,7 +44,7 @@ TRACES = "traces.jsonl"
 EXPERIMENT = "experiment.json"
 
 
-class ResultsError(ValueError):
+class ResultsError(BadInput):
     pass
 
 
@@ -263,9 +264,7 @@ def parse_line(path: Path, number: int, raw: bytes) -> RunRecord | None:
     try:
         return RunRecord.model_validate_json(line)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        field = ".".join(str(p) for p in first["loc"]) or "(whole line)"
-        raise ResultsError(f"{path}:{number}: field {field!r}: {first['msg']}") from None
+        raise ResultsError(f"{path}:{number}: {describe_errors(exc, first=True)}") from None
 
 
 def _cut_partial_line(path: Path) -> bool:

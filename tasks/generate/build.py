@@ -7,6 +7,7 @@ import random
 import re
 from dataclasses import dataclass, field
 
+from harness.errors import BadInput
 from tasks.answer_keys import OPERATIONS, Expected, Operation
 from tasks.generate.encyclopedia import BookJson, write_book
 from tasks.generate.public import PUBLIC_FACTS
@@ -20,7 +21,7 @@ MAX_HOPS = 4
 MAX_N = 5000
 
 
-class GenerateError(Exception):
+class GenerateError(BadInput):
     """Knobs that cannot make a set, or a question the solver disagrees with; says why."""
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 import pandas as pd
 
+from harness.errors import BadInput
 from harness.report.axis import config_labels, model_keys
 from harness.report.failures import (
     LABELS,
@@ -94,7 +95,7 @@ def build_page(results: Path, pricing: Pricing, reference: str | None = None) ->
         if len(records) != len(frame):  # a writer added runs in between: one reading for both
             frame = records_frame(records, pricing).drop(columns=drop, errors="ignore")
     if frame.empty:
-        raise ValueError(f"{results}: no finished runs yet")
+        raise BadInput(f"{results}: no finished runs yet")
     summary = summarize(frame, retried=retried, measures=Measures(pass_k=repeat_measures(frame)))
     if reference:
         summary = with_reference(frame, summary, reference)

@@ -11,11 +11,10 @@ import pytest
 from aiohttp import web
 from click.testing import CliRunner
 
-import harness.cli.endpoints
-from harness.cli.endpoints import serving
+import harness.endpoints
 from harness.cli.main import main
 from harness.config import ModelEntry, RunConfig
-from harness.endpoints import resolve_endpoints, serving_line
+from harness.endpoints import resolve_endpoints, serving, serving_line
 from harness.fakes.fake_server import FakeServer
 from harness.models.local import MODEL_NAME
 from harness.models.settings import (
@@ -84,7 +83,7 @@ def test_openai_base_url_without_a_model_is_refused_naming_it_and_starts_nothing
     def never(*_: object) -> None:
         raise AssertionError("the embedded model was started")
 
-    monkeypatch.setattr(harness.cli.endpoints, "LocalServer", never)
+    monkeypatch.setattr(harness.endpoints, "LocalServer", never)
     out = tmp_path / "r"
     result = CliRunner().invoke(
         main,
@@ -206,9 +205,9 @@ def test_serving_names_the_embedded_model_its_url_and_why_before_starting_it(mon
         def stop(self) -> None:
             events.append("stopped")
 
-    monkeypatch.setattr(harness.cli.endpoints, "LocalServer", StubServer)
+    monkeypatch.setattr(harness.endpoints, "LocalServer", StubServer)
     placeholder = Endpoint("llama.cpp on loopback (chatml)", MODEL_NAME, source=NOTHING_CONFIGURED)
-    with serving(True, "chatml", [placeholder]) as live:
+    with serving(True, "chatml", [placeholder], lambda line: print(line, file=sys.stderr)) as live:
         assert live == [Endpoint(URL_BEFORE_START, MODEL_NAME, source=NOTHING_CONFIGURED)]
     assert events == [
         "serving this run: the embedded model (SmolLM2-135M-Instruct on llama.cpp, chatml) "
@@ -222,7 +221,7 @@ def test_serving_names_the_embedded_model_its_url_and_why_before_starting_it(mon
 EMBEDDED_STUB = textwrap.dedent(
     """
     import sys
-    import harness.cli.endpoints, harness.endpoints
+    import harness.endpoints
     from harness.fakes.fake_server import FakeServer, default_responder
 
     def answer(body):
@@ -241,7 +240,7 @@ EMBEDDED_STUB = textwrap.dedent(
         def start(self):
             return self
 
-    harness.cli.endpoints.LocalServer = Embedded
+    harness.endpoints.LocalServer = Embedded
     harness.endpoints.model_file = lambda: None
     """
 )
