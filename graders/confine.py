@@ -17,7 +17,11 @@ import sys
 
 TYPE_CHECKING = False  # typing costs a tenth of this process's start: for mypy only
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any, NoReturn
+
+    #: A check of an audit event's arguments: refuses by raising.
+    Check = Callable[[str, tuple[Any, ...]], None]
 
 
 class OutputLimit(BaseException):
@@ -122,18 +126,40 @@ def install_audit_hook(workdir: str, readable: list[str], files: int) -> None:
     """Refuses PROCESS_EVENTS and REFUSED_IMPORTS; paths outside the working directory
     except reads under ``readable`` (the stdlib); paths it cannot vouch for (a ``..``, or
     relative to a descriptor it cannot see); and more than ``files`` new files and folders.
-    What it refuses is bound here, not read from this module, which the candidate can reach
-    (and it can reach the hook too: defence in depth)."""
+    What it refuses, and the checks that refuse it, are bound here, not read from this
+    module, which the candidate can reach (and it can reach the hook too: defence in depth)."""
     process_events, refused_imports = PROCESS_EVENTS, REFUSED_IMPORTS
-    path_events, write_events, new_entry_events = PATH_EVENTS, WRITE_EVENTS, NEW_ENTRY_EVENTS
+    path_events, write_events, refuse = PATH_EVENTS, WRITE_EVENTS, _refuse
+    check_open, check_write = _path_checks(workdir, readable, files)
+
+    def hook(event: str, args: tuple[Any, ...]) -> None:
+        if event == "import":
+            if args[0] in refused_imports:
+                raise ImportError(f"sandbox: import {args[0]} is not allowed", name=args[0])
+        elif event in path_events:
+            check_open(event, args)
+        elif event in write_events:
+            check_write(event, args)
+        elif event.startswith(process_events):
+            refuse(event)
+
+    sys.addaudithook(hook)
+
+
+def _refuse(what: str) -> NoReturn:
+    raise PermissionError(f"sandbox: {what} is not allowed")
+
+
+def _path_checks(workdir: str, readable: list[str], files: int) -> tuple[Check, Check]:
+    """The hook's checks of the paths an event names: of an open (or a listing, a chdir),
+    then of a change to the filesystem (WRITE_EVENTS). Both count the new files and folders
+    against ``files``."""
+    write_events, new_entry_events, refuse = WRITE_EVENTS, NEW_ENTRY_EVENTS, _refuse
     write_flags, tmpfile = WRITE_FLAGS, getattr(os, "O_TMPFILE", 0)
     created = [0]
 
     def under(path: str, roots: list[str]) -> bool:
         return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots)
-
-    def refuse(what: str) -> NoReturn:
-        raise PermissionError(f"sandbox: {what} is not allowed")
 
     def resolve(event: str, raw: Any) -> str:
         path = os.fsdecode(raw)
@@ -146,39 +172,34 @@ def install_audit_hook(workdir: str, readable: list[str], files: int) -> None:
         if created[0] > files:
             refuse(f"{event} {path!r} (more than {files} new files)")
 
-    def hook(event: str, args: tuple[Any, ...]) -> None:
-        if event == "import":
-            if args[0] in refused_imports:
-                raise ImportError(f"sandbox: import {args[0]} is not allowed", name=args[0])
-        elif event in path_events:
-            if not args or isinstance(args[0], int) or args[0] is None:
-                return  # a descriptor already open, or the working directory itself
-            mode, flags = (args[1], args[2]) if event == "open" else ("r", 0)
-            if mode is None and not os.path.isabs(os.fsdecode(args[0])):
-                refuse(f"os.open {args[0]!r} (relative: its dir_fd is not known)")
-            path = resolve(event, args[0])
-            writes = isinstance(flags, int) and flags & write_flags
-            if under(path, [workdir]):
-                new = isinstance(flags, int) and flags & (os.O_CREAT | tmpfile)
-                if new and ((tmpfile and flags & tmpfile == tmpfile) or not os.path.lexists(path)):
-                    create(event, path)
-                return
-            if not writes and not any(c in (mode or "") for c in "wax+") and under(path, readable):
-                return
-            refuse(f"{event} {path!r}")
-        elif event in write_events:
-            paths, dir_fds = write_events[event]
-            if any(fd not in (None, -1) for i in dir_fds for fd in args[i : i + 1]):
-                refuse(f"{event} relative to a descriptor")
-            for i in paths:
-                if not isinstance(args[i], int) and not under(resolve(event, args[i]), [workdir]):
-                    refuse(f"{event} {os.fsdecode(args[i])!r}")
-            if event in new_entry_events:
-                create(event, os.fsdecode(args[paths[-1]]))
-        elif event.startswith(process_events):
-            refuse(event)
+    def check_open(event: str, args: tuple[Any, ...]) -> None:
+        if not args or isinstance(args[0], int) or args[0] is None:
+            return  # a descriptor already open, or the working directory itself
+        mode, flags = (args[1], args[2]) if event == "open" else ("r", 0)
+        if mode is None and not os.path.isabs(os.fsdecode(args[0])):
+            refuse(f"os.open {args[0]!r} (relative: its dir_fd is not known)")
+        path = resolve(event, args[0])
+        writes = isinstance(flags, int) and flags & write_flags
+        if under(path, [workdir]):
+            new = isinstance(flags, int) and flags & (os.O_CREAT | tmpfile)
+            if new and ((tmpfile and flags & tmpfile == tmpfile) or not os.path.lexists(path)):
+                create(event, path)
+            return
+        if not writes and not any(c in (mode or "") for c in "wax+") and under(path, readable):
+            return
+        refuse(f"{event} {path!r}")
 
-    sys.addaudithook(hook)
+    def check_write(event: str, args: tuple[Any, ...]) -> None:
+        paths, dir_fds = write_events[event]
+        if any(fd not in (None, -1) for i in dir_fds for fd in args[i : i + 1]):
+            refuse(f"{event} relative to a descriptor")
+        for i in paths:
+            if not isinstance(args[i], int) and not under(resolve(event, args[i]), [workdir]):
+                refuse(f"{event} {os.fsdecode(args[i])!r}")
+        if event in new_entry_events:
+            create(event, os.fsdecode(args[paths[-1]]))
+
+    return check_open, check_write
 
 
 class CappedWriter(io.TextIOBase):

@@ -207,11 +207,6 @@ def holds_secrets() -> bool:
     return bool(_active)
 
 
-def redact_value(value: Any) -> Any:
-    """A JSON value without any secret this process holds."""
-    return _active.value(value)
-
-
 class _RedactingStream:
     """stdout or stderr, with what is written to it redacted first."""
 

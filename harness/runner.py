@@ -54,6 +54,17 @@ class Timing:
     latency_s: float
 
 
+@dataclass(frozen=True)
+class Grades:
+    """The final answer's verdict and reason, the first answer's verdict, and the measures
+    of the answers on the way (a check's verdicts, code edits)."""
+
+    correct: bool | None
+    reason: str
+    first_correct: bool | None
+    metrics: dict[str, float]
+
+
 #: Takes one finished run: its record, and its trace as written to traces.jsonl.
 Finish = Callable[[RunRecord, list[dict[str, Any]]], None]
 
@@ -200,20 +211,9 @@ class Runner:
         trace: Trace,
         timing: Timing,
     ) -> RunRecord:
-        try:
-            correct, reason, first_correct, metrics = await self._grades(job, outcome, trace)
-        except Exception as exc:  # the grader failed (a sandbox that cannot start, a full disk)
-            error = f"grading failed: {type(exc).__name__}: {exc}"
-            trace.emit(PatternErrorEvent(error=error))
-            outcome = Outcome("pattern_error", messages=outcome.messages, error=error)
-            correct, reason, first_correct, metrics = None, error, None, {}
-        usage = counted.usage
-        prices = self.settings.prices
+        """The run's record: what ran, its answer graded, its calls counted and priced."""
+        outcome, grades = await self._graded(job, outcome, trace)
         model = job.model or self.model_name
-        price = prices.find(model) if prices else None
-        cost = _cost(price, usage) if price else None
-        cached = counted.usage_from_cache
-        cost_from_cache = _cost(price, cached) if price and counted.cache_hits else None
         return RunRecord(
             run_id=uuid.uuid4().hex,
             experiment_id=self.experiment_id,
@@ -234,23 +234,14 @@ class Runner:
             answer=None
             if outcome.answer is None
             else cut(outcome.answer, self.settings.max_trace_text),
-            correct=correct,
-            grade_reason=reason,
-            first_correct=first_correct,
-            metrics=metrics,
-            turns=counted.calls,
+            correct=grades.correct,
+            grade_reason=grades.reason,
+            first_correct=grades.first_correct,
+            metrics=grades.metrics,
             tool_calls=trace.count(ToolCallEvent),
             parse_failures=trace.count(ParseFailureEvent),
             repeated_actions=trace.count(RepeatedActionEvent),
-            retries=counted.retries,
-            tokens_in=usage.input_tokens,
-            tokens_out=usage.output_tokens,
-            tokens_cached=usage.cached_tokens,
-            usage_missing=usage.missing,
-            usage_estimated=usage.estimated,
-            cost_usd=cost,
-            cache_hits=counted.cache_hits,
-            cost_from_cache_usd=cost_from_cache,
+            **self._usage(model, counted),
             latency_s=round(timing.latency_s, 4),
             error=outcome.error,
             started_at=timing.started_at,
@@ -258,11 +249,37 @@ class Runner:
             loopbench_version=VERSION,
         )
 
-    async def _grades(
-        self, job: Job, outcome: Outcome, trace: Trace
-    ) -> tuple[bool | None, str, bool | None, dict[str, float]]:
-        """The final answer's verdict and reason, the first answer's verdict, and the
-        measures of the answers on the way (a check's verdicts, code edits)."""
+    async def _graded(self, job: Job, outcome: Outcome, trace: Trace) -> tuple[Outcome, Grades]:
+        """The outcome and its grades; a grader that fails makes the run a pattern_error,
+        and the rest of the grid goes on."""
+        try:
+            return outcome, await self._grades(job, outcome, trace)
+        except Exception as exc:  # the grader failed (a sandbox that cannot start, a full disk)
+            error = f"grading failed: {type(exc).__name__}: {exc}"
+            trace.emit(PatternErrorEvent(error=error))
+            failed = Outcome("pattern_error", messages=outcome.messages, error=error)
+            return failed, Grades(None, error, None, {})
+
+    def _usage(self, model: str, counted: CountingClient) -> dict[str, Any]:
+        """The record's fields of the run's calls: counted by the counting client, priced as
+        ``model`` at run time."""
+        usage, prices = counted.usage, self.settings.prices
+        price = prices.find(model) if prices else None
+        replayed = _cost(price, counted.usage_from_cache) if price and counted.cache_hits else None
+        return {
+            "turns": counted.calls,
+            "retries": counted.retries,
+            "tokens_in": usage.input_tokens,
+            "tokens_out": usage.output_tokens,
+            "tokens_cached": usage.cached_tokens,
+            "usage_missing": usage.missing,
+            "usage_estimated": usage.estimated,
+            "cost_usd": _cost(price, usage) if price else None,
+            "cache_hits": counted.cache_hits,
+            "cost_from_cache_usd": replayed,
+        }
+
+    async def _grades(self, job: Job, outcome: Outcome, trace: Trace) -> Grades:
         grading = self._grading
         if outcome.status == "answered" and outcome.answer is not None:
             verdict = await grading.grade(job.task, outcome.answer)
@@ -279,4 +296,4 @@ class Runner:
             | check_metrics([(event.accepted, verdict.correct) for event, verdict in on_the_way])
             | grading.measures(job.task, [a.answer for a in answers], [v.correct for v in verdicts])
         )
-        return correct, reason, first_correct, metrics
+        return Grades(correct, reason, first_correct, metrics)

@@ -1,12 +1,20 @@
 """How a request reaches the endpoint: one POST, its reply read whole.
 
 The client needs one thing of HTTP: post these bytes with these headers and give back
-the status, the headers and the whole body. ``AiohttpPost``, the default, does it on an
-aiohttp session with nothing in between: going through httpx's request API (and
-httpx-aiohttp's conversion of every request and response) cost about as much CPU per
-call as aiohttp itself in a profile of the runner (see ``bench/overhead.py``).
-``HttpxPost`` does it on any httpx transport: what tests inject
-(``httpx.MockTransport``) and what a user may pass in ``Hooks``.
+the status, the headers and the whole body. There are two ways, and both are needed:
+
+- ``AiohttpPost`` is the only one loopbench itself uses, for every endpoint: an aiohttp
+  session with nothing in between. Going through httpx's request API (and
+  httpx-aiohttp's conversion of every request and response) cost about as much CPU per
+  call as aiohttp itself in a profile of the runner (``bench/overhead.py``), and the
+  client, not the endpoint, would then limit a run.
+- ``HttpxPost`` exists for the tests: given an httpx transport in ``Hooks`` (not public
+  API), it is what an ``httpx.MockTransport`` answers through, so a test scripts statuses,
+  headers and bodies (dribbled, compressed, oversized) with no server. aiohttp has no
+  such seam; its own path is tested against the fault server on loopback
+  (``harness.fakes.fault_server``).
+
+Both read the body through ``Reading`` below, so the limits and failures are the same.
 
 A body is read a chunk at a time through ``BoundedBody``, which decodes it (gzip,
 deflate) and counts it: memory never holds more than ``max_body_bytes`` of one, however

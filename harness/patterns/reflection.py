@@ -32,7 +32,7 @@ from harness.patterns.base import CallFloor, Outcome, RunContext, ToolLoopOption
 from harness.patterns.coding import CODE_OUTPUT_TOKENS, first_attempt
 from harness.patterns.react import react_system
 from harness.patterns.registry import register
-from harness.patterns.structured import Form, OutputMode, Prompt, ask_structured
+from harness.patterns.structured import Form, OutputMode, Prompt, Structured, ask_structured
 from harness.patterns.tool_loop import Loop, tool_loop
 
 CRITIC_SYSTEM = (
@@ -49,6 +49,19 @@ CODE_REWRITE_SYSTEM = (
     "Rewrite the code above so that it meets the critique. Reply with the complete corrected "
     "code in one ```python code block."
 )
+
+
+@dataclass(frozen=True)
+class Review:
+    """What the critique is asked to check, and what the rewrite is told and may write."""
+
+    request: str
+    rewrite: str
+    rewrite_tokens: int
+
+
+ANSWER_REVIEW = Review(CRITIQUE_REQUEST, REWRITE_SYSTEM, 300)
+CODE_REVIEW = Review(CODE_CRITIQUE_REQUEST, CODE_REWRITE_SYSTEM, CODE_OUTPUT_TOKENS)
 
 
 class Critique(BaseModel):
@@ -73,63 +86,27 @@ class Reflection:
         return CallFloor(2 * cycles + 1, f"{cycles} cycles need 2 calls each, plus 1 to answer")
 
     async def run(self, ctx: RunContext) -> Outcome:
-        opts = self.options
-        messages = [Message("user", ctx.question)]
-        generation_steps = opts.max_steps - 2 * opts.cycles
-        if ctx.code is not None:
-            draft = await first_attempt(ctx)
-            review, rewrite, rewrite_tokens = (
-                CODE_CRITIQUE_REQUEST,
-                CODE_REWRITE_SYSTEM,
-                CODE_OUTPUT_TOKENS,
-            )
-        else:
-            loop = Loop(opts, react_system(False), ctx.tools, generation_steps)
-            draft = await tool_loop(ctx, loop, messages)
-            review, rewrite, rewrite_tokens = CRITIQUE_REQUEST, REWRITE_SYSTEM, 300
+        draft = await self._draft(ctx)
         if draft.status != "answered" or draft.answer is None:
             return draft
+        review = ANSWER_REVIEW if ctx.code is None else CODE_REVIEW
         answer, steps, conversation = draft.answer, draft.steps, draft.messages
         ctx.answer_given("draft", answer)
-        for cycle in range(1, opts.cycles + 1):
-            judged = await ask_structured(
-                ctx,
-                Form(Critique, "critique", "Say whether the answer needs refinement, and why."),
-                Prompt(CRITIC_SYSTEM, (*conversation, Message("user", review))),
-                opts.output,
-                steps + 1,
-            )
+        for cycle in range(1, self.options.cycles + 1):
+            asked = (*conversation, Message("user", review.request))
             steps += 1
-            if judged.value is None:
+            judged = await self._critique(ctx, cycle, asked, steps)
+            if (critique := judged.value) is None:
                 failure = judged.failure or "unparsed"
                 unread = Outcome(failure, messages=conversation, steps=steps, error=judged.error)
                 return self._unfinished(ctx, unread, answer)
-            critique = judged.value
-            ctx.emit(
-                CritiqueEvent(
-                    cycle=cycle,
-                    needs_refinement=critique.needs_refinement,
-                    critique=critique.critique,
-                )
-            )
             if not critique.needs_refinement:
                 break
             if not critique.critique.strip():
-                return Outcome(
-                    "refused",
-                    messages=conversation,
-                    steps=steps,
-                    error="the critique asked for changes without saying which",
-                )
-            request = ModelRequest(
-                ctx.model_name,
-                (*conversation, Message("user", f"Critique: {critique.critique}")),
-                system=rewrite,
-                max_output_tokens=rewrite_tokens,
-            )
-            response = await ctx.model.complete(request)
+                error = "the critique asked for changes without saying which"
+                return Outcome("refused", messages=conversation, steps=steps, error=error)
+            rewritten = await self._rewrite(ctx, conversation, critique.critique, review)
             steps += 1
-            rewritten = answer_reply(ctx, response, conversation)
             if rewritten.answer is None:  # truncated or empty: the rewrite is not an answer
                 return self._unfinished(ctx, replace(rewritten, steps=steps), answer)
             answer = rewritten.answer
@@ -137,6 +114,50 @@ class Reflection:
             # The rewrite replaces the draft; the critique is never part of the conversation.
             conversation = [*conversation[:-1], Message("assistant", answer)]
         return Outcome("answered", answer=answer, messages=conversation, steps=steps)
+
+    async def _draft(self, ctx: RunContext) -> Outcome:
+        """The first answer: on code the first attempt every code arm makes; elsewhere a
+        full tool loop, in the steps the cycles leave."""
+        if ctx.code is not None:
+            return await first_attempt(ctx)
+        opts = self.options
+        generation_steps = opts.max_steps - 2 * opts.cycles
+        loop = Loop(opts, react_system(False), ctx.tools, generation_steps)
+        return await tool_loop(ctx, loop, [Message("user", ctx.question)])
+
+    async def _critique(
+        self, ctx: RunContext, cycle: int, messages: tuple[Message, ...], step: int
+    ) -> Structured[Critique]:
+        """The critique of the last answer in ``messages``, traced when it was read."""
+        judged = await ask_structured(
+            ctx,
+            Form(Critique, "critique", "Say whether the answer needs refinement, and why."),
+            Prompt(CRITIC_SYSTEM, messages),
+            self.options.output,
+            step,
+        )
+        if (critique := judged.value) is not None:
+            ctx.emit(
+                CritiqueEvent(
+                    cycle=cycle,
+                    needs_refinement=critique.needs_refinement,
+                    critique=critique.critique,
+                )
+            )
+        return judged
+
+    @staticmethod
+    async def _rewrite(
+        ctx: RunContext, conversation: list[Message], critique: str, review: Review
+    ) -> Outcome:
+        """The answer rewritten to meet the critique, with no tools."""
+        request = ModelRequest(
+            ctx.model_name,
+            (*conversation, Message("user", f"Critique: {critique}")),
+            system=review.rewrite,
+            max_output_tokens=review.rewrite_tokens,
+        )
+        return answer_reply(ctx, await ctx.model.complete(request), conversation)
 
     @staticmethod
     def _unfinished(ctx: RunContext, unfinished: Outcome, answer: str) -> Outcome:

@@ -213,6 +213,16 @@ def _configurations(frame: pd.DataFrame, arms: set[str]) -> dict[str, _Ran]:
     return ran
 
 
+@dataclass(frozen=True)
+class Thresholds:
+    """When an arm regresses: its accuracy falls by more than ``max_drop`` at a p-value
+    below ``alpha``, or its cost per correct answer rises by more than ``max_cost_rise``."""
+
+    max_drop: float
+    alpha: float
+    max_cost_rise: float
+
+
 def compare(
     before: pd.DataFrame,
     after: pd.DataFrame,
@@ -221,18 +231,36 @@ def compare(
     alpha: float = 0.05,
     max_cost_rise: float = 0.10,
 ) -> Comparison:
+    _same_task_set(before, after)
+    if model_keys(before) or model_keys(after):  # a model axis: compare each model's arms
+        before, after = arms_by_model(before), arms_by_model(after)
+    matched = match_same_configurations(before, after)
+    after = after.assign(arm=after["arm"].replace(matched))
+    arms_before, arms_after = set(before["arm"].unique()), set(after["arm"].unique())
+    thresholds = Thresholds(max_drop, alpha, max_cost_rise)
+    return Comparison(
+        [
+            _compare_arm(before, after, arm, thresholds)
+            for arm in _chosen(arms, sorted(arms_before & arms_after))
+        ],
+        tuple(sorted(arms_before - arms_after)),
+        tuple(sorted(arms_after - arms_before)),
+        matched,
+        (_sampling(before), _sampling(after)),
+    )
+
+
+def _same_task_set(before: pd.DataFrame, after: pd.DataFrame) -> None:
     sets_before, sets_after = set(before["task_set"].unique()), set(after["task_set"].unique())
     if sets_before != sets_after:
         raise CompareError(
             f"the results are on different task sets ({sorted(sets_before)} vs "
             f"{sorted(sets_after)}); compare runs of the same task set"
         )
-    if model_keys(before) or model_keys(after):  # a model axis: compare each model's arms
-        before, after = arms_by_model(before), arms_by_model(after)
-    matched = match_same_configurations(before, after)
-    after = after.assign(arm=after["arm"].replace(matched))
-    arms_before, arms_after = set(before["arm"].unique()), set(after["arm"].unique())
-    shared = sorted(arms_before & arms_after)
+
+
+def _chosen(arms: list[str] | None, shared: list[str]) -> list[str]:
+    """The arms asked for (every arm both sides ran, by default), each on both sides."""
     chosen = arms or shared
     missing = [a for a in chosen if a not in shared]
     if missing or not chosen:
@@ -240,47 +268,42 @@ def compare(
             f"arm {missing[0] if missing else '(any)'} is not in both result sets; "
             f"arms in both: {', '.join(shared) or 'none'}"
         )
-    results = []
-    for arm in chosen:
-        pairs, left_out = _pairs(before, after, arm)
-        if pairs.empty:
-            raise CompareError(f"arm {arm}: no (task, repeat) pair ran in both result sets")
-        paired = paired_difference(
-            pairs["task_id"].to_numpy(),
-            pairs["correct_b"].eq(True).to_numpy(),  # None (not graded) is not correct
-            pairs["correct_a"].eq(True).to_numpy(),
-            (
-                pairs["cost_usd_b"].to_numpy(dtype=float, na_value=math.nan),
-                pairs["cost_usd_a"].to_numpy(dtype=float, na_value=math.nan),
-            ),
-        )
-        unknown = int(pairs["usage_missing_b"].sum() + pairs["usage_missing_a"].sum())
-        regressed, why, criteria = _verdict(paired, max_drop, alpha, max_cost_rise, unknown)
-        changes = option_changes(
-            before.loc[before["arm"] == arm, "options"], after.loc[after["arm"] == arm, "options"]
-        )
-        results.append(
-            ArmComparison(
-                arm,
-                paired,
-                float(pairs["turns_b"].mean()),
-                float(pairs["turns_a"].mean()),
-                float((pairs["tokens_in_b"] + pairs["tokens_out_b"]).mean()),
-                float((pairs["tokens_in_a"] + pairs["tokens_out_a"]).mean()),
-                regressed,
-                why,
-                changes,
-                repair_measures(pairs),
-                criteria,
-                left_out,
-            )
-        )
-    return Comparison(
-        results,
-        tuple(sorted(arms_before - arms_after)),
-        tuple(sorted(arms_after - arms_before)),
-        matched,
-        (_sampling(before), _sampling(after)),
+    return chosen
+
+
+def _compare_arm(
+    before: pd.DataFrame, after: pd.DataFrame, arm: str, thresholds: Thresholds
+) -> ArmComparison:
+    pairs, left_out = _pairs(before, after, arm)
+    if pairs.empty:
+        raise CompareError(f"arm {arm}: no (task, repeat) pair ran in both result sets")
+    paired = paired_difference(
+        pairs["task_id"].to_numpy(),
+        pairs["correct_b"].eq(True).to_numpy(),  # None (not graded) is not correct
+        pairs["correct_a"].eq(True).to_numpy(),
+        (
+            pairs["cost_usd_b"].to_numpy(dtype=float, na_value=math.nan),
+            pairs["cost_usd_a"].to_numpy(dtype=float, na_value=math.nan),
+        ),
+    )
+    unknown = int(pairs["usage_missing_b"].sum() + pairs["usage_missing_a"].sum())
+    regressed, why, criteria = _verdict(paired, thresholds, unknown)
+    changes = option_changes(
+        before.loc[before["arm"] == arm, "options"], after.loc[after["arm"] == arm, "options"]
+    )
+    return ArmComparison(
+        arm,
+        paired,
+        float(pairs["turns_b"].mean()),
+        float(pairs["turns_a"].mean()),
+        float((pairs["tokens_in_b"] + pairs["tokens_out_b"]).mean()),
+        float((pairs["tokens_in_a"] + pairs["tokens_out_a"]).mean()),
+        regressed,
+        why,
+        changes,
+        repair_measures(pairs),
+        criteria,
+        left_out,
     )
 
 
@@ -371,10 +394,13 @@ def _option_values(options: pd.Series) -> dict[str, set[str]]:
 
 
 def _verdict(
-    p: PairedDifference, max_drop: float, alpha: float, max_rise: float, usage_unknown: int = 0
+    p: PairedDifference, thresholds: Thresholds, usage_unknown: int
 ) -> tuple[bool, str, tuple[Criterion, Criterion]]:
     """The arm's verdict in one line, and each criterion's on its own (a JUnit case each)."""
-    criteria = judge_accuracy(p, max_drop, alpha), judge_cost(p, max_rise, usage_unknown)
+    criteria = (
+        judge_accuracy(p, thresholds.max_drop, thresholds.alpha),
+        judge_cost(p, thresholds.max_cost_rise, usage_unknown),
+    )
     accuracy, cost = criteria
     if accuracy.regressed:
         return True, accuracy.why, criteria

@@ -59,11 +59,44 @@ class Estimates:
     pairs: list[PairEstimate]
 
 
+#: Each arm's graded runs by task: 1.0 for a run graded correct, else 0.0.
+Cells = dict[str, dict[str, list[float]]]
+
+
 def estimate(records: Sequence[RunRecord], alpha: float, power: float) -> Estimates:
     """Tasks, repeats, accuracy, ICC and arm correlation of a finished run, and each arm's
     per-task differences from the best arm. Runs that failed on infrastructure are left
     out, as in the table; a run not graded correct counts as wrong."""
-    cells: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    cells = _graded_cells(records)
+    sizes = Counter(len(runs) for by_task in cells.values() for runs in by_task.values())
+    repeats = max(sizes, key=lambda n: (sizes[n], n))
+    accuracy = {
+        arm: _mean([y for runs in by_task.values() for y in runs]) for arm, by_task in cells.items()
+    }
+    best = _best(cells, accuracy)
+    pairs = [
+        _against(arm, accuracy[arm], cells[arm], cells[best], alpha, power)
+        for arm in sorted(cells)
+        if arm != best
+    ]
+    all_runs = [y for by_task in cells.values() for runs in by_task.values() for y in runs]
+    icc = pooled_icc([list(by_task.values()) for by_task in cells.values()])
+    return Estimates(
+        len(cells),
+        len({t for by_task in cells.values() for t in by_task}),
+        repeats,
+        _mean(all_runs),
+        icc,
+        _arm_correlation(pairs, accuracy[best], icc, repeats),
+        best,
+        pairs,
+    )
+
+
+def _graded_cells(records: Sequence[RunRecord]) -> Cells:
+    """The runs by arm and task, each model's arms apart; refused below two arms or two
+    tasks (the paired test compares two arms over tasks)."""
+    cells: Cells = defaultdict(lambda: defaultdict(list))
     several = len({r.model for r in records}) > 1  # a model axis: each model's arms apart
     for r in records:
         if r.status not in INFRASTRUCTURE_STATUSES:
@@ -80,50 +113,32 @@ def estimate(records: Sequence[RunRecord], alpha: float, power: float) -> Estima
             f"{len(tasks)} task(s) with graded runs: tasks are the unit of the paired test; "
             "run at least two"
         )
-    sizes = Counter(len(runs) for by_task in cells.values() for runs in by_task.values())
-    repeats = max(sizes, key=lambda n: (sizes[n], n))
-    accuracy = {
-        arm: _mean([y for runs in by_task.values() for y in runs]) for arm, by_task in cells.items()
-    }
-    best = _best(cells, accuracy)
-    pairs = []
-    for arm in sorted(cells):
-        if arm == best:
-            continue
-        shared = sorted(set(cells[arm]) & set(cells[best]))
-        d = np.array([_mean(cells[arm][t]) - _mean(cells[best][t]) for t in shared])
-        sd = float(d.std(ddof=1)) if len(d) > 1 else math.nan
-        difference = (
-            _mean([y for t in shared for y in cells[arm][t]])
-            - _mean([y for t in shared for y in cells[best][t]])
-            if shared
-            else math.nan
-        )
-        pairs.append(
-            PairEstimate(
-                arm,
-                accuracy[arm],
-                difference,
-                len(shared),
-                sd,
-                _detectable(len(d), sd, alpha, power),
-            )
-        )
-    all_runs = [y for by_task in cells.values() for runs in by_task.values() for y in runs]
-    icc = pooled_icc([list(by_task.values()) for by_task in cells.values()])
-    return Estimates(
-        len(cells),
-        len(tasks),
-        repeats,
-        _mean(all_runs),
-        icc,
-        _arm_correlation(pairs, accuracy[best], icc, repeats),
-        best,
-        pairs,
+    return cells
+
+
+def _against(
+    arm: str,
+    accuracy: float,
+    runs: dict[str, list[float]],
+    best: dict[str, list[float]],
+    alpha: float,
+    power: float,
+) -> PairEstimate:
+    """``arm`` (its runs by task) against the best arm, on the tasks both ran."""
+    shared = sorted(set(runs) & set(best))
+    d = np.array([_mean(runs[t]) - _mean(best[t]) for t in shared])
+    sd = float(d.std(ddof=1)) if len(d) > 1 else math.nan
+    difference = (
+        _mean([y for t in shared for y in runs[t]]) - _mean([y for t in shared for y in best[t]])
+        if shared
+        else math.nan
+    )
+    return PairEstimate(
+        arm, accuracy, difference, len(shared), sd, _detectable(len(d), sd, alpha, power)
     )
 
 
-def _best(cells: dict[str, dict[str, list[float]]], accuracy: dict[str, float]) -> str:
+def _best(cells: Cells, accuracy: dict[str, float]) -> str:
     """The most accurate arm among those that share a task with another arm: the others are
     compared with it. Refused when no two arms graded a task in common (nothing to pair)."""
     paired = [

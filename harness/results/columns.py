@@ -7,7 +7,9 @@ DuckDB reads runs.jsonl into columns and the record's schema is applied to the c
 schemas are upgraded once per distinct arm and options (``harness.results.columns_fill``), and
 only the lines the columns cannot vouch for are read by the record model, one by one.
 The frame is the same: the same columns, dtypes and values, supersedes applied, a torn
-last line left out, the cost priced with the same arithmetic.
+last line left out, the cost priced by the same ``frames.priced``. ``records_frame`` stays
+beside this reader (``harness.results.frames`` says why): it builds the frame of records
+in memory, reads what this cannot, and is the reference this is tested against.
 
 A line the record model refuses (a key the record does not have and a trailing comma
 included) is refused with ``read_records``'s exact file:line error. The file is read
@@ -44,8 +46,7 @@ from harness.results.columns_sql import (
     shareable,
 )
 from harness.results.duckdb_progress import no_progress_bar
-from harness.results.frames import Pricing, records_frame
-from harness.results.prices import Price
+from harness.results.frames import PRICED, Pricing, priced, records_frame
 from harness.results.store import (
     RUNS,
     Repeated,
@@ -57,7 +58,7 @@ from harness.results.store import (
     say_repeated,
 )
 
-__all__ = ["ANSWER_KEY", "FIELDS", "UNREAD", "Field", "priced", "read_frame", "read_frames"]
+__all__ = ["ANSWER_KEY", "FIELDS", "UNREAD", "Field", "read_frame", "read_frames"]
 
 #: Columns no table, comparison or plot reads: the long or unique strings, left out of the
 #: frames the commands read (``drop=UNREAD``) so a million runs fit in memory.
@@ -90,7 +91,6 @@ _KEY = (
     "pattern",
     "experiment_id",
 )
-_PRICED = ("tokens_in", "tokens_out", "tokens_cached", "cost_usd")
 #: Bytes read at a time from the end of runs.jsonl, back to its last line end.
 _TAIL = 1 << 23
 #: The files said to be read line by line, with why: each is said once a process.
@@ -197,7 +197,7 @@ def _fetch(path: Path, wanted: list[str]) -> dict[str, np.ndarray[Any, Any]] | N
     """Every row of ``path`` as arrays, in file order, finished as records (None for no
     rows); ``duckdb.Error`` for a line DuckDB cannot parse, ``Refused`` for one the
     record model refuses."""
-    names = list(dict.fromkeys([*wanted, *_KEY, *_PRICED]))
+    names = list(dict.fromkeys([*wanted, *_KEY, *PRICED]))
     hashes = (RUN_KEY, ANSWER_KEY)
     strings: dict[str, str] = {}
     shared = {name: Shared(strings) for name in names if shareable(FIELDS[name])}
@@ -317,27 +317,3 @@ def _typed(values: np.ndarray[Any, Any], field: Field) -> Any:
     if field.kind == "bool":
         return values if pd.isna(values).any() else values.astype(bool)
     return pd.array(values, dtype=pd.StringDtype(na_value=np.nan))
-
-
-def priced(columns: dict[str, np.ndarray[Any, Any]], pricing: Pricing) -> np.ndarray[Any, Any]:
-    """Each run's cost as ``records_frame`` prices it: the recorded tokens at the table's
-    price of the run's model (or of ``price_as``), else the cost recorded, else NaN."""
-    cost = np.array(columns["cost_usd"], dtype=np.float64)
-    models = columns["model"]
-    prices: dict[str, Price | None]
-    if pricing.price_as:
-        prices = {model: pricing.table.require(pricing.price_as) for model in set(models)}
-    else:
-        prices = {model: pricing.table.find(model) for model in set(models)}
-    tokens_in, tokens_out = columns["tokens_in"], columns["tokens_out"]
-    cached = columns["tokens_cached"]
-    for model, price in prices.items():
-        if price is None:
-            continue
-        rows = models == model
-        rate = price.input if price.cached_input is None else price.cached_input
-        uncached = np.maximum(0, tokens_in[rows] - cached[rows])
-        cost[rows] = (
-            uncached * price.input + cached[rows] * rate + tokens_out[rows] * price.output
-        ) / 1e6
-    return cost

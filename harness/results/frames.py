@@ -1,22 +1,31 @@
 """Records as the DataFrame every table, comparison and plot reads, priced.
 
-``records_frame`` builds it from ``RunRecord``s (the records a run just made, or a few
-read one by one); ``harness.results.columns`` reads a folder's runs.jsonl straight into the same
-frame, fast. ``Pricing`` says which price table, and which model's prices, cost them.
+Two readers build this frame, and both are needed. ``harness.results.columns`` reads a
+folder's runs.jsonl straight into it, fast: every command reads folders that way.
+``records_frame`` builds it from ``RunRecord``s, one at a time through the record model:
+records no file holds yet (those a run just made, the ones tests and benchmarks make),
+the runs the report lists (read whole anyway, for their traces), a file DuckDB cannot
+read as ``read_records`` does (the columns fall back on it), and the reference the columns
+are tested against (tests/harness/test_columns*.py), right by construction but a minute
+and gigabytes at a million runs. Both price with ``priced``; ``Pricing`` says which
+price table, and which model's prices, cost them.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from harness.results.columns_sql import ANSWER_KEY, answer_key
-from harness.results.prices import PriceTable
+from harness.results.prices import Price, PriceTable
 from harness.results.records import RunRecord
+
+#: What a run's cost is priced from: its model, its tokens, and the cost it recorded.
+PRICED = ("model", "tokens_in", "tokens_out", "tokens_cached", "cost_usd")
 
 
 @dataclass(frozen=True)
@@ -39,13 +48,29 @@ def records_frame(records: Sequence[RunRecord], pricing: Pricing | None = None) 
     frame[ANSWER_KEY] = np.array(keys, dtype=np.uint64)
     frame["task"] = frame["task_id"]
     if pricing is not None:
-        frame["cost_usd"] = [_cost(r, pricing) for r in records]
+        frame["cost_usd"] = priced({name: frame[name].to_numpy() for name in PRICED}, pricing)
     return frame
 
 
-def _cost(record: RunRecord, pricing: Pricing) -> float:
-    model = pricing.price_as or record.model
-    price = pricing.table.require(model) if pricing.price_as else pricing.table.find(model)
-    if price is None:
-        return math.nan if record.cost_usd is None else record.cost_usd
-    return price.cost(record.tokens_in, record.tokens_out, record.tokens_cached)
+def priced(columns: dict[str, np.ndarray[Any, Any]], pricing: Pricing) -> np.ndarray[Any, Any]:
+    """Each run's cost: the recorded tokens at the table's price of the run's model (or of
+    ``price_as``), else the cost recorded, else NaN; ``columns`` holds ``PRICED``."""
+    cost = np.array(columns["cost_usd"], dtype=np.float64)
+    models = columns["model"]
+    prices: dict[str, Price | None]
+    if pricing.price_as:
+        prices = {model: pricing.table.require(pricing.price_as) for model in set(models)}
+    else:
+        prices = {model: pricing.table.find(model) for model in set(models)}
+    tokens_in, tokens_out = columns["tokens_in"], columns["tokens_out"]
+    cached = columns["tokens_cached"]
+    for model, price in prices.items():
+        if price is None:
+            continue
+        rows = models == model
+        rate = price.input if price.cached_input is None else price.cached_input
+        uncached = np.maximum(0, tokens_in[rows] - cached[rows])
+        cost[rows] = (
+            uncached * price.input + cached[rows] * rate + tokens_out[rows] * price.output
+        ) / 1e6
+    return cost

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -22,6 +23,7 @@ from harness.results.records import RunRecord
 from harness.results.store import run_key
 
 NS = 1_000_000_000
+SAMPLED = TraceFlags(TraceFlags.SAMPLED)
 
 
 def nanoseconds(iso: str) -> int:
@@ -48,6 +50,20 @@ def span_id(run: str, part: str) -> int:
     return int.from_bytes(hashlib.sha256(f"{run}/{part}".encode()).digest()[:8], "big") or 1
 
 
+@dataclass(frozen=True)
+class _Span:
+    """A span of the run before it is placed in its trace: ``part`` is its place in the run
+    (what its id is a digest of), ``begin`` and ``finish`` are seconds from the run's start."""
+
+    name: str
+    part: str
+    begin: float
+    finish: float
+    attributes: dict[str, Any]
+    kind: SpanKind = SpanKind.INTERNAL
+    status: Status | None = None
+
+
 def run_spans(
     record: RunRecord,
     events: list[Event],
@@ -63,33 +79,42 @@ def run_spans(
     trace = trace_id(run)
     start = nanoseconds(record.started_at) or created
     last = max((event.t for event in events), default=0.0)
-    end = start + int(max(record.latency_s, last) * NS)
-    root = SpanContext(trace, span_id(run, "run"), False, TraceFlags(TraceFlags.SAMPLED))
+    ended = None if record.status == "answered" else Status(StatusCode.ERROR, record.status)
+    root = _Span(
+        f"invoke_agent {record.arm}",
+        "run",
+        0.0,
+        max(record.latency_s, last),
+        _run_attributes(record),
+        status=ended,
+    )
 
-    def span(
-        name: str,
-        part: str,
-        begin: float,
-        finish: float,
-        attributes: dict[str, Any],
-        kind: SpanKind = SpanKind.INTERNAL,
-        status: Status | None = None,
-    ) -> ReadableSpan:
-        context = SpanContext(trace, span_id(run, part), False, TraceFlags(TraceFlags.SAMPLED))
+    def placed(span: _Span, parent: SpanContext | None) -> ReadableSpan:
         return ReadableSpan(
-            name=name,
-            context=context,
-            parent=root,
+            name=span.name,
+            context=SpanContext(trace, span_id(run, span.part), False, SAMPLED),
+            parent=parent,
             resource=resource,
-            attributes=attributes,
-            kind=kind,
-            status=status or Status(StatusCode.UNSET),
-            start_time=start + int(begin * NS),
-            end_time=start + int(max(begin, finish) * NS),
+            attributes=span.attributes,
+            kind=span.kind,
+            status=span.status or Status(StatusCode.UNSET),
+            start_time=start + int(span.begin * NS),
+            end_time=start + int(max(span.begin, span.finish) * NS),
             instrumentation_scope=scope,
         )
 
-    children: list[ReadableSpan] = []
+    root_span = placed(root, None)
+    return [
+        root_span,
+        *(placed(child, root_span.context) for child in _children(record, events, last)),
+    ]
+
+
+def _children(record: RunRecord, events: list[Event], last: float) -> list[_Span]:
+    """A span per model call, from its request to its response or error, and per tool call,
+    from the event before it; a call never answered (the run ended first) ends at ``last``,
+    the run's last event."""
+    children: list[_Span] = []
     requests: dict[int, RequestEvent] = {}
     before = 0.0  # when the event before this one happened: a tool call's start
     for event in events:
@@ -98,61 +123,40 @@ def run_spans(
         elif isinstance(event, ResponseEvent | ApiErrorEvent):
             asked = requests.pop(event.call, None)
             begin = asked.t if asked else before
-            attributes = _call_attributes(asked, event, record.model)
-            status = None
-            if isinstance(event, ApiErrorEvent):
-                status = Status(StatusCode.ERROR, event.error)
-            children.append(
-                span(
-                    f"chat {attributes['gen_ai.request.model']}",
-                    f"call/{event.call}",
-                    begin,
-                    event.t,
-                    attributes,
-                    SpanKind.CLIENT,
-                    status,
-                )
-            )
+            children.append(_model_call(record.model, event.call, asked, event, begin, event.t))
         elif isinstance(event, ToolCallEvent):
-            failed = None if event.ok else Status(StatusCode.ERROR, "the tool failed")
-            children.append(
-                span(
-                    f"execute_tool {event.tool}",
-                    f"tool/{len(children)}",
-                    before,
-                    event.t,
-                    {
-                        "gen_ai.operation.name": "execute_tool",
-                        "gen_ai.tool.name": event.tool,
-                        "loopbench.step": event.step,
-                        "loopbench.tool.ok": event.ok,
-                    },
-                    status=failed,
-                )
-            )
+            children.append(_tool_call(event, f"tool/{len(children)}", before))
         before = event.t
-    for call, asked in requests.items():  # asked, never answered: the run ended first
-        attributes = _call_attributes(asked, None, record.model)
-        name = f"chat {attributes['gen_ai.request.model']}"
-        children.append(span(name, f"call/{call}", asked.t, last, attributes, SpanKind.CLIENT))
-    ended = (
-        Status(StatusCode.UNSET)
-        if record.status == "answered"
-        else Status(StatusCode.ERROR, record.status)
-    )
-    root_span = ReadableSpan(
-        name=f"invoke_agent {record.arm}",
-        context=root,
-        parent=None,
-        resource=resource,
-        attributes=_run_attributes(record),
-        kind=SpanKind.INTERNAL,
-        status=ended,
-        start_time=start,
-        end_time=end,
-        instrumentation_scope=scope,
-    )
-    return [root_span, *children]
+    for call, asked in requests.items():
+        children.append(_model_call(record.model, call, asked, None, asked.t, last))
+    return children
+
+
+def _model_call(
+    model: str,
+    call: int,
+    asked: RequestEvent | None,
+    answered: ResponseEvent | ApiErrorEvent | None,
+    begin: float,
+    finish: float,
+) -> _Span:
+    attributes = _call_attributes(asked, answered, model)
+    failed = None
+    if isinstance(answered, ApiErrorEvent):
+        failed = Status(StatusCode.ERROR, answered.error)
+    name = f"chat {attributes['gen_ai.request.model']}"
+    return _Span(name, f"call/{call}", begin, finish, attributes, SpanKind.CLIENT, failed)
+
+
+def _tool_call(event: ToolCallEvent, part: str, begin: float) -> _Span:
+    attributes = {
+        "gen_ai.operation.name": "execute_tool",
+        "gen_ai.tool.name": event.tool,
+        "loopbench.step": event.step,
+        "loopbench.tool.ok": event.ok,
+    }
+    failed = None if event.ok else Status(StatusCode.ERROR, "the tool failed")
+    return _Span(f"execute_tool {event.tool}", part, begin, event.t, attributes, status=failed)
 
 
 def _run_attributes(record: RunRecord) -> dict[str, Any]:

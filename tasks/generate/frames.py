@@ -21,7 +21,6 @@ from tasks.answer_keys import Operation
 Kind = Literal["company", "depot", "person", "city", "mountain", "river", "landmark"]
 Form = Literal["name", "depot", "ceo", "founder", "manager", "birthplace"]
 Rule = Literal["value", "a-b", "sum", "ratio", "more", "less", "max", "min"]
-PUBLIC_KINDS = ("mountain", "river", "landmark")
 RATIO_TOLERANCE = 0.005  # half a hundredth: any reading that rounds to the right hundredth
 
 
