@@ -29,7 +29,7 @@ from tabulate import tabulate
 
 sys.path.append(str(Path(__file__).parents[1]))
 
-from harness.fakes.fault_server import HOSTILE, FaultServer
+from tests.fakes.fault_server import HOSTILE, FaultServer
 from harness.results.store import read_records
 
 CASES = [*HOSTILE, "dribble"]

@@ -12,7 +12,7 @@ the status, the headers and the whole body. There are two ways, and both are nee
   API), it is what an ``httpx.MockTransport`` answers through, so a test scripts statuses,
   headers and bodies (dribbled, compressed, oversized) with no server. aiohttp has no
   such seam; its own path is tested against the fault server on loopback
-  (``harness.fakes.fault_server``).
+  (``tests.fakes.fault_server``).
 
 Both read the body through ``Reading`` below, so the limits and failures are the same.
 

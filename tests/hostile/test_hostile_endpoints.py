@@ -21,7 +21,7 @@ from click.testing import CliRunner
 
 from harness.cli.main import main
 from harness.fakes.fake_server import question_index
-from harness.fakes.fault_server import FaultServer, Hostile
+from tests.fakes.fault_server import FaultServer, Hostile
 from harness.results.store import iter_traces, read_records
 
 #: Room for 32 MiB over loopback on a busy machine; the dribble's run has a short one.

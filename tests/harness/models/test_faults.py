@@ -22,7 +22,7 @@ from click.testing import CliRunner
 
 from harness.cli.main import main
 from harness.fakes.fake_server import question_index
-from harness.fakes.fault_server import FAULTS, FaultServer
+from tests.fakes.fault_server import FAULTS, FaultServer
 from harness.results.store import iter_traces, read_records
 
 SECRET = "sk-test-secret-never-written-0002"

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from harness.cli.main import main
 from harness.experiment import parse_arms
 from harness.fakes.fake_server import FakeServer
-from harness.fakes.fault_server import FaultServer
+from tests.fakes.fault_server import FaultServer
 from harness.grid import Grid, run_grid
 from harness.models.counting import CountingClient
 from harness.models.openai_compat import Connection, Hooks, OpenAICompatClient, RetryPolicy

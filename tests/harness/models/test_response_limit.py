@@ -12,7 +12,7 @@ import zlib
 import httpx
 import pytest
 
-from harness.fakes.fault_server import FaultServer, bomb
+from tests.fakes.fault_server import FaultServer, bomb
 from harness.models.bounded_body import MIB, BodyTooLarge, BoundedBody
 from harness.models.openai_compat import Connection, Hooks, OpenAICompatClient
 from harness.models.types import Message, ModelAPIError, ModelRequest
