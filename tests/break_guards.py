@@ -1,13 +1,19 @@
 """Break each guard once and see which tests notice (seed 001: a guard nobody has broken
 is a guard nobody has tested). Each mutation is applied to the source, the tests named
-beside it are run, and the source is restored. Every line must say "caught by".
+beside it are run, and the source is restored. Every line must say "caught by"; a mutation
+whose text is no longer in its file, or that names a test that is not there, says so and
+is counted as missed (``stale``; tests/test_break_guards_apply.py runs that check alone).
 
     .venv/bin/python tests/break_guards.py [NAME-SUBSTRING]
 """
 
+import functools
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
+
+ROOT = Path(__file__).parents[1]
 
 P = "harness/patterns/"
 T = "tests/harness/patterns/"
@@ -1175,23 +1181,51 @@ MUTATIONS = [
 ]  # fmt: skip
 
 
+@functools.cache
+def text_of(path: str) -> str:
+    file = ROOT / path
+    return file.read_text(encoding="utf-8") if file.is_file() else ""
+
+
+def stale(path: str, old: str, tests: Sequence[str]) -> list[str]:
+    """Why a mutation would break nothing or test nothing: its text no longer in its file
+    (the guarded code moved or was rewritten: update the entry to the same guard's new
+    text), or a test it names that is not there. Empty when it still applies."""
+    found = []
+    if old not in text_of(path):
+        found.append(f"its text is no longer in {path}: {old!r}")
+    for test in tests:
+        file, _, function = test.partition("::")
+        if not Path(file).name.startswith("test_"):
+            found.append(f"{file} is not a test module")
+        elif not (ROOT / file).is_file():
+            found.append(f"no test module {file}")
+        elif function and f"def {function.split('[')[0]}(" not in text_of(file):
+            found.append(f"no test {test}")
+    return found
+
+
 def main() -> None:
     wanted = sys.argv[1] if len(sys.argv) > 1 else ""
     missed = 0
     for name, path, old, new, tests in MUTATIONS:
         if wanted not in name:
             continue
-        source = Path(path).read_text()
-        assert source.count(old) >= 1, (name, old)
-        Path(path).write_text(source.replace(old, new, 1))
+        if problems := stale(path, old, tests):
+            missed += 1
+            print(f"{name}: NOT APPLIED: {'; '.join(problems)}")
+            continue
+        source = (ROOT / path).read_text(encoding="utf-8")
+        (ROOT / path).write_text(source.replace(old, new, 1), encoding="utf-8")
         try:
             run = subprocess.run(
                 [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *tests],
                 capture_output=True,
                 text=True,
+                cwd=ROOT,
             )
         finally:
-            Path(path).write_text(source)
+            (ROOT / path).write_text(source, encoding="utf-8")
         failed = sorted(
             {
                 line.split("::", 1)[-1].split(" ")[0]

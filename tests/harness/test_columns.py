@@ -5,17 +5,19 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
+import duckdb
 import pandas as pd
 import pytest
 from pandas.testing import assert_frame_equal
 from pydantic import Field
 from pydantic.fields import FieldInfo
 
-from harness.results import columns, columns_fill, columns_sql, store
+from harness.results import columns_sql
 from harness.results.columns import UNREAD, read_frame, read_frames
 from harness.results.frames import Pricing, records_frame
 from harness.results.prices import PriceError, load_prices
@@ -78,50 +80,45 @@ def assert_same(path: Path, pricing: Pricing | None = None) -> None:
     assert_frame_equal(read_frame(path, pricing, superseded=True), replaced)
 
 
-@dataclass
-class Reads:
-    """How the columnar reader read: files read line by line, lines read by the model."""
+@contextmanager
+def lines_the_model_reads(path: Path) -> Iterator[list[str]]:
+    """The lines of ``path``'s runs.jsonl that the record model reads one by one within the
+    block: those the columns cannot vouch for, or every line when the file is read line by
+    line. The columns read the others without building a record for each."""
+    text = (path / "runs.jsonl").read_text(encoding="utf-8-sig")
+    lines = {line.strip() for line in text.split("\n")} - {""}
+    read: list[str] = []
+    validate = RunRecord.model_validate_json
 
-    line_by_line: int = 0
-    by_model: int = 0
+    def counted(data: str | bytes, **kwargs: Any) -> RunRecord:
+        line = (data.decode() if isinstance(data, bytes) else data).strip()
+        if line in lines:
+            read.append(line)
+        return validate(data, **kwargs)
 
-
-@pytest.fixture
-def reads(monkeypatch: pytest.MonkeyPatch) -> Reads:
-    counted = Reads()
-    read_both, record = columns.read_both, columns_fill._record
-
-    def whole_file(*args: Any) -> tuple[list[RunRecord], list[RunRecord]]:
-        counted.line_by_line += 1
-        return read_both(*args)
-
-    def one_line(line: str) -> RunRecord:
-        counted.by_model += 1
-        return record(line)
-
-    monkeypatch.setattr(columns, "read_both", whole_file)
-    monkeypatch.setattr(columns_fill, "_record", one_line)
-    return counted
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(RunRecord, "model_validate_json", counted)
+        yield read
 
 
 @pytest.mark.parametrize("pricing", PRICINGS)
 def test_every_status_priced_and_not_reads_the_fast_path_to_the_same_frame(
-    tmp_path: Path, pricing: Pricing | None, reads: Reads
+    tmp_path: Path, pricing: Pricing | None
 ) -> None:
     path = folder(tmp_path, [run(n) for n in range(60)])
-    runs, _ = read_frames(path, pricing)
-    assert reads == Reads(0, 0)
+    with lines_the_model_reads(path) as by_model:
+        runs, _ = read_frames(path, pricing)
+    assert by_model == []
     assert_same(path, pricing)
     assert set(runs["status"]) == set(STATUSES)
 
 
 @pytest.mark.parametrize("pricing", PRICINGS)
-def test_schema_1_folder_is_upgraded_as_before_in_columns(
-    pricing: Pricing | None, reads: Reads
-) -> None:
+def test_schema_1_folder_is_upgraded_as_before_in_columns(pricing: Pricing | None) -> None:
     assert_same(FIXTURE, pricing)
-    frame = read_frame(FIXTURE)
-    assert reads == Reads(0, 0)
+    with lines_the_model_reads(FIXTURE) as by_model:
+        frame = read_frame(FIXTURE)
+    assert by_model == []
     assert frame["arm"].iloc[0] == "react"
     tot = frame[frame["pattern"] == "tot"]["options"].iloc[0]
     assert tot["beam"] == 1 and tot["propose"] == "sample" and "max_output_tokens" in tot
@@ -144,16 +141,15 @@ def test_dtypes_follow_the_values_as_pandas_infers_them(
         assert_same(path, pricing)
 
 
-def test_supersedes_leave_out_the_replaced_and_return_them_alone(
-    tmp_path: Path, reads: Reads
-) -> None:
+def test_supersedes_leave_out_the_replaced_and_return_them_alone(tmp_path: Path) -> None:
     first = run(8)  # api_error
     again = run(30) | {k: first[k] for k in ("arm", "task_id", "repeat", "model")}
     again |= {"run_id": "again", "supersedes": first["run_id"], "status": "api_error"}
     third = again | {"run_id": "third", "supersedes": "again", "status": "answered"}
     path = folder(tmp_path, [run(n) for n in range(8)] + [first, run(10), again, run(11), third])
-    runs, replaced = read_frames(path, Pricing(load_prices()))
-    assert reads == Reads(0, 0)
+    with lines_the_model_reads(path) as by_model:
+        runs, replaced = read_frames(path, Pricing(load_prices()))
+    assert by_model == []
     assert list(replaced["status"]) == ["api_error", "api_error"]
     assert "third" in set(runs["run_id"]) and first["run_id"] not in set(runs["run_id"])
     assert_same(path, Pricing(load_prices()))
@@ -174,24 +170,26 @@ def test_no_complete_line_is_no_runs(tmp_path: Path, text: str) -> None:
     assert read_frame(tmp_path).empty
 
 
-def test_what_the_model_converts_is_read_by_the_model_alone(tmp_path: Path, reads: Reads) -> None:
+def test_what_the_model_converts_is_read_by_the_model_alone(tmp_path: Path) -> None:
     lenient = [
         run(0) | {"pattern": 0},  # the record model reads the pattern from the arm
         json.dumps(run(3))[:-1] + ', "task_id": "task-9"}',  # a key twice: the last counts
         run(4) | {"answer": "f(a, b,) or {1, 2, }"},  # a comma before a bracket in a string
     ]
     path = folder(tmp_path, [run(6), *lenient, "   ", run(7)])
-    read_frames(path)
-    assert reads == Reads(0, len(lenient))
+    with lines_the_model_reads(path) as by_model:
+        read_frames(path)
+    assert by_model == [line if isinstance(line, str) else json.dumps(line) for line in lenient]
     assert_same(path, Pricing(load_prices()))
     assert read_frame(path)["task_id"].iloc[2] == "task-9"
 
 
-def test_a_whole_number_is_read_exactly_to_64_bits(tmp_path: Path, reads: Reads) -> None:
+def test_a_whole_number_is_read_exactly_to_64_bits(tmp_path: Path) -> None:
     big = [2**53 + 1, 2**63 - 1, 2**62 + 3]  # beyond what a DOUBLE holds exactly
     path = folder(tmp_path, [run(n) | {"tokens_out": value} for n, value in enumerate(big)])
-    frame = read_frame(path)
-    assert reads == Reads(0, 0)
+    with lines_the_model_reads(path) as by_model:
+        frame = read_frame(path)
+    assert by_model == []
     assert frame["tokens_out"].tolist() == big
     assert_same(path)
 
@@ -246,24 +244,23 @@ def test_a_bad_line_gives_the_error_read_records_gives(
 
 
 def test_a_run_recorded_twice_counts_once_and_both_readers_name_its_lines_alike(
-    tmp_path: Path,
-    capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
-    reads: Reads,
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     merged = run(3) | {"run_id": "other", "experiment_id": "e2", "status": "answered"}
-    path = folder(tmp_path, ["", run(0), run(3), run(0), run(4), merged])
-    said = []
-    for read in (read_records, read_frames):
-        monkeypatch.setattr(store, "_SAID", set())  # each reader's own warning
-        read(path)
-        said.append(capsys.readouterr().err)
-    assert said[0] == said[1] and reads == Reads(0, 0)  # the columns read it all
-    assert f"warning: {path / 'runs.jsonl'}: 2 line(s) record again a run" in said[0]
-    assert "line 4 repeats line 2 (run ('gpt-5-mini', 'direct', 'task-0', 0))" in said[0]
+    lines = ["", run(0), run(3), run(0), run(4), merged]
+    # A warning is said once a process: each reader reads a copy of its own.
+    path, copy = folder(tmp_path / "lines", lines), folder(tmp_path / "columns", lines)
+    read_records(path)
+    said = capsys.readouterr().err
+    with lines_the_model_reads(copy) as by_model:
+        read_frames(copy)
+    assert by_model == []  # the columns read it all
+    assert capsys.readouterr().err == said.replace(str(path), str(copy))
+    assert f"warning: {path / 'runs.jsonl'}: 2 line(s) record again a run" in said
+    assert "line 4 repeats line 2 (run ('gpt-5-mini', 'direct', 'task-0', 0))" in said
     assert (
         "line 6 repeats line 3 (run ('unpriced-model', 'direct', 'task-3', 0), "
-        "experiment 'e2', line 3's 'e1')" in said[0]
+        "experiment 'e2', line 3's 'e1')" in said
     )
     assert_same(path)
     assert list(read_frame(path)["run_id"]) == ["r0", "r3", "r4"]
@@ -288,14 +285,15 @@ def test_runs_appended_while_reading_are_left_for_the_next_reading(
 ) -> None:
     path = folder(tmp_path, [run(n) for n in range(5)])
     expected = records_frame(read_records(path))
-    fetch = columns._fetch
+    connect = duckdb.connect
 
-    def appending(lines: Path, wanted: list[str]) -> dict[str, Any]:
+    def appending(*args: Any, **kwargs: Any) -> duckdb.DuckDBPyConnection:
+        """A writer adds a run as DuckDB starts to read."""
         with (tmp_path / "runs.jsonl").open("a", encoding="utf-8") as runs:
             runs.write(json.dumps(run(7)) + "\n")
-        return fetch(lines, wanted)
+        return connect(*args, **kwargs)
 
-    monkeypatch.setattr(columns, "_fetch", appending)
+    monkeypatch.setattr(duckdb, "connect", appending)
     assert_frame_equal(read_frame(path), expected)
 
 

@@ -18,9 +18,7 @@ from harness.results.columns import read_frame, read_frames
 from harness.results.columns_sql import FIELDS
 from harness.results.store import ResultsError, read_records
 
-from .test_columns import FIXTURE, PRICINGS, Reads, assert_same, folder, reads, run
-
-__all__ = ["reads"]  # the fixture, shared
+from .test_columns import FIXTURE, PRICINGS, assert_same, folder, lines_the_model_reads, run
 
 #: The fields a folder written a week before lacked (bench/records_scale.py --older).
 NEWER = ("usage_estimated", "cache_hits", "cost_from_cache_usd", "supersedes", "sampling")
@@ -39,32 +37,36 @@ def without(names: tuple[str, ...] | list[str], line: dict[str, Any]) -> dict[st
 
 @pytest.mark.parametrize("missing", [NEWER, *[(name,) for name in OPTIONAL]], ids="+".join)
 def test_a_folder_without_a_field_is_read_as_columns_with_its_default(
-    tmp_path: Path, missing: tuple[str, ...], reads: Reads
+    tmp_path: Path, missing: tuple[str, ...]
 ) -> None:
     older = [without(missing, run(n)) for n in range(24)]
     path = folder(tmp_path, older)
-    read_frames(path)
-    assert reads == Reads(0, 0)
+    with lines_the_model_reads(path) as by_model:
+        read_frames(path)
+    assert by_model == []
     for pricing in PRICINGS:
         assert_same(path, pricing)
 
 
-def test_a_folder_resumed_by_a_newer_version_mixes_both(tmp_path: Path, reads: Reads) -> None:
+def test_a_folder_resumed_by_a_newer_version_mixes_both(tmp_path: Path) -> None:
     lines = [without(NEWER, run(n)) if n < 12 else run(n) for n in range(24)]
     retry = lines[8] | {"run_id": "again", "supersedes": lines[8]["run_id"]}
     path = folder(tmp_path, [*lines, retry | {"status": "answered"}])
-    _, replaced = read_frames(path)
-    assert reads == Reads(0, 0) and len(replaced) == 1
+    with lines_the_model_reads(path) as by_model:
+        _, replaced = read_frames(path)
+    assert by_model == [] and len(replaced) == 1
     assert_same(path, PRICINGS[1])
 
 
 @pytest.mark.parametrize("pattern", [None, ""])
 def test_a_pattern_absent_null_or_empty_is_read_from_the_arm(
-    tmp_path: Path, pattern: str | None, reads: Reads
+    tmp_path: Path, pattern: str | None
 ) -> None:
     path = folder(tmp_path, [run(n) | {"pattern": pattern} for n in range(6)])
-    assert list(read_frame(path)["pattern"][:3]) == ["direct", "react_text", "best_of_n"]
-    assert reads == Reads(0, 0)
+    with lines_the_model_reads(path) as by_model:
+        frame = read_frame(path)
+    assert list(frame["pattern"][:3]) == ["direct", "react_text", "best_of_n"]
+    assert by_model == []
     assert_same(path)
 
 
@@ -104,21 +106,24 @@ def schema_1(**changes: Any) -> list[dict[str, Any]]:
     ids=["as written", "no pattern", "no options", "empty options", "arm with options"],
 )
 def test_schema_1_lines_are_upgraded_in_columns_as_records_are(
-    tmp_path: Path, lines: list[dict[str, Any]], reads: Reads
+    tmp_path: Path, lines: list[dict[str, Any]]
 ) -> None:
     path = folder(tmp_path, [run(0), *lines, run(1)])  # schema 2 around them
-    read_frames(path)
-    assert reads == Reads(0, 0)
+    with lines_the_model_reads(path) as by_model:
+        read_frames(path)
+    assert by_model == []
     assert_same(path, PRICINGS[1])
 
 
 def test_two_schema_1_arms_of_one_identity_are_one_run_recorded_twice(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], reads: Reads
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     first = schema_1()[0]
     again = first | {"arm": first["pattern"], "run_id": "again"}  # defaults left out
     path = folder(tmp_path, [first, again])
-    assert len(read_frame(path)) == 1 and reads == Reads(0, 0)
+    with lines_the_model_reads(path) as by_model:
+        assert len(read_frame(path)) == 1
+    assert by_model == []
     assert (
         "line 2 repeats line 1 (run ('fake', 'react', 'predecessor-years', 0))"
         in capsys.readouterr().err
@@ -150,12 +155,13 @@ def too_large(path: Path) -> None:
 
 @pytest.mark.parametrize("damage", [bom, crlf, lone_cr, lone_cr_at_a_line_end])
 def test_a_byte_order_mark_and_carriage_returns_are_read_as_columns(
-    tmp_path: Path, damage: Any, reads: Reads
+    tmp_path: Path, damage: Any
 ) -> None:
     path = folder(tmp_path, [run(n) for n in range(6)])
     damage(path / "runs.jsonl")
-    assert len(read_frame(path)) == len(read_records(path)) == 6
-    assert reads == Reads(0, 0)
+    with lines_the_model_reads(path) as by_model:
+        assert len(read_frame(path)) == 6
+    assert len(read_records(path)) == 6 and by_model == []
     assert_same(path)
 
 
@@ -175,19 +181,19 @@ def test_a_file_the_columns_cannot_read_is_read_line_by_line_and_says_so_once(
     assert warned.count("read line by line") == 1 and why in warned
 
 
-def test_the_last_line_end_is_found_across_blocks(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_the_last_line_end_is_found_across_blocks(tmp_path: Path) -> None:
     """The file's end is read back in blocks until a line end: a torn last line of any
-    length, cut anywhere, is left out."""
-    monkeypatch.setattr(columns, "_TAIL", 7)
+    length, cut anywhere, is left out, and the lines before it are read as columns."""
     text = "".join(json.dumps(run(n)) + "\n" for n in range(4))
+    long = "x" * (9 << 20)  # past the 8 MB read back at a time
     runs = tmp_path / "runs.jsonl"
-    for torn in ('{"arm": "direct", "task_', "", "x" * 20):
+    for torn in ('{"arm": "direct", "task_', "", long, '{"arm": "' + long):
         runs.write_text(text + torn, encoding="utf-8")
-        assert columns._last_line_end(runs, runs.stat().st_size) == len(text)
-    runs.write_text("{" * 30, encoding="utf-8")
-    assert columns._last_line_end(runs, runs.stat().st_size) == 0
+        with lines_the_model_reads(tmp_path) as by_model:
+            assert len(read_frame(tmp_path)) == 4
+        assert by_model == []
+    runs.write_text("{" * (9 << 20), encoding="utf-8")
+    assert read_frame(tmp_path).empty
 
 
 def test_what_duckdb_cannot_read_and_the_model_can_is_read_line_by_line_and_said(

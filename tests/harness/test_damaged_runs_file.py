@@ -23,7 +23,6 @@ import loopbench
 from harness.cli.main import main
 from harness.grid import recorded_runs
 from harness.models.types import ModelRequest
-from harness.results import store
 from harness.results.columns import read_frame
 from harness.results.store import ResultsError, read_records
 from harness.stats.separation import SeparationRule, StoppedRun
@@ -149,29 +148,25 @@ def test_every_reader_counts_a_damaged_file_alike_and_resume_adds_only_what_is_m
 
 @pytest.mark.parametrize("damage", ["lines copied", "lines of two experiments"])
 def test_every_reader_names_the_lines_of_a_run_recorded_twice(
-    tmp_path: Path,
-    made: Path,
-    damage: str,
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path, made: Path, damage: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    folder = damaged(tmp_path, made, damage)
-    repeated = len(lines_of(folder)) - distinct_runs(folder)
-    readers = {
-        "line reader": lambda: read_records(folder),
-        "columns": lambda: read_frame(folder),
-        "load()": lambda: loopbench.load(folder).table(),
-        "resume": lambda: experiment(folder).run(),
+    readers: dict[str, Callable[[Path], object]] = {
+        "line reader": read_records,
+        "columns": read_frame,
+        "load()": lambda folder: loopbench.load(folder).table(),
+        "resume": lambda folder: experiment(folder).run(),
     }
     said = {}
-    for name, read in readers.items():
-        monkeypatch.setattr(store, "_SAID", set())  # each reader's own warning
-        read()
-        said[name] = capsys.readouterr().err
-    monkeypatch.setattr(store, "_SAID", set())
-    said["table"] = CliRunner().invoke(main, ["table", str(folder)]).stderr
+    for name, read in readers.items():  # a warning is said once a process: a copy each
+        folder = damaged(tmp_path / name, made, damage)
+        read(folder)
+        said[name] = capsys.readouterr().err.replace(str(folder), "FOLDER")
+    folder = damaged(tmp_path / "table", made, damage)
+    table = CliRunner().invoke(main, ["table", str(folder)]).stderr
+    said["table"] = table.replace(str(folder), "FOLDER")
+    repeated = len(lines_of(folder)) - distinct_runs(folder)
     first = said["line reader"]
-    assert f"{folder / 'runs.jsonl'}: {repeated} line(s) record again a run" in first
+    assert f"FOLDER/runs.jsonl: {repeated} line(s) record again a run" in first
     assert "repeats line" in first and f"; and {repeated - 5} more" in first
     if damage == "lines of two experiments":
         assert "experiment '" in first  # the two experiments named

@@ -135,14 +135,19 @@ def test_the_run_command_refuses_a_locked_folder_with_exit_2(tmp_path, server):
     assert not (tmp_path / "r" / "runs.jsonl").exists()
 
 
-def test_readers_count_a_run_recorded_twice_once_and_name_its_lines(tmp_path, monkeypatch, capsys):
+def test_readers_count_a_run_recorded_twice_once_and_name_its_lines(tmp_path, capsys):
     line = json.dumps({"arm": "direct", "task_id": "t", "repeat": 0, "status": "answered"})
-    (tmp_path / "runs.jsonl").write_text(f"{line}\n{line}\n")
-    monkeypatch.setattr(store, "_SAID", set())
-    assert len(read_records(tmp_path)) == 1 and read_records(tmp_path, superseded=True) == []
+
+    def copied(name: str) -> str:
+        """A folder of its own for each reader: a warning is said once a process."""
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "runs.jsonl").write_text(f"{line}\n{line}\n")
+        return str(tmp_path / name)
+
+    records = copied("records")
+    assert len(read_records(records)) == 1 and read_records(records, superseded=True) == []
     assert "line 2 repeats line 1 (run ('', 'direct', 't', 0))" in capsys.readouterr().err
-    for command in (["table", str(tmp_path)], ["compare", str(tmp_path), str(tmp_path)]):
-        monkeypatch.setattr(store, "_SAID", set())  # said once a process: each command's own
+    for command in (["table", copied("table")], ["compare", *[copied("compare")] * 2]):
         result = CliRunner().invoke(main, [*command, "--format", "json"])
         assert result.exit_code == 0, result.output
         assert "line 2 repeats line 1 (run ('', 'direct', 't', 0))" in result.stderr
@@ -151,7 +156,7 @@ def test_readers_count_a_run_recorded_twice_once_and_name_its_lines(tmp_path, mo
         assert row.get("n", row.get("n_pairs")) == 1
 
 
-def test_a_record_superseding_another_run_id_records_the_run_again(tmp_path, monkeypatch):
+def test_a_record_superseding_another_run_id_records_the_run_again(tmp_path):
     """--retry-errors names the record it replaces: a record naming any other run_id (one
     copied from another folder) is the run recorded again, and the first record counts."""
     line = {"arm": "direct", "task_id": "t", "repeat": 0, "status": "api_error"}
@@ -161,7 +166,6 @@ def test_a_record_superseding_another_run_id_records_the_run_again(tmp_path, mon
         {**line, "run_id": "c", "supersedes": "a", "status": "answered"},
     ]
     (tmp_path / "runs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    monkeypatch.setattr(store, "_SAID", set())
     runs, replaced = store.read_both(tmp_path)
     assert [r.run_id for r in runs] == ["c"] and [r.run_id for r in replaced] == ["a"]
 
