@@ -29,8 +29,8 @@ from tabulate import tabulate
 
 sys.path.append(str(Path(__file__).parents[1]))
 
-from tests.fakes.fault_server import HOSTILE, FaultServer
 from harness.results.store import read_records
+from tests.fakes.fault_server import HOSTILE, FaultServer
 
 CASES = [*HOSTILE, "dribble"]
 

@@ -22,8 +22,8 @@ from click.testing import CliRunner
 
 from harness.cli.main import main
 from harness.fakes.fake_server import question_index
-from tests.fakes.fault_server import FAULTS, FaultServer
 from harness.results.store import iter_traces, read_records
+from tests.fakes.fault_server import FAULTS, FaultServer
 
 SECRET = "sk-test-secret-never-written-0002"
 TIMEOUT = 5.0

@@ -11,7 +11,6 @@ from click.testing import CliRunner
 from harness.cli.main import main
 from harness.experiment import parse_arms
 from harness.fakes.fake_server import FakeServer
-from tests.fakes.fault_server import FaultServer
 from harness.grid import Grid, run_grid
 from harness.models.counting import CountingClient
 from harness.models.openai_compat import Connection, Hooks, OpenAICompatClient, RetryPolicy
@@ -20,6 +19,7 @@ from harness.results.store import ResultsFolder, read_records
 from harness.runner import RunSettings
 from harness.trace import Trace
 from tasks.loading import load_taskset
+from tests.fakes.fault_server import FaultServer
 from tests.secret_text import runs_of_eight
 
 KEY = "sk-test-0123456789abcdefghij"

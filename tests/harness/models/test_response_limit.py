@@ -12,10 +12,10 @@ import zlib
 import httpx
 import pytest
 
-from tests.fakes.fault_server import FaultServer, bomb
 from harness.models.bounded_body import MIB, BodyTooLarge, BoundedBody
 from harness.models.openai_compat import Connection, Hooks, OpenAICompatClient
 from harness.models.types import Message, ModelAPIError, ModelRequest
+from tests.fakes.fault_server import FaultServer, bomb
 
 REQUEST = ModelRequest("m", (Message("user", "hi"),))
 ONE_MIB = Connection(max_response_mb=1, max_retries=2)
