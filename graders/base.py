@@ -1,7 +1,7 @@
 """What a grader is: it reads answers to tasks of one model and says whether each is right.
 
 A grader is built for a task set (``GraderSetup``) by the factory registered under its
-name (tasks/grader_registry.py, which also names the task model it reads). Besides
+name (graders/registry.py, which also names the task model it reads). Besides
 ``grade``, it may give patterns a check to run on a task's code before answering
 (``check``: the code-test grader's feedback suite) and measures of the answers given on
 the way (``measures``: the code-test grader's edits).

@@ -1,4 +1,4 @@
-"""Grading a run's answers with the grader its task set names (tasks/grader_registry.py): the
+"""Grading a run's answers with the grader its task set names (graders/registry.py): the
 verdict on each answer, the check a pattern may run on a task's code, and the grader's
 measures of the answers given on the way (the code-test grader's edits)."""
 
@@ -9,8 +9,8 @@ from typing import Any
 from graders.base import Grader, GraderSetup
 from graders.code_check import CodeCheck
 from graders.exact import Grade
+from graders.registry import GRADERS
 from graders.sandbox import Sandbox
-from tasks.grader_registry import grader_info
 from tasks.taskset import AnyTask, TaskSet
 
 
@@ -19,7 +19,7 @@ class Grading:
 
     def __init__(self, taskset: TaskSet, sandbox: Sandbox | None = None) -> None:
         setup = GraderSetup(taskset.path, taskset.timeout_s, sandbox)
-        self._grader: Grader[Any] = grader_info(taskset.grader).build(setup)
+        self._grader: Grader[Any] = GRADERS.lookup(taskset.grader).build(setup)
 
     def check(self, task: AnyTask) -> CodeCheck | None:
         return self._grader.check(task)

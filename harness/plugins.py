@@ -10,7 +10,7 @@ with ``loopbench.register_taskset(name, loader)``, a tool with
 - when an installed package declares it as an entry point, in the group
   ``loopbench.patterns``, ``loopbench.tasksets``, ``loopbench.tools`` or
   ``loopbench.graders`` (``[project.entry-points]`` in its pyproject.toml): every such
-  entry point is loaded the first time a name of its kind is looked up.
+  entry point is loaded the first time a name of its kind is looked up (harness/registry.py).
 
 A plugin that cannot be imported is refused with its name and the error, never a
 traceback.
@@ -20,16 +20,11 @@ from __future__ import annotations
 
 import importlib
 import sys
-from importlib.metadata import entry_points
+from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 
 from harness.errors import BadInput
 from harness.files import special_file_problem
-
-PATTERN_GROUP = "loopbench.patterns"
-TASKSET_GROUP = "loopbench.tasksets"
-TOOL_GROUP = "loopbench.tools"
-GRADER_GROUP = "loopbench.graders"
 
 
 class PluginError(BadInput):
@@ -64,12 +59,12 @@ def _special_source(module: str) -> str | None:
     return None
 
 
-def load_entry_points(group: str) -> list[object]:
-    """Load every entry point of ``group``; returns what each names."""
+def load_entry_points(group: str) -> list[tuple[EntryPoint, object]]:
+    """Load every entry point of ``group``; returns each with what it names."""
     loaded = []
     for point in entry_points(group=group):
         try:
-            loaded.append(point.load())
+            loaded.append((point, point.load()))
         except Exception as exc:  # a broken plugin names itself instead of a traceback
             source = point.dist.name if point.dist is not None else "an installed package"
             raise PluginError(
@@ -77,29 +72,3 @@ def load_entry_points(group: str) -> list[object]:
                 f"{group}) cannot be loaded: {type(exc).__name__}: {exc}"
             ) from None
     return loaded
-
-
-_loaded_groups: set[str] = set()
-
-
-def load_group_once(group: str) -> None:
-    """Load ``group``'s entry points the first time it is asked for: each names a module
-    that registers what it adds as it is imported."""
-    if group not in _loaded_groups:
-        load_entry_points(group)
-        _loaded_groups.add(group)
-
-
-def how_to_add(kind: str, decorator: str, group: str) -> str:
-    """How to register a new ``kind`` (the end of an unknown name's refusal)."""
-    return (
-        f"to add a {kind}, decorate its factory with @loopbench.{decorator} in a module of "
-        f"your own, then pass --plugin your.module, or declare the module as an entry point "
-        f"in the group {group!r} of your package (README: Plugins)"
-    )
-
-
-def either(names: list[str]) -> str:
-    """``'a', 'b' or 'c'``: the names one of which is expected."""
-    quoted = [repr(n) for n in names]
-    return " or ".join([", ".join(quoted[:-1]), quoted[-1]] if len(quoted) > 1 else quoted)

@@ -12,6 +12,8 @@ test them with a scripted model. Everything else in the ``harness``, ``graders``
 
 from graders.base import Grader, GraderSetup
 from graders.exact import Grade
+from graders.registry import register_grader
+from graders.task_models import TaskBase
 from harness.api import Experiment, ModelLike, Results, as_client, load
 from harness.config import ModelEntry, RunConfig
 from harness.models.scripted import FunctionModel, ScriptedModel, text_reply, tool_reply
@@ -23,10 +25,8 @@ from harness.runner import RunSettings
 from harness.sampling import Sampling
 from harness.stats.separation import SeparationRule
 from harness.tools import Tool, ToolOptions
-from tasks.grader_registry import register_grader
 from tasks.loading import load_taskset
 from tasks.registry import register_taskset
-from tasks.task_models import TaskBase
 from tasks.taskset import TaskSet
 from tasks.tool_registry import register_tool
 from tasks.tools import ToolSource

@@ -31,9 +31,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from graders.answer_keys import CodeExpected
 from harness.files import read_bounded
 from harness.install_hints import install_command
-from tasks.answer_keys import CodeExpected
 from tasks.docstring_examples import Example, scan
 from tasks.taskset import (
     BUILTIN_DIR,

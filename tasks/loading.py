@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from tasks.humaneval import humaneval_taskset
-from tasks.registry import register_taskset, registered_tasksets
-from tasks.taskset import BUILTIN_DIR, TaskSet, TaskSetError, read_taskset
+from tasks.registry import TASKSETS, UnknownTaskSet, register_taskset
+from tasks.taskset import BUILTIN_DIR, TaskSet, read_taskset
 
 register_taskset("humaneval", humaneval_taskset)
 
@@ -15,13 +15,13 @@ register_taskset("humaneval", humaneval_taskset)
 def builtin_names() -> list[str]:
     """The sets ``--tasks`` takes by name: folders beside this file, HumanEval, plugins'."""
     folders = (p.parent.name for p in BUILTIN_DIR.glob("*/taskset.toml"))
-    return sorted({*folders, *registered_tasksets()})
+    return sorted({*folders, *TASKSETS.registered()})
 
 
 def load_taskset(spec: str | Path) -> TaskSet:
     folder = Path(spec)
     if not folder.is_dir():
-        source = registered_tasksets().get(str(spec)) if isinstance(spec, str) else None
+        source = TASKSETS.registered().get(str(spec)) if isinstance(spec, str) else None
         if callable(source):
             return source()
         if source is not None:
@@ -29,7 +29,7 @@ def load_taskset(spec: str | Path) -> TaskSet:
         elif isinstance(spec, str) and (BUILTIN_DIR / spec / "taskset.toml").is_file():
             folder = BUILTIN_DIR / spec
         else:
-            raise TaskSetError(
+            raise UnknownTaskSet(
                 f"no task set {str(spec)!r}: give a built-in name ({', '.join(builtin_names())}) "
                 "or a folder holding tasks.jsonl and taskset.toml"
             )

@@ -6,7 +6,7 @@ same format. Every problem is reported with the file, the line and the field, an
 to do about it.
 
 taskset.toml names the set's grader and its tools, each from a registry open to plugins
-(tasks/grader_registry.py, tasks/tool_registry.py). The grader says what a line of tasks.jsonl
+(graders/registry.py, tasks/tool_registry.py). The grader says what a line of tasks.jsonl
 is: for ``exact`` (an answer's numbers and entities) ``expected`` holds them; for
 ``code_tests`` (the code in an answer runs against test suites in a sandbox) ``expected``
 names the entry point and the folder ``suites/NAME/`` holding ``feedback.py``, the tests a
@@ -28,30 +28,37 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, FiniteFloat, ValidationError
 from pydantic_core import PydanticCustomError
 
+from graders.answer_keys import Filled
 from graders.code_tests import CodeSuites as CodeSuites
+from graders.registry import GRADERS, GraderInfo
+from graders.task_models import AnyTask as AnyTask
+from graders.task_models import CodeTask as CodeTask
+from graders.task_models import Task as Task
+from graders.task_models import TaskBase as TaskBase
+from graders.task_models import TaskSetError as TaskSetError
+from graders.task_models import digest
+from harness.errors import UnknownName
 from harness.files import describe_errors, read_text, read_toml, toml_problems
 from harness.plugins import PluginError
+from harness.registry import Registry
 from harness.tools import ToolChoices, ToolSet
-from tasks.answer_keys import Filled
-from tasks.grader_registry import GraderInfo, UnknownGrader, grader_info, registered_graders
-from tasks.task_models import AnyTask as AnyTask
-from tasks.task_models import CodeTask as CodeTask
-from tasks.task_models import Task as Task
-from tasks.task_models import TaskBase as TaskBase
-from tasks.task_models import TaskSetError as TaskSetError
-from tasks.task_models import digest
-from tasks.tool_registry import UnknownTool, registered_tools, tool_info
+from tasks.tool_registry import TOOLS
 from tasks.tools import Encyclopedia, ToolSource
 
 BUILTIN_DIR = Path(__file__).parent
 
 
-def _registered_tool(name: str) -> str:
-    try:
-        tool_info(name)
-    except UnknownTool as exc:
-        raise PydanticCustomError("unknown_tool", str(exc)) from None
-    return name
+def _registered_in(registry: Registry[Any]) -> AfterValidator:
+    """A name ``registry`` knows; an unknown one is refused with the names it knows."""
+
+    def registered(name: str) -> str:
+        try:
+            registry.lookup(name)
+        except UnknownName as exc:
+            raise PydanticCustomError("unknown_name", str(exc)) from None
+        return name
+
+    return AfterValidator(registered)
 
 
 def _named(name: str) -> str:
@@ -60,22 +67,14 @@ def _named(name: str) -> str:
     return name
 
 
-def _registered_grader(name: str) -> str:
-    try:
-        grader_info(name)
-    except UnknownGrader as exc:
-        raise PydanticCustomError("unknown_grader", str(exc)) from None
-    return name
-
-
 class TaskSetConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
     name: Annotated[str, AfterValidator(_named)]
     """What records and tables call the set: not blank."""
     description: str = ""
-    tools: list[Annotated[str, AfterValidator(_registered_tool)]] = Field(default_factory=list)
+    tools: list[Annotated[str, _registered_in(TOOLS)]] = Field(default_factory=list)
     """The tools offered to every arm that takes tools, by their registered names."""
-    grader: Annotated[str, AfterValidator(_registered_grader)] = "exact"
+    grader: Annotated[str, _registered_in(GRADERS)] = "exact"
     """The registered grader: how the tasks are read and their answers graded."""
     timeout_s: FiniteFloat = Field(default=10.0, gt=0, le=3600)
     """code_tests: the wall-clock limit on one run of a suite."""
@@ -100,7 +99,7 @@ class TaskSet:
     @property
     def is_code(self) -> bool:
         """Its grader runs model-written code: a sandbox is needed."""
-        return grader_info(self.grader).runs_code
+        return GRADERS.lookup(self.grader).runs_code
 
     def fingerprint(self) -> dict[str, Any]:
         """What a results folder is tied to: every task's fingerprint, and the tools with
@@ -120,17 +119,17 @@ class TaskSet:
         the set does not name are left unused."""
         source = ToolSource(self.path, self.encyclopedia)
         given = choices or {}
-        return ToolSet(tool_info(name).build(source, given.get(name, {})) for name in self.tools)
+        return ToolSet(TOOLS.lookup(name).build(source, given.get(name, {})) for name in self.tools)
 
 
 def read_taskset(folder: Path) -> TaskSet:
     """The task set in ``folder`` (tasks.jsonl and taskset.toml); ``TaskSetError`` naming
     the file, line and field of what is wrong."""
     config = _read_config(folder / "taskset.toml")
-    grader = grader_info(config.grader)
+    grader = GRADERS.lookup(config.grader)
     tasks = [task.with_files(folder) for task in _read_tasks(folder / "tasks.jsonl", grader)]
     book = None
-    if any(tool_info(name).reads_encyclopedia for name in config.tools):
+    if any(TOOLS.lookup(name).reads_encyclopedia for name in config.tools):
         book = _read_encyclopedia(folder / "encyclopedia.json")
     return TaskSet(
         name=config.name,
@@ -158,7 +157,7 @@ def _read_config(path: Path) -> TaskSetConfig:
     expected = f"taskset.toml holding {CONFIG_EXAMPLE}"
     data, text = read_toml(path, TaskSetError, expected)
     try:  # plugins' tools and graders, loaded before a name is checked against them
-        tools, graders = registered_tools(), registered_graders()
+        tools, graders = TOOLS.registered(), GRADERS.registered()
     except PluginError as exc:
         raise TaskSetError(f"{path}: {exc}") from None
     try:

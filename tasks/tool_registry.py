@@ -19,7 +19,7 @@ from pydantic import ValidationError
 
 from harness.errors import BadInput, UnknownName
 from harness.files import describe_errors
-from harness.plugins import TOOL_GROUP, either, how_to_add, load_group_once
+from harness.registry import Registry
 from harness.tools import Tool, ToolChoices, ToolOptions
 from tasks.tools import LookupOptions, ToolSource, make_calc, make_lookup
 
@@ -67,16 +67,12 @@ class ToolInfo:
         return tool
 
 
-_REGISTRY: dict[str, ToolInfo] = {
-    "lookup": ToolInfo(
-        "lookup",
-        LookupOptions,
-        make_lookup,
-        "looks up an entry of the set's encyclopedia by its title",
-        reads_encyclopedia=True,
-    ),
-    "calc": ToolInfo("calc", ToolOptions, make_calc, "evaluates an arithmetic expression"),
-}
+TOOLS = Registry[ToolInfo](
+    "tool",
+    "loopbench.tools",
+    UnknownTool,
+    "decorate its factory with @loopbench.register_tool(name, OptionsModel, summary)",
+)
 
 
 def register_tool(
@@ -108,33 +104,23 @@ def register_tool(
                 f"a tool name is 1 to 64 letters, digits, _ or - (what endpoints take), "
                 f"not {name!r}"
             )
-        if name in _REGISTRY:
-            raise ValueError(f"a tool named {name!r} is already registered")
-        _REGISTRY[name] = ToolInfo(name, options_model, factory, summary, reads_encyclopedia)
+        TOOLS.add(name, ToolInfo(name, options_model, factory, summary, reads_encyclopedia))
         return factory
 
     return add
 
 
-def registered_tools() -> dict[str, ToolInfo]:
-    """Every tool, the shipped ones first, then those of installed plugins."""
-    load_group_once(TOOL_GROUP)
-    return dict(_REGISTRY)
-
-
-def tool_info(name: str) -> ToolInfo:
-    known = registered_tools()
-    info = known.get(name)
-    if info is None:
-        raise UnknownTool(
-            f"no tool named {name!r} is registered: give {either(list(known))}; "
-            + how_to_add("tool", "register_tool(name, OptionsModel, summary)", TOOL_GROUP)
-        )
-    return info
+register_tool(
+    "lookup",
+    LookupOptions,
+    "looks up an entry of the set's encyclopedia by its title",
+    reads_encyclopedia=True,
+)(make_lookup)
+register_tool("calc", ToolOptions, "evaluates an arithmetic expression")(make_calc)
 
 
 def check_tool_choices(choices: ToolChoices) -> None:
     """Refuse options for a tool that is not registered, or that its options model refuses
     (``UnknownTool``, ``ToolOptionsError``): before any run, not when a set builds it."""
     for name, given in choices.items():
-        tool_info(name).options(given)
+        TOOLS.lookup(name).options(given)

@@ -16,3 +16,18 @@ ENDPOINT_VARIABLES = (
 def _no_endpoint_from_the_shell(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ENDPOINT_VARIABLES:
         monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture
+def registries(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The patterns, tools, graders and task sets a test registers are gone after it."""
+    import harness.patterns.catalog  # noqa: F401  (the shipped patterns, registered)
+    import tasks.loading  # noqa: F401  (the shipped task sets, registered)
+    from graders.registry import GRADERS
+    from harness.patterns.registry import PATTERNS
+    from tasks.registry import TASKSETS
+    from tasks.tool_registry import TOOLS
+
+    for registry in (PATTERNS, TOOLS, GRADERS, TASKSETS):
+        registry.registered()  # the shipped ones and installed plugins' are kept
+        monkeypatch.setattr(registry, "_entries", dict(registry._entries))

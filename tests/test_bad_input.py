@@ -261,7 +261,7 @@ TASK_SETS = [
         task_set(taskset_toml='name = "x"\ntools = ["search"]\n'),
         "taskset.toml",
         "field 'tools.0' on line 2",
-        "'lookup' or 'calc'",
+        "no tool named 'search' is registered: give 'lookup'",
         id="toml-tools-unknown",
     ),
     case(

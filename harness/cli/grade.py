@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 from pydantic import ValidationError
 
+from graders.answer_keys import Expected
 from graders.code_tests import CodeGrader, feedback, heldout
 from graders.exact import grade
 from graders.limits import Limits
@@ -18,7 +19,6 @@ from graders.sandbox import Sandbox
 from graders.selftest import run_self_test
 from harness.errors import BadInput
 from harness.files import describe_errors, read_text
-from tasks.answer_keys import Expected
 from tasks.loading import load_taskset
 from tasks.taskset import CodeTask
 

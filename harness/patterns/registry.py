@@ -1,6 +1,5 @@
-"""The registry: pattern names -> factories with a typed options model. Patterns register
-themselves here; ``harness.patterns.catalog`` looks them up (the shipped ones and those of
-installed plugins loaded first).
+"""The registry patterns add themselves to: a name -> a factory with a typed options model.
+Look them up in ``harness.patterns.catalog``, which loads the shipped ones first.
 """
 
 from __future__ import annotations
@@ -11,6 +10,7 @@ from typing import Any, TypeVar
 
 from harness.errors import UnknownName
 from harness.patterns.base import Pattern, PatternOptions
+from harness.registry import Registry
 
 OptionsT = TypeVar("OptionsT", bound=PatternOptions)
 
@@ -31,22 +31,33 @@ class PatternInfo:
         return self.factory(options)
 
 
-_REGISTRY: dict[str, PatternInfo] = {}
+class _Patterns(Registry[PatternInfo]):
+    def refusal(self, name: str, names: list[str]) -> str:
+        listed = ", ".join(sorted(names))
+        if not name.strip():
+            return (
+                "the arm names no pattern: write PATTERN or PATTERN:key=value, "
+                f"with PATTERN one of {listed}"
+            )
+        return (
+            f"no pattern named {name!r} is registered; registered: {listed}. "
+            f"{self.how_to_add('To add one')}."
+        )
+
+
+PATTERNS = _Patterns(
+    "pattern",
+    "loopbench.patterns",
+    UnknownPattern,
+    "decorate its factory with @loopbench.register_pattern(name, OptionsModel, summary)",
+)
 
 
 def register(
     name: str, options_model: type[OptionsT], summary: str
 ) -> Callable[[Callable[[OptionsT], Pattern]], Callable[[OptionsT], Pattern]]:
     def add(factory: Callable[[OptionsT], Pattern]) -> Callable[[OptionsT], Pattern]:
-        if name in _REGISTRY:
-            raise ValueError(f"a pattern named {name!r} is already registered")
-        _REGISTRY[name] = PatternInfo(name, options_model, factory, summary)
+        PATTERNS.add(name, PatternInfo(name, options_model, factory, summary))
         return factory
 
     return add
-
-
-def known() -> dict[str, PatternInfo]:
-    """Every pattern registered so far, by name (``harness.patterns.catalog`` loads the
-    shipped ones and the plugins' first)."""
-    return _REGISTRY

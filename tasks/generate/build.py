@@ -7,8 +7,8 @@ import random
 import re
 from dataclasses import dataclass, field
 
+from graders.answer_keys import OPERATIONS, Expected, Operation
 from harness.errors import BadInput
-from tasks.answer_keys import OPERATIONS, Expected, Operation
 from tasks.generate.encyclopedia import BookJson, write_book
 from tasks.generate.public import PUBLIC_FACTS
 from tasks.generate.questions import Draft, DraftError, feasible, make_drafts, public_drafts

@@ -16,7 +16,7 @@ from decimal import ROUND_HALF_UP, Decimal
 from fractions import Fraction
 from typing import Literal
 
-from tasks.answer_keys import Operation
+from graders.answer_keys import Operation
 
 Kind = Literal["company", "depot", "person", "city", "mountain", "river", "landmark"]
 Form = Literal["name", "depot", "ceo", "founder", "manager", "birthplace"]

@@ -11,7 +11,7 @@ import random
 from dataclasses import dataclass
 from fractions import Fraction
 
-from tasks.answer_keys import Operation
+from graders.answer_keys import Operation
 from tasks.generate.frames import (
     FRAMES,
     PUBLIC_FRAMES,

@@ -19,8 +19,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from graders.answer_keys import Expected, Fact, Solution
 from harness.tools import ToolFailure
-from tasks.answer_keys import Expected, Fact, Solution
 from tasks.generate.encyclopedia import DEPOT_CONVENTION
 from tasks.generate.frames import Form, Frame, Kind, Read, Ref, evaluate, find_frames
 from tasks.generate.reading import NAME, TITLE, WORD, ReadError, Record, parse_entry

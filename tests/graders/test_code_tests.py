@@ -4,9 +4,9 @@
 import asyncio
 from pathlib import Path
 
+from graders.builtin import edit_measures
 from graders.code_tests import CodeGrader, SuiteCheck, describe, no_code
 from graders.suite_result import Failure, SuiteResult
-from tasks.builtin_graders import edit_measures
 from tasks.loading import load_taskset
 
 WRONG = Path(__file__).parents[1] / "fixtures" / "coding_wrong"

@@ -22,7 +22,6 @@ from click.testing import CliRunner
 import loopbench
 from harness.cli.main import main
 from harness.fakes.fake_server import FakeServer, Reply, default_responder, question_index
-from harness.patterns import registry
 from harness.results.store import read_records, run_key
 from tests.depot_answers import RIGHT
 
@@ -187,9 +186,8 @@ def test_ray_makes_the_runs_the_local_executor_makes_and_spreads_the_replicas(cl
 
 @needs_ray
 def test_a_killed_worker_is_replaced_and_its_runs_are_made_once(
-    cluster, tmp_path, monkeypatch, request
+    cluster, tmp_path, monkeypatch, request, registries
 ):
-    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))  # dies_once stays here
     monkeypatch.syspath_prepend(cluster.plugin)
     request.addfinalizer(lambda: sys.modules.pop("dies_once", None))
     with Server() as server:
@@ -208,9 +206,8 @@ def test_a_killed_worker_is_replaced_and_its_runs_are_made_once(
 
 @needs_ray
 def test_a_run_that_keeps_killing_its_worker_is_named_and_the_rest_recorded(
-    cluster, tmp_path, monkeypatch, request
+    cluster, tmp_path, monkeypatch, request, registries
 ):
-    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
     monkeypatch.syspath_prepend(cluster.plugin)
     request.addfinalizer(lambda: sys.modules.pop("dies_once", None))
     with Server() as server:

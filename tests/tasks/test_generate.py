@@ -11,9 +11,9 @@ import sys
 
 import pytest
 
+from graders.answer_keys import OPERATIONS
 from graders.exact import grade, numbers_in
 from harness.tools import ToolFailure
-from tasks.answer_keys import OPERATIONS
 from tasks.generate.build import Options, generate
 from tasks.generate.check import disagreements
 from tasks.generate.names import NameMaker, is_clean

@@ -1,40 +1,29 @@
-"""Tools and graders by name: a task set names them, a registry open to plugins builds them,
-an unknown name is refused with the registered ones and the ways to add one, and the
-lookup's variant is a tool option an arm sets with ``tool=improved``."""
+"""Patterns, tools, graders and task sets by name: each kind is a registry open to plugins,
+a name is registered once, an unknown name is refused with the registered ones and the ways
+to add one, and the lookup's variant is a tool option an arm sets with ``tool=improved``."""
 
 import asyncio
-import json
-from importlib.metadata import EntryPoint
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 from pydantic import BaseModel
 
-import harness.plugins
 import loopbench
 from harness.cli.main import main
 from harness.experiment import ArmError, parse_arm
 from harness.grading import Grading
-from harness.patterns import catalog
-from harness.patterns import registry as pattern_registry
 from harness.patterns.base import PatternOptions
-from tasks import grader_registry, tool_registry
 from tasks.loading import load_taskset
-from tasks.task_models import TaskBase
-from tasks.taskset import TaskSetError
-from tasks.tool_registry import ToolOptionsError, UnknownTool, check_tool_choices, tool_info
+from tasks.taskset import TaskBase, TaskSetError
+from tasks.tool_registry import TOOLS, ToolOptionsError, UnknownTool, check_tool_choices
 from tasks.tools import ToolSource
 
 ROOT = Path(__file__).parents[2]
 DEPOT = load_taskset("depot")
-
-
-@pytest.fixture
-def registries(monkeypatch):
-    """Registrations made by a test are gone after it."""
-    monkeypatch.setattr(tool_registry, "_REGISTRY", dict(tool_registry._REGISTRY))
-    monkeypatch.setattr(grader_registry, "_REGISTRY", dict(grader_registry._REGISTRY))
 
 
 class Text(BaseModel):
@@ -50,15 +39,6 @@ def write_set(folder, toml, task='{"id": "a", "question": "q", "expected": {"num
     (folder / "taskset.toml").write_text(toml)
     (folder / "tasks.jsonl").write_text(task + "\n")
     return folder
-
-
-def test_the_shipped_sets_keep_the_fingerprints_their_results_folders_are_tied_to():
-    # Tools by registry leave the digest of the tools and their encyclopedia as it was:
-    # the committed reference run (tasks and tools) still resumes as done.
-    meta = json.loads((ROOT / "results/reference/local-smollm2/experiment.json").read_text())
-    assert DEPOT.fingerprint() == meta["fingerprint"]
-    tools = {name: load_taskset(name).fingerprint()["tools"] for name in ("coding", "depot-easy")}
-    assert tools == {"coding": "af1dd536b5c7d8b4", "depot-easy": "ebe3648a3489b9d1"}
 
 
 def test_the_lookup_variant_is_a_tool_option_an_arm_sets_with_tool_improved():
@@ -114,15 +94,16 @@ def test_a_tool_registered_twice_or_under_a_name_no_endpoint_takes_is_refused(re
         loopbench.register_tool("say it", loopbench.ToolOptions, "spaces")(echo)
 
 
-def test_a_factory_making_a_tool_of_another_name_is_refused(registries):
+def test_a_factory_making_a_tool_of_another_name_is_refused(registries, tmp_path):
     loopbench.register_tool("parrot", loopbench.ToolOptions, "says it back")(echo)
+    loaded = load_taskset(write_set(tmp_path / "s", 'name = "s"\ntools = ["parrot"]\n'))
     with pytest.raises(ValueError, match="made a tool named 'echo'"):
-        tool_info("parrot").build(ToolSource(Path(".")), {})
+        loaded.toolset()
 
 
 def test_the_lookup_needs_an_encyclopedia():
     with pytest.raises(ValueError, match=r"encyclopedia\.json, and this set has none"):
-        tool_info("lookup").build(ToolSource(Path(".")), {})
+        TOOLS.lookup("lookup").build(ToolSource(Path(".")), {})
 
 
 def test_tool_options_are_checked_by_the_tools_options_model():
@@ -136,11 +117,8 @@ def test_tool_options_are_checked_by_the_tools_options_model():
 
 
 def test_an_arm_whose_options_give_a_tool_an_unknown_option_is_refused_before_any_run(
-    monkeypatch,
+    registries,
 ):
-    catalog.registered()
-    monkeypatch.setattr(pattern_registry, "_REGISTRY", dict(pattern_registry._REGISTRY))
-
     class Careless(PatternOptions):
         def tool_options(self):
             return {"lookup": {"variant": "best"}}
@@ -194,50 +172,105 @@ def test_a_grader_registered_twice_or_reading_no_task_model_is_refused(registrie
         loopbench.register_grader("loose", dict, "reads dicts")(factory)
 
 
+def test_a_pattern_or_a_task_set_registered_twice_is_refused(registries, tmp_path):
+    def factory(options):
+        raise AssertionError("never built")
+
+    loopbench.register_pattern("echoes", PatternOptions, "says it twice")(factory)
+    with pytest.raises(ValueError, match="a pattern named 'echoes' is already registered"):
+        loopbench.register_pattern("echoes", PatternOptions, "again")(factory)
+    folder = write_set(tmp_path / "s", 'name = "mine"\n')
+    loopbench.register_taskset("mine", folder)
+    assert loopbench.load_taskset("mine").name == "mine"
+    with pytest.raises(ValueError, match="a task set named 'mine' is already registered"):
+        loopbench.register_taskset("mine", folder)
+    with pytest.raises(ValueError, match="a task set name is one word, not 'a/b'"):
+        loopbench.register_taskset("a/b", folder)
+
+
+def register_one_of_each(tmp_path):
+    """A pattern, a tool, a grader and a task set, registered as a plugin registers them."""
+    loopbench.register_pattern("asks_twice", PatternOptions, "asks twice")(lambda o: None)
+    loopbench.register_tool("echo", loopbench.ToolOptions, "says it back")(echo)
+    loopbench.register_grader("last_word", WordTask, "ends with the word")(lambda s: LastWord())
+    loopbench.register_taskset("mine", write_set(tmp_path / "mine", 'name = "mine"\n'))
+
+
+def ways_to_add(kind):
+    return [f"@loopbench.register_{kind}", "--plugin", f"'loopbench.{kind}s'"]
+
+
 @pytest.mark.parametrize(
-    ("toml", "said"),
+    ("given", "said"),
     [
         (
-            'name = "x"\ntools = ["calc", "search"]\n',
+            ("--arm", "nosuch"),
+            ["no pattern named 'nosuch' is registered", "asks_twice", *ways_to_add("pattern")],
+        ),
+        (
+            ("--tasks", "nosuch"),
+            ["no task set 'nosuch'", "mine", "depot", "a folder holding tasks.jsonl"],
+        ),
+        (
+            ("taskset.toml", 'tools = ["calc", "search"]'),
             [
                 "field 'tools.1' on line 2: no tool named 'search' is registered",
-                "'lookup' or 'calc'",
-                "@loopbench.register_tool",
-                "--plugin",
-                "'loopbench.tools'",
+                "'echo'",
+                "'calc'",
+                *ways_to_add("tool"),
             ],
         ),
         (
-            'name = "x"\ngrader = "fuzzy"\n',
+            ("taskset.toml", 'grader = "fuzzy"'),
             [
                 "field 'grader' on line 2: no grader named 'fuzzy' is registered",
-                "'exact' or 'code_tests'",
-                "@loopbench.register_grader",
-                "--plugin",
-                "'loopbench.graders'",
+                "'last_word'",
+                "'exact'",
+                *ways_to_add("grader"),
             ],
         ),
     ],
-    ids=["tool", "grader"],
+    ids=["pattern", "task set", "tool", "grader"],
 )
-def test_an_unknown_tool_or_grader_is_one_line_naming_the_registered_ones_and_how_to_add_one(
-    tmp_path, toml, said
+def test_an_unknown_name_is_one_line_naming_the_registered_ones_and_how_to_add_one(
+    registries, tmp_path, given, said
 ):
-    folder = write_set(tmp_path / "s", toml)
-    result = CliRunner().invoke(main, ["run", "--tasks", str(folder), "--arm", "direct"])
+    register_one_of_each(tmp_path)
+    flag, value = given
+    if flag == "taskset.toml":  # a line of the set's taskset.toml
+        flag, value = "--tasks", str(write_set(tmp_path / "s", f'name = "s"\n{value}\n'))
+    args = {"--tasks": "depot", "--arm": "direct", flag: value}
+    result = CliRunner().invoke(main, ["run", *(word for pair in args.items() for word in pair)])
     assert result.exit_code == 2 and "Traceback" not in result.output
-    assert result.output.startswith(f"Error: {folder / 'taskset.toml'}: ")
-    assert result.output.count("\n") == 1
+    assert result.output.count("Error: ") == 1
+    if given[0] == "taskset.toml":
+        assert result.output.startswith(f"Error: {value}/taskset.toml: ")
+        assert result.output.count("\n") == 1
     for words in said:
         assert words in result.output
 
 
-def test_a_broken_tool_plugin_is_named_when_a_set_loads(monkeypatch, tmp_path):
-    broken = EntryPoint("search", "no_such_module_anywhere", "loopbench.tools")
-    monkeypatch.setattr(harness.plugins, "_loaded_groups", set())
-    monkeypatch.setattr(
-        harness.plugins, "entry_points", lambda group: [broken] if group == broken.group else []
+def test_a_broken_tool_plugin_is_named_when_a_set_loads(tmp_path):
+    # An installed package declaring an entry point whose module does not import.
+    site = tmp_path / "site"
+    (site / "broken-0.1.dist-info").mkdir(parents=True)
+    (site / "broken-0.1.dist-info" / "METADATA").write_text("Name: broken\nVersion: 0.1\n")
+    (site / "broken-0.1.dist-info" / "entry_points.txt").write_text(
+        "[loopbench.tools]\nsearch = no_such_module_anywhere\n"
     )
     folder = write_set(tmp_path / "s", 'name = "s"\ntools = ["calc"]\n')
-    with pytest.raises(TaskSetError, match=r"taskset.toml: plugin 'search' .* cannot be loaded"):
-        load_taskset(folder)
+    args = ["run", "--arm", "direct", "--tasks", str(folder)]
+    code = f"from harness.cli.main import main; main({args!r})"
+    ran = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(site)},
+        timeout=120,
+    )
+    assert ran.returncode == 2 and "Traceback" not in ran.stderr
+    assert ran.stderr.startswith(
+        f"Error: {folder / 'taskset.toml'}: plugin 'search' (no_such_module_anywhere, from "
+        "broken, entry point group loopbench.tools) cannot be loaded: ModuleNotFoundError"
+    )

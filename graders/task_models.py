@@ -1,6 +1,6 @@
 """What a task is: an id, a question and what its grader expects.
 
-Each grader reads the lines of tasks.jsonl as its own task model (tasks/grader_registry.py):
+Each grader reads the lines of tasks.jsonl as its own task model (graders/registry.py):
 ``Task`` for the exact grader, ``CodeTask`` for the code-test grader, a subclass of
 ``TaskBase`` for a plugin's grader. A model completes itself from its set's folder when
 the set loads (``with_files``): a coding task reads its suites there.
@@ -16,12 +16,12 @@ from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
+from graders.answer_keys import CodeExpected, Expected, Filled, Solution
 from graders.code_tests import CodeSuites
 from graders.extract import top_names
 from graders.suite_result import suite_tests
 from harness.errors import BadInput
 from harness.files import read_text
-from tasks.answer_keys import CodeExpected, Expected, Filled, Solution
 
 
 class TaskSetError(BadInput):

@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from graders.base import Grader, GraderSetup
+from graders.builtin import code_tests_grader, exact_grader
+from graders.task_models import CodeTask, Task, TaskBase
 from harness.errors import UnknownName
-from harness.plugins import GRADER_GROUP, either, how_to_add, load_group_once
-from tasks.builtin_graders import code_tests_grader, exact_grader
-from tasks.task_models import CodeTask, Task, TaskBase
+from harness.registry import Registry
 
 GraderFactory = Callable[[GraderSetup], Grader[Any]]
 FactoryT = TypeVar("FactoryT", bound=GraderFactory)
@@ -44,24 +44,12 @@ class GraderInfo:
         return self.factory(setup)
 
 
-_REGISTRY: dict[str, GraderInfo] = {
-    "exact": GraderInfo(
-        "exact",
-        Task,
-        exact_grader,
-        "the answer states exactly the expected numbers and names the expected entities",
-        '{"id": "q1", "question": "...", "expected": {"numbers": [84]}}',
-    ),
-    "code_tests": GraderInfo(
-        "code_tests",
-        CodeTask,
-        code_tests_grader,
-        "the code in the answer passes the task's held-out suite, run in the sandbox",
-        '{"id": "roman", "question": "...", "expected": {"entry_point": "parse_roman", '
-        '"suite": "roman"}}',
-        runs_code=True,
-    ),
-}
+GRADERS = Registry[GraderInfo](
+    "grader",
+    "loopbench.graders",
+    UnknownGrader,
+    "decorate its factory with @loopbench.register_grader(name, TaskModel, summary)",
+)
 
 
 def register_grader(
@@ -101,27 +89,24 @@ def register_grader(
                 f"grader {name!r}: its task model must be a subclass of loopbench.TaskBase, "
                 f"not {task_model!r}"
             )
-        if name in _REGISTRY:
-            raise ValueError(f"a grader named {name!r} is already registered")
         shown = example or GraderInfo.example
-        _REGISTRY[name] = GraderInfo(name, task_model, factory, summary, shown, runs_code)
+        GRADERS.add(name, GraderInfo(name, task_model, factory, summary, shown, runs_code))
         return factory
 
     return add
 
 
-def registered_graders() -> dict[str, GraderInfo]:
-    """Every grader, the shipped ones first, then those of installed plugins."""
-    load_group_once(GRADER_GROUP)
-    return dict(_REGISTRY)
-
-
-def grader_info(name: str) -> GraderInfo:
-    known = registered_graders()
-    info = known.get(name)
-    if info is None:
-        raise UnknownGrader(
-            f"no grader named {name!r} is registered: give {either(list(known))}; "
-            + how_to_add("grader", "register_grader(name, TaskModel, summary)", GRADER_GROUP)
-        )
-    return info
+register_grader(
+    "exact",
+    Task,
+    "the answer states exactly the expected numbers and names the expected entities",
+    example='{"id": "q1", "question": "...", "expected": {"numbers": [84]}}',
+)(exact_grader)
+register_grader(
+    "code_tests",
+    CodeTask,
+    "the code in the answer passes the task's held-out suite, run in the sandbox",
+    example='{"id": "roman", "question": "...", "expected": {"entry_point": "parse_roman", '
+    '"suite": "roman"}}',
+    runs_code=True,
+)(code_tests_grader)

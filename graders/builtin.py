@@ -18,7 +18,7 @@ from graders.code_tests import CodeGrader, SuiteCheck, code_in
 from graders.exact import Grade, grade
 from graders.limits import Limits
 from graders.sandbox import Sandbox
-from tasks.task_models import CodeTask, Task, TaskBase
+from graders.task_models import CodeTask, Task, TaskBase
 
 
 class ExactGrader(Grader[Task]):
