@@ -4,11 +4,11 @@ How a page is read:
 
 - A fenced block tagged ``sh``, ``bash``, ``shell``, ``console`` or ``python`` is an
   example. A page's examples run in the order it gives them, in a folder of the page's
-  own that stands for a checkout's root: empty but for the repository's ``bench/``,
-  ``experiments/`` and committed ``results/reference/``, linked in. A shell block runs
-  in bash with ``-e -o pipefail``; a console block runs its ``$`` lines (and their
-  ``\\`` continuations), the rest being their output; a python block runs with this
-  interpreter.
+  own that stands for a checkout's root: empty but for the repository's ``bench/`` and
+  committed ``results/reference/``, linked in (``experiments/`` ships with the package,
+  which finds its files by these paths too). A shell block runs in bash with ``-e -o
+  pipefail``; a console block runs its ``$`` lines (and their ``\\`` continuations), the
+  rest being their output; a python block runs with this interpreter.
 - Blocks tagged ``text``, ``yaml``, ``toml``, ``json`` or ``gitignore`` are listings,
   never run; every fence names one of these languages, so no example escapes by having
   none. (docs/ci.md's workflow and its recording are also run, as GitHub Actions would,
@@ -65,7 +65,7 @@ SHOWN_ONLY = re.compile(r"^make (demo|test)(\s+#.*)?$")
 FILE = re.compile(r"# file: (\S+)\n")
 URL = re.compile(r"https?://[^\s'\"`)\]]+")
 # Linked into each page's folder, as a checkout holds them.
-CHECKOUT = ("bench", "experiments", "results/reference")
+CHECKOUT = ("bench", "results/reference")
 TIMEOUT_S = 120
 KEY = "no-key-in-tests"
 
