@@ -25,7 +25,7 @@ TaskSetSource = Union["Callable[[], TaskSet]", str, Path]
 
 
 class UnknownTaskSet(TaskSetError, UnknownName):
-    pass
+    usage = False  # said as the task set's own refusals are: one line
 
 
 class _TaskSets(Registry[TaskSetSource]):

@@ -8,10 +8,11 @@ from pathlib import Path
 
 import click
 
+from harness.cli.errors import Group
 from harness.models.cache import CACHE_FILE, ResponseCache
 
 
-@click.group("cache")
+@click.group("cache", cls=Group)
 def cache_command() -> None:
     """Inspect or empty the response cache that ``run --cache DIR`` keeps."""
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from harness.cli.errors import Finite
+from harness.cli.errors import Command, Finite
 from harness.cli.step_summary import append_step_summary
 from harness.experiment import arm_identity
 from harness.report.compare import CompareError, compare
@@ -28,7 +28,7 @@ COMPARED = frozenset(
 NOT_COMPARED = tuple(name for name in FIELDS if name not in COMPARED)
 
 
-@click.command("compare")
+@click.command("compare", cls=Command)
 @click.argument("baseline", type=click.Path(path_type=Path))
 @click.argument("candidate", type=click.Path(path_type=Path))
 @click.option(

@@ -10,7 +10,7 @@ from typing import Any
 import click
 import pandas as pd
 
-from harness.cli.errors import Finite
+from harness.cli.errors import Finite, Group
 from harness.errors import BadInput
 from harness.report.axis import config_labels
 from harness.report.cost import (
@@ -75,7 +75,7 @@ def _emit(rows: list[dict[str, Any]], fmt: str) -> None:
         click.echo(pd.DataFrame(rows).to_markdown(index=False, floatfmt=",g"))
 
 
-@click.group("cost")
+@click.group("cost", cls=Group)
 def cost_command() -> None:
     """Token, latency and cost arithmetic for patterns, before running them."""
 

@@ -2,6 +2,8 @@
 
 0: success; 1: a regression found by ``compare`` (or by ``grade --self-test`` in the
 grader itself); 2: bad input or unusable files, said in one line; 130: interrupted.
+Every subcommand is a ``Command`` (or a ``Group``), run in a ``SayingContext``: the one
+place a refusal (``harness.errors.BadInput``) becomes its line and exit code 2.
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import click
+
+from harness.errors import BadInput
 
 
 class Refusal(click.ClickException):
@@ -69,3 +73,33 @@ def path_problem(exc: OSError, path: Path | str | None = None) -> str:
 
 def _shown(where: object) -> str:
     return where.decode(errors="backslashreplace") if isinstance(where, bytes) else str(where)
+
+
+class SayingContext(click.Context):
+    """A subcommand's context: what it refuses (``BadInput``, from anywhere below), and a
+    file or folder it cannot read or write (permissions, a read-only file system, a file
+    where a folder should be), become one line and exit code 2, never a traceback; a wrong
+    name on the command line is said under the command's usage lines."""
+
+    def invoke(self, callback: Any, /, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return super().invoke(callback, *args, **kwargs)
+        except BadInput as exc:
+            raise (click.UsageError(str(exc), self) if exc.usage else Refusal(str(exc))) from None
+        except OSError as exc:
+            if not is_path_error(exc):
+                raise
+            raise Refusal(path_problem(exc)) from None
+
+
+class Command(click.Command):
+    """A subcommand, run in a ``SayingContext``."""
+
+    context_class = SayingContext
+
+
+class Group(click.Group):
+    """A subcommand with subcommands of its own, each run in a ``SayingContext``."""
+
+    context_class = SayingContext
+    command_class = Command

@@ -17,6 +17,7 @@ import click
 import duckdb
 import pandas as pd
 
+from harness.cli.errors import Command
 from harness.errors import BadInput
 from harness.redaction import holds_secrets, redact
 from harness.results.columns import FIELDS, read_frame
@@ -26,7 +27,7 @@ from harness.results.duckdb_progress import no_progress_bar
 FORMATS = ("parquet", "csv", "otlp")
 
 
-@click.command("export")
+@click.command("export", cls=Command)
 @click.argument("results", type=click.Path(path_type=Path))
 @click.option(
     "--format",

@@ -10,6 +10,7 @@ from typing import Any
 
 import click
 
+from harness.cli.errors import Command
 from harness.errors import BadInput
 from harness.experiment import arm_identity
 from harness.report.failures import (
@@ -27,7 +28,7 @@ NOTE = (
 )
 
 
-@click.command("failures")
+@click.command("failures", cls=Command)
 @click.argument("results", type=click.Path(path_type=Path))
 @click.option(
     "--arm", "arms", multiple=True, help="Only this arm (canonical or as in the table); repeatable."

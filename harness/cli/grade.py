@@ -17,13 +17,14 @@ from graders.limits import Limits
 from graders.printable import printable
 from graders.sandbox import Sandbox
 from graders.selftest import run_self_test
+from harness.cli.errors import Command
 from harness.errors import BadInput
 from harness.files import describe_errors, read_text
 from tasks.loading import load_taskset
 from tasks.taskset import CodeTask
 
 
-@click.command("grade")
+@click.command("grade", cls=Command)
 @click.option("--self-test", is_flag=True, help="Run the grader's own cases; exit 1 if any fails.")
 @click.option("--answer", help="An answer to grade.")
 @click.option("--expected", help="The expectation as JSON, e.g. '{\"numbers\": [84]}'.")

@@ -11,8 +11,7 @@ from typing import Any
 
 import click
 
-from harness.cli.errors import Refusal, is_path_error, path_problem
-from harness.errors import BadInput
+from harness.cli.errors import Refusal
 
 #: Each subcommand's "module:attribute", and its summary in ``loopbench --help`` (the first
 #: sentence of its help as ``plain_help`` shows it; a test holds the two equal).
@@ -95,28 +94,10 @@ def plain_help(command: click.Command) -> click.Command:
     for param in command.params:
         if isinstance(param, click.Option) and param.help:
             param.help = plain(param.help)
-    command.context_class = SayingContext
     if isinstance(command, click.Group):
         for subcommand in command.commands.values():
             plain_help(subcommand)
     return command
-
-
-class SayingContext(click.Context):
-    """A subcommand's context: what it refuses (``BadInput``, from anywhere below), and a
-    file or folder it cannot read or write (permissions, a read-only file system, a file
-    where a folder should be), become one line and exit code 2, never a traceback; a wrong
-    name on the command line is said under the command's usage lines."""
-
-    def invoke(self, callback: Any, /, *args: Any, **kwargs: Any) -> Any:
-        try:
-            return super().invoke(callback, *args, **kwargs)
-        except BadInput as exc:
-            raise (click.UsageError(str(exc), self) if exc.usage else Refusal(str(exc))) from None
-        except OSError as exc:
-            if not is_path_error(exc):
-                raise
-            raise Refusal(path_problem(exc)) from None
 
 
 def _redacted(exc: click.ClickException) -> click.ClickException:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from harness.cli.errors import Command
 from harness.experiment import show_value
 from harness.patterns.base import PatternOptions
 from harness.patterns.catalog import registered
@@ -12,7 +13,7 @@ from harness.plugins import load_plugin
 LIMITS = tuple(PatternOptions.model_fields)
 
 
-@click.command("patterns")
+@click.command("patterns", cls=Command)
 @click.option("--limits/--no-limits", default=False, help="Also list the run limits per pattern.")
 @click.option(
     "--plugin",

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from harness.cli.errors import Command
 from harness.cli.output_file import cannot_write, output_file
 from harness.errors import BadInput
 from harness.report.plots import plot_frontier, plot_outcomes, plot_tokens, plot_turns
@@ -17,7 +18,7 @@ from harness.results.prices import load_prices
 KINDS = ("frontier", "status", "tokens", "turns")
 
 
-@click.command("plot")
+@click.command("plot", cls=Command)
 @click.argument("results", type=click.Path(path_type=Path))
 @click.option(
     "--kind",

@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from harness.cli.errors import Finite
+from harness.cli.errors import Command, Finite
 from harness.errors import BadInput
 from harness.report.power import (
     CONSERVATIVE,
@@ -59,7 +59,7 @@ def _arm_correlation(text: str | None) -> float | None:
     return number
 
 
-@click.command("power")
+@click.command("power", cls=Command)
 @click.option("--baseline", type=SHARE, help="Arm A's accuracy, as a share (0.56).")
 @click.option(
     "--delta",

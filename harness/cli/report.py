@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from harness.cli.errors import Command
 from harness.cli.output_file import cannot_write, output_file
 from harness.errors import BadInput
 from harness.experiment import arm_identity
@@ -15,7 +16,7 @@ from harness.results.frames import Pricing
 from harness.results.prices import load_prices
 
 
-@click.command("report")
+@click.command("report", cls=Command)
 @click.argument("results", type=click.Path(path_type=Path))
 @click.option("--vs", "reference", help="Add each arm's paired difference against this arm.")
 @click.option("--price-as", help="Price the recorded tokens as if served by this model.")

@@ -11,7 +11,7 @@ import click
 from click.core import ParameterSource
 
 from harness.api import Experiment, Results
-from harness.cli.errors import Finite
+from harness.cli.errors import Command, Finite
 from harness.cli.grid_options import (
     connection_options,
     executor_options,
@@ -36,7 +36,7 @@ from harness.results.frames import Pricing
 from harness.trace import MAX_TEXT
 
 
-@click.command("run")
+@click.command("run", cls=Command)
 @click.option(
     "--tasks",
     "tasks_spec",

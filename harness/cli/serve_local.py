@@ -8,10 +8,11 @@ import threading
 
 import click
 
+from harness.cli.errors import Command
 from harness.models.local import CHAT_FORMATS, MODEL_NAME, LocalServer
 
 
-@click.command("serve-local")
+@click.command("serve-local", cls=Command)
 @click.option(
     "--chat-format",
     type=click.Choice(CHAT_FORMATS),

@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 import pandas as pd
 
+from harness.cli.errors import Command
 from harness.errors import BadInput
 from harness.report.axis import config_labels
 from harness.report.pass_k import parse_all
@@ -19,7 +20,7 @@ from harness.sampling import describe_runs
 from harness.stats.separation import StoppedRun
 
 
-@click.command("table")
+@click.command("table", cls=Command)
 @click.argument("results", type=click.Path(path_type=Path))
 @click.option(
     "--format",

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import click
 
+from harness.cli.errors import Group
 from harness.errors import BadInput
 from tasks.generate.build import Options, generate, parse_hops, parse_operations
 from tasks.generate.check import disagreements
@@ -20,7 +21,7 @@ from tasks.generate.writer import write_set
 from tasks.loading import load_taskset
 
 
-@click.group("tasks")
+@click.group("tasks", cls=Group)
 def tasks_group() -> None:
     """Make generated task sets and check them."""
 

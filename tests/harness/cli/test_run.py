@@ -85,7 +85,7 @@ def test_unknown_arm_exits_non_zero_with_zero_requests(server, tmp_path):
             *arms("direct", "rewoo2"),
         ]
     )
-    assert result.exit_code == 2
+    assert result.exit_code == 2 and result.output.startswith("Usage: ")  # a wrong name
     assert "no pattern named 'rewoo2'" in result.output and "react_text" in result.output
     assert server.served.requests == 0 and not (tmp_path / "r").exists()
 
