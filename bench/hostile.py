@@ -30,8 +30,8 @@ sys.path.append(str(Path(__file__).parents[1]))  # tests.graders.hostile
 
 from graders.isolation import LEVELS, probe
 from graders.leftovers import remove_tree
-from graders.limits import Limits
 from graders.sandbox import Sandbox, Suite
+from graders.sandbox_limits import Limits
 from tasks.humaneval import heldout_suite, load_problems, preamble
 from tasks.loading import load_taskset
 from tests.graders.hostile import (

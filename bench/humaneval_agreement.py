@@ -23,8 +23,8 @@ from tabulate import tabulate
 
 sys.path.append(str(Path(__file__).parents[1]))  # tests.tasks.humaneval_variants
 
-from graders.limits import Limits
 from graders.sandbox import Sandbox, Suite
+from graders.sandbox_limits import Limits
 from tasks.humaneval import heldout_suite, load_problems, preamble, reference
 from tests.graders.hostile import always_equal
 from tests.tasks.humaneval_variants import (

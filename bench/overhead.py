@@ -246,7 +246,7 @@ def calls_per_second(seen: dict[str, float]) -> float:
 
 
 async def loopbench_cpu(base_url: str, samples: int, concurrency: int) -> float:
-    from harness.experiment import parse_arms
+    from harness.arms import parse_arms
     from harness.grid import Grid, run_grid
     from harness.models.openai_compat import Connection, OpenAICompatClient
     from harness.results.store import ResultsFolder, read_records

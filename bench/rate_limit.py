@@ -26,7 +26,7 @@ import threading
 import time
 from pathlib import Path
 
-from harness.experiment import parse_arms
+from harness.arms import parse_arms
 from harness.fakes.fake_server import FakeServer, Reply, default_responder
 from harness.grid import Grid, run_grid
 from harness.models.openai_compat import Connection, OpenAICompatClient, RetryPolicy

@@ -29,9 +29,9 @@ sys.path.append(str(Path(__file__).parents[1]))  # tests.graders.hostile
 
 import graders.sandbox
 from graders.isolation import LEVELS, probe
-from graders.limits import Limits
 from graders.processes import readable
 from graders.sandbox import Sandbox, Suite
+from graders.sandbox_limits import Limits
 from tasks.loading import load_taskset
 from tests.graders.hostile import floods_output, floods_the_pipe, leaves_leftovers
 

@@ -24,8 +24,8 @@ from collections.abc import Callable
 
 from pydantic import BaseModel
 
+from harness.arms import parse_arms
 from harness.events import parse_events
-from harness.experiment import parse_arms
 from harness.models.counting import CountingClient
 from harness.models.scripted import Reply, ScriptedModel, tool_reply
 from harness.patterns.base import RunContext

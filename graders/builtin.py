@@ -16,8 +16,8 @@ from itertools import pairwise
 from graders.base import Grader, GraderSetup
 from graders.code_tests import CodeGrader, SuiteCheck, code_in
 from graders.exact import Grade, grade
-from graders.limits import Limits
 from graders.sandbox import Sandbox
+from graders.sandbox_limits import Limits
 from graders.task_models import CodeTask, Task, TaskBase
 
 

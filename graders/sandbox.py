@@ -50,7 +50,6 @@ from graders.isolation import (
 )
 from graders.isolation import working_directory as workdir_of
 from graders.leftovers import remove_tree, sweep
-from graders.limits import Limits
 from graders.output import Output
 from graders.processes import (
     Claim,
@@ -62,6 +61,7 @@ from graders.processes import (
     readable,
     to_the_end,
 )
+from graders.sandbox_limits import Limits
 from graders.suite_code import compiled
 from graders.suite_result import OUTPUT_SLACK, Ending, SuiteResult, read_result
 

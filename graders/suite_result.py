@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any, Literal, cast, get_args
 
 from graders.candidate_worker import EXIT_MEMORY, EXIT_OUTPUT
-from graders.limits import Limits
 from graders.printable import printable
+from graders.sandbox_limits import Limits
 
 Status = Literal[
     "passed",  # every test passed, and there was at least one

@@ -33,6 +33,7 @@ from typing import Any
 
 import pandas as pd
 
+from harness.arms import Arm, ArmError, arm_identity, parse_arms
 from harness.config import RunConfig
 from harness.endpoints import (
     connection,
@@ -42,17 +43,16 @@ from harness.endpoints import (
     throttle_notes,
 )
 from harness.executors import OnWorkers
-from harness.experiment import Arm, ArmError, arm_identity, parse_arms
 from harness.grid import Grid, run_grid
-from harness.models.replicas import grid_client
-from harness.models.router import ModelRouter
-from harness.models.scripted import FunctionModel, Reply
-from harness.models.settings import (
+from harness.models.endpoint import (
     Endpoint,
     EndpointNotConfigured,
     protecting,
     without_credentials,
 )
+from harness.models.replicas import grid_client
+from harness.models.router import ModelRouter
+from harness.models.scripted import FunctionModel, Reply
 from harness.models.types import ModelClient, ModelRequest, ModelResponse
 from harness.observer import Observer
 from harness.plugins import load_plugin
@@ -67,8 +67,8 @@ from harness.results.prices import PriceTable, load_prices
 from harness.results.records import RunRecord
 from harness.results.store import ResultsFolder, read_records
 from harness.rounds import run_until_separated
+from harness.run_settings import run_settings
 from harness.runner import RunSettings
-from harness.runtime import run_settings
 from harness.sampling import Sampling
 from harness.stats.separation import Separation, SeparationRule
 from tasks.loading import load_taskset

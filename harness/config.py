@@ -25,8 +25,8 @@ from pydantic_core import PydanticCustomError
 
 from harness.errors import BadInput
 from harness.files import read_text, read_toml, toml_line, toml_problems
+from harness.models.endpoint import DEFAULT_KEY_ENV as DEFAULT_KEY_ENV
 from harness.models.local import CHAT_FORMATS as CHAT_FORMATS  # the command's choices
-from harness.models.settings import DEFAULT_KEY_ENV as DEFAULT_KEY_ENV
 from harness.sampling import Sampling
 from harness.stats.separation import SeparationRule
 from harness.trace import MAX_TEXT
@@ -282,7 +282,7 @@ def load_experiment(path: Path) -> RunConfig:
 def checked_experiment(path: Path, plugins: Sequence[str] = ()) -> RunConfig:
     """``load_experiment``, with its arms checked against the registry once its plugins
     (and ``plugins``) are imported: an unknown arm is refused naming the file's line."""
-    from harness.experiment import ArmError, parse_arms  # the registry: only here
+    from harness.arms import ArmError, parse_arms  # the registry: only here
     from harness.plugins import load_plugin
 
     config = load_experiment(path)

@@ -12,9 +12,7 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 
 from harness.config import ModelEntry, RunConfig
-from harness.models.local import MODEL_NAME, LocalServer, model_file
-from harness.models.openai_compat import Connection, OpenAICompatClient
-from harness.models.settings import (
+from harness.models.endpoint import (
     LOCAL,
     Endpoint,
     EndpointNotConfigured,
@@ -22,6 +20,8 @@ from harness.models.settings import (
     shown_url,
     why_local_model,
 )
+from harness.models.local import MODEL_NAME, LocalServer, model_file
+from harness.models.openai_compat import Connection, OpenAICompatClient
 
 #: The endpoint the embedded model stands for until its server is up.
 LOCAL_ENDPOINT = "llama.cpp on loopback"
@@ -33,7 +33,7 @@ def resolve_endpoints(config: RunConfig) -> tuple[bool, list[Endpoint]]:
     """Each model's endpoints (several for one model are its replicas), and whether it is
     the embedded model (which runs alone): the one resolution ``loopbench run``, Ray
     workers and a script (docs/ray.md) make, from the config and the environment
-    (``harness.models.settings``: flags and files, then LOOPBENCH_*, then OPENAI_*)."""
+    (``harness.models.endpoint``: flags and files, then LOOPBENCH_*, then OPENAI_*)."""
     wanted, base_urls, key_env = config.models, config.base_urls, config.api_key_env
     given = [*base_urls, *(entry.base_url for entry in wanted if entry.base_url is not None)]
     if any(not url.strip() for url in given):

@@ -14,8 +14,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from harness.arms import Arm
 from harness.executors.local import run_local
-from harness.experiment import Arm
 from harness.models.types import ModelClient
 from harness.observer import Observer
 from harness.results.records import RunRecord

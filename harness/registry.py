@@ -69,5 +69,5 @@ class Registry(Generic[EntryT]):
         return (
             f"{lead}, {self.add_with} in a module of your own, then pass --plugin your.module, "
             f"or declare the module as an entry point in the group {self.group!r} of your "
-            "package (README: Plugins)"
+            "package (docs/api.md: Plugins)"
         )

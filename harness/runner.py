@@ -19,19 +19,19 @@ from importlib.metadata import version
 from typing import Any, Protocol
 
 from graders.sandbox import Sandbox
+from harness.arms import Arm
 from harness.events import (
     ParseFailureEvent,
     PatternErrorEvent,
     RepeatedActionEvent,
     ToolCallEvent,
 )
-from harness.experiment import Arm
 from harness.grading import Grading
 from harness.models.cache import CachingClient, ResponseCache
 from harness.models.counting import CountingClient
 from harness.models.estimate import TokenCount
+from harness.models.paired import SharedCalls
 from harness.models.replicas import Replicas
-from harness.models.shared import SharedCalls
 from harness.models.throttle import RUN_SLOT_WAITS, SlotWaits
 from harness.models.types import ModelAPIError, ModelClient, Usage
 from harness.patterns.base import Outcome, RunContext

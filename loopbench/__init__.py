@@ -26,8 +26,8 @@ from harness.sampling import Sampling
 from harness.stats.separation import SeparationRule
 from harness.tools import Tool, ToolOptions
 from tasks.loading import load_taskset
-from tasks.registry import register_taskset
 from tasks.taskset import TaskSet
+from tasks.taskset_registry import register_taskset
 from tasks.tool_registry import register_tool
 from tasks.tools import ToolSource
 

@@ -1,13 +1,13 @@
 """Task sets by name or folder: the folders beside this package, HumanEval (read from its
-package), and those plugins register (``tasks.registry``)."""
+package), and those plugins register (``tasks.taskset_registry``)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from tasks.humaneval import humaneval_taskset
-from tasks.registry import TASKSETS, UnknownTaskSet, register_taskset
 from tasks.taskset import BUILTIN_DIR, TaskSet, read_taskset
+from tasks.taskset_registry import TASKSETS, UnknownTaskSet, register_taskset
 
 register_taskset("humaneval", humaneval_taskset)
 

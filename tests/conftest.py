@@ -25,7 +25,7 @@ def registries(monkeypatch: pytest.MonkeyPatch) -> None:
     import tasks.loading  # noqa: F401  (the shipped task sets, registered)
     from graders.registry import GRADERS
     from harness.patterns.registry import PATTERNS
-    from tasks.registry import TASKSETS
+    from tasks.taskset_registry import TASKSETS
     from tasks.tool_registry import TOOLS
 
     for registry in (PATTERNS, TOOLS, GRADERS, TASKSETS):

@@ -9,7 +9,7 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from harness.experiment import parse_arms
+from harness.arms import parse_arms
 from harness.fakes.fake_server import default_responder, question_index
 from harness.grid import Grid, run_grid
 from harness.models.scripted import FunctionModel, text_reply, tool_reply

@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from graders.exact import grade, numbers_in
-from harness.experiment import ArmError, expand_grid, parse_arm, parse_arms
+from harness.arms import ArmError, expand_grid, parse_arm, parse_arms
 from harness.patterns.catalog import registered
 from harness.patterns.registry import UnknownPattern
 from harness.results.records import RunRecord

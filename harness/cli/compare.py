@@ -7,9 +7,9 @@ from pathlib import Path
 
 import click
 
+from harness.arms import arm_identity
 from harness.cli.errors import Command, Finite
 from harness.cli.step_summary import append_step_summary
-from harness.experiment import arm_identity
 from harness.report.compare import CompareError, compare
 from harness.report.compare_text import as_json, as_markdown
 from harness.results.columns import FIELDS, read_frame

@@ -12,7 +12,6 @@ import pandas as pd
 
 from harness.cli.errors import Finite, Group
 from harness.errors import BadInput
-from harness.report.axis import config_labels
 from harness.report.cost import (
     PRICE_TIERS,
     Planning,
@@ -27,6 +26,7 @@ from harness.report.cost import (
     success_within,
     verifier_precision,
 )
+from harness.report.model_axis import config_labels
 from harness.report.rendering import usage_warning
 from harness.report.table import summarize
 from harness.results.columns import UNREAD, read_frames

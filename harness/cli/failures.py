@@ -10,9 +10,9 @@ from typing import Any
 
 import click
 
+from harness.arms import arm_identity
 from harness.cli.errors import Command
 from harness.errors import BadInput
-from harness.experiment import arm_identity
 from harness.report.failures import (
     LABELS,
     ArmFailures,

@@ -13,9 +13,9 @@ from pydantic import ValidationError
 from graders.answer_keys import Expected
 from graders.code_tests import CodeGrader, feedback, heldout
 from graders.exact import grade
-from graders.limits import Limits
 from graders.printable import printable
 from graders.sandbox import Sandbox
+from graders.sandbox_limits import Limits
 from graders.selftest import run_self_test
 from harness.cli.errors import Command
 from harness.errors import BadInput

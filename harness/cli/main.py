@@ -157,7 +157,7 @@ class LazyGroup(click.Group):
 @click.pass_context
 def main(ctx: click.Context) -> None:
     """Measure LLM agent reasoning patterns on labelled task sets."""
-    from harness.models.settings import environment_secrets
+    from harness.models.endpoint import environment_secrets
     from harness.redaction import protected, redacted_output
 
     # Whatever the command writes or prints, the keys and URL credentials in the

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
+from harness.arms import show_value
 from harness.cli.errors import Command
-from harness.experiment import show_value
 from harness.patterns.base import PatternOptions
 from harness.patterns.catalog import registered
 from harness.plugins import load_plugin

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import click
 
+from harness.arms import arm_identity
 from harness.cli.errors import Command
 from harness.cli.output_file import cannot_write, output_file
 from harness.errors import BadInput
-from harness.experiment import arm_identity
 from harness.redaction import redact
 from harness.report.html.render import report_html
 from harness.results.frames import Pricing

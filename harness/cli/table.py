@@ -9,7 +9,7 @@ import pandas as pd
 
 from harness.cli.errors import Command
 from harness.errors import BadInput
-from harness.report.axis import config_labels
+from harness.report.model_axis import config_labels
 from harness.report.pass_k import parse_all
 from harness.report.rendering import FORMATS, render
 from harness.report.table import GROUPINGS, INTERVALS, Measures, summarize, with_reference
@@ -87,7 +87,7 @@ def table_command(
     pass_k, _ = parse_all(chosen or [])
     summary = summarize(frame, by, retried, Measures(interval, tuple(pass_k)))
     if reference:
-        from harness.experiment import arm_identity  # the arms' registry: only for --vs
+        from harness.arms import arm_identity  # the arms' registry: only for --vs
 
         summary = with_reference(frame, summary, arm_identity(reference))
     if with_failures:

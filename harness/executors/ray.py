@@ -32,16 +32,16 @@ from pathlib import Path
 from typing import Any
 
 from graders.isolation import SandboxError
-from graders.limits import Limits
 from graders.sandbox import Sandbox
+from graders.sandbox_limits import Limits
+from harness.arms import Arm, ArmError, parse_arm
 from harness.config import RunConfig
 from harness.endpoints import connection, open_clients, resolve_endpoints
 from harness.executors import ExecutorError, RayUnavailable
-from harness.experiment import Arm, ArmError, parse_arm
 from harness.install_hints import install_command
+from harness.models.endpoint import FALLBACK_KEY_ENV, Endpoint, EndpointNotConfigured
 from harness.models.estimate import EstimateUnavailable, shipped_tokenizer
 from harness.models.replicas import grid_client
-from harness.models.settings import FALLBACK_KEY_ENV, Endpoint, EndpointNotConfigured
 from harness.models.types import ModelClient
 from harness.patterns.registry import UnknownPattern
 from harness.plugins import PluginError, load_plugin

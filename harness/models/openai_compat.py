@@ -34,7 +34,7 @@ from dataclasses import dataclass, replace
 import httpx
 
 from harness.models.bounded_body import MIB
-from harness.models.settings import credentials, without_credentials
+from harness.models.endpoint import credentials, without_credentials
 from harness.models.throttle import RUN_SLOT_WAITS, AdaptiveLimit, RateLimit
 from harness.models.transport import (
     AiohttpPost,

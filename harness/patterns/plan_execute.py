@@ -29,8 +29,8 @@ from harness.events import (
 )
 from harness.models.types import Message
 from harness.patterns.base import CallFloor, Outcome, RunContext, ToolLoopOptions
-from harness.patterns.executor import PLANNED_FLOOR, can_plan_again, run_step, synthesise
 from harness.patterns.registry import register
+from harness.patterns.steps import PLANNED_FLOOR, can_plan_again, run_step, synthesise
 from harness.patterns.structured import Form, OutputMode, Prompt, ask_structured
 
 PLAN_SYSTEM = (

@@ -25,8 +25,8 @@ from typing import Any
 import pandas as pd
 
 from harness.errors import BadInput
-from harness.report.axis import MODEL_AND_ARM, arms_by_model, model_keys
 from harness.report.checks import answer_changes, code_measures
+from harness.report.model_axis import MODEL_AND_ARM, arms_by_model, model_keys
 from harness.report.verdict import Criterion, judge_accuracy, judge_cost
 from harness.results.statuses import INFRASTRUCTURE_STATUSES
 from harness.sampling import describe_runs

@@ -16,7 +16,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from harness.report.axis import MODEL_AND_ARM, model_keys
 from harness.report.failure_rules import (
     LABELS,
     RULES,
@@ -27,6 +26,7 @@ from harness.report.failure_rules import (
     labels,
 )
 from harness.report.failure_traces import RunTrace, read_traces
+from harness.report.model_axis import MODEL_AND_ARM, model_keys
 from harness.results.columns import FIELDS, read_frame
 from harness.results.store import has_traces
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from harness.errors import BadInput
-from harness.report.axis import arms_by_model, config_labels, model_keys
+from harness.report.model_axis import arms_by_model, config_labels, model_keys
 from harness.results.statuses import STATUSES
 
 if TYPE_CHECKING:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from harness.report.axis import model_and_arm
+from harness.report.model_axis import model_and_arm
 from harness.report.power import PowerError, detectable_shift, difference_variance
 from harness.results.records import RunRecord
 from harness.results.statuses import INFRASTRUCTURE_STATUSES

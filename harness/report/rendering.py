@@ -11,8 +11,8 @@ from html import escape
 import pandas as pd
 
 from harness.errors import BadInput
-from harness.report.axis import model_and_arm
 from harness.report.lost_runs import OTHER_ARMS
+from harness.report.model_axis import model_and_arm
 from harness.report.pass_k import PassK
 from harness.report.table import GROUPINGS
 from harness.results.statuses import STATUSES

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 import pandas as pd
 
 from harness.errors import BadInput
-from harness.report.axis import model_keys
 from harness.report.checks import answer_changes, check_measures, code_measures
 from harness.report.lost_runs import lost_runs
+from harness.report.model_axis import model_keys
 from harness.report.pass_k import PassK
 from harness.results.columns_sql import ANSWER_KEY
 from harness.results.statuses import INFRASTRUCTURE_STATUSES, STATUSES
@@ -154,7 +154,7 @@ def _pass_measures(
 
 
 def with_reference(frame: pd.DataFrame, summary: pd.DataFrame, reference: str) -> pd.DataFrame:
-    """Add, per arm (``reference`` an arm identity, as ``harness.experiment.arm_identity``
+    """Add, per arm (``reference`` an arm identity, as ``harness.arms.arm_identity``
     writes it), the paired difference in accuracy against ``reference`` on the same
     (task, repeat) runs, those that failed on infrastructure on either side left out: its
     95% interval and the p of the paired test, both clustered by task (as ``compare``'s)."""

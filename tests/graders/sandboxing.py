@@ -12,9 +12,9 @@ from typing import Any
 
 import graders.sandbox
 from graders.box import Box
-from graders.limits import Limits
 from graders.processes import Claim
 from graders.sandbox import Sandbox, Suite
+from graders.sandbox_limits import Limits
 from graders.suite_result import SuiteResult
 
 FAST = Limits(timeout_s=2.0, memory_mb=256)

@@ -16,8 +16,8 @@ import pytest
 
 import graders.box
 from graders.box import Box, hierarchies
-from graders.limits import Limits
 from graders.sandbox import Sandbox
+from graders.sandbox_limits import Limits
 from tests.graders.hostile import SPAWN, UNHOOK
 from tests.graders.sandboxing import as_root, run
 

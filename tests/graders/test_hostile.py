@@ -18,10 +18,10 @@ from click.testing import CliRunner
 import graders.sandbox
 from graders.code_tests import describe
 from graders.leftovers import remove_tree
-from graders.limits import Limits
 from graders.output import READ_BYTES
 from graders.plain_data import MESSAGE_VALUES
 from graders.sandbox import Sandbox, Suite
+from graders.sandbox_limits import Limits
 from graders.suite_result import OUTPUT_SLACK, SuiteResult
 from harness.cli.main import main
 from tasks.humaneval import heldout_suite, load_problems, preamble

@@ -14,9 +14,9 @@ import graders.box
 import graders.isolation
 import harness.runner
 from graders.isolation import SandboxError, probe, warning
-from graders.limits import Limits
 from graders.processes import SANDBOX_UIDS
 from graders.sandbox import Sandbox, Suite
+from graders.sandbox_limits import Limits
 from graders.suite_result import SuiteResult
 from tests.graders.hostile import ROMAN_REFERENCE as REFERENCE
 from tests.graders.hostile import UNHOOK

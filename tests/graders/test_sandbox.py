@@ -15,8 +15,8 @@ import pytest
 import graders.isolation
 import graders.sandbox
 from graders.isolation import interpreter
-from graders.limits import Limits
 from graders.sandbox import Sandbox, Suite
+from graders.sandbox_limits import Limits
 from graders.suite_result import Failure, SuiteResult
 from tests.graders.sandboxing import FAST, ONE_TEST, SLACK_S, run
 

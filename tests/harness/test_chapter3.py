@@ -4,9 +4,9 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
+from harness.arms import parse_arms
 from harness.cli.main import main
 from harness.config import load_experiment
-from harness.experiment import parse_arms
 from harness.fakes.fake_server import FakeServer
 from harness.results.store import read_records
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from harness import events as ev
+from harness.arms import parse_arm
 from harness.events import (
     KINDS,
     ApiErrorEvent,
@@ -22,7 +23,6 @@ from harness.events import (
     parse_events,
     question_at,
 )
-from harness.experiment import parse_arm
 from harness.fakes.fake_server import question_index
 from harness.models.counting import CountingClient
 from harness.models.scripted import ScriptedModel, tool_reply

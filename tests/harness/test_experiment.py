@@ -3,8 +3,8 @@ from pathlib import Path
 
 import pytest
 
+from harness.arms import ArmError, arm_identity, parse_arm, parse_arms
 from harness.config import ConfigError, load_experiment
-from harness.experiment import ArmError, arm_identity, parse_arm, parse_arms
 from harness.patterns.catalog import registered
 from harness.patterns.registry import UnknownPattern
 

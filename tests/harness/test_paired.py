@@ -4,7 +4,7 @@ never across repeats, and the shared call is counted as replayed in the arm that
 import asyncio
 from dataclasses import replace
 
-from harness.experiment import parse_arms
+from harness.arms import parse_arms
 from harness.fakes.code_responder import stub
 from harness.grid import Grid, run_grid
 from harness.models.scripted import FunctionModel

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from harness.arms import parse_arm
 from harness.cli.main import main
-from harness.experiment import parse_arm
 from harness.fakes.fake_server import FakeServer
 from harness.patterns.catalog import registered
 from harness.results.legacy import SCHEMA_1_DEFAULTS, schema_1_identity

@@ -9,8 +9,8 @@ import json
 import pytest
 from click.testing import CliRunner
 
+from harness.arms import parse_arms
 from harness.cli.main import main
-from harness.experiment import parse_arms
 from harness.fakes.fake_server import FakeServer, Reply
 from harness.grid import Grid
 from harness.models.scripted import FunctionModel

@@ -1,8 +1,8 @@
 import asyncio
 import importlib.metadata
 
+from harness.arms import parse_arms
 from harness.events import LimitReachedEvent
-from harness.experiment import parse_arms
 from harness.grid import Grid
 from harness.models.scripted import ScriptedModel, tool_reply
 from harness.models.types import Message, ModelResponse, Usage

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from harness.cli.main import main
 from harness.fakes.fake_server import FakeServer, Reply, default_responder, question_index
 from harness.grid import recorded_runs
-from harness.models.settings import without_credentials
+from harness.models.endpoint import without_credentials
 from harness.results import store
 from harness.results.prices import load_prices
 from harness.results.store import ResultsError, ResultsFolder, read_records

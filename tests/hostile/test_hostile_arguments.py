@@ -9,8 +9,8 @@ import json
 
 import pytest
 
+from harness.arms import parse_arm
 from harness.events import FinishEvent, ToolCallEvent
-from harness.experiment import parse_arm
 from harness.models.scripted import tool_reply
 from harness.patterns.coding import suite_from_tests
 from harness.patterns.rewoo import UnresolvedReference, substitute

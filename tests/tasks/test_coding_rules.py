@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from graders.limits import Limits
 from graders.sandbox import Sandbox, Suite
+from graders.sandbox_limits import Limits
 from tests.tasks.test_coding_set import BY_ID, IDS, WRONG, suite_folder
 
 SUITES = ("feedback", "heldout")

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from graders.limits import Limits
 from graders.sandbox import Sandbox, Suite
+from graders.sandbox_limits import Limits
 from graders.suite_result import SuiteResult
 from tasks.loading import load_taskset
 from tasks.taskset import BUILTIN_DIR

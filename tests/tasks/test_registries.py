@@ -13,8 +13,8 @@ from click.testing import CliRunner
 from pydantic import BaseModel
 
 import loopbench
+from harness.arms import ArmError, parse_arm
 from harness.cli.main import main
-from harness.experiment import ArmError, parse_arm
 from harness.grading import Grading
 from harness.patterns.base import PatternOptions
 from tasks.loading import load_taskset

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from harness.report.axis import model_and_arm
+from harness.report.model_axis import model_and_arm
 from harness.results.records import RunRecord
 from harness.results.statuses import INFRASTRUCTURE_STATUSES
 

@@ -15,7 +15,6 @@ from typing import Any
 import pandas as pd
 
 from harness.errors import BadInput
-from harness.report.axis import config_labels, model_keys
 from harness.report.failures import (
     LABELS,
     RULES,
@@ -29,6 +28,7 @@ from harness.report.html._matrix import TaskRow, task_matrix
 from harness.report.html._memory import after_summary
 from harness.report.html._runs import run_list
 from harness.report.html._sample import LIST_ALL_RUNS, Sample, labels_by_run, sampled_runs
+from harness.report.model_axis import config_labels, model_keys
 from harness.report.plots import STATUS_COLOURS, plot_frontier, plot_outcomes
 from harness.report.rendering import render
 from harness.report.table import Measures, repeat_measures, summarize, with_reference

@@ -16,8 +16,7 @@ from harness.cli.main import main
 from harness.config import ModelEntry, RunConfig
 from harness.endpoints import resolve_endpoints, serving, serving_line
 from harness.fakes.fake_server import FakeServer
-from harness.models.local import MODEL_NAME
-from harness.models.settings import (
+from harness.models.endpoint import (
     ASKED_FOR_LOCAL,
     NOTHING_CONFIGURED,
     Endpoint,
@@ -25,6 +24,7 @@ from harness.models.settings import (
     resolve_endpoint,
     why_local_model,
 )
+from harness.models.local import MODEL_NAME
 from harness.results.store import read_records
 from tests.conftest import ENDPOINT_VARIABLES
 

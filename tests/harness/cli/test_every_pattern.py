@@ -4,8 +4,8 @@ from itertools import product
 
 from click.testing import CliRunner
 
+from harness.arms import arm_identity, parse_arm
 from harness.cli.main import main
-from harness.experiment import arm_identity, parse_arm
 from harness.fakes.fake_server import FakeServer
 from harness.patterns.catalog import registered
 from harness.results.statuses import INFRASTRUCTURE_STATUSES

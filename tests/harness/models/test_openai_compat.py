@@ -8,8 +8,8 @@ import httpx
 import pytest
 from click.testing import CliRunner
 
+from harness.arms import parse_arms
 from harness.cli.main import main
-from harness.experiment import parse_arms
 from harness.fakes.fake_server import FakeServer
 from harness.grid import Grid, run_grid
 from harness.models.counting import CountingClient

@@ -4,7 +4,7 @@ import pytest
 from click.testing import CliRunner
 
 from harness.cli.main import main
-from harness.models.settings import (
+from harness.models.endpoint import (
     EndpointNotConfigured,
     credentials,
     resolve_endpoint,

@@ -5,8 +5,8 @@ import asyncio
 import pytest
 
 from harness.models.counting import CountingClient
+from harness.models.paired import SharedCalls
 from harness.models.scripted import text_reply
-from harness.models.shared import SharedCalls
 from harness.models.types import Message, ModelAPIError, ModelRequest, ModelResponse
 
 

@@ -1,6 +1,6 @@
 import asyncio
 
-from harness.experiment import Arm, parse_arm
+from harness.arms import Arm, parse_arm
 from harness.models.counting import CountingClient
 from harness.models.scripted import ScriptedModel
 from harness.patterns.base import RunContext

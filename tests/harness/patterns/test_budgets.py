@@ -4,7 +4,7 @@ import asyncio
 
 import pytest
 
-from harness.experiment import ArmError, parse_arm
+from harness.arms import ArmError, parse_arm
 from harness.fakes.fake_server import STRUCTURED_REPLIES
 from harness.models.counting import CountingClient
 from harness.models.scripted import FunctionModel, text_reply

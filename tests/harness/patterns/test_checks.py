@@ -4,13 +4,13 @@ import asyncio
 
 import pytest
 
+from harness.arms import parse_arm
 from harness.events import (
     AttemptUnfinishedEvent,
     LimitReachedEvent,
     ToolCallEvent,
     VerdictEvent,
 )
-from harness.experiment import parse_arm
 from harness.models.counting import CountingClient
 from harness.models.scripted import FunctionModel, ScriptedModel, tool_reply
 from harness.models.types import ModelResponse

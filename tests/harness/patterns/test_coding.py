@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 import pytest
 
 from graders.suite_result import Failure, SuiteResult
-from harness.experiment import parse_arm
+from harness.arms import parse_arm
 from harness.models.counting import CountingClient
 from harness.models.scripted import ScriptedModel
 from harness.patterns.base import RunContext

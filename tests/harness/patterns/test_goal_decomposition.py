@@ -1,8 +1,8 @@
 import pytest
 
-from harness.experiment import ArmError, parse_arm
+from harness.arms import ArmError, parse_arm
 from harness.models.scripted import tool_reply
-from harness.patterns.executor import SYNTHESIS_SYSTEM
+from harness.patterns.steps import SYNTHESIS_SYSTEM
 
 from .helpers import below_floor, run_pattern
 

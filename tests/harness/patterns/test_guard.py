@@ -2,8 +2,8 @@ import asyncio
 
 import pytest
 
+from harness.arms import parse_arm
 from harness.events import RepeatedActionEvent
-from harness.experiment import parse_arm
 from harness.models.counting import CountingClient
 from harness.models.scripted import ScriptedModel, tool_reply
 from harness.patterns.acting import GUARD_OBSERVATION, Actions

@@ -1,8 +1,8 @@
 import asyncio
 from dataclasses import dataclass
 
+from harness.arms import parse_arm
 from harness.events import LimitReachedEvent
-from harness.experiment import parse_arm
 from harness.models.counting import CountingClient
 from harness.models.estimate import EstimateUnavailable, ceiling_counter, counter_or_characters
 from harness.models.scripted import FunctionModel, ScriptedModel, text_reply, tool_reply

@@ -1,7 +1,7 @@
 import pytest
 
+from harness.arms import parse_arm
 from harness.events import ParseFailureEvent
-from harness.experiment import parse_arm
 from harness.models.scripted import text_reply
 from harness.models.types import ModelAPIError
 from harness.patterns.cot import final_answer

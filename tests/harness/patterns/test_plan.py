@@ -1,5 +1,5 @@
+from harness.arms import parse_arm
 from harness.events import PlanEvent, ToolCallEvent
-from harness.experiment import parse_arm
 from harness.models.scripted import text_reply, tool_reply
 
 from .helpers import below_floor, run_pattern

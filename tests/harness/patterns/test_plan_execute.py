@@ -1,11 +1,11 @@
 import pytest
 
+from harness.arms import ArmError, parse_arm
 from harness.events import ReplanFailedEvent, StepStatusEvent, ToolCallEvent
-from harness.experiment import ArmError, parse_arm
 from harness.models.scripted import tool_reply
 from harness.models.types import ModelResponse
-from harness.patterns.executor import SYNTHESIS_SYSTEM
 from harness.patterns.plan_execute import StepDef, dependency_order
+from harness.patterns.steps import SYNTHESIS_SYSTEM
 
 from .helpers import below_floor, run_pattern
 

@@ -1,7 +1,7 @@
 import pytest
 
+from harness.arms import ArmError, parse_arm
 from harness.events import ParseFailureEvent, RepeatedActionEvent, ToolCallEvent
-from harness.experiment import ArmError, parse_arm
 from harness.models.scripted import tool_reply
 from harness.models.types import ModelAPIError
 from harness.patterns.acting import GUARD_OBSERVATION

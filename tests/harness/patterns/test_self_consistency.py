@@ -7,8 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from graders.exact import grade
+from harness.arms import parse_arm
 from harness.events import VoteEvent
-from harness.experiment import parse_arm
 from harness.patterns.self_consistency import plurality, typed_reading
 
 from .helpers import run_pattern

@@ -7,9 +7,9 @@ import json
 import pytest
 from click.testing import CliRunner
 
+from harness.arms import parse_arm
 from harness.cli.main import main
 from harness.events import ProposalDroppedEvent, ProposalEvent
-from harness.experiment import parse_arm
 from harness.models.counting import CountingClient
 from harness.models.scripted import FunctionModel, text_reply, tool_reply
 from harness.models.types import ModelResponse

@@ -12,9 +12,9 @@ import json
 import pytest
 from click.testing import CliRunner
 
+from harness.arms import parse_arms
 from harness.cli.failures import failures_command
 from harness.cli.main import main
-from harness.experiment import parse_arms
 from harness.fakes.fake_server import FakeServer, Reply, question_index
 from harness.models.scripted import ScriptedModel, text_reply, tool_reply
 from harness.models.types import ModelAPIError

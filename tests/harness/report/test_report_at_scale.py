@@ -17,13 +17,13 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from harness.report.axis import model_and_arm
 from harness.report.failures import LABELS, labelled_frame
 from harness.report.html import _page as page_module
 from harness.report.html._page import build_page
 from harness.report.html._sample import CORRECT_PER_ARM, PER_LABEL, sample_rows
 from harness.report.html._scan import records_of, run_id_in
 from harness.report.html.render import render_page
+from harness.report.model_axis import model_and_arm
 from harness.results.frames import Pricing
 from harness.results.prices import load_prices
 from harness.results.records import RunRecord

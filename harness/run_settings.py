@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from graders.limits import Limits
 from graders.sandbox import Sandbox
+from graders.sandbox_limits import Limits
 from harness.config import RunConfig
 from harness.models.cache import ResponseCache
 from harness.models.estimate import shipped_tokenizer
