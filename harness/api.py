@@ -89,7 +89,7 @@ class Experiment:
     arms: Sequence[str | Arm] = ("direct",)
     """Arms as on the command line (``react_text:guard=on``), or parsed ones."""
     repeats: int = 1
-    concurrency: int = 8
+    runs_in_flight: int = 8
     """Runs in flight at once (a client's own ``Connection`` caps its requests in flight;
     ``loopbench run`` keeps twice as many runs in flight as requests)."""
     model: ModelLike | None = None
@@ -222,7 +222,9 @@ class Experiment:
         taskset = self.taskset
         chosen = replace(taskset, tasks=taskset.tasks[: self.limit]) if self.limit else taskset
         grid = Grid(chosen, self.parsed_arms, self.repeats, self.model_name, self.model_names)
-        settings = replace(self.settings, concurrency=self.concurrency, sampling=self.sampling)
+        settings = replace(
+            self.settings, runs_in_flight=self.runs_in_flight, sampling=self.sampling
+        )
         separation = None
         if self.until_separated is None:
             made = await run_grid(grid, client, folder, settings, observer)

@@ -160,7 +160,7 @@ async def run_grid(
     )
     experiment_id = folder.experiment["experiment_id"]
     runner = Runner(grid.taskset, client, grid.model_name, settings, experiment_id)
-    in_flight = min(settings.concurrency, max(1, total - skipped))
+    in_flight = min(settings.runs_in_flight, max(1, total - skipped))
     with folder.writer() as writer:
         ran = await _make(runner, jobs, writer, in_flight, watch)
     return GridResult(ran=ran, skipped=skipped)

@@ -114,7 +114,7 @@ class RunSettings:
     """How a grid is run and recorded, beyond what it runs: one object from the CLI (or a
     script) to every run."""
 
-    concurrency: int = 8
+    runs_in_flight: int = 8
     """Runs in flight at once (``RunConfig.runs_at_once``: twice the requests)."""
     prices: PriceTable | None = None
     """Prices each record's cost at run time."""

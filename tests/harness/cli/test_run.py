@@ -279,7 +279,7 @@ def test_concurrency_caps_requests_and_twice_as_many_runs_are_in_flight(
     in_flight = []  # the runs in flight the command gave the grid
 
     async def run_grid(grid, client, folder, settings, observer):
-        in_flight.append(settings.concurrency)
+        in_flight.append(settings.runs_in_flight)
         return await harness.grid.run_grid(grid, client, folder, settings, observer)
 
     monkeypatch.setattr(harness.api, "run_grid", run_grid)

@@ -700,7 +700,7 @@ def runs_on_one_slot(folder, runs, arm, reply_after_s):
         with ResultsFolder.open(folder, {"task_set": some.name, "model": "m"}) as opened:
             async with client:
                 began = time.perf_counter()
-                await run_grid(grid, client, opened, RunSettings(concurrency=runs))
+                await run_grid(grid, client, opened, RunSettings(runs_in_flight=runs))
                 return time.perf_counter() - began
 
     return asyncio.run(scenario())
