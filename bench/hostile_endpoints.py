@@ -29,7 +29,7 @@ from tabulate import tabulate
 
 sys.path.append(str(Path(__file__).parents[1]))
 
-from harness.results.store import read_records
+from harness.results.reading import read_records
 from tests.fakes.fault_server import HOSTILE, FaultServer
 
 CASES = [*HOSTILE, "dribble"]

@@ -24,7 +24,7 @@ from harness.models.types import Message, ModelRequest
 from harness.report.plots import plot_outcomes
 from harness.report.table import summarize
 from harness.results.frames import records_frame
-from harness.results.store import read_records
+from harness.results.reading import read_records
 
 FILLER = "The depot keeps a ledger of every truck, its route, its driver and the hours it ran. "
 

@@ -249,7 +249,8 @@ async def loopbench_cpu(base_url: str, samples: int, concurrency: int) -> float:
     from harness.arms import parse_arms
     from harness.grid import Grid, run_grid
     from harness.models.openai_compat import Connection, OpenAICompatClient
-    from harness.results.store import ResultsFolder, read_records
+    from harness.results.reading import read_records
+    from harness.results.store import ResultsFolder
     from harness.runner import RunSettings
     from tasks.loading import load_taskset
 

@@ -30,7 +30,8 @@ from harness.arms import parse_arms
 from harness.fakes.fake_server import FakeServer, Reply, default_responder
 from harness.grid import Grid, run_grid
 from harness.models.openai_compat import Connection, OpenAICompatClient, RetryPolicy
-from harness.results.store import ResultsFolder, read_records
+from harness.results.reading import read_records
+from harness.results.store import ResultsFolder
 from harness.runner import RunSettings
 from tasks.loading import load_taskset
 

@@ -81,7 +81,7 @@ def _pyarrow(path: Path) -> Any:
 
 def _today(path: Path) -> Any:
     from harness.results.frames import records_frame
-    from harness.results.store import read_records
+    from harness.results.reading import read_records
 
     return records_frame(read_records(path))
 

@@ -64,8 +64,9 @@ from harness.report.table import Measures, summarize, with_reference
 from harness.results.columns import FIELDS, UNREAD, read_frame, read_frames
 from harness.results.frames import Pricing
 from harness.results.prices import PriceTable, load_prices
+from harness.results.reading import read_records
 from harness.results.records import RunRecord
-from harness.results.store import ResultsFolder, read_records
+from harness.results.store import ResultsFolder
 from harness.rounds import run_until_separated
 from harness.run_settings import run_settings
 from harness.runner import RunSettings

@@ -18,8 +18,9 @@ from harness.arms import Arm
 from harness.executors.local import run_local
 from harness.models.types import ModelClient
 from harness.observer import Observer
+from harness.results.reading import ResultsError, RunKey, run_key
 from harness.results.records import RunRecord
-from harness.results.store import RecordWriter, ResultsError, ResultsFolder, RunKey, run_key
+from harness.results.store import RecordWriter, ResultsFolder
 from harness.runner import Job, Runner, RunSettings
 from tasks.taskset import TaskSet
 

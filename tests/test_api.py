@@ -15,8 +15,8 @@ from click.testing import CliRunner
 
 import loopbench
 from harness.cli.main import main
+from harness.results.reading import ResultsError
 from harness.results.records import RunRecord
-from harness.results.store import ResultsError
 from tests.depot_answers import RIGHT
 
 PLUGIN = Path(__file__).parent / "fixtures" / "plugin"

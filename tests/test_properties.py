@@ -21,8 +21,8 @@ from graders.exact import grade, numbers_in
 from harness.arms import ArmError, expand_grid, parse_arm, parse_arms
 from harness.patterns.catalog import registered
 from harness.patterns.registry import UnknownPattern
+from harness.results.reading import ResultsError, read_records
 from harness.results.records import RunRecord
-from harness.results.store import ResultsError, read_records
 from tasks.loading import load_taskset
 from tasks.taskset import TaskSetError
 

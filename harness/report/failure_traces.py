@@ -22,7 +22,7 @@ from harness.events import (
     TraceError,
     parse_events,
 )
-from harness.results.store import TRACES, ResultsError, run_id_in
+from harness.results.reading import TRACES, ResultsError, run_id_in
 
 __all__ = ["CUT", "Reply", "RunTrace", "TraceError", "read_traces"]
 

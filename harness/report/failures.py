@@ -28,7 +28,7 @@ from harness.report.failure_rules import (
 from harness.report.failure_traces import RunTrace, read_traces
 from harness.report.model_axis import MODEL_AND_ARM, model_keys
 from harness.results.columns import FIELDS, read_frame
-from harness.results.store import has_traces
+from harness.results.reading import has_traces
 
 __all__ = [
     "LABELS",

@@ -15,9 +15,9 @@ A line the record model refuses (a key the record does not have and a trailing c
 included) is refused with ``read_records``'s exact file:line error. The file is read
 line by line only when DuckDB cannot read it as ``read_records`` does (a line DuckDB's
 parser refuses that the record model takes, an int beyond 64 bits), and a warning on
-stderr says so and why, once. Both take their lines as ``store.complete_lines`` does (a
+stderr says so and why, once. Both take their lines as ``reading.complete_lines`` does (a
 carriage return is a space inside a line), and a run recorded on two lines counts once
-and is named in a warning, by both (``store.Repeated``).
+and is named in a warning, by both (``reading.Repeated``).
 
 Rows holding equal options or metrics share one dict: read them, do not change them.
 """
@@ -47,7 +47,7 @@ from harness.results.columns_sql import (
 )
 from harness.results.duckdb_progress import no_progress_bar
 from harness.results.frames import PRICED, Pricing, priced, records_frame
-from harness.results.store import (
+from harness.results.reading import (
     RUNS,
     Repeated,
     iter_records,
@@ -181,7 +181,7 @@ def _columns(path: Path, wanted: list[str]) -> dict[str, np.ndarray[Any, Any]] |
 
 
 def _last_line_end(path: Path, size: int) -> int:
-    """Where the last complete line ends (``store.complete_lines``: a line ends at ``\\n``
+    """Where the last complete line ends (``reading.complete_lines``: a line ends at ``\\n``
     alone; DuckDB, too, takes a carriage return for a space and splits nothing there)."""
     with path.open("rb", buffering=0) as handle:
         for start in range((size - 1) // _TAIL * _TAIL, -1, -_TAIL):

@@ -28,9 +28,9 @@ from typing import IO, TYPE_CHECKING, Any
 
 from harness.events import Event, TraceError, parse_events
 from harness.install_hints import install_command
+from harness.results.reading import EXPERIMENT, ResultsError, read_records
+from harness.results.reading import TRACES as TRACES  # named in what export says
 from harness.results.records import RunRecord
-from harness.results.store import EXPERIMENT, ResultsError, read_records
-from harness.results.store import TRACES as TRACES  # named in what export says
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace import ReadableSpan

@@ -19,8 +19,8 @@ from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 from opentelemetry.trace import SpanContext, SpanKind, Status, StatusCode, TraceFlags
 
 from harness.events import ApiErrorEvent, Event, RequestEvent, ResponseEvent, ToolCallEvent
+from harness.results.reading import run_key
 from harness.results.records import RunRecord
-from harness.results.store import run_key
 
 NS = 1_000_000_000
 SAMPLED = TraceFlags(TraceFlags.SAMPLED)

@@ -9,12 +9,8 @@ A folder is tied to what its runs mean: the task set's content (every task's id,
 question and expected answer), its tools, the model and the endpoint, recorded in
 experiment.json. Opening it for anything else is refused, saying what differs,
 and a record whose task has changed since is never counted as done. A folder has
-one writer at a time (an exclusive lock). A run recorded on more than one line (a copied
-line, two folders merged into one) counts once, as first recorded, and every reader says
-so on stderr, naming the file, the lines and the run.
-
-Every reader of runs.jsonl takes its lines from ``complete_lines``: a line ends at
-``\n`` alone, and a carriage return is whitespace inside it, as JSON reads it.
+one writer at a time (an exclusive lock). Reading runs.jsonl is
+``harness.results.reading``'s.
 """
 
 from __future__ import annotations
@@ -22,249 +18,18 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-import re
-import sys
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
-from pydantic import ValidationError
-
-from harness.errors import BadInput
-from harness.files import describe_errors, read_bounded, special_file_problem
+from harness.files import read_bounded, special_file_problem
 from harness.redaction import redact
 from harness.results.identity import identity_changes
+from harness.results.reading import EXPERIMENT, RUNS, TRACES, ResultsError, read_records
 from harness.results.records import RunRecord
-
-RUNS = "runs.jsonl"
-TRACES = "traces.jsonl"
-EXPERIMENT = "experiment.json"
-
-
-class ResultsError(BadInput):
-    pass
-
-
-#: What identifies a run in a folder: (model, arm, task_id, repeat).
-RunKey = tuple[str, str, str, int]
-
-
-def run_key(record: RunRecord) -> RunKey:
-    return (record.model, record.arm, record.task_id, record.repeat)
-
-
-def read_records(folder: Path | str, *, superseded: bool = False) -> list[RunRecord]:
-    """Every run's record in a results folder (or a runs.jsonl path), in file order.
-
-    A record that a later one supersedes (``--retry-errors``) is left out, unless
-    ``superseded`` asks for those alone. A line cut short by a kill ends the reading:
-    that run was not finished. A run recorded again (``Repeated``) counts once, as first
-    recorded, and a warning says so.
-    """
-    runs, replaced = read_both(folder)
-    return replaced if superseded else runs
-
-
-def read_both(folder: Path | str) -> tuple[list[RunRecord], list[RunRecord]]:
-    """``read_records(folder)`` and ``read_records(folder, superseded=True)``, read once."""
-    path = runs_file(folder)
-    current: dict[RunKey, tuple[int, RunRecord]] = {}
-    replaced: list[RunRecord] = []
-    repeated: list[Repeated] = []
-    for number, record in iter_records(path):
-        key = run_key(record)
-        if key in current:
-            line, earlier = current[key]
-            if not replaces(record.supersedes, earlier.run_id):
-                repeated.append(
-                    Repeated(number, line, key, (earlier.experiment_id, record.experiment_id))
-                )
-                continue
-            replaced.append(earlier)
-        current[key] = (number, record)
-    say_repeated(path, repeated)
-    runs = [record for _, record in sorted(current.values(), key=lambda item: item[0])]
-    return runs, replaced
-
-
-def replaces(supersedes: str | None, run_id: str) -> bool:
-    """Whether a record naming ``supersedes`` replaces the earlier record ``run_id`` of its
-    run (``--retry-errors``); if not, it records that run again and is not counted."""
-    return bool(supersedes) and supersedes == run_id
-
-
-@dataclass(frozen=True)
-class Repeated:
-    """A line recording a run that an earlier line records already, without superseding
-    it: a line copied, two folders merged, a writer of an older release. The earlier
-    record counts; this one is left out of every count."""
-
-    line: int
-    first: int
-    """The line of the record that counts."""
-    key: RunKey
-    experiments: tuple[str, str]
-    """The experiment ids of the two records (the first's, then this one's)."""
-
-    def describe(self) -> str:
-        first, this = self.experiments
-        elsewhere = f", experiment {this!r}, line {self.first}'s {first!r}" if first != this else ""
-        return f"line {self.line} repeats line {self.first} (run {self.key}{elsewhere})"
-
-
-#: The repeated lines a warning names; of the others, it gives the number.
-REPEATS_NAMED = 5
-#: The warnings said: each once a process (a folder read by load() then table() says it once).
-_SAID: set[str] = set()
-
-
-def say_repeated(path: Path, repeated: Sequence[Repeated]) -> None:
-    """Warn on stderr, once a process, that these lines record runs again and are not
-    counted; nothing when there are none."""
-    if not repeated:
-        return
-    named = "; ".join(r.describe() for r in repeated[:REPEATS_NAMED])
-    more = len(repeated) - REPEATS_NAMED
-    text = (
-        f"warning: {path}: {len(repeated)} line(s) record again a run already recorded (its "
-        "model, arm, task_id and repeat); each run counts once, as first recorded: "
-        f"{named}{f'; and {more} more' if more > 0 else ''}"
-    )
-    if text not in _SAID:
-        _SAID.add(text)
-        print(text, file=sys.stderr)
-
-
-def has_traces(folder: Path | str) -> bool:
-    """Whether the results folder holds traces; ``ResultsError`` when its traces.jsonl is
-    not a file (a folder in its place is not a folder without traces)."""
-    path = Path(folder) / TRACES
-    if path.exists() and not path.is_file():
-        raise ResultsError(f"{path}: is not a file; expected the traces `loopbench run` writes")
-    return path.is_file()
-
-
-def runs_file(folder: Path | str) -> Path:
-    """The runs.jsonl of a results folder (or the path itself, given a runs file);
-    ``ResultsError`` when it is a folder, missing, or not a regular file (a FIFO, a device,
-    a link to one): refused before it is opened, so it can neither hang nor read without
-    end."""
-    path = Path(folder)
-    if path.is_dir() and path.name != RUNS:  # a folder named runs.jsonl is not a results folder
-        path = path / RUNS
-    if path.is_dir():
-        raise ResultsError(f"{path}: is a folder; expected the runs file `loopbench run` writes")
-    if problem := special_file_problem(path):
-        raise ResultsError(f"{path}: {problem}; expected the runs file `loopbench run` writes")
-    if not path.is_file():
-        raise ResultsError(
-            f"{path}: no such file; give a results folder written by `loopbench run`"
-        )
-    return path
-
-
-def iter_records(folder: Path | str) -> Iterator[tuple[int, RunRecord]]:
-    """Each complete line's record with its line number, in file order, repeated runs and
-    superseded records included; ``ResultsError`` naming the file, line and field at the
-    first line that is not a record."""
-    path = runs_file(folder)
-    for number, raw in complete_lines(path):
-        record = parse_line(path, number, raw)
-        if record is not None:
-            yield number, record
-
-
-def complete_lines(path: Path) -> Iterator[tuple[int, bytes]]:
-    """Each complete line of ``path`` and its number. A line ends at ``\n`` alone: a
-    carriage return is JSON's whitespace inside it (so ``\r\n`` ends a line as ``\n``
-    does, and a lone ``\r`` splits nothing). A last line without its ``\n`` was cut short
-    by a kill: that run was not finished, and the reading ends before it."""
-    try:
-        with path.open("rb") as handle:
-            for number, raw in enumerate(handle, start=1):  # split at b"\n" only
-                if not raw.endswith(b"\n"):
-                    return
-                yield number, raw
-    except OSError as exc:
-        raise ResultsError(f"{path}: cannot be read ({exc.strerror})") from None
-
-
-def record_lines(path: Path, rows: Sequence[int]) -> list[int]:
-    """The line numbers of the records at ``rows`` (0-based, counting records: the
-    complete lines that are not blank), in the order given; a row may be given twice."""
-    lines = dict.fromkeys(rows, 0)
-    left = len(lines)
-    row = -1
-    for number, raw in complete_lines(path):
-        if is_blank(number, raw):
-            continue
-        row += 1
-        if row in lines:
-            lines[row] = number
-            left -= 1
-            if not left:
-                break
-    return [lines[row] for row in rows]
-
-
-def is_blank(number: int, raw: bytes) -> bool:
-    """Whether line ``number`` holds no record (white space alone), as ``parse_line``
-    judges it."""
-    return not raw.decode("utf-8-sig" if number == 1 else "utf-8", "replace").strip()
-
-
-#: How a line's run_id key begins: in records (compact) and in traces (JSON's default).
-RUN_ID_KEYS = (b'"run_id":"', b'"run_id": "')
-_RUN_ID_SPACED = re.compile(rb'"run_id"\s*:\s*"')
-
-
-def run_id_in(line: bytes) -> str | None:
-    """The value of the first ``"run_id"`` key in a JSON line, or None without one.
-
-    Inside a JSON string every quote is escaped, so ``"run_id"`` followed by a colon is a
-    key, never text; the record's own is its first, as loopbench writes it.
-    """
-    for key in RUN_ID_KEYS:
-        start = line.find(key)
-        if start >= 0:
-            start += len(key)
-            break
-    else:
-        match = _RUN_ID_SPACED.search(line)
-        if match is None:
-            return None
-        start = match.end()
-    end = line.find(b'"', start)
-    if end < 0:
-        return None
-    raw = line[start:end]
-    if b"\\" not in raw:
-        return raw.decode("utf-8", "replace")
-    # An escape in the id: let JSON read the whole string (rare: loopbench writes hex ids).
-    string = re.match(rb'((?:[^"\\]|\\.)*)"', line[start:])
-    value = json.loads(b'"' + string.group(1) + b'"') if string else None
-    return value if isinstance(value, str) else None
-
-
-def parse_line(path: Path, number: int, raw: bytes) -> RunRecord | None:
-    """Line ``number`` of ``path`` as a record (older schemas upgraded); None for a blank
-    line; ``ResultsError`` naming the file, line and field for any other that is not one."""
-    try:
-        line = raw.decode("utf-8-sig" if number == 1 else "utf-8")
-    except UnicodeDecodeError as exc:
-        raise ResultsError(
-            f"{path}:{number}: not UTF-8 text (byte {exc.start + 1} of the line); a results "
-            "file holds one JSON record a line"
-        ) from None
-    if not line.strip():  # is_blank
-        return None
-    try:
-        return RunRecord.model_validate_json(line)
-    except ValidationError as exc:
-        raise ResultsError(f"{path}:{number}: {describe_errors(exc, first=True)}") from None
 
 
 def _cut_partial_line(path: Path) -> bool:

@@ -38,9 +38,9 @@ import numpy as np
 import pandas as pd
 
 from harness.files import read_bounded, special_file_problem
+from harness.results.reading import ResultsError
 from harness.results.records import RunRecord
 from harness.results.statuses import INFRASTRUCTURE_STATUSES
-from harness.results.store import ResultsError
 from harness.stats.intervals import PairedTasks
 
 #: Beside runs.jsonl: the rule a run stopped by, so the table can replay it.

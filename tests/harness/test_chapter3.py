@@ -8,7 +8,7 @@ from harness.arms import parse_arms
 from harness.cli.main import main
 from harness.config import load_experiment
 from harness.fakes.fake_server import FakeServer
-from harness.results.store import read_records
+from harness.results.reading import read_records
 
 CHAPTER3 = Path(__file__).parents[2] / "experiments" / "chapter3.toml"
 

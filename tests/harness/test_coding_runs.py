@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from harness.cli.main import main
 from harness.fakes.code_responder import CodeResponder, part
 from harness.fakes.fake_server import FakeServer
-from harness.results.store import read_records
+from harness.results.reading import read_records
 from tasks.loading import load_taskset
 
 SECRET = "sk-test-secret-never-written-0002"

@@ -21,9 +21,9 @@ from harness.results import columns_sql
 from harness.results.columns import UNREAD, read_frame, read_frames
 from harness.results.frames import Pricing, records_frame
 from harness.results.prices import PriceError, load_prices
+from harness.results.reading import ResultsError, read_records
 from harness.results.records import RunRecord
 from harness.results.statuses import STATUSES
-from harness.results.store import ResultsError, read_records
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "results-0.1.0"
 PRICINGS = [None, Pricing(load_prices()), Pricing(load_prices(), "gpt-4o")]

@@ -16,7 +16,7 @@ from pandas.testing import assert_frame_equal
 
 from harness.results.columns import read_frames
 from harness.results.frames import records_frame
-from harness.results.store import ResultsError, read_records
+from harness.results.reading import ResultsError, read_records
 
 from .test_columns import run
 

@@ -24,7 +24,7 @@ from harness.cli.main import main
 from harness.grid import recorded_runs
 from harness.models.types import ModelRequest
 from harness.results.columns import read_frame
-from harness.results.store import ResultsError, read_records
+from harness.results.reading import ResultsError, read_records
 from harness.stats.separation import SeparationRule, StoppedRun
 from tests.depot_answers import RIGHT
 

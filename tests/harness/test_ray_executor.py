@@ -22,7 +22,7 @@ from click.testing import CliRunner
 import loopbench
 from harness.cli.main import main
 from harness.fakes.fake_server import FakeServer, Reply, default_responder, question_index
-from harness.results.store import read_records, run_key
+from harness.results.reading import read_records, run_key
 from tests.depot_answers import RIGHT
 
 needs_ray = pytest.mark.skipif(

@@ -14,8 +14,9 @@ from harness.cli.main import main
 from harness.fakes.fake_server import FakeServer, Reply
 from harness.grid import Grid
 from harness.models.scripted import FunctionModel
+from harness.results.reading import read_records
 from harness.results.records import RunRecord
-from harness.results.store import ResultsFolder, read_records
+from harness.results.store import ResultsFolder
 from harness.rounds import _current, run_until_separated
 from harness.stats.separation import RULE_FILE, SeparationRule, StoppedRun
 from tasks.loading import load_taskset

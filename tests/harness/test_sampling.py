@@ -11,7 +11,7 @@ import loopbench
 from harness.cli.main import main
 from harness.fakes.fake_server import FakeServer
 from harness.models.types import ModelRequest
-from harness.results.store import read_records
+from harness.results.reading import read_records
 from harness.sampling import LEGACY, Sampling, SamplingError, describe, describe_runs
 
 SETTINGS = ("temperature", "top_p", "seed")

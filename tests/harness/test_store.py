@@ -14,9 +14,10 @@ from harness.cli.main import main
 from harness.fakes.fake_server import FakeServer, Reply, default_responder, question_index
 from harness.grid import recorded_runs
 from harness.models.endpoint import without_credentials
-from harness.results import store
+from harness.results import reading
 from harness.results.prices import load_prices
-from harness.results.store import ResultsError, ResultsFolder, read_records
+from harness.results.reading import ResultsError, read_records
+from harness.results.store import ResultsFolder
 from tasks.loading import load_taskset
 from tasks.taskset import BUILTIN_DIR
 
@@ -166,7 +167,7 @@ def test_a_record_superseding_another_run_id_records_the_run_again(tmp_path):
         {**line, "run_id": "c", "supersedes": "a", "status": "answered"},
     ]
     (tmp_path / "runs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    runs, replaced = store.read_both(tmp_path)
+    runs, replaced = reading.read_both(tmp_path)
     assert [r.run_id for r in runs] == ["c"] and [r.run_id for r in replaced] == ["a"]
 
 

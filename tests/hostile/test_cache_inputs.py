@@ -24,7 +24,7 @@ from harness.fakes.fake_server import FakeServer, Reply, default_responder
 from harness.models.cache import CACHE_FILE, ResponseCache, canonical_request, request_key
 from harness.models.cache_file import SCHEMA, CacheError, open_cache_file
 from harness.models.types import Message, ModelRequest, ModelResponse
-from harness.results.store import read_records
+from harness.results.reading import read_records
 
 ARMS = ["--arm", "direct", "--arm", "react_text"]
 

@@ -21,7 +21,8 @@ from click.testing import CliRunner
 
 from harness.cli.main import main
 from harness.fakes.fake_server import question_index
-from harness.results.store import iter_traces, read_records
+from harness.results.reading import read_records
+from harness.results.store import iter_traces
 from tests.fakes.fault_server import FaultServer, Hostile
 
 #: Room for 32 MiB over loopback on a busy machine; the dribble's run has a short one.

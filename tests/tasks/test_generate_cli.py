@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from harness.cli.main import main
 from harness.cli.tasks import tasks_group
 from harness.fakes.fake_server import FakeServer
-from harness.results.store import read_records
+from harness.results.reading import read_records
 from tasks.loading import load_taskset
 from tasks.taskset import BUILTIN_DIR
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 
 from harness.results.frames import Pricing
-from harness.results.store import EXPERIMENT
+from harness.results.reading import EXPERIMENT
 
 
 def facts(results: Path, runs: pd.DataFrame, pricing: Pricing) -> list[tuple[str, str]]:

@@ -34,7 +34,7 @@ from harness.report.rendering import render
 from harness.report.table import Measures, repeat_measures, summarize, with_reference
 from harness.results.columns import UNREAD, read_frames
 from harness.results.frames import Pricing, records_frame
-from harness.results.store import has_traces, read_records
+from harness.results.reading import has_traces, read_records
 from harness.stats.separation import StoppedRun
 
 #: What the two labels without a rule mean (docs/failures.md).

@@ -16,8 +16,8 @@ from harness.report.failures import Label
 from harness.report.html._conversation import Entry, conversation
 from harness.report.html._matrix import arm_label
 from harness.report.html._scan import traces_of
+from harness.results.reading import RunKey, run_key
 from harness.results.records import RunRecord
-from harness.results.store import RunKey, run_key
 
 
 @dataclass(frozen=True)

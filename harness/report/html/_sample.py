@@ -23,7 +23,7 @@ import pandas as pd
 from harness.report.failures import Label
 from harness.report.html._runs import RunList, run_list
 from harness.report.html._scan import records_of
-from harness.results.store import RunKey, has_traces
+from harness.results.reading import RunKey, has_traces
 
 #: Up to this many runs the page lists them all; above it, a sample.
 LIST_ALL_RUNS = 5_000

@@ -12,8 +12,8 @@ from collections.abc import Collection, Iterator
 from pathlib import Path
 from typing import Any
 
+from harness.results.reading import RUN_ID_KEYS, RUNS, TRACES, parse_line, run_id_in
 from harness.results.records import RunRecord
-from harness.results.store import RUN_ID_KEYS, RUNS, TRACES, parse_line, run_id_in
 
 
 def records_of(folder: Path, wanted: Collection[str]) -> list[RunRecord]:

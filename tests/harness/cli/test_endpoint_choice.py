@@ -25,7 +25,7 @@ from harness.models.endpoint import (
     why_local_model,
 )
 from harness.models.local import MODEL_NAME
-from harness.results.store import read_records
+from harness.results.reading import read_records
 from tests.conftest import ENDPOINT_VARIABLES
 
 CLEAN = {k: v for k, v in os.environ.items() if k not in ENDPOINT_VARIABLES}

@@ -11,8 +11,8 @@ import pytest
 from click.testing import CliRunner
 
 from harness.cli.export import export_command
+from harness.results.reading import read_records
 from harness.results.records import RunRecord
-from harness.results.store import read_records
 
 FIXTURE = Path(__file__).parents[2] / "fixtures" / "results-0.1.0"
 

@@ -27,8 +27,9 @@ from harness.events import ResponseEvent, ToolCallEvent, parse_events
 from harness.fakes.fake_server import FakeServer
 from harness.models.local import free_port
 from harness.results import otlp
+from harness.results.reading import read_records
 from harness.results.records import RunRecord
-from harness.results.store import iter_traces, read_records
+from harness.results.store import iter_traces
 
 SECRET = "sk-otlp-secret-never-exported-0001"
 HEADER_SECRET = "otlp-viewer-key-never-in-a-span-0002"

@@ -16,7 +16,7 @@ import harness.grid
 from harness.cli.main import main
 from harness.config import RunConfig
 from harness.fakes.fake_server import FakeServer, Reply, default_responder, question_index
-from harness.results.store import read_records
+from harness.results.reading import read_records
 
 SECRET = "sk-test-secret-never-written-0001"
 ALL_ARMS = [

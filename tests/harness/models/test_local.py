@@ -18,7 +18,8 @@ import pytest
 from harness.models.local import MODEL_NAME, LocalServer, model_file
 from harness.models.openai_compat import OpenAICompatClient
 from harness.models.types import Message, ModelRequest
-from harness.results.store import iter_traces, read_records
+from harness.results.reading import read_records
+from harness.results.store import iter_traces
 from tasks.taskset import BUILTIN_DIR
 
 

@@ -15,7 +15,8 @@ from harness.grid import Grid, run_grid
 from harness.models.counting import CountingClient
 from harness.models.openai_compat import Connection, Hooks, OpenAICompatClient, RetryPolicy
 from harness.models.types import Message, ModelAPIError, ModelRequest, ToolCall, ToolSpec, Usage
-from harness.results.store import ResultsFolder, read_records
+from harness.results.reading import read_records
+from harness.results.store import ResultsFolder
 from harness.runner import RunSettings
 from harness.trace import Trace
 from tasks.loading import load_taskset

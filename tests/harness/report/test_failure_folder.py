@@ -13,8 +13,8 @@ import pytest
 from harness.report.failure_traces import read_traces
 from harness.report.failures import labelled_frame, labels, summarize_failures
 from harness.results.columns import UNREAD, read_frame
+from harness.results.reading import RUNS, TRACES
 from harness.results.records import RunRecord
-from harness.results.store import RUNS, TRACES
 
 STATUSES = ["answered", "step_budget", "unparsed", "truncated", "api_error", "pattern_error"]
 ARMS = {

@@ -25,8 +25,9 @@ from harness.report.failures import (
     labelled_frame,
     summarize_failures,
 )
+from harness.results.reading import TRACES
 from harness.results.records import RunRecord
-from harness.results.store import TRACES, RecordWriter
+from harness.results.store import RecordWriter
 from harness.runner import Job, Runner, RunSettings
 from tasks.loading import load_taskset
 from tests.harness.patterns.helpers import arm_with_max_steps

@@ -21,7 +21,8 @@ from harness.events import parse_events
 from harness.fakes.fake_server import FakeServer, Reply, question_index
 from harness.report.html._conversation import conversation
 from harness.report.html.render import page_json
-from harness.results.store import iter_traces, read_records
+from harness.results.reading import read_records
+from harness.results.store import iter_traces
 
 try:
     from playwright.sync_api import sync_playwright

@@ -27,8 +27,8 @@ from harness.report.power import (
 )
 from harness.report.power_estimate import estimate, pooled_icc
 from harness.report.power_exact import _mid_p_rejects, one_run_power
+from harness.results.reading import read_records
 from harness.results.records import RunRecord
-from harness.results.store import read_records
 from harness.stats.distributions import t_power, t_quantile
 from harness.stats.sign_flip import sign_flip_p
 

@@ -18,8 +18,8 @@ from harness.report.power import (
 )
 from harness.report.power_estimate import estimate
 from harness.report.power_exact import discordance, one_run_power
+from harness.results.reading import read_records
 from harness.results.records import RunRecord
-from harness.results.store import read_records
 from harness.stats.distributions import beyond
 from harness.stats.sign_flip import sign_flip_p
 from tests.harness.cli.test_power_cli import as_json, power, refused, shown

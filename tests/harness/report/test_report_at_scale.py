@@ -26,9 +26,10 @@ from harness.report.html.render import render_page
 from harness.report.model_axis import model_and_arm
 from harness.results.frames import Pricing
 from harness.results.prices import load_prices
+from harness.results.reading import read_records
 from harness.results.records import RunRecord
 from harness.results.statuses import INFRASTRUCTURE_STATUSES
-from harness.results.store import RecordWriter, read_records
+from harness.results.store import RecordWriter
 from harness.stats.separation import SeparationRule, StoppedRun
 
 from .test_html_report import Watched, browser_test
