@@ -7,8 +7,9 @@ import math
 from collections import Counter
 from typing import Any
 
-from harness.report.compare import REPAIR_MEASURES, Comparison, LeftOut
+from harness.report.compare import REPAIR_MEASURES, Comparison
 from harness.report.deciding_digits import dollars, money
+from harness.report.pairing import LeftOut
 
 
 def as_json(comparison: Comparison) -> dict[str, Any]:

@@ -1,0 +1,101 @@
+"""Pairing two result sets' runs of an arm by (task, repeat), and saying what was left out
+of the pairs, and why: a side's runs the other has no (task, repeat) for, and pairs in
+which a side failed on infrastructure (``api_error``, ``pattern_error``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from harness.results.statuses import INFRASTRUCTURE_STATUSES
+
+KEYS = ["arm", "task_id", "repeat"]
+
+
+@dataclass(frozen=True)
+class Unpaired:
+    """One side's runs of an arm that have no partner on the other side."""
+
+    #: Every such run.
+    runs: int = 0
+    #: Tasks the other side did not run, and how many of ``runs`` are theirs.
+    tasks: tuple[str, ...] = ()
+    task_runs: int = 0
+    #: The others, on tasks both sides ran: their repeat numbers (3 and 4 when this side
+    #: has 5 and the other 3), and on how many tasks.
+    repeats: tuple[int, ...] = ()
+    repeat_tasks: int = 0
+
+    def row(self) -> dict[str, Any]:
+        return {
+            "runs": self.runs,
+            "tasks": list(self.tasks),
+            "task_runs": self.task_runs,
+            "repeats": list(self.repeats),
+            "repeat_tasks": self.repeat_tasks,
+        }
+
+
+@dataclass(frozen=True)
+class LeftOut:
+    """What of an arm's runs is in no pair, and why: each side's runs the other side has no
+    (task, repeat) for, and the pairs left out because a side failed on infrastructure."""
+
+    before: Unpaired = field(default_factory=Unpaired)
+    after: Unpaired = field(default_factory=Unpaired)
+    #: Pairs with an infrastructure failure (``api_error``, ``pattern_error``) on a side.
+    failed_pairs: int = 0
+    #: Tasks both sides ran whose every pair was left out for such a failure.
+    tasks_all_failed: tuple[str, ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.before.runs or self.after.runs or self.failed_pairs)
+
+    def row(self) -> dict[str, Any]:
+        return {
+            "before": self.before.row(),
+            "after": self.after.row(),
+            "failed_pairs": self.failed_pairs,
+            "tasks_all_failed": list(self.tasks_all_failed),
+        }
+
+
+def pairs_of(before: pd.DataFrame, after: pd.DataFrame, arm: str) -> tuple[pd.DataFrame, LeftOut]:
+    """The arm's runs matched by (task, repeat), less those that failed on infrastructure on
+    either side, and what that left out. One arm at a time: two folders of a million runs
+    are merged in parts."""
+    runs_b, runs_a = before[before["arm"] == arm], after[after["arm"] == arm]
+    merged = runs_b.merge(runs_a, on=KEYS, suffixes=("_b", "_a"))
+    usable = ~(
+        merged["status_b"].isin(INFRASTRUCTURE_STATUSES)
+        | merged["status_a"].isin(INFRASTRUCTURE_STATUSES)
+    )
+    pairs = merged[usable]
+    left_out = LeftOut(
+        _unpaired(runs_b, runs_a),
+        _unpaired(runs_a, runs_b),
+        int((~usable).sum()),
+        _sorted(set(merged["task_id"]) - set(pairs["task_id"])),
+    )
+    return pairs, left_out
+
+
+def _unpaired(side: pd.DataFrame, other: pd.DataFrame) -> Unpaired:
+    """``side``'s runs with no (task, repeat) in ``other``."""
+    keys = pd.MultiIndex.from_frame(side[KEYS[1:]])
+    alone = side[~keys.isin(pd.MultiIndex.from_frame(other[KEYS[1:]]))]
+    on_own_task = ~alone["task_id"].isin(set(other["task_id"]))
+    repeated = alone[~on_own_task]
+    return Unpaired(
+        runs=len(alone),
+        tasks=_sorted(set(alone.loc[on_own_task, "task_id"])),
+        task_runs=int(on_own_task.sum()),
+        repeats=tuple(sorted(int(r) for r in set(repeated["repeat"]))),
+        repeat_tasks=int(repeated["task_id"].nunique()),
+    )
+
+
+def _sorted(tasks: set[Any]) -> tuple[str, ...]:
+    return tuple(sorted(str(t) for t in tasks))
