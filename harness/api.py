@@ -22,9 +22,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import inspect
 import sys
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import cached_property
@@ -52,8 +51,8 @@ from harness.models.endpoint import (
 )
 from harness.models.replicas import grid_client
 from harness.models.router import ModelRouter
-from harness.models.scripted import FunctionModel, Reply
-from harness.models.types import ModelClient, ModelRequest, ModelResponse
+from harness.models.scripted import ModelLike, as_client
+from harness.models.types import ModelClient
 from harness.observer import Observer
 from harness.plugins import load_plugin
 from harness.report.compare import Comparison, compare
@@ -74,10 +73,6 @@ from harness.sampling import Sampling
 from harness.stats.separation import Separation, SeparationRule
 from tasks.loading import load_taskset
 from tasks.taskset import TaskSet
-
-#: What may stand for the model: a client, or a function of the request (sync or async)
-#: returning a reply's text, a ModelResponse, or an exception to raise.
-ModelLike = ModelClient | Callable[[ModelRequest], Reply | Awaitable[Reply]]
 
 
 @dataclass
@@ -301,29 +296,6 @@ class Experiment:
 
 def _on_stderr(line: str) -> None:
     print(line, file=sys.stderr)
-
-
-def as_client(model: ModelLike | None) -> ModelClient:
-    """A model client from a client or a plain function (sync or async) of the request."""
-    if model is None:
-        raise ValueError("no model: give Experiment(model=...) or run(model)")
-    complete = getattr(model, "complete", None)
-    if complete is not None and inspect.iscoroutinefunction(complete):
-        return model  # type: ignore[return-value]
-    if not callable(model):
-        raise TypeError(f"a model is a ModelClient or a function of the request, not {model!r}")
-    if inspect.iscoroutinefunction(model):
-        return _AsyncFunctionModel(model)
-    return FunctionModel(model)  # type: ignore[arg-type]
-
-
-@dataclass(frozen=True)
-class _AsyncFunctionModel:
-    fn: Callable[[ModelRequest], Awaitable[Reply]]
-
-    async def complete(self, request: ModelRequest) -> ModelResponse:
-        reply = await self.fn(request)
-        return await FunctionModel(lambda _: reply).complete(request)
 
 
 @dataclass(frozen=True)

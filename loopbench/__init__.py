@@ -14,9 +14,16 @@ from graders.base import Grader, GraderSetup
 from graders.exact import Grade
 from graders.registry import register_grader
 from graders.task_models import TaskBase
-from harness.api import Experiment, ModelLike, Results, as_client, load
+from harness.api import Experiment, Results, load
 from harness.config import ModelEntry, RunConfig
-from harness.models.scripted import FunctionModel, ScriptedModel, text_reply, tool_reply
+from harness.models.scripted import (
+    FunctionModel,
+    ModelLike,
+    ScriptedModel,
+    as_client,
+    text_reply,
+    tool_reply,
+)
 from harness.models.types import Message, ModelClient, ModelRequest, ModelResponse
 from harness.observer import Observer
 from harness.patterns.base import CallFloor, Outcome, PatternOptions, RunContext

@@ -423,7 +423,7 @@ MUTATIONS = [
     ("paired calls stay within a repeat", "harness/runner.py",
      'f"{job.task.id}#{job.repeat}"', 'f"{job.task.id}"', ["tests/harness/test_paired.py"]),
     ("a failed shared call leaves each arm its own", "harness/models/paired.py",
-     "return await inner.complete(request)", "raise", ["tests/harness/models/test_shared.py"]),
+     "return await inner.complete(request)", "raise", ["tests/harness/models/test_paired_calls.py"]),
     ("an unfinished review leaves the last code", P + "reflection.py",
      "if ctx.code is None:\n            return unfinished",
      "if True:\n            return unfinished", [CODE]),
@@ -1094,7 +1094,7 @@ MUTATIONS = [
      "held.enter_context(protecting(self.endpoints))", "pass", [LEAK]),
     ("secrets: an '@' that does not end the credentials is refused", "harness/models/endpoint.py",
      'if authority.count("@") > 1 or "@" in', 'if False and "@" in',
-     ["tests/harness/models/test_settings.py::test_a_password_with_an_unencoded_reserved_"
+     ["tests/harness/models/test_endpoint.py::test_a_password_with_an_unencoded_reserved_"
       "character_is_refused_unshown",
       ECHO + "test_a_password_with_an_unencoded_reserved_character_is_refused_unseen"]),
     # export --format otlp and --otlp-endpoint.

@@ -7,14 +7,17 @@ patterns the same way: script the replies, run the pattern, then assert on
 
 from __future__ import annotations
 
+import inspect
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from harness.models.types import (
     FinishReason,
     Message,
     ModelAPIError,
+    ModelClient,
     ModelRequest,
     ModelResponse,
     ToolCall,
@@ -100,3 +103,31 @@ class FunctionModel:
             raise reply
         response = text_reply(reply) if isinstance(reply, str) else reply
         return _with_usage(request, response)
+
+
+#: What may stand for the model: a client, or a function of the request (sync or async)
+#: returning a reply's text, a ModelResponse, or an exception to raise.
+ModelLike = ModelClient | Callable[[ModelRequest], Reply | Awaitable[Reply]]
+
+
+def as_client(model: ModelLike | None) -> ModelClient:
+    """A model client from a client or a plain function (sync or async) of the request."""
+    if model is None:
+        raise ValueError("no model: give Experiment(model=...) or run(model)")
+    complete = getattr(model, "complete", None)
+    if complete is not None and inspect.iscoroutinefunction(complete):
+        return model  # type: ignore[return-value]
+    if not callable(model):
+        raise TypeError(f"a model is a ModelClient or a function of the request, not {model!r}")
+    if inspect.iscoroutinefunction(model):
+        return _AsyncFunctionModel(model)
+    return FunctionModel(model)  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
+class _AsyncFunctionModel:
+    fn: Callable[[ModelRequest], Awaitable[Reply]]
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        reply = await self.fn(request)
+        return await FunctionModel(lambda _: reply).complete(request)
