@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -273,7 +272,7 @@ class Experiment:
         )
         experiment._name_models(found)
         if settings is None:
-            settings = run_settings(config, experiment.taskset, say or _on_stderr)
+            settings = run_settings(config, experiment.taskset, say or Observer().note)
             if config.executor == "ray":
                 from harness.executors.ray import RayExecutor  # needs the ray extra
 
@@ -292,10 +291,6 @@ class Experiment:
         elif names:
             self.models = dict.fromkeys(names)
             self.base_url = {e.model: without_credentials(e.base_url) for e in endpoints}
-
-
-def _on_stderr(line: str) -> None:
-    print(line, file=sys.stderr)
 
 
 @dataclass(frozen=True)
