@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import InitVar, dataclass, field, replace
 from datetime import datetime
 from functools import cached_property
 from pathlib import Path
@@ -113,6 +113,12 @@ class Experiment:
     """Where the requests go when no model is given (``from_config`` resolves them): each
     model's endpoints, or, with ``embedded``, the embedded model started for the run."""
     embedded: bool = False
+    concurrency: InitVar[int | None] = None
+    """The former name of ``runs_in_flight``, still taken."""
+
+    def __post_init__(self, concurrency: int | None) -> None:
+        if concurrency is not None:
+            self.runs_in_flight = concurrency
 
     @cached_property
     def taskset(self) -> TaskSet:
@@ -149,6 +155,7 @@ class Experiment:
     async def run_async(
         self, model: ModelLike | None = None, observer: Observer | None = None
     ) -> Results:
+        _ = self.parsed_arms  # refused before a folder is made: a typo leaves nothing behind
         given = model if model is not None else self.model
         if given is None and self.endpoints:
             return await self._served(observer or Observer())

@@ -13,7 +13,7 @@ import json
 import time
 import uuid
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field
 from datetime import UTC, datetime
 from importlib.metadata import version
 from typing import Any, Protocol
@@ -140,6 +140,12 @@ class RunSettings:
     sampling: Sampling = field(default_factory=Sampling)
     """Temperature, top_p and seed sent on every request that does not set its own; none
     by default (the endpoint's defaults)."""
+    concurrency: InitVar[int | None] = None
+    """The former name of ``runs_in_flight``, still taken."""
+
+    def __post_init__(self, concurrency: int | None) -> None:
+        if concurrency is not None:
+            object.__setattr__(self, "runs_in_flight", concurrency)
 
 
 @dataclass

@@ -1009,6 +1009,9 @@ MUTATIONS = [
      "harness/cli/errors.py",
      "return exc.errno in PATH_PROBLEMS or (exc.filename is not None and exc.errno != errno.EPIPE)",
      "return True", [PATHS + "test_an_error_that_is_not_about_a_path_is_left_alone"]),
+    ("an unknown arm is refused before the API makes a results folder", "harness/api.py",
+     "        _ = self.parsed_arms  # refused before a folder is made", "        pass  #",
+     ["tests/test_api.py::test_a_bad_arm_or_model_is_refused_before_anything_runs"]),
     ("a refusal (BadInput) is one line and exit 2, said by the command group",
      "harness/cli/errors.py", "        except BadInput as exc:", "        except ZeroDivisionError as exc:",
      ["tests/tasks/test_generate_cli.py::"

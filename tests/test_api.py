@@ -96,9 +96,11 @@ def test_inside_a_running_loop_run_says_to_await_run_async(tmp_path):
     assert asyncio.run(in_a_notebook()).ran == len(DEPOT.tasks)
 
 
-def test_a_bad_arm_or_model_is_refused_before_anything_runs(tmp_path):
+def test_a_bad_arm_or_model_is_refused_before_anything_runs(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # no out: results/<timestamp> would be made here
     with pytest.raises(ValueError, match="registered"):
         loopbench.Experiment("depot", ["nosuch"], model=knows_the_public_half).run()
+    assert not (tmp_path / "results").exists()
     with pytest.raises(TypeError, match="function of the request"):
         loopbench.Experiment("depot", ["direct"], model=42, out=tmp_path / "x").run()
     assert not (tmp_path / "x").exists()
