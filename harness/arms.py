@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
 from harness.errors import BadInput
+from harness.files import read_toml
 from harness.patterns.base import Pattern, PatternOptions
 from harness.patterns.catalog import lookup
 from harness.patterns.limits import Limited
@@ -29,10 +31,20 @@ class ArmError(BadInput):
     usage = True
 
 
+class PromptFileError(ArmError):
+    """A prompt file an arm cannot take: said in one line, naming the file and the slot."""
+
+    usage = False
+
+
 @dataclass(frozen=True)
 class Arm:
     info: PatternInfo
     options: PatternOptions
+    prompts: Mapping[str, str] = field(default_factory=dict, hash=False)
+    """The slots whose text this arm overrides (``harness.patterns.prompts``)."""
+    prompts_name: str = ""
+    """What the arm's name calls its prompts: the prompt file's stem."""
 
     @property
     def pattern(self) -> str:
@@ -40,14 +52,19 @@ class Arm:
 
     @property
     def spec(self) -> str:
-        """The arm's identity: the pattern and the options set explicitly, sorted."""
+        """The arm's identity: the pattern and the options set explicitly, sorted; with
+        overridden prompts, ``prompts=`` their name."""
         values = self.options.model_dump(include=self.options.model_fields_set)
+        if self.prompts:
+            values["prompts"] = self.prompts_name
         return _written(self.pattern, values)
 
     @property
     def resolved(self) -> dict[str, Any]:
-        """Every option's value, defaults included, as records keep them."""
-        return self.options.model_dump()
+        """Every option's value, defaults included, as records keep them; with overridden
+        prompts, their text by slot."""
+        values = self.options.model_dump()
+        return values | {"prompts": dict(self.prompts)} if self.prompts else values
 
     def build(self) -> Pattern:
         return Limited(self.info.build(self.options), self.options)
@@ -87,6 +104,7 @@ def parse_arm(text: str) -> Arm:
         if key in raw:
             raise ArmError(f"arm {text!r}: option {key!r} is given twice")
         raw[key] = value.strip()
+    prompts, prompts_name = _prompt_file(text, info, raw.pop("prompts", None))
     fields = info.options_model.model_fields
     unknown = sorted(set(raw) - set(fields))
     if unknown:
@@ -112,7 +130,24 @@ def parse_arm(text: str) -> Arm:
             f"arm {text!r}: {info.name} needs max_steps of at least {floor.calls} "
             f"({floor.why}); max_steps is {options.max_steps}"
         )
-    return Arm(info, options)
+    return Arm(info, options, prompts, prompts_name)
+
+
+def _prompt_file(text: str, info: PatternInfo, given: str | None) -> tuple[dict[str, str], str]:
+    """The slots a prompt file (``prompts=FILE``, TOML: one key per slot) overrides, and its
+    stem, checked against the pattern's slots; ``ArmError`` in one line otherwise."""
+    if given is None:
+        return {}, ""
+    path = Path(given)
+    where = f"arm {text!r}: prompts={given}"
+    expected = (
+        f"a TOML prompt file, one key per slot of {info.name} "
+        f"(loopbench patterns {info.name} --prompts)"
+    )
+    data, _ = read_toml(path, lambda why: PromptFileError(f"{where}: {why}"), expected)
+    if problems := info.prompts.problems(data):
+        raise PromptFileError(f"{where}: {'; '.join(problems)}")
+    return data, path.stem
 
 
 #: The most arms one grid may stand for; a typo in a grid should not exhaust memory.
@@ -149,6 +184,12 @@ def parse_arms(given: Sequence[str | Arm]) -> list[Arm]:
         for text in texts:
             arm = text if isinstance(text, Arm) else parse_arm(text)
             resolved = _written(arm.pattern, arm.resolved)
+            named = next((a for a in arms.values() if a.spec == arm.spec), None)
+            if named is not None and resolved not in arms:
+                raise ArmError(
+                    f"two arms are named {arm.spec!r} with other prompts: give their prompt "
+                    "files names of their own"
+                )
             if resolved in arms:
                 shown = text.spec if isinstance(text, Arm) else text
                 raise ArmError(

@@ -35,6 +35,7 @@ from harness.models.replicas import Replicas
 from harness.models.throttle import RUN_SLOT_WAITS, SlotWaits
 from harness.models.types import ModelAPIError, ModelClient, Usage
 from harness.patterns.base import Outcome, RunContext
+from harness.patterns.prompts import prompts_hash
 from harness.results.prices import Price, PriceTable
 from harness.results.records import RunRecord
 from harness.sampling import Sampling
@@ -189,6 +190,7 @@ class Runner:
             self._tools(job.arm),
             trace,
             code=self._grading.check(job.task),
+            prompts=job.arm.prompts,
         )
         started_at = datetime.now(UTC).isoformat(timespec="milliseconds")
         began = time.perf_counter()
@@ -226,6 +228,7 @@ class Runner:
             arm=job.arm.spec,
             pattern=job.arm.pattern,
             options=job.arm.resolved,
+            prompts_hash=prompts_hash(job.arm.prompts),
             task_set=self.taskset.name,
             task_id=job.task.id,
             task_fingerprint=job.task.fingerprint,

@@ -13,6 +13,7 @@ answer) reserves them itself by giving that phase fewer calls (``calls_left``).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import ClassVar, Literal, Protocol
 
@@ -80,6 +81,8 @@ class RunContext:
     trace: Trace = field(default_factory=Trace)
     #: Set on coding tasks: the answer is code, and this runs its checks.
     code: CodeCheck | None = None
+    #: The arm's prompt overrides, by slot (``harness.patterns.prompts``); none by default.
+    prompts: Mapping[str, str] = field(default_factory=dict)
 
     def emit(self, event: Event) -> None:
         """Add ``event`` to the run's trace (``harness.events`` holds every kind)."""

@@ -17,6 +17,7 @@ from graders.suite_result import SuiteResult
 from harness.models.types import Message, ModelRequest, ModelResponse
 from harness.patterns.base import Outcome, RunContext, answer_reply
 from harness.patterns.oneshot import answer_once
+from harness.patterns.prompts import Slot
 
 CODE_SYSTEM = (
     "Write the Python code the task asks for. Reply with the complete code, with any imports "
@@ -26,11 +27,14 @@ CODE_SYSTEM = (
 CODE_OUTPUT_TOKENS = 1024
 
 
-async def first_attempt(ctx: RunContext) -> Outcome:
-    """The first attempt at the code, asked the same way by every pattern."""
-    return await answer_once(
-        ctx, CODE_SYSTEM, CODE_OUTPUT_TOKENS, lambda text: text.strip() or None
-    )
+#: The slot of a pattern's prompt for code, which every pattern fills with ``CODE_SYSTEM``.
+CODE_SLOT = Slot("code", CODE_SYSTEM, about="the system prompt asking for code (coding tasks)")
+
+
+async def first_attempt(ctx: RunContext, system: str = CODE_SYSTEM) -> Outcome:
+    """The first attempt at the code, asked the same way by every pattern (unless an arm
+    overrides its ``code`` slot: ``system``)."""
+    return await answer_once(ctx, system, CODE_OUTPUT_TOKENS, lambda text: text.strip() or None)
 
 
 async def ask_again(ctx: RunContext, messages: list[Message], request: str) -> Outcome:

@@ -11,11 +11,15 @@ from dataclasses import dataclass
 
 from harness.patterns.base import ONE_CALL, CallFloor, Outcome, PatternOptions, RunContext
 from harness.patterns.oneshot import answer_once
+from harness.patterns.prompts import Prompts, Slot
 from harness.patterns.registry import register
 
 SYSTEM = (
     "Think step by step: write out your working. Then give the final answer, "
     "in a few words, on a last line that starts with 'Answer:'."
+)
+PROMPTS = Prompts(
+    Slot("step", SYSTEM, about="the system prompt asking for the working, then 'Answer:'")
 )
 _ANSWER_LINE = re.compile(
     r"^[\s*#>_-]*(?:final\s+)?answer\s*\**\s*[:=\-]\s*\**(?P<answer>.+)$",
@@ -46,9 +50,9 @@ class ChainOfThought:
         return ONE_CALL
 
     async def run(self, ctx: RunContext) -> Outcome:
-        return await answer_once(ctx, SYSTEM, 512, final_answer)
+        return await answer_once(ctx, PROMPTS.render(ctx, "step"), 512, final_answer)
 
 
-@register("cot", CotOptions, "chain of thought, then 'Answer:'; 1 call, no tools")
+@register("cot", CotOptions, "chain of thought, then 'Answer:'; 1 call, no tools", PROMPTS)
 def cot(options: CotOptions) -> ChainOfThought:
     return ChainOfThought(options)

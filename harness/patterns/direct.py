@@ -9,13 +9,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from harness.patterns.base import ONE_CALL, CallFloor, Outcome, PatternOptions, RunContext
-from harness.patterns.coding import first_attempt
+from harness.patterns.coding import CODE_SLOT, first_attempt
 from harness.patterns.oneshot import answer_once
+from harness.patterns.prompts import Prompts, Slot
 from harness.patterns.registry import register
 
 SYSTEM = (
     "Answer the question. Reply with the answer only, in a few words: "
     "no working and no explanation."
+)
+PROMPTS = Prompts(
+    Slot("answer", SYSTEM, about="the system prompt asking for the answer alone"), CODE_SLOT
 )
 
 
@@ -33,10 +37,11 @@ class Direct:
 
     async def run(self, ctx: RunContext) -> Outcome:
         if ctx.code is not None:
-            return await first_attempt(ctx)
-        return await answer_once(ctx, SYSTEM, 128, lambda text: text.strip() or None)
+            return await first_attempt(ctx, PROMPTS.render(ctx, "code"))
+        system = PROMPTS.render(ctx, "answer")
+        return await answer_once(ctx, system, 128, lambda text: text.strip() or None)
 
 
-@register("direct", DirectOptions, "answer only; 1 call, no tools")
+@register("direct", DirectOptions, "answer only; 1 call, no tools", PROMPTS)
 def direct(options: DirectOptions) -> Direct:
     return Direct(options)

@@ -5,11 +5,12 @@ Look them up in ``harness.patterns.catalog``, which loads the shipped ones first
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from harness.errors import UnknownName
 from harness.patterns.base import Pattern, PatternOptions
+from harness.patterns.prompts import Prompts
 from harness.registry import Registry
 
 OptionsT = TypeVar("OptionsT", bound=PatternOptions)
@@ -26,6 +27,8 @@ class PatternInfo:
     factory: Callable[[Any], Pattern]
     summary: str
     """What the pattern does and what it costs in model calls, in one line."""
+    prompts: Prompts = field(default_factory=Prompts)
+    """Its prompt slots, each an arm may override."""
 
     def build(self, options: PatternOptions) -> Pattern:
         return self.factory(options)
@@ -54,10 +57,14 @@ PATTERNS = _Patterns(
 
 
 def register(
-    name: str, options_model: type[OptionsT], summary: str
+    name: str, options_model: type[OptionsT], summary: str, prompts: Prompts | None = None
 ) -> Callable[[Callable[[OptionsT], Pattern]], Callable[[OptionsT], Pattern]]:
+    """Register the decorated factory as the pattern ``name``; ``prompts``: the slots its
+    prompts are rendered from, which an arm may override (``harness.patterns.prompts``)."""
+
     def add(factory: Callable[[OptionsT], Pattern]) -> Callable[[OptionsT], Pattern]:
-        PATTERNS.add(name, PatternInfo(name, options_model, factory, summary))
+        info = PatternInfo(name, options_model, factory, summary, prompts or Prompts())
+        PATTERNS.add(name, info)
         return factory
 
     return add

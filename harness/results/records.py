@@ -45,7 +45,11 @@ class RunRecord(BaseModel):
     pattern: str = ""
     """The pattern's registered name; read from ``arm`` when absent."""
     options: dict[str, Any] = {}
-    """Every option's resolved value, defaults included."""
+    """Every option's resolved value, defaults included; with prompts the arm overrode,
+    ``prompts``: their text by slot."""
+    prompts_hash: str | None = None
+    """A short hash of the prompt slots the arm overrode (``prompts=FILE``); null when it
+    overrode none, as in records written before prompts were slots."""
     task_set: str = ""
     task_id: str
     task_fingerprint: str = ""
