@@ -7,6 +7,11 @@ phases at all is planned as one phase, the goal itself. Tasks run in order, each
 its own short tool loop that sees the results before it; a failed task is marked
 and the rest go on. A final call with no tools answers from the results. Every call
 counts against ``max_steps``, and each phase leaves the later ones their calls.
+
+Its prompts are slots: ``decompose`` and ``plan_phase`` are the two planning calls' system
+prompts (a phase plan's message, ``plan_phase_request``), ``execute_task`` the message
+asking for a task; a task's system prompt and the final answer's are those plan_execute
+shares.
 """
 
 from __future__ import annotations
@@ -24,8 +29,18 @@ from harness.events import (
 )
 from harness.models.types import Message
 from harness.patterns.base import CallFloor, Outcome, RunContext, ToolLoopOptions
+from harness.patterns.prompts import Prompts, Slot
 from harness.patterns.registry import register
-from harness.patterns.steps import PLANNED_FLOOR, can_plan_again, run_step, synthesise
+from harness.patterns.steps import (
+    PLANNED_FLOOR,
+    STEP_SYSTEM,
+    SYNTHESIS,
+    SYNTHESIS_REQUEST,
+    can_plan_again,
+    run_step,
+    step_request,
+    synthesise,
+)
 from harness.patterns.structured import Form, OutputMode, Prompt, ask_structured
 
 DECOMPOSE_SYSTEM = (
@@ -35,6 +50,21 @@ DECOMPOSE_SYSTEM = (
 PLAN_PHASE_SYSTEM = (
     "List the concrete tasks, each doable with a lookup or a calculation, that carry out "
     "this phase of the goal. Call phase_tasks with them."
+)
+PROMPTS = Prompts(
+    Slot("decompose", DECOMPOSE_SYSTEM, about="the system prompt asking for the goal's phases"),
+    Slot("plan_phase", PLAN_PHASE_SYSTEM, about="the system prompt asking for a phase's tasks"),
+    Slot(
+        "plan_phase_request",
+        "Question: {{ question }}\nGoal: {{ goal }}\nPhase: {{ phase }}. {{ description }}\n"
+        'Results so far:\n{{ results or "(nothing yet)" }}',
+        ("question", "goal", "phase", "description", "results"),
+        "a phase plan's message: the goal, the phase and the results so far (empty if none)",
+    ),
+    step_request("execute_task", "the message asking for a task (its step)"),
+    STEP_SYSTEM,
+    SYNTHESIS,
+    SYNTHESIS_REQUEST,
 )
 
 
@@ -75,7 +105,7 @@ class GoalDecomposition:
         decomposed = await ask_structured(
             ctx,
             Form(Decomposition, "decomposition", "Submit the phases."),
-            Prompt(DECOMPOSE_SYSTEM, (Message("user", ctx.question),)),
+            Prompt(PROMPTS.render(ctx, "decompose"), (Message("user", ctx.question),)),
             opts.output,
             1,
         )
@@ -100,7 +130,14 @@ class GoalDecomposition:
                 tasks = await self._plan_phase(ctx, goal.goal, phase, results)
                 planned_phases += 1
             for task in tasks:
-                done = await run_step(ctx, opts, task, "\n".join(results), opts.step_budget)
+                request = PROMPTS.render(
+                    ctx,
+                    "execute_task",
+                    question=ctx.question,
+                    results="\n".join(results),
+                    step=task,
+                )
+                done = await run_step(ctx, opts, PROMPTS, request, opts.step_budget)
                 ok = done.status == "answered" and bool(done.answer)
                 ctx.emit(
                     TaskStatusEvent(phase=phase.name, task=task, status="done" if ok else "failed")
@@ -114,21 +151,25 @@ class GoalDecomposition:
             "tasks_failed": float(failed),
             "phases_planned": float(planned_phases),
         }
-        return await synthesise(ctx, "\n".join(results) or "(none)", metrics)
+        return await synthesise(ctx, PROMPTS, "\n".join(results), metrics)
 
     async def _plan_phase(
         self, ctx: RunContext, goal: str, phase: Phase, results: list[str]
     ) -> list[str]:
         """The tasks of a phase that came without any; none if the reply gives none."""
-        done = "\n".join(results) or "(nothing yet)"
-        content = (
-            f"Question: {ctx.question}\nGoal: {goal}\nPhase: {phase.name}. {phase.description}\n"
-            f"Results so far:\n{done}"
+        content = PROMPTS.render(
+            ctx,
+            "plan_phase_request",
+            question=ctx.question,
+            goal=goal,
+            phase=phase.name,
+            description=phase.description,
+            results="\n".join(results),
         )
         planned = await ask_structured(
             ctx,
             Form(PhaseTasks, "phase_tasks", "Submit the phase's tasks."),
-            Prompt(PLAN_PHASE_SYSTEM, (Message("user", content),)),
+            Prompt(PROMPTS.render(ctx, "plan_phase"), (Message("user", content),)),
             self.options.output,
             ctx.model.calls + 1,
         )
@@ -142,6 +183,7 @@ class GoalDecomposition:
     GoalOptions,
     "decompose into phases of tasks (a phase without tasks is planned), each task a short "
     "tool loop, then answer; up to max_steps calls",
+    PROMPTS,
 )
 def goal_decomposition(options: GoalOptions) -> GoalDecomposition:
     return GoalDecomposition(options)

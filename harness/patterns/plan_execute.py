@@ -12,6 +12,10 @@ nothing: what finished stays, and the current plan goes on without the failed st
 (traced as ``replan_failed``). A final call with no tools answers from the results.
 The plan, every step's calls, the replan and the final call all count against
 ``max_steps``, and each phase leaves the later ones their calls.
+
+Its prompts are slots: ``plan`` and ``replan`` are the two planning calls' system prompts
+(the replan's message, ``replan_request``), ``execute_step`` the message asking for a step;
+a step's system prompt and the final answer's are those goal_decomposition shares.
 """
 
 from __future__ import annotations
@@ -29,8 +33,18 @@ from harness.events import (
 )
 from harness.models.types import Message
 from harness.patterns.base import CallFloor, Outcome, RunContext, ToolLoopOptions
+from harness.patterns.prompts import Prompts, Slot
 from harness.patterns.registry import register
-from harness.patterns.steps import PLANNED_FLOOR, can_plan_again, run_step, synthesise
+from harness.patterns.steps import (
+    PLANNED_FLOOR,
+    STEP_SYSTEM,
+    SYNTHESIS,
+    SYNTHESIS_REQUEST,
+    can_plan_again,
+    run_step,
+    step_request,
+    synthesise,
+)
 from harness.patterns.structured import Form, OutputMode, Prompt, ask_structured
 
 PLAN_SYSTEM = (
@@ -41,6 +55,20 @@ PLAN_SYSTEM = (
 REPLAN_SYSTEM = (
     "A step of the plan failed. Given the results so far, call plan with new steps that "
     "replace the steps not yet done (ids must not repeat those already done)."
+)
+PROMPTS = Prompts(
+    Slot("plan", PLAN_SYSTEM, about="the system prompt asking for the steps"),
+    step_request("execute_step", "the message asking for a step"),
+    STEP_SYSTEM,
+    Slot("replan", REPLAN_SYSTEM, about="the system prompt asking for new steps after a failure"),
+    Slot(
+        "replan_request",
+        "Question: {{ question }}\n{{ results }}\nStep {{ failed_id }} failed: {{ failed_step }}",
+        ("question", "results", "failed_id", "failed_step"),
+        "the replan's message: the steps done so far and the one that failed",
+    ),
+    SYNTHESIS,
+    SYNTHESIS_REQUEST,
 )
 
 
@@ -99,7 +127,7 @@ class PlanExecute:
 
     async def run(self, ctx: RunContext) -> Outcome:
         opts = self.options
-        planned = await self._plan(ctx, PLAN_SYSTEM, ctx.question)
+        planned = await self._plan(ctx, PROMPTS.render(ctx, "plan"), ctx.question)
         if isinstance(planned, Outcome):
             return planned
         results: dict[int, str] = {}  # in the order the steps finished
@@ -119,7 +147,10 @@ class PlanExecute:
                 continue
             ctx.emit(StepStatusEvent(id=step.id, status="running"))
             context = "\n".join(f"Result of step {i}: {r}" for i, r in results.items())
-            done = await run_step(ctx, opts, step.description, context, opts.step_budget)
+            request = PROMPTS.render(
+                ctx, "execute_step", question=ctx.question, results=context, step=step.description
+            )
+            done = await run_step(ctx, opts, PROMPTS, request, opts.step_budget)
             if done.status == "answered" and done.answer:
                 results[step.id] = done.answer
                 ctx.emit(StepStatusEvent(id=step.id, status="done", result=done.answer))
@@ -141,14 +172,14 @@ class PlanExecute:
                     )
                 failed -= {s.id for s in revised}  # a reused id is a new step, not the failed one
                 queue = _pending(ctx, revised)
-        summary = "\n".join(f"Step {i}: {r}" for i, r in sorted(results.items())) or "(none)"
+        summary = "\n".join(f"Step {i}: {r}" for i, r in sorted(results.items()))
         metrics = {
             "steps_done": float(len(results)),
             "steps_failed": float(len(failed)),
             "replanned": float(replanned),
             "replan_unusable": float(replan_unusable),
         }
-        return await synthesise(ctx, summary, metrics)
+        return await synthesise(ctx, PROMPTS, summary, metrics)
 
     async def _plan(
         self, ctx: RunContext, system: str, content: str, done: set[int] | None = None
@@ -179,10 +210,16 @@ class PlanExecute:
         self, ctx: RunContext, results: dict[int, str], failed: StepDef
     ) -> list[StepDef] | Outcome:
         so_far = "\n".join(f"Step {i} done: {r}" for i, r in sorted(results.items()))
-        content = (
-            f"Question: {ctx.question}\n{so_far}\nStep {failed.id} failed: {failed.description}"
+        content = PROMPTS.render(
+            ctx,
+            "replan_request",
+            question=ctx.question,
+            results=so_far,
+            failed_id=failed.id,
+            failed_step=failed.description,
         )
-        return await self._plan(ctx, REPLAN_SYSTEM, content, done=set(results))
+        system = PROMPTS.render(ctx, "replan")
+        return await self._plan(ctx, system, content, done=set(results))
 
 
 def _pending(ctx: RunContext, steps: list[StepDef]) -> list[StepDef]:
@@ -196,6 +233,7 @@ def _pending(ctx: RunContext, steps: list[StepDef]) -> list[StepDef]:
     PlanExecuteOptions,
     "typed plan with dependencies, each step a short tool loop, optional one replan, answer; "
     "up to max_steps calls",
+    PROMPTS,
 )
 def plan_execute(options: PlanExecuteOptions) -> PlanExecute:
     return PlanExecute(options)
