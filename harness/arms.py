@@ -12,7 +12,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +23,7 @@ from harness.files import read_toml
 from harness.patterns.base import Pattern, PatternOptions
 from harness.patterns.catalog import lookup
 from harness.patterns.limits import Limited
+from harness.patterns.prompts import prompts_hash
 from harness.patterns.registry import PatternInfo, UnknownPattern
 from tasks.tool_registry import ToolOptionsError, UnknownTool, check_tool_choices
 
@@ -148,6 +149,22 @@ def _prompt_file(text: str, info: PatternInfo, given: str | None) -> tuple[dict[
     if problems := info.prompts.problems(data):
         raise PromptFileError(f"{where}: {'; '.join(problems)}")
     return data, path.stem
+
+
+def arm(spec: str, prompts: Mapping[str, str] | None = None, name: str = "") -> Arm:
+    """An arm for the API: ``spec`` as on the command line, its prompt slots overridden by
+    ``prompts`` (text by slot, checked as a prompt file is), and ``prompts=NAME`` in its
+    identity (default: the texts' short hash)."""
+    parsed = parse_arm(spec)
+    if not prompts:
+        return parsed
+    if parsed.prompts:
+        raise PromptFileError(
+            f"arm {spec!r}: give its prompts as prompts=FILE or prompts=, not both"
+        )
+    if problems := parsed.info.prompts.problems(prompts):
+        raise PromptFileError(f"arm {spec!r}: prompts: {'; '.join(problems)}")
+    return replace(parsed, prompts=dict(prompts), prompts_name=name or str(prompts_hash(prompts)))
 
 
 #: The most arms one grid may stand for; a typo in a grid should not exhaust memory.

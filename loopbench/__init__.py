@@ -15,6 +15,7 @@ from graders.exact import Grade
 from graders.registry import register_grader
 from graders.task_models import TaskBase
 from harness.api import Experiment, Results, load
+from harness.arms import arm
 from harness.config import ModelEntry, RunConfig
 from harness.models.scripted import (
     FunctionModel,
@@ -66,6 +67,7 @@ __all__ = [
     "Tool",
     "ToolOptions",
     "ToolSource",
+    "arm",
     "as_client",
     "load",
     "load_taskset",

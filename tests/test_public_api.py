@@ -41,6 +41,7 @@ PUBLIC = [
     "Tool",
     "ToolOptions",
     "ToolSource",
+    "arm",
     "as_client",
     "load",
     "load_taskset",

@@ -73,6 +73,14 @@ def marked(pattern: str) -> dict[str, str]:
     }
 
 
+#: Slots the fake's runs never reach (the fake's plans never fail nor have phases): their
+#: overrides are tested in their pattern's own tests.
+UNREACHED = {
+    "plan_execute": {"replan", "replan_request"},
+    "goal_decomposition": {"plan_phase", "plan_phase_request"},
+}
+
+
 @pytest.mark.parametrize("pattern", sorted({spec.partition(":")[0] for spec in SPECS}))
 def test_an_overridden_slot_reaches_its_requests_and_no_other_request_changes(
     pattern: str, tmp_path: Path
@@ -93,7 +101,7 @@ def test_an_overridden_slot_reaches_its_requests_and_no_other_request_changes(
                     has_mark = f"MARK-{name}" in json.dumps(now)
                     assert changed == has_mark, (spec, tasks, name)
                     reached |= {name} if has_mark else set()
-    assert reached == set(marked(pattern))  # each slot is sent somewhere
+    assert reached == set(marked(pattern)) - UNREACHED.get(pattern, set())
 
 
 @pytest.fixture
