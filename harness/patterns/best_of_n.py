@@ -30,6 +30,7 @@ from harness.events import Event, VerdictEvent
 from harness.models.types import Message
 from harness.patterns.base import CallFloor, Outcome, RunContext, ToolLoopOptions
 from harness.patterns.evidence import check_evidence, entries_found
+from harness.patterns.prompts import Prompts, Slot
 from harness.patterns.react import react_system
 from harness.patterns.registry import register
 from harness.patterns.structured import Form, OutputMode, Prompt, ask_structured
@@ -39,6 +40,10 @@ from harness.trace import Trace
 VERIFIER_SYSTEM = (
     "You verify answers. Using only the conversation above, call verdict: accept true if "
     "the last answer is supported by the observations, false otherwise."
+)
+PROMPTS = Prompts(
+    Slot("candidate", react_system(False), about="the system prompt of each candidate's tool loop"),
+    Slot("verifier", VERIFIER_SYSTEM, about="the system prompt of the model verifier's call"),
 )
 
 
@@ -77,6 +82,7 @@ class BestOfN:
         verdict_calls = int(opts.verifier == "model")
         drawn = answered = 0
         last = Outcome("step_budget")
+        system = PROMPTS.render(ctx, "candidate")
         for candidate in range(1, opts.n + 1):
             budget = min(opts.candidate_steps, ctx.calls_left(opts) - verdict_calls)
             if budget < 1:
@@ -85,7 +91,7 @@ class BestOfN:
             candidate_trace = Trace()
             loop = Loop(
                 opts,
-                react_system(False),
+                system,
                 ctx.tools,
                 budget,
                 first_step=ctx.model.calls,
@@ -132,7 +138,7 @@ class BestOfN:
         verdict = await ask_structured(
             ctx,
             Form(Verdict, "verdict", "Accept or reject the answer."),
-            Prompt(VERIFIER_SYSTEM, tuple(candidate.messages)),
+            Prompt(PROMPTS.render(ctx, "verifier"), tuple(candidate.messages)),
             self.options.output,
             ctx.model.calls + 1,
         )
@@ -161,6 +167,7 @@ class _Tee(Trace):
     BestOfNOptions,
     "up to n tool-loop candidates until the verifier accepts one (+1 call each if model); "
     "max_steps calls in all",
+    PROMPTS,
 )
 def best_of_n(options: BestOfNOptions) -> BestOfN:
     return BestOfN(options)

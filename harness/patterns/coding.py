@@ -37,14 +37,17 @@ async def first_attempt(ctx: RunContext, system: str = CODE_SYSTEM) -> Outcome:
     return await answer_once(ctx, system, CODE_OUTPUT_TOKENS, lambda text: text.strip() or None)
 
 
-async def ask_again(ctx: RunContext, messages: list[Message], request: str) -> Outcome:
-    """Ask for corrected code in the same conversation; ``messages`` gains both turns."""
+async def ask_again(
+    ctx: RunContext, messages: list[Message], request: str, system: str = CODE_SYSTEM
+) -> Outcome:
+    """Ask for corrected code in the same conversation, under the first attempt's system
+    text (``system``); ``messages`` gains both turns."""
     messages.append(Message("user", request))
     response: ModelResponse = await ctx.model.complete(
         ModelRequest(
             ctx.model_name,
             tuple(messages),
-            system=CODE_SYSTEM,
+            system=system,
             max_output_tokens=CODE_OUTPUT_TOKENS,
         )
     )
@@ -76,16 +79,27 @@ TESTS_SYSTEM = (
 )
 TESTS_REQUEST = (
     "Write 3 to 6 tests for this task: assert statements, each checking one behaviour the "
-    "specification states. No implementation.\n\n{question}"
+    "specification states. No implementation.\n\n{{ question }}"
+)
+#: The slots of the request for the model's own tests, for a pattern that asks for them.
+OWN_TESTS_SLOTS = (
+    Slot("own_tests", TESTS_SYSTEM, about="the system prompt asking for the model's own tests"),
+    Slot(
+        "own_tests_request",
+        TESTS_REQUEST,
+        ("question",),
+        about="the request for the model's own tests, with the specification",
+    ),
 )
 
 
-def own_tests_request(ctx: RunContext) -> ModelRequest:
-    """The request for the model's own tests: it sees the specification, never its code."""
+def own_tests_request(ctx: RunContext, request: str, system: str = TESTS_SYSTEM) -> ModelRequest:
+    """The request for the model's own tests: it sees the specification (in ``request``, the
+    rendered ``own_tests_request`` slot), never its code."""
     return ModelRequest(
         ctx.model_name,
-        (Message("user", TESTS_REQUEST.format(question=ctx.question)),),
-        system=TESTS_SYSTEM,
+        (Message("user", request),),
+        system=system,
         max_output_tokens=CODE_OUTPUT_TOKENS,
     )
 

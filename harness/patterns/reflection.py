@@ -29,7 +29,8 @@ from pydantic import BaseModel, Field
 from harness.events import CritiqueEvent, RevisionUnfinishedEvent
 from harness.models.types import Message, ModelRequest
 from harness.patterns.base import CallFloor, Outcome, RunContext, ToolLoopOptions, answer_reply
-from harness.patterns.coding import CODE_OUTPUT_TOKENS, first_attempt
+from harness.patterns.coding import CODE_OUTPUT_TOKENS, CODE_SLOT, first_attempt
+from harness.patterns.prompts import Prompts, Slot
 from harness.patterns.react import react_system
 from harness.patterns.registry import register
 from harness.patterns.structured import Form, OutputMode, Prompt, Structured, ask_structured
@@ -40,28 +41,41 @@ CRITIC_SYSTEM = (
     "only the conversation above. Call critique: needs_refinement false if it holds; true "
     "with a critique that says exactly what is wrong if it does not."
 )
-CRITIQUE_REQUEST = "Check the answer above."
 REWRITE_SYSTEM = (
     "Rewrite the answer above so that it meets the critique. Reply with the answer only."
 )
-CODE_CRITIQUE_REQUEST = "Review the code above against the specification."
 CODE_REWRITE_SYSTEM = (
     "Rewrite the code above so that it meets the critique. Reply with the complete corrected "
     "code in one ```python code block."
+)
+PROMPTS = Prompts(
+    Slot("draft", react_system(False), about="the system prompt of the first answer's tool loop"),
+    Slot("critic", CRITIC_SYSTEM, about="the system prompt of the critique call"),
+    Slot("critique_request", "Check the answer above.", about="the request for the critique"),
+    Slot("rewrite", REWRITE_SYSTEM, about="the system prompt of the rewrite"),
+    Slot("rewrite_request", "Critique: {{ critique }}", ("critique",), about="the critique shown"),
+    CODE_SLOT,
+    Slot(
+        "code_critique_request",
+        "Review the code above against the specification.",
+        about="the request for the critique (coding tasks)",
+    ),
+    Slot("code_rewrite", CODE_REWRITE_SYSTEM, about="the rewrite's system prompt (coding tasks)"),
 )
 
 
 @dataclass(frozen=True)
 class Review:
-    """What the critique is asked to check, and what the rewrite is told and may write."""
+    """The slots of what the critique is asked to check and what the rewrite is told, and
+    what the rewrite may write."""
 
     request: str
     rewrite: str
     rewrite_tokens: int
 
 
-ANSWER_REVIEW = Review(CRITIQUE_REQUEST, REWRITE_SYSTEM, 300)
-CODE_REVIEW = Review(CODE_CRITIQUE_REQUEST, CODE_REWRITE_SYSTEM, CODE_OUTPUT_TOKENS)
+ANSWER_REVIEW = Review("critique_request", "rewrite", 300)
+CODE_REVIEW = Review("code_critique_request", "code_rewrite", CODE_OUTPUT_TOKENS)
 
 
 class Critique(BaseModel):
@@ -93,7 +107,7 @@ class Reflection:
         answer, steps, conversation = draft.answer, draft.steps, draft.messages
         ctx.answer_given("draft", answer)
         for cycle in range(1, self.options.cycles + 1):
-            asked = (*conversation, Message("user", review.request))
+            asked = (*conversation, Message("user", PROMPTS.render(ctx, review.request)))
             steps += 1
             judged = await self._critique(ctx, cycle, asked, steps)
             if (critique := judged.value) is None:
@@ -119,10 +133,10 @@ class Reflection:
         """The first answer: on code the first attempt every code arm makes; elsewhere a
         full tool loop, in the steps the cycles leave."""
         if ctx.code is not None:
-            return await first_attempt(ctx)
+            return await first_attempt(ctx, PROMPTS.render(ctx, "code"))
         opts = self.options
         generation_steps = opts.max_steps - 2 * opts.cycles
-        loop = Loop(opts, react_system(False), ctx.tools, generation_steps)
+        loop = Loop(opts, PROMPTS.render(ctx, "draft"), ctx.tools, generation_steps)
         return await tool_loop(ctx, loop, [Message("user", ctx.question)])
 
     async def _critique(
@@ -132,7 +146,7 @@ class Reflection:
         judged = await ask_structured(
             ctx,
             Form(Critique, "critique", "Say whether the answer needs refinement, and why."),
-            Prompt(CRITIC_SYSTEM, messages),
+            Prompt(PROMPTS.render(ctx, "critic"), messages),
             self.options.output,
             step,
         )
@@ -151,10 +165,11 @@ class Reflection:
         ctx: RunContext, conversation: list[Message], critique: str, review: Review
     ) -> Outcome:
         """The answer rewritten to meet the critique, with no tools."""
+        shown = PROMPTS.render(ctx, "rewrite_request", critique=critique)
         request = ModelRequest(
             ctx.model_name,
-            (*conversation, Message("user", f"Critique: {critique}")),
-            system=review.rewrite,
+            (*conversation, Message("user", shown)),
+            system=PROMPTS.render(ctx, review.rewrite),
             max_output_tokens=review.rewrite_tokens,
         )
         return answer_reply(ctx, await ctx.model.complete(request), conversation)
@@ -174,6 +189,7 @@ class Reflection:
     "reflection",
     ReflectionOptions,
     "tool loop, then per cycle a critique call and (if needed) a rewrite; 1 + up to 2/cycle",
+    PROMPTS,
 )
 def reflection(options: ReflectionOptions) -> Reflection:
     return Reflection(options)

@@ -23,6 +23,10 @@ On coding tasks (seed 003, 3.5) the answer is code and an attempt is one call:
   as the check's false accepts and false rejects; a reply with no test accepts anything.
 
 Both are refused on a task set without code, and ``check=evidence`` on one with code.
+
+The model writes no critique of its own here, so the ``critique`` slot frames the evidence
+check's failure and ``retry`` asks again with it; on code the critique is the failing test
+(``failure_report``), which ``code_retry`` asks again with.
 """
 
 from __future__ import annotations
@@ -37,6 +41,8 @@ from harness.events import AttemptUnfinishedEvent, CheckEvent, OwnTestsEvent
 from harness.models.types import Message
 from harness.patterns.base import ONE_CALL, CallFloor, Outcome, RunContext, ToolLoopOptions
 from harness.patterns.coding import (
+    CODE_SLOT,
+    OWN_TESTS_SLOTS,
     ask_again,
     failure_report,
     first_attempt,
@@ -44,9 +50,34 @@ from harness.patterns.coding import (
     suite_from_tests,
 )
 from harness.patterns.evidence import check_evidence
+from harness.patterns.prompts import Prompts, Slot
 from harness.patterns.react import react_system
 from harness.patterns.registry import register
 from harness.patterns.tool_loop import Loop, tool_loop
+
+PROMPTS = Prompts(
+    Slot("attempt", react_system(False), about="the system prompt of each attempt's tool loop"),
+    Slot(
+        "critique",
+        "A check of your answer failed: {{ failure }}.",
+        ("failure",),
+        about="how the evidence check's failure is told to the model",
+    ),
+    Slot(
+        "retry",
+        "{{ critique }} Look again and give a corrected answer.",
+        ("critique",),
+        about="the request for another attempt, with the critique",
+    ),
+    CODE_SLOT,
+    *OWN_TESTS_SLOTS,
+    Slot(
+        "code_retry",
+        "{{ critique }}\nFix the code.",
+        ("critique",),
+        about="the request for corrected code, with the failing test (coding tasks)",
+    ),
+)
 
 
 class ReflexionOptions(ToolLoopOptions):
@@ -83,12 +114,13 @@ class Reflexion:
         if ctx.code is not None:
             return await self._repair_code(ctx, ctx.code)
         answered: Outcome | None = None
+        system = PROMPTS.render(ctx, "attempt")
         for attempt in range(1, opts.attempts + 1):
             budget = min(opts.attempt_steps, ctx.calls_left(opts))
             if budget < 1 and answered is not None:
                 break  # no calls left for another attempt: the last answer stands
             started = len(ctx.trace.events)
-            loop = Loop(opts, react_system(False), ctx.tools, budget, ctx.model.calls)
+            loop = Loop(opts, system, ctx.tools, budget, ctx.model.calls)
             outcome = await tool_loop(ctx, loop, messages)
             if outcome.status != "answered" or outcome.answer is None:
                 if answered is None:
@@ -104,25 +136,23 @@ class Reflexion:
             if failure is None:
                 break
             if attempt < opts.attempts:
-                messages.append(
-                    Message(
-                        "user",
-                        f"A check of your answer failed: {failure}. "
-                        "Look again and give a corrected answer.",
-                    )
-                )
+                critique = PROMPTS.render(ctx, "critique", failure=failure)
+                messages.append(Message("user", PROMPTS.render(ctx, "retry", critique=critique)))
         assert answered is not None  # the first attempt always runs (max_steps >= 1)
         answered.steps = ctx.model.calls
         return answered
 
     async def _repair_code(self, ctx: RunContext, check: CodeCheck) -> Outcome:
         opts = self.options
-        first = await first_attempt(ctx)
+        system = PROMPTS.render(ctx, "code")
+        first = await first_attempt(ctx, system)
         if first.status != "answered" or first.answer is None:
             return first
         suite, tests = "", 0
         if opts.check == "self_tests":
-            written = await ctx.model.complete(own_tests_request(ctx))
+            request = PROMPTS.render(ctx, "own_tests_request", question=ctx.question)
+            asked = own_tests_request(ctx, request, PROMPTS.render(ctx, "own_tests"))
+            written = await ctx.model.complete(asked)
             suite, tests = suite_from_tests(written.message.content, check.entry_point)
             ctx.emit(OwnTestsEvent(tests=tests, truncated=written.truncated))
         answer, messages = first.answer, first.messages
@@ -131,7 +161,8 @@ class Reflexion:
             passed, failure = await self._check_code(ctx, check, answer, (suite, tests), attempt)
             if passed or attempt == opts.attempts or ctx.calls_left(opts) < 1:
                 break
-            retry = await ask_again(ctx, messages, f"{failure}\nFix the code.")
+            request = PROMPTS.render(ctx, "code_retry", critique=failure)
+            retry = await ask_again(ctx, messages, request, system)
             if retry.answer is None:  # a retry that did not finish: the last answer stands
                 ctx.emit(AttemptUnfinishedEvent(attempt=attempt + 1, status=retry.status))
                 break
@@ -172,6 +203,7 @@ class Reflexion:
     ReflexionOptions,
     "tool loop (or code), external check, retry with the check's failure; up to max_steps "
     "calls in all (+1 for the model's own tests with check=self_tests)",
+    PROMPTS,
 )
 def reflexion(options: ReflexionOptions) -> Reflexion:
     return Reflexion(options)

@@ -35,7 +35,12 @@ from harness.patterns.base import CallFloor, Outcome, PatternOptions, RunContext
 from harness.patterns.cot import SYSTEM as COT_SYSTEM
 from harness.patterns.cot import final_answer
 from harness.patterns.oneshot import answer_once
+from harness.patterns.prompts import Prompts, Slot
 from harness.patterns.registry import register
+
+PROMPTS = Prompts(
+    Slot("chain", COT_SYSTEM, about="the system prompt of each chain of thought (cot's)")
+)
 
 #: Words that name no entity: function words, comparison words, common units, and what
 #: is left of a possessive or a contraction ("Hamburg's", "it's") once normalised.
@@ -109,8 +114,9 @@ class SelfConsistency:
     async def run(self, ctx: RunContext) -> Outcome:
         answers: list[str] = []
         last = Outcome("unparsed")
+        system = PROMPTS.render(ctx, "chain")
         for _ in range(self.options.samples):
-            last = await answer_once(ctx, COT_SYSTEM, 512, final_answer, self.options.temperature)
+            last = await answer_once(ctx, system, 512, final_answer, self.options.temperature)
             if last.status == "answered" and last.answer is not None:
                 answers.append(last.answer)
                 ctx.answer_given("sample", last.answer)
@@ -129,6 +135,7 @@ class SelfConsistency:
     "self_consistency",
     SelfConsistencyOptions,
     "samples chains of thought at temperature > 0, plurality of typed answers; samples calls",
+    PROMPTS,
 )
 def self_consistency(options: SelfConsistencyOptions) -> SelfConsistency:
     return SelfConsistency(options)

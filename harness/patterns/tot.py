@@ -36,9 +36,10 @@ from harness.events import LevelEvent, ParseFailureEvent, ProposalEvent
 from harness.models.types import Message, ModelRequest
 from harness.patterns.base import CallFloor, Outcome, PatternOptions, RunContext
 from harness.patterns.cot import final_answer
+from harness.patterns.prompts import Prompts, Slot
 from harness.patterns.registry import register
 from harness.patterns.structured import Form, OutputMode, Prompt, ask_structured
-from harness.patterns.tot_proposals import Proposals, Search
+from harness.patterns.tot_proposals import BRANCH_SLOTS, Proposals, Search
 
 EVALUATE_SYSTEM = (
     "Judge how promising the proposed next step is for answering the question correctly. "
@@ -47,6 +48,23 @@ EVALUATE_SYSTEM = (
 ANSWER_SYSTEM = (
     "Using the reasoning steps given, answer the question. Give the final answer in a few "
     "words on a last line that starts with 'Answer:'."
+)
+PROMPTS = Prompts(
+    Slot(
+        "state",
+        "Question: {{ question }}\nSteps so far:\n{{ steps }}",
+        ("question", "steps"),
+        about="a node as the model is shown it: the question and its numbered steps",
+    ),
+    *BRANCH_SLOTS,
+    Slot("evaluate", EVALUATE_SYSTEM, about="the system prompt scoring a proposed step"),
+    Slot(
+        "evaluate_request",
+        "{{ state }}\nProposed next step: {{ proposal }}",
+        ("state", "proposal"),
+        about="the node and the step proposed from it, to be scored",
+    ),
+    Slot("answer", ANSWER_SYSTEM, about="the system prompt answering from the best path"),
 )
 #: Calls left before a proposal: the proposal, one evaluation and the answer.
 BEFORE_PROPOSAL = 3
@@ -80,9 +98,9 @@ class Node:
     score: float
 
 
-def _state(question: str, path: tuple[str, ...]) -> str:
+def _state(ctx: RunContext, path: tuple[str, ...]) -> str:
     steps = "\n".join(f"{i}. {s}" for i, s in enumerate(path, 1)) or "(none yet)"
-    return f"Question: {question}\nSteps so far:\n{steps}"
+    return PROMPTS.render(ctx, "state", question=ctx.question, steps=steps)
 
 
 @dataclass(frozen=True)
@@ -114,11 +132,12 @@ class TreeOfThoughts:
         return await self._answer(ctx, best, search)
 
     async def _expand(self, ctx: RunContext, node: Node, search: Search) -> list[Node]:
-        opts, state = self.options, _state(ctx.question, node.path)
+        opts, state = self.options, _state(ctx, node.path)
         proposals = Proposals(ctx, search, node.path, state)
         listed: list[str] = []
         if opts.propose == "list":
-            listed = await proposals.listed(opts.breadth, opts.temperature, opts.output)
+            system = PROMPTS.render(ctx, "branch", breadth=opts.breadth)
+            listed = await proposals.listed(system, opts.breadth, opts.temperature, opts.output)
         children = []
         for index in range(opts.breadth):
             if opts.propose == "list":
@@ -128,15 +147,15 @@ class TreeOfThoughts:
             else:
                 if ctx.calls_left(opts) < BEFORE_PROPOSAL:
                     break  # the answer call stays reserved
-                proposal = await proposals.sampled(opts.temperature)
+                system = PROMPTS.render(ctx, "branch_sample")
+                proposal = await proposals.sampled(system, opts.temperature)
             if proposal is None:
                 continue
+            shown = PROMPTS.render(ctx, "evaluate_request", state=state, proposal=proposal)
             judged = await ask_structured(
                 ctx,
                 Form(Evaluation, "evaluation", "Score the step."),
-                Prompt(
-                    EVALUATE_SYSTEM, (Message("user", f"{state}\nProposed next step: {proposal}"),)
-                ),
+                Prompt(PROMPTS.render(ctx, "evaluate"), (Message("user", shown),)),
                 opts.output,
                 ctx.model.calls + 1,
             )
@@ -151,8 +170,8 @@ class TreeOfThoughts:
     async def _answer(self, ctx: RunContext, best: Node, search: Search) -> Outcome:
         request = ModelRequest(
             ctx.model_name,
-            (Message("user", _state(ctx.question, best.path)),),
-            system=ANSWER_SYSTEM,
+            (Message("user", _state(ctx, best.path)),),
+            system=PROMPTS.render(ctx, "answer"),
             max_output_tokens=200,
         )
         response = await ctx.model.complete(request)
@@ -174,6 +193,7 @@ class TreeOfThoughts:
     "tree of thoughts by beam search: breadth distinct approaches (one call, or sampled) and "
     "their evaluations per kept node, beam kept per level, depth levels, then answer; up to "
     "N*(1+breadth)+1 calls, N = sum of min(beam, breadth^(level-1))",
+    PROMPTS,
 )
 def tot(options: TreeOptions) -> TreeOfThoughts:
     return TreeOfThoughts(options)

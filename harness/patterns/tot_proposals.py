@@ -18,6 +18,7 @@ from graders.exact import normalise
 from harness.events import ProposalDroppedEvent
 from harness.models.types import Message, ModelRequest
 from harness.patterns.base import RunContext
+from harness.patterns.prompts import Slot
 from harness.patterns.structured import Form, OutputMode, Prompt, ask_structured
 
 SAMPLE_SYSTEM = (
@@ -25,8 +26,19 @@ SAMPLE_SYSTEM = (
     "reasoning, in one or two sentences."
 )
 LIST_SYSTEM = (
-    "You are solving the question step by step. Propose {breadth} distinct next steps of "
+    "You are solving the question step by step. Propose {{ breadth }} distinct next steps of "
     "reasoning, each a different approach in one or two sentences. Call approaches with them."
+)
+#: The proposal prompts, slots of tot: ``branch`` lists a node's approaches in one call,
+#: ``branch_sample`` asks for one next step per call.
+BRANCH_SLOTS = (
+    Slot(
+        "branch",
+        LIST_SYSTEM,
+        ("breadth",),
+        about="the system prompt asking for breadth distinct next steps (propose=list)",
+    ),
+    Slot("branch_sample", SAMPLE_SYSTEM, about="the system prompt for one step (propose=sample)"),
 )
 STEP_TOKENS = 120  # completion limit of one proposed step
 
@@ -61,14 +73,17 @@ class Proposals:
     state: str
     seen: set[str] = field(default_factory=set)
 
-    async def listed(self, breadth: int, temperature: float, mode: OutputMode) -> list[str]:
-        """One structured call; its first ``breadth`` distinct approaches (none if it failed)."""
+    async def listed(
+        self, system: str, breadth: int, temperature: float, mode: OutputMode
+    ) -> list[str]:
+        """One structured call under ``system`` (the rendered ``branch`` slot); its first
+        ``breadth`` distinct approaches (none if it failed)."""
         ctx = self.ctx
         proposed = await ask_structured(
             ctx,
             Form(Approaches, "approaches", "Submit the distinct next steps."),
             Prompt(
-                LIST_SYSTEM.format(breadth=breadth),
+                system,
                 (Message("user", self.state),),
                 temperature=temperature,
                 max_output_tokens=STEP_TOKENS * breadth,
@@ -89,12 +104,13 @@ class Proposals:
                 kept.append(approach)
         return kept
 
-    async def sampled(self, temperature: float) -> str | None:
-        """One sampled next step, or None when it was cut off, empty or a repeat."""
+    async def sampled(self, system: str, temperature: float) -> str | None:
+        """One next step sampled under ``system`` (the rendered ``branch_sample`` slot), or
+        None when it was cut off, empty or a repeat."""
         request = ModelRequest(
             self.ctx.model_name,
             (Message("user", self.state),),
-            system=SAMPLE_SYSTEM,
+            system=system,
             temperature=temperature,
             max_output_tokens=STEP_TOKENS,
         )
