@@ -231,7 +231,7 @@ MUTATIONS = [
      "key = (name, result.args_key or str(object()))", [T + "test_guard.py"]),
     ("clone before append (tool loop)", P + "tool_loop.py", "messages=tuple(messages),",
      "messages=messages,  # type: ignore[arg-type]", [T + "test_react.py"]),
-    ("clone before append (react_text)", P + "react_text.py", "messages=(*EXAMPLE, *messages),",
+    ("clone before append (react_text)", P + "react_text.py", "messages=(*example, *messages),",
      "messages=messages,  # type: ignore[arg-type]", [T + "test_react_text.py"]),
     # Records and results folders.
     ("schema-1 arms map to identities", "harness/results/legacy.py",

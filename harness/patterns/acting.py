@@ -5,6 +5,9 @@ thing everywhere: an action already run in this run (same tool, same arguments,
 whether it succeeded or failed) is counted as a repeat and, with the guard on, the
 model is told it has been round the loop instead of being shown the result again.
 Arguments are compared validated when they validate, and as written otherwise.
+
+What the model is told is the ``guard`` slot (``GUARD_SLOT``), which a pattern lists among
+its own and hands to ``Actions`` rendered.
 """
 
 from __future__ import annotations
@@ -15,11 +18,17 @@ from typing import Any
 
 from harness.events import RepeatedActionEvent, ToolCallEvent
 from harness.patterns.base import RunContext
+from harness.patterns.prompts import Slot
 from harness.tools import ToolResult, ToolSet
 
 GUARD_OBSERVATION = (
     "You have been round this loop: you already ran this exact action. "
     "Using ONLY the observations above, give your final answer now."
+)
+GUARD_SLOT = Slot(
+    "guard",
+    GUARD_OBSERVATION,
+    about="what a repeated action shows instead of its result (guard=on)",
 )
 
 
@@ -34,6 +43,8 @@ class Actions:
     ctx: RunContext
     tools: ToolSet
     guard: bool
+    warning: str = GUARD_OBSERVATION
+    """What a repeat shows instead of its result when the guard is on."""
     seen: set[tuple[str, str]] = field(default_factory=set)
 
     async def run(self, step: int, name: str, arguments: str | dict[str, Any]) -> ToolResult:
@@ -50,5 +61,5 @@ class Actions:
             return result
         self.ctx.emit(RepeatedActionEvent(step=step, tool=name, guarded=self.guard))
         if self.guard:
-            return ToolResult(result.ok, GUARD_OBSERVATION, result.args_key, guarded=True)
+            return ToolResult(result.ok, self.warning, result.args_key, guarded=True)
         return result

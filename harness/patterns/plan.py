@@ -9,6 +9,10 @@ transcript is what makes the extra call worth it: a tool result cannot rewrite i
 - A planning turn that calls a tool anyway is refused.
 - The planning call counts against the caller's budget (``max_steps=3`` is at most
   three requests) and the loop's step numbers continue after it.
+
+Its prompts: the planning call's system prompt (``plan``, given the tools as a list), the
+tool loop's (``act``, given the plan; react's prompt for finish=text with the plan after
+it) and the guard's warning (``guard``).
 """
 
 from __future__ import annotations
@@ -17,7 +21,9 @@ from dataclasses import dataclass
 
 from harness.events import PlanEvent
 from harness.models.types import Message, ModelRequest
+from harness.patterns.acting import GUARD_SLOT
 from harness.patterns.base import CallFloor, Outcome, RunContext, ToolLoopOptions
+from harness.patterns.prompts import Prompts, Slot
 from harness.patterns.react import react_system
 from harness.patterns.registry import register
 from harness.patterns.tool_loop import Loop, tool_loop
@@ -25,7 +31,22 @@ from harness.patterns.tool_loop import Loop, tool_loop
 PLANNING_SYSTEM = (
     "Write a short numbered plan for answering the question: which facts to look up and "
     "what to calculate. Do not answer yet and do not call any tool. These tools will be "
-    "available when the plan is carried out:\n"
+    "available when the plan is carried out:\n{{ tools }}"
+)
+PROMPTS = Prompts(
+    Slot(
+        "plan",
+        PLANNING_SYSTEM,
+        ("tools",),
+        about="the planning call's system prompt; tools lists the tools, one '- name: what' a line",
+    ),
+    Slot(
+        "act",
+        react_system(False) + "\n\nFollow this plan:\n{{ plan }}",
+        ("plan",),
+        about="the tool loop's system prompt; plan is the plan written",
+    ),
+    GUARD_SLOT,
 )
 
 
@@ -44,7 +65,7 @@ class PlanThenAct:
         request = ModelRequest(
             ctx.model_name,
             tuple(messages),
-            system=PLANNING_SYSTEM + tool_list,
+            system=PROMPTS.render(ctx, "plan", tools=tool_list),
             max_output_tokens=400,
         )
         response = await ctx.model.complete(request)
@@ -59,9 +80,9 @@ class PlanThenAct:
             )
         plan = response.message.content.strip()
         ctx.emit(PlanEvent(step=1, plan=plan))
-        # The system text is built anew: the caller's strings are never appended to.
-        system = f"{react_system(False)}\n\nFollow this plan:\n{plan}"
-        loop = Loop(opts, system, ctx.tools, opts.max_steps - 1, first_step=1)
+        system = PROMPTS.render(ctx, "act", plan=plan)
+        warning = PROMPTS.render(ctx, "guard")
+        loop = Loop(opts, system, ctx.tools, opts.max_steps - 1, first_step=1, warning=warning)
         outcome = await tool_loop(ctx, loop, messages)
         outcome.steps += 1
         return outcome
@@ -71,6 +92,7 @@ class PlanThenAct:
     "plan",
     ToolLoopOptions,
     "plan-then-act: 1 planning call (no tools), then the tool loop; max_steps calls in all",
+    PROMPTS,
 )
 def plan(options: ToolLoopOptions) -> PlanThenAct:
     return PlanThenAct(options)

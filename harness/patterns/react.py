@@ -6,6 +6,12 @@ With ``finish=text`` the run ends when the model replies without a tool call; wi
 ``finish=tool`` it ends only when the model calls ``final_answer`` with an answer
 and a non-empty list of evidence entries, so "the model stopped talking" becomes a
 typed event the loop can check.
+
+The seed's ``thought`` and ``action`` slots do not map onto native tool calling, where one
+system prompt asks for both and a reply carries its thought as text and its actions as
+tool calls, so the slots are that prompt (``system``), the sentence on how a run ends that
+it receives (``finish_text`` or ``finish_tool``), and the texts the loop writes itself
+(``nudge``, ``guard``).
 """
 
 from __future__ import annotations
@@ -15,9 +21,11 @@ from typing import Literal
 
 from harness.events import FINAL_ANSWER
 from harness.models.types import Message
+from harness.patterns.acting import GUARD_SLOT
 from harness.patterns.base import ONE_CALL, CallFloor, Outcome, RunContext, ToolLoopOptions
+from harness.patterns.prompts import Prompts, Slot
 from harness.patterns.registry import register
-from harness.patterns.tool_loop import Loop, tool_loop
+from harness.patterns.tool_loop import NUDGE_SLOT, Loop, tool_loop
 
 SYSTEM = (
     "Answer the question. Use the tools to look facts up and to calculate; do not rely on memory. "
@@ -26,6 +34,18 @@ FINISH_TEXT = "When you know the answer, reply with it in a few words, without c
 FINISH_TOOL = (
     f"When you know the answer, call {FINAL_ANSWER} with the answer in a few words and the "
     "titles of the entries it rests on."
+)
+PROMPTS = Prompts(
+    Slot(
+        "system",
+        SYSTEM + "{{ finish }}",
+        ("finish",),
+        about="the system prompt; finish is how a run ends (finish_text or finish_tool)",
+    ),
+    Slot("finish_text", FINISH_TEXT, about="how a run ends with finish=text"),
+    Slot("finish_tool", FINISH_TOOL, about=f"how a run ends with finish=tool ({FINAL_ANSWER})"),
+    NUDGE_SLOT,
+    GUARD_SLOT,
 )
 
 
@@ -49,12 +69,15 @@ class ReAct:
     async def run(self, ctx: RunContext) -> Outcome:
         messages = [Message("user", ctx.question)]
         by_tool = self.options.finish == "tool"
+        finish = PROMPTS.render(ctx, "finish_tool" if by_tool else "finish_text")
         loop = Loop(
             self.options,
-            react_system(by_tool),
+            PROMPTS.render(ctx, "system", finish=finish),
             ctx.tools,
             self.options.max_steps,
             finish_by_tool=by_tool,
+            nudge=PROMPTS.render(ctx, "nudge"),
+            warning=PROMPTS.render(ctx, "guard"),
         )
         return await tool_loop(ctx, loop, messages)
 
@@ -63,6 +86,7 @@ class ReAct:
     "react",
     ReActOptions,
     "native tool-calling loop; 1 call per turn (several tools a turn), up to max_steps",
+    PROMPTS,
 )
 def react(options: ReActOptions) -> ReAct:
     return ReAct(options)

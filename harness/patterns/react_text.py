@@ -10,6 +10,12 @@ Small models rarely keep the format, so parsing is lenient about case, ``Action 
 numbering, markdown emphasis, round brackets, quotes and trailing text, but exact
 about what counts: one known action with its argument. A reply with no action is a
 recorded ``parse_failure`` event answered with a reminder of the format, not a crash.
+
+Its prompts are the system prompt, the worked example (written as a transcript), the
+question's message, that reminder and the guard's warning. The seed's ``thought`` and
+``action`` are not slots of their own: one system prompt asks for both lines each turn.
+The ``Observation:`` before each result is fixed: the reply's stop sequence and the
+trace's reading of a conversation rely on it.
 """
 
 from __future__ import annotations
@@ -19,8 +25,9 @@ from dataclasses import dataclass
 
 from harness.events import FinishEvent, ParseFailureEvent
 from harness.models.types import Message, ModelRequest
-from harness.patterns.acting import Actions
+from harness.patterns.acting import GUARD_SLOT, Actions
 from harness.patterns.base import ONE_CALL, CallFloor, Outcome, RunContext, ToolLoopOptions
+from harness.patterns.prompts import Prompts, Slot
 from harness.patterns.registry import register
 
 MAX_OUTPUT_TOKENS = 256
@@ -32,6 +39,7 @@ _ACTION_LINE = re.compile(
 _ANSWER_LINE = re.compile(
     r"^[\s*_>#-]*final\s+answer\s*[*_]*\s*:\s*(?P<answer>.+)$", re.IGNORECASE | re.MULTILINE
 )
+_BLANK_LINE = re.compile(r"\n[ \t]*\n")
 _CLOSERS = {"[": "]", "(": ")"}
 _QUOTES = "\"'`"
 
@@ -76,33 +84,64 @@ def _bracketed(text: str, start: int, opener: str) -> str:
     return text[start:].rstrip(closer)
 
 
-def system_prompt(tool_lines: list[str]) -> str:
-    return (
-        "Answer the question by looking facts up; do not rely on memory. Each turn, write "
-        "one line 'Thought: ...' and then one line 'Action: ...' with exactly one of these "
-        "actions:\n"
-        + "\n".join(tool_lines)
-        + "\nfinish[answer] - give your final answer, in a few words\n"
-        "After each action you are shown 'Observation: ...'."
-    )
-
-
-# A worked example on made-up entries, so it cannot leak an answer from any task set.
-EXAMPLE = (
-    Message(
-        "user", "Question: How many years after the Alder bridge opened did the Birch tunnel open?"
-    ),
-    Message(
-        "assistant",
-        "Thought: I need the opening year of the Alder bridge.\nAction: lookup[Alder bridge]",
-    ),
-    Message("user", "Observation: A road bridge, opened in 1950."),
-    Message("assistant", "Thought: Now the Birch tunnel.\nAction: lookup[Birch tunnel]"),
-    Message("user", "Observation: A rail tunnel, opened in 1975."),
-    Message("assistant", "Thought: I subtract the years.\nAction: calc[1975 - 1950]"),
-    Message("user", "Observation: 25"),
-    Message("assistant", "Thought: I know the answer.\nAction: finish[25 years]"),
+SYSTEM = (
+    "Answer the question by looking facts up; do not rely on memory. Each turn, write "
+    "one line 'Thought: ...' and then one line 'Action: ...' with exactly one of these "
+    "actions:\n{{ tools }}\nfinish[answer] - give your final answer, in a few words\n"
+    "After each action you are shown 'Observation: ...'."
 )
+# A worked example on made-up entries, so it cannot leak an answer from any task set.
+EXAMPLE_TEXT = """\
+Question: How many years after the Alder bridge opened did the Birch tunnel open?
+
+Thought: I need the opening year of the Alder bridge.
+Action: lookup[Alder bridge]
+
+Observation: A road bridge, opened in 1950.
+
+Thought: Now the Birch tunnel.
+Action: lookup[Birch tunnel]
+
+Observation: A rail tunnel, opened in 1975.
+
+Thought: I subtract the years.
+Action: calc[1975 - 1950]
+
+Observation: 25
+
+Thought: I know the answer.
+Action: finish[25 years]"""
+PROMPTS = Prompts(
+    Slot(
+        "system",
+        SYSTEM,
+        ("tools",),
+        about="the system prompt; tools lists the tool actions, one 'name[argument] - what' a line",
+    ),
+    Slot(
+        "example",
+        EXAMPLE_TEXT,
+        about="the worked example, sent before the question as chat turns: turns apart by a "
+        "blank line, the user's first and then in turn (empty for none)",
+    ),
+    Slot("question", "Question: {{ question }}", ("question",), about="the question's message"),
+    Slot(
+        "no_action",
+        "I found no action in your reply. Write 'Action: ' followed by one of {{ actions }}.",
+        ("actions",),
+        about="the observation after a reply with no action; actions lists them, 'name[...]'",
+    ),
+    GUARD_SLOT,
+)
+
+
+def example_turns(text: str) -> tuple[Message, ...]:
+    """A worked example written as turns apart by a blank line, the user's first."""
+    turns = [turn.strip() for turn in _BLANK_LINE.split(text) if turn.strip()]
+    return tuple(Message(("user", "assistant")[i % 2], turn) for i, turn in enumerate(turns))
+
+
+EXAMPLE = example_turns(EXAMPLE_TEXT)
 
 
 @dataclass(frozen=True)
@@ -115,18 +154,19 @@ class ReActText:
 
     async def run(self, ctx: RunContext) -> Outcome:
         opts = self.options
-        messages = [Message("user", f"Question: {ctx.question}")]
-        known = ctx.tools.names
-        system = system_prompt(
-            [f"{t.name}[{t.text_argument}] - {t.description}" for t in ctx.tools]
-        )
-        actions = Actions(ctx, ctx.tools, opts.guard)
+        messages = [Message("user", PROMPTS.render(ctx, "question", question=ctx.question))]
+        known = [*ctx.tools.names, FINISH]
+        tools = "\n".join(f"{t.name}[{t.text_argument}] - {t.description}" for t in ctx.tools)
+        system = PROMPTS.render(ctx, "system", tools=tools)
+        example = example_turns(PROMPTS.render(ctx, "example"))
+        no_action = PROMPTS.render(ctx, "no_action", actions=", ".join(f"{k}[...]" for k in known))
+        actions = Actions(ctx, ctx.tools, opts.guard, PROMPTS.render(ctx, "guard"))
         steps = 0
         while steps < opts.max_steps:
             request = ModelRequest(
                 model=ctx.model_name,
                 system=system,
-                messages=(*EXAMPLE, *messages),
+                messages=(*example, *messages),
                 max_output_tokens=MAX_OUTPUT_TOKENS,
                 stop=("\nObservation:",),
             )
@@ -135,13 +175,10 @@ class ReActText:
             messages.append(response.message)
             if response.truncated:
                 return Outcome("truncated", messages=messages, steps=steps)
-            action = parse_action(response.message.content, [*known, FINISH])
+            action = parse_action(response.message.content, known)
             if action is None:
                 ctx.emit(ParseFailureEvent(step=steps, text=response.message.content))
-                observation = (
-                    "I found no action in your reply. Write 'Action: ' followed by one of "
-                    f"{', '.join(f'{k}[...]' for k in [*known, FINISH])}."
-                )
+                observation = no_action
             elif action.name == FINISH:
                 ctx.emit(FinishEvent(step=steps, answer=action.argument))
                 return Outcome("answered", answer=action.argument, messages=messages, steps=steps)
@@ -159,6 +196,7 @@ class ReActText:
     "react_text",
     ToolLoopOptions,
     "text ReAct (Thought/Action/Observation); 1 call per action, up to max_steps",
+    PROMPTS,
 )
 def react_text(options: ToolLoopOptions) -> ReActText:
     return ReActText(options)

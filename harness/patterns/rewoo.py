@@ -12,6 +12,11 @@ evidence. Two model calls whatever the plan holds.
 - A plan longer than ``plan_steps`` is refused; so is ``max_steps < 2``, and so is a task
   set that offers no tools (a coding set): there is nothing to plan. Both before any
   request.
+
+Its prompts: the planner's system prompt (``planner``, given the tools) and, with
+``output=json``, its request for JSON (``json_reply``); the solver's system prompt
+(``solver``) and message (``solver_request``, given the question and the evidence); the
+guard's warning (``guard``).
 """
 
 from __future__ import annotations
@@ -25,10 +30,11 @@ from pydantic import BaseModel, Field
 
 from harness.events import PlanEvent, PlannedCall, StepFailedEvent
 from harness.models.types import Message, ModelRequest
-from harness.patterns.acting import Actions
+from harness.patterns.acting import GUARD_SLOT, Actions
 from harness.patterns.base import CallFloor, Outcome, RunContext, ToolLoopOptions, answer_reply
+from harness.patterns.prompts import Prompts, Slot
 from harness.patterns.registry import register
-from harness.patterns.structured import Form, OutputMode, Prompt, ask_structured
+from harness.patterns.structured import JSON_REPLY_SLOT, Form, OutputMode, Prompt, ask_structured
 from harness.tools import ToolSet
 
 REFERENCE = re.compile(r"#E(\d+)", re.IGNORECASE)
@@ -75,19 +81,37 @@ def substitute(value: Any, outputs: dict[int, str], failed: set[int], step: int)
     return value
 
 
-def planning_system(tools: ToolSet) -> str:
-    described = "\n".join(
+PLANNER = (
+    "Plan every tool call needed to answer the question, then call submit_plan. Later "
+    "steps may use earlier results: write #E1 for step 1's output, #E2 for step 2's, "
+    "and so on. Tools the plan may use:\n{{ tools }}"
+)
+SOLVER = "Answer the question from the evidence below, in a few words."
+PROMPTS = Prompts(
+    Slot(
+        "planner",
+        PLANNER,
+        ("tools",),
+        about="the planning call's system prompt; tools lists the tools and their arguments",
+    ),
+    Slot("solver", SOLVER, about="the answering call's system prompt"),
+    Slot(
+        "solver_request",
+        "Question: {{ question }}\n\nEvidence:\n{{ evidence }}",
+        ("question", "evidence"),
+        about="the answering call's message; evidence is every step, its call and its output",
+    ),
+    JSON_REPLY_SLOT,
+    GUARD_SLOT,
+)
+
+
+def described(tools: ToolSet) -> str:
+    """The tools as the planner is told of them, one a line with their arguments' schema."""
+    return "\n".join(
         f"- {t.name}: {t.description} Arguments: {json.dumps(t.spec.parameters['properties'])}"
         for t in tools
     )
-    return (
-        "Plan every tool call needed to answer the question, then call submit_plan. Later "
-        "steps may use earlier results: write #E1 for step 1's output, #E2 for step 2's, "
-        f"and so on. Tools the plan may use:\n{described}"
-    )
-
-
-ANSWER_SYSTEM = "Answer the question from the evidence below, in a few words."
 
 
 class ReWOOOptions(ToolLoopOptions):
@@ -118,7 +142,11 @@ class ReWOO:
         planned = await ask_structured(
             ctx,
             Form(Plan, "submit_plan", "Submit the plan of tool calls."),
-            Prompt(planning_system(ctx.tools), tuple(messages)),
+            Prompt(
+                PROMPTS.render(ctx, "planner", tools=described(ctx.tools)),
+                tuple(messages),
+                json_reply=PROMPTS.render(ctx, "json_reply"),
+            ),
             opts.output,
             1,
         )
@@ -141,10 +169,13 @@ class ReWOO:
                 f"{opts.plan_steps} are allowed",
             )
         evidence = await self._execute(ctx, plan)
+        request_text = PROMPTS.render(
+            ctx, "solver_request", question=ctx.question, evidence=evidence
+        )
         request = ModelRequest(
             ctx.model_name,
-            (Message("user", f"Question: {ctx.question}\n\n{evidence}"),),
-            system=ANSWER_SYSTEM,
+            (Message("user", request_text),),
+            system=PROMPTS.render(ctx, "solver"),
             max_output_tokens=200,
         )
         response = await ctx.model.complete(request)
@@ -152,7 +183,7 @@ class ReWOO:
         return answer_reply(ctx, response, messages)
 
     async def _execute(self, ctx: RunContext, plan: Plan) -> str:
-        actions = Actions(ctx, ctx.tools, self.options.guard)
+        actions = Actions(ctx, ctx.tools, self.options.guard, PROMPTS.render(ctx, "guard"))
         outputs: dict[int, str] = {}
         failed: set[int] = set()
         lines = []
@@ -174,9 +205,9 @@ class ReWOO:
             lines.append(
                 f"#E{number} = {step.tool}({json.dumps(step.args)}) [{step.why}]\n{evidence}"
             )
-        return "Evidence:\n" + "\n\n".join(lines)
+        return "\n\n".join(lines)
 
 
-@register("rewoo", ReWOOOptions, "plan every tool call, run them, answer; always 2 calls")
+@register("rewoo", ReWOOOptions, "plan every tool call, run them, answer; always 2 calls", PROMPTS)
 def rewoo(options: ReWOOOptions) -> ReWOO:
     return ReWOO(options)

@@ -4,8 +4,9 @@ Two output modes, an arm option on every pattern that uses them:
 
 - ``tool``: the schema is offered as the only tool and the model is asked to call it
   (``tool_choice``); its arguments are validated against the model.
-- ``json``: for endpoints without tool calling; the schema goes into the prompt and
-  the first JSON object in the reply is validated.
+- ``json``: for endpoints without tool calling; the schema goes into the prompt, after
+  the request for JSON (``JSON_REPLY_SLOT``), and the first JSON object in the reply is
+  validated.
 
 Never magic stop phrases: a reply that does not validate is a recorded
 ``parse_failure`` and the caller decides what that means for the run.
@@ -22,11 +23,16 @@ from pydantic import BaseModel, ValidationError
 from harness.events import ParseFailureEvent
 from harness.models.types import Message, ModelRequest, ModelResponse
 from harness.patterns.base import RunContext
+from harness.patterns.prompts import Slot
 from harness.results.statuses import Status
 from harness.tools import Tool
 
 OutputMode = Literal["tool", "json"]
 T = TypeVar("T", bound=BaseModel)
+JSON_REPLY = "Reply with only a JSON object matching this JSON schema:"
+JSON_REPLY_SLOT = Slot(
+    "json_reply", JSON_REPLY, about="output=json: the request for JSON, followed by the schema"
+)
 
 
 @dataclass(frozen=True)
@@ -59,6 +65,9 @@ class Prompt:
     messages: tuple[Message, ...]
     temperature: float | None = None
     max_output_tokens: int = 600
+    json_reply: str = JSON_REPLY
+    """In ``json`` mode, what asks for a JSON object, after the system text and before the
+    schema."""
 
 
 async def ask_structured(
@@ -85,7 +94,7 @@ async def ask_structured(
         request = ModelRequest(
             ctx.model_name,
             messages,
-            system=f"{system}\nReply with only a JSON object matching this JSON schema: {shape}",
+            system=f"{system}\n{prompt.json_reply} {shape}",
             temperature=temperature,
             max_output_tokens=max_output_tokens,
         )

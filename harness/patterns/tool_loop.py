@@ -2,7 +2,9 @@
 
 Every request carries the whole conversation. Each tool call's result goes back as a
 tool message, failures included. With ``finish_by_tool`` the loop ends only on a
-valid ``final_answer`` call; otherwise on a reply without tool calls.
+valid ``final_answer`` call; otherwise on a reply without tool calls. The two texts the
+loop writes itself, the nudge and the guard's warning, are slots (``NUDGE_SLOT``,
+``acting.GUARD_SLOT``) that a pattern renders into its ``Loop``; built-in otherwise.
 """
 
 from __future__ import annotations
@@ -13,12 +15,16 @@ from pydantic import BaseModel, Field
 
 from harness.events import FINAL_ANSWER, FinishEvent, ParseFailureEvent
 from harness.models.types import Message, ModelRequest
-from harness.patterns.acting import Actions
+from harness.patterns.acting import GUARD_OBSERVATION, Actions
 from harness.patterns.base import Outcome, RunContext, ToolLoopOptions, answer_reply
+from harness.patterns.prompts import Slot
 from harness.tools import Tool, ToolSet
 
 MAX_OUTPUT_TOKENS = 400
 NUDGE = f"Call {FINAL_ANSWER} with your answer and the evidence it rests on."
+NUDGE_SLOT = Slot(
+    "nudge", NUDGE, about=f"the reminder after a reply that ends without calling {FINAL_ANSWER}"
+)
 
 
 class FinalAnswerArgs(BaseModel):
@@ -47,6 +53,10 @@ class Loop:
     finish_by_tool: bool = False
     """End only on a valid ``final_answer`` call; otherwise on a reply without tool calls."""
     temperature: float | None = None
+    nudge: str = NUDGE
+    """What a reply that does not call ``final_answer`` is answered with (``finish_by_tool``)."""
+    warning: str = GUARD_OBSERVATION
+    """What a repeated action shows instead of its result when the guard is on."""
 
 
 async def tool_loop(ctx: RunContext, loop: Loop, messages: list[Message]) -> Outcome:
@@ -56,7 +66,7 @@ async def tool_loop(ctx: RunContext, loop: Loop, messages: list[Message]) -> Out
     finish_by_tool, temperature = loop.finish_by_tool, loop.temperature
     if finish_by_tool:
         tools = tools.with_tools(FINAL_ANSWER_TOOL)
-    actions = Actions(ctx, tools, options.guard)
+    actions = Actions(ctx, tools, options.guard, loop.warning)
     steps = 0
     while steps < max_steps:
         step = first_step + steps + 1
@@ -85,7 +95,7 @@ async def tool_loop(ctx: RunContext, loop: Loop, messages: list[Message]) -> Out
             if not finish_by_tool:
                 return replace(answer_reply(ctx, response, messages), steps=steps)
             ctx.emit(ParseFailureEvent(step=step, text=reply.content))
-            messages.append(Message("user", NUDGE))
+            messages.append(Message("user", loop.nudge))
             continue
         answer: str | None = None
         for call in reply.tool_calls:
