@@ -44,8 +44,14 @@ SPECS = [
     "tot",
     "tot:breadth=2,depth=2,propose=sample",
 ]
+#: Options that take a path only coding tasks have.
+CODING_ONLY = ["reflexion:check=tests", "reflexion:check=self_tests"]
 #: The task sets, how many of their tasks, and the fake that answers them.
 SETS: dict[str, tuple[int, Responder | None]] = {"depot": (3, None), "coding": (2, None)}
+
+
+def specs_of(tasks: str) -> list[str]:
+    return SPECS + CODING_ONLY if tasks == "coding" else SPECS
 
 
 def sent(spec: str, tasks: str, limit: int, responder: Responder, base: Path) -> list[Any]:
@@ -65,7 +71,7 @@ def every_request() -> dict[str, list[Any]]:
     with tempfile.TemporaryDirectory() as base:
         for tasks, (limit, _) in SETS.items():
             responder = CodeResponder(load_taskset(tasks)) if tasks == "coding" else None
-            for spec in SPECS:
+            for spec in specs_of(tasks):
                 found[f"{tasks} {spec}"] = sent(
                     spec, tasks, limit, responder or default_responder, Path(base)
                 )
