@@ -13,7 +13,7 @@ answer) reserves them itself by giving that phase fewer calls (``calls_left``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import ClassVar, Literal, Protocol
 
@@ -138,21 +138,29 @@ class Pattern(Protocol):
 ONE_CALL = CallFloor(1, "at least one model call")
 
 
+def stripped(text: str) -> str | None:
+    """The reply's text as the answer, None when there is none."""
+    return text.strip() or None
+
+
 def answer_reply(
     ctx: RunContext,
     response: ModelResponse,
     messages: list[Message],
     metrics: dict[str, float] | None = None,
+    extract: Callable[[str], str | None] = stripped,
 ) -> Outcome:
-    """A reply meant as the final answer, as an outcome: a truncated one is not acted on,
-    and an empty one (no text, no tool call) is ``unparsed``, never an empty answer."""
+    """A reply meant as the final answer, as an outcome (the one helper every pattern turns
+    its last reply into an answer with): a truncated one is not acted on, and one that
+    ``extract`` finds no answer in (an empty one, by default) is ``unparsed``, never an
+    empty answer."""
     steps = ctx.model.calls
     if response.truncated:
         error = f"call {steps} hit the output-token limit; its half-written answer is not graded"
         return Outcome(
             "truncated", messages=messages, steps=steps, error=error, metrics=metrics or {}
         )
-    answer = response.message.content.strip()
+    answer = extract(response.message.content)
     if not answer:
         ctx.emit(ParseFailureEvent(step=steps, text=response.message.content))
         return Outcome("unparsed", messages=messages, steps=steps, metrics=metrics or {})

@@ -15,7 +15,7 @@ import ast
 from graders.extract import extract_code
 from graders.suite_result import SuiteResult
 from harness.models.types import Message, ModelRequest, ModelResponse
-from harness.patterns.base import Outcome, RunContext, answer_reply
+from harness.patterns.base import Outcome, RunContext, answer_reply, stripped
 from harness.patterns.oneshot import answer_once
 from harness.patterns.prompts import Slot
 
@@ -34,7 +34,7 @@ CODE_SLOT = Slot("code", CODE_SYSTEM, about="the system prompt asking for code (
 async def first_attempt(ctx: RunContext, system: str = CODE_SYSTEM) -> Outcome:
     """The first attempt at the code, asked the same way by every pattern (unless an arm
     overrides its ``code`` slot: ``system``)."""
-    return await answer_once(ctx, system, CODE_OUTPUT_TOKENS, lambda text: text.strip() or None)
+    return await answer_once(ctx, system, CODE_OUTPUT_TOKENS, stripped)
 
 
 async def ask_again(

@@ -8,7 +8,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from harness.patterns.base import ONE_CALL, CallFloor, Outcome, PatternOptions, RunContext
+from harness.patterns.base import (
+    ONE_CALL,
+    CallFloor,
+    Outcome,
+    PatternOptions,
+    RunContext,
+    stripped,
+)
 from harness.patterns.coding import CODE_SLOT, first_attempt
 from harness.patterns.oneshot import answer_once
 from harness.patterns.prompts import Prompts, Slot
@@ -39,7 +46,7 @@ class Direct:
         if ctx.code is not None:
             return await first_attempt(ctx, PROMPTS.render(ctx, "code"))
         system = PROMPTS.render(ctx, "answer")
-        return await answer_once(ctx, system, 128, lambda text: text.strip() or None)
+        return await answer_once(ctx, system, 128, stripped)
 
 
 @register("direct", DirectOptions, "answer only; 1 call, no tools", PROMPTS)

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from harness.events import ParseFailureEvent
 from harness.models.types import Message, ModelRequest
-from harness.patterns.base import Outcome, RunContext
+from harness.patterns.base import Outcome, RunContext, answer_reply
 
 
 async def answer_once(
@@ -27,10 +26,4 @@ async def answer_once(
     )
     response = await ctx.model.complete(request)
     messages.append(response.message)
-    if response.truncated:
-        return Outcome("truncated", messages=messages, steps=1)
-    answer = extract(response.message.content)
-    if answer is None:
-        ctx.emit(ParseFailureEvent(step=1, text=response.message.content))
-        return Outcome("unparsed", messages=messages, steps=1)
-    return Outcome("answered", answer=answer, messages=messages, steps=1)
+    return answer_reply(ctx, response, messages, extract=extract)
