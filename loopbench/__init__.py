@@ -3,8 +3,9 @@
 Run a grid (``Experiment``, or ``Experiment.from_config`` with a ``RunConfig``: the shape
 flags and experiment files build; an ``Observer`` watches it run), read results
 (``load``, ``Results``), write a pattern (``register_pattern`` with ``PatternOptions``,
-``RunContext`` and ``Outcome``), a task set (``register_taskset``), a tool a task set can
-name (``register_tool`` with ``Tool``, ``ToolOptions`` and ``ToolSource``) or a grader
+``RunContext`` and ``Outcome``; its prompts as ``Prompts`` of ``Slot``, which an arm may
+override), a task set (``register_taskset``), a tool a task set can name
+(``register_tool`` with ``Tool``, ``ToolOptions`` and ``ToolSource``) or a grader
 (``register_grader`` with ``Grader``, ``GraderSetup``, ``TaskBase`` and ``Grade``), and
 test them with a scripted model. Everything else in the ``harness``, ``graders`` and
 ``tasks`` packages may change between releases.
@@ -28,6 +29,7 @@ from harness.models.scripted import (
 from harness.models.types import Message, ModelClient, ModelRequest, ModelResponse
 from harness.observer import Observer
 from harness.patterns.base import CallFloor, Outcome, PatternOptions, RunContext
+from harness.patterns.prompts import Prompts, Slot
 from harness.patterns.registry import register as register_pattern
 from harness.runner import RunSettings
 from harness.sampling import Sampling
@@ -55,6 +57,7 @@ __all__ = [
     "Observer",
     "Outcome",
     "PatternOptions",
+    "Prompts",
     "Results",
     "RunConfig",
     "RunContext",
@@ -62,6 +65,7 @@ __all__ = [
     "Sampling",
     "ScriptedModel",
     "SeparationRule",
+    "Slot",
     "TaskBase",
     "TaskSet",
     "Tool",

@@ -45,6 +45,7 @@ CSQL, FILL = "harness/results/columns_sql.py", "harness/results/columns_fill.py"
 SIGN, STATS = "harness/stats/sign_flip.py", "harness/stats/intervals.py"
 CMP, STAT = "tests/harness/report/test_compare.py::", "tests/harness/report/test_statistics.py::"
 SAMP = "tests/harness/test_sampling.py::"
+PV = "tests/harness/report/test_prompt_versions.py::"
 REG, REGT = "tasks/tool_registry.py", "tests/tasks/test_registries.py::"
 BAD = "tests/test_bad_input.py::test_bad_input_exits_2_with_one_line_naming_file_line_and_field"
 JUNIT, JUNITT = "harness/report/junit.py", "tests/harness/report/test_junit.py::"
@@ -1152,6 +1153,15 @@ MUTATIONS = [
     ("wilson's interval holds its estimate", "harness/stats/intervals.py", "return (min(p, max(0.0, centre - half)), max(p, min(1.0, centre + half)))", "return (max(0.0, centre - half), min(1.0, centre + half))", ["tests/harness/report/test_compare_ragged.py::test_a_wilson_lower_bound_at_zero_is_zero"]),
     ("compare says what it left out of the pairs", "harness/report/compare_text.py", "for r in results if r.left_out]", "for r in results if False]", ["tests/harness/report/test_compare_ragged.py::test_what_is_left_out_of_the_pairs_is_said_in_markdown_text_and_json"]),
     ("a threshold is printed exactly", "harness/report/deciding_digits.py", "        if d == MOST_DECIMALS or math.isclose(", "        if True or math.isclose(", ["tests/harness/report/test_compare_ragged.py::test_a_fall_is_printed_with_the_digits_that_put_it_beyond_the_threshold"]),
+    # issue 30: prompt versions in compare and the report
+    ("compare says when an arm's prompts differ", "harness/report/compare.py", 'return "" if was == now else f"{was} → {now}"', 'return ""', [PV + "test_compare_says_when_an_arms_prompts_differ_in_every_format", PV + "test_records_without_a_prompts_hash_read_as_the_built_in_prompts"]),
+    ("compare reads the prompts hash", "harness/cli/compare.py", '| {"tokens_out", "prompts_hash"}', '| {"tokens_out"}', [PV + "test_compare_says_when_an_arms_prompts_differ_in_every_format"]),
+    ("compare names prompts by hash, not as an option change", "harness/report/compare.py", "for key in sorted((set(sides[0]) | set(sides[1])) - {PROMPTS}):", "for key in sorted(set(sides[0]) | set(sides[1])):", [PV + "test_compare_says_when_an_arms_prompts_differ_in_every_format"]),
+    ("a run with no prompts hash sent the built-in prompts", "harness/report/compare.py", "return {h if isinstance(h, str) else BUILT_IN for h in", "return {str(h) for h in", [PV + "test_records_without_a_prompts_hash_read_as_the_built_in_prompts"]),
+    ("compare's markdown lists the arms whose prompts differ", "harness/report/compare_text.py", "prompted = [r for r in results if r.prompts_change]", "prompted = [r for r in results if False]", [PV + "test_compare_says_when_an_arms_prompts_differ_in_every_format"]),
+    ("compare's JUnit says the prompts differ", "harness/report/junit.py", 'prompts = [f"{PROMPTS_DIFFER}: {arm.prompts_change}"] if arm.prompts_change else []', "prompts = []", [PV + "test_compare_says_when_an_arms_prompts_differ_in_every_format"]),
+    ("the report shows the prompts arms overrode", "harness/report/html/_page.py", "        prompts=overridden_prompts(frame),", "        prompts=[],", [HTML + "test_the_page_shows_each_arms_overridden_slots_escaped", HTML + "test_the_prompts_an_arm_overrode_are_shown_as_text_and_never_run"]),
+    ("the report keeps the prompts hash", "harness/report/html/_page.py", 'kept = {"run_id", "loopbench_version", "prompts_hash"}', 'kept = {"run_id", "loopbench_version"}', [HTML + "test_the_page_shows_each_arms_overridden_slots_escaped"]),
     # issue 28: power
     ("power never reports fewer tasks than the test can reject with", "harness/report/power.py", "        return 1.0 if tasks >= fewest_tasks(alpha) else 0.0", "        return 1.0", ["tests/harness/report/test_power_edges.py::test_tasks_needed_is_never_fewer_than_the_test_can_reject_with"]),
     ("at ICC 1 repeats are copies of one run", "harness/report/power.py", "    if design.icc >= 1:  # each task always or never right: its repeats are copies of one run\n        runs = 1\n", "", ["tests/harness/report/test_power_edges.py::test_an_icc_of_1_makes_repeats_copies_and_the_power_exact"]),

@@ -19,7 +19,9 @@ from harness.results.reading import ResultsError
 from harness.results.records import RunRecord
 from tests.depot_answers import RIGHT
 
-PLUGIN = Path(__file__).parent / "fixtures" / "plugin"
+ROOT = Path(__file__).parents[1]
+PLUGIN = ROOT / "examples" / "plugin"
+MODULES = PLUGIN / "loopbench_example_plugin"
 DEPOT = loopbench.load_taskset("depot")
 
 
@@ -184,13 +186,72 @@ for record in sorted(results.records(), key=lambda r: r.task_id):
     ]
 
 
+def loopbench_cli(site, *args):
+    """``loopbench ARGS`` in a fresh process that sees the installed plugin (this
+    checkout's loopbench, as ``python -m harness.cli``)."""
+    env = {"PYTHONPATH": str(site), "PATH": "/usr/bin:/bin"}
+    command = [sys.executable, "-m", "harness.cli", *map(str, args)]
+    return subprocess.run(command, capture_output=True, text=True, env=env, cwd=ROOT, timeout=120)
+
+
+def test_the_example_plugin_runs_through_loopbench_run(installed_plugin, tmp_path):
+    """examples/plugin, installed: its pattern with its prompt slot overridden, its tool and
+    its grader, run by ``loopbench run`` against the loopback fake."""
+    from harness.fakes.fake_server import FakeServer, Reply
+
+    listed = loopbench_cli(installed_plugin, "patterns", "ask_twice", "--prompts")
+    assert listed.returncode == 0 and "\ncheck = " in listed.stdout, listed.stderr
+    recheck = tmp_path / "recheck.toml"
+    recheck.write_text('check = "Is that so? {{ question }} One word."\n')
+
+    def responder(body):
+        said = [m["content"] for m in body["messages"] if m["role"] == "user"]
+        word = said[0].split("'")[1]
+        if not body.get("tools"):  # ask_twice: wrong at first, right when asked again
+            return Reply(f"It is {word}." if len(said) == 1 else f"It is {word[::-1]}.")
+        last = body["messages"][-1]
+        if last["role"] == "tool":
+            return Reply(f"It is {last['content']}.")
+        if word == "drawer":
+            return Reply("It is drawer.")  # answered without the tool, and wrong
+        call = {"id": "c1", "type": "function"}
+        call["function"] = {"name": "reverse", "arguments": json.dumps({"text": word})}
+        return Reply(tool_calls=[call], finish_reason="tool_calls")
+
+    with FakeServer(responder) as server:
+        ran = loopbench_cli(
+            installed_plugin, "run", "--tasks", "words", "--arm", "react",
+            "--arm", f"ask_twice:prompts={recheck}", "--quiet", "--model", "fake",
+            "--base-url", server.base_url, "--out", tmp_path / "r",
+        )  # fmt: skip
+        bodies = list(server.served.bodies)
+    assert ran.returncode == 0, ran.stderr
+    made = sorted(
+        (r["arm"], r["task_id"], r["tool_calls"], r["correct"], bool(r["prompts_hash"]))
+        for r in map(json.loads, (tmp_path / "r" / "runs.jsonl").read_text().splitlines())
+    )
+    assert made == [
+        ("ask_twice:prompts=recheck", "drawer", 0, True, True),
+        ("ask_twice:prompts=recheck", "stressed", 0, True, True),
+        ("react", "drawer", 0, False, False),
+        ("react", "stressed", 1, True, False),
+    ]
+    asked_again = [b for b in bodies if not b.get("tools") and len(b["messages"]) == 3]
+    checks = {b["messages"][-1]["content"] for b in asked_again}
+    assert checks == {
+        "Is that so? What is 'stressed' spelled backwards? One word.",
+        "Is that so? What is 'drawer' spelled backwards? One word.",
+    }
+
+
 def test_a_plugin_tool_and_grader_named_with_the_flag_run(tmp_path):
     from harness.fakes.fake_server import FakeServer, Reply
 
-    source = (PLUGIN / "loopbench_example_plugin" / "tools_and_graders.py").read_text()
-    here = source.replace('"reverse"', '"reverse_here"').replace('"last_word"', '"last_word_here"')
-    (tmp_path / "my_words.py").write_text(here)
-    words = shutil.copytree(PLUGIN / "loopbench_example_plugin" / "words", tmp_path / "words")
+    for module, name in (("reverse", "my_reverse"), ("last_word", "my_last_word")):
+        source = (MODULES / f"{module}.py").read_text()
+        here = source.replace(f'"{module}"', f'"{module}_here"')
+        (tmp_path / f"{name}.py").write_text(here)
+    words = shutil.copytree(MODULES / "words", tmp_path / "words")
     toml = (words / "taskset.toml").read_text()
     toml = toml.replace('"reverse"', '"reverse_here"').replace('"last_word"', '"last_word_here"')
     (words / "taskset.toml").write_text(toml)
@@ -211,7 +272,8 @@ def test_a_plugin_tool_and_grader_named_with_the_flag_run(tmp_path):
         return Reply(tool_calls=[call], finish_reason="tool_calls")
 
     with FakeServer(responder) as server:
-        args = ["run", "--plugin", "my_words", "--tasks", str(words), "--arm", "react",
+        args = ["run", "--plugin", "my_reverse", "--plugin", "my_last_word",
+                "--tasks", str(words), "--arm", "react",
                 "--quiet", "--model", "fake", "--base-url", server.base_url,
                 "--out", str(tmp_path / "r")]  # fmt: skip
         ran = in_python(tmp_path, f"from harness.cli.main import main; main({args!r})")
@@ -231,7 +293,7 @@ def test_a_plugin_tool_and_grader_named_with_the_flag_run(tmp_path):
 def test_plugin_named_with_the_flag_is_imported(tmp_path):
     module = tmp_path / "my_patterns.py"
     module.write_text(
-        (PLUGIN / "loopbench_example_plugin" / "patterns.py")
+        (MODULES / "ask_twice.py")
         .read_text()
         .replace('"ask_twice", AskTwiceOptions', '"ask_twice_here", AskTwiceOptions')
     )

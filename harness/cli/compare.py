@@ -23,7 +23,7 @@ COMPARED = frozenset(
     {"task_set", "model", "arm", "pattern", "options", "sampling", "task_id", "repeat", "status"}
     | {"correct"}
     | {"first_correct", "metrics", "cost_usd", "usage_missing", "turns", "tokens_in"}
-    | {"tokens_out"}
+    | {"tokens_out", "prompts_hash"}
 )
 NOT_COMPARED = tuple(name for name in FIELDS if name not in COMPARED)
 

@@ -49,6 +49,8 @@ class ArmComparison:
     why: str
     #: Resolved options that differ between the two sides: a default changed, for instance.
     option_changes: tuple[str, ...] = ()
+    #: The prompts overridden (by ``prompts_hash``), before → after, when they differ.
+    prompts_change: str = ""
     #: Coding runs: each repair measure on the paired runs, (before, after).
     repair: dict[str, tuple[float, float]] = field(default_factory=dict)
     #: Each criterion's verdict: accuracy, then cost per correct answer.
@@ -80,6 +82,7 @@ class ArmComparison:
             "regressed": self.regressed,
             "why": self.why,
             "option_changes": list(self.option_changes),
+            "prompts_change": self.prompts_change or None,
             "left_out": self.left_out.row(),
             **{
                 f"{measure}_{side}": _none_if_nan(value)
@@ -238,9 +241,8 @@ def _compare_arm(
     )
     unknown = int(pairs["usage_missing_b"].sum() + pairs["usage_missing_a"].sum())
     regressed, why, criteria = _verdict(paired, thresholds, unknown)
-    changes = option_changes(
-        before.loc[before["arm"] == arm, "options"], after.loc[after["arm"] == arm, "options"]
-    )
+    sides = before[before["arm"] == arm], after[after["arm"] == arm]
+    changes = option_changes(sides[0]["options"], sides[1]["options"])
     return ArmComparison(
         arm,
         paired,
@@ -251,6 +253,7 @@ def _compare_arm(
         regressed,
         why,
         changes,
+        prompts_change(*sides),
         repair_measures(pairs),
         criteria,
         left_out,
@@ -283,15 +286,36 @@ def repair_measures(pairs: pd.DataFrame) -> dict[str, tuple[float, float]]:
 
 
 def option_changes(before: pd.Series, after: pd.Series) -> tuple[str, ...]:
-    """Each option whose resolved value is not the same on both sides, with both values."""
+    """Each option whose resolved value is not the same on both sides, with both values;
+    the prompts overridden are said by their hash (``prompts_change``), not their text."""
     missing = "(absent)"
     sides = [_option_values(before), _option_values(after)]
     changes = []
-    for key in sorted(set(sides[0]) | set(sides[1])):
+    for key in sorted((set(sides[0]) | set(sides[1])) - {PROMPTS}):
         was, now = (", ".join(sorted(side.get(key, {missing}))) for side in sides)
         if was != now:
             changes.append(f"{key}: {was} → {now}")
     return tuple(changes)
+
+
+#: The option holding the text of each prompt slot an arm overrode (``harness.arms``).
+PROMPTS = "prompts"
+#: What runs whose records hash no overridden prompt sent: every slot's built-in text.
+BUILT_IN = "built-in"
+
+
+def prompts_change(before: pd.DataFrame, after: pd.DataFrame) -> str:
+    """The hashes of the prompt slots an arm overrode (``prompts_hash``), before → after,
+    when they are not the same on both sides; ``BUILT_IN`` for runs that overrode none, as
+    runs recorded before prompts were slots (no ``prompts_hash``) read."""
+    was, now = (", ".join(sorted(_prompt_hashes(side))) for side in (before, after))
+    return "" if was == now else f"{was} → {now}"
+
+
+def _prompt_hashes(runs: pd.DataFrame) -> set[str]:
+    if "prompts_hash" not in runs:
+        return {BUILT_IN}
+    return {h if isinstance(h, str) else BUILT_IN for h in runs["prompts_hash"].unique()}
 
 
 def _option_values(options: pd.Series) -> dict[str, set[str]]:

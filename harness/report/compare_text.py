@@ -11,6 +11,12 @@ from harness.report.compare import REPAIR_MEASURES, Comparison
 from harness.report.deciding_digits import dollars, money
 from harness.report.pairing import LeftOut
 
+#: The note over the arms whose prompts differ between the two sides.
+PROMPTS_DIFFER = (
+    "Prompts that differ between the two sides, by the hash of the slots overridden "
+    "(compared all the same)"
+)
+
 
 def as_json(comparison: Comparison) -> dict[str, Any]:
     return {
@@ -67,6 +73,10 @@ def as_markdown(comparison: Comparison) -> str:
             "\nResolved options that differ between the two sides (compared all the same):"
         )
         lines += [f"- {r.arm}: {'; '.join(r.option_changes)}" for r in changed]
+    prompted = [r for r in results if r.prompts_change]
+    if prompted:
+        lines.append(f"\n{PROMPTS_DIFFER}:")
+        lines += [f"- {r.arm}: {r.prompts_change}" for r in prompted]
     note = (
         "\nPairs are matched by (arm, task, repeat); runs that failed on infrastructure are left "
         "out. Tasks are the unit: accuracy and the difference weigh each task the same (the "

@@ -22,7 +22,7 @@ import re
 import xml.etree.ElementTree as ET
 
 from harness.report.compare import ArmComparison, Comparison
-from harness.report.compare_text import flipped, left_out_line
+from harness.report.compare_text import PROMPTS_DIFFER, flipped, left_out_line
 from harness.report.deciding_digits import dollars, money
 from harness.report.verdict import Criterion
 
@@ -89,6 +89,7 @@ def _lines(arm: ArmComparison, criterion: Criterion) -> list[str]:
     """The verdict, then the figures it rests on."""
     p = arm.paired
     pairs = f"{p.n_pairs} pairs on {p.tasks} tasks"
+    prompts = [f"{PROMPTS_DIFFER}: {arm.prompts_change}"] if arm.prompts_change else []
     if criterion.name == "accuracy":
         return [
             criterion.why,
@@ -97,6 +98,7 @@ def _lines(arm: ArmComparison, criterion: Criterion) -> list[str]:
             f"{p.ci_high * 100:+.1f}]",
             f"paired p = {p.p_value:.3g}",
             pairs,
+            *prompts,
             *([left_out_line(arm.arm, arm.left_out)] if arm.left_out else []),
             f"right → wrong: {flipped(p.right_to_wrong)}",
             f"wrong → right: {flipped(p.wrong_to_right)}",
@@ -113,6 +115,7 @@ def _lines(arm: ArmComparison, criterion: Criterion) -> list[str]:
         f"difference {shown(after - before, sign=True)} [95% CI "
         f"{shown(p.cost_ci_low, sign=True)}, {shown(p.cost_ci_high, sign=True)}]",
         pairs,
+        *prompts,
     ]
 
 

@@ -60,8 +60,9 @@ from harness.results.reading import (
 
 __all__ = ["ANSWER_KEY", "FIELDS", "UNREAD", "Field", "read_frame", "read_frames"]
 
-#: Columns no table, comparison or plot reads: the long or unique strings, left out of the
-#: frames the commands read (``drop=UNREAD``) so a million runs fit in memory.
+#: Columns no table or plot reads: the long or unique strings, left out of the frames the
+#: commands read (``drop=UNREAD``) so a million runs fit in memory; ``compare`` reads the
+#: fields it names (``harness.cli.compare.COMPARED``).
 UNREAD = (
     "run_id",
     "experiment_id",
@@ -72,6 +73,7 @@ UNREAD = (
     "started_at",
     "supersedes",
     "loopbench_version",
+    "prompts_hash",  # a table tells prompt versions apart by the arm's name
 )
 #: Rows per chunk fetched from DuckDB: small enough that a chunk's strings are few MB.
 CHUNK = 16 * 2048

@@ -8,7 +8,7 @@ import inspect
 import math
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +26,7 @@ from harness.report.failures import (
 from harness.report.html._facts import facts
 from harness.report.html._matrix import TaskRow, task_matrix
 from harness.report.html._memory import after_summary
+from harness.report.html._prompts import ArmPrompts, overridden_prompts
 from harness.report.html._runs import run_list
 from harness.report.html._sample import LIST_ALL_RUNS, Sample, labels_by_run, sampled_runs
 from harness.report.model_axis import config_labels, model_keys
@@ -75,6 +76,8 @@ class Page:
     """What the page's script reads: the runs listed, each with its trace as a conversation."""
     sample: Sample | None = None
     """Set when the page lists only some runs (more than ``LIST_ALL_RUNS``)."""
+    prompts: list[ArmPrompts] = field(default_factory=list)
+    """The prompt slots each arm overrode, with their text."""
 
 
 def build_page(results: Path, pricing: Pricing, reference: str | None = None) -> Page:
@@ -84,9 +87,11 @@ def build_page(results: Path, pricing: Pricing, reference: str | None = None) ->
     Every table, plot and count is over all the runs, read as columns; the run list holds
     every run up to ``LIST_ALL_RUNS`` and a fixed sample above (``_sample``), whose records
     and traces alone are then read."""
-    # Run ids find the listed runs; versions are a fact; answers, when the folder has traces,
-    # are what the failure rules read beside them (labelled_frame reads again without).
-    kept = {"run_id", "loopbench_version", *(["answer"] if has_traces(results) else [])}
+    # Run ids find the listed runs; versions are a fact; prompt hashes name the prompts
+    # arms overrode; answers, when the folder has traces, are what the failure rules read
+    # beside them (labelled_frame reads again without).
+    kept = {"run_id", "loopbench_version", "prompts_hash"}
+    kept |= {"answer"} if has_traces(results) else set()
     drop = [name for name in UNREAD if name not in kept]
     frame, retried = read_frames(results, pricing, drop=drop)
     records = None
@@ -136,6 +141,7 @@ def build_page(results: Path, pricing: Pricing, reference: str | None = None) ->
             "rules": rules,
         },
         sample=sample,
+        prompts=overridden_prompts(frame),
     )
 
 

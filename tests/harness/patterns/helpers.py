@@ -1,4 +1,5 @@
 import asyncio
+from pathlib import Path
 
 from harness.arms import Arm, parse_arm
 from harness.models.counting import CountingClient
@@ -7,7 +8,9 @@ from harness.patterns.base import RunContext
 from harness.trace import Trace
 from tasks.loading import load_taskset
 
-DEPOT = load_taskset("depot")
+#: The pattern tests' own task set: a few depot questions and the entries they look up,
+#: with depot's tools (lookup, calc), so that a change to depot changes none of these tests.
+TASKS = load_taskset(Path(__file__).parents[2] / "fixtures" / "pattern_tasks")
 
 
 def run_pattern(pattern, replies, question="How many years after Porto?", tool="plain"):
@@ -18,7 +21,7 @@ def run_pattern(pattern, replies, question="How many years after Porto?", tool="
         question,
         CountingClient(model, trace),
         "m",
-        DEPOT.toolset({"lookup": {"variant": tool}}),
+        TASKS.toolset({"lookup": {"variant": tool}}),
         trace,
     )
     outcome = asyncio.run(pattern.run(ctx))

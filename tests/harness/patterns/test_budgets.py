@@ -17,7 +17,7 @@ from harness.results.frames import records_frame
 from harness.runner import Job, Runner
 from harness.trace import Trace
 
-from .helpers import DEPOT, arm_with_max_steps
+from .helpers import TASKS, arm_with_max_steps
 
 # Valid arguments for every structured request, chosen to make the patterns go on:
 # verdicts reject, critiques ask for a rewrite, a phase comes without tasks.
@@ -90,7 +90,7 @@ def run(spec, responder, **options):
     model = FunctionModel(responder, keep_requests=True)
     trace = Trace()
     question = "How many years after the Eiffel Tower did the Sydney Opera House open?"
-    ctx = RunContext(question, CountingClient(model, trace), "m", DEPOT.toolset(), trace)
+    ctx = RunContext(question, CountingClient(model, trace), "m", TASKS.toolset(), trace)
     outcome = asyncio.run(arm_with(spec, **options).build().run(ctx))
     return outcome, model, ctx
 
@@ -194,7 +194,7 @@ class SlowFirst(FunctionModel):
 def test_step_timeout_cancels_a_slow_call_in_every_pattern(spec):
     model = SlowFirst(answering)
     trace = Trace()
-    ctx = RunContext("q", CountingClient(model, trace), "m", DEPOT.toolset(), trace)
+    ctx = RunContext("q", CountingClient(model, trace), "m", TASKS.toolset(), trace)
     pattern = parse_arm(with_options(spec, step_timeout_s=0.02)).build()
     outcome = asyncio.run(pattern.run(ctx))
     assert (outcome.status, ctx.model.calls, model.requests) == ("step_timeout", 1, [])
@@ -207,8 +207,8 @@ def test_max_output_tokens_caps_every_request_of_every_pattern(spec):
 
 
 def test_best_of_n_with_nothing_accepted_is_not_graded_and_counts_as_not_correct():
-    task = next(t for t in DEPOT.tasks if t.id == "eiffel-opera-house")  # expected 84
-    runner = Runner(DEPOT, FunctionModel(lambda _: "84"), "m")
+    task = next(t for t in TASKS.tasks if t.id == "eiffel-opera-house")  # expected 84
+    runner = Runner(TASKS, FunctionModel(lambda _: "84"), "m")
     arm = parse_arm("best_of_n:n=2")  # 84 is in no observation: the evidence check rejects
     record, _ = asyncio.run(runner.run_one(Job(arm, task, 0)))
     assert (record.status, record.answer, record.correct) == ("none_accepted", None, None)

@@ -20,7 +20,7 @@ from harness.patterns.evidence import check_evidence, entries_found
 from harness.runner import Job, Runner
 from harness.trace import Trace
 
-from .helpers import DEPOT, run_pattern
+from .helpers import TASKS, run_pattern
 
 EVEREST = tool_reply(("lookup", {"title": "Mount Everest"}), ("lookup", {"title": "Kilimanjaro"}))
 LOOKUP = tool_reply(("lookup", {"title": "Nile"}))
@@ -213,7 +213,7 @@ def test_best_of_n_truncated_verdict_accepts_nothing():
 
 def run_on(model, pattern):
     trace = Trace()
-    ctx = RunContext("q", CountingClient(model, trace), "m", DEPOT.toolset(), trace)
+    ctx = RunContext("q", CountingClient(model, trace), "m", TASKS.toolset(), trace)
     return asyncio.run(pattern.run(ctx)), ctx
 
 
@@ -241,8 +241,8 @@ def test_best_of_n_model_verifier_never_leaves_a_candidate_without_its_verdict(m
 
 
 def run_record(spec, replies, task_id="everest-kilimanjaro"):
-    task = next(t for t in DEPOT.tasks if t.id == task_id)
-    runner = Runner(DEPOT, ScriptedModel(replies), "m")
+    task = next(t for t in TASKS.tasks if t.id == task_id)
+    runner = Runner(TASKS, ScriptedModel(replies), "m")
     record, _ = asyncio.run(runner.run_one(Job(parse_arm(spec), task, 0)))
     return record
 

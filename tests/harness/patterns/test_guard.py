@@ -10,12 +10,12 @@ from harness.patterns.acting import GUARD_OBSERVATION, Actions
 from harness.patterns.base import RunContext
 from harness.trace import Trace
 
-from .helpers import DEPOT, run_pattern
+from .helpers import TASKS, run_pattern
 
 
 def actions(guard):
     trace = Trace()
-    ctx = RunContext("q", CountingClient(ScriptedModel([]), trace), "m", DEPOT.toolset(), trace)
+    ctx = RunContext("q", CountingClient(ScriptedModel([]), trace), "m", TASKS.toolset(), trace)
     return Actions(ctx, ctx.tools, guard), ctx
 
 

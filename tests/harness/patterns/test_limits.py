@@ -12,7 +12,7 @@ from harness.patterns.limits import Limited
 from harness.runner import Job, Runner
 from harness.trace import Trace
 
-from .helpers import DEPOT, run_pattern
+from .helpers import TASKS, run_pattern
 
 
 def costing(tokens, reply):
@@ -39,7 +39,7 @@ class Greedy:
 def run_limited(pattern, options, replies):
     model = ScriptedModel(replies)
     trace = Trace()
-    ctx = RunContext("q", CountingClient(model, trace), "m", DEPOT.toolset(), trace)
+    ctx = RunContext("q", CountingClient(model, trace), "m", TASKS.toolset(), trace)
     outcome = asyncio.run(Limited(pattern, options).run(ctx))
     return outcome, model, ctx
 
@@ -134,7 +134,7 @@ class Slow(ScriptedModel):
 def test_step_timeout_ends_the_run_with_its_status():
     model = Slow([text_reply("x")])
     trace = Trace()
-    ctx = RunContext("q", CountingClient(model, trace), "m", DEPOT.toolset(), trace)
+    ctx = RunContext("q", CountingClient(model, trace), "m", TASKS.toolset(), trace)
     pattern = parse_arm("react:step_timeout_s=0.05").build()
     outcome = asyncio.run(pattern.run(ctx))
     assert outcome.status == "step_timeout" and "0.05 s" in outcome.error
@@ -171,7 +171,7 @@ TEN_A_TEXT = (lambda text: 10 if text else 0, "tokenizer")
 def run_estimated(options, replies, estimate=lambda: TEN_A_TEXT, count_tokens=None):
     model = ScriptedModel(replies)
     trace = Trace()
-    ctx = RunContext("q", CountingClient(model, trace, count_tokens), "m", DEPOT.toolset(), trace)
+    ctx = RunContext("q", CountingClient(model, trace, count_tokens), "m", TASKS.toolset(), trace)
     outcome = asyncio.run(Limited(Greedy(), options, estimate).run(ctx))
     return outcome, model, ctx
 
@@ -221,7 +221,7 @@ def test_without_the_tokenizer_the_ceiling_counts_four_characters_a_token_and_sa
 def test_the_ceiling_estimates_with_the_embedded_tokenizer_by_default():
     model = ScriptedModel([unreported("The Nile is 6,650 km long.")] * 9)
     trace = Trace()
-    ctx = RunContext("q", CountingClient(model, trace), "m", DEPOT.toolset(), trace)
+    ctx = RunContext("q", CountingClient(model, trace), "m", TASKS.toolset(), trace)
     outcome = asyncio.run(Limited(Greedy(), PatternOptions(max_tokens=20)).run(ctx))
     assert outcome.status == "token_budget" and 1 < len(model.requests) < 9
     expected = 1.0 if ceiling_counter()[1] == "tokenizer" else 0.0
@@ -229,8 +229,8 @@ def test_the_ceiling_estimates_with_the_embedded_tokenizer_by_default():
 
 
 def test_the_record_says_how_many_calls_and_tokens_the_ceiling_estimated():
-    task = next(t for t in DEPOT.tasks if t.id == "eiffel-opera-house")
-    runner = Runner(DEPOT, FunctionModel(lambda _: unreported("Answer: 84")), "m")
+    task = next(t for t in TASKS.tasks if t.id == "eiffel-opera-house")
+    runner = Runner(TASKS, FunctionModel(lambda _: unreported("Answer: 84")), "m")
     record, _ = asyncio.run(runner.run_one(Job(parse_arm("self_consistency:samples=3"), task, 0)))
     assert (record.status, record.usage_missing, record.tokens_in) == ("answered", 3, 0)
     assert record.metrics["ceiling_estimated_calls"] == 3.0

@@ -19,7 +19,7 @@ from harness.patterns.tot_proposals import SAMPLE_SYSTEM
 from harness.report.cost import tree_calls
 from harness.trace import Trace
 
-from .helpers import DEPOT, run_pattern
+from .helpers import TASKS, run_pattern
 
 
 def listed(*approaches):
@@ -182,7 +182,7 @@ def always_valid(request):
 
 def run_on(model, spec):
     trace = Trace()
-    ctx = RunContext("q", CountingClient(model, trace), "m", DEPOT.toolset(), trace)
+    ctx = RunContext("q", CountingClient(model, trace), "m", TASKS.toolset(), trace)
     return asyncio.run(parse_arm(spec).build().run(ctx))
 
 

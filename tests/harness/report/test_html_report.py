@@ -212,6 +212,41 @@ def test_a_conversation_holds_the_example_apart_and_says_where_a_new_one_starts(
     assert (entries[9]["same"], entries[11]["same"]) == (False, True)
 
 
+#: A prompt slot's text that would end the block it is shown in and run a script.
+PROMPT_SCRIPT = "</pre><script>alert('prompt')</script> & <b>Answer</b> in a few words.\nThen stop."
+
+
+@pytest.fixture(scope="module")
+def prompted(tmp_path_factory):
+    """A report of ``direct`` and ``direct:prompts=hostile``, whose one slot holds a script."""
+    root = tmp_path_factory.mktemp("prompted")
+    hostile = root / "hostile.toml"
+    hostile.write_text(f"answer = {json.dumps(PROMPT_SCRIPT)}\n")
+    out, path = root / "results", root / "report.html"
+    with FakeServer() as server:
+        args = ["run", "--tasks", "depot", "--limit", "2", "--base-url", server.base_url]
+        args += ["--model", "fake", "--quiet", "--out", str(out)]
+        args += ["--arm", "direct", "--arm", f"direct:prompts={hostile}"]
+        ran = CliRunner().invoke(main, args, env={"LOOPBENCH_API_KEY": "k"})
+    assert ran.exit_code == 0, ran.output
+    made = CliRunner().invoke(report_command, [str(out), "-o", str(path)])
+    assert made.exit_code == 0, made.output
+    [hashed] = {r.prompts_hash for r in read_records(out) if r.prompts_hash}
+    return path, hashed
+
+
+def test_the_page_shows_each_arms_overridden_slots_escaped(prompted, report):
+    path, hashed = prompted
+    html = path.read_text()
+    [section] = re.findall(r'<section id="prompts">(.*?)</section>', html, re.S)
+    assert "direct:prompts=hostile" in section and hashed in section
+    assert "<dt>answer</dt>" in section
+    assert "&lt;/pre&gt;&lt;script&gt;alert(&#39;prompt&#39;)&lt;/script&gt; &amp;" in section
+    assert "<script" not in section and html.count("<script") == 2
+    assert 'href="#prompts"' in html
+    assert 'id="prompts"' not in report.read_text()  # no arm overrode a slot: no section
+
+
 def test_a_folder_without_traces_lists_its_runs_without_them(tmp_path):
     out = tmp_path / "r.html"
     made = CliRunner().invoke(report_command, ["tests/fixtures/results-0.1.0", "-o", str(out)])
@@ -455,3 +490,18 @@ def test_script_in_a_reply_or_a_question_is_shown_as_text_and_never_runs(page):
     assert page.page.evaluate("document.scripts.length") == 2
     page.page.wait_for_timeout(100)
     page.assert_clean()  # no dialog: neither alert ran
+
+
+@browser_test
+def test_the_prompts_an_arm_overrode_are_shown_as_text_and_never_run(browser, prompted):
+    path, hashed = prompted
+    watched = Watched(browser, path)
+    try:
+        assert watched.texts("#prompts h3") == [f"direct:prompts=hostile prompts {hashed}"]
+        assert watched.texts("#prompts dt") == ["answer"]
+        assert watched.texts("#prompts dd pre") == [PROMPT_SCRIPT]
+        assert watched.page.evaluate("document.scripts.length") == 2
+        watched.page.wait_for_timeout(100)
+        watched.assert_clean()  # no dialog: the slot's script did not run
+    finally:
+        watched.page.close()
