@@ -46,7 +46,8 @@ COMMANDS: Mapping[str, tuple[str, str]] = {
     ),
     "patterns": (
         "harness.cli.patterns:patterns_command",
-        "List registered patterns with their options, defaults and cost in model calls.",
+        "List registered patterns (or PATTERN) with their options, defaults and cost in "
+        "model calls; with --prompts, PATTERN's prompt slots as a prompt file.",
     ),
     "plot": ("harness.cli.plot:plot_command", "Plot a results folder to a PNG file."),
     "power": (

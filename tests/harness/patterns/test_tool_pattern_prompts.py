@@ -12,7 +12,7 @@ from harness.models.scripted import ScriptedModel, tool_reply
 from harness.patterns.base import RunContext
 from harness.trace import Trace
 
-from .helpers import DEPOT
+from .helpers import TASKS
 
 NILE = ("lookup", {"title": "Nile"})
 
@@ -23,7 +23,7 @@ def run(tmp_path, spec, replies, **slots):
     prompt_file.write_text("".join(f"{k} = {json.dumps(v)}\n" for k, v in slots.items()))
     arm = parse_arm(f"{spec}{',' if ':' in spec else ':'}prompts={prompt_file}")
     model, trace = ScriptedModel(replies), Trace()
-    tools = DEPOT.toolset(arm.options.tool_options())
+    tools = TASKS.toolset(arm.options.tool_options())
     ctx = RunContext(
         "How old?", CountingClient(model, trace), "m", tools, trace, prompts=arm.prompts
     )
