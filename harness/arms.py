@@ -5,6 +5,10 @@ canonical (booleans as on/off): ``react_text:guard=on``. Defaults are not part o
 so adding an option with a default renames no arm and a regression check across a
 release still matches arms. Records keep the full resolved options beside it, and
 ``compare`` says when a matched arm's resolved options differ (a default changed).
+
+A pipeline's stages are arms of their own, written ``PATTERN;key=value;...`` with ``>``
+between two, since ``,`` separates the pipeline's options:
+``pipeline:max_steps=12,stages=plan_execute>react_text;guard=on``.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from harness.files import read_toml
 from harness.patterns.base import Pattern, PatternOptions
 from harness.patterns.catalog import lookup
 from harness.patterns.limits import Limited
+from harness.patterns.pipeline import PipelineOptions
 from harness.patterns.prompts import prompts_hash
 from harness.patterns.registry import PatternInfo, UnknownPattern
 from tasks.tool_registry import ToolOptionsError, UnknownTool, check_tool_choices
@@ -52,29 +57,56 @@ class Arm:
         return self.info.name
 
     @property
-    def spec(self) -> str:
-        """The arm's identity: the pattern and the options set explicitly, sorted; with
-        overridden prompts, ``prompts=`` their name."""
+    def stages(self) -> tuple[Arm, ...]:
+        """A pipeline's stages, each an arm of its own; none for any other pattern."""
+        if not isinstance(self.options, PipelineOptions):
+            return ()
+        return tuple(s for s in self.options.parsed_stages if isinstance(s, Arm))
+
+    @property
+    def set_options(self) -> dict[str, Any]:
+        """The options set explicitly; with overridden prompts, ``prompts`` their name."""
         values = self.options.model_dump(include=self.options.model_fields_set)
         if self.prompts:
             values["prompts"] = self.prompts_name
-        return _written(self.pattern, values)
+        return values
+
+    @property
+    def spec(self) -> str:
+        """The arm's identity: the pattern and the options set explicitly, sorted."""
+        return _written(self.pattern, self.set_options)
 
     @property
     def resolved(self) -> dict[str, Any]:
         """Every option's value, defaults included, as records keep them; with overridden
-        prompts, their text by slot."""
+        prompts, their text by slot; a pipeline's stages, each resolved with its pattern."""
         values = self.options.model_dump()
+        if self.stages:
+            values["stages"] = [{"pattern": s.pattern} | s.resolved for s in self.stages]
         return values | {"prompts": dict(self.prompts)} if self.prompts else values
+
+    @property
+    def prompt_overrides(self) -> dict[str, str]:
+        """Every slot the arm overrides, its stages' too (``stage N.SLOT``): what a record's
+        ``prompts_hash`` is the hash of."""
+        found = dict(self.prompts)
+        for number, stage in enumerate(self.stages, start=1):
+            found |= {f"stage {number}.{slot}": text for slot, text in stage.prompts.items()}
+        return found
+
+    @property
+    def takes_tools(self) -> bool:
+        """The arm calls the task set's tools: its pattern does, or one of its stages."""
+        return self.options.takes_tools or any(s.takes_tools for s in self.stages)
 
     def build(self) -> Pattern:
         return Limited(self.info.build(self.options), self.options)
 
 
-def _written(pattern: str, values: dict[str, Any]) -> str:
+def _written(pattern: str, values: dict[str, Any], colon: str = ":", comma: str = ",") -> str:
     if not values:
         return pattern
-    return pattern + ":" + ",".join(f"{k}={show_value(values[k])}" for k in sorted(values))
+    return pattern + colon + comma.join(f"{k}={show_value(values[k])}" for k in sorted(values))
 
 
 def show_value(value: object) -> str:
@@ -110,8 +142,10 @@ def parse_arm(text: str) -> Arm:
     unknown = sorted(set(raw) - set(fields))
     if unknown:
         choices = ", ".join(sorted(fields)) or "none"
+        staged = " (a stage's own options follow it after ';')" if "stages" in fields else ""
         raise ArmError(
-            f"arm {text!r}: {info.name} has no option {unknown[0]!r}; its options: {choices}"
+            f"arm {text!r}: {info.name} has no option {unknown[0]!r}; its options: "
+            f"{choices}{staged}"
         )
     try:
         options = info.options_model.model_validate(raw)
@@ -121,6 +155,8 @@ def parse_arm(text: str) -> Arm:
             for e in exc.errors()
         )
         raise ArmError(f"arm {text!r}: {problems} (booleans are on/off)") from None
+    if isinstance(options, PipelineOptions):
+        options = _with_stages(text, options)
     try:  # a plugin pattern's options for the tools, refused before any run
         check_tool_choices(options.tool_options())
     except (UnknownTool, ToolOptionsError) as exc:
@@ -132,6 +168,46 @@ def parse_arm(text: str) -> Arm:
             f"({floor.why}); max_steps is {options.max_steps}"
         )
     return Arm(info, options, prompts, prompts_name)
+
+
+def _with_stages(text: str, options: PipelineOptions) -> PipelineOptions:
+    """A pipeline's options holding its stages, each parsed as an arm, and ``stages`` written
+    canonically; ``ArmError`` in one line, naming the stage, otherwise."""
+    stages = [_stage(text, n, s) for n, s in enumerate(options.stages.split(">"), start=1)]
+    if len(stages) < 2:
+        raise ArmError(f"arm {text!r}: a pipeline chains two stages or more: PATTERN>PATTERN")
+    tools: dict[str, Mapping[str, str]] = {}
+    for number, stage in enumerate(stages, start=1):
+        for tool, choice in stage.options.tool_options().items():
+            if tools.setdefault(tool, choice) != choice:
+                raise ArmError(
+                    f"arm {text!r}: stage {number} gives the tool {tool!r} {dict(choice)}, a "
+                    f"stage before it {dict(tools[tool])}: a run has one set of tools, give "
+                    "every stage the same"
+                )
+    canonical = ">".join(_written(s.pattern, s.set_options, ";", ";") for s in stages)
+    if canonical != options.stages:  # the default is canonical, and stays unset
+        options = options.model_copy(update={"stages": canonical})
+    return options.with_stages(stages)
+
+
+def _stage(text: str, number: int, written: str) -> Arm:
+    """Stage ``number`` of pipeline arm ``text``, written ``PATTERN;key=value;...``."""
+    pattern, _, rest = written.strip().partition(";")
+    if not pattern.strip() or ":" in pattern:
+        raise ArmError(
+            f"arm {text!r}: stage {number} is {written!r}; write a stage as PATTERN or "
+            "PATTERN;key=value;... (stages=plan_execute>react_text;guard=on)"
+        )
+    inner = f"{pattern}:{rest.replace(';', ',')}"
+    try:
+        stage = parse_arm(inner)
+    except (UnknownPattern, ArmError) as exc:
+        why = str(exc).removeprefix(f"arm {inner!r}: ")
+        raise type(exc)(f"arm {text!r}: stage {number}: {why}") from None
+    if stage.stages:
+        raise ArmError(f"arm {text!r}: stage {number} is a pipeline; list its stages instead")
+    return stage
 
 
 def _prompt_file(text: str, info: PatternInfo, given: str | None) -> tuple[dict[str, str], str]:

@@ -16,6 +16,7 @@ from typing import Annotated, Any, Literal
 from pydantic import (
     AfterValidator,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     ValidationError,
@@ -48,6 +49,70 @@ def _filled(what: str, hint: str = "") -> AfterValidator:
     return AfterValidator(check)
 
 
+#: Characters an arm's text is written with: an arm table's values may not hold them.
+ARM_MARKS = ",;>|"
+ARM_TABLE_EXAMPLE = '{pattern = "pipeline", stages = [{pattern = "cot"}, {pattern = "direct"}]}'
+
+
+class StageTable(BaseModel):
+    """An arm, or a pipeline's stage, written as a table: ``{pattern = "react_text", guard =
+    true}``; its other keys are its options (``prompts`` a prompt file)."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+    __pydantic_extra__: dict[str, bool | int | float | str]
+    pattern: str = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _no_marks(self) -> StageTable:
+        for key, value in [("pattern", self.pattern), *(self.model_extra or {}).items()]:
+            marks = ARM_MARKS + ":" if key == "pattern" else ARM_MARKS
+            if any(mark in str(value) for mark in marks):
+                raise ValueError(f"{key} {value!r} holds one of {' '.join(marks)}")
+        return self
+
+    def options(self) -> list[str]:
+        """Its options as an arm's text writes them."""
+        extra = (self.model_extra or {}).items()
+        return [f"{k}={('on' if v else 'off') if isinstance(v, bool) else v}" for k, v in extra]
+
+
+class ArmTable(StageTable):
+    """An arm written as a table; a pipeline's ``stages`` a list of tables, each a stage
+    with options of its own: ``{pattern = "pipeline", stages = [{pattern = "cot"},
+    {pattern = "react_text", guard = true}]}``."""
+
+    stages: list[StageTable] | None = None
+
+    @property
+    def text(self) -> str:
+        """The arm as ``--arm`` takes it (``pipeline:stages=cot>react_text;guard=on``)."""
+        options = self.options()
+        if self.stages is not None:
+            stages = (";".join([s.pattern, *s.options()]) for s in self.stages)
+            options.append("stages=" + ">".join(stages))
+        return f"{self.pattern}:{','.join(options)}" if options else self.pattern
+
+
+def _table_as_text(value: object) -> object:
+    """An arm written as a table, as the text it stands for; any other value as it is."""
+    if not isinstance(value, dict):
+        return value
+    try:
+        return ArmTable.model_validate(value, strict=True).text
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc, why = first["loc"], first["msg"].removeprefix("Value error, ")
+        if loc and loc[-1] in ("bool", "int", "float", "str"):  # an option's types, each failed
+            loc, why = loc[:-1], "an option's value is a text, a number, or true or false"
+        where = ".".join(str(part) for part in loc) or "it"
+        message = f"an arm table's {where}: {why} (e.g. {ARM_TABLE_EXAMPLE})"
+        raise PydanticCustomError("arm_table", "{message}", {"message": message}) from None
+
+
+#: An arm as text, or as a table (``ArmTable``) read as the text it stands for.
+ArmText = Annotated[str, BeforeValidator(_table_as_text)]
+
+
 class ModelEntry(BaseModel):
     """One model of a grid: its name and where it is served."""
 
@@ -69,8 +134,9 @@ class RunConfig(BaseModel):
     tasks: str = Field(default="depot", min_length=1)
     """A built-in task set's name, or a folder (a relative one is read from an experiment
     file's folder)."""
-    arms: list[str] = Field(default_factory=list)
-    """Arm specs; ``a|b`` alternatives expand into every combination."""
+    arms: list[ArmText] = Field(default_factory=list)
+    """Arm specs; ``a|b`` alternatives expand into every combination. An arm may be a table
+    (``ArmTable``), a pipeline's stages a list of tables."""
     repeats: int = Field(default=1, ge=1)
     """Runs of every (model, arm, task)."""
     limit: int | None = Field(default=None, ge=1)
@@ -232,8 +298,9 @@ def build(data: dict[str, Any], where: str = "the run's settings") -> RunConfig:
 class ExperimentFile(RunConfig):
     """An experiment file: a RunConfig that lists its arms."""
 
-    arms: list[str] = Field(min_length=1)
-    """Arm specs; ``a|b`` alternatives expand into every combination."""
+    arms: list[ArmText] = Field(min_length=1)
+    """Arm specs; ``a|b`` alternatives expand into every combination. An arm may be a table
+    (``ArmTable``), a pipeline's stages a list of tables."""
 
 
 EXPERIMENT_EXAMPLE = 'arms = ["direct", "react_text:guard=on"], tasks = "depot", repeats = 3'
@@ -300,7 +367,8 @@ def arms_line(path: Path) -> str:
     whole by ``load_experiment`` already)."""
     path = experiment_path(path)
     try:
-        line = toml_line(read_text(path, ConfigError, "a TOML experiment file"), ("arms",))
+        text = read_text(path, ConfigError, "a TOML experiment file")
+        line = toml_line(text, ("arms",)) or toml_line(text, ("arms", 0))  # or [[arms]]
     except ConfigError:  # changed since: the field is still named
         line = None
     return f"{path}: field 'arms'{f' on line {line}' if line else ''}"

@@ -68,6 +68,7 @@ from harness.event_models.patterns import (
     ReplanEvent,
     ReplanFailedEvent,
     RevisionUnfinishedEvent,
+    StageEvent,
     StepFailedEvent,
     StepStatus,
     StepStatusEvent,
@@ -125,6 +126,7 @@ __all__ = [
     "RequestEvent",
     "ResponseEvent",
     "RevisionUnfinishedEvent",
+    "StageEvent",
     "StepFailedEvent",
     "StepStatus",
     "StepStatusEvent",
@@ -177,6 +179,7 @@ Event = (
     | PhasePlanEvent
     | PhaseStatusEvent
     | TaskStatusEvent
+    | StageEvent
     | OtherEvent
 )
 #: Each kind this version writes, and its model.

@@ -228,7 +228,7 @@ class Runner:
             arm=job.arm.spec,
             pattern=job.arm.pattern,
             options=job.arm.resolved,
-            prompts_hash=prompts_hash(job.arm.prompts),
+            prompts_hash=prompts_hash(job.arm.prompt_overrides),
             task_set=self.taskset.name,
             task_id=job.task.id,
             task_fingerprint=job.task.fingerprint,
@@ -237,7 +237,7 @@ class Runner:
             model=model,
             sampling=self.settings.sampling.sent(),
             status=outcome.status,
-            tools_offered=job.arm.options.takes_tools and len(self._tools(job.arm)) > 0,
+            tools_offered=job.arm.takes_tools and len(self._tools(job.arm)) > 0,
             answer_kind="code" if self.taskset.is_code else "text",
             # Graded whole above; kept on disk within the trace's limit, like every reply.
             answer=None

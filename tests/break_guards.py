@@ -18,6 +18,7 @@ ROOT = Path(__file__).parents[1]
 P = "harness/patterns/"
 T = "tests/harness/patterns/"
 LIMITS = [T + "test_limits.py", T + "test_budgets.py"]
+PL = T + "test_pipeline.py::"
 CODE = T + "test_coding.py"
 GRADER = "tests/graders/test_code_tests.py"
 SC = T + "test_self_consistency.py"
@@ -90,6 +91,30 @@ MUTATIONS = [
     ("plan_execute and goal_decomposition refusal", P + "steps.py",
      "PLANNED_FLOOR = CallFloor(3,", "PLANNED_FLOOR = CallFloor(0,",
      [T + "test_plan_execute.py", T + "test_goal_decomposition.py"]),
+    ("pipeline refusal: below its stages' call floors added up", P + "pipeline.py",
+     "return CallFloor(sum(floors),", "return CallFloor(max(floors),",
+     [PL + "test_a_pipeline_below_its_stages_floors_added_up_is_refused_with_no_request"]),
+    ("pipeline: each stage within what the whole pipeline's max_steps leaves it", P + "pipeline.py",
+     "steps = min(own.max_steps, ctx.calls_left(self.options) - reserved)",
+     "steps = own.max_steps",
+     [PL + "test_no_run_exceeds_max_steps_and_every_stage_gets_its_calls"]),
+    ("pipeline: a stage's step numbers carry on after the calls before it", P + "pipeline.py",
+     'update={"step": step + self.offset}', 'update={"step": step}',
+     [PL + "test_the_trace_holds_every_stage_with_its_steps_numbered_on"]),
+    ("pipeline: each stage after the first is given the answer before it", P + "pipeline.py",
+     'given = PROMPTS.render(ctx, "handover", **variables)', "given = ctx.question",
+     [PL + "test_each_stage_is_given_the_question_and_the_previous_stages_answer"]),
+    ("pipeline: a limit its stage traced is not traced twice", P + "limits.py",
+     "if outcome.status in LIMIT_STATUSES and not ctx.trace.count(LimitReachedEvent):",
+     "if outcome.status in LIMIT_STATUSES:",
+     [PL + "test_a_stage_that_does_not_answer_ends_the_pipeline_with_its_status"]),
+    ("pipeline: a call that reported no usage is estimated once", P + "pipeline.py",
+     "Limited(stage.info.build(limits), limits, estimate=None)",
+     "Limited(stage.info.build(limits), limits)",
+     [PL + "test_a_call_that_reported_no_usage_is_estimated_once_for_the_ceiling"]),
+    ("pipeline: two stages giving one tool other options are refused", "harness/arms.py",
+     "if tools.setdefault(tool, choice) != choice:", "if False:",
+     [PL + "test_a_stage_written_wrong_is_refused_in_one_line"]),
     ("reflection refusal", P + "reflection.py", "return CallFloor(2 * cycles + 1,",
      "return CallFloor(1,", [T + "test_reflection.py"]),
     ("best_of_n refusal", P + "best_of_n.py", 'return CallFloor(2, "a candidate and its verdict")',

@@ -593,6 +593,22 @@ EXPERIMENTS = [
         id="arm-option-unknown",
     ),
     case(
+        experiment('arms = [\n  {pattern = "pipeline", stages = [{guard = true}]},\n]\n'),
+        "exp.toml",
+        "field 'arms.0' on line 1",
+        "stages.0.pattern",
+        id="arm-table-stage-without-pattern",
+    ),
+    case(
+        experiment(
+            '[[arms]]\npattern = "pipeline"\nstages = [{pattern = "cot"}, {pattern = "nope"}]\n'
+        ),
+        "exp.toml",
+        "field 'arms' on line 1",
+        "stage 2: no pattern named 'nope'",
+        id="arm-table-stage-unknown",
+    ),
+    case(
         experiment(f'arms = ["direct"]\nrepeats = {LONG_NUMBER}\n'),
         "exp.toml",
         "number too long",
@@ -766,6 +782,18 @@ RESUMES = [
         cli(*RUN, "--arm", "self_consistency:samples=100,max_steps=5", "--out", "{tmp}/out"),
         "needs max_steps of at least 100",
         id="arm-fewer-steps-than-samples",
+    ),
+    case(
+        cli(*RUN, "--arm", "pipeline:max_steps=3,stages=plan_execute>cot", "--out", "{tmp}/out"),
+        "needs max_steps of at least 4",
+        "plan_execute 3, cot 1",
+        id="pipeline-below-its-stages-floors",
+    ),
+    case(
+        cli(*RUN, "--arm", "pipeline:stages=cot>react_text:guard=on", "--out", "{tmp}/out"),
+        "stage 2 is 'react_text:guard=on'",
+        "PATTERN;key=value",
+        id="pipeline-stage-written-as-an-arm",
     ),
     case(
         cli(*RUN, "--arm", "direct", "--out", f"{__file__}/sub"),

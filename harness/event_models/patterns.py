@@ -1,5 +1,6 @@
 """Each pattern's own events: plans and their steps, checks, critiques, verdicts, votes, the
-tree of thought's levels and proposals, and goal decomposition's phases and tasks."""
+tree of thought's levels and proposals, goal decomposition's phases and tasks, and where
+each stage of a pipeline starts."""
 
 from __future__ import annotations
 
@@ -209,3 +210,13 @@ class TaskStatusEvent(TraceEvent):
     phase: str
     task: str
     status: Literal["done", "failed"]
+
+
+class StageEvent(TraceEvent):
+    """A pipeline's stage starts: the events up to the next stage event are its."""
+
+    kind: Literal["stage"] = "stage"
+    stage: int
+    """Its number, from 1."""
+    arm: str
+    """The stage as an arm: its pattern and the options it sets (``react_text:guard=on``)."""

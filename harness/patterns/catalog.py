@@ -13,6 +13,7 @@ from harness.patterns import (  # noqa: F401  (importing a pattern registers it)
     cot,
     direct,
     goal_decomposition,
+    pipeline,
     plan,
     plan_execute,
     react,

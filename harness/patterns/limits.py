@@ -66,7 +66,7 @@ class LimitedClient:
         self,
         counted: CountedClient,
         options: PatternOptions,
-        estimate: Callable[[], CeilingCount] = ceiling_counter,
+        estimate: Callable[[], CeilingCount] | None = ceiling_counter,
     ) -> None:
         self._counted = counted
         self._options = options
@@ -137,6 +137,8 @@ class LimitedClient:
                     f"a model call took longer than {opts.step_timeout_s:g} s"
                 ) from None
         self._reply = response.message
+        if self._estimate is None:  # the client below estimates what was not reported
+            return response
         if response.usage.missing > response.usage.estimated:  # not estimated for the counts
             count, self.estimated_by = self._estimate()
             usage = estimated_usage(count, request, response)
@@ -149,8 +151,9 @@ class LimitedClient:
 class Limited:
     inner: Pattern
     options: PatternOptions
-    #: How the token ceiling counts a call that reported no usage.
-    estimate: Callable[[], CeilingCount] = ceiling_counter
+    #: How the token ceiling counts a call that reported no usage; None where the client it
+    #: is given counts them already (a pipeline's stage).
+    estimate: Callable[[], CeilingCount] | None = ceiling_counter
 
     @property
     def name(self) -> str:
@@ -181,7 +184,8 @@ class Limited:
             )
         if estimated := client.ceiling_metrics():
             outcome.metrics = outcome.metrics | estimated
-        if outcome.status in LIMIT_STATUSES:
+        if outcome.status in LIMIT_STATUSES and not ctx.trace.count(LimitReachedEvent):
+            # (a pipeline's stage that hit the limit has traced it already)
             answers = ctx.trace.answers()
             conversation = [wire_message(m) for m in outcome.messages or client.conversation]
             ctx.emit(
