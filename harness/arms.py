@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -241,6 +242,23 @@ def arm(spec: str, prompts: Mapping[str, str] | None = None, name: str = "") -> 
     if problems := parsed.info.prompts.problems(prompts):
         raise PromptFileError(f"arm {spec!r}: prompts: {'; '.join(problems)}")
     return replace(parsed, prompts=dict(prompts), prompts_name=name or str(prompts_hash(prompts)))
+
+
+#: A prompt file an arm or a stage names: what follows ``prompts=`` up to the next option.
+_PROMPT_FILE = re.compile(r"(?<=prompts=)[^,;>]+")
+
+
+def prompt_files_in(spec: str, folder: Path) -> str:
+    """``spec`` with each relative prompt file it names (the arm's or a stage's) that stands
+    in ``folder`` named by its path there: an experiment file's arms name theirs from the
+    file's folder, as its task set is; a Ray worker reads them at the driver's paths."""
+
+    def there(found: re.Match[str]) -> str:
+        given = Path(found.group(0))
+        path = folder / given
+        return str(path.resolve()) if not given.is_absolute() and path.is_file() else str(given)
+
+    return _PROMPT_FILE.sub(there, spec)
 
 
 #: The most arms one grid may stand for; a typo in a grid should not exhaust memory.

@@ -340,10 +340,12 @@ def load_experiment(path: Path) -> RunConfig:
             f"{toml_problems(path, text, exc)}; write e.g. {EXPERIMENT_EXAMPLE}"
         ) from None
     config = RunConfig.model_validate(written.model_dump(exclude_unset=True))
+    from harness.arms import prompt_files_in  # the registry's module: only here
+
+    arms = [prompt_files_in(arm, path.parent) for arm in config.arms]  # from the file's folder
     folder = path.parent / config.tasks
-    if folder.is_dir():
-        config = config.model_copy(update={"tasks": str(folder)})
-    return config
+    tasks = str(folder) if folder.is_dir() else config.tasks
+    return config.model_copy(update={"tasks": tasks, "arms": arms})
 
 
 def checked_experiment(path: Path, plugins: Sequence[str] = ()) -> RunConfig:

@@ -34,7 +34,7 @@ from typing import Any
 from graders.isolation import SandboxError
 from graders.sandbox import Sandbox
 from graders.sandbox_limits import Limits
-from harness.arms import Arm, ArmError, parse_arm
+from harness.arms import Arm, ArmError, parse_arm, parse_arms, prompt_files_in
 from harness.config import RunConfig
 from harness.endpoints import connection, open_clients, resolve_endpoints
 from harness.executors import ExecutorError, RayUnavailable
@@ -184,6 +184,11 @@ class Worker:
                 f"its task set {self.setup.config.tasks!r} {differs} {job.task_id!r}: give every "
                 "worker the driver's task set"
             )
+        if not self._arms:  # the driver's arms, their prompt files read at its paths
+            try:
+                self._arms = {arm.spec: arm for arm in parse_arms(self.setup.config.arms)}
+            except (UnknownPattern, ArmError) as exc:
+                raise _refused(f"{exc} (is the plugin installed on the workers?)") from None
         arm = self._arms.get(job.arm)
         if arm is None:
             try:
@@ -240,13 +245,15 @@ class RayExecutor:
 
     @classmethod
     def for_config(cls, config: RunConfig, endpoints: Sequence[Endpoint]) -> RayExecutor:
-        """The executor of ``config``'s runs on its endpoints: a folder of tasks is read at
-        the same path on every worker, and a worker refuses to start without a key for a
-        model the driver had one for."""
+        """The executor of ``config``'s runs on its endpoints: a folder of tasks and the
+        arms' prompt files are read at the same paths on every worker, and a worker refuses
+        to start without a key for a model the driver had one for."""
         tasks = Path(config.tasks)
-        setup = (
-            config.model_copy(update={"tasks": str(tasks.resolve())}) if tasks.is_dir() else config
-        )
+        here = {
+            "tasks": str(tasks.resolve()) if tasks.is_dir() else config.tasks,
+            "arms": [prompt_files_in(arm, Path.cwd()) for arm in config.arms],
+        }
+        setup = config.model_copy(update=here)
         keyed = tuple(e.model for e in endpoints if e.api_key is not None)
         return cls(WorkerSetup(setup, keyed))
 

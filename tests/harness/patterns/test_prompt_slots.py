@@ -15,8 +15,9 @@ import pytest
 from click.testing import CliRunner
 
 import loopbench
-from harness.arms import parse_arm
+from harness.arms import parse_arm, prompt_files_in
 from harness.cli.main import main
+from harness.config import load_experiment
 from harness.fakes.code_responder import CodeResponder
 from harness.fakes.fake_server import FakeServer, Responder, default_responder
 from harness.models.counting import CountingClient
@@ -271,3 +272,23 @@ def test_without_an_override_a_repeat_shows_the_built_in_guard(spec: str, tmp_pa
     )
     sent_ = run_with(tmp_path, spec, replies)
     assert GUARD_OBSERVATION in sent_[2].messages[-1].content
+
+
+def test_an_experiment_files_prompt_files_are_read_from_its_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = tmp_path / "experiments"
+    folder.mkdir()
+    (folder / "terse.toml").write_text('step = "Be terse. End with Answer: X."\n')
+    (folder / "grid.toml").write_text(
+        'arms = ["cot:prompts=terse.toml", "pipeline:stages=cot;prompts=terse.toml>direct"]\n'
+    )
+    monkeypatch.chdir(tmp_path)  # elsewhere: the files are named from the experiment's folder
+    config = load_experiment(folder / "grid.toml")
+    arms = [parse_arm(spec) for spec in config.arms]
+    assert [arm.spec for arm in arms] == [
+        "cot:prompts=terse",
+        "pipeline:stages=cot;prompts=terse>direct",
+    ]
+    assert arms[0].prompts == {"step": "Be terse. End with Answer: X."}
+    assert prompt_files_in("cot:prompts=/abs/x.toml", folder) == "cot:prompts=/abs/x.toml"
