@@ -855,7 +855,7 @@ MUTATIONS = [
      [AXIS + "test_power_and_measured_cost_keep_each_models_arms_apart"]),
     # The report of a large folder: a fixed sample of runs, its aggregates over all.
     ("a report lists every run up to the threshold", "harness/report/html/_page.py",
-     "    if len(frame) <= LIST_ALL_RUNS:", "    if len(frame) < LIST_ALL_RUNS:",
+     "    if len(frame) > LIST_ALL_RUNS:", "    if len(frame) >= LIST_ALL_RUNS:",
      [SCALE + "test_the_threshold_is_a_number_of_runs_listed_in_full"]),
     ("a large report lists at most K runs per arm and label", "harness/report/html/_sample.py",
      'by_label = _first(labels[labels["label"].notna()], ["model", "arm", "label"], PER_LABEL)',

@@ -36,6 +36,7 @@ from harness.report.table import Measures, repeat_measures, summarize, with_refe
 from harness.results.columns import UNREAD, read_frames
 from harness.results.frames import Pricing, records_frame
 from harness.results.reading import has_traces, read_records
+from harness.results.records import RunRecord
 from harness.stats.separation import StoppedRun
 
 #: What the two labels without a rule mean (docs/failures.md).
@@ -87,18 +88,7 @@ def build_page(results: Path, pricing: Pricing, reference: str | None = None) ->
     Every table, plot and count is over all the runs, read as columns; the run list holds
     every run up to ``LIST_ALL_RUNS`` and a fixed sample above (``_sample``), whose records
     and traces alone are then read."""
-    # Run ids find the listed runs; versions are a fact; prompt hashes name the prompts
-    # arms overrode; answers, when the folder has traces, are what the failure rules read
-    # beside them (labelled_frame reads again without).
-    kept = {"run_id", "loopbench_version", "prompts_hash"}
-    kept |= {"answer"} if has_traces(results) else set()
-    drop = [name for name in UNREAD if name not in kept]
-    frame, retried = read_frames(results, pricing, drop=drop)
-    records = None
-    if len(frame) <= LIST_ALL_RUNS:  # the page lists every run, answer and trace included
-        records = read_records(results)
-        if len(records) != len(frame):  # a writer added runs in between: one reading for both
-            frame = records_frame(records, pricing).drop(columns=drop, errors="ignore")
+    frame, retried, records = _read(results, pricing)
     if frame.empty:
         raise BadInput(f"{results}: no finished runs yet")
     summary = summarize(frame, retried=retried, measures=Measures(pass_k=repeat_measures(frame)))
@@ -143,6 +133,26 @@ def build_page(results: Path, pricing: Pricing, reference: str | None = None) ->
         sample=sample,
         prompts=overridden_prompts(frame),
     )
+
+
+def _read(
+    results: Path, pricing: Pricing
+) -> tuple[pd.DataFrame, pd.DataFrame, list[RunRecord] | None]:
+    """The runs and the superseded records, as columns, and the records themselves when
+    the page lists every run (up to ``LIST_ALL_RUNS``: answers and traces included)."""
+    # Run ids find the listed runs; versions are a fact; prompt hashes name the prompts
+    # arms overrode; answers, when the folder has traces, are what the failure rules read
+    # beside them (labelled_frame reads again without).
+    kept = {"run_id", "loopbench_version", "prompts_hash"}
+    kept |= {"answer"} if has_traces(results) else set()
+    drop = [name for name in UNREAD if name not in kept]
+    frame, retried = read_frames(results, pricing, drop=drop)
+    if len(frame) > LIST_ALL_RUNS:
+        return frame, retried, None
+    records = read_records(results)
+    if len(records) != len(frame):  # a writer added runs in between: one reading for both
+        frame = records_frame(records, pricing).drop(columns=drop, errors="ignore")
+    return frame, retried, records
 
 
 def _rule(label: Label) -> str:
