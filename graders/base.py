@@ -10,15 +10,21 @@ the way (``measures``: the code-test grader's edits).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from graders.code_check import CodeCheck
-from graders.exact import Grade
+from graders.exact import Grade, normalise
+from graders.final_answer import final_answer
 from graders.sandbox import Sandbox
 
 TaskT = TypeVar("TaskT")
+
+#: A check a pattern may run on an answer without the answer key (Game of 24's: the
+#: expression uses the task's numbers and makes 24): its verdict and why.
+AnswerCheck = Callable[[str], Grade]
 
 
 @dataclass(frozen=True)
@@ -32,6 +38,9 @@ class GraderSetup:
     sandbox: Sandbox | None = None
     """The sandbox a caller made for a grader that runs code; unset, such a grader makes
     one with ``timeout_s``."""
+    options: Mapping[str, Any] = field(default_factory=dict)
+    """The grader's options: taskset.toml's ``grader_options`` or ``--grader NAME:K=V``;
+    a factory refuses one it does not take (``BadInput``)."""
 
 
 class Grader(ABC, Generic[TaskT]):
@@ -44,6 +53,17 @@ class Grader(ABC, Generic[TaskT]):
     def check(self, task: TaskT) -> CodeCheck | None:
         """What a pattern may run on its code before answering; none by default."""
         return None
+
+    def answer_check(self, task: TaskT) -> AnswerCheck | None:
+        """A check a pattern may run on an answer (best_of_n's ``verifier=check``,
+        reflexion's ``check=grader``); only a grader whose verdict needs nothing the task
+        hides from the model offers one. None by default."""
+        return None
+
+    def canonical(self, task: TaskT, answer: str) -> str:
+        """The answer as votes and agreement compare it: equal for answers the grader reads
+        alike. By default the final answer (graders/final_answer.py), normalised."""
+        return normalise(final_answer(answer))
 
     def measures(self, task: TaskT, answers: list[str], verdicts: list[bool]) -> dict[str, float]:
         """Measures of the answers given on the way (``verdicts``: whether each was right),

@@ -69,6 +69,8 @@ _NUMBER = re.compile(rf"(?P<sign>[-\u2212])?(?P<digits>{_DIGITS})|{_WORDS}", re.
 class Grade:
     correct: bool
     reason: str
+    score: float | None = None
+    """A graded measure in [0, 1] besides the verdict (an F1 score), recorded with the run."""
 
 
 def numbers_in(text: str) -> list[float]:

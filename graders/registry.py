@@ -9,8 +9,8 @@ one. Plugins add graders with ``@loopbench.register_grader`` (harness/plugins.py
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from graders.base import Grader, GraderSetup
@@ -21,6 +21,24 @@ from harness.registry import Registry
 
 GraderFactory = Callable[[GraderSetup], Grader[Any]]
 FactoryT = TypeVar("FactoryT", bound=GraderFactory)
+
+#: A task set's own file (a CSV row's answer cell, an Inspect sample's target) made into
+#: the grader's ``expected``: the target, and what else the row gives by name (``choices``,
+#: ``tolerance``).
+TargetReader = Callable[[Any, Mapping[str, Any]], Any]
+
+
+@dataclass(frozen=True)
+class SelfCase:
+    """One answer the grader must judge as said: ``loopbench grade --self-test`` runs it."""
+
+    expected: Any
+    """The task's ``expected``, as tasks.jsonl writes it."""
+    answer: str
+    correct: bool
+    why: str = ""
+    options: Mapping[str, Any] = field(default_factory=dict)
+    """The grader's options for this case (``GraderSetup.options``)."""
 
 
 class UnknownGrader(UnknownName):
@@ -39,6 +57,11 @@ class GraderInfo:
     """One task line as the grader reads it, shown when a line is wrong."""
     runs_code: bool = False
     """It runs model-written code: callers make its sandbox (and say how isolated it is)."""
+    cases: tuple[SelfCase, ...] = ()
+    """What ``grade --self-test`` checks it on."""
+    from_target: TargetReader | None = None
+    """How a row of a CSV, JSONL, Parquet or Inspect file becomes its ``expected``; a grader
+    without one grades only sets in its own tasks.jsonl format."""
 
     def build(self, setup: GraderSetup) -> Grader[Any]:
         return self.factory(setup)
@@ -59,6 +82,8 @@ def register_grader(
     *,
     example: str = "",
     runs_code: bool = False,
+    cases: tuple[SelfCase, ...] = (),
+    from_target: TargetReader | None = None,
 ) -> Callable[[FactoryT], FactoryT]:
     """Register the decorated factory as the grader ``name``, which a task set then names
     in its taskset.toml (``grader = "last_word"``).
@@ -68,7 +93,9 @@ def register_grader(
     ``GraderSetup`` and returns a ``Grader``, whose ``async grade(task, answer)`` returns a
     ``Grade``. ``example`` is a task line, shown when a line is wrong; ``runs_code`` says
     the grader runs model-written code, so that callers make it a sandbox
-    (``GraderSetup.sandbox``) and say how isolated it is.
+    (``GraderSetup.sandbox``) and say how isolated it is. ``cases`` are answers
+    ``grade --self-test`` checks it on; ``from_target`` makes a data file's answer cell
+    its ``expected`` (``--tasks data.csv``).
 
         class WordTask(loopbench.TaskBase):
             expected: str
@@ -90,7 +117,8 @@ def register_grader(
                 f"not {task_model!r}"
             )
         shown = example or GraderInfo.example
-        GRADERS.add(name, GraderInfo(name, task_model, factory, summary, shown, runs_code))
+        info = GraderInfo(name, task_model, factory, summary, shown, runs_code, cases, from_target)
+        GRADERS.add(name, info)
         return factory
 
     return add

@@ -191,6 +191,8 @@ class Runner:
             trace,
             code=self._grading.check(job.task),
             prompts=job.arm.prompts,
+            canonical=self._grading.canonical(job.task),
+            answer_check=self._grading.answer_check(job.task),
         )
         started_at = datetime.now(UTC).isoformat(timespec="milliseconds")
         began = time.perf_counter()

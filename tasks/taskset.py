@@ -21,7 +21,8 @@ that made it; none of these enter a fingerprint.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -76,6 +77,8 @@ class TaskSetConfig(BaseModel):
     """The tools offered to every arm that takes tools, by their registered names."""
     grader: Annotated[str, _registered_in(GRADERS)] = "exact"
     """The registered grader: how the tasks are read and their answers graded."""
+    grader_options: dict[str, Any] = Field(default_factory=dict)
+    """The grader's options, e.g. ``{ rule = "seed" }`` for exact (docs/tasksets.md)."""
     timeout_s: FiniteFloat = Field(default=10.0, gt=0, le=3600)
     """code_tests: the wall-clock limit on one run of a suite."""
     generated_by: str = ""
@@ -95,6 +98,8 @@ class TaskSet:
     timeout_s: float = 10.0
     #: A generated set: the command that made it (``loopbench tasks generate ...``).
     generated_by: str = ""
+    #: The grader's options (taskset.toml's ``grader_options``, or ``--grader NAME:K=V``).
+    grader_options: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def is_code(self) -> bool:
@@ -141,6 +146,7 @@ def read_taskset(folder: Path) -> TaskSet:
         path=folder.resolve(),
         timeout_s=config.timeout_s,
         generated_by=config.generated_by,
+        grader_options=config.grader_options,
     )
 
 

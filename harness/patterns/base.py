@@ -19,6 +19,7 @@ from typing import ClassVar, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from graders.base import AnswerCheck
 from graders.code_check import CodeCheck
 from harness.events import AnswerEvent, AnswerRole, Event, ParseFailureEvent
 from harness.models.counting import CountedClient
@@ -83,6 +84,12 @@ class RunContext:
     code: CodeCheck | None = None
     #: The arm's prompt overrides, by slot (``harness.patterns.prompts``); none by default.
     prompts: Mapping[str, str] = field(default_factory=dict)
+    #: The grader's reading of an answer (``Grader.canonical``): what votes compare. Unset,
+    #: answers are compared as their normalised final answer.
+    canonical: Callable[[str], str] | None = None
+    #: A check of an answer that needs nothing hidden from the model (Game of 24's), set
+    #: when the task set's grader offers one (``Grader.answer_check``).
+    answer_check: AnswerCheck | None = None
 
     def emit(self, event: Event) -> None:
         """Add ``event`` to the run's trace (``harness.events`` holds every kind)."""
