@@ -10,7 +10,7 @@ the way (``measures``: the code-test grader's edits).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, TypeVar
@@ -41,6 +41,9 @@ class GraderSetup:
     options: Mapping[str, Any] = field(default_factory=dict)
     """The grader's options: taskset.toml's ``grader_options`` or ``--grader NAME:K=V``;
     a factory refuses one it does not take (``BadInput``)."""
+    tasks: Sequence[Any] = ()
+    """The set's tasks, for what a grader reads from the whole set (the labels a label
+    set uses)."""
 
 
 class Grader(ABC, Generic[TaskT]):

@@ -19,7 +19,9 @@ class Grading:
     """Grades the answers of one task set's runs."""
 
     def __init__(self, taskset: TaskSet, sandbox: Sandbox | None = None) -> None:
-        setup = GraderSetup(taskset.path, taskset.timeout_s, sandbox, taskset.grader_options)
+        setup = GraderSetup(
+            taskset.path, taskset.timeout_s, sandbox, taskset.grader_options, taskset.tasks
+        )
         self._grader: Grader[Any] = GRADERS.lookup(taskset.grader).build(setup)
 
     def check(self, task: AnyTask) -> CodeCheck | None:
