@@ -7,11 +7,11 @@ With ``finish=text`` the run ends when the model replies without a tool call; wi
 and a non-empty list of evidence entries, so "the model stopped talking" becomes a
 typed event the loop can check.
 
-The seed's ``thought`` and ``action`` slots do not map onto native tool calling, where one
-system prompt asks for both and a reply carries its thought as text and its actions as
-tool calls, so the slots are that prompt (``system``), the sentence on how a run ends that
-it receives (``finish_text`` or ``finish_tool``), and the texts the loop writes itself
-(``nudge``, ``guard``).
+Its slots are the system prompt (``system``), made of the seed's ``thought`` (what the
+model is to do with the question) and ``action`` (how it acts: the tools) and the sentence on
+how a run ends (``finish_text`` or ``finish_tool``), and the texts the loop writes itself
+(``nudge``, ``guard``). One system prompt asks for both thought and action: a reply carries
+its thought as text and its actions as tool calls.
 """
 
 from __future__ import annotations
@@ -27,9 +27,9 @@ from harness.patterns.prompts import Prompts, Slot
 from harness.patterns.registry import register
 from harness.patterns.tool_loop import NUDGE_SLOT, Loop, tool_loop
 
-SYSTEM = (
-    "Answer the question. Use the tools to look facts up and to calculate; do not rely on memory. "
-)
+THOUGHT = "Answer the question."
+ACTION = "Use the tools to look facts up and to calculate; do not rely on memory."
+SYSTEM = f"{THOUGHT} {ACTION} "
 FINISH_TEXT = "When you know the answer, reply with it in a few words, without calling a tool."
 FINISH_TOOL = (
     f"When you know the answer, call {FINAL_ANSWER} with the answer in a few words and the "
@@ -38,10 +38,12 @@ FINISH_TOOL = (
 PROMPTS = Prompts(
     Slot(
         "system",
-        SYSTEM + "{{ finish }}",
-        ("finish",),
+        "{{ thought }} {{ action }} {{ finish }}",
+        ("thought", "action", "finish"),
         about="the system prompt; finish is how a run ends (finish_text or finish_tool)",
     ),
+    Slot("thought", THOUGHT, about="what the model is to do with the question"),
+    Slot("action", ACTION, about="how the model acts: its tools"),
     Slot("finish_text", FINISH_TEXT, about="how a run ends with finish=text"),
     Slot("finish_tool", FINISH_TOOL, about=f"how a run ends with finish=tool ({FINAL_ANSWER})"),
     NUDGE_SLOT,
@@ -72,7 +74,13 @@ class ReAct:
         finish = PROMPTS.render(ctx, "finish_tool" if by_tool else "finish_text")
         loop = Loop(
             self.options,
-            PROMPTS.render(ctx, "system", finish=finish),
+            PROMPTS.render(
+                ctx,
+                "system",
+                thought=PROMPTS.render(ctx, "thought"),
+                action=PROMPTS.render(ctx, "action"),
+                finish=finish,
+            ),
             ctx.tools,
             self.options.max_steps,
             finish_by_tool=by_tool,

@@ -11,9 +11,10 @@ numbering, markdown emphasis, round brackets, quotes and trailing text, but exac
 about what counts: one known action with its argument. A reply with no action is a
 recorded ``parse_failure`` event answered with a reminder of the format, not a crash.
 
-Its prompts are the system prompt, the worked example (written as a transcript), the
-question's message, that reminder and the guard's warning. The seed's ``thought`` and
-``action`` are not slots of their own: one system prompt asks for both lines each turn.
+Its prompts are the system prompt, made of the seed's ``thought`` (how to write the
+thought line) and ``action`` (how to write the action line, with the actions), the worked
+example (written as a transcript), the question's message, that reminder and the guard's
+warning.
 The ``Observation:`` before each result is fixed: the reply's stop sequence and the
 trace's reading of a conversation rely on it.
 """
@@ -84,11 +85,14 @@ def _bracketed(text: str, start: int, opener: str) -> str:
     return text[start:].rstrip(closer)
 
 
+THOUGHT = "Each turn, write one line 'Thought: ...' and then"
+ACTION = (
+    "one line 'Action: ...' with exactly one of these actions:\n{{ tools }}\n"
+    "finish[answer] - give your final answer, in a few words\n"
+)
 SYSTEM = (
-    "Answer the question by looking facts up; do not rely on memory. Each turn, write "
-    "one line 'Thought: ...' and then one line 'Action: ...' with exactly one of these "
-    "actions:\n{{ tools }}\nfinish[answer] - give your final answer, in a few words\n"
-    "After each action you are shown 'Observation: ...'."
+    "Answer the question by looking facts up; do not rely on memory. {{ thought }} "
+    "{{ action }}After each action you are shown 'Observation: ...'."
 )
 # A worked example on made-up entries, so it cannot leak an answer from any task set.
 EXAMPLE_TEXT = """\
@@ -115,9 +119,11 @@ PROMPTS = Prompts(
     Slot(
         "system",
         SYSTEM,
-        ("tools",),
+        ("tools", "thought", "action"),
         about="the system prompt; tools lists the tool actions, one 'name[argument] - what' a line",
     ),
+    Slot("thought", THOUGHT, about="how the model writes its thought each turn"),
+    Slot("action", ACTION, ("tools",), about="how the model writes its action; tools as above"),
     Slot(
         "example",
         EXAMPLE_TEXT,
@@ -157,7 +163,13 @@ class ReActText:
         messages = [Message("user", PROMPTS.render(ctx, "question", question=ctx.question))]
         known = [*ctx.tools.names, FINISH]
         tools = "\n".join(f"{t.name}[{t.text_argument}] - {t.description}" for t in ctx.tools)
-        system = PROMPTS.render(ctx, "system", tools=tools)
+        system = PROMPTS.render(
+            ctx,
+            "system",
+            tools=tools,
+            thought=PROMPTS.render(ctx, "thought"),
+            action=PROMPTS.render(ctx, "action", tools=tools),
+        )
         example = example_turns(PROMPTS.render(ctx, "example"))
         no_action = PROMPTS.render(ctx, "no_action", actions=", ".join(f"{k}[...]" for k in known))
         actions = Actions(ctx, ctx.tools, opts.guard, PROMPTS.render(ctx, "guard"))
