@@ -57,11 +57,13 @@ from harness.plugins import load_plugin
 from harness.report.compare import Comparison, compare
 from harness.report.failures import ArmFailures, labelled_frame, summarize_failures
 from harness.report.pass_k import parse_all
+from harness.report.published import with_published
 from harness.report.rendering import render
 from harness.report.table import Measures, summarize, with_reference
 from harness.results.columns import FIELDS, UNREAD, read_frame, read_frames
 from harness.results.frames import Pricing
 from harness.results.prices import PriceTable, load_prices
+from harness.results.published import read_published
 from harness.results.reading import read_records
 from harness.results.records import RunRecord
 from harness.results.store import ResultsFolder
@@ -212,6 +214,11 @@ class Experiment:
             "sampling": self.sampling.sent(),
             "fingerprint": taskset.fingerprint(),
         }
+        if published := self.config.published if self.config else {}:
+            meta["published"] = {
+                arm_identity(arm): figures.model_dump(exclude_none=True)
+                for arm, figures in published.items()
+            }
         out = self.out or Path("results") / datetime.now().strftime("%Y%m%d-%H%M%S")
         return ResultsFolder.open(out, meta)
 
@@ -342,6 +349,7 @@ class Results:
             raise ValueError(f"{unknown[0]!r} is not pass@k or pass^k (e.g. pass@5, pass^3)")
         frame, retried = read_frames(self.path, pricing, drop=UNREAD)
         summary = summarize(frame, by, retried, Measures(interval, tuple(measures)))
+        summary = with_published(summary, read_published(self.path))
         return with_reference(frame, summary, arm_identity(vs)) if vs else summary
 
     def render(self, fmt: str = "md", **table: Any) -> str:

@@ -9,6 +9,7 @@ on the command line win over it.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -28,6 +29,7 @@ from harness.errors import BadInput
 from harness.files import read_text, read_toml, toml_line, toml_problems
 from harness.models.endpoint import DEFAULT_KEY_ENV as DEFAULT_KEY_ENV
 from harness.models.local import CHAT_FORMATS as CHAT_FORMATS  # the command's choices
+from harness.results.published import PublishedResult
 from harness.sampling import Sampling
 from harness.stats.separation import SeparationRule
 from harness.trace import MAX_TEXT
@@ -151,6 +153,9 @@ class RunConfig(BaseModel):
     """With until_separated: a difference within this counts as none (0.05)."""
     alpha: float | None = Field(default=None, gt=0, lt=1, allow_inf_nan=False)
     """With until_separated: the chance of declaring identical arms different (0.05)."""
+    published: dict[str, PublishedResult] = Field(default_factory=dict)
+    """What a paper reported for some of the arms (``[published."ARM"]``, ARM one of
+    ``arms``): recorded in the results folder, shown beside the measured accuracy."""
 
     # Where the requests go.
     models: list[ModelEntry] = Field(default_factory=list)
@@ -351,26 +356,38 @@ def load_experiment(path: Path) -> RunConfig:
 def checked_experiment(path: Path, plugins: Sequence[str] = ()) -> RunConfig:
     """``load_experiment``, with its arms checked against the registry once its plugins
     (and ``plugins``) are imported: an unknown arm is refused naming the file's line."""
-    from harness.arms import ArmError, parse_arms  # the registry: only here
+    from harness.arms import ArmError, arm_identity, parse_arms  # the registry: only here
     from harness.plugins import load_plugin
 
     config = load_experiment(path)
     try:
         for module in [*config.plugins, *plugins]:
             load_plugin(module)  # the file's arms may be a plugin's patterns
-        parse_arms(config.arms)
+        arms = {arm.spec for arm in parse_arms(config.arms)}
     except BadInput as exc:  # said where the file names its arms
         raise ArmError(f"{arms_line(path)}: {exc}") from None
+    for written in config.published:
+        if arm_identity(written) not in arms:
+            raise ConfigError(
+                f"{field_line(path, ('published', written))}: names no arm of the file; "
+                f"write one of its arms, e.g. [published.{json.dumps(config.arms[0])}]"
+            )
     return config
 
 
 def arms_line(path: Path) -> str:
     """Where an experiment file's arms are, for an error naming them (the file was read
     whole by ``load_experiment`` already)."""
+    return field_line(path, ("arms",), ("arms", 0))  # or [[arms]]
+
+
+def field_line(path: Path, *fields: tuple[str | int, ...]) -> str:
+    """``FILE: field 'a.b' on line N``: where an experiment file sets the first of
+    ``fields`` it sets (the file was read whole by ``load_experiment`` already)."""
     path = experiment_path(path)
     try:
         text = read_text(path, ConfigError, "a TOML experiment file")
-        line = toml_line(text, ("arms",)) or toml_line(text, ("arms", 0))  # or [[arms]]
+        line = next(filter(None, (toml_line(text, f) for f in fields)), None)
     except ConfigError:  # changed since: the field is still named
         line = None
-    return f"{path}: field 'arms'{f' on line {line}' if line else ''}"
+    return f"{path}: field {'.'.join(map(str, fields[0]))!r}{f' on line {line}' if line else ''}"

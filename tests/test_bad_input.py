@@ -56,6 +56,9 @@ RECORD = RunRecord(
     tokens_out=10,
 ).model_dump_json()
 GOOD_RUNS = f"{RECORD}\n"
+#: An experiment file whose published table for its arm lacks its accuracy (line 5).
+PUBLISHED = 'arms = ["direct"]\n[published.direct]\nmodel = "GPT-4"\nsource = "Yao et al. 2023"\n'
+
 assert all(
     f in RECORD for f in ('"schema_version":2', '"repeat":0', '"tokens_in":100', '"cost_usd":null')
 )
@@ -165,6 +168,16 @@ def traces_folder(*command: str) -> Build:
         results = write(tmp / "res" / "runs.jsonl", GOOD_RUNS, mp).parent
         (results / "traces.jsonl").mkdir()
         return [a.replace("{res}", str(results)).replace("{tmp}", str(tmp)) for a in command]
+
+    return build
+
+
+def recorded_experiment(content: Content) -> Build:
+    """``table`` on a results folder whose experiment.json is ``content``."""
+
+    def build(tmp: Path, mp: pytest.MonkeyPatch) -> list[str]:
+        write(tmp / "res" / "experiment.json", content, mp)
+        return ["table", str(write(tmp / "res" / "runs.jsonl", GOOD_RUNS, mp).parent)]
 
     return build
 
@@ -656,6 +669,55 @@ EXPERIMENTS = [
         "exp.toml",
         "531441 arms, more than 10000",
         id="arm-grid-huge",
+    ),
+    case(
+        experiment(PUBLISHED + "accuracy = 74\n"),
+        "exp.toml",
+        "field 'published.direct.accuracy' on line 5",
+        "less than or equal to 1",
+        id="published-percent",
+    ),
+    case(
+        experiment(PUBLISHED.replace('model = "GPT-4"\n', "") + "accuracy = 0.74\n"),
+        "exp.toml",
+        "field 'published.direct.model'",
+        "required",
+        id="published-no-model",
+    ),
+    case(
+        experiment(PUBLISHED + 'accuracy = "74%"\n'),
+        "exp.toml",
+        "field 'published.direct.accuracy' on line 5",
+        "valid number",
+        id="published-text",
+    ),
+    case(
+        experiment(PUBLISHED + "accuracy = 0.74\ncost = 0.7\n"),
+        "exp.toml",
+        "field 'published.direct.cost' on line 6",
+        "Extra inputs",
+        id="published-unknown-key",
+    ),
+    case(
+        experiment(PUBLISHED.replace("published.direct", 'published."cot"') + "accuracy = 0.7\n"),
+        "exp.toml",
+        "field 'published.cot' on line 2",
+        "names no arm of the file",
+        id="published-no-such-arm",
+    ),
+    case(
+        experiment('arms = ["direct"]\npublished = ["direct"]\n'),
+        "exp.toml",
+        "field 'published' on line 2",
+        "dictionary",
+        id="published-not-a-table",
+    ),
+    case(
+        recorded_experiment('{"published": {"direct": {"model": "GPT-4", "source": "x"}}}'),
+        "experiment.json",
+        "field 'published.direct.accuracy'",
+        "required",
+        id="published-recorded-bad",
     ),
 ]
 

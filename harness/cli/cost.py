@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 from typing import Any
 
@@ -114,7 +115,11 @@ def growth_command(steps: str, fmt: str, **numbers: Any) -> None:
 @click.option("--breadth", type=AT_LEAST_ONE, default=3, show_default=True, help="Tree breadth b.")
 @click.option("--depth", type=AT_LEAST_ONE, default=3, show_default=True, help="Tree depth d.")
 @click.option(
-    "--beam", type=AT_LEAST_ONE, default=2, show_default=True, help="Tree nodes kept per level k."
+    "--beam",
+    type=AT_LEAST_ONE,
+    default=2,
+    show_default=True,
+    help="Nodes kept per level k (the tot arm's row).",
 )
 @click.option("--candidates", type=AT_LEAST_ONE, default=5, show_default=True, help="Best-of m.")
 @click.option("--format", "fmt", type=FORMATS, default="md", show_default=True)
@@ -131,7 +136,8 @@ def patterns_command(
     fmt: str,
     **numbers: Any,
 ) -> None:
-    """Calls, tokens, latency and cost per task of seven patterns, and cost per correct."""
+    """The chapter's cost table (seven patterns: calls, tokens, latency, cost per task and
+    per correct), then loopbench's tot arm, whose calls differ, in a row of its own."""
     tier = PRICE_TIERS[price]
     prices = Prices(
         price_in if price_in is not None else tier.input,
@@ -147,9 +153,19 @@ def patterns_command(
         for row in rows:
             accuracy, source = default_accuracy(str(row["pattern"]), candidates)
             per_correct = cost_per_correct(float(row["cost_usd"]), accuracy)
+            row["cost_usd"] = dollars(float(row["cost_usd"]))
             row["accuracy"] = f"{accuracy:.0%} ({source})"
-            row["cost_per_correct_usd"] = per_correct if per_correct is not None else "—"
+            row["cost_per_correct_usd"] = dollars(per_correct) if per_correct is not None else "—"
     _emit(rows, fmt)
+
+
+def dollars(value: float) -> float:
+    """Four significant digits, as the chapter prints a cost ($0.2552), rounded half up
+    from the value's decimal figures (0.25515, not the binary fraction just below it)."""
+    exact = Decimal(repr(round(value, 12)))
+    if not exact:
+        return 0.0
+    return float(exact.quantize(Decimal(1).scaleb(exact.adjusted() - 3), ROUND_HALF_UP))
 
 
 @cost_command.command("retry")

@@ -11,11 +11,13 @@ from harness.cli.errors import Command
 from harness.errors import BadInput
 from harness.report.model_axis import config_labels
 from harness.report.pass_k import parse_all
+from harness.report.published import with_published
 from harness.report.rendering import FORMATS, render
 from harness.report.table import GROUPINGS, INTERVALS, Measures, summarize, with_reference
 from harness.results.columns import UNREAD, read_frames
 from harness.results.frames import Pricing
 from harness.results.prices import load_prices
+from harness.results.published import read_published
 from harness.sampling import describe_runs
 from harness.stats.separation import StoppedRun
 
@@ -86,6 +88,7 @@ def table_command(
     chosen = [c.strip() for c in columns.split(",")] if columns else None
     pass_k, _ = parse_all(chosen or [])
     summary = summarize(frame, by, retried, Measures(interval, tuple(pass_k)))
+    summary = with_published(summary, read_published(results))
     if reference:
         from harness.arms import arm_identity  # the arms' registry: only for --vs
 

@@ -149,7 +149,7 @@ def tree_cost(p: Planning, prices: Prices, breadth: int, beam: int, depth: int) 
     input_tokens += p.prompt + depth * p.thought
     output_tokens += p.thought
     latency += p.call_s + out * p.thought
-    name = f"tree of thoughts, b={b} k={beam} d={depth}"
+    name = f"tot (loopbench: b={b} k={beam} d={depth})"
     calls = tree_calls(breadth, beam, depth)
     return PatternCost(name, calls, input_tokens, output_tokens, latency, prices)
 
@@ -166,9 +166,28 @@ class Shapes:
     beam: int = 2
 
 
+def chapter_tree(p: Planning, prices: Prices, breadth: int, depth: int) -> PatternCost:
+    """The chapter's tree: b*d generation calls and b^2*d evaluation calls, each reading the
+    prompt and half the deepest path on average; a level's generations write b thoughts
+    and its evaluations one verdict each."""
+    b, d, out = breadth, depth, p.token_s
+    calls = b * d + b * b * d
+    latency = d * ((p.call_s + out * b * p.thought) + (p.call_s + out * p.evaluation))
+    return PatternCost(
+        f"tree of thoughts, b={b} d={d}",
+        calls,
+        calls * (p.prompt + d * p.thought / 2),
+        b * d * b * p.thought + b * b * d * p.evaluation,
+        latency,
+        prices,
+    )
+
+
 def pattern_costs(p: Planning, prices: Prices, shapes: Shapes = Shapes()) -> list[PatternCost]:
-    """The chapter's seven patterns. Best-of-m candidates run in parallel (one call's time);
-    the tree is loopbench's tot arm (``tree_cost``)."""
+    """The chapter's seven patterns, priced by the chapter's arithmetic (section 3.10's
+    table, row for row), then loopbench's own arms whose calls differ from it, in rows of
+    their own: the tot arm (``tree_cost``). Best-of-m candidates run in parallel (one
+    call's time)."""
     n, m = shapes.steps, shapes.candidates
     breadth, depth, beam = shapes.breadth, shapes.depth, shapes.beam
     out = p.token_s
@@ -199,7 +218,7 @@ def pattern_costs(p: Planning, prices: Prices, shapes: Shapes = Shapes()) -> lis
             plan_latency,
             prices,
         ),
-        tree_cost(p, prices, breadth, beam, depth),
+        chapter_tree(p, prices, breadth, depth),
         PatternCost(
             f"best-of-{m}, model verifier",
             2 * m,
@@ -216,6 +235,7 @@ def pattern_costs(p: Planning, prices: Prices, shapes: Shapes = Shapes()) -> lis
             chain_latency,
             prices,
         ),
+        tree_cost(p, prices, breadth, beam, depth),
     ]
 
 
@@ -252,6 +272,7 @@ CHAPTER_ACCURACY = {
     "ReAct": 20 / 36,
     "plan-and-execute": 0.80,
     "tree of thoughts": 0.90,
+    "tot": 0.90,
 }
 MEASURED = {"direct", "chain of thought", "ReAct"}
 

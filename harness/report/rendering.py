@@ -14,6 +14,8 @@ from harness.errors import BadInput
 from harness.report.lost_runs import OTHER_ARMS
 from harness.report.model_axis import model_and_arm
 from harness.report.pass_k import PassK
+from harness.report.published import NOTE as PUBLISHED_NOTE
+from harness.report.published import described
 from harness.report.table import GROUPINGS
 from harness.results.statuses import STATUSES
 
@@ -101,6 +103,7 @@ def footnotes(summary: pd.DataFrame) -> str:
     """What the table's columns mean, and what the reader should know of these runs."""
     interval = summary["interval"].iloc[0] if "interval" in summary and len(summary) else "tasks"
     note = NOTE.format(interval=INTERVAL_NOTES[interval])
+    note += PUBLISHED_NOTE if "published_accuracy" in summary else ""
     note += VS_NOTE if "vs_difference" in summary else ""
     note += PASS_NOTE if any(PassK.parse(str(c)) for c in summary.columns) else ""
     note += CHANGES_NOTE if _shows(summary, "wrong_to_right") else ""
@@ -307,6 +310,8 @@ def _shown(summary: pd.DataFrame) -> pd.DataFrame:
     shown["arm"] = summary["arm"]
     shown["n"] = summary["n"]
     shown["accuracy [95% CI]"] = _with_interval(summary, "accuracy")
+    if "published_accuracy" in summary:
+        shown["published"] = [described(row) for _, row in summary.iterrows()]
     for column in summary.columns:
         if PassK.parse(str(column)):
             shown[f"{column} [95% CI]"] = _with_interval(summary, str(column))

@@ -186,9 +186,13 @@ def _check_or_create(folder: Path, expect: dict[str, Any]) -> dict[str, Any]:
             f"{folder} holds runs with {'; '.join(differs)}; write to another --out folder "
             "so results are not mixed"
         )
-    if "fingerprint" in expect and "fingerprint" not in meta:
-        # A folder written before fingerprints: from now on it is tied to this content.
-        meta = {**meta, "fingerprint": expect["fingerprint"]}
+    # A folder written before fingerprints: from now on it is tied to this content. An
+    # experiment file's published figures, added or changed since, are its current ones.
+    updated = {key: expect[key] for key in ("fingerprint",) if key in expect and key not in meta}
+    if "published" in expect and meta.get("published") != expect["published"]:
+        updated["published"] = expect["published"]
+    if updated:
+        meta = {**meta, **updated}
         meta_path.write_text(redact(json.dumps(meta, indent=2)) + "\n", encoding="utf-8")
     return meta
 

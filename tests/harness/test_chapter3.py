@@ -38,3 +38,16 @@ def test_the_completion_limits_reach_the_endpoint(tmp_path):
     assert result.exit_code == 0, result.output
     assert limits == {60, 400, 200}
     assert len(read_records(tmp_path / "r")) == 6 * 12
+
+
+def test_the_chapters_own_figures_are_published_beside_each_configuration():
+    written = load_experiment(CHAPTER3)
+    assert {arm: round(100 * p.accuracy) for arm, p in written.published.items()} == {
+        "direct:max_output_tokens=60": 3,
+        "cot:max_output_tokens=400": 22,
+        "react_text:max_steps=7,max_output_tokens=200": 56,
+        "react_text:guard=on,max_steps=7,max_output_tokens=200": 75,
+        "react_text:tool=improved,max_steps=7,max_output_tokens=200": 75,
+        "react_text:guard=on,tool=improved,max_steps=7,max_output_tokens=200": 100,
+    }
+    assert {p.model for p in written.published.values()} == {"gpt-5-mini"}

@@ -31,10 +31,12 @@ from harness.report.html._runs import run_list
 from harness.report.html._sample import LIST_ALL_RUNS, Sample, labels_by_run, sampled_runs
 from harness.report.model_axis import config_labels, model_keys
 from harness.report.plots import STATUS_COLOURS, plot_frontier, plot_outcomes
+from harness.report.published import with_published
 from harness.report.rendering import render
 from harness.report.table import Measures, repeat_measures, summarize, with_reference
 from harness.results.columns import UNREAD, read_frames
 from harness.results.frames import Pricing, records_frame
+from harness.results.published import read_published
 from harness.results.reading import has_traces, read_records
 from harness.results.records import RunRecord
 from harness.stats.separation import StoppedRun
@@ -92,6 +94,7 @@ def build_page(results: Path, pricing: Pricing, reference: str | None = None) ->
     if frame.empty:
         raise BadInput(f"{results}: no finished runs yet")
     summary = summarize(frame, retried=retried, measures=Measures(pass_k=repeat_measures(frame)))
+    summary = with_published(summary, read_published(results))
     if reference:
         summary = with_reference(frame, summary, reference)
     where = (

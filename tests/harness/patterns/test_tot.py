@@ -196,7 +196,7 @@ def test_cost_prices_tot_at_exactly_the_most_calls_the_arm_makes(breadth, beam, 
     assert outcome.status == "answered"
     flags = ["--breadth", str(breadth), "--beam", str(beam), "--depth", str(depth)]
     result = CliRunner().invoke(main, ["cost", "patterns", "--format", "json", *flags])
-    (tree,) = [r for r in json.loads(result.output) if r["pattern"].startswith("tree")]
+    (tree,) = [r for r in json.loads(result.output) if r["pattern"].startswith("tot (loopbench")]
     assert len(model.requests) == tree_calls(breadth, beam, depth) == tree["calls"]
     nodes = outcome.metrics["nodes_expanded"]
     assert len(model.requests) == nodes * (1 + breadth) + 1
