@@ -10,9 +10,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from graders.base import GraderSetup, SelfCase
 from graders.exact import Grade
 from graders.registry import GRADERS, GraderInfo
+from harness.files import describe_errors
 
 
 @dataclass(frozen=True)
@@ -20,10 +23,7 @@ class CaseResult:
     grader: str
     case: SelfCase
     grade: Grade
-
-    @property
-    def ok(self) -> bool:
-        return self.grade.correct == self.case.correct
+    ok: bool
 
 
 def as_task(info: GraderInfo, expected: Any) -> Any:
@@ -40,12 +40,21 @@ def grade_one(info: GraderInfo, task: Any, answer: str, options: Mapping[str, An
     return asyncio.run(grader.grade(task, answer))
 
 
+def run_case(name: str, info: GraderInfo, case: SelfCase) -> CaseResult:
+    """The case graded; a case whose expected its grader's model refuses fails."""
+    try:
+        task = as_task(info, case.expected)
+    except ValidationError as exc:
+        refused = Grade(not case.correct, f"its expected is refused: {describe_errors(exc)}")
+        return CaseResult(name, case, refused, False)
+    grade = grade_one(info, task, case.answer, case.options)
+    return CaseResult(name, case, grade, grade.correct == case.correct)
+
+
 def run_self_test() -> list[CaseResult]:
     """Each registered grader's cases, with the grade each got."""
     return [
-        CaseResult(
-            name, case, grade_one(info, as_task(info, case.expected), case.answer, case.options)
-        )
+        run_case(name, info, case)
         for name, info in GRADERS.registered().items()
         for case in info.cases
     ]
