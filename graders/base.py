@@ -46,6 +46,19 @@ class GraderSetup:
     set uses)."""
 
 
+@dataclass(frozen=True)
+class SelfCase:
+    """One answer the grader must judge as said: ``loopbench grade --self-test`` runs it."""
+
+    expected: Any
+    """The task's ``expected``, as tasks.jsonl writes it."""
+    answer: str
+    correct: bool
+    why: str = ""
+    options: Mapping[str, Any] = field(default_factory=dict)
+    """The grader's options for this case (``GraderSetup.options``)."""
+
+
 class Grader(ABC, Generic[TaskT]):
     """Grades answers to tasks of its registered task model."""
 

@@ -10,11 +10,27 @@ one. Plugins add graders with ``@loopbench.register_grader`` (harness/plugins.py
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from graders.base import Grader, GraderSetup
+from graders.base import SelfCase as SelfCase  # where the graders' cases are written
 from graders.builtin import code_tests_grader, exact_grader
+from graders.choice import CHOICE_CASES, ChoiceTask, choice_from_target, choice_grader
+from graders.exact_cases import EXACT_CASES
+from graders.json_answer import JSON_CASES, JsonTask, json_from_target, json_grader
+from graders.label import LABEL_CASES, LabelTask, label_from_target, label_grader
+from graders.number import NUMBER_CASES, NumberTask, number_from_target, number_grader
+from graders.regex import REGEX_CASES, RegexTask, regex_from_target, regex_grader
+from graders.squad import (
+    EM_CASES,
+    F1_CASES,
+    EmTask,
+    F1Task,
+    em_grader,
+    f1_grader,
+    squad_from_target,
+)
 from graders.task_models import CodeTask, Task, TaskBase
 from harness.errors import UnknownName
 from harness.registry import Registry
@@ -26,19 +42,6 @@ FactoryT = TypeVar("FactoryT", bound=GraderFactory)
 #: the grader's ``expected``: the target, and what else the row gives by name (``choices``,
 #: ``tolerance``).
 TargetReader = Callable[[Any, Mapping[str, Any]], Any]
-
-
-@dataclass(frozen=True)
-class SelfCase:
-    """One answer the grader must judge as said: ``loopbench grade --self-test`` runs it."""
-
-    expected: Any
-    """The task's ``expected``, as tasks.jsonl writes it."""
-    answer: str
-    correct: bool
-    why: str = ""
-    options: Mapping[str, Any] = field(default_factory=dict)
-    """The grader's options for this case (``GraderSetup.options``)."""
 
 
 class UnknownGrader(UnknownName):
@@ -129,6 +132,7 @@ register_grader(
     Task,
     "the answer states exactly the expected numbers and names the expected entities",
     example='{"id": "q1", "question": "...", "expected": {"numbers": [84]}}',
+    cases=EXACT_CASES,
 )(exact_grader)
 register_grader(
     "code_tests",
@@ -138,3 +142,62 @@ register_grader(
     '"suite": "roman"}}',
     runs_code=True,
 )(code_tests_grader)
+
+# The answer graders: each reads the reply's final answer (graders/final_answer.py).
+register_grader(
+    "choice",
+    ChoiceTask,
+    "exactly one option is chosen, by its letter or text, and it is the expected one",
+    example='{"id": "q1", "question": "...", "expected": {"choices": ["Paris", "Lyon"], '
+    '"answer": "B"}}',
+    cases=CHOICE_CASES,
+    from_target=choice_from_target,
+)(choice_grader)
+register_grader(
+    "label",
+    LabelTask,
+    "the final answer names the expected label and no other label of the set",
+    example='{"id": "q1", "question": "...", "expected": {"label": "positive"}}',
+    cases=LABEL_CASES,
+    from_target=label_from_target,
+)(label_grader)
+register_grader(
+    "number",
+    NumberTask,
+    "the final number (#### N, an Answer: line, else the last) is the expected one",
+    example='{"id": "q1", "question": "...", "expected": 18}',
+    cases=NUMBER_CASES,
+    from_target=number_from_target,
+)(number_grader)
+register_grader(
+    "regex",
+    RegexTask,
+    "the whole final answer matches the expected regular expression",
+    example='{"id": "q1", "question": "...", "expected": "[0-9]{4}-[0-9]{2}-[0-9]{2}"}',
+    cases=REGEX_CASES,
+    from_target=regex_from_target,
+)(regex_grader)
+register_grader(
+    "json",
+    JsonTask,
+    "the final answer is a JSON object with the expected fields (and schema)",
+    example='{"id": "q1", "question": "...", "expected": {"fields": {"city": "Rotterdam"}}}',
+    cases=JSON_CASES,
+    from_target=json_from_target,
+)(json_grader)
+register_grader(
+    "f1",
+    F1Task,
+    "SQuAD's token F1 of the final answer with the best gold answer reaches the threshold",
+    example='{"id": "q1", "question": "...", "expected": ["Denver Broncos", "Broncos"]}',
+    cases=F1_CASES,
+    from_target=squad_from_target,
+)(f1_grader)
+register_grader(
+    "em",
+    EmTask,
+    "the final answer equals a gold answer, both normalised as SQuAD does",
+    example='{"id": "q1", "question": "...", "expected": ["Denver Broncos", "Broncos"]}',
+    cases=EM_CASES,
+    from_target=squad_from_target,
+)(em_grader)

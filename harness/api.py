@@ -40,7 +40,9 @@ from harness.endpoints import (
     serving,
     throttle_notes,
 )
+from harness.errors import BadInput
 from harness.executors import OnWorkers
+from harness.grading import GraderFunction
 from harness.grid import Grid, run_grid
 from harness.models.endpoint import (
     Endpoint,
@@ -115,6 +117,12 @@ class Experiment:
     """Where the requests go when no model is given (``from_config`` resolves them): each
     model's endpoints, or, with ``embedded``, the embedded model started for the run."""
     embedded: bool = False
+    grader: GraderFunction | None = None
+    """Grades every answer instead of the task set's grader, with no task model or
+    registration: ``fn(task, answer)`` returns True or False, a score from 0 to 1 (right
+    from 0.5; recorded as the run's ``score``), or a ``loopbench.Grade`` saying its own
+    verdict; it may be async. An exception it raises, or another value it returns, is the
+    run's grading failure: recorded as a pattern_error saying so, and the grid goes on."""
     concurrency: InitVar[int | None] = None
     """The former name of ``runs_in_flight``, still taken."""
 
@@ -158,6 +166,11 @@ class Experiment:
         self, model: ModelLike | None = None, observer: Observer | None = None
     ) -> Results:
         _ = self.parsed_arms  # refused before a folder is made: a typo leaves nothing behind
+        if self.grader is not None and self.settings.executor is not None:
+            raise BadInput(
+                "a grader function grades in this process: run without an executor, or name "
+                "a registered grader in the task set"
+            )
         given = model if model is not None else self.model
         if given is None and self.endpoints:
             return await self._served(observer or Observer())
@@ -232,7 +245,10 @@ class Experiment:
         chosen = replace(taskset, tasks=taskset.tasks[: self.limit]) if self.limit else taskset
         grid = Grid(chosen, self.parsed_arms, self.repeats, self.model_name, self.model_names)
         settings = replace(
-            self.settings, runs_in_flight=self.runs_in_flight, sampling=self.sampling
+            self.settings,
+            runs_in_flight=self.runs_in_flight,
+            sampling=self.sampling,
+            grader=self.grader or self.settings.grader,
         )
         separation = None
         if self.until_separated is None:

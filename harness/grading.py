@@ -1,9 +1,12 @@
-"""Grading a run's answers with the grader its task set names (graders/registry.py): the
-verdict on each answer, the check a pattern may run on a task's code, and the grader's
-measures of the answers given on the way (the code-test grader's edits)."""
+"""Grading a run's answers with the grader its task set names (graders/registry.py), or
+with a plain function (``Experiment(grader=fn)``): the verdict on each answer, the check a
+pattern may run on a task's code, and the grader's measures of the answers given on the
+way (the code-test grader's edits)."""
 
 from __future__ import annotations
 
+import inspect
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -14,15 +17,65 @@ from graders.registry import GRADERS
 from graders.sandbox import Sandbox
 from tasks.taskset import AnyTask, TaskSet
 
+#: A grader as a plain function of the task and the answer (the pattern's whole reply): it
+#: returns True or False, a score from 0 to 1 (right from ``PASS_SCORE``), or a ``Grade``
+#: (its own verdict, reason and score); it may be async.
+GraderFunction = Callable[[Any, str], Any]
+PASS_SCORE = 0.5
+
+
+class GraderFunctionError(Exception):
+    """The grader function raised, or returned what is not a verdict: the run's grading
+    failed (recorded, and the grid goes on)."""
+
+
+class FunctionGrader(Grader[AnyTask]):
+    def __init__(self, function: GraderFunction) -> None:
+        self._function = function
+        self._name = getattr(function, "__name__", "grader")
+
+    async def grade(self, task: AnyTask, answer: str) -> Grade:
+        try:
+            given = self._function(task, answer)
+            if inspect.isawaitable(given):
+                given = await given
+        except Exception as exc:
+            raise GraderFunctionError(
+                f"{self._name}(task, answer) raised {type(exc).__name__}: {exc}"
+            ) from exc
+        return self._verdict(given)
+
+    def _verdict(self, given: Any) -> Grade:
+        if isinstance(given, Grade):
+            return given
+        if isinstance(given, bool):
+            return Grade(given, f"{self._name} says {'right' if given else 'wrong'}")
+        if isinstance(given, int | float) and math.isfinite(given) and 0 <= given <= 1:
+            score = float(given)
+            return Grade(score >= PASS_SCORE, f"{self._name} scores {score:.2f}", score)
+        raise GraderFunctionError(
+            f"{self._name}(task, answer) returned {given!r:.80} ({type(given).__name__}); "
+            "return True or False, a score from 0 to 1, or a loopbench.Grade"
+        )
+
 
 class Grading:
     """Grades the answers of one task set's runs."""
 
-    def __init__(self, taskset: TaskSet, sandbox: Sandbox | None = None) -> None:
+    def __init__(
+        self,
+        taskset: TaskSet,
+        sandbox: Sandbox | None = None,
+        function: GraderFunction | None = None,
+    ) -> None:
+        self._grader: Grader[Any]
+        if function is not None:
+            self._grader = FunctionGrader(function)
+            return
         setup = GraderSetup(
             taskset.path, taskset.timeout_s, sandbox, taskset.grader_options, taskset.tasks
         )
-        self._grader: Grader[Any] = GRADERS.lookup(taskset.grader).build(setup)
+        self._grader = GRADERS.lookup(taskset.grader).build(setup)
 
     def check(self, task: AnyTask) -> CodeCheck | None:
         return self._grader.check(task)

@@ -26,7 +26,7 @@ from harness.events import (
     RepeatedActionEvent,
     ToolCallEvent,
 )
-from harness.grading import Grading
+from harness.grading import GraderFunction, Grading
 from harness.models.cache import CachingClient, ResponseCache
 from harness.models.counting import CountingClient
 from harness.models.estimate import TokenCount
@@ -57,13 +57,14 @@ class Timing:
 
 @dataclass(frozen=True)
 class Grades:
-    """The final answer's verdict and reason, the first answer's verdict, and the measures
-    of the answers on the way (a check's verdicts, code edits)."""
+    """The final answer's verdict, reason and score, the first answer's verdict, and the
+    measures of the answers on the way (a check's verdicts, code edits)."""
 
     correct: bool | None
     reason: str
     first_correct: bool | None
     metrics: dict[str, float]
+    score: float | None = None
 
 
 #: Takes one finished run: its record, and its trace as written to traces.jsonl.
@@ -141,6 +142,9 @@ class RunSettings:
     sampling: Sampling = field(default_factory=Sampling)
     """Temperature, top_p and seed sent on every request that does not set its own; none
     by default (the endpoint's defaults)."""
+    grader: GraderFunction | None = None
+    """Grades every answer instead of the task set's grader (``Experiment(grader=fn)``);
+    in this process only."""
     concurrency: InitVar[int | None] = None
     """The former name of ``runs_in_flight``, still taken."""
 
@@ -159,7 +163,7 @@ class Runner:
 
     def __post_init__(self) -> None:
         self._toolsets: dict[str, ToolSet] = {}
-        self._grading = Grading(self.taskset, self.settings.sandbox)
+        self._grading = Grading(self.taskset, self.settings.sandbox, self.settings.grader)
         self._shared = SharedCalls(self.settings.cache) if self.settings.paired else None
 
     def _tools(self, arm: Arm) -> ToolSet:
@@ -247,6 +251,7 @@ class Runner:
             else cut(outcome.answer, self.settings.max_trace_text),
             correct=grades.correct,
             grade_reason=grades.reason,
+            score=grades.score,
             first_correct=grades.first_correct,
             metrics=grades.metrics,
             tool_calls=trace.count(ToolCallEvent),
@@ -294,10 +299,9 @@ class Runner:
         grading = self._grading
         if outcome.status == "answered" and outcome.answer is not None:
             verdict = await grading.grade(job.task, outcome.answer)
-            correct: bool | None = verdict.correct
-            reason = verdict.reason
+            correct, reason, score = verdict.correct, verdict.reason, verdict.score
         else:
-            correct, reason = None, f"not graded: {outcome.status}"
+            correct, reason, score = None, f"not graded: {outcome.status}", None
         answers = trace.answers()
         verdicts = await asyncio.gather(*(grading.grade(job.task, a.answer) for a in answers))
         on_the_way = list(zip(answers, verdicts, strict=True))
@@ -307,4 +311,4 @@ class Runner:
             | check_metrics([(event.accepted, verdict.correct) for event, verdict in on_the_way])
             | grading.measures(job.task, [a.answer for a in answers], [v.correct for v in verdicts])
         )
-        return Grades(correct, reason, first_correct, metrics)
+        return Grades(correct, reason, first_correct, metrics, score)

@@ -1,22 +1,25 @@
-"""``loopbench grade``: the typed exact grader's self-test, one answer graded, or a file of
-code run against a coding task's suite in the sandbox."""
+"""``loopbench grade``: every grader's self-test, one answer graded by any registered grader
+(the typed exact grader by default), or a file of code run against a coding task's suite in
+the sandbox."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 from pathlib import Path
+from typing import Any
 
 import click
-from pydantic import ValidationError
+from pydantic import TypeAdapter, ValidationError
 
-from graders.answer_keys import Expected
 from graders.code_tests import CodeGrader, feedback, heldout
-from graders.exact import grade
+from graders.exact import Grade
+from graders.options import parse_grader_spec
 from graders.printable import printable
+from graders.registry import GRADERS, GraderInfo
 from graders.sandbox import Sandbox
 from graders.sandbox_limits import Limits
-from graders.selftest import run_self_test
+from graders.selftest import as_task, grade_one, run_self_test
 from harness.cli.errors import Command
 from harness.errors import BadInput
 from harness.files import describe_errors, read_text
@@ -25,16 +28,28 @@ from tasks.taskset import CodeTask
 
 
 @click.command("grade", cls=Command)
-@click.option("--self-test", is_flag=True, help="Run the grader's own cases; exit 1 if any fails.")
+@click.option(
+    "--self-test", is_flag=True, help="Run every grader's own cases; exit 1 if any fails."
+)
 @click.option("--answer", help="An answer to grade.")
-@click.option("--expected", help="The expectation as JSON, e.g. '{\"numbers\": [84]}'.")
+@click.option(
+    "--expected",
+    help="What the grader expects, as a task's expected in JSON, e.g. '{\"numbers\": [84]}'.",
+)
+@click.option(
+    "--grader",
+    "grader_spec",
+    default="exact",
+    show_default=True,
+    help="The grader of --answer, with its options as NAME:KEY=VALUE, e.g. number:tolerance=0.01.",
+)
 @click.option(
     "--format",
     "fmt",
     type=click.Choice(["text", "json"]),
     default="text",
     show_default=True,
-    help='json prints {"correct": ..., "reason": ...} for scripts.',
+    help='json prints {"correct": ..., "reason": ...} (and "score" when the grader gives one).',
 )
 @click.option(
     "--task",
@@ -58,13 +73,14 @@ def grade_command(
     self_test: bool,
     answer: str | None,
     expected: str | None,
+    grader_spec: str,
     fmt: str,
     task_spec: str | None,
     code_file: Path | None,
     suite: str,
 ) -> None:
-    """Grade an answer with the typed exact grader, run its self-test, or run code against
-    a coding task's suite in the sandbox.
+    """Grade an answer with a registered grader (the typed exact grader by default), run
+    every grader's self-test, or run code against a coding task's suite in the sandbox.
 
     Grading exits 0 whatever the verdict (it is printed); 2 on bad input. The self-test
     exits 1 when a case fails: the grader itself has regressed.
@@ -76,18 +92,37 @@ def grade_command(
         return
     if self_test:
         results = run_self_test()
-        for case, verdict, ok in results:
-            mark = "ok  " if ok else "FAIL"
+        for result in results:
+            mark = "ok  " if result.ok else "FAIL"
+            case = result.case
             want = "correct" if case.correct else "wrong"
-            click.echo(f"{mark} {case.answer!r:45} want {want:7} got: {verdict.reason}")
-        failed = sum(not ok for _, _, ok in results)
+            said = f"{result.grader:6} {case.answer!r:45} want {want:7}"
+            click.echo(f"{mark} {said} got: {result.grade.reason}")
+        failed = sum(not result.ok for result in results)
         click.echo(f"{len(results) - failed} passed, {failed} failed")
         raise SystemExit(1 if failed else 0)
     if answer is None or expected is None:
         raise click.UsageError("give --self-test, or both --answer and --expected")
-    example = 'Write e.g. \'{"numbers": [79], "entities": ["Rotterdam"]}\''
+    name, options = parse_grader_spec(grader_spec)
+    info = GRADERS.lookup(name)
+    if info.runs_code:
+        raise BadInput(f"--grader {name} runs code: give --task SET/ID and --code-file instead")
+    task = as_task(info, _expected(info, name, expected))
+    verdict = grade_one(info, task, answer, options)
+    _show(verdict, fmt)
+
+
+def _expected(info: GraderInfo, name: str, given: str) -> Any:
+    """``--expected`` read as the grader's task model reads a task's ``expected``."""
+    example = (
+        'Write e.g. \'{"numbers": [79], "entities": ["Rotterdam"]}\''
+        if name == "exact"
+        else f"Write it as a task of grader {name!r} gives it, e.g. {info.example}"
+    )
     try:
-        expectation = Expected.model_validate(json.loads(expected), strict=True)
+        value = json.loads(given)
+        model: Any = info.task_model.model_fields["expected"].annotation
+        TypeAdapter(model).validate_python(value, strict=True)
     except json.JSONDecodeError as exc:
         raise BadInput(f"--expected is not valid JSON ({exc.msg}). {example}") from None
     except ValidationError as exc:
@@ -96,11 +131,16 @@ def grade_command(
         raise BadInput(
             f"--expected holds a number too long or nesting too deep. {example}"
         ) from None
-    verdict = grade(answer, expectation.numbers, expectation.entities, expectation.tolerance)
+    return value
+
+
+def _show(verdict: Grade, fmt: str) -> None:
+    scored = {} if verdict.score is None else {"score": verdict.score}
     if fmt == "json":
-        click.echo(json.dumps({"correct": verdict.correct, "reason": verdict.reason}))
-    else:
-        click.echo(f"{'correct' if verdict.correct else 'wrong'}: {verdict.reason}")
+        click.echo(json.dumps({"correct": verdict.correct, "reason": verdict.reason, **scored}))
+        return
+    score = "" if verdict.score is None else f" (score {verdict.score:.2f})"
+    click.echo(f"{'correct' if verdict.correct else 'wrong'}: {verdict.reason}{score}")
 
 
 def _grade_code(task_spec: str, code_file: Path, which: str, fmt: str) -> None:

@@ -41,8 +41,8 @@ COMMANDS: Mapping[str, tuple[str, str]] = {
     ),
     "grade": (
         "harness.cli.grade:grade_command",
-        "Grade an answer with the typed exact grader, run its self-test, or run code against "
-        "a coding task's suite in the sandbox.",
+        "Grade an answer with a registered grader (the typed exact grader by default), run "
+        "every grader's self-test, or run code against a coding task's suite in the sandbox.",
     ),
     "patterns": (
         "harness.cli.patterns:patterns_command",

@@ -26,6 +26,8 @@ Count = Annotated[int, Field(ge=0), Strict()]
 Amount = Annotated[float, Field(ge=0, allow_inf_nan=False), Strict()]
 #: A verdict as written: ``true`` or ``false``.
 Verdict = Annotated[bool, Strict()]
+#: A graded measure as written: a number from 0 to 1.
+Score = Annotated[float, Field(ge=0, le=1, allow_inf_nan=False), Strict()]
 #: A version this reader knows: a later one's fields may mean what it cannot tell.
 Version = Annotated[int, Field(ge=1, le=SCHEMA_VERSION), Strict()]
 
@@ -70,6 +72,10 @@ class RunRecord(BaseModel):
     correct: Verdict | None = None
     """The grader's verdict; null when there was no answer to grade."""
     grade_reason: str = ""
+    score: Score | None = None
+    """The grader's measure of the answer besides its verdict, from 0 to 1 (f1's token F1,
+    em's 1 or 0, a function grader's score); null when the grader gives none, and in records
+    written before it was recorded."""
     turns: Count = 0
     """Model requests the run made (failed ones included)."""
     tool_calls: Count = 0

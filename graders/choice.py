@@ -1,0 +1,137 @@
+"""The choice grader: a multiple-choice question, right when the final answer chooses
+exactly one option and it is the expected one.
+
+An option is chosen by its letter as a word of its own ("B", "(B)", "B) Lyon", "Answer:
+B"; A is the first option) or by its text ("The answer is Lyon"), and not when the answer
+negates it ("not A"). Naming two options ("A or B", "Paris or Lyon"), or all of them ("all
+of the above" when that is not an option), is a hedge, and wrong.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from graders.answer_keys import Filled
+from graders.base import Grader, GraderSetup, SelfCase
+from graders.exact import Grade, normalise
+from graders.final_answer import final_answer
+from graders.naming import answer_clause, named
+from graders.options import GraderOptions, read_options
+from graders.task_models import TaskBase
+
+#: Words naming every option at once, when no option says them itself.
+_EVERY = ("all of the above", "all of them", "all of these", "all the above", "every option")
+
+
+class ChoiceExpected(BaseModel):
+    """The options, in order, and the right one: its letter (A is the first) or its text."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    choices: list[Filled] = Field(min_length=2, max_length=26)
+    """The options as the question lists them; A, B, C... in this order."""
+    answer: Filled
+    """The right option: its letter, or its text as in ``choices``."""
+
+    @model_validator(mode="after")
+    def _answer_is_an_option(self) -> ChoiceExpected:
+        self.index  # noqa: B018 - refuses an answer naming no option, or two
+        texts = [normalise(c) for c in self.choices]
+        if len(set(texts)) < len(texts):
+            raise ValueError("two choices read alike; each option must differ from the others")
+        return self
+
+    @property
+    def index(self) -> int:
+        """The right option's place in ``choices``."""
+        answer = self.answer.strip()
+        if len(answer) == 1 and answer.isalpha():
+            index = ord(answer.upper()) - ord("A")
+            if index >= len(self.choices):
+                raise ValueError(
+                    f"answer {answer!r} is not one of the {len(self.choices)} options "
+                    f"(A to {letter(len(self.choices) - 1)})"
+                )
+            return index
+        texts = [normalise(c) for c in self.choices]
+        if normalise(answer) not in texts:
+            raise ValueError(f"answer {answer!r} is neither an option's letter nor its text")
+        return texts.index(normalise(answer))
+
+
+class ChoiceTask(TaskBase):
+    expected: ChoiceExpected
+
+
+def letter(index: int) -> str:
+    return chr(ord("A") + index)
+
+
+def chosen(expected: ChoiceExpected, reply: str) -> set[int]:
+    """The options the reply's final answer chooses."""
+    text = answer_clause(final_answer(reply))
+    options = [[c] for c in expected.choices]
+    letters = [letter(i) for i in range(len(options))]
+    named_options, _ = named(text, options, letters)
+    every = not any(normalise(c) in _EVERY for c in expected.choices)
+    if every and named(text, [_EVERY])[0]:
+        return set(range(len(options)))
+    return named_options
+
+
+class ChoiceGrader(Grader[ChoiceTask]):
+    async def grade(self, task: ChoiceTask, answer: str) -> Grade:
+        expected = task.expected
+        picked = sorted(chosen(expected, answer))
+        want = f"{letter(expected.index)} ({expected.choices[expected.index]})"
+        if not picked:
+            return Grade(False, f"chooses no option; expected {want}")
+        if len(picked) > 1:
+            return Grade(False, f"hedged: chooses {', '.join(map(letter, picked))}")
+        if picked[0] != expected.index:
+            return Grade(False, f"chooses {letter(picked[0])}; expected {want}")
+        return Grade(True, f"chooses {want}")
+
+    def canonical(self, task: ChoiceTask, answer: str) -> str:
+        """The chosen option's letter; "" when none or several are chosen."""
+        picked = chosen(task.expected, answer)
+        return letter(picked.pop()) if len(picked) == 1 else ""
+
+
+def choice_grader(setup: GraderSetup) -> ChoiceGrader:
+    read_options("choice", setup.options, GraderOptions)
+    return ChoiceGrader()
+
+
+def choice_from_target(target: Any, extras: Mapping[str, Any]) -> Any:
+    """Inspect's target letter (or an option's text) and the row's ``choices``."""
+    if isinstance(target, list) and len(target) == 1:
+        target = target[0]
+    given = {"choices": extras["choices"]} if "choices" in extras else {}
+    return {**given, "answer": target}
+
+
+_CITIES = ["Paris", "Lyon", "Nice"]
+_LYON = {"choices": _CITIES, "answer": "B"}
+CHOICE_CASES = (
+    SelfCase(_LYON, "B", True, "the letter alone"),
+    SelfCase(_LYON, "(B)", True, "the letter in brackets"),
+    SelfCase(_LYON, "B) Lyon", True, "letter and text agree"),
+    SelfCase(_LYON, "Let me think.\nAnswer: B", True, "the Answer line"),
+    SelfCase(_LYON, "The answer is Lyon.", True, "the option's text"),
+    SelfCase({"choices": _CITIES, "answer": "Lyon"}, "B", True, "expected given as text"),
+    SelfCase(_LYON, "A", False, "another option"),
+    SelfCase(_LYON, "A or B", False, "two options: a hedge"),
+    SelfCase(_LYON, "A, B, C", False, "every option"),
+    SelfCase(_LYON, "All of the above", False, "every option, in words"),
+    SelfCase(_LYON, "Paris or Lyon", False, "two options by text"),
+    SelfCase(_LYON, "not A", False, "a negated option is not chosen"),
+    SelfCase(_LYON, "B, not A", True, "the other one negated"),
+    SelfCase(_LYON, "Neither A nor C; the answer is B", True, "both others negated"),
+    SelfCase(_LYON, "Apple", False, "a letter only as a word of its own"),
+    SelfCase(_LYON, "A good guess is B", True, "'A' as an article"),
+    SelfCase(_LYON, "A is wrong, so B", True, "negated after the letter"),
+    SelfCase(_LYON, "", False, "no answer"),
+)

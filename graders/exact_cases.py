@@ -1,0 +1,67 @@
+"""Cases the exact grader must get right; ``loopbench grade --self-test`` runs them.
+
+The first ten are the chapter's (seed 003): the substring trap it was written to
+catch, thousands separators, number words, extra numbers and entity matching. The
+rest pin down each rule of ``graders.exact``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from graders.base import SelfCase
+
+
+def _case(
+    answer: str,
+    numbers: Sequence[float],
+    correct: bool,
+    entities: Sequence[str] = (),
+    why: str = "",
+) -> SelfCase:
+    named = {"entities": list(entities)} if entities else {}
+    return SelfCase({"numbers": list(numbers), **named}, answer, correct, why)
+
+
+EXACT_CASES: tuple[SelfCase, ...] = (
+    # The chapter's ten.
+    _case("84", (84,), True, why="the plain answer"),
+    _case("184", (84,), False, why="a substring match would accept this"),
+    _case("13", (3,), False, why="3 is inside 13 but is not 13"),
+    _case("It is not 84; the answer is 74.", (84,), False, why="an extra number is wrong"),
+    _case("2,954 m", (2954,), True, why="thousands separator"),
+    _case("three", (3,), True, why="a number word"),
+    _case("3 years (2020 minus 2017)", (3,), False, why="working left in the answer"),
+    _case(
+        "The Rotterdam depot; it has 79 more trucks than the Leeds depot",
+        (79,),
+        True,
+        ("Rotterdam",),
+        "entity and number",
+    ),
+    _case(
+        "Rotterdam (2011), with 79 more", (79,), False, ("Rotterdam",), "the strict grader's miss"
+    ),
+    _case("It is Gdansk, with 79 more", (79,), False, ("Rotterdam",), "the wrong entity"),
+    # Numbers.
+    _case("84.", (84,), True, why="a point not followed by a digit ends the number"),
+    _case(".5 of a day", (0.5,), True, why="a leading point"),
+    _case("5.1 km", (5.1,), True, why="a decimal"),
+    _case("-3 degrees", (-3,), True, why="a minus directly before digits"),
+    _case("from 2017-2020", (2017, 2020), True, why="a hyphen after a digit is not a minus"),
+    _case("A-3", (3,), True, why="a hyphen after a letter is not a minus"),
+    _case("twenty-one", (21,), True, why="a hyphenated compound"),
+    _case("Twenty One", (20, 1), True, why="without the hyphen they are two numbers"),
+    _case("none of someone's", (), True, ("someone",), "number words only as whole words"),
+    _case("1,234,567", (1234567,), True, why="several thousands groups"),
+    _case("12,34", (12, 34), True, why="a comma not followed by three digits separates"),
+    _case("3800 km", (3800.0000000001,), True, why="within the 1e-9 tolerance"),
+    _case("79 and 79", (79,), False, why="numbers are a multiset: 79 twice is not 79 once"),
+    _case("ninety-nine or 99", (99, 99), True, why="words and digits count alike"),
+    # Entities.
+    _case("Rotterdam.", (), True, ("rotterdam",), "sentence punctuation is dropped"),
+    _case("Zürich is it", (), True, ("Zurich",), "accents are dropped"),
+    _case("the Rotterdamse haven", (), False, ("Rotterdam",), "whole phrases only"),
+    _case("SAO-PAULO!", (), True, ("São Paulo",), "case and punctuation collapse"),
+    _case("", (84,), False, why="an empty answer is never correct"),
+)

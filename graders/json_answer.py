@@ -1,0 +1,155 @@
+"""The json grader: right when the final answer holds a JSON object whose expected fields
+are equal (deeply: 1 equals 1.0, true equals only true) and, when the task gives one, that
+meets its JSON Schema (checked with the ``jsonschema`` package).
+
+The object is the final answer's (graders/final_answer.py) first ```json fence, else its
+first ``{...}`` that parses; when the final answer holds none (an ``Answer:`` line that
+opens an object written over several lines), the same is looked for in the whole reply.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from graders.base import Grader, GraderSetup, SelfCase
+from graders.exact import Grade
+from graders.final_answer import final_answer
+from graders.options import GraderOptions, read_options
+from graders.task_models import TaskBase
+
+_FENCE = re.compile(r"```(?:json)?\s*\n(.*?)```", re.DOTALL | re.IGNORECASE)
+_DECODER = json.JSONDecoder()
+
+
+class JsonExpected(BaseModel):
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    fields: dict[str, Any] = Field(default_factory=dict)
+    """Each field the object must hold, with its value."""
+    schema_: dict[str, Any] | None = Field(default=None, alias="schema")
+    """A JSON Schema the object must meet."""
+
+    @model_validator(mode="after")
+    def _checks_something(self) -> JsonExpected:
+        if not self.fields and self.schema_ is None:
+            raise ValueError(
+                "expects nothing, so every object would be right; give fields, a schema or "
+                'both, e.g. {"fields": {"city": "Rotterdam"}}'
+            )
+        if self.schema_ is not None:
+            from jsonschema import SchemaError, validators  # imported only where a schema is
+
+            try:
+                validators.validator_for(self.schema_).check_schema(self.schema_)
+            except SchemaError as exc:
+                raise ValueError(f"schema is not a JSON Schema ({exc.message})") from None
+        return self
+
+
+class JsonTask(TaskBase):
+    expected: JsonExpected
+
+
+def answer_object(reply: str) -> dict[str, Any] | None:
+    """The JSON object the reply answers with (see the module's rule), or None."""
+    for text in dict.fromkeys((final_answer(reply), reply)):
+        for fenced in _FENCE.findall(text):
+            found = _first_object(fenced)
+            if found is not None:
+                return found
+        found = _first_object(text)
+        if found is not None:
+            return found
+    return None
+
+
+def _first_object(text: str) -> dict[str, Any] | None:
+    for opening in re.finditer(r"\{", text):
+        try:
+            value, _ = _DECODER.raw_decode(text, opening.start())
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(value, dict):
+            return value
+    return None
+
+
+def same(a: Any, b: Any) -> bool:
+    """JSON values equal: numbers as numbers (1 is 1.0), booleans only as booleans."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
+    numbers = (int, float)
+    if isinstance(a, numbers) and isinstance(b, numbers):
+        return a == b
+    return type(a) is type(b) and a == b
+
+
+class JsonGrader(Grader[JsonTask]):
+    async def grade(self, task: JsonTask, answer: str) -> Grade:
+        found = answer_object(answer)
+        if found is None:
+            return Grade(False, "holds no JSON object")
+        expected = task.expected
+        wrong = [k for k, v in expected.fields.items() if k not in found or not same(found[k], v)]
+        if wrong:
+            shown = ", ".join(f"{k}: {json.dumps(found.get(k, '(missing)'))[:40]}" for k in wrong)
+            return Grade(False, f"fields differ: {shown}")
+        if expected.schema_ is not None:
+            from jsonschema import validators
+
+            checker = validators.validator_for(expected.schema_)(expected.schema_)
+            problem = next(iter(checker.iter_errors(found)), None)
+            if problem is not None:
+                where = "/".join(map(str, problem.absolute_path)) or "(the object)"
+                return Grade(False, f"does not meet the schema at {where}: {problem.message}")
+        return Grade(
+            True,
+            f"{len(expected.fields)} fields equal"
+            + (" and the schema met" if expected.schema_ is not None else ""),
+        )
+
+    def canonical(self, task: JsonTask, answer: str) -> str:
+        """The object, keys sorted; "" when there is none."""
+        found = answer_object(answer)
+        return "" if found is None else json.dumps(found, sort_keys=True)
+
+
+def json_grader(setup: GraderSetup) -> JsonGrader:
+    read_options("json", setup.options, GraderOptions)
+    return JsonGrader()
+
+
+def json_from_target(target: Any, extras: Mapping[str, Any]) -> Any:
+    """An object, or its JSON text, with the row's ``schema``."""
+    if isinstance(target, str):
+        with contextlib.suppress(ValueError):  # not JSON: the model says what it expects
+            target = json.loads(target)
+    given = {"schema": extras["schema"]} if "schema" in extras else {}
+    return {**given, "fields": target}
+
+
+_CITY = {"fields": {"city": "Rotterdam", "trucks": 79}}
+_SCHEMA = {"type": "object", "required": ["city"], "properties": {"trucks": {"type": "integer"}}}
+JSON_CASES = (
+    SelfCase(_CITY, '{"city": "Rotterdam", "trucks": 79}', True, "the object"),
+    SelfCase(
+        _CITY, 'Here:\n```json\n{"trucks": 79.0, "city": "Rotterdam"}\n```', True, "fenced, 79.0"
+    ),
+    SelfCase(_CITY, 'It is {"city": "Rotterdam", "trucks": 79, "more": 1}.', True, "extra fields"),
+    SelfCase(_CITY, '{"city": "Gdansk", "trucks": 79}', False, "a field differs"),
+    SelfCase(_CITY, '{"city": ["Rotterdam", "Gdansk"], "trucks": 79}', False, "a hedge"),
+    SelfCase(_CITY, '{"city": "Rotterdam"}', False, "a field missing"),
+    SelfCase(_CITY, "city: Rotterdam, trucks: 79", False, "not JSON"),
+    SelfCase({"fields": {"ok": True}}, '{"ok": 1}', False, "1 is not true"),
+    SelfCase({"schema": _SCHEMA}, '{"city": "Leeds", "trucks": 3}', True, "the schema met"),
+    SelfCase({"schema": _SCHEMA}, '{"city": "Leeds", "trucks": "3"}', False, "the schema not met"),
+)

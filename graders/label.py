@@ -1,0 +1,135 @@
+"""The label grader: a classification, right when the final answer names the expected label
+and no other label of the set.
+
+Labels are compared normalised ("Positive." is "positive"), as whole words, the longest
+where two overlap ("very positive" is not "positive"). A label the answer negates is not
+named: "not positive" names none, "not positive, negative" names negative. The set's
+labels are the grader's ``labels`` option, else the task's ``labels``, else every label the
+set's tasks expect.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from graders.answer_keys import Filled
+from graders.base import Grader, GraderSetup, SelfCase
+from graders.exact import Grade, normalise
+from graders.final_answer import final_answer
+from graders.naming import answer_clause, named
+from graders.options import GraderOptions, read_options
+from graders.task_models import TaskBase
+
+
+class LabelExpected(BaseModel):
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    label: Filled
+    """The right label."""
+    labels: list[Filled] | None = Field(default=None, min_length=2)
+    """Every label of the question, the right one among them; the set's when unset."""
+
+    @model_validator(mode="after")
+    def _label_among_labels(self) -> LabelExpected:
+        if not normalise(self.label):
+            raise ValueError(f"label {self.label!r} holds no letter or digit")
+        if self.labels is not None and normalise(self.label) not in map(normalise, self.labels):
+            raise ValueError(f"label {self.label!r} is not one of labels {self.labels}")
+        return self
+
+
+class LabelTask(TaskBase):
+    expected: LabelExpected
+
+
+class LabelOptions(GraderOptions):
+    labels: list[Filled] | None = Field(default=None, min_length=2)
+    """The set's labels."""
+
+
+class LabelGrader(Grader[LabelTask]):
+    def __init__(self, option: Sequence[str] | None, expected: Sequence[str]) -> None:
+        self._option = option
+        self._expected = expected
+        """Every label the set's tasks expect."""
+
+    def labels(self, task: LabelTask) -> list[str]:
+        """The labels an answer to ``task`` is read against, the expected one among them."""
+        given = self._option or task.expected.labels or self._expected
+        return _distinct([*given, task.expected.label])
+
+    def named(self, task: LabelTask, reply: str) -> list[str]:
+        labels = self.labels(task)
+        said, _ = named(answer_clause(final_answer(reply)), [[label] for label in labels])
+        return [labels[i] for i in sorted(said)]
+
+    async def grade(self, task: LabelTask, answer: str) -> Grade:
+        want = task.expected.label
+        said = self.named(task, answer)
+        if not said:
+            return Grade(False, f"names no label; expected {want!r}")
+        if len(said) > 1:
+            return Grade(False, f"hedged: names {', '.join(map(repr, said))}")
+        if normalise(said[0]) != normalise(want):
+            return Grade(False, f"names {said[0]!r}; expected {want!r}")
+        return Grade(True, f"names {want!r}")
+
+    def canonical(self, task: LabelTask, answer: str) -> str:
+        """The label named, normalised; "" when none or several are."""
+        said = self.named(task, answer)
+        return normalise(said[0]) if len(said) == 1 else ""
+
+
+def _distinct(labels: Sequence[str]) -> list[str]:
+    seen: dict[str, str] = {}
+    for label in labels:
+        seen.setdefault(normalise(label), label)
+    return list(seen.values())
+
+
+def label_grader(setup: GraderSetup) -> LabelGrader:
+    options = read_options("label", setup.options, LabelOptions)
+    expected = [t.expected.label for t in setup.tasks if isinstance(t, LabelTask)]
+    return LabelGrader(options.labels, _distinct(expected))
+
+
+def label_from_target(target: Any, extras: Mapping[str, Any]) -> Any:
+    given = {"labels": extras["labels"]} if "labels" in extras else {}
+    return {**given, "label": str(target)}
+
+
+_SENTIMENT = {"label": "positive", "labels": ["positive", "negative", "neutral"]}
+LABEL_CASES = (
+    SelfCase(_SENTIMENT, "positive", True, "the label"),
+    SelfCase(_SENTIMENT, "Positive.", True, "case and punctuation"),
+    SelfCase(_SENTIMENT, "Sentiment: positive", True, "a prefix"),
+    SelfCase(_SENTIMENT, "The review is glowing.\nAnswer: positive", True, "the Answer line"),
+    SelfCase(_SENTIMENT, "positive, not negative", True, "another label negated"),
+    SelfCase(_SENTIMENT, "negative", False, "another label"),
+    SelfCase(_SENTIMENT, "not positive, negative", False, "the label negated, another named"),
+    SelfCase(_SENTIMENT, "not positive", False, "the label negated"),
+    SelfCase(_SENTIMENT, "positive or negative", False, "two labels: a hedge"),
+    SelfCase(_SENTIMENT, "positive, negative or neutral", False, "every label"),
+    SelfCase(_SENTIMENT, "positively", False, "labels are whole words"),
+    SelfCase(
+        {"label": "very positive", "labels": ["very positive", "positive", "negative"]},
+        "Very positive!",
+        True,
+        "a label of two words, not the shorter one inside it",
+    ),
+    SelfCase(
+        {"label": "positive", "labels": ["very positive", "positive", "negative"]},
+        "very positive",
+        False,
+        "the longer label is another label",
+    ),
+    SelfCase(
+        {"label": "not_entailment", "labels": ["entailment", "not_entailment"]},
+        "not_entailment",
+        True,
+        "a label that holds 'not'",
+    ),
+    SelfCase({"label": "positive"}, "neutral", False, "a label outside the set names none"),
+)

@@ -1,0 +1,209 @@
+"""Which of a set of candidates (a question's options, a set's labels) an answer names, as a
+careful reader takes it: whole words only, the longest candidate where two overlap, and a
+candidate the answer negates ("not A", "neither A nor B", "A is wrong") not named.
+
+The text read is the final answer (graders/final_answer.py), narrowed to what follows its
+last "the answer is" when it says one (``answer_clause``): the reasoning before is not the
+answer. The choice and label graders count what is named: exactly one candidate, and the
+expected one, is right; two or more is a hedge.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from graders.exact import normalise
+
+#: Words (numbers with their points), or one mark of punctuation.
+_TOKEN = re.compile(r"\d+(?:[.,]\d+)*|[^\W_]+(?:['\u2019][^\W_]+)*|[^\w\s]")
+#: A word that negates the candidate after it ("not A", "neither A nor B", "isn't A").
+NEGATORS = frozenset(
+    [
+        "not",
+        "no",
+        "never",
+        "neither",
+        "nor",
+        "isnt",
+        "arent",
+        "wasnt",
+        "dont",
+        "doesnt",
+        "cant",
+        "cannot",
+        "wont",
+        "without",
+        "except",
+        "excluding",
+    ]
+)
+#: A word that negates the candidate before it ("A is wrong").
+NEGATED_AFTER = frozenset(["wrong", "incorrect", "false", "eliminated", "excluded", "ruled"])
+#: Marks and words ending the reach of a negation.
+_STOPS = frozenset(".,;!?:")
+_CONJUNCTIONS = frozenset(["but", "and", "or", "then", "so"])
+#: A negation reaches this many words.
+_REACH = 3
+#: After "A" or "I" these words make it a letter ("A is right"); other lower-case words make
+#: it an article or a pronoun ("A good answer", "I think").
+_LETTER_VERBS = frozenset(
+    [
+        "is",
+        "or",
+        "and",
+        "nor",
+        "because",
+        "as",
+        "since",
+        "seems",
+        "was",
+        "would",
+        "fits",
+        "matches",
+        "but",
+        "then",
+        "looks",
+        "only",
+        "alone",
+    ]
+)
+_CLAUSE = re.compile(
+    r"\b(?:answer|choice|option|label)\s+(?:is|would\s+be|will\s+be|must\s+be|should\s+be)\b"
+    r"\s*:?\s*",
+    re.IGNORECASE,
+)
+_SENTENCE_END = re.compile(r"[.!?](?:\s|$)")
+
+
+@dataclass(frozen=True)
+class _Token:
+    raw: str
+    word: str | None
+    """Normalised (lower case, accents dropped, no apostrophe); None for punctuation."""
+
+
+@dataclass(frozen=True)
+class Mention:
+    candidate: int
+    start: int
+    end: int
+    negated: bool
+
+
+def answer_clause(text: str) -> str:
+    """What follows the last "the answer is" in ``text``, to its sentence's end; the whole
+    text when it says none."""
+    found = list(_CLAUSE.finditer(text))
+    if not found:
+        return text
+    rest = text[found[-1].end() :]
+    end = _SENTENCE_END.search(rest)
+    clause = rest[: end.start()] if end else rest
+    return clause if clause.strip() else text
+
+
+def named(
+    text: str, phrases: Sequence[Sequence[str]], letters: Sequence[str] = ()
+) -> tuple[set[int], set[int]]:
+    """The candidates ``text`` names, and those it names negated. Candidate ``i`` is named
+    by any of ``phrases[i]`` (compared normalised) or by the capital ``letters[i]`` as a
+    word of its own."""
+    mentions = _mentions(_tokens(text), phrases, letters)
+    return (
+        {m.candidate for m in mentions if not m.negated},
+        {m.candidate for m in mentions if m.negated},
+    )
+
+
+def _tokens(text: str) -> list[_Token]:
+    tokens = []
+    for raw in _TOKEN.findall(text):
+        word = normalise(raw).replace(" ", "")
+        tokens.append(_Token(raw, word if raw[0].isalnum() else None))
+    return tokens
+
+
+def _mentions(
+    tokens: list[_Token], phrases: Sequence[Sequence[str]], letters: Sequence[str]
+) -> list[Mention]:
+    spans: list[tuple[int, int, int]] = []  # (start, end, candidate)
+    for candidate, forms in enumerate(phrases):
+        for form in forms:
+            words = normalise(form).split()
+            for start in range(len(tokens)):
+                end = _match(tokens, start, words)
+                if end is not None:
+                    spans.append((start, end, candidate))
+    for candidate, letter in enumerate(letters):
+        spans += [
+            (i, i + 1, candidate) for i in range(len(tokens)) if _is_letter(tokens, i, letter)
+        ]
+    taken: list[tuple[int, int, int]] = []
+    for span in sorted(spans, key=lambda s: (s[0] - s[1], s[0])):  # longest first
+        if all(span[1] <= t[0] or t[1] <= span[0] for t in taken):
+            taken.append(span)
+    covered = {i for start, end, _ in taken for i in range(start, end)}
+    return [
+        Mention(c, s, e, _negated_before(tokens, s, covered) or _negated_after(tokens, e, covered))
+        for s, e, c in sorted(taken)
+    ]
+
+
+def _match(tokens: list[_Token], start: int, words: list[str]) -> int | None:
+    """Where the phrase ``words`` ends if it starts at ``start`` (marks between its words
+    skipped: "Sao-Paulo" names "São Paulo"), else None."""
+    if not words or tokens[start].word != words[0]:
+        return None
+    at, i = start + 1, 1
+    while i < len(words):
+        while at < len(tokens) and tokens[at].word is None:
+            at += 1
+        if at >= len(tokens) or tokens[at].word != words[i]:
+            return None
+        at, i = at + 1, i + 1
+    return at
+
+
+def _is_letter(tokens: list[_Token], i: int, letter: str) -> bool:
+    raw = tokens[i].raw
+    before = tokens[i - 1].raw if i > 0 else ""
+    after = tokens[i + 1] if i + 1 < len(tokens) else None
+    if raw == letter.lower():  # "(a)", "a)", or the answer being the letter alone
+        return before == "(" or (after is not None and after.raw == ")") or len(tokens) <= 2
+    if raw != letter:
+        return False
+    article = after is not None and after.word is not None and after.raw.islower()
+    return not (
+        letter in "AI" and article and after is not None and after.word not in _LETTER_VERBS
+    )
+
+
+def _negated_before(tokens: list[_Token], start: int, covered: set[int]) -> bool:
+    words = 0
+    for i in range(start - 1, -1, -1):
+        token = tokens[i]
+        if i in covered or token.raw in _STOPS or token.word in _CONJUNCTIONS:
+            return False
+        if token.word in NEGATORS:
+            return True
+        words += token.word is not None
+        if words >= _REACH:
+            return False
+    return False
+
+
+def _negated_after(tokens: list[_Token], end: int, covered: set[int]) -> bool:
+    """ "A is wrong", "A is not correct"; a "not" that reaches another candidate ("A not
+    B") negates that one instead."""
+    seen: list[str] = []
+    for i in range(end, len(tokens)):
+        token = tokens[i]
+        if i in covered:
+            return any(w in NEGATED_AFTER for w in seen)
+        if token.raw in _STOPS or token.word in _CONJUNCTIONS or len(seen) > _REACH:
+            break
+        if token.word is not None:
+            seen.append(token.word)
+    return any(w in NEGATED_AFTER or w in NEGATORS for w in seen)

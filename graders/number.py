@@ -1,0 +1,158 @@
+"""The number grader: right when the reply's final number is the expected one, within an
+absolute tolerance.
+
+The final number is read from, in order: the text after GSM8K's last ``#### ``; the final
+answer (graders/final_answer.py) when it is an ``Answer:`` line; what follows the reply's
+last "the answer is"; else the reply's last number. In the first three, numbers the text
+negates ("not 42") do not count, a hedge between two numbers ("42 or 43") is wrong, and a
+worked answer counts its result ("18 - 3 = 15" is 15). Numbers take thousands separators
+(1,234), a leading $ and a trailing % (read as the number written), a minus and decimals.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, FiniteFloat, model_validator
+
+from graders.base import Grader, GraderSetup, SelfCase
+from graders.exact import DEFAULT_TOLERANCE, Grade
+from graders.final_answer import final_answer
+from graders.naming import NEGATED_AFTER, NEGATORS, answer_clause
+from graders.options import GraderOptions, read_options
+from graders.task_models import TaskBase
+
+_NUMBER = re.compile(
+    r"(?<![\w.])(?P<sign>[-\u2212]\s?)?\$?(?P<digits>(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?:\.\d+)?|\.\d+)"
+)
+_GSM8K = re.compile(r"####\s*(?P<text>[^\n]*)")
+_HEDGES = frozenset(["or", "either", "between", "maybe", "perhaps"])
+_WORD = re.compile(r"[^\W\d_]+")
+
+
+def _bare_number(data: Any) -> Any:
+    return (
+        {"number": data} if isinstance(data, int | float) and not isinstance(data, bool) else data
+    )
+
+
+class NumberExpected(BaseModel):
+    """The number, as a bare number or with its own tolerance."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    number: FiniteFloat
+    tolerance: FiniteFloat | None = Field(default=None, ge=0)
+    """Absolute; the grader's ``tolerance`` option when unset."""
+
+    _bare = model_validator(mode="before")(_bare_number)
+
+
+class NumberTask(TaskBase):
+    expected: NumberExpected
+
+
+class NumberOptions(GraderOptions):
+    tolerance: FiniteFloat = Field(default=DEFAULT_TOLERANCE, ge=0)
+
+
+def read_number(text: str) -> float | None:
+    """The number ``text`` writes whole ("$1,234.5", "-3", "50%"), else None."""
+    found = _NUMBER.fullmatch(text.strip().rstrip("%").strip())
+    return None if found is None else _value(found)
+
+
+def _value(found: re.Match[str]) -> float:
+    value = float(found.group("digits").replace(",", ""))
+    return -value if found.group("sign") else value
+
+
+def final_number(reply: str) -> tuple[float | None, str]:
+    """The reply's final number (see the module's rule), or None with why."""
+    gsm8k = list(_GSM8K.finditer(reply))
+    said = final_answer(reply)
+    if gsm8k:
+        return _stated(gsm8k[-1].group("text"))
+    if said != reply.strip():
+        return _stated(answer_clause(said))
+    clause = answer_clause(said)
+    if clause != said:
+        return _stated(clause)
+    every = list(_NUMBER.finditer(reply))
+    return (_value(every[-1]), "") if every else (None, "states no number")
+
+
+def _stated(text: str) -> tuple[float | None, str]:
+    """The number an answer's text states: its result after "=", else its only number."""
+    found = [m for m in _NUMBER.finditer(text) if not _negated(text, m.start(), m.end())]
+    if "=" in text:
+        found = [m for m in found if m.start() > text.rindex("=")] or found
+    values = list(dict.fromkeys(_value(m) for m in found))
+    if not values:
+        return None, "states no number"
+    if len(values) > 1 and _HEDGES & {w.lower() for w in _WORD.findall(text)}:
+        return None, f"hedged: states {', '.join(f'{v:g}' for v in values)}"
+    return values[0], ""
+
+
+def _negated(text: str, start: int, end: int) -> bool:
+    """ "not 17", "isn't 17", "17 is wrong" (within the number's clause)."""
+    before = _WORD.findall(re.split(r"[,;:]|\.\s", text[:start])[-1].replace("'", ""))
+    after = _WORD.findall(re.split(r"[,;:]|\.\s", text[end:])[0])
+    return bool(NEGATORS & {w.lower() for w in before[-2:]}) or bool(
+        NEGATED_AFTER & {w.lower() for w in after[:3]}
+    )
+
+
+class NumberGrader(Grader[NumberTask]):
+    def __init__(self, tolerance: float) -> None:
+        self._tolerance = tolerance
+
+    async def grade(self, task: NumberTask, answer: str) -> Grade:
+        want = task.expected.number
+        tolerance = task.expected.tolerance
+        tolerance = self._tolerance if tolerance is None else tolerance
+        got, why = final_number(answer)
+        if got is None:
+            return Grade(False, f"{why}; expected {want:g}")
+        if abs(got - want) > tolerance:
+            return Grade(False, f"final number {got:g}; expected {want:g}")
+        return Grade(True, f"final number {got:g} matches")
+
+    def canonical(self, task: NumberTask, answer: str) -> str:
+        """The final number; "" when there is none (or a hedge)."""
+        got, _ = final_number(answer)
+        return "" if got is None else f"{got:g}"
+
+
+def number_grader(setup: GraderSetup) -> NumberGrader:
+    return NumberGrader(read_options("number", setup.options, NumberOptions).tolerance)
+
+
+def number_from_target(target: Any, extras: Mapping[str, Any]) -> Any:
+    """A number, or its text ("1,234", "$5"), with the row's ``tolerance``."""
+    number = read_number(target) if isinstance(target, str) else None
+    given = {"tolerance": extras["tolerance"]} if "tolerance" in extras else {}
+    return {**given, "number": target if number is None else number}
+
+
+NUMBER_CASES = (
+    SelfCase(18, "18", True, "the number alone"),
+    SelfCase(18, "She sells 16 - 3 - 4 = 9 eggs at $2 each.\n#### 18", True, "GSM8K's ####"),
+    SelfCase(18, "16 - 3 - 4 = 9 eggs, 9 * 2 = 18.\nAnswer: $18", True, "the Answer line"),
+    SelfCase(18, "9 eggs at $2 make 18 dollars", True, "else the reply's last number"),
+    SelfCase(18, "Answer: 18 is wrong, it is 17", False, "the last number when no = says"),
+    SelfCase(1234.5, "Answer: $1,234.50", True, "thousands separator, $ and cents"),
+    SelfCase(-3, "The answer is -3 degrees.", True, "a negative number"),
+    SelfCase(50, "Answer: 50%", True, "a trailing %"),
+    SelfCase(18, "Answer: 18 or 19", False, "two numbers: a hedge"),
+    SelfCase(18, "Answer: not 17, 18", True, "a negated number does not count"),
+    SelfCase(18, "Answer: 9 * 2 = 18", True, "the result of a worked answer"),
+    SelfCase(18, "18 eggs in all... Answer: 17", False, "the reasoning's numbers do not count"),
+    SelfCase(18, "Answer: 218", False, "a number that holds the expected one"),
+    SelfCase({"number": 3.14159, "tolerance": 0.01}, "Answer: 3.14", True, "the task's tolerance"),
+    SelfCase(3.14159, "Answer: 3.14", False, "the default tolerance"),
+    SelfCase(3.14159, "Answer: 3.14", True, "the grader's tolerance", {"tolerance": 0.01}),
+    SelfCase(18, "I cannot tell.", False, "no number"),
+)

@@ -1,0 +1,60 @@
+"""A grader's options (taskset.toml's ``grader_options``, ``--grader NAME:K=V``), read into
+the grader's own model of them: an option it does not take, or a value it cannot use, is
+refused in one line naming the grader and the option."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from harness.errors import BadInput
+
+OptionsT = TypeVar("OptionsT", bound="GraderOptions")
+
+
+class GraderOptionError(BadInput):
+    pass
+
+
+class GraderOptions(BaseModel):
+    """What a grader takes as options; none unless a subclass adds fields."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def read_options(grader: str, given: Mapping[str, Any], model: type[OptionsT]) -> OptionsT:
+    """``given`` read as ``model``; ``GraderOptionError`` naming what is wrong."""
+    try:
+        return model.model_validate(dict(given), strict=True)
+    except ValidationError as exc:
+        takes = ", ".join(model.model_fields) or "no options"
+        problems = "; ".join(
+            f"option {'.'.join(map(str, e['loc']))!r}: "
+            + ("not an option of it" if e["type"] == "extra_forbidden" else e["msg"])
+            for e in exc.errors()
+        )
+        raise GraderOptionError(f"grader {grader!r}: {problems} (it takes: {takes})") from None
+
+
+def parse_grader_spec(spec: str) -> tuple[str, dict[str, Any]]:
+    """``NAME`` or ``NAME:KEY=VALUE,KEY=VALUE`` (``number:tolerance=0.01``) as the grader's
+    name and options; each value read as JSON when it parses (``labels=["a","b"]``), else
+    as text."""
+    name, _, given = spec.partition(":")
+    options: dict[str, Any] = {}
+    for item in re.split(r",(?=\s*[A-Za-z_]\w*\s*=)", given) if given.strip() else []:
+        key, equals, value = item.partition("=")
+        if not equals or not key.strip().isidentifier():
+            raise GraderOptionError(
+                f"grader {spec!r}: {item!r} is not KEY=VALUE; write NAME:KEY=VALUE,KEY=VALUE, "
+                "e.g. number:tolerance=0.01"
+            )
+        try:
+            options[key.strip()] = json.loads(value)
+        except ValueError:
+            options[key.strip()] = value.strip()
+    return name.strip(), options

@@ -1,0 +1,77 @@
+"""The regex grader: right when the whole final answer (graders/final_answer.py, stripped)
+matches the task's regular expression (Python's ``re.fullmatch``)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, model_validator
+
+from graders.answer_keys import Filled
+from graders.base import Grader, GraderSetup, SelfCase
+from graders.exact import Grade
+from graders.final_answer import final_answer
+from graders.options import GraderOptions, read_options
+from graders.task_models import TaskBase
+
+
+class RegexExpected(BaseModel):
+    """A pattern, written alone or with ``ignore_case``; one that does not compile is
+    refused when the set loads."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    pattern: Filled
+    ignore_case: bool = False
+
+    @model_validator(mode="before")
+    @classmethod
+    def _bare_pattern(cls, data: Any) -> Any:
+        return {"pattern": data} if isinstance(data, str) else data
+
+    @model_validator(mode="after")
+    def _compiles(self) -> RegexExpected:
+        try:
+            self.compiled()
+        except (re.error, RecursionError, OverflowError) as exc:
+            raise ValueError(
+                f"pattern {self.pattern!r} is not a regular expression ({exc})"
+            ) from None
+        return self
+
+    def compiled(self) -> re.Pattern[str]:
+        return re.compile(self.pattern, re.IGNORECASE if self.ignore_case else 0)
+
+
+class RegexTask(TaskBase):
+    expected: RegexExpected
+
+
+class RegexGrader(Grader[RegexTask]):
+    async def grade(self, task: RegexTask, answer: str) -> Grade:
+        said = final_answer(answer).strip()
+        if task.expected.compiled().fullmatch(said):
+            return Grade(True, f"{said[:80]!r} matches {task.expected.pattern!r}")
+        return Grade(False, f"{said[:80]!r} does not match {task.expected.pattern!r}")
+
+
+def regex_grader(setup: GraderSetup) -> RegexGrader:
+    read_options("regex", setup.options, GraderOptions)
+    return RegexGrader()
+
+
+def regex_from_target(target: Any, extras: Mapping[str, Any]) -> Any:
+    given = {"ignore_case": extras["ignore_case"]} if "ignore_case" in extras else {}
+    return {**given, "pattern": target}
+
+
+_DATE = r"\d{4}-\d{2}-\d{2}"
+REGEX_CASES = (
+    SelfCase(_DATE, "2024-03-01", True, "a full match"),
+    SelfCase(_DATE, "Working...\nAnswer: 2024-03-01", True, "the Answer line"),
+    SelfCase(_DATE, "It was 2024-03-01.", False, "a match inside the answer is not whole"),
+    SelfCase(_DATE, "2024-03-01 or 2024-03-02", False, "two dates: not a full match"),
+    SelfCase({"pattern": "yes", "ignore_case": True}, "YES", True, "ignore_case"),
+    SelfCase("yes", "YES", False, "case counts by default"),
+)

@@ -1,0 +1,154 @@
+"""The f1 and em graders: SQuAD's scoring of a short answer against its gold answers.
+
+The final answer (graders/final_answer.py) and each gold answer are normalised as SQuAD's
+evaluation script does: lower case, punctuation removed, the articles a, an and the
+removed, white space collapsed. ``em`` is right when the answer equals a gold answer so
+normalised (its score 1 or 0); ``f1`` scores the tokens shared with the best gold answer
+(the harmonic mean of precision and recall) and is right when that score reaches its
+threshold (the task's, else the grader's ``threshold`` option, 0.5 by default).
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from collections import Counter
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, FiniteFloat, model_validator
+
+from graders.base import Grader, GraderSetup, SelfCase
+from graders.exact import Grade
+from graders.final_answer import final_answer
+from graders.options import GraderOptions, read_options
+from graders.task_models import TaskBase
+
+_PUNCTUATION = str.maketrans("", "", string.punctuation)
+_ARTICLES = re.compile(r"\b(a|an|the)\b")
+DEFAULT_THRESHOLD = 0.5
+
+
+def squad_normalise(text: str) -> str:
+    """SQuAD's normalisation (its evaluation script's ``normalize_answer``)."""
+    return " ".join(_ARTICLES.sub(" ", text.lower().translate(_PUNCTUATION)).split())
+
+
+def f1_score(answer: str, gold: str) -> float:
+    said, want = squad_normalise(answer).split(), squad_normalise(gold).split()
+    if not said or not want:
+        return float(said == want)
+    common = sum((Counter(said) & Counter(want)).values())
+    if not common:
+        return 0.0
+    precision, recall = common / len(said), common / len(want)
+    return 2 * precision * recall / (precision + recall)
+
+
+def _answers(data: Any) -> Any:
+    if isinstance(data, str):
+        return {"answers": [data]}
+    return {"answers": data} if isinstance(data, list) else data
+
+
+def _scored(answer: str) -> str:
+    if not squad_normalise(answer):
+        raise ValueError(f"gold answer {answer!r} is nothing once normalised (articles only?)")
+    return answer
+
+
+class EmExpected(BaseModel):
+    """The gold answers: one, a list (the best counts), or ``{"answers": [...]}``."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    answers: list[str] = Field(min_length=1)
+
+    _listed = model_validator(mode="before")(_answers)
+
+    @model_validator(mode="after")
+    def _each_scores(self) -> EmExpected:
+        for answer in self.answers:
+            _scored(answer)
+        return self
+
+
+class F1Expected(EmExpected):
+    threshold: FiniteFloat | None = Field(default=None, gt=0, le=1)
+    """The score an answer needs to be right; the grader's ``threshold`` when unset."""
+
+
+class EmTask(TaskBase):
+    expected: EmExpected
+
+
+class F1Task(TaskBase):
+    expected: F1Expected
+
+
+class F1Options(GraderOptions):
+    threshold: FiniteFloat = Field(default=DEFAULT_THRESHOLD, gt=0, le=1)
+
+
+class EmGrader(Grader[EmTask]):
+    async def grade(self, task: EmTask, answer: str) -> Grade:
+        said = squad_normalise(final_answer(answer))
+        hit = any(said == squad_normalise(gold) for gold in task.expected.answers)
+        shown = f"{said[:80]!r} {'matches' if hit else 'matches no gold answer of'}"
+        return Grade(hit, f"{shown} {task.expected.answers[:3]}", float(hit))
+
+    def canonical(self, task: EmTask, answer: str) -> str:
+        """The final answer, normalised as SQuAD does."""
+        return squad_normalise(final_answer(answer))
+
+
+class F1Grader(Grader[F1Task]):
+    def __init__(self, threshold: float) -> None:
+        self._threshold = threshold
+
+    def canonical(self, task: F1Task, answer: str) -> str:
+        """The final answer, normalised as SQuAD does."""
+        return squad_normalise(final_answer(answer))
+
+    async def grade(self, task: F1Task, answer: str) -> Grade:
+        said = final_answer(answer)
+        score, best = max((f1_score(said, gold), gold) for gold in task.expected.answers)
+        need = task.expected.threshold or self._threshold
+        verdict = "reaches" if score >= need else "is below"
+        return Grade(score >= need, f"F1 {score:.2f} (best {best!r}) {verdict} {need:g}", score)
+
+
+def em_grader(setup: GraderSetup) -> EmGrader:
+    read_options("em", setup.options, GraderOptions)
+    return EmGrader()
+
+
+def f1_grader(setup: GraderSetup) -> F1Grader:
+    return F1Grader(read_options("f1", setup.options, F1Options).threshold)
+
+
+def squad_from_target(target: Any, extras: Mapping[str, Any]) -> Any:
+    """A gold answer or a list of them, with the row's ``threshold`` (f1)."""
+    given = {"threshold": extras["threshold"]} if "threshold" in extras else {}
+    return {**given, "answers": target if isinstance(target, list) else [target]}
+
+
+_GOLD = ["Denver Broncos", "The Broncos"]
+EM_CASES = (
+    SelfCase(_GOLD, "Denver Broncos", True, "a gold answer"),
+    SelfCase(_GOLD, "the Broncos.", True, "articles, case and punctuation"),
+    SelfCase(_GOLD, "The game...\nAnswer: Broncos", True, "the Answer line, any gold answer"),
+    SelfCase(_GOLD, "Denver", False, "part of the answer"),
+    SelfCase(_GOLD, "Broncos or Panthers", False, "a hedge is not the answer"),
+    SelfCase(_GOLD, "not the Broncos", False, "a negation is not the answer"),
+)
+F1_CASES = (
+    SelfCase(_GOLD, "Denver Broncos", True, "score 1"),
+    SelfCase(_GOLD, "Denver", True, "score 0.67 against 'Denver Broncos'"),
+    SelfCase(_GOLD, "Carolina Panthers", False, "score 0"),
+    SelfCase(_GOLD, "the Broncos, who beat Carolina in Santa Clara", False, "score 0.25"),
+    SelfCase(
+        {"answers": _GOLD, "threshold": 0.8}, "Denver", False, "the task's threshold: 0.67 < 0.8"
+    ),
+    SelfCase(_GOLD, "Denver", False, "the grader's threshold", {"threshold": 0.8}),
+    SelfCase(_GOLD, "", False, "no answer scores 0"),
+)
