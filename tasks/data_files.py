@@ -90,7 +90,10 @@ def _list_rows(path: Path, text: str) -> list[Row]:
         try:
             data = yaml.safe_load(text)
         except yaml.YAMLError as exc:
-            raise TaskSetError(f"{path}: not YAML ({' '.join(str(exc).split())})") from None
+            mark = getattr(exc, "problem_mark", None)
+            where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
+            why = getattr(exc, "problem", None) or " ".join(str(exc).split())
+            raise TaskSetError(f"{where}: not YAML ({why})") from None
     if not isinstance(data, list):
         raise TaskSetError(f"{path}: holds a {type(data).__name__}; expected a list of objects")
     return [
