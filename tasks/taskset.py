@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -190,19 +190,8 @@ def data_taskset(
     ``grader`` (a spec) or its format's grader."""
     name, options = parse_grader_spec(grader) if grader else (None, {})
     tasks, name = data_tasks(path, Columns.mapped(columns or {}), name)
-    set_name = path.name.rsplit(".", 1)[0]
-    return checked_options(
-        TaskSet(
-            set_name,
-            "",
-            (),
-            name,
-            tuple(tasks),
-            None,
-            path.parent.resolve(),
-            grader_options=options,
-        )
-    )
+    made = TaskSet(path.stem, "", (), name, tuple(tasks), None, path.parent.resolve())
+    return checked_options(replace(made, grader_options=options))
 
 
 def checked_options(taskset: TaskSet) -> TaskSet:

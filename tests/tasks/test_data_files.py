@@ -15,6 +15,7 @@ from harness.cli.main import main
 from harness.fakes.fake_server import FakeServer, Reply
 from harness.results.reading import read_records
 from tasks.loading import load_taskset
+from tasks.taskset import TaskSetError
 
 ARMS = ["direct", "cot", "self_consistency:samples=3"]
 
@@ -287,3 +288,27 @@ def test_tasks_list_names_every_set_with_its_tasks_tools_and_grader(tmp_path):
 def test_tasks_list_refuses_a_given_set_that_does_not_load(tmp_path):
     result = CliRunner().invoke(main, ["tasks", "list", "--tasks", str(tmp_path / "no.csv")])
     assert result.exit_code == 2 and "no.csv: no such file" in result.output
+
+
+def test_an_experiment_file_names_a_data_file_its_columns_and_grader(server, tmp_path):
+    rows = [{"prompt": r["question"], "gold": r["answer"], "key": r["id"]} for r in ROWS]
+    write_csv(tmp_path / "rows.csv", rows)
+    (tmp_path / "exp.toml").write_text(
+        'tasks = "rows.csv"\narms = ["direct", "cot", "self_consistency:samples=3"]\n'
+        'grader = "exact"\n[columns]\nquestion = "prompt"\nanswer = "gold"\nid = "key"\n'
+    )
+    args = ["run", "--experiment", str(tmp_path / "exp.toml"), "--quiet", "--out"]
+    args += [str(tmp_path / "r"), "--base-url", server.base_url, "--model", "fake"]
+    result = CliRunner().invoke(main, args, env={"LOOPBENCH_API_KEY": "k"})
+    assert result.exit_code == 0, result.output
+    assert verdicts(tmp_path / "r") == RIGHT
+
+
+def test_grader_reads_a_folder_sets_tasks_with_its_own_task_model(tmp_path):
+    (tmp_path / "taskset.toml").write_text('name = "t"\n')
+    line = {"id": "a", "question": "q?", "expected": [{"type": "contains", "value": "x"}]}
+    write_jsonl(tmp_path / "tasks.jsonl", [line])
+    taskset = load_taskset(tmp_path, "asserts")
+    assert taskset.grader == "asserts" and taskset.tasks[0].expected[0].value == "x"
+    with pytest.raises(TaskSetError, match=r"tasks.jsonl:1: field 'expected'"):
+        load_taskset(tmp_path)  # exact's task model does not read it
