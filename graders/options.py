@@ -1,11 +1,10 @@
-"""A grader's options (taskset.toml's ``grader_options``, ``--grader NAME:K=V``), read into
+"""A grader's options (taskset.toml's ``grader_options``, ``--grader NAME:K=V`` read by
+``graders.registry.parse_grader_spec``), read into
 the grader's own model of them: an option it does not take, or a value it cannot use, is
 refused in one line naming the grader and the option."""
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Mapping
 from typing import Any, TypeVar
 
@@ -38,23 +37,3 @@ def read_options(grader: str, given: Mapping[str, Any], model: type[OptionsT]) -
             for e in exc.errors()
         )
         raise GraderOptionError(f"grader {grader!r}: {problems} (it takes: {takes})") from None
-
-
-def parse_grader_spec(spec: str) -> tuple[str, dict[str, Any]]:
-    """``NAME`` or ``NAME:KEY=VALUE,KEY=VALUE`` (``number:tolerance=0.01``) as the grader's
-    name and options; each value read as JSON when it parses (``labels=["a","b"]``), else
-    as text."""
-    name, _, given = spec.partition(":")
-    options: dict[str, Any] = {}
-    for item in re.split(r",(?=\s*[A-Za-z_]\w*\s*=)", given) if given.strip() else []:
-        key, equals, value = item.partition("=")
-        if not equals or not key.strip().isidentifier():
-            raise GraderOptionError(
-                f"grader {spec!r}: {item!r} is not KEY=VALUE; write NAME:KEY=VALUE,KEY=VALUE, "
-                "e.g. number:tolerance=0.01"
-            )
-        try:
-            options[key.strip()] = json.loads(value)
-        except ValueError:
-            options[key.strip()] = value.strip()
-    return name.strip(), options

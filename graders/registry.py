@@ -9,6 +9,8 @@ one. Plugins add graders with ``@loopbench.register_grader`` (harness/plugins.py
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -32,7 +34,7 @@ from graders.squad import (
     squad_from_target,
 )
 from graders.task_models import CodeTask, Task, TaskBase
-from harness.errors import UnknownName
+from harness.errors import BadInput, UnknownName
 from harness.registry import Registry
 
 GraderFactory = Callable[[GraderSetup], Grader[Any]]
@@ -46,6 +48,10 @@ TargetReader = Callable[[Any, Mapping[str, Any]], Any]
 
 class UnknownGrader(UnknownName):
     pass
+
+
+class GraderSpecError(BadInput):
+    """A ``--grader`` spec naming no registered grader, or written wrongly: one line."""
 
 
 @dataclass(frozen=True)
@@ -127,12 +133,75 @@ def register_grader(
     return add
 
 
+#: ``NAME`` or ``NAME:KEY=VALUE,...``; a comma starts a new option only before ``KEY=``, so a
+#: value may be a JSON list (``labels=["yes","no"]``).
+_OPTION_START = re.compile(r",(?=\s*[A-Za-z_][\w-]*\s*=)")
+SPEC_EXAMPLE = "NAME or NAME:KEY=VALUE,... (e.g. number:tolerance=0.01)"
+
+
+def parse_grader_spec(spec: str) -> tuple[str, dict[str, Any]]:
+    """The grader a spec names and its options, each value read as JSON when it parses,
+    else as a string: ``"f1:threshold=0.8"`` -> ``("f1", {"threshold": 0.8})``. A grader
+    that is not registered, or an option not written ``KEY=VALUE``, is refused
+    (``GraderSpecError``); the options themselves are the factory's to check."""
+    name, _, written = spec.partition(":")
+    name = name.strip()
+    try:
+        GRADERS.lookup(name)
+    except UnknownGrader as exc:
+        raise GraderSpecError(f"--grader {spec!r}: {exc}") from None
+    options: dict[str, Any] = {}
+    for item in _OPTION_START.split(written) if written.strip() else []:
+        key, equals, value = item.partition("=")
+        if not equals or not key.strip():
+            raise GraderSpecError(
+                f"--grader {spec!r}: option {item.strip()!r} is not KEY=VALUE; write {SPEC_EXAMPLE}"
+            )
+        try:
+            options[key.strip()] = json.loads(value)
+        except ValueError:
+            options[key.strip()] = value.strip()
+    return name, options
+
+
+def exact_from_target(target: Any, extras: Mapping[str, Any]) -> Any:
+    """A data file's answer as exact's ``expected``: a number (or text that is one) the
+    number to state, a JSON object (or its text) as it is, a list each of its items, any
+    other text the entity to name; a mapped ``tolerance`` or ``distractors`` is kept."""
+    if isinstance(target, str) and target.strip().startswith("{"):
+        target = json.loads(target)
+    if isinstance(target, dict):
+        return target
+    items = target if isinstance(target, list) else [target]
+    expected: dict[str, Any] = {"numbers": [], "entities": []}
+    for item in items:
+        number = _number(item)
+        if number is None:
+            expected["entities"].append(item)
+        else:
+            expected["numbers"].append(number)
+    return expected | {k: extras[k] for k in ("tolerance", "distractors") if k in extras}
+
+
+def _number(value: Any) -> float | int | None:
+    """A number, or text that is one (``"1,234"``, ``"-3.5"``); None otherwise."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str) and _NUMERAL.fullmatch(value.strip()):
+        return float(value.strip().replace(",", ""))
+    return None
+
+
+_NUMERAL = re.compile(r"[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|[-+]?\.\d+")
+
+
 register_grader(
     "exact",
     Task,
     "the answer states exactly the expected numbers and names the expected entities",
     example='{"id": "q1", "question": "...", "expected": {"numbers": [84]}}',
     cases=EXACT_CASES,
+    from_target=exact_from_target,
 )(exact_grader)
 register_grader(
     "code_tests",

@@ -288,7 +288,7 @@ class Experiment:
                 "give --model and --base-url of a served model"
             )
         experiment = cls(
-            config.tasks,
+            load_taskset(config.tasks, config.grader, config.columns),
             config.arms,
             config.repeats,
             config.runs_at_once(len(found)),

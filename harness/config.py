@@ -134,8 +134,12 @@ class RunConfig(BaseModel):
 
     # What runs.
     tasks: str = Field(default="depot", min_length=1)
-    """A built-in task set's name, or a folder (a relative one is read from an experiment
-    file's folder)."""
+    """A built-in task set's name, a folder, or a data file (CSV, JSONL, Parquet, Inspect or
+    promptfoo; a relative path is read from an experiment file's folder)."""
+    grader: Annotated[str, _filled("a grader")] | None = None
+    """The grader instead of the set's own, and its options: ``NAME`` or ``NAME:K=V,...``."""
+    columns: dict[str, Annotated[str, _filled("a column")]] = Field(default_factory=dict)
+    """A data file's columns: the one holding ``question``, ``answer``, ``id``, ``choices``."""
     arms: list[ArmText] = Field(default_factory=list)
     """Arm specs; ``a|b`` alternatives expand into every combination. An arm may be a table
     (``ArmTable``), a pipeline's stages a list of tables."""
@@ -280,6 +284,8 @@ class RunConfig(BaseModel):
         data = self.model_dump(exclude_unset=True) | given
         if "arms" in given and self.arms:
             data["arms"] = [*self.arms, *given["arms"]]
+        if "columns" in given:
+            data["columns"] = self.columns | given["columns"]
         return build(data)
 
 
@@ -348,8 +354,8 @@ def load_experiment(path: Path) -> RunConfig:
     from harness.arms import prompt_files_in  # the registry's module: only here
 
     arms = [prompt_files_in(arm, path.parent) for arm in config.arms]  # from the file's folder
-    folder = path.parent / config.tasks
-    tasks = str(folder) if folder.is_dir() else config.tasks
+    folder = path.parent / config.tasks  # a folder or a data file
+    tasks = str(folder) if folder.exists() else config.tasks
     return config.model_copy(update={"tasks": tasks, "arms": arms})
 
 

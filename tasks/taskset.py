@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -30,8 +30,9 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, FiniteFloat, 
 from pydantic_core import PydanticCustomError
 
 from graders.answer_keys import Filled
+from graders.base import GraderSetup
 from graders.code_tests import CodeSuites as CodeSuites
-from graders.registry import GRADERS, GraderInfo
+from graders.registry import GRADERS, GraderInfo, parse_grader_spec
 from graders.task_models import AnyTask as AnyTask
 from graders.task_models import CodeTask as CodeTask
 from graders.task_models import Task as Task
@@ -43,6 +44,8 @@ from harness.files import describe_errors, read_text, read_toml, toml_problems
 from harness.plugins import PluginError
 from harness.registry import Registry
 from harness.tools import ToolChoices, ToolSet
+from tasks.data_files import SUFFIXES, data_tasks
+from tasks.rows import Columns
 from tasks.tool_registry import TOOLS
 from tasks.tools import Encyclopedia, ToolSource
 
@@ -68,6 +71,14 @@ def _named(name: str) -> str:
     return name
 
 
+def _data_file(name: str) -> str:
+    if not name.lower().endswith(SUFFIXES):
+        raise PydanticCustomError(
+            "data_file", "must name a data file ending in {suffixes}", {"suffixes": SUFFIXES}
+        )
+    return name
+
+
 class TaskSetConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
     name: Annotated[str, AfterValidator(_named)]
@@ -83,6 +94,10 @@ class TaskSetConfig(BaseModel):
     """code_tests: the wall-clock limit on one run of a suite."""
     generated_by: str = ""
     """A generated set: the command that made it, every knob spelled out (add --out DIR)."""
+    file: Annotated[str, AfterValidator(_data_file)] | None = None
+    """A data file beside it holding the tasks instead of tasks.jsonl (docs/tasksets.md)."""
+    columns: dict[str, Annotated[str, AfterValidator(_named)]] = Field(default_factory=dict)
+    """With ``file``: the column holding each of question, answer, id, choices, ..."""
 
 
 @dataclass(frozen=True)
@@ -127,27 +142,65 @@ class TaskSet:
         return ToolSet(TOOLS.lookup(name).build(source, given.get(name, {})) for name in self.tools)
 
 
-def read_taskset(folder: Path) -> TaskSet:
-    """The task set in ``folder`` (tasks.jsonl and taskset.toml); ``TaskSetError`` naming
-    the file, line and field of what is wrong."""
+def read_taskset(
+    folder: Path, grader: str | None = None, columns: Mapping[str, str] | None = None
+) -> TaskSet:
+    """The task set in ``folder`` (taskset.toml, and tasks.jsonl or the data file it
+    names), graded by ``grader`` (a spec, ``NAME:K=V``) instead of the grader it names,
+    its data file's ``columns`` mapped over taskset.toml's; ``TaskSetError`` naming the
+    file, line and field of what is wrong."""
     config = _read_config(folder / "taskset.toml")
-    grader = GRADERS.lookup(config.grader)
-    tasks = [task.with_files(folder) for task in _read_tasks(folder / "tasks.jsonl", grader)]
+    name, options = parse_grader_spec(grader) if grader else (config.grader, config.grader_options)
+    if config.file is not None:
+        named = name if grader or "grader" in config.model_fields_set else None
+        mapped = Columns.mapped({**config.columns, **(columns or {})})
+        tasks, name = data_tasks(folder / config.file, mapped, named)
+    else:
+        if columns:
+            raise TaskSetError(
+                f"{folder}: its tasks are in tasks.jsonl, which has no columns to map; "
+                "--question, --answer, --id and --choices map a data file's"
+            )
+        tasks = [
+            t.with_files(folder) for t in _read_tasks(folder / "tasks.jsonl", GRADERS.lookup(name))
+        ]
     book = None
-    if any(TOOLS.lookup(name).reads_encyclopedia for name in config.tools):
+    if any(TOOLS.lookup(tool).reads_encyclopedia for tool in config.tools):
         book = _read_encyclopedia(folder / "encyclopedia.json")
-    return TaskSet(
-        name=config.name,
-        description=config.description,
-        tools=tuple(config.tools),
-        grader=config.grader,
-        tasks=tuple(tasks),
-        encyclopedia=book,
-        path=folder.resolve(),
-        timeout_s=config.timeout_s,
-        generated_by=config.generated_by,
-        grader_options=config.grader_options,
+    return checked_options(
+        TaskSet(
+            name=config.name,
+            description=config.description,
+            tools=tuple(config.tools),
+            grader=name,
+            tasks=tuple(tasks),
+            encyclopedia=book,
+            path=folder.resolve(),
+            timeout_s=config.timeout_s,
+            generated_by=config.generated_by,
+            grader_options=options,
+        )
     )
+
+
+def data_taskset(
+    path: Path, grader: str | None = None, columns: Mapping[str, str] | None = None
+) -> TaskSet:
+    """A data file as a task set of its name (``--tasks data.csv``): no tools, graded by
+    ``grader`` (a spec) or its format's grader."""
+    name, options = parse_grader_spec(grader) if grader else (None, {})
+    tasks, name = data_tasks(path, Columns.mapped(columns or {}), name)
+    made = TaskSet(path.stem, "", (), name, tuple(tasks), None, path.parent.resolve())
+    return checked_options(replace(made, grader_options=options))
+
+
+def checked_options(taskset: TaskSet) -> TaskSet:
+    """``taskset``, its grader options refused now if its grader's factory refuses them
+    (a grader running code is built with its sandbox, later)."""
+    info = GRADERS.lookup(taskset.grader)
+    if taskset.grader_options and not info.runs_code:
+        info.build(GraderSetup(taskset.path, options=taskset.grader_options, tasks=taskset.tasks))
+    return taskset
 
 
 CONFIG_EXAMPLE = (

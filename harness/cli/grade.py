@@ -14,9 +14,8 @@ from pydantic import TypeAdapter, ValidationError
 
 from graders.code_tests import CodeGrader, feedback, heldout
 from graders.exact import Grade
-from graders.options import parse_grader_spec
 from graders.printable import printable
-from graders.registry import GRADERS, GraderInfo
+from graders.registry import GRADERS, GraderInfo, parse_grader_spec
 from graders.sandbox import Sandbox
 from graders.sandbox_limits import Limits
 from graders.selftest import as_task, grade_one, run_self_test

@@ -72,7 +72,10 @@ COMMANDS: Mapping[str, tuple[str, str]] = {
         "harness.cli.table:table_command",
         "Print accuracy, turns, tool calls, tokens, cost and cost per correct answer per arm.",
     ),
-    "tasks": ("harness.cli.tasks:tasks_group", "Make generated task sets and check them."),
+    "tasks": (
+        "harness.cli.tasks:tasks_group",
+        "List task sets, make generated ones and check them.",
+    ),
 }
 
 

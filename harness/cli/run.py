@@ -42,8 +42,19 @@ from harness.trace import MAX_TEXT
     "tasks_spec",
     default="depot",
     show_default=True,
-    help="A built-in task set name, or a folder with tasks.jsonl and taskset.toml.",
+    help="A built-in task set name, a folder with tasks.jsonl and taskset.toml, or a data "
+    "file: CSV, JSONL, Parquet, Inspect samples or promptfoo tests (docs/tasksets.md).",
 )
+@click.option(
+    "--grader",
+    help="Grade with this registered grader instead of the set's own: NAME or "
+    "NAME:KEY=VALUE,... (values read as JSON, else text), e.g. number:tolerance=0.01. A data "
+    "file's default: em (Inspect samples with choices: choice; promptfoo tests: asserts).",
+)
+@click.option("--question", "question_column", help="A data file's question column [question].")
+@click.option("--answer", "answer_column", help="A data file's answer column [answer].")
+@click.option("--id", "id_column", help="A data file's id column [id, else the row's number].")
+@click.option("--choices", "choices_column", help="A data file's column of options (choice).")
 @click.option(
     "--arm",
     "arm_specs",
@@ -221,7 +232,12 @@ def run_command(**flags: Any) -> None:
 
 #: What a text option expects, for the line refusing it empty; "a value" otherwise.
 EXPECTED = {
-    "tasks_spec": "a built-in task set's name or a task set folder",
+    "tasks_spec": "a built-in task set's name, a task set folder or a data file",
+    "grader": "a registered grader, NAME or NAME:KEY=VALUE,...",
+    "question_column": "a column of the data file",
+    "answer_column": "a column of the data file",
+    "id_column": "a column of the data file",
+    "choices_column": "a column of the data file",
     "arm_specs": "PATTERN or PATTERN:key=value,...",
     "experiment": "an experiment file (TOML)",
     "out": "a results folder",
@@ -252,6 +268,9 @@ def _refuse_blank(command: click.Command, flags: dict[str, Any]) -> None:
 def _config(flags: dict[str, Any], given: Callable[[str], ParameterSource | None]) -> RunConfig:
     """The run's settings: the experiment file's, with the flags given laid over them."""
     written = {field: value for field, value in _fields(flags).items() if _given(given, field)}
+    columns = {c.removesuffix("_column"): flags[c] for c in COLUMN_FLAGS if flags[c] is not None}
+    if columns:
+        written["columns"] = columns
     if flags["experiment"] is None:
         return build(written, "the run's flags")
     from_file = checked_experiment(Path(flags["experiment"]), written.get("plugins", []))
@@ -269,11 +288,15 @@ FIELDS = {
 }
 
 
+#: The flags naming a data file's columns: RunConfig's ``columns``.
+COLUMN_FLAGS = ("question_column", "answer_column", "id_column", "choices_column")
+
+
 def _fields(flags: dict[str, Any]) -> dict[str, Any]:
     """The flags as RunConfig fields: names mapped, tuples as lists."""
     fields: dict[str, Any] = {}
     for name, value in flags.items():
-        if name == "experiment":
+        if name == "experiment" or name in COLUMN_FLAGS:
             continue
         if isinstance(value, tuple):
             value = list(value)

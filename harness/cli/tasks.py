@@ -1,5 +1,7 @@
-"""``loopbench tasks``: generate a depot-style task set, or check one with the reference solver.
+"""``loopbench tasks``: list the task sets, generate a depot-style one, or check one with
+the reference solver.
 
+    loopbench tasks list --tasks data.csv --format json
     loopbench tasks generate --n 500 --hops 2-4 --seed 7 --out tasks/mine
     loopbench tasks check tasks/mine
 
@@ -9,21 +11,71 @@ any (each named on its own line), and 2 when the folder is not a usable generate
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 import click
+from tabulate import tabulate
 
 from harness.cli.errors import Group
 from harness.errors import BadInput
 from tasks.generate.build import Options, generate, parse_hops, parse_operations
 from tasks.generate.check import disagreements
 from tasks.generate.writer import write_set
-from tasks.loading import load_taskset
+from tasks.loading import builtin_names, load_taskset
 
 
 @click.group("tasks", cls=Group)
 def tasks_group() -> None:
-    """Make generated task sets and check them."""
+    """List task sets, make generated ones and check them."""
+
+
+@tasks_group.command("list")
+@click.option(
+    "--tasks",
+    "given",
+    multiple=True,
+    help="Also list this task set folder or data file (CSV, JSONL, Parquet, Inspect, "
+    "promptfoo); repeat for several.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="A table, or a JSON list of objects with name, tasks (how many), tools and grader.",
+)
+def list_command(given: tuple[str, ...], fmt: str) -> None:
+    """Every built-in and plugin task set, and those given: its tasks, tools and grader. A
+    built-in that cannot load here (a missing extra) says why; a given one is refused."""
+    sets = [_summary(name, built_in=True) for name in builtin_names()]
+    sets += [_summary(spec, built_in=False) for spec in given]
+    if fmt == "json":
+        click.echo(json.dumps(sets, indent=2))
+        return
+    headers = ["name", "tasks", "grader", "tools"]
+    rows = [
+        [s["name"], s["tasks"] or "-", s["grader"] or "-", ", ".join(s["tools"]) or "-"]
+        for s in sets
+    ]
+    if any("error" in s for s in sets):
+        headers.append("why it did not load")
+        rows = [[*row, s.get("error", "")] for row, s in zip(rows, sets, strict=True)]
+    click.echo(tabulate(rows, headers, tablefmt="simple", disable_numparse=True))
+
+
+def _summary(spec: str, built_in: bool) -> dict[str, Any]:
+    """What ``tasks list`` says of a set: named as ``--tasks`` takes it."""
+    try:
+        taskset = load_taskset(spec)
+    except BadInput as exc:
+        if not built_in:
+            raise
+        return {"name": spec, "tasks": None, "tools": [], "grader": None, "error": str(exc)}
+    tools = list(taskset.tools)
+    return {"name": spec, "tasks": len(taskset.tasks), "tools": tools, "grader": taskset.grader}
 
 
 @tasks_group.command("generate")

@@ -1,0 +1,152 @@
+"""Tasks from the rows of a data file (a CSV, a JSONL or Parquet file, an Inspect or
+promptfoo file): each row's mapped columns made into the grader's task, its answer into
+the grader's ``expected`` by the grader's ``from_target``.
+
+Every malformed row is refused (``TaskSetError``) in one line naming the file, the row,
+the column and what is expected.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import ValidationError
+
+from graders.registry import GraderInfo
+from graders.task_models import TaskBase, TaskSetError
+from harness.errors import BadInput
+from harness.files import describe_errors
+
+#: What the row's own cells are read as when nothing maps them.
+DEFAULT_COLUMNS = {"question": "question", "answer": "answer", "id": "id"}
+
+
+@dataclass(frozen=True)
+class Columns:
+    """Which column holds what: the question, the answer, the id (the row's number when
+    the file has no such column and none is named), and what else the grader reads from
+    a row (``choices``, ``tolerance``), by the name it reads it under."""
+
+    question: str = "question"
+    answer: str = "answer"
+    id: str = "id"
+    id_named: bool = False
+    """The id column was named (so a row without it is refused, not numbered)."""
+    extras: Mapping[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def mapped(cls, mapping: Mapping[str, str]) -> Columns:
+        """Columns from ``--question COL ...`` or taskset.toml's ``[columns]``."""
+        known = {k: v for k, v in mapping.items() if k in DEFAULT_COLUMNS}
+        extras = {k: v for k, v in mapping.items() if k not in DEFAULT_COLUMNS}
+        return cls(**{**DEFAULT_COLUMNS, **known}, id_named="id" in known, extras=extras)
+
+
+@dataclass(frozen=True)
+class Row:
+    where: str
+    """The file and the row, as a refusal names them: ``data.csv:3``."""
+    number: int
+    """Its place in the file from 1: the task's id when no column gives one."""
+    values: Mapping[str, Any]
+
+
+def tasks_from_rows(rows: Sequence[Row], columns: Columns, grader: GraderInfo) -> list[TaskBase]:
+    """Each row as ``grader``'s task; ids unique."""
+    if grader.from_target is None:
+        raise TaskSetError(
+            f"grader {grader.name!r} reads only task sets in its own tasks.jsonl format, not "
+            "a data file's rows; name a grader that reads an answer column (e.g. em, exact)"
+        )
+    tasks: list[TaskBase] = []
+    seen: dict[str, str] = {}
+    for row in rows:
+        task = _task(row, columns, grader)
+        if task.id in seen:
+            raise TaskSetError(
+                f"{row.where}: column {columns.id!r}: {task.id!r} is already the id of "
+                f"{seen[task.id]}; expected a unique id on every row"
+            )
+        seen[task.id] = row.where
+        tasks.append(task)
+    return tasks
+
+
+def _task(row: Row, columns: Columns, grader: GraderInfo) -> TaskBase:
+    question = _cell(row, columns.question, "the question's text")
+    answer = _cell(row, columns.answer, "the answer")
+    if not isinstance(question, str):
+        raise _refusal(row, columns.question, f"expected the question's text, got {question!r}")
+    extras = {key: _extra(row, key, column) for key, column in columns.extras.items()}
+    assert grader.from_target is not None
+    try:
+        expected = grader.from_target(answer, extras)
+    except (BadInput, ValueError, TypeError, LookupError) as exc:
+        raise _refusal(row, columns.answer, f"not an answer {grader.name} reads ({exc})") from None
+    task = {"id": _id(row, columns), "question": question, "expected": expected}
+    try:
+        return grader.task_model.model_validate_json(json.dumps(task), strict=True)
+    except ValidationError as exc:
+        column = {"id": columns.id, "question": columns.question}.get(
+            str(exc.errors()[0]["loc"][0]), columns.answer
+        )
+        why = describe_errors(exc, first=True)
+        raise _refusal(row, column, f"{why}; {grader.name} reads e.g. {grader.example}") from None
+
+
+def _cell(row: Row, column: str, what: str) -> Any:
+    """The row's value in ``column``: refused when missing or empty."""
+    if column not in row.values:
+        has = ", ".join(map(repr, row.values)) or "none"
+        raise _refusal(
+            row,
+            column,
+            f"missing (the row's columns: {has}); expected {what}, or map "
+            "another column to it (--question/--answer/--id/--choices COL, or taskset.toml's "
+            "[columns])",
+        )
+    value = row.values[column]
+    if value is None or (isinstance(value, str) and not value.strip()):
+        raise _refusal(row, column, f"empty; expected {what}")
+    return value
+
+
+def _id(row: Row, columns: Columns) -> str:
+    if columns.id_named or row.values.get(columns.id) not in (None, ""):
+        value = _cell(row, columns.id, "the task's id")
+        if isinstance(value, bool) or not isinstance(value, str | int):
+            raise _refusal(row, columns.id, f"expected a text or a whole number, got {value!r}")
+        return str(value)
+    return str(row.number)
+
+
+def _extra(row: Row, key: str, column: str) -> Any:
+    value = _cell(row, column, f"the {key}")
+    return choices_in(row, column, value) if key == "choices" else value
+
+
+def choices_in(row: Row, column: str, value: Any) -> list[str]:
+    """A choices cell: a list, a JSON list's text, or options separated by ``|``; at
+    least two, none blank."""
+    if isinstance(value, str):
+        with contextlib.suppress(ValueError):  # said below: not a list
+            value = json.loads(value) if value.lstrip().startswith("[") else value.split("|")
+    if not isinstance(value, list) or len(value) < 2:
+        raise _refusal(
+            row,
+            column,
+            f"expected a list of two or more options (a JSON list, or options "
+            f"separated by '|'), got {value!r}",
+        )
+    options = [str(v).strip() if isinstance(v, str | int | float) else "" for v in value]
+    if not all(options):
+        raise _refusal(row, column, f"expected options that are filled texts, got {value!r}")
+    return options
+
+
+def _refusal(row: Row, column: str, why: str) -> TaskSetError:
+    return TaskSetError(f"{row.where}: column {column!r}: {why}")

@@ -1,0 +1,87 @@
+"""Other tools' sample files, read as they are: Inspect's samples and promptfoo's tests.
+
+Inspect: objects with ``input`` (a text, or chat messages: the last user message's text is
+the question), ``target`` (a text or a list of texts), optional ``choices`` (then graded by
+``choice``, the target a letter), ``id`` and ``metadata`` (not read). promptfoo: tests
+with ``vars`` (the question is the variable ``--question`` names, else ``question``, else
+a test's only variable) and ``assert`` (graded by ``asserts``, graders/asserts.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+import graders.asserts  # noqa: F401  (registers the asserts grader promptfoo tests use)
+from graders.task_models import TaskSetError
+from tasks.rows import Columns, Row
+
+#: The grader each format's rows are graded with unless another is named.
+INSPECT_GRADER, INSPECT_CHOICE_GRADER, PROMPTFOO_GRADER = "em", "choice", "asserts"
+
+
+def is_promptfoo(row: Row) -> bool:
+    return "vars" in row.values or "assert" in row.values
+
+
+def is_inspect(row: Row, columns: Columns) -> bool:
+    return "input" in row.values and columns.question not in row.values
+
+
+def inspect_rows(rows: Sequence[Row]) -> tuple[list[Row], Columns, str]:
+    """Inspect samples as rows, the columns they are read by, and their grader."""
+    read = [replace(row, values={**row.values, "input": _input(row)}) for row in rows]
+    with_choices = "choices" in rows[0].values
+    columns = Columns("input", "target", extras={"choices": "choices"} if with_choices else {})
+    return read, columns, INSPECT_CHOICE_GRADER if with_choices else INSPECT_GRADER
+
+
+def _input(row: Row) -> Any:
+    """An Inspect sample's question: its input text, or its last user message's."""
+    given = row.values["input"]
+    if not isinstance(given, list):
+        return given
+    users = [m for m in given if isinstance(m, dict) and m.get("role") == "user"]
+    content = users[-1].get("content") if users else None
+    if isinstance(content, list):  # content parts: their texts
+        content = "\n".join(p["text"] for p in content if isinstance(p, dict) and "text" in p)
+    if not isinstance(content, str):
+        raise TaskSetError(
+            f"{row.where}: column 'input': holds no user message with text; expected a text "
+            'or chat messages, e.g. [{"role": "user", "content": "..."}]'
+        )
+    return content
+
+
+def promptfoo_rows(rows: Sequence[Row], columns: Columns) -> tuple[list[Row], Columns, str]:
+    """promptfoo tests as rows (``vars.NAME`` and ``assert``), the columns they are read by,
+    and their grader."""
+    read = []
+    for row in rows:
+        variables = row.values.get("vars", {})
+        if not isinstance(variables, dict):
+            raise TaskSetError(
+                f"{row.where}: column 'vars': expected a mapping of variable names to values, "
+                f"got {variables!r}"
+            )
+        flat = {f"vars.{name}": value for name, value in variables.items()}
+        read.append(replace(row, values={**flat, "assert": row.values.get("assert")}))
+    question = _question_variable(rows, columns)
+    mapped = Columns(f"vars.{question}", "assert", f"vars.{columns.id}", columns.id_named)
+    return read, mapped, PROMPTFOO_GRADER
+
+
+def _question_variable(rows: Sequence[Row], columns: Columns) -> str:
+    """The variable holding the question: the one named, ``question``, or the only one."""
+    if columns.question != "question":
+        return columns.question
+    names = {name for row in rows for name in row.values.get("vars") or {}}
+    if "question" in names or not names:
+        return "question"
+    if len(names) == 1:
+        return str(names.pop())
+    raise TaskSetError(
+        f"{rows[0].where}: column 'vars': the tests' variables are {', '.join(sorted(names))}; "
+        "name the one holding the question with --question VAR (or [columns] question)"
+    )
