@@ -15,6 +15,8 @@ from typing import Any, TypeVar
 
 from graders.base import Grader, GraderSetup
 from graders.builtin import code_tests_grader, exact_grader
+from graders.game24 import CASES as GAME24_CASES
+from graders.game24 import Game24Task, game24_grader, numbers_from_target
 from graders.task_models import CodeTask, Task, TaskBase
 from harness.errors import UnknownName
 from harness.registry import Registry
@@ -138,3 +140,11 @@ register_grader(
     '"suite": "roman"}}',
     runs_code=True,
 )(code_tests_grader)
+register_grader(
+    "game24",
+    Game24Task,
+    "the final answer is an expression making 24 of exactly the task's numbers, each once",
+    example='{"id": "4-9-10-13", "question": "...", "expected": {"numbers": [4, 9, 10, 13]}}',
+    cases=tuple(SelfCase(*case) for case in GAME24_CASES),
+    from_target=numbers_from_target,
+)(game24_grader)

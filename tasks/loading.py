@@ -1,15 +1,18 @@
 """Task sets by name or folder: the folders beside this package, HumanEval (read from its
-package), and those plugins register (``tasks.taskset_registry``)."""
+package), Game of 24 (solved when asked for), and those plugins register
+(``tasks.taskset_registry``)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from tasks.game24 import game24_taskset
 from tasks.humaneval import humaneval_taskset
 from tasks.taskset import BUILTIN_DIR, TaskSet, read_taskset
 from tasks.taskset_registry import TASKSETS, UnknownTaskSet, register_taskset
 
 register_taskset("humaneval", humaneval_taskset)
+register_taskset("game24", game24_taskset)
 
 
 def builtin_names() -> list[str]:
