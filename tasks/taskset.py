@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -117,6 +117,18 @@ class TaskSet:
             else {"entries": book.entries, "related": book.related, "naming": book.naming},
         }
         return {"tasks": {t.id: t.fingerprint for t in self.tasks}, "tools": digest(tools)}
+
+    def only_slice(self, name: str) -> TaskSet:
+        """The set with only the tasks of slice ``name`` (``--slice``); ``TaskSetError``
+        naming the slices it has when it has no such one."""
+        chosen = tuple(task for task in self.tasks if task.slice == name)
+        if not chosen:
+            known = sorted({task.slice for task in self.tasks if task.slice})
+            raise TaskSetError(
+                f"--slice {name!r}: task set {self.name!r} has no such slice; its slices: "
+                f"{', '.join(known) or 'none'}"
+            )
+        return replace(self, tasks=chosen)
 
     def toolset(self, choices: ToolChoices | None = None) -> ToolSet:
         """The set's tools, each built with the options ``choices`` gives it by name (an
