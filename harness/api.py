@@ -164,8 +164,8 @@ class Experiment:
     async def run_async(
         self, model: ModelLike | None = None, observer: Observer | None = None
     ) -> Results:
-        # Refused before a folder is made: a typo (or a slice the set lacks) leaves nothing.
-        _ = self.parsed_arms, self.chosen
+        _ = self.parsed_arms  # refused before a folder is made: a typo leaves nothing behind
+        _ = self.chosen  # and so is a slice the set does not have
         given = model if model is not None else self.model
         if given is None and self.endpoints:
             return await self._served(observer or Observer())
