@@ -265,6 +265,7 @@ CASES: tuple[tuple[dict[str, list[int]], str, bool, str], ...] = (
     (_PUZZLE, "-(4 - 10) * (13 - 9)", True, "a unary minus"),
     (_PUZZLE, "(10 - 4) * (13 - 9) = 23", False, "a claim of another value"),
     (_PUZZLE, "4 + 9 + 10 + 13 = 24", False, "a wrong '= 24' claim: it equals 36"),
+    (_PUZZLE, "13 + 10 + 4 / 9", False, "near 24 is not 24"),
     (_PUZZLE, "(10 - 4) * (13 - 4)", False, "uses 4 twice and drops 9"),
     (_PUZZLE, "(10 - 4) * 4", False, "drops numbers"),
     (_PUZZLE, "(10 - 4) * (13 - 9) * 1", False, "an extra number"),

@@ -41,6 +41,7 @@ def test_self_test_case(case):
         ("(10 - 4) * 4", "does not use 9, 13"),
         ("(10 - 4) * (13 - 9) * 2", "uses 2, which is not one of 4 9 10 13"),
         ("4 + 9 + 10 + 13 = 24", "equals 36, not 24"),
+        ("13 + 10 + 4 / 9 = 24", "equals 211/9 (about 23.4444), not 24"),
         ("(10 - 4) / (13 - 13) * 9", "divides by zero"),
         ("10 ^ 4 - 13 - 9", "not an expression: '^'"),
         ("__import__('os').system('true')", "not an expression: the name '__import__'"),
