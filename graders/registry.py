@@ -20,6 +20,8 @@ from graders.base import SelfCase as SelfCase  # where the graders' cases are wr
 from graders.builtin import code_tests_grader, exact_grader
 from graders.choice import CHOICE_CASES, ChoiceTask, choice_from_target, choice_grader
 from graders.exact_cases import EXACT_CASES
+from graders.game24 import CASES as GAME24_CASES
+from graders.game24 import Game24Task, game24_grader, numbers_from_target
 from graders.json_answer import JSON_CASES, JsonTask, json_from_target, json_grader
 from graders.label import LABEL_CASES, LabelTask, label_from_target, label_grader
 from graders.number import NUMBER_CASES, NumberTask, number_from_target, number_grader
@@ -270,3 +272,11 @@ register_grader(
     cases=EM_CASES,
     from_target=squad_from_target,
 )(em_grader)
+register_grader(
+    "game24",
+    Game24Task,
+    "the final answer is an expression making 24 of exactly the task's numbers, each once",
+    example='{"id": "4-9-10-13", "question": "...", "expected": {"numbers": [4, 9, 10, 13]}}',
+    cases=GAME24_CASES,
+    from_target=numbers_from_target,
+)(game24_grader)

@@ -105,6 +105,9 @@ class Experiment:
     the folder's identity (never with credentials)."""
     limit: int | None = None
     """Run only the first N tasks; the folder stays tied to the whole set."""
+    slice: str | None = None
+    """Run only the tasks of this slice (before ``limit``); the folder stays tied to the
+    whole set. A slice the set does not have is refused (TaskSetError) naming those it has."""
     until_separated: SeparationRule | None = None
     sampling: Sampling = field(default_factory=Sampling)
     """Temperature, top_p and seed sent on every request of every arm that does not set its
@@ -134,6 +137,12 @@ class Experiment:
     def taskset(self) -> TaskSet:
         """The task set, loaded once (TaskSetError says what is wrong with it)."""
         return self.tasks if isinstance(self.tasks, TaskSet) else load_taskset(self.tasks)
+
+    @cached_property
+    def chosen(self) -> TaskSet:
+        """The tasks run: the set, or its ``slice``, then the first ``limit`` of them."""
+        chosen = self.taskset if self.slice is None else self.taskset.only_slice(self.slice)
+        return replace(chosen, tasks=chosen.tasks[: self.limit]) if self.limit else chosen
 
     @cached_property
     def parsed_arms(self) -> list[Arm]:
@@ -171,6 +180,7 @@ class Experiment:
                 "a grader function grades in this process: run without an executor, or name "
                 "a registered grader in the task set"
             )
+        _ = self.chosen  # and so is a slice the set does not have
         given = model if model is not None else self.model
         if given is None and self.endpoints:
             return await self._served(observer or Observer())
@@ -241,9 +251,7 @@ class Experiment:
         """Run the grid into an open folder with this client (what ``loopbench run`` does
         once its endpoint is up; with several models, a client answering each), telling
         ``observer`` as it goes."""
-        taskset = self.taskset
-        chosen = replace(taskset, tasks=taskset.tasks[: self.limit]) if self.limit else taskset
-        grid = Grid(chosen, self.parsed_arms, self.repeats, self.model_name, self.model_names)
+        grid = Grid(self.chosen, self.parsed_arms, self.repeats, self.model_name, self.model_names)
         settings = replace(
             self.settings,
             runs_in_flight=self.runs_in_flight,
@@ -294,6 +302,7 @@ class Experiment:
             config.runs_at_once(len(found)),
             out=config.out,
             limit=config.limit,
+            slice=config.slice,
             until_separated=config.separation,
             sampling=config.sampling,
             config=config,
@@ -309,6 +318,7 @@ class Experiment:
                 settings = replace(settings, executor=RayExecutor.for_config(config, found))
         experiment.settings = settings
         _ = experiment.parsed_arms  # --until-separated's two arms on one model: refused now
+        _ = experiment.chosen  # a slice the set does not have, too
         return experiment
 
     def _name_models(self, endpoints: Sequence[Endpoint]) -> None:

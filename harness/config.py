@@ -147,6 +147,8 @@ class RunConfig(BaseModel):
     """Runs of every (model, arm, task)."""
     limit: int | None = Field(default=None, ge=1)
     """Only the first N tasks; the folder stays tied to the whole set."""
+    slice: Annotated[str, _filled("a slice")] | None = None
+    """Only the tasks of this slice (``hard-100``); the folder stays tied to the whole set."""
     plugins: list[str] = Field(default_factory=list)
     """Modules imported first, so the patterns or task sets they register can run."""
     until_separated: bool = False

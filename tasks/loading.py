@@ -1,6 +1,7 @@
 """Task sets by name, folder or data file: the folders beside this package, HumanEval (read
-from its package), those plugins register (``tasks.taskset_registry``), and a CSV, JSONL,
-Parquet, Inspect or promptfoo file (``tasks.data_files``)."""
+from its package), Game of 24 (solved when asked for), those plugins register
+(``tasks.taskset_registry``), and a CSV, JSONL, Parquet, Inspect or promptfoo file
+(``tasks.data_files``)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from pathlib import Path
 
 from graders.registry import GRADERS, parse_grader_spec
 from tasks.data_files import is_data_file
+from tasks.game24 import game24_taskset
 from tasks.humaneval import humaneval_taskset
 from tasks.taskset import (
     BUILTIN_DIR,
@@ -22,6 +24,7 @@ from tasks.taskset import (
 from tasks.taskset_registry import TASKSETS, UnknownTaskSet, register_taskset
 
 register_taskset("humaneval", humaneval_taskset)
+register_taskset("game24", game24_taskset)
 
 
 def builtin_names() -> list[str]:

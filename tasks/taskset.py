@@ -133,6 +133,18 @@ class TaskSet:
         }
         return {"tasks": {t.id: t.fingerprint for t in self.tasks}, "tools": digest(tools)}
 
+    def only_slice(self, name: str) -> TaskSet:
+        """The set with only the tasks of slice ``name`` (``--slice``); ``TaskSetError``
+        naming the slices it has when it has no such one."""
+        chosen = tuple(task for task in self.tasks if task.slice == name)
+        if not chosen:
+            known = sorted({task.slice for task in self.tasks if task.slice})
+            raise TaskSetError(
+                f"--slice {name!r}: task set {self.name!r} has no such slice; its slices: "
+                f"{', '.join(known) or 'none'}"
+            )
+        return replace(self, tasks=chosen)
+
     def toolset(self, choices: ToolChoices | None = None) -> ToolSet:
         """The set's tools, each built with the options ``choices`` gives it by name (an
         arm's: ``tool=improved`` gives the lookup ``variant=improved``); options for a tool

@@ -1246,6 +1246,18 @@ MUTATIONS = [
     ("the shared folders are the world-writable ones", "graders/leftovers.py", "        if stat.S_ISDIR(info.st_mode) and info.st_mode & 0o002:", "        if False:", ["tests/graders/test_leftovers.py::test_the_shared_folders_are_the_world_writable_ones_each_once", "tests/graders/test_hostile.py::test_nothing_a_run_leaves_outlives_it_at_any_level"]),
     ("a tree moved while it is removed is left", "graders/leftovers.py", "            if _identity(fd) != parent_identity:\n                return", "            if False:\n                return", ["tests/graders/test_leftovers.py::test_a_tree_moved_while_it_is_removed_is_left_where_it_went"]),
     ("a level asked for by hand is said to be", "graders/isolation.py", "        if asked:\n            works", "        if False:\n            works", ["tests/graders/test_isolation.py::test_forced_level_and_its_warning"]),
+    # Game of 24: its grader, its answer check in patterns, and the slice option.
+    ("game24: a number used twice is wrong", "graders/game24.py",
+     "elif times > want[number]:", "elif False:", ["tests/graders/test_game24.py"]),
+    ("game24: 24 exactly, in fractions", "graders/game24.py",
+     "elif reading.value != TARGET:", "elif abs(reading.value - TARGET) > 1:",
+     ["tests/graders/test_game24.py"]),
+    ("best_of_n verifier=check is refused without an answer check", P + "best_of_n.py",
+     'if opts.verifier == "check" and ctx.answer_check is None:', "if False:",
+     ["tests/harness/test_game24_runs.py"]),
+    ("a slice the set lacks is refused before a folder is made", "harness/api.py",
+     "        _ = self.chosen  # and so is a slice", "        pass  #",
+     ["tests/harness/test_game24_runs.py::test_an_unknown_slice_is_refused_naming_the_sets_slices"]),
 ]  # fmt: skip
 
 

@@ -74,6 +74,11 @@ from harness.trace import MAX_TEXT
     "stays tied to the whole set, so a later run without --limit goes on from there.",
 )
 @click.option(
+    "--slice",
+    help="Run only the tasks of this slice (e.g. hard-100 of game24), before --limit; the "
+    "folder stays tied to the whole set.",
+)
+@click.option(
     "--repeats",
     type=click.IntRange(min=1),
     default=1,
@@ -241,6 +246,7 @@ EXPECTED = {
     "arm_specs": "PATTERN or PATTERN:key=value,...",
     "experiment": "an experiment file (TOML)",
     "out": "a results folder",
+    "slice": "a slice of the task set (e.g. hard-100)",
     "base_urls": "an OpenAI-compatible base URL (e.g. https://api.openai.com/v1)",
     "model_names": "the name of the model the endpoint serves (e.g. gpt-4o-mini)",
     "api_key_env": "the name of the variable holding the API key",

@@ -143,6 +143,11 @@ class Pattern(Protocol):
 
 
 ONE_CALL = CallFloor(1, "at least one model call")
+#: Why an option needing the task set's answer check is refused on a set without one.
+NO_ANSWER_CHECK = (
+    "{option} needs a task set whose grader offers an answer check (game24's does); this "
+    "set's grader offers none"
+)
 
 
 def stripped(text: str) -> str | None:

@@ -1,14 +1,18 @@
-"""best_of_n:n=K,verifier=evidence|model (seed 003, 3.6): draw candidates until one is accepted.
+"""best_of_n:n=K,verifier=evidence|model|check (seed 003, 3.6): draw candidates until one is
+accepted.
 
-Each candidate is an independent tool-loop run. The verifier is either the evidence
-check (code, no model call) or a model call whose only tool is a typed verdict. The
-evidence check is the chapter's: the evidence entries exist (a candidate answers in
-text, so its evidence is what its own look-ups found, and it must have found at least
-one entry), and every number used appears in an observation (``check_evidence``). The
-first accepted candidate is returned. When candidates were answered but none was
-accepted, the run ends ``none_accepted``: nothing is returned, nothing is graded, and
-the run counts as not correct. More candidates raise the chance of returning
-something accepted, not the precision of what is returned.
+Each candidate is an independent tool-loop run. The verifier is the evidence check (code,
+no model call), a model call whose only tool is a typed verdict, or the task set's answer
+check (``check``: the chapter's "free checker", e.g. Game of 24's grader, which needs nothing
+hidden from the model; no model call). The evidence check is the chapter's: the evidence
+entries exist (a candidate answers in text, so its evidence is what its own look-ups found,
+and it must have found at least one entry), and every number used appears in an
+observation (``check_evidence``). ``verifier=check`` on a set whose grader offers no
+answer check is refused before any request. The first accepted candidate is returned.
+When candidates were answered but none was accepted, the run ends ``none_accepted``:
+nothing is returned, nothing is graded, and the run counts as not correct. More
+candidates raise the chance of returning something accepted, not the precision of what
+is returned.
 
 Every answered candidate is traced with its verdict; the runner grades them all, so
 the table can show coverage, precision and the verifier's measured acceptance rates
@@ -28,7 +32,13 @@ from pydantic import BaseModel, Field
 
 from harness.events import Event, VerdictEvent
 from harness.models.types import Message
-from harness.patterns.base import CallFloor, Outcome, RunContext, ToolLoopOptions
+from harness.patterns.base import (
+    NO_ANSWER_CHECK,
+    CallFloor,
+    Outcome,
+    RunContext,
+    ToolLoopOptions,
+)
 from harness.patterns.evidence import check_evidence, entries_found
 from harness.patterns.prompts import Prompts, Slot
 from harness.patterns.react import react_system
@@ -59,8 +69,9 @@ class BestOfNOptions(ToolLoopOptions):
     """Candidates drawn at most."""
     candidate_steps: int = Field(default=6, ge=1)
     """Model calls one candidate's tool loop may use."""
-    verifier: Literal["evidence", "model"] = "evidence"
-    """Who accepts a candidate: the evidence check, or a model call."""
+    verifier: Literal["evidence", "model", "check"] = "evidence"
+    """Who accepts a candidate: the evidence check, a model call, or the task set's answer
+    check (its grader's, where it offers one)."""
     temperature: float = Field(default=0.7, ge=0)
     """Sampling temperature of the candidates."""
     output: OutputMode = "tool"
@@ -79,6 +90,8 @@ class BestOfN:
 
     async def run(self, ctx: RunContext) -> Outcome:
         opts = self.options
+        if opts.verifier == "check" and ctx.answer_check is None:
+            return Outcome("refused", error=NO_ANSWER_CHECK.format(option="verifier=check"))
         verdict_calls = int(opts.verifier == "model")
         drawn = answered = 0
         last = Outcome("step_budget")
@@ -130,6 +143,10 @@ class BestOfN:
 
     async def _verify(self, ctx: RunContext, trace: Trace, candidate: Outcome) -> tuple[bool, str]:
         assert candidate.answer is not None
+        if self.options.verifier == "check":
+            assert ctx.answer_check is not None  # refused before any candidate otherwise
+            checked = ctx.answer_check(candidate.answer)
+            return checked.correct, checked.reason
         if self.options.verifier == "evidence":
             if not (found := entries_found(trace)):
                 return False, "the answer rests on no entry: no look-up found one"
@@ -165,7 +182,8 @@ class _Tee(Trace):
 @register(
     "best_of_n",
     BestOfNOptions,
-    "up to n tool-loop candidates until the verifier accepts one (+1 call each if model); "
+    "up to n tool-loop candidates until the verifier (evidence, model or the set's check) "
+    "accepts one (+1 call each if model); "
     "max_steps calls in all",
     PROMPTS,
 )

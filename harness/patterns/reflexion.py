@@ -1,7 +1,9 @@
 """reflexion:check=evidence,attempts=N (seeds 003 and 004): retry only on an external check.
 
 Answer with the tool loop, then run a check that does not ask the model: the
-evidence check (every number used comes from an observation). Only when it fails
+evidence check (every number used comes from an observation), or with ``check=grader``
+the task set's answer check (its grader's verdict where it needs nothing hidden from the
+model, e.g. Game of 24's; its reason is the failure shown). Only when it fails
 is the model shown the check's specific failure and asked again, in the same
 conversation. Each attempt's answer is traced with the check's verdict, so the
 record can say whether the answer went wrong-to-right or right-to-wrong
@@ -22,7 +24,8 @@ On coding tasks (seed 003, 3.5) the answer is code and an attempt is one call:
   that are wrong let wrong code through or reject right code, which the record shows
   as the check's false accepts and false rejects; a reply with no test accepts anything.
 
-Both are refused on a task set without code, and ``check=evidence`` on one with code.
+Both are refused on a task set without code, ``check=evidence`` on one with code, and
+``check=grader`` on one whose grader offers no answer check.
 
 The model writes no critique of its own here, so the ``critique`` slot frames the evidence
 check's failure and ``retry`` asks again with it; on code the critique is the failing test
@@ -39,7 +42,14 @@ from pydantic import Field
 from graders.code_check import CodeCheck
 from harness.events import AttemptUnfinishedEvent, CheckEvent, OwnTestsEvent
 from harness.models.types import Message
-from harness.patterns.base import ONE_CALL, CallFloor, Outcome, RunContext, ToolLoopOptions
+from harness.patterns.base import (
+    NO_ANSWER_CHECK,
+    ONE_CALL,
+    CallFloor,
+    Outcome,
+    RunContext,
+    ToolLoopOptions,
+)
 from harness.patterns.coding import (
     CODE_SLOT,
     OWN_TESTS_SLOTS,
@@ -83,9 +93,9 @@ PROMPTS = Prompts(
 class ReflexionOptions(ToolLoopOptions):
     max_steps: int = Field(default=16, ge=0)
     """Ceiling on model calls in the whole run, every attempt included."""
-    check: Literal["evidence", "tests", "self_tests"] = "evidence"
-    """The external check: evidence grounding, the task's feedback suite, or tests the model
-    writes itself."""
+    check: Literal["evidence", "grader", "tests", "self_tests"] = "evidence"
+    """The external check: evidence grounding, the task set's answer check (its grader's),
+    the task's feedback suite, or tests the model writes itself."""
     attempts: int = Field(default=2, ge=1)
     """Answers allowed in all, the first included."""
     attempt_steps: int = Field(default=8, ge=1)
@@ -105,12 +115,8 @@ class Reflexion:
     async def run(self, ctx: RunContext) -> Outcome:
         opts = self.options
         messages = [Message("user", ctx.question)]
-        if (opts.check == "evidence") != (ctx.code is None):
-            wanted = "check=tests or check=self_tests" if ctx.code else "check=evidence"
-            kind = "coding tasks" if ctx.code else "tasks whose answer is not code"
-            return Outcome(
-                "refused", messages=messages, error=f"check={opts.check} on {kind}; use {wanted}"
-            )
+        if refusal := _misfit(opts, ctx):
+            return Outcome("refused", messages=messages, error=refusal)
         if ctx.code is not None:
             return await self._repair_code(ctx, ctx.code)
         answered: Outcome | None = None
@@ -128,7 +134,7 @@ class Reflexion:
                 # A retry that did not finish takes nothing away: the last answer stands.
                 ctx.emit(AttemptUnfinishedEvent(attempt=attempt, status=outcome.status))
                 break
-            failure = check_evidence(ctx.question, ctx.trace, outcome.answer, since=started)
+            failure = _failure(opts, ctx, outcome.answer, started)
             ctx.answer_given("attempt", outcome.answer, accepted=failure is None)
             ctx.emit(CheckEvent(attempt=attempt, failure=failure))
             outcome.metrics = {"attempts": attempt, "check_passed": float(failure is None)}
@@ -196,6 +202,27 @@ class Reflexion:
         ctx.answer_given("attempt", answer, accepted=passed)
         ctx.emit(CheckEvent(attempt=attempt, failure=failure, result=result.to_json()))
         return passed, failure or ""
+
+
+def _misfit(opts: ReflexionOptions, ctx: RunContext) -> str | None:
+    """Why the check does not fit the task set, or None when it does."""
+    if opts.check == "grader":
+        fits = ctx.answer_check is not None and ctx.code is None
+        return None if fits else NO_ANSWER_CHECK.format(option="check=grader")
+    if (opts.check == "evidence") != (ctx.code is None):
+        wanted = "check=tests or check=self_tests" if ctx.code else "check=evidence"
+        kind = "coding tasks" if ctx.code else "tasks whose answer is not code"
+        return f"check={opts.check} on {kind}; use {wanted}"
+    return None
+
+
+def _failure(opts: ReflexionOptions, ctx: RunContext, answer: str, started: int) -> str | None:
+    """The text check's failure on ``answer`` (events from ``started`` on are this
+    attempt's), or None when it passes."""
+    if opts.check == "grader" and ctx.answer_check is not None:
+        verdict = ctx.answer_check(answer)
+        return None if verdict.correct else verdict.reason
+    return check_evidence(ctx.question, ctx.trace, answer, since=started)
 
 
 @register(
