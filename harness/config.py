@@ -10,6 +10,7 @@ on the command line win over it.
 from __future__ import annotations
 
 import json
+import tomllib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -356,15 +357,21 @@ def load_experiment(path: Path) -> RunConfig:
     from harness.arms import prompt_files_in  # the registry's module: only here
 
     arms = [prompt_files_in(arm, path.parent) for arm in config.arms]  # from the file's folder
+    published = {prompt_files_in(arm, path.parent): p for arm, p in config.published.items()}
     folder = path.parent / config.tasks  # a folder or a data file
     tasks = str(folder) if folder.exists() else config.tasks
-    return config.model_copy(update={"tasks": tasks, "arms": arms})
+    return config.model_copy(update={"tasks": tasks, "arms": arms, "published": published})
 
 
 def checked_experiment(path: Path, plugins: Sequence[str] = ()) -> RunConfig:
     """``load_experiment``, with its arms checked against the registry once its plugins
     (and ``plugins``) are imported: an unknown arm is refused naming the file's line."""
-    from harness.arms import ArmError, arm_identity, parse_arms  # the registry: only here
+    from harness.arms import (  # the registry: only here
+        ArmError,
+        arm_identity,
+        parse_arms,
+        prompt_files_in,
+    )
     from harness.plugins import load_plugin
 
     config = load_experiment(path)
@@ -374,13 +381,22 @@ def checked_experiment(path: Path, plugins: Sequence[str] = ()) -> RunConfig:
         arms = {arm.spec for arm in parse_arms(config.arms)}
     except BadInput as exc:  # said where the file names its arms
         raise ArmError(f"{arms_line(path)}: {exc}") from None
-    for written in config.published:
-        if arm_identity(written) not in arms:
+    written_as = {prompt_files_in(arm, path.parent): arm for arm in _published_as_written(path)}
+    for arm in config.published:
+        if arm_identity(arm) not in arms:
+            written = written_as.get(arm, arm)
             raise ConfigError(
                 f"{field_line(path, ('published', written))}: names no arm of the file; "
                 f"write one of its arms, e.g. [published.{json.dumps(config.arms[0])}]"
             )
     return config
+
+
+def _published_as_written(path: Path) -> list[str]:
+    """The arms an experiment file's ``[published]`` names, as written (``load_experiment``
+    names their prompt files from the file's folder)."""
+    written = tomllib.loads(experiment_path(path).read_text(encoding="utf-8"))
+    return list(written.get("published", {}))
 
 
 def arms_line(path: Path) -> str:

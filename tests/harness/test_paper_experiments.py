@@ -4,26 +4,29 @@ load its task set; running game24-tot.toml needs the game24 set.)"""
 
 from pathlib import Path
 
+from harness.arms import arm_identity
 from harness.config import checked_experiment
 
 EXPERIMENTS = Path(__file__).parents[2] / "experiments"
 
 
 def figures(name: str) -> dict[str, tuple[float, str, str]]:
+    """The file's figures by arm, its prompt files named by their stems as arms are."""
     written = checked_experiment(EXPERIMENTS / name)
-    return {arm: (p.accuracy, p.model, p.source) for arm, p in written.published.items()}
+    published = written.published.items()
+    return {arm_identity(arm): (p.accuracy, p.model, p.source) for arm, p in published}
 
 
 def test_tree_of_thoughts_on_game_of_24_against_the_papers_gpt_4_figures():
     written = checked_experiment(EXPERIMENTS / "game24-tot.toml")
-    assert written.tasks == "game24"
+    assert (written.tasks, written.slice) == ("game24", "hard-100")
     yao = ("GPT-4", "Yao et al. 2023")
     assert figures("game24-tot.toml") == {
         "direct": (0.073, *yao),
         "cot": (0.04, *yao),
-        "self_consistency:samples=100,max_steps=100": (0.09, *yao),
-        "tot:breadth=5,beam=1,depth=3,max_steps=19": (0.45, *yao),
-        "tot:breadth=5,beam=5,depth=3,max_steps=67": (0.74, *yao),
+        "self_consistency:max_steps=100,samples=100": (0.09, *yao),
+        "tot:beam=1,breadth=5,depth=3,max_steps=19,prompts=game24-tot": (0.45, *yao),
+        "tot:beam=5,breadth=5,depth=3,max_steps=67,prompts=game24-tot": (0.74, *yao),
     }
     assert all("2305.10601" in str(p.url) for p in written.published.values())
 
