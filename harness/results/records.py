@@ -70,6 +70,11 @@ class RunRecord(BaseModel):
     correct: Verdict | None = None
     """The grader's verdict; null when there was no answer to grade."""
     grade_reason: str = ""
+    canonical: str | None = None
+    """The answer as its grader reads it (``Grader.canonical``: the exact grader's typed
+    reading, a choice grader's option), equal for answers the grader reads alike; what
+    ``answer_key`` compares repeats by. Null when there was no answer to grade, and in
+    records written before it was recorded, where repeats are compared by their text."""
     turns: Count = 0
     """Model requests the run made (failed ones included)."""
     tool_calls: Count = 0
