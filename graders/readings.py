@@ -46,7 +46,7 @@ def supports(narrower: Reading, wider: Reading) -> bool:
 def typed_key(answer: str) -> str:
     """The answer's typed reading as text: equal for answers read alike."""
     numbers, entities = typed_reading(answer)
-    return json.dumps({"numbers": list(numbers), "entities": sorted(entities)})
+    return json.dumps({"numbers": [float(n) for n in numbers], "entities": sorted(entities)})
 
 
 def typed_of(key: str) -> Reading | None:
