@@ -211,6 +211,7 @@ class Experiment:
             "base_url": self.base_url,
             "sampling": self.sampling.sent(),
             "fingerprint": taskset.fingerprint(),
+            "grader": {"name": taskset.grader, "options": dict(taskset.grader_options)},
         }
         out = self.out or Path("results") / datetime.now().strftime("%Y%m%d-%H%M%S")
         return ResultsFolder.open(out, meta)
