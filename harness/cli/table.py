@@ -16,8 +16,8 @@ from harness.report.table import GROUPINGS, INTERVALS, Measures, summarize, with
 from harness.results.columns import UNREAD, read_frames
 from harness.results.frames import Pricing
 from harness.results.identity import graded_by
-from harness.results.reading import read_experiment
 from harness.results.prices import load_prices
+from harness.results.reading import read_experiment
 from harness.sampling import describe_runs
 from harness.stats.separation import StoppedRun
 
