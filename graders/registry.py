@@ -124,11 +124,20 @@ def register_grader(
     return add
 
 
+_DEPOTS = {"numbers": [79], "entities": ["Rotterdam"], "distractors": ["Gdansk", "Porto"]}
 register_grader(
     "exact",
     Task,
     "the answer states exactly the expected numbers and names the expected entities",
     example='{"id": "q1", "question": "...", "expected": {"numbers": [84]}}',
+    cases=(
+        SelfCase(_DEPOTS, "Answer: Rotterdam, 79 more", True, "the final answer"),
+        SelfCase(_DEPOTS, "Rotterdam, Gdansk, Porto or Leeds: 79", False, "a hedge"),
+        SelfCase(_DEPOTS, "Rotterdam or Leeds, 79", False, "an entity offered with another"),
+        SelfCase(_DEPOTS, "Rotterdam, not Gdansk: 79", True, "a negated distractor"),
+        SelfCase(_DEPOTS, "Neither Gdansk nor Rotterdam: 79", False, "a negated entity"),
+        SelfCase(_DEPOTS, "Rotterdam or Gdansk, 79", True, "seed 003's rule", {"rule": "seed"}),
+    ),
 )(exact_grader)
 register_grader(
     "code_tests",

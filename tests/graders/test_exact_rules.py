@@ -138,3 +138,8 @@ def test_the_seed_rule_gives_the_committed_reference_runs_verdicts(record):
 
 def test_the_reference_runs_hold_graded_depot_answers():
     assert list(reference_runs())
+
+
+@pytest.mark.parametrize("case", GRADERS.lookup("exact").cases, ids=lambda c: c.why)
+def test_the_exact_graders_self_test_cases_hold(case):
+    assert verdict(case.expected, case.answer, **case.options).correct is case.correct
