@@ -8,6 +8,8 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, FiniteFloat, model_validator
 
+from graders.exact import normalise
+
 
 def _not_blank(text: str) -> str:
     if not text.strip():
@@ -25,7 +27,7 @@ class Expected(BaseModel):
     An answer key that would grade wrongly is refused: a number that is not finite
     (NaN equals nothing, and a NaN tolerance accepts everything), a negative
     tolerance, a blank entity, and an expectation with neither numbers nor entities
-    (which every answer would meet).
+    (which every answer would meet), a distractor that is an expected entity.
     """
 
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
@@ -35,6 +37,9 @@ class Expected(BaseModel):
     """Phrases the answer must name, compared after normalisation."""
     tolerance: FiniteFloat | None = Field(default=None, ge=0)
     """Absolute tolerance for numbers; 1e-9 when unset."""
+    distractors: list[Filled] = Field(default_factory=list)
+    """Entities the answer must not name (the other candidates a hedge would list),
+    compared as entities are; the strict rule refuses an answer naming one."""
 
     @model_validator(mode="after")
     def _expects_something(self) -> Expected:
@@ -42,6 +47,12 @@ class Expected(BaseModel):
             raise ValueError(
                 "expects nothing, so every answer would be correct; give numbers, entities "
                 'or both, e.g. {"numbers": [84]}'
+            )
+        entities = {normalise(e) for e in self.entities}
+        if clash := [d for d in self.distractors if normalise(d) in entities]:
+            raise ValueError(
+                f"distractor {clash[0]!r} is an expected entity, so no answer could be "
+                "correct; list among distractors only entities the answer must not name"
             )
         return self
 

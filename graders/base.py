@@ -19,12 +19,18 @@ from graders.code_check import CodeCheck
 from graders.exact import Grade, normalise
 from graders.final_answer import final_answer
 from graders.sandbox import Sandbox
+from harness.errors import BadInput
 
 TaskT = TypeVar("TaskT")
 
 #: A check a pattern may run on an answer without the answer key (Game of 24's: the
 #: expression uses the task's numbers and makes 24): its verdict and why.
 AnswerCheck = Callable[[str], Grade]
+
+
+class GraderOptionError(BadInput):
+    """A grader option the grader does not take, or a value it cannot use; names the option
+    and what is expected."""
 
 
 @dataclass(frozen=True)

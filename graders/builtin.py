@@ -1,5 +1,5 @@
-"""The shipped graders: ``exact`` (the typed answer key) and ``code_tests`` (the code in an
-answer run against the held-out suite in the sandbox).
+"""The shipped graders: ``exact`` (the typed answer key, by the strict rule or seed 003's)
+and ``code_tests`` (the code in an answer run against the held-out suite in the sandbox).
 
 Code runs also get their checks (the feedback suite, the model's own tests) and two
 measures of what a repair did (seed 003, 3.5): ``code_edits``, answers on the way whose
@@ -12,25 +12,46 @@ from __future__ import annotations
 
 import ast
 from itertools import pairwise
+from typing import Literal
 
 from graders.base import Grader, GraderSetup
 from graders.code_tests import CodeGrader, SuiteCheck, code_in
 from graders.exact import Grade, grade
+from graders.final_answer import final_answer
+from graders.hedges import strict_grade
+from graders.options import GraderOptions, read_options
+from graders.readings import typed_key
 from graders.sandbox import Sandbox
 from graders.sandbox_limits import Limits
 from graders.task_models import CodeTask, Task, TaskBase
 
 
 class ExactGrader(Grader[Task]):
-    """The answer must state exactly the expected numbers and name the expected entities."""
+    """The answer must state exactly the expected numbers and name the expected entities;
+    under the strict rule (the default), in its final answer, and hedging not."""
+
+    def __init__(self, rule: str = "strict") -> None:
+        self.rule = rule
 
     async def grade(self, task: Task, answer: str) -> Grade:
         expected = task.expected
-        return grade(answer, expected.numbers, expected.entities, expected.tolerance)
+        if self.rule == "seed":
+            return grade(answer, expected.numbers, expected.entities, expected.tolerance)
+        return strict_grade(answer, expected)
+
+    def canonical(self, task: Task, answer: str) -> str:
+        """The typed reading of what the rule reads: the final answer, or (seed) all of it."""
+        return typed_key(answer if self.rule == "seed" else final_answer(answer))
+
+
+class ExactOptions(GraderOptions):
+    rule: Literal["strict", "seed"] = "strict"
+    """strict: the final answer, hedges refused; seed: seed 003's rule (every expected
+    entity named, nothing else checked)."""
 
 
 def exact_grader(setup: GraderSetup) -> ExactGrader:
-    return ExactGrader()
+    return ExactGrader(read_options("exact", setup.options, ExactOptions).rule)
 
 
 class CodeTestsGrader(Grader[CodeTask]):

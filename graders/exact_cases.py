@@ -23,6 +23,8 @@ def _case(
     return SelfCase({"numbers": list(numbers), **named}, answer, correct, why)
 
 
+_DEPOTS = {"numbers": [79], "entities": ["Rotterdam"], "distractors": ["Gdansk", "Porto"]}
+
 EXACT_CASES: tuple[SelfCase, ...] = (
     # The chapter's ten.
     _case("84", (84,), True, why="the plain answer"),
@@ -64,4 +66,11 @@ EXACT_CASES: tuple[SelfCase, ...] = (
     _case("the Rotterdamse haven", (), False, ("Rotterdam",), "whole phrases only"),
     _case("SAO-PAULO!", (), True, ("São Paulo",), "case and punctuation collapse"),
     _case("", (84,), False, why="an empty answer is never correct"),
+    # Hedges (the default rule) and seed 003's rule.
+    SelfCase(_DEPOTS, "Answer: Rotterdam, 79 more", True, "the final answer"),
+    SelfCase(_DEPOTS, "Rotterdam, Gdansk, Porto or Leeds: 79", False, "a hedge"),
+    SelfCase(_DEPOTS, "Rotterdam or Leeds, 79", False, "an entity offered with another"),
+    SelfCase(_DEPOTS, "Rotterdam, not Gdansk: 79", True, "a negated distractor"),
+    SelfCase(_DEPOTS, "Neither Gdansk nor Rotterdam: 79", False, "a negated entity"),
+    SelfCase(_DEPOTS, "Rotterdam or Gdansk, 79", True, "seed 003's rule", {"rule": "seed"}),
 )

@@ -27,8 +27,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from graders.base import AnswerCheck, Grader, GraderSetup, SelfCase
 from graders.exact import Grade, normalise
 from graders.final_answer import final_answer
+from graders.options import GraderOptions, read_options
 from graders.task_models import TaskBase
-from harness.errors import BadInput
 
 TARGET = Fraction(24)
 #: Typeset operators read as + - * /: times, middle dot, division, minus and en dash.
@@ -230,15 +230,8 @@ class Game24Grader(Grader[Game24Task]):
         return f"{value} from {' '.join(str(n) for n in sorted(reading.numbers))}"
 
 
-class Game24OptionError(BadInput):
-    pass
-
-
 def game24_grader(setup: GraderSetup) -> Game24Grader:
-    if setup.options:
-        raise Game24OptionError(
-            f"grader game24 takes no options, not {', '.join(sorted(setup.options))}"
-        )
+    read_options("game24", setup.options, GraderOptions)  # it takes none
     return Game24Grader()
 
 

@@ -10,13 +10,9 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from harness.errors import BadInput
+from graders.base import GraderOptionError
 
 OptionsT = TypeVar("OptionsT", bound="GraderOptions")
-
-
-class GraderOptionError(BadInput):
-    pass
 
 
 class GraderOptions(BaseModel):

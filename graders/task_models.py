@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
 from graders.answer_keys import CodeExpected, Expected, Filled, Solution
 from graders.code_tests import CodeSuites
+from graders.exact import normalise
 from graders.extract import top_names
 from graders.suite_result import suite_tests
 from harness.errors import BadInput
@@ -68,7 +69,23 @@ class Task(TaskBase):
                 f"hops is {self.hops} but the solution lists {len(self.solution.lookups)} "
                 "look-ups; they must agree (set hops to the number of look-ups)"
             )
+        asked = f" {normalise(self.question)} "
+        if named := [d for d in self.expected.distractors if f" {normalise(d)} " in asked]:
+            raise ValueError(
+                f"distractor {named[0]!r} is named by the question, and a correct answer may "
+                'repeat it ("59 more than Bilbao"); list only entities the question does not name'
+            )
         return self
+
+    @property
+    def fingerprint(self) -> str:
+        """Its distractors do not count: they change how the strict rule judges a hedge, not
+        what is asked or expected, and a results folder records which rule graded it (so
+        runs made before a set had distractors stay done)."""
+        asked = self.model_dump(
+            include={"id", "question", "expected"}, exclude={"expected": {"distractors"}}
+        )
+        return digest(asked)
 
 
 class CodeTask(TaskBase):

@@ -236,6 +236,7 @@ class Experiment:
             "base_url": self.base_url,
             "sampling": self.sampling.sent(),
             "fingerprint": taskset.fingerprint(),
+            "grader": {"name": taskset.grader, "options": dict(taskset.grader_options)},
         }
         if published := self.config.published if self.config else {}:
             meta["published"] = {

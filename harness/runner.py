@@ -57,14 +57,16 @@ class Timing:
 
 @dataclass(frozen=True)
 class Grades:
-    """The final answer's verdict, reason and score, the first answer's verdict, and the
-    measures of the answers on the way (a check's verdicts, code edits)."""
+    """The final answer's verdict, reason and score, the first answer's verdict, the measures
+    of the answers on the way (a check's verdicts, code edits), and the final answer as the
+    grader reads it (``Grader.canonical``)."""
 
     correct: bool | None
     reason: str
     first_correct: bool | None
     metrics: dict[str, float]
     score: float | None = None
+    canonical: str | None = None
 
 
 #: Takes one finished run: its record, and its trace as written to traces.jsonl.
@@ -252,6 +254,9 @@ class Runner:
             correct=grades.correct,
             grade_reason=grades.reason,
             score=grades.score,
+            canonical=None
+            if grades.canonical is None
+            else cut(grades.canonical, self.settings.max_trace_text),
             first_correct=grades.first_correct,
             metrics=grades.metrics,
             tool_calls=trace.count(ToolCallEvent),
@@ -297,9 +302,12 @@ class Runner:
 
     async def _grades(self, job: Job, outcome: Outcome, trace: Trace) -> Grades:
         grading = self._grading
+        canonical = None
         if outcome.status == "answered" and outcome.answer is not None:
             verdict = await grading.grade(job.task, outcome.answer)
-            correct, reason, score = verdict.correct, verdict.reason, verdict.score
+            correct: bool | None = verdict.correct
+            reason, score = verdict.reason, verdict.score
+            canonical = grading.canonical(job.task)(outcome.answer)
         else:
             correct, reason, score = None, f"not graded: {outcome.status}", None
         answers = trace.answers()
@@ -311,4 +319,4 @@ class Runner:
             | check_metrics([(event.accepted, verdict.correct) for event, verdict in on_the_way])
             | grading.measures(job.task, [a.answer for a in answers], [v.correct for v in verdicts])
         )
-        return Grades(correct, reason, first_correct, metrics, score)
+        return Grades(correct, reason, first_correct, metrics, score, canonical)

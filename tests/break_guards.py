@@ -171,9 +171,9 @@ MUTATIONS = [
      ["tests/harness/test_runner.py"]),
     # Vote rules and checks.
     ("self_consistency votes on the typed answer", P + "self_consistency.py",
-     "by_reading.setdefault(typed_reading(answer), [])",
+     "by_reading.setdefault(read(answer), [])",
      "by_reading.setdefault(((), frozenset([answer])), [])", [SC]),
-    ("self_consistency votes on entities too", P + "self_consistency.py",
+    ("self_consistency votes on entities too", "graders/readings.py",
      "return numbers, frozenset(w for w in words if w not in FILLER and not numbers_in(w))",
      "return numbers, frozenset()", [SC]),
     ("self_consistency takes the plurality", P + "self_consistency.py",

@@ -330,7 +330,8 @@ def table_after_run(results: Results, pricing: Pricing) -> None:
         err=True,
     )
     frame, retried = read_frames(results.path, pricing, drop=UNREAD)
-    click.echo(render(summarize(frame, retried=retried), "md", table_title(frame, pricing)))
+    title = table_title(frame, pricing, results.path)
+    click.echo(render(summarize(frame, retried=retried), "md", title))
     if note := stopping_note(results.path, frame):
         click.echo(f"\n{note}")
     errors = int((frame["status"] == "api_error").sum()) if "status" in frame else 0

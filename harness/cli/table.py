@@ -16,8 +16,10 @@ from harness.report.rendering import FORMATS, render
 from harness.report.table import GROUPINGS, INTERVALS, Measures, summarize, with_reference
 from harness.results.columns import UNREAD, read_frames
 from harness.results.frames import Pricing
+from harness.results.identity import graded_by
 from harness.results.prices import load_prices
 from harness.results.published import read_published
+from harness.results.reading import read_experiment
 from harness.sampling import describe_runs
 from harness.stats.separation import StoppedRun
 
@@ -96,7 +98,7 @@ def table_command(
     if with_failures:
         described = pd.Series(config_labels(summary), index=summary.index)
         summary = summary.assign(failures=described.map(commonest_failures(results, frame)))
-    click.echo(render(summary, fmt, table_title(frame, pricing), chosen))
+    click.echo(render(summary, fmt, table_title(frame, pricing, results), chosen))
     if fmt == "md" and (note := stopping_note(results, frame)):
         click.echo(f"\n{note}")
 
@@ -123,9 +125,14 @@ def stopping_note(results: Path, runs: pd.DataFrame) -> str:
     return stopped.footnote_of(runs) if stopped else ""
 
 
-def table_title(frame: pd.DataFrame, pricing: Pricing) -> str:
+def table_title(frame: pd.DataFrame, pricing: Pricing, results: Path) -> str:
     sets = ", ".join(sorted(frame["task_set"].unique()))
     models = ", ".join(sorted(frame["model"].unique()))
     repeats = int(frame["repeat"].max()) + 1
     sampling = describe_runs(frame["sampling"]) if "sampling" in frame else "not read"
-    return f"**{sets}** on {models}, {repeats} repeat(s); sampling: {sampling}; {pricing.label}"
+    code = "answer_kind" in frame and bool(frame["answer_kind"].eq("code").any())
+    graded = graded_by(read_experiment(results), code)
+    return (
+        f"**{sets}** on {models}, {repeats} repeat(s), graded by {graded}; sampling: "
+        f"{sampling}; {pricing.label}"
+    )

@@ -1,21 +1,20 @@
 """self_consistency:samples=K (seed 003): K independent chains of thought, plurality vote.
 
-Each chain is a ``cot`` call at a non-zero temperature. The vote is over the canonical
-typed answer, what the typed grader reads, never the raw text: the multiset of numbers
-the answer states (``numbers_in``: "84 years" and "eighty-four" are both 84) and the set
-of entities it names (its normalised words, less numbers, function words, units and the
-remains of possessives and contractions, whatever their case). Every sample votes for
-its own reading, and nothing else decides the winner but the readings' votes, so the
-same samples give the same winner in any order:
+Each chain is a ``cot`` call at a non-zero temperature. The vote is over the grader's
+reading of each answer (``ctx.canonical``, graders/base.py), never the raw text: on a
+``choice`` set the option chosen, on an exact set (and with no grader) the canonical typed
+answer (graders/readings.py): the multiset of numbers the answer states and the set of
+entities it names. Every sample votes for its own reading, and nothing else decides the
+winner but the readings' votes, so the same samples give the same winner in any order:
 
 1. The reading with the most votes wins (a plurality, not a majority).
-2. Readings tied for the most votes: the one with more support wins. An answer with the
-   same numbers that names only some of a reading's entities supports it ("Bilbao, 59"
-   supports "Hamburg has 59 more than Bilbao"): it does not contradict it. It never
+2. Readings tied for the most votes: the one with more support wins. A typed answer with
+   the same numbers that names only some of a reading's entities supports it ("Bilbao,
+   59" supports "Hamburg has 59 more than Bilbao"): it does not contradict it. It never
    votes for it, so "Bilbao, 59" once and "Hamburg has 59 more than Bilbao" twice is two
-   votes to one.
+   votes to one. Another grader's readings support none but themselves.
 3. Still tied: the reading first in a fixed order (its numbers ascending, then its
-   entities in alphabetical order).
+   entities in alphabetical order; another grader's readings by their text).
 
 The answer returned is, of the winning reading's samples, the text given most often,
 then the shortest, then the first alphabetically. Agreement (the winner's votes over the
@@ -25,11 +24,12 @@ below 1 whenever a sample reads otherwise, a subset answer included.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from pydantic import Field
 
-from graders.exact import normalise, numbers_in
+from graders.readings import Reading, supports, typed_of, typed_reading
 from harness.events import VoteEvent
 from harness.patterns.base import CallFloor, Outcome, PatternOptions, RunContext
 from harness.patterns.cot import SYSTEM as COT_SYSTEM
@@ -42,33 +42,19 @@ PROMPTS = Prompts(
     Slot("chain", COT_SYSTEM, about="the system prompt of each chain of thought (cot's)")
 )
 
-#: Words that name no entity: function words, comparison words, common units, and what
-#: is left of a possessive or a contraction ("Hamburg's", "it's") once normalised.
-FILLER = frozenset(
-    """
-    a an the and or of in on at to by for from with than then is are was were be it its
-    this that there their which who what answer final about approximately around roughly
-    probably likely so more fewer less most least larger largest smaller smallest higher
-    highest lower lowest bigger biggest longer longest shorter shortest older oldest
-    younger youngest difference has have had years year months days km kilometres
-    kilometers m metres meters miles feet ft per cent percent total s t d ll re ve
-    """.split()  # noqa: SIM905  (a word list reads better as text)
-)
 
-Reading = tuple[tuple[float, ...], frozenset[str]]
+def reading_of(ctx: RunContext) -> Callable[[str], Reading]:
+    """How the vote reads an answer: the grader's canonical text (a typed key read back as
+    its reading, any other text a reading of its own), else the typed reading."""
+    canonical = ctx.canonical
+    if canonical is None:
+        return typed_reading
 
+    def read(answer: str) -> Reading:
+        key = canonical(answer)
+        return typed_of(key) or ((), frozenset([key]))
 
-def typed_reading(answer: str) -> Reading:
-    """What a vote compares: the numbers stated (as a multiset) and the entities named."""
-    numbers = tuple(sorted(numbers_in(answer)))
-    words = normalise(answer).split()
-    return numbers, frozenset(w for w in words if w not in FILLER and not numbers_in(w))
-
-
-def supports(narrower: Reading, wider: Reading) -> bool:
-    """Same numbers, and only some of ``wider``'s entities: an answer that does not
-    contradict ``wider`` (rule 2)."""
-    return narrower[0] == wider[0] and narrower[1] < wider[1]
+    return read
 
 
 @dataclass(frozen=True)
@@ -78,11 +64,12 @@ class Vote:
     readings: int
 
 
-def plurality(answers: list[str]) -> Vote:
-    """The winning answer, its reading's votes and the number of distinct readings."""
+def plurality(answers: list[str], read: Callable[[str], Reading] = typed_reading) -> Vote:
+    """The winning answer, its reading's votes and the number of distinct readings; each
+    answer read by ``read``."""
     by_reading: dict[Reading, list[str]] = {}
     for answer in answers:
-        by_reading.setdefault(typed_reading(answer), []).append(answer)
+        by_reading.setdefault(read(answer), []).append(answer)
 
     def rank(reading: Reading) -> tuple[int, int, tuple[float, ...], list[str]]:
         votes = len(by_reading[reading])
@@ -123,7 +110,7 @@ class SelfConsistency:
         steps = self.options.samples
         if not answers:
             return Outcome("unparsed", messages=last.messages, steps=steps)
-        vote = plurality(answers)
+        vote = plurality(answers, reading_of(ctx))
         agreement = vote.votes / self.options.samples
         ctx.emit(VoteEvent(answers=answers, winner=vote.winner, agreement=agreement))
         metrics = {"agreement": agreement, "parsed_samples": float(len(answers))}
@@ -134,7 +121,7 @@ class SelfConsistency:
 @register(
     "self_consistency",
     SelfConsistencyOptions,
-    "samples chains of thought at temperature > 0, plurality of typed answers; samples calls",
+    "samples chains of thought at temperature > 0, plurality of graded readings; samples calls",
     PROMPTS,
 )
 def self_consistency(options: SelfConsistencyOptions) -> SelfConsistency:

@@ -69,6 +69,7 @@ UNREAD = (
     "task_fingerprint",
     "answer",
     "grade_reason",
+    "canonical",  # whether repeats agree reads it through answer_key
     "error",
     "started_at",
     "supersedes",

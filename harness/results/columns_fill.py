@@ -178,7 +178,7 @@ def _patch(columns: dict[str, Array], row: int, record: RunRecord) -> None:
     """Set row ``row`` of every column to the record's values."""
     for name, values in columns.items():
         if name == ANSWER_KEY:
-            values[row] = answer_key(record.answer, record.status)
+            values[row] = answer_key(record.answer, record.status, record.canonical)
         elif name != RUN_KEY:
             value = getattr(record, name)
             if FIELDS[name].kind == "int" and not _INT64[0] <= value <= _INT64[1]:

@@ -201,14 +201,15 @@ def _value(field: Field) -> str:
 #: A hash of each run's key (model, arm, task_id, repeat): rows sharing one are compared
 #: field by field, the few that do.
 RUN_KEY = "_run_key"
-#: A digest of each run's answer and status (``answer_key``): whether repeats of a task
-#: agree, without holding every answer in memory.
+#: A digest of each run's answer (as its grader reads it, when recorded) and status
+#: (``answer_key``): whether repeats of a task agree, without holding every answer in memory.
 ANSWER_KEY = "answer_key"
 #: The whole line, for the lines the columns do not vouch for (null for the others).
 LINE = "_line"
 #: ``answer_key`` in SQL: the first 16 hex digits of the md5 of the same text.
 _ANSWER_TEXT = (
-    'CASE WHEN "answer" IS NULL THEN chr(30) ELSE chr(31) || "answer" END '
+    'CASE WHEN "canonical" IS NOT NULL THEN chr(28) || "canonical" '
+    'WHEN "answer" IS NULL THEN chr(30) ELSE chr(31) || "answer" END '
     "|| chr(29) || coalesce(\"status\", '')"
 )
 #: A comma before a closing bracket: DuckDB's parser takes it, JSON (and the model) do not.
@@ -216,9 +217,14 @@ _ANSWER_TEXT = (
 _TRAILING_COMMA = ",\\s*[}\\]]"
 
 
-def answer_key(answer: str | None, status: str) -> int:
-    """A run's answer and status as one number: equal for runs that agree."""
-    text = ("\x1e" if answer is None else "\x1f" + answer) + "\x1d" + status
+def answer_key(answer: str | None, status: str, canonical: str | None = None) -> int:
+    """A run's answer and status as one number: equal for runs that agree. The answer is
+    compared as its grader read it (``canonical``) when the record says, else as written."""
+    if canonical is not None:
+        said = "\x1c" + canonical
+    else:
+        said = "\x1e" if answer is None else "\x1f" + answer
+    text = said + "\x1d" + status
     digest = hashlib.md5(text.encode("utf-8", "surrogatepass"), usedforsecurity=False)
     return int(digest.hexdigest()[:16], 16)
 
@@ -246,7 +252,11 @@ def select(names: list[str]) -> str:
             *map(_valid, FIELDS.values()),
         ]
     )
-    needed = list(dict.fromkeys([*names, "model", "arm", "task_id", "repeat", "answer", "status"]))
+    needed = list(
+        dict.fromkeys(
+            [*names, "model", "arm", "task_id", "repeat", "answer", "canonical", "status"]
+        )
+    )
     hashes = [_quoted(hashed(name)) for name in names if shareable(FIELDS[name])]
     raw_hashes = [  # of the value's JSON text: equal texts, equal values
         f"hash({_raw(FIELDS[name])}) AS {_quoted(hashed(name))}"

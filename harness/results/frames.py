@@ -44,7 +44,7 @@ def records_frame(records: Sequence[RunRecord], pricing: Pricing | None = None) 
     frame = pd.DataFrame([r.model_dump() for r in records])
     if frame.empty:
         return frame
-    keys = [answer_key(r.answer, r.status) for r in records]
+    keys = [answer_key(r.answer, r.status, r.canonical) for r in records]
     frame[ANSWER_KEY] = np.array(keys, dtype=np.uint64)
     frame["task"] = frame["task_id"]
     if pricing is not None:

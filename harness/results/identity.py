@@ -1,6 +1,6 @@
 """What a results folder's runs mean (its experiment.json), and what differs when a run
-would add to it under another task set, model, endpoint, sampling or task content: a
-folder's runs must mean one thing."""
+would add to it under another task set, model, endpoint, sampling, task content or grader:
+a folder's runs must mean one thing."""
 
 from __future__ import annotations
 
@@ -30,7 +30,55 @@ def identity_changes(meta: dict[str, Any], expect: dict[str, Any]) -> list[str]:
             )
     if "fingerprint" in meta and "fingerprint" in expect:
         differs += describe_change(meta["fingerprint"], expect["fingerprint"])
+    if "grader" in expect and isinstance(meta.get("grader"), dict):
+        # A folder written before the grader was recorded is not refused: its runs resume.
+        now, was = resolved(expect["grader"]), resolved(meta["grader"])
+        if was != now:
+            differs.append(
+                f"grader {describe_grader(was)}, not {describe_grader(now)} (give the "
+                "grader options its runs were graded by to add to them)"
+            )
     return differs
+
+
+#: The exact grader's rules, by option value: what a table title says of each.
+EXACT_RULES = {"strict": "strict: the final answer, hedges refused", "seed": "seed 003's rule"}
+
+
+def legacy_grader(name: str) -> dict[str, Any]:
+    """How a folder written before the grader was recorded (experiment.json's ``grader``)
+    was graded: by its set's grader ``name`` as it then was. The exact grader then read the
+    whole answer and checked nothing but the numbers and entities: seed 003's rule."""
+    return {"name": name, "options": {"rule": "seed"} if name == "exact" else {}}
+
+
+def resolved(grader: dict[str, Any]) -> dict[str, Any]:
+    """A recorded grader with its defaults filled in: exact's rule is strict unless set."""
+    options = dict(grader.get("options") or {})
+    if grader.get("name") == "exact":
+        options.setdefault("rule", "strict")
+    return {"name": grader.get("name"), "options": options}
+
+
+def graded_by(meta: dict[str, Any] | None, code: bool) -> str:
+    """What graded a folder's runs, in words, from its experiment.json (``meta``); for a
+    folder written before the grader was recorded, the grader of that time: ``code_tests``
+    for code answers (``code``), else exact by seed 003's rule."""
+    if meta is not None and isinstance(meta.get("grader"), dict):
+        return describe_grader(meta["grader"])
+    return describe_grader(legacy_grader("code_tests" if code else "exact"))
+
+
+def describe_grader(grader: dict[str, Any]) -> str:
+    """The grader in words: "exact (seed 003's rule)", "number (tolerance=0.01)"."""
+    full = resolved(grader)
+    options = dict(full["options"])
+    if full["name"] == "exact" and options.get("rule") in EXACT_RULES:
+        shown = [EXACT_RULES[options.pop("rule")]]
+    else:
+        shown = []
+    shown += [f"{key}={value}" for key, value in sorted(options.items())]
+    return f"{full['name']} ({', '.join(shown)})" if shown else str(full["name"])
 
 
 def _same(value: Any) -> Any:

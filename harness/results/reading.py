@@ -15,6 +15,7 @@ import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -128,6 +129,16 @@ def has_traces(folder: Path | str) -> bool:
     if path.exists() and not path.is_file():
         raise ResultsError(f"{path}: is not a file; expected the traces `loopbench run` writes")
     return path.is_file()
+
+
+def read_experiment(folder: Path | str) -> dict[str, Any] | None:
+    """The experiment.json beside a folder's runs file; None when there is none to read."""
+    path = runs_file(folder).with_name(EXPERIMENT)
+    try:
+        meta = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return meta if isinstance(meta, dict) else None
 
 
 def runs_file(folder: Path | str) -> Path:

@@ -76,6 +76,11 @@ class RunRecord(BaseModel):
     """The grader's measure of the answer besides its verdict, from 0 to 1 (f1's token F1,
     em's 1 or 0, a function grader's score); null when the grader gives none, and in records
     written before it was recorded."""
+    canonical: str | None = None
+    """The answer as its grader reads it (``Grader.canonical``: the exact grader's typed
+    reading, a choice grader's option), equal for answers the grader reads alike; what
+    ``answer_key`` compares repeats by. Null when there was no answer to grade, and in
+    records written before it was recorded, where repeats are compared by their text."""
     turns: Count = 0
     """Model requests the run made (failed ones included)."""
     tool_calls: Count = 0

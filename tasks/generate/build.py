@@ -7,7 +7,7 @@ import random
 import re
 from dataclasses import dataclass, field
 
-from graders.answer_keys import OPERATIONS, Expected, Operation
+from graders.answer_keys import OPERATIONS, Operation
 from harness.errors import BadInput
 from tasks.generate.encyclopedia import BookJson, write_book
 from tasks.generate.public import PUBLIC_FACTS
@@ -158,9 +158,7 @@ def _checked(task_id: str, made: Draft, book: Encyclopedia) -> Task:
             f"{task_id}: the solver cannot answer {made.question!r}: {exc}"
         ) from None
     answer = made.answer
-    drafted = Expected(
-        numbers=list(answer.numbers), entities=list(answer.entities), tolerance=answer.tolerance
-    )
+    drafted = answer.expected(made.question)
     if solved.expected != drafted or tuple(solved.solution.lookups) != made.lookups:
         raise GenerateError(
             f"{task_id}: the solver disagrees on {made.question!r}: it found "

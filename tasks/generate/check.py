@@ -3,6 +3,7 @@ and walk must be what the set records."""
 
 from __future__ import annotations
 
+from graders.answer_keys import Expected
 from tasks.generate.solver import SolverError, solve
 from tasks.taskset import Task, TaskSet
 
@@ -23,8 +24,7 @@ def disagreements(taskset: TaskSet) -> list[tuple[str, str]]:
             found.append(
                 (
                     task.id,
-                    f"expected {_show(said.numbers, said.entities)}, "
-                    f"the solver finds {_show(found_.numbers, found_.entities)}",
+                    f"expected {_show(said)}, the solver finds {_show(found_)}",
                 )
             )
         if solved.hops != task.hops:
@@ -36,6 +36,7 @@ def disagreements(taskset: TaskSet) -> list[tuple[str, str]]:
     return found
 
 
-def _show(numbers: list[float], entities: list[str]) -> str:
-    shown = [f"{n:g}" for n in numbers] + [repr(e) for e in entities]
-    return "[" + ", ".join(shown) + "]"
+def _show(expected: Expected) -> str:
+    shown = [f"{n:g}" for n in expected.numbers] + [repr(e) for e in expected.entities]
+    others = f" (distractors {', '.join(map(repr, expected.distractors))})"
+    return "[" + ", ".join(shown) + "]" + (others if expected.distractors else "")

@@ -16,7 +16,8 @@ from decimal import ROUND_HALF_UP, Decimal
 from fractions import Fraction
 from typing import Literal
 
-from graders.answer_keys import Operation
+from graders.answer_keys import Expected, Operation
+from graders.exact import normalise
 
 Kind = Literal["company", "depot", "person", "city", "mountain", "river", "landmark"]
 Form = Literal["name", "depot", "ceo", "founder", "manager", "birthplace"]
@@ -204,6 +205,26 @@ class Answer:
     numbers: tuple[int | float, ...]
     entities: tuple[str, ...] = ()
     tolerance: float | None = None
+    others: tuple[str, ...] = ()
+    """The other candidates of an entity answer (the depot, person or city it beat), named
+    as the winner is: what a hedge would list."""
+
+    def expected(self, question: str) -> Expected:
+        """The answer key; its distractors the other candidates the question does not name
+        (a right answer may repeat the question's names: "59 more than Bilbao")."""
+        asked = f" {normalise(question)} "
+        named = {normalise(e) for e in self.entities}
+        distractors = [
+            o
+            for o in dict.fromkeys(self.others)
+            if normalise(o) not in named and f" {normalise(o)} " not in asked
+        ]
+        return Expected(
+            numbers=list(self.numbers),
+            entities=list(self.entities),
+            tolerance=self.tolerance,
+            distractors=distractors,
+        )
 
 
 def hundredths(ratio: Fraction) -> float:
@@ -240,13 +261,14 @@ def evaluate(frame: Frame, reads: list[list[Read]]) -> Answer:
     if frame.rule in ("more", "less"):
         a, b = first
         a_wins = a.value > b.value if frame.rule == "more" else a.value < b.value
-        win = a if a_wins else b
-        return Answer((abs(a.value - b.value),), (_name(win, first),))
+        win, lose = (a, b) if a_wins else (b, a)
+        return Answer((abs(a.value - b.value),), (_name(win, first),), others=(_name(lose, first),))
     # "which": one operand listing a company's depots, or one operand a slot
     candidates = [r for operand in reads for r in operand]
     choose = max if frame.rule == "max" else min
     best = choose(candidates, key=lambda r: r.value)
-    return Answer((best.value,), (_name(best, candidates),))
+    others = tuple(_name(r, candidates) for r in candidates if r is not best)
+    return Answer((best.value,), (_name(best, candidates),), others=others)
 
 
 def find_frames(question: str) -> list[tuple[Frame, dict[str, str]]]:

@@ -202,8 +202,6 @@ def solve(question: str, book: Encyclopedia) -> Solved:
         if values.count(max(values) if frame.rule == "max" else min(values)) > 1:
             raise SolverError("two depots share the extreme value, so none is the one")
     answer = evaluate(frame, reads)
-    expected = Expected(
-        numbers=list(answer.numbers), entities=list(answer.entities), tolerance=answer.tolerance
-    )
+    expected = answer.expected(question)
     solution = Solution(operation=frame.op, lookups=walk.lookups, facts=walk.facts)
     return Solved(expected, len(walk.lookups), solution)

@@ -44,6 +44,8 @@ def _task_json(task: Task) -> dict[str, Any]:
         expected["entities"] = task.expected.entities
     if task.expected.tolerance is not None:
         expected["tolerance"] = task.expected.tolerance
+    if task.expected.distractors:
+        expected["distractors"] = task.expected.distractors
     assert task.solution is not None
     return {
         "id": task.id,

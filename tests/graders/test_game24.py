@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from graders.base import GraderSetup
-from graders.game24 import Game24OptionError, numbers_from_target
+from graders.base import GraderOptionError, GraderSetup
+from graders.game24 import numbers_from_target
 from graders.registry import GRADERS
 
 INFO = GRADERS.lookup("game24")
@@ -84,7 +84,7 @@ def test_right_answers_read_alike_and_wrong_ones_apart():
 
 
 def test_options_are_refused_by_name():
-    with pytest.raises(Game24OptionError, match="tolerance"):
+    with pytest.raises(GraderOptionError, match="tolerance"):
         INFO.build(GraderSetup(Path("."), options={"tolerance": 0.1}))
 
 
