@@ -73,4 +73,16 @@ EXACT_CASES: tuple[SelfCase, ...] = (
     SelfCase(_DEPOTS, "Rotterdam, not Gdansk: 79", True, "a negated distractor"),
     SelfCase(_DEPOTS, "Neither Gdansk nor Rotterdam: 79", False, "a negated entity"),
     SelfCase(_DEPOTS, "Rotterdam or Gdansk, 79", True, "seed 003's rule", {"rule": "seed"}),
+    SelfCase(
+        {"entities": ["Rotterdam"]},
+        "Rotterdam, Gdansk, Porto or Leeds",
+        False,
+        "a list of alternatives, distractors or not",
+    ),
+    SelfCase(
+        _DEPOTS,
+        "Rotterdam, with 79 more trucks than Leeds or Split",
+        True,
+        "an 'or' in a clause of its own offers no alternative to the answer",
+    ),
 )

@@ -38,7 +38,7 @@ def strict_grade(answer: str | None, expected: Expected) -> Grade:
     text = f" {normalise(final)} "
     if named := [d for d in expected.distractors if _occurrences(text, d, negated=False)]:
         return Grade(False, f"hedged: names {', '.join(map(repr, named))}")
-    if offered := [e for e in expected.entities if _offered(text, e)]:
+    if offered := [e for e in expected.entities if _offered(final, e)]:
         return Grade(False, f"hedged: offers {', '.join(map(repr, offered))} or another")
     negated = [
         e
@@ -77,12 +77,33 @@ def _occurrences(text: str, phrase: str, *, negated: bool) -> bool:
     return any(_is_negation(_before(text, s)) == negated for s in _starts(text, phrase))
 
 
-def _offered(text: str, entity: str) -> bool:
-    """Whether ``entity`` is named as one of alternatives: "or" directly before or after it."""
-    length = len(normalise(entity))
-    for start in _starts(text, entity):
-        before = _before(text, start)
-        after = text[start + length :].split()
-        if (before and before[-1] == "or") or (after and after[0] == "or"):
-            return True
+#: Where a clause ends: a semicolon, a stop not inside a number, a question or exclamation
+#: mark, a line end.
+_CLAUSE_END = re.compile(r"[;!?\n]|\.(?!\d)")
+#: What joins the items of a list of alternatives: a comma, a slash, "or".
+_LIST_JOIN = re.compile(r"(,|/|\bor\b)", re.IGNORECASE)
+#: An item of a list is a short phrase ("the Rotterdam depot"); a longer part is a clause of
+#: its own ("with 79 more trucks than Leeds"), which no list runs through.
+_ITEM_WORDS = 4
+
+
+def _offered(final: str, entity: str) -> bool:
+    """Whether ``entity`` is named as one of alternatives: an item of a list of short
+    phrases joined by commas, slashes and at least one "or" ("Rotterdam or Antwerp",
+    "Rotterdam, Gdansk, Porto or Leeds", "Rotterdam/Antwerp")."""
+    wanted = f" {normalise(entity)} "
+    for clause in _CLAUSE_END.split(final):
+        pieces = _LIST_JOIN.split(clause)
+        items, joins = pieces[0::2], [j.lower() for j in pieces[1::2]]
+        run: list[int] = []  # the items of the current list, by index
+        for i, item in enumerate(items):
+            words = item.split()
+            if len(words) > _ITEM_WORDS or not words:
+                run = []
+                continue
+            run = [i] if words[0].lower() == "and" else [*run, i]  # "..., and X" adds, not offers
+            if not any(joins[k] == "or" or joins[k] == "/" for k in run[:-1]):
+                continue
+            if any(wanted in f" {normalise(items[k])} " for k in run):
+                return True
     return False
