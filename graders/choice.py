@@ -9,6 +9,7 @@ of the above" when that is not an option), is a hedge, and wrong.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -61,8 +62,23 @@ class ChoiceExpected(BaseModel):
         return texts.index(normalise(answer))
 
 
+#: A question's own list of its options: a line per option, opening with its letter.
+_LISTED = re.compile(r"^\s*\(?([A-Z])[).:]\s", re.MULTILINE)
+
+
 class ChoiceTask(TaskBase):
+    """A multiple-choice question. The model is shown the options: a question that does not
+    list them, a line per option opening with its letter, gets them listed after it."""
+
     expected: ChoiceExpected
+
+    @model_validator(mode="after")
+    def _options_shown(self) -> ChoiceTask:
+        letters = {letter(i) for i in range(len(self.expected.choices))}
+        if not letters <= set(_LISTED.findall(self.question)):
+            options = (f"{letter(i)}) {c}" for i, c in enumerate(self.expected.choices))
+            self.question = f"{self.question.rstrip()}\n\n" + "\n".join(options)
+        return self
 
 
 def letter(index: int) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,8 @@ from tasks.rows import Columns, Row, tasks_from_rows
 from tasks.sample_formats import inspect_rows, is_inspect, is_promptfoo, promptfoo_rows
 
 #: The grader of a data file's plain rows unless another is named: SQuAD's exact match of
-#: the final answer, which reads a text answer as a reader would (a number too).
+#: the final answer, which reads a text answer as a reader would (a number too); rows with
+#: a ``choices`` column are graded by ``choice``.
 DEFAULT_GRADER = "em"
 SUFFIXES = (".csv", ".jsonl", ".json", ".parquet", ".yaml", ".yml")
 EXAMPLE = "a header row naming question, answer and id (or columns mapped to them)"
@@ -41,6 +43,10 @@ def data_tasks(path: Path, columns: Columns, grader: str | None) -> tuple[list[T
         rows, columns, default = promptfoo_rows(rows, columns)
     elif is_inspect(rows[0], columns):
         rows, columns, default = inspect_rows(rows)
+    elif "choices" in columns.extras or "choices" in rows[0].values:
+        # Options in a row make it a multiple-choice question, as Inspect reads its samples.
+        columns = replace(columns, extras={"choices": "choices", **columns.extras})
+        default = "choice"
     else:
         default = DEFAULT_GRADER
     name = grader or default

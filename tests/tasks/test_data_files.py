@@ -312,3 +312,33 @@ def test_grader_reads_a_folder_sets_tasks_with_its_own_task_model(tmp_path):
     assert taskset.grader == "asserts" and taskset.tasks[0].expected[0].value == "x"
     with pytest.raises(TaskSetError, match=r"tasks.jsonl:1: field 'expected'"):
         load_taskset(tmp_path)  # exact's task model does not read it
+
+
+def test_a_choices_column_makes_a_multiple_choice_set_whose_options_the_model_is_shown(
+    tmp_path,
+):
+    data = write_csv(
+        tmp_path / "quiz.csv",
+        [{"id": "fr", "question": "Capital of France?", "answer": "B", "choices": "Lyon|Paris"}],
+    )
+    taskset = load_taskset(data)
+    assert taskset.grader == "choice"
+    assert taskset.tasks[0].question == "Capital of France?\n\nA) Lyon\nB) Paris"
+
+
+def test_self_consistency_on_a_choice_set_votes_on_the_option_chosen(tmp_path):
+    # Three samples name B twice, once by its letter and once by its text, and A once: the
+    # vote is B's. As texts all three differ, and a vote on texts would not say B.
+    said = iter(["Answer: A", "Answer: Paris", "Answer: (B)"])
+    data = write_csv(
+        tmp_path / "quiz.csv",
+        [{"id": "fr", "question": "Capital of France?", "answer": "B", "choices": "Lyon|Paris"}],
+    )
+    with FakeServer(lambda body: Reply(next(said))) as srv:
+        args = ["run", "--tasks", str(data), "--quiet", "--arm", "self_consistency:samples=3"]
+        args += ["--base-url", srv.base_url, "--model", "fake", "--out", str(tmp_path / "r")]
+        result = CliRunner().invoke(main, args, env={"LOOPBENCH_API_KEY": "k"})
+    assert result.exit_code == 0, result.output
+    [record] = read_records(tmp_path / "r")
+    assert record.correct is True
+    assert final_answer(record.answer or "") in {"Paris", "(B)"}
