@@ -4,9 +4,11 @@ absolute tolerance.
 The final number is read from, in order: the text after GSM8K's last ``#### ``; the final
 answer (graders/final_answer.py) when it is an ``Answer:`` line; what follows the reply's
 last "the answer is"; else the reply's last number. In the first three, numbers the text
-negates ("not 42") do not count, a hedge between two numbers ("42 or 43") is wrong, and a
-worked answer counts its result ("18 - 3 = 15" is 15). Numbers take thousands separators
-(1,234), a leading $ and a trailing % (read as the number written), a minus and decimals.
+negates ("not 42") do not count and a worked answer counts its result ("18 - 3 = 15" is
+15). A hedge between two numbers ("42 or 43") is wrong: in the text read, or, for the last
+number, in its clause, where a number it negates does not count either. Numbers take
+thousands separators (1,234), a leading $ and a trailing % (read as the number written), a
+minus and decimals.
 """
 
 from __future__ import annotations
@@ -30,6 +32,9 @@ _NUMBER = re.compile(
 _GSM8K = re.compile(r"####\s*(?P<text>[^\n]*)")
 _HEDGES = frozenset(["or", "either", "between", "maybe", "perhaps"])
 _WORD = re.compile(r"[^\W\d_]+")
+#: Where a clause ends: a stop, question or exclamation mark or semicolon before a space,
+#: a line end.
+_CLAUSE_END = re.compile(r"(?<=[.!?;])\s+|\n")
 
 
 def _bare_number(data: Any) -> Any:
@@ -79,8 +84,16 @@ def final_number(reply: str) -> tuple[float | None, str]:
     clause = answer_clause(said)
     if clause != said:
         return _stated(clause)
-    every = list(_NUMBER.finditer(reply))
-    return (_value(every[-1]), "") if every else (None, "states no number")
+    clauses = [c for c in _CLAUSE_END.split(reply) if _NUMBER.search(c)]
+    if not clauses:
+        return None, "states no number"
+    last = clauses[-1]
+    found = [m for m in _NUMBER.finditer(last) if not _negated(last, m.start(), m.end())]
+    if not found:
+        return None, "states no number it does not negate"
+    if (hedge := _hedge(last, found)) is not None:
+        return None, hedge
+    return _value(found[-1]), ""
 
 
 def _stated(text: str) -> tuple[float | None, str]:
@@ -91,9 +104,17 @@ def _stated(text: str) -> tuple[float | None, str]:
     values = list(dict.fromkeys(_value(m) for m in found))
     if not values:
         return None, "states no number"
-    if len(values) > 1 and _HEDGES & {w.lower() for w in _WORD.findall(text)}:
-        return None, f"hedged: states {', '.join(f'{v:g}' for v in values)}"
+    if (hedge := _hedge(text, found)) is not None:
+        return None, hedge
     return values[0], ""
+
+
+def _hedge(text: str, found: list[re.Match[str]]) -> str | None:
+    """Why ``text`` is a hedge: two numbers it states (``found``), and "or", "maybe"..."""
+    values = list(dict.fromkeys(_value(m) for m in found))
+    if len(values) > 1 and _HEDGES & {w.lower() for w in _WORD.findall(text)}:
+        return f"hedged: states {', '.join(f'{v:g}' for v in values)}"
+    return None
 
 
 def _negated(text: str, start: int, end: int) -> bool:
@@ -138,6 +159,9 @@ def number_from_target(target: Any, extras: Mapping[str, Any]) -> Any:
 
 
 NUMBER_CASES = (
+    SelfCase(18, "I think 17 or 18", False, "a hedge in the last number's clause"),
+    SelfCase(18, "So she has 18 eggs, not 17 or 19", True, "the last number not negated"),
+    SelfCase(18, "Between 10 and 20 eggs; I count 18", True, "the last clause's number"),
     SelfCase(18, "18", True, "the number alone"),
     SelfCase(18, "She sells 16 - 3 - 4 = 9 eggs at $2 each.\n#### 18", True, "GSM8K's ####"),
     SelfCase(18, "16 - 3 - 4 = 9 eggs, 9 * 2 = 18.\nAnswer: $18", True, "the Answer line"),
