@@ -5,7 +5,8 @@ evaluation script does: lower case, punctuation removed, the articles a, an and 
 removed, white space collapsed. ``em`` is right when the answer equals a gold answer so
 normalised (its score 1 or 0); ``f1`` scores the tokens shared with the best gold answer
 (the harmonic mean of precision and recall) and is right when that score reaches its
-threshold (the task's, else the grader's ``threshold`` option, 0.5 by default).
+threshold (the task's, else the grader's ``threshold`` option, 0.5 by default) and the
+answer offers no alternatives ("Broncos or Panthers": a hedge, whatever it scores).
 """
 
 from __future__ import annotations
@@ -112,9 +113,25 @@ class F1Grader(Grader[F1Task]):
     async def grade(self, task: F1Task, answer: str) -> Grade:
         said = final_answer(answer)
         score, best = max((f1_score(said, gold), gold) for gold in task.expected.answers)
-        need = task.expected.threshold or self._threshold
+        need = self._threshold if task.expected.threshold is None else task.expected.threshold
         verdict = "reaches" if score >= need else "is below"
-        return Grade(score >= need, f"F1 {score:.2f} (best {best!r}) {verdict} {need:g}", score)
+        reason = f"F1 {score:.2f} (best {best!r}) {verdict} {need:g}"
+        if _alternatives(said, task.expected.answers):
+            return Grade(False, f"hedged: offers alternatives; {reason}", score)
+        return Grade(score >= need, reason, score)
+
+
+#: What joins alternatives: "or", a slash.
+_ALTERNATIVE = re.compile(r"\bor\b|/", re.IGNORECASE)
+
+
+def _alternatives(said: str, golds: list[str]) -> bool:
+    """Whether the answer offers alternatives ("Broncos or Panthers") where no gold answer
+    is itself written with "or" or a slash. SQuAD's score counts such a hedge by its
+    tokens; the verdict does not take it."""
+    if any(_ALTERNATIVE.search(gold) for gold in golds):
+        return False
+    return sum(bool(part.strip()) for part in _ALTERNATIVE.split(said)) > 1
 
 
 def em_grader(setup: GraderSetup) -> EmGrader:
@@ -151,4 +168,6 @@ F1_CASES = (
     ),
     SelfCase(_GOLD, "Denver", False, "the grader's threshold", {"threshold": 0.8}),
     SelfCase(_GOLD, "", False, "no answer scores 0"),
+    SelfCase(_GOLD, "Denver Broncos or Carolina Panthers", False, "a hedge, though it scores 0.57"),
+    SelfCase(["trick or treat"], "Trick or treat!", True, "'or' in a gold answer is no hedge"),
 )
