@@ -41,11 +41,19 @@ RUN = f"run {NOWHERE} --limit 1 --tasks T"
 PRICES = 'as_of = "2025-08-01"\n[models.m]\ninput = 1.0\noutput = 2.0\n'
 
 #: Options that are paths though not of click's Path type: (command, parameter).
-TEXT_PATHS = {("run", "tasks_spec"), ("grade", "task_spec")}
+TEXT_PATHS = {("run", "tasks_spec"), ("grade", "task_spec"), ("tasks list", "given")}
 #: Where a case's paths may not be read or written (see ``places``).
 HOSTILE = ("shut/", "closed/", "Rfiles", "Rtraces", "Wkept", "ro/", "afile/", "/proc/")
 #: The cases also run on the path itself without permission (the others go the same way).
-CLOSED_TOO = ("table {}", "report R --prices", "cache", "tasks check", "grade --task c", "run")
+CLOSED_TOO = (
+    "table {}",
+    "report R --prices",
+    "cache",
+    "tasks check",
+    "tasks list",
+    "grade --task c",
+    "run",
+)
 
 
 def _cases() -> list[tuple[str, str]]:
@@ -67,6 +75,7 @@ def _cases() -> list[tuple[str, str]]:
         "cache stats {}/C",
         "cache clear {}/C",
         "tasks check {}/T",
+        "tasks list --tasks {}/T",
         "grade --task coding/roman_numerals --code-file {}/code.py",
         "grade --task {}/T/q1 --code-file code.py",
         f"run {NOWHERE} --tasks {{}}/T --out out/{{}}-tasks",
@@ -356,7 +365,8 @@ def _hostile_params(line: str) -> Iterator[tuple[str, str]]:
     with command.make_context(" ".join(names), args, resilient_parsing=True) as context:
         for param in command.params:
             value = context.params.get(param.name or "")
-            if value is not None and str(value).startswith(HOSTILE):
+            values = value if isinstance(value, tuple) else (value,)  # a repeatable option's
+            if any(v is not None and str(v).startswith(HOSTILE) for v in values):
                 yield " ".join(names), param.name or ""
 
 
