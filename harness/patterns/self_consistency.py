@@ -7,6 +7,8 @@ answer (graders/readings.py): the multiset of numbers the answer states and the 
 entities it names. Every sample votes for its own reading, and nothing else decides the
 winner but the readings' votes, so the same samples give the same winner in any order:
 
+0. A sample the grader reads as no answer (a hedge between options, none chosen) votes
+   for nothing, unless every sample does.
 1. The reading with the most votes wins (a plurality, not a majority).
 2. Readings tied for the most votes: the one with more support wins. A typed answer with
    the same numbers that names only some of a reading's entities supports it ("Bilbao,
@@ -52,9 +54,13 @@ def reading_of(ctx: RunContext) -> Callable[[str], Reading]:
 
     def read(answer: str) -> Reading:
         key = canonical(answer)
-        return typed_of(key) or ((), frozenset([key]))
+        return typed_of(key) or ((), frozenset([key] if key else []))
 
     return read
+
+
+#: A reading of no answer: the grader reads nothing chosen (a hedge, no option named).
+NOTHING: Reading = ((), frozenset())
 
 
 @dataclass(frozen=True)
@@ -73,10 +79,13 @@ def plurality(answers: list[str], read: Callable[[str], Reading] = typed_reading
 
     def rank(reading: Reading) -> tuple[int, int, tuple[float, ...], list[str]]:
         votes = len(by_reading[reading])
-        support = sum(len(v) for r, v in by_reading.items() if supports(r, reading))
+        support = sum(
+            len(v) for r, v in by_reading.items() if r != NOTHING and supports(r, reading)
+        )
         return -votes, -support, reading[0], sorted(reading[1])
 
-    best = by_reading[min(by_reading, key=rank)]
+    standing = [r for r in by_reading if r != NOTHING] or list(by_reading)
+    best = by_reading[min(standing, key=rank)]
     text = min(best, key=lambda a: (-best.count(a), len(a), a))
     return Vote(text, len(best), len(by_reading))
 

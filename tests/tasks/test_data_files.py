@@ -342,3 +342,26 @@ def test_self_consistency_on_a_choice_set_votes_on_the_option_chosen(tmp_path):
     [record] = read_records(tmp_path / "r")
     assert record.correct is True
     assert final_answer(record.answer or "") in {"Paris", "(B)"}
+
+
+@pytest.mark.parametrize(
+    "replies",
+    [
+        ["Answer: B", "Answer: A or C", "Answer: I am not sure"],
+        ["Answer: A or C", "Answer: B"],
+    ],
+)
+def test_samples_that_choose_no_option_do_not_outvote_one_that_does(replies, tmp_path):
+    said = iter(replies)
+    data = write_csv(
+        tmp_path / "quiz.csv",
+        [{"id": "q", "question": "Which?", "answer": "B", "choices": "Paris|Lyon|Nice"}],
+    )
+    with FakeServer(lambda body: Reply(next(said))) as srv:
+        samples = f"self_consistency:samples={len(replies)}"
+        args = ["run", "--tasks", str(data), "--quiet", "--arm", samples]
+        args += ["--base-url", srv.base_url, "--model", "fake", "--out", str(tmp_path / "r")]
+        result = CliRunner().invoke(main, args, env={"LOOPBENCH_API_KEY": "k"})
+    assert result.exit_code == 0, result.output
+    [record] = read_records(tmp_path / "r")
+    assert (record.answer, record.correct) == ("B", True)
