@@ -2,10 +2,10 @@
 
 The last line that starts with ``Answer:`` or ``Final answer:`` (any case, after list
 marks, emphasis or a heading's hashes) gives the text after its colon, or, when later in
-the reply, the rest of a line after "final answer:" or "final answer is" within it ("So,
-final answer: B"); a reply without either is its final answer whole. The reasoning before
-the final answer is not the answer, so a number or a name it mentions on the way does not
-count.
+the reply, the rest of a line after "answer:" or "answer is" within it ("So, final answer:
+B"; "I think the answer is 42"); a reply without either is its final answer whole. The
+reasoning before the final answer is not the answer, so a number or a name it mentions on
+the way does not count.
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ _ANSWER_LINE = re.compile(
     r"^[\s>#*_`-]*(?:final\s+)?answer[\s*_`]*[:\uff1a][\s*_`]*(?P<text>.*?)[\s*_`]*$",
     re.IGNORECASE | re.MULTILINE,
 )
-#: "Final answer" within a line ("So, final answer: B"; "The final answer is 42").
+#: "Answer" within a line ("So, final answer: B"; "I think the answer is 42").
 _FINAL_IN_LINE = re.compile(
-    r"\bfinal\s+answer[\s*_`]*(?:[:\uff1a]|is\b)[\s*_`]*(?P<text>[^\n]*?)[\s*_`]*$",
+    r"\banswer[\s*_`]*(?:[:\uff1a]|is\b)[\s*_`]*(?P<text>[^\n]*?)[\s*_`]*$",
     re.IGNORECASE | re.MULTILINE,
 )
 

@@ -19,7 +19,10 @@ from graders.final_answer import final_answer
         ("Final answer: 5\nOn reflection the final answer is 6", "6"),
         ("Answer: 5\nI checked it twice.", "5"),
         ("Answer:\n42", "42"),
-        ("The answer is 5", "The answer is 5"),
+        ("The answer is 5", "5"),
+        ("I think the answer is Denver Broncos.", "Denver Broncos."),
+        ('The format is {"a": 1}. My answer: {"a": 2}', '{"a": 2}'),
+        ("Answering this takes two steps: 5", "Answering this takes two steps: 5"),
         ("Answer:", "Answer:"),
     ],
 )
