@@ -29,10 +29,12 @@ from harness.config import (
     checked_experiment,
 )
 from harness.errors import BadInput
+from harness.report.published import with_published
 from harness.report.rendering import render
 from harness.report.table import summarize
 from harness.results.columns import UNREAD, read_frames
 from harness.results.frames import Pricing
+from harness.results.published import read_published
 from harness.trace import MAX_TEXT
 
 
@@ -331,7 +333,8 @@ def table_after_run(results: Results, pricing: Pricing) -> None:
     )
     frame, retried = read_frames(results.path, pricing, drop=UNREAD)
     title = table_title(frame, pricing, results.path)
-    click.echo(render(summarize(frame, retried=retried), "md", title))
+    summary = with_published(summarize(frame, retried=retried), read_published(results.path))
+    click.echo(render(summary, "md", title))
     if note := stopping_note(results.path, frame):
         click.echo(f"\n{note}")
     errors = int((frame["status"] == "api_error").sum()) if "status" in frame else 0

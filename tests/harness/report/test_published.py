@@ -142,6 +142,7 @@ def test_run_records_an_experiment_files_figures_and_table_reads_them(tmp_path):
         args += ["--base-url", server.base_url, "--out", str(out), "--quiet"]
         result = CliRunner().invoke(main, args)
     assert result.exit_code == 0, result.output
+    assert "22% (gpt-5-mini, the chapter): " in result.stdout  # run's own table shows it too
     recorded = json.loads((out / "experiment.json").read_text(encoding="utf-8"))["published"]
     assert recorded == {
         "cot:max_output_tokens=400": {
