@@ -342,3 +342,11 @@ def test_self_consistency_on_a_choice_set_votes_on_the_option_chosen(tmp_path):
     [record] = read_records(tmp_path / "r")
     assert record.correct is True
     assert final_answer(record.answer or "") in {"Paris", "(B)"}
+
+
+@pytest.mark.parametrize("numbers", ["4 9 10", "1 2 3 4 5", "0 4 9 10"])
+def test_a_game24_row_that_is_not_four_positive_numbers_is_refused(numbers, server, tmp_path):
+    data = write_csv(tmp_path / "g.csv", [{"id": "a", "question": "q?", "answer": numbers}])
+    result = run(data, "--grader", "game24", server=server, out=tmp_path / "r")
+    assert result.exit_code == 2 and result.output.count("\n") == 1
+    assert f"{data}:2: column 'answer'" in result.output and server.served.requests == 0
