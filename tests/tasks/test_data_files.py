@@ -385,3 +385,14 @@ def test_a_parquet_bytes_cell_is_refused_in_one_line_before_any_request(server, 
     assert result.exit_code == 2 and result.output.count("\n") == 1
     assert f"{data}: row index 0: column 'answer': a bytes value" in result.output
     assert server.served.requests == 0
+
+
+@pytest.mark.parametrize("kind", ["equals", "not-equals", "contains"])
+def test_a_promptfoo_assert_without_its_value_is_refused(kind, server, tmp_path):
+    data = tmp_path / "tests.yaml"
+    test = "- vars: {{q: hi}}\n  assert: [{{type: {kind}{value}}}]\n"
+    data.write_text(test.format(kind=kind, value=", value: hi") + test.format(kind=kind, value=""))
+    result = run(data, server=server, out=tmp_path / "r")
+    assert result.exit_code == 2 and result.output.count("\n") == 1
+    assert f"{data}: item 2" in result.output and kind in result.output
+    assert server.served.requests == 0
