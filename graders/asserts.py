@@ -6,7 +6,8 @@
 ``icontains`` (a substring, the second in any case), ``regex`` (the pattern found in it,
 as promptfoo's regex passes), ``is-json`` (it parses as JSON; a schema given as the value
 is checked by the registered ``json`` grader). Each has its ``not-`` form. Any other type
-(``javascript``, ``llm-rubric``, ...) is refused when the set loads.
+(``javascript``, ``llm-rubric``, ...), or an assert but ``is-json`` without a value, is
+refused when the set loads.
 """
 
 from __future__ import annotations
@@ -71,6 +72,8 @@ class Assert(BaseModel):
     @model_validator(mode="after")
     def _value_fits(self) -> Assert:
         base = self.type.removeprefix("not-")
+        if base == "equals" and "value" not in self.model_fields_set:
+            raise ValueError(f"an {self.type} assert needs a value: the text or JSON to equal")
         if base in ("contains", "icontains", "regex") and not isinstance(self.value, str):
             raise ValueError(f"a {self.type} assert's value must be a text")
         if base == "regex":

@@ -75,7 +75,12 @@ class Grade:
 
 def numbers_in(text: str) -> list[float]:
     """Every number the answer states, in order of appearance."""
-    found: list[float] = []
+    return [value for _, value in numbers_at(text)]
+
+
+def numbers_at(text: str) -> list[tuple[re.Match[str], float]]:
+    """Every number the answer states, with where it is written, in order of appearance."""
+    found: list[tuple[re.Match[str], float]] = []
     for m in _NUMBER.finditer(text):
         digits = m.group("digits")
         if digits is not None:
@@ -84,13 +89,12 @@ def numbers_in(text: str) -> list[float]:
             start = m.start()
             if m.group("sign") and not (start > 0 and text[start - 1].isalnum()):
                 value = -value
-            found.append(value)
+            found.append((m, value))
         elif m.group("tens") is not None:
-            found.append(
-                WORD_VALUES[m.group("tens").lower()] + WORD_VALUES[m.group("unit").lower()]
-            )
+            tens, unit = m.group("tens").lower(), m.group("unit").lower()
+            found.append((m, WORD_VALUES[tens] + WORD_VALUES[unit]))
         else:
-            found.append(WORD_VALUES[m.group("word").lower()])
+            found.append((m, WORD_VALUES[m.group("word").lower()]))
     return found
 
 

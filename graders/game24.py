@@ -22,7 +22,7 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PositiveInt
 
 from graders.base import AnswerCheck, Grader, GraderSetup, SelfCase
 from graders.exact import Grade, normalise
@@ -31,6 +31,9 @@ from graders.options import GraderOptions, read_options
 from graders.task_models import TaskBase
 
 TARGET = Fraction(24)
+#: How deep brackets and unary minus signs may nest: far past any answer, well within
+#: Python's recursion limit.
+MAX_NESTING = 100
 #: Typeset operators read as + - * /: times, middle dot, division, minus and en dash.
 SPELLINGS = {"\u00d7": "*", "\u00b7": "*", "\u00f7": "/", "\u2212": "-", "\u2013": "-"}
 _TOKEN = re.compile(r"\s*(?:(?P<number>\d+(?:\.\d+)?)|(?P<op>[-+*/()])|(?P<name>[A-Za-z_]\w*))")
@@ -39,8 +42,8 @@ _CLAIM = re.compile(r"^(?P<expression>[^=]*)=\s*(?P<claim>\d+(?:\.\d+)?)\s*\.?$"
 
 class Game24Expected(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    numbers: list[int] = Field(min_length=1)
-    """The numbers to make 24 of, each used once."""
+    numbers: list[PositiveInt] = Field(min_length=4, max_length=4)
+    """The four numbers to make 24 of, each used once."""
 
 
 class Game24Task(TaskBase):
@@ -69,6 +72,7 @@ class _Parser:
     numbers: list[Fraction]
     at: int = 0
     divided_by_zero: bool = False
+    depth: int = 0
 
     def peek(self) -> str:
         return self.tokens[self.at][1] if self.at < len(self.tokens) else ""
@@ -97,18 +101,21 @@ class _Parser:
 
     def unary(self) -> Fraction:
         kind, text = self.take()
-        if text == "-":
-            return -self.unary()
         if kind == "number":
             self.numbers.append(Fraction(text))
             return Fraction(text)
+        if text not in ("-", "("):
+            raise NotAnExpression(f"{text!r} where a number or '(' is expected")
+        self.depth += 1
+        if self.depth > MAX_NESTING:
+            raise NotAnExpression("nested too deeply")
+        value = -self.unary() if text == "-" else self.sum()
         if text == "(":
-            value = self.sum()
             if self.peek() != ")":
                 raise NotAnExpression("a '(' is not closed")
             self.at += 1
-            return value
-        raise NotAnExpression(f"{text!r} where a number or '(' is expected")
+        self.depth -= 1
+        return value
 
 
 def tokens(text: str) -> list[tuple[str, str]]:
@@ -279,5 +286,7 @@ _WRITTEN: tuple[tuple[dict[str, list[int]], str, bool, str], ...] = (
     (_PUZZLE, "", False, "an empty answer"),
     (_PUZZLE, "Answer: = 24", False, "nothing before '= 24'"),
     (_PUZZLE, "(10 - 4) * (13 - 9", False, "an unclosed bracket"),
+    (_PUZZLE, "(" * 5000 + "24" + ")" * 5000, False, "brackets nested too deeply"),
+    (_PUZZLE, "-" * 5000 + "24", False, "minus signs nested too deeply"),
 )
 CASES = tuple(SelfCase(*case) for case in _WRITTEN)

@@ -2,8 +2,9 @@
 are equal (deeply: 1 equals 1.0, true equals only true) and, when the task gives one, that
 meets its JSON Schema (checked with the ``jsonschema`` package).
 
-The object is the final answer's (graders/final_answer.py) first ```json fence, else its
-first ``{...}`` that parses; when the final answer holds none (an ``Answer:`` line that
+The object is the final answer's (graders/final_answer.py) last ```json fence holding an
+object, else its last ``{...}`` that parses (not one inside another); two different objects
+joined by "or" are a hedge, wrong. When the final answer holds none (an ``Answer:`` line that
 opens an object written over several lines), the same is looked for in the whole reply.
 """
 
@@ -13,6 +14,7 @@ import contextlib
 import json
 import re
 from collections.abc import Mapping
+from itertools import pairwise
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -25,6 +27,8 @@ from graders.task_models import TaskBase
 
 _FENCE = re.compile(r"```(?:json)?\s*\n(.*?)```", re.DOTALL | re.IGNORECASE)
 _DECODER = json.JSONDecoder()
+#: What joins alternatives: "or" (two objects so joined are a hedge).
+_OR = re.compile(r"\s*,?\s*or\s*", re.IGNORECASE)
 
 
 class JsonExpected(BaseModel):
@@ -55,28 +59,37 @@ class JsonTask(TaskBase):
     expected: JsonExpected
 
 
-def answer_object(reply: str) -> dict[str, Any] | None:
-    """The JSON object the reply answers with (see the module's rule), or None."""
+def answer_object(reply: str) -> tuple[dict[str, Any] | None, str]:
+    """The JSON object the reply answers with (see the module's rule), or None with why."""
     for text in dict.fromkeys((final_answer(reply), reply)):
-        for fenced in _FENCE.findall(text):
-            found = _first_object(fenced)
-            if found is not None:
-                return found
-        found = _first_object(text)
-        if found is not None:
-            return found
-    return None
+        for part in [*reversed(_FENCE.findall(text)), text]:
+            found = _objects(part)
+            for (_, end, one), (start, _, other) in pairwise(found):
+                if _OR.fullmatch(part[end:start]) and not same(one, other):
+                    return None, f"hedged: offers {_short(one)} or {_short(other)}"
+            if found:
+                return found[-1][2], ""
+    return None, "holds no JSON object"
 
 
-def _first_object(text: str) -> dict[str, Any] | None:
-    for opening in re.finditer(r"\{", text):
+def _objects(text: str) -> list[tuple[int, int, dict[str, Any]]]:
+    """The JSON objects ``text`` holds, not those inside another, with where each is."""
+    found: list[tuple[int, int, dict[str, Any]]] = []
+    at = text.find("{")
+    while at >= 0:
         try:
-            value, _ = _DECODER.raw_decode(text, opening.start())
+            value, end = _DECODER.raw_decode(text, at)
         except (ValueError, RecursionError):
-            continue
+            value, end = None, at + 1
         if isinstance(value, dict):
-            return value
-    return None
+            found.append((at, end, value))
+        at = text.find("{", end if isinstance(value, dict) else at + 1)
+    return found
+
+
+def _short(value: dict[str, Any]) -> str:
+    shown = json.dumps(value)
+    return shown if len(shown) <= 40 else shown[:37] + "..."
 
 
 def same(a: Any, b: Any) -> bool:
@@ -95,9 +108,9 @@ def same(a: Any, b: Any) -> bool:
 
 class JsonGrader(Grader[JsonTask]):
     async def grade(self, task: JsonTask, answer: str) -> Grade:
-        found = answer_object(answer)
+        found, why = answer_object(answer)
         if found is None:
-            return Grade(False, "holds no JSON object")
+            return Grade(False, why)
         expected = task.expected
         wrong = [k for k, v in expected.fields.items() if k not in found or not same(found[k], v)]
         if wrong:
@@ -118,8 +131,8 @@ class JsonGrader(Grader[JsonTask]):
         )
 
     def canonical(self, task: JsonTask, answer: str) -> str:
-        """The object, keys sorted; "" when there is none."""
-        found = answer_object(answer)
+        """The object, keys sorted; "" when there is none (or a hedge)."""
+        found, _ = answer_object(answer)
         return "" if found is None else json.dumps(found, sort_keys=True)
 
 
@@ -152,4 +165,16 @@ JSON_CASES = (
     SelfCase({"fields": {"ok": True}}, '{"ok": 1}', False, "1 is not true"),
     SelfCase({"schema": _SCHEMA}, '{"city": "Leeds", "trucks": 3}', True, "the schema met"),
     SelfCase({"schema": _SCHEMA}, '{"city": "Leeds", "trucks": "3"}', False, "the schema not met"),
+    SelfCase(
+        {"fields": {"city": "Rotterdam"}},
+        'The format is {"city": "..."}. My answer: {"city": "Rotterdam"}',
+        True,
+        "the last object",
+    ),
+    SelfCase(
+        {"fields": {"city": "Rotterdam"}},
+        '{"city":"Rotterdam"} or {"city":"Gdansk"}',
+        False,
+        "two objects joined by or: a hedge",
+    ),
 )

@@ -3,24 +3,27 @@ absolute tolerance.
 
 The final number is read from, in order: the text after GSM8K's last ``#### ``; the final
 answer (graders/final_answer.py) when it is an ``Answer:`` line; what follows the reply's
-last "the answer is"; else the reply's last number. In the first three, numbers the text
-negates ("not 42") do not count and a worked answer counts its result ("18 - 3 = 15" is
-15). A hedge between two numbers ("42 or 43") is wrong: in the text read, or, for the last
-number, in its clause, where a number it negates does not count either. Numbers take
-thousands separators (1,234), a leading $ and a trailing % (read as the number written), a
-minus and decimals.
+last "the answer is"; else the reply's last number, in its clause. Numbers the text negates
+("not 42", "42 is not right") do not count. A worked answer counts its result: with "=",
+the side that is a single number ("18 - 3 = 15" and "15 = 18 - 3" are 15). A hedge is
+wrong: two numbers with "or", "maybe"... ("42 or 43"), or the number read listed with
+another (joined by a comma, "and", "or", "to", a slash or a dash: "42, 43", "42 to 45";
+not in brackets: "18 (3 x 6)" is 18). Numbers take thousands separators (1,234), a leading
+$ and a trailing % (read as the number written), a minus and decimals; a text with no
+digits is read for number words ("eighteen", as graders/exact.py reads them).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
+from itertools import pairwise
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, FiniteFloat, model_validator
 
 from graders.base import Grader, GraderSetup, SelfCase
-from graders.exact import DEFAULT_TOLERANCE, Grade
+from graders.exact import DEFAULT_TOLERANCE, Grade, numbers_at
 from graders.final_answer import final_answer
 from graders.naming import NEGATED_AFTER, NEGATORS, answer_clause
 from graders.options import GraderOptions, read_options
@@ -31,6 +34,12 @@ _NUMBER = re.compile(
 )
 _GSM8K = re.compile(r"####\s*(?P<text>[^\n]*)")
 _HEDGES = frozenset(["or", "either", "between", "maybe", "perhaps"])
+#: What lists two numbers together: a comma, "and", "or", "to", a slash or a dash.
+_LIST_JOIN = re.compile(
+    r"\s*(?:,\s*(?:and|or)?|and|or|to|/|[-\u2212\u2013\u2014])\s*\$?", re.IGNORECASE
+)
+#: The negations that, after a number, negate it ("18 is not right", "18 isn't it").
+_NOT_AFTER = NEGATORS - {"no", "neither", "nor"}
 _WORD = re.compile(r"[^\W\d_]+")
 #: Where a clause ends: a stop, question or exclamation mark or semicolon before a space,
 #: a line end.
@@ -73,6 +82,27 @@ def _value(found: re.Match[str]) -> float:
     return -value if found.group("sign") else value
 
 
+class _Number(NamedTuple):
+    """A number the text states: where it is written (``digits``: where after its sign and
+    $) and its value."""
+
+    start: int
+    digits: int
+    end: int
+    value: float
+
+
+def _numbers(text: str, words: bool) -> list[_Number]:
+    """The numbers ``text`` states and does not negate: its digits, or (``words``) its number
+    words when it has no digits."""
+    found = [
+        _Number(m.start(), m.start("digits"), m.end(), _value(m)) for m in _NUMBER.finditer(text)
+    ]
+    if not found and words:
+        found = [_Number(m.start(), m.start(), m.end(), v) for m, v in numbers_at(text)]
+    return [n for n in found if not _negated(text, n)]
+
+
 def final_number(reply: str) -> tuple[float | None, str]:
     """The reply's final number (see the module's rule), or None with why."""
     gsm8k = list(_GSM8K.finditer(reply))
@@ -84,45 +114,79 @@ def final_number(reply: str) -> tuple[float | None, str]:
     clause = answer_clause(said)
     if clause != said:
         return _stated(clause)
-    clauses = [c for c in _CLAUSE_END.split(reply) if _NUMBER.search(c)]
+    words = _NUMBER.search(reply) is None
+    clauses = [
+        c for c in _CLAUSE_END.split(reply) if (numbers_at(c) if words else _NUMBER.search(c))
+    ]
     if not clauses:
         return None, "states no number"
     last = clauses[-1]
-    found = [m for m in _NUMBER.finditer(last) if not _negated(last, m.start(), m.end())]
+    found = _result(last, _numbers(last, words))
     if not found:
         return None, "states no number it does not negate"
-    if (hedge := _hedge(last, found)) is not None:
+    if (hedge := _hedge(last, found, len(found) - 1)) is not None:
         return None, hedge
-    return _value(found[-1]), ""
+    return found[-1].value, ""
 
 
 def _stated(text: str) -> tuple[float | None, str]:
-    """The number an answer's text states: its result after "=", else its only number."""
-    found = [m for m in _NUMBER.finditer(text) if not _negated(text, m.start(), m.end())]
-    if "=" in text:
-        found = [m for m in found if m.start() > text.rindex("=")] or found
-    values = list(dict.fromkeys(_value(m) for m in found))
-    if not values:
+    """The number an answer's text states: its result (see ``_result``), else its first."""
+    found = _result(text, _numbers(text, words=True))
+    if not found:
         return None, "states no number"
-    if (hedge := _hedge(text, found)) is not None:
+    if (hedge := _hedge(text, found, 0)) is not None:
         return None, hedge
-    return values[0], ""
+    return found[0].value, ""
 
 
-def _hedge(text: str, found: list[re.Match[str]]) -> str | None:
-    """Why ``text`` is a hedge: two numbers it states (``found``), and "or", "maybe"..."""
-    values = list(dict.fromkeys(_value(m) for m in found))
+def _result(text: str, found: list[_Number]) -> list[_Number]:
+    """With "=", the numbers of its last side that is a single number ("9 * 2 = 18" and
+    "18 = 9 * 2" are 18), else of its last side; without, ``found``."""
+    if "=" not in text:
+        return found
+    bounds = [-1, *(i for i, c in enumerate(text) if c == "="), len(text)]
+    sides = [[n for n in found if low < n.start < high] for low, high in pairwise(bounds)]
+    single = [side for side in sides if len(side) == 1]
+    return single[-1] if single else sides[-1] or found
+
+
+def _hedge(text: str, found: list[_Number], read: int) -> str | None:
+    """Why ``text`` is a hedge: two numbers it states (``found``) and "or", "maybe"...; or
+    the number read (``found[read]``) listed with others ("18, 19, 20", "18 to 20")."""
+    values = list(dict.fromkeys(n.value for n in found))
     if len(values) > 1 and _HEDGES & {w.lower() for w in _WORD.findall(text)}:
         return f"hedged: states {', '.join(f'{v:g}' for v in values)}"
+    first = last = read
+    while first > 0 and _listed(text, found[first - 1], found[first]):
+        first -= 1
+    while last < len(found) - 1 and _listed(text, found[last], found[last + 1]):
+        last += 1
+    listed = list(dict.fromkeys(n.value for n in found[first : last + 1]))
+    if len(listed) > 1:
+        return f"hedged: states {', '.join(f'{v:g}' for v in listed)}"
     return None
 
 
-def _negated(text: str, start: int, end: int) -> bool:
-    """ "not 17", "isn't 17", "17 is wrong" (within the number's clause)."""
-    before = _WORD.findall(re.split(r"[,;:]|\.\s", text[:start])[-1].replace("'", ""))
-    after = _WORD.findall(re.split(r"[,;:]|\.\s", text[end:])[0])
-    return bool(NEGATORS & {w.lower() for w in before[-2:]}) or bool(
-        NEGATED_AFTER & {w.lower() for w in after[:3]}
+def _listed(text: str, one: _Number, next_one: _Number) -> bool:
+    """Whether two numbers are listed together: only a list's join between them, neither in
+    brackets (an aside: "18 (3 hens x 6)")."""
+    aside = (
+        text.count("(", 0, one.start) > text.count(")", 0, one.start)
+        or "(" in text[one.end : next_one.start]
+    )
+    return not aside and _LIST_JOIN.fullmatch(text[one.end : next_one.digits]) is not None
+
+
+def _negated(text: str, number: _Number) -> bool:
+    """ "not 17", "isn't 17", "17 is wrong", "17 is not right" (within the number's clause;
+    a "not" followed by another number negates that one: "18 not 17")."""
+    before = _WORD.findall(re.split(r"[,;:]|\.\s", text[: number.start])[-1].replace("'", ""))
+    rest = re.split(r"[,;:]|\.\s", text[number.end :])[0]
+    after = {w.lower() for w in _WORD.findall(rest.replace("'", ""))[:3]}
+    return (
+        bool(NEGATORS & {w.lower() for w in before[-2:]})
+        or bool(NEGATED_AFTER & after)
+        or bool(_NOT_AFTER & after and not _NUMBER.search(rest))
     )
 
 
@@ -179,4 +243,10 @@ NUMBER_CASES = (
     SelfCase(3.14159, "Answer: 3.14", False, "the default tolerance"),
     SelfCase(3.14159, "Answer: 3.14", True, "the grader's tolerance", {"tolerance": 0.01}),
     SelfCase(18, "I cannot tell.", False, "no number"),
+    SelfCase(18, "Answer: 18, 19, 20", False, "numbers listed together: a hedge"),
+    SelfCase(18, "Answer: roughly 18 to 20 eggs", False, "a range: a hedge"),
+    SelfCase(18, "Answer: 18 eggs (3 hens x 6)", True, "an aside's numbers are not listed"),
+    SelfCase(18, "Answer: 18 is not correct", False, "a 'not' after the number negates it"),
+    SelfCase(18, "Answer: 18 = 9 * 2", True, "the side of = that is a single number"),
+    SelfCase(18, "Answer: eighteen", True, "number words when there are no digits"),
 )

@@ -6,7 +6,10 @@ removed, white space collapsed. ``em`` is right when the answer equals a gold an
 normalised (its score 1 or 0); ``f1`` scores the tokens shared with the best gold answer
 (the harmonic mean of precision and recall) and is right when that score reaches its
 threshold (the task's, else the grader's ``threshold`` option, 0.5 by default) and the
-answer offers no alternatives ("Broncos or Panthers": a hedge, whatever it scores).
+answer offers no alternatives ("Broncos or Panthers": a hedge, whatever it scores). For
+f1, what the answer negates does not count: each negation ("not", "no", "never", "isn't"...)
+and the rest of its clause are dropped before scoring, unless a gold answer holds that
+negation; the score recorded is the one so taken ("Panthers, not Broncos" scores 0).
 """
 
 from __future__ import annotations
@@ -111,7 +114,7 @@ class F1Grader(Grader[F1Task]):
         return squad_normalise(final_answer(answer))
 
     async def grade(self, task: F1Task, answer: str) -> Grade:
-        said = final_answer(answer)
+        said = affirmed(final_answer(answer), task.expected.answers)
         score, best = max((f1_score(said, gold), gold) for gold in task.expected.answers)
         need = self._threshold if task.expected.threshold is None else task.expected.threshold
         verdict = "reaches" if score >= need else "is below"
@@ -119,6 +122,21 @@ class F1Grader(Grader[F1Task]):
         if _alternatives(said, task.expected.answers):
             return Grade(False, f"hedged: offers alternatives; {reason}", score)
         return Grade(score >= need, reason, score)
+
+
+#: A negation and the rest of its clause ("not Denver Broncos", "isn't the Broncos").
+_NEGATED = re.compile(
+    r"\b(?P<word>not|no|never|neither|nor|\w+n['\u2019]t)\b[^,;:.!?\n]*", re.IGNORECASE
+)
+
+
+def affirmed(said: str, golds: list[str]) -> str:
+    """``said`` without what it negates: each negation to its clause's end, unless a gold
+    answer holds that negation ("not guilty")."""
+    held = {word for gold in golds for word in squad_normalise(gold).split()}
+    return _NEGATED.sub(
+        lambda m: m.group() if squad_normalise(m.group("word")) in held else "", said
+    )
 
 
 #: What joins alternatives: "or", a slash.
@@ -146,7 +164,14 @@ def f1_grader(setup: GraderSetup) -> F1Grader:
 def squad_from_target(target: Any, extras: Mapping[str, Any]) -> Any:
     """A gold answer or a list of them, with the row's ``threshold`` (f1)."""
     given = {"threshold": extras["threshold"]} if "threshold" in extras else {}
-    return {**given, "answers": target if isinstance(target, list) else [target]}
+    answers = target if isinstance(target, list) else [target]
+    return {**given, "answers": [_as_text(answer) for answer in answers]}
+
+
+def _as_text(answer: Any) -> Any:
+    """A number as its text (a data file's integer column: 1889 is "1889")."""
+    numeric = isinstance(answer, int | float) and not isinstance(answer, bool)
+    return str(answer) if numeric else answer
 
 
 _GOLD = ["Denver Broncos", "The Broncos"]
@@ -170,4 +195,8 @@ F1_CASES = (
     SelfCase(_GOLD, "", False, "no answer scores 0"),
     SelfCase(_GOLD, "Denver Broncos or Carolina Panthers", False, "a hedge, though it scores 0.57"),
     SelfCase(["trick or treat"], "Trick or treat!", True, "'or' in a gold answer is no hedge"),
+    SelfCase(_GOLD, "not the Denver Broncos", False, "a negated answer does not count"),
+    SelfCase(_GOLD, "Carolina Panthers, not Denver Broncos", False, "the negated part dropped"),
+    SelfCase(_GOLD, "Denver Broncos, not Carolina Panthers", True, "the affirmed part scores 1"),
+    SelfCase(["not guilty"], "Not guilty.", True, "a negation a gold answer holds is kept"),
 )

@@ -7,8 +7,10 @@ the terms subtracted, each sorted) and each run of * and / into one product (the
 multiplied, the factors divided, each sorted). So ``(10 - 4) * (13 - 9)`` and
 ``(13 - 9) * (10 - 4)`` are one solution, as are ``4 - 9 + 13`` and ``13 - (9 - 4)``;
 ``8 * 3 * 1`` and ``8 * 3 / 1`` are two. A puzzle's number of distinct solutions is its
-difficulty, and the slice ``hard-100`` is the 100 with the fewest, ties broken by the
-sorted numbers (docs/tasksets.md says how this differs from the ToT paper's puzzles).
+difficulty, and the slice ``hard-100`` is the 100 with the fewest (``hardness``): ties
+go first to those with fewer solutions staying in whole numbers (a fraction on the way is
+the kind people miss), then by the sorted numbers (docs/tasksets.md says how this differs
+from the ToT paper's puzzles).
 """
 
 from __future__ import annotations

@@ -12,6 +12,8 @@ import contextlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import date, time
+from decimal import Decimal
 from typing import Any
 
 from pydantic import ValidationError
@@ -112,7 +114,28 @@ def _cell(row: Row, column: str, what: str) -> Any:
     value = row.values[column]
     if value is None or (isinstance(value, str) and not value.strip()):
         raise _refusal(row, column, f"empty; expected {what}")
-    return value
+    return _plain(row, column, value)
+
+
+def _plain(row: Row, column: str, value: Any) -> Any:
+    """A cell as JSON's values: a decimal as a float, a date or time as its ISO text (as
+    Parquet's DECIMAL, DATE and TIMESTAMP are read); bytes or another type refused."""
+    if isinstance(value, Decimal):
+        return float(value)
+    if isinstance(value, date | time):
+        return value.isoformat()
+    if isinstance(value, list | tuple):
+        return [_plain(row, column, item) for item in value]
+    if isinstance(value, dict):
+        return {str(key): _plain(row, column, item) for key, item in value.items()}
+    if value is None or isinstance(value, str | int | float):
+        return value
+    raise _refusal(
+        row,
+        column,
+        f"a {type(value).__name__} value; expected text, a number, a date, or a list or "
+        "object of them",
+    )
 
 
 def _id(row: Row, columns: Columns) -> str:

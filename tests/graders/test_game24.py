@@ -93,3 +93,16 @@ def test_a_data_files_answer_becomes_the_numbers():
     assert numbers_from_target([4, 9, 10, 13], {}) == {"numbers": [4, 9, 10, 13]}
     with pytest.raises(ValueError, match="whole numbers"):
         numbers_from_target("four nine", {})
+
+
+@pytest.mark.parametrize("numbers", [(4, 9, 10), (1, 2, 3, 4, 5), (0, 4, 9, 10), (-4, 9, 10, 13)])
+def test_a_puzzle_is_four_positive_whole_numbers(numbers):
+    with pytest.raises(ValueError, match="numbers"):
+        task(numbers)
+
+
+@pytest.mark.parametrize(
+    "answer", ["(" * 5000 + "24" + ")" * 5000, "-" * 20000 + "24", "(-" * 3000 + "24"]
+)
+def test_an_expression_nested_too_deeply_is_refused_not_a_crash(answer):
+    assert grade(answer).reason == "not an expression: nested too deeply"

@@ -68,3 +68,23 @@ def test_the_canonical_answer_is_the_object_with_keys_sorted():
 
 def test_a_data_files_json_text_makes_the_fields():
     assert from_target("json", '{"city": "Leeds"}').fields == {"city": "Leeds"}
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        'The format is {"city": "..."}. My answer: {"city": "Rotterdam", "trucks": 79}',
+        '```json\n{"city": "Gdansk", "trucks": 79}\n```\nNo:\n```json\n'
+        '{"city": "Rotterdam", "trucks": 79}\n```',
+        '{"city": "Rotterdam", "trucks": 79, "near": {"city": "Gdansk"}}',
+    ],
+)
+def test_the_last_object_is_the_answer(answer):
+    assert graded("json", CITY, answer)["correct"] is True
+
+
+def test_two_different_objects_joined_by_or_are_a_hedge():
+    hedge = '{"city": "Rotterdam", "trucks": 79} or {"city": "Gdansk", "trucks": 79}'
+    result = graded("json", CITY, hedge)
+    assert result["correct"] is False and "hedged" in result["reason"]
+    assert canonical("json", CITY, hedge) == ""

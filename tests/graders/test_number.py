@@ -71,3 +71,45 @@ def test_the_canonical_answer_is_the_final_number():
 def test_a_data_files_numeric_text_is_the_number():
     assert from_target("number", "1,234").number == 1234
     assert from_target("number", 7, tolerance=0.5).tolerance == 0.5
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "Answer: 18, 19, 20",
+        "Answer: 18 and 19",
+        "Answer: roughly 18 to 20 eggs",
+        "Answer: 18/20",
+        "Answer: 18-20",
+        "I think 18 to 20",
+    ],
+)
+def test_numbers_listed_together_are_a_hedge(answer):
+    result = graded("number", 18, answer)
+    assert result["correct"] is False
+    assert "hedged: states 18" in result["reason"]
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "Answer: 18 eggs (3 hens x 6)",
+        "3 boxes of 6 = 18",
+        "Answer: 18 = 9 * 2",
+        "Answer: 18, not 17",
+        "Answer: 18 not 17",
+        "Answer: 18 and 18",
+        "She has 2, 3 and 4 hens; in all 18",
+        "Answer: eighteen",
+        "I make it eighteen eggs",
+    ],
+)
+def test_a_worked_answer_or_a_number_word_reads_one_number(answer):
+    assert graded("number", 18, answer)["correct"] is True
+
+
+@pytest.mark.parametrize(
+    "answer", ["Answer: 18 is not correct", "Answer: 18 isn't right", "Answer: not eighteen"]
+)
+def test_a_negation_after_the_number_negates_it(answer):
+    assert graded("number", 18, answer)["correct"] is False

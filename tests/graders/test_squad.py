@@ -64,3 +64,27 @@ def test_the_canonical_answer_is_squad_normalised():
 def test_a_data_files_answers_make_the_gold_answers():
     assert from_target("f1", ["a b", "c"], threshold=0.7).threshold == 0.7
     assert from_target("em", "Denver").answers == ["Denver"]
+
+
+def test_a_data_files_number_is_a_gold_answer_as_its_text():
+    assert from_target("em", 1889).answers == ["1889"]
+    assert from_target("f1", [1889, 2.5]).answers == ["1889", "2.5"]
+
+
+@pytest.mark.parametrize(
+    ("answer", "score"),
+    [
+        ("not the Denver Broncos", 0.0),
+        ("Carolina Panthers, not Denver Broncos", 0.0),
+        ("It isn't the Panthers", 0.0),
+        ("Denver Broncos, not Carolina Panthers", 1.0),
+        ("Denver Broncos; never Carolina", 1.0),
+    ],
+)
+def test_what_f1_negates_does_not_count_in_the_verdict_or_the_score(answer, score):
+    verdict = graded("f1", GOLD, answer)
+    assert (verdict["correct"], verdict["score"]) == (score >= 0.5, pytest.approx(score))
+
+
+def test_a_negation_a_gold_answer_holds_is_scored():
+    assert graded("f1", ["not guilty"], "Not guilty.")["score"] == 1.0

@@ -365,3 +365,57 @@ def test_samples_that_choose_no_option_do_not_outvote_one_that_does(replies, tmp
     assert result.exit_code == 0, result.output
     [record] = read_records(tmp_path / "r")
     assert (record.answer, record.correct) == ("B", True)
+
+
+@pytest.mark.parametrize("numbers", ["4 9 10", "1 2 3 4 5", "0 4 9 10"])
+def test_a_game24_row_that_is_not_four_positive_numbers_is_refused(numbers, server, tmp_path):
+    data = write_csv(tmp_path / "g.csv", [{"id": "a", "question": "q?", "answer": numbers}])
+    result = run(data, "--grader", "game24", server=server, out=tmp_path / "r")
+    assert result.exit_code == 2 and result.output.count("\n") == 1
+    assert f"{data}:2: column 'answer'" in result.output and server.served.requests == 0
+
+
+def write_parquet_cells(path, answer_sql):
+    with duckdb.connect() as db:
+        db.execute(f"COPY (SELECT 'a' id, 'q?' question, {answer_sql} answer) TO '{path}'")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("cell", "gold"),
+    [
+        ("3.5::DECIMAL(5,2)", "3.5"),
+        ("DATE '2024-03-01'", "2024-03-01"),
+        ("TIMESTAMP '2024-03-01 10:30:00'", "2024-03-01T10:30:00"),
+        ("1889", "1889"),
+    ],
+)
+def test_a_parquet_decimal_date_or_integer_answer_is_the_gold_answer_as_text(cell, gold, tmp_path):
+    data = write_parquet_cells(tmp_path / "x.parquet", cell)
+    assert load_taskset(data).tasks[0].expected.answers == [gold]
+
+
+def test_an_integer_answer_column_under_em_matches_its_text(server, tmp_path):
+    data = write_jsonl(tmp_path / "sum.jsonl", [{"id": "sum", "question": "sum?", "answer": 84}])
+    result = run(data, server=server, out=tmp_path / "r")
+    assert result.exit_code == 0, result.output
+    assert verdicts(tmp_path / "r") == {"sum": True}
+
+
+def test_a_parquet_bytes_cell_is_refused_in_one_line_before_any_request(server, tmp_path):
+    data = write_parquet_cells(tmp_path / "b.parquet", "'ab'::BLOB")
+    result = run(data, server=server, out=tmp_path / "r")
+    assert result.exit_code == 2 and result.output.count("\n") == 1
+    assert f"{data}: row index 0: column 'answer': a bytes value" in result.output
+    assert server.served.requests == 0
+
+
+@pytest.mark.parametrize("kind", ["equals", "not-equals", "contains"])
+def test_a_promptfoo_assert_without_its_value_is_refused(kind, server, tmp_path):
+    data = tmp_path / "tests.yaml"
+    test = "- vars: {{q: hi}}\n  assert: [{{type: {kind}{value}}}]\n"
+    data.write_text(test.format(kind=kind, value=", value: hi") + test.format(kind=kind, value=""))
+    result = run(data, server=server, out=tmp_path / "r")
+    assert result.exit_code == 2 and result.output.count("\n") == 1
+    assert f"{data}: item 2" in result.output and kind in result.output
+    assert server.served.requests == 0
