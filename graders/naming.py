@@ -174,7 +174,8 @@ def _lists(tokens: list[_Token], spans: list[tuple[int, int, int]]) -> list[list
     """The mentions (``spans``, in order) grouped by the lists they are items of ("A, B or
     D"): an option's letter and its text together ("D) Lille") are one item."""
     starts = {start: k for k, (start, _, _) in enumerate(spans)}
-    code, items = "", []  # items[n]: the mentions the n-th "M" of code stands for
+    code = ""  # the text: an item "M", a join "&" or ",", any other word or mark "x"
+    items: list[list[int]] = []  # items[n]: the mentions the n-th "M" stands for
     i = 0
     while i < len(tokens):
         raw, word = tokens[i].raw, tokens[i].word
@@ -183,7 +184,8 @@ def _lists(tokens: list[_Token], spans: list[tuple[int, int, int]]) -> list[list
             if code.endswith("M") and spans[items[-1][-1]][2] == spans[k][2]:
                 items[-1].append(k)
             else:
-                code, items = code + "M", [*items, [k]]
+                code += "M"
+                items.append([k])
             i = spans[k][1]
             continue
         if raw not in ("(", ")"):
