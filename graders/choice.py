@@ -131,6 +131,7 @@ def choice_from_target(target: Any, extras: Mapping[str, Any]) -> Any:
 
 _CITIES = ["Paris", "Lyon", "Nice"]
 _LYON = {"choices": _CITIES, "answer": "B"}
+_NICE = {"choices": [*_CITIES, "Lille"], "answer": "C"}
 CHOICE_CASES = (
     SelfCase(_LYON, "B", True, "the letter alone"),
     SelfCase(_LYON, "(B)", True, "the letter in brackets"),
@@ -149,5 +150,11 @@ CHOICE_CASES = (
     SelfCase(_LYON, "Apple", False, "a letter only as a word of its own"),
     SelfCase(_LYON, "A good guess is B", True, "'A' as an article"),
     SelfCase(_LYON, "A is wrong, so B", True, "negated after the letter"),
+    SelfCase(_LYON, "B (Lyon) rather than A", True, "'rather than' negates"),
+    SelfCase(_NICE, "C, not A or B", True, "a negation covers a list"),
+    SelfCase(_NICE, "It can't be A, B or D, so C", True, "a contraction negates a list"),
+    SelfCase(_NICE, "A and B are wrong; C", True, "negated after a list"),
+    SelfCase(_NICE, "Answer: C. A is tempting but wrong.", True, "negated past 'but'"),
+    SelfCase({**_NICE, "answer": "B"}, "D) Lille is wrong, B) Lyon", True, "a letter and its text"),
     SelfCase(_LYON, "", False, "no answer"),
 )

@@ -107,6 +107,8 @@ LABEL_CASES = (
     SelfCase(_SENTIMENT, "Sentiment: positive", True, "a prefix"),
     SelfCase(_SENTIMENT, "The review is glowing.\nAnswer: positive", True, "the Answer line"),
     SelfCase(_SENTIMENT, "positive, not negative", True, "another label negated"),
+    SelfCase(_SENTIMENT, "It's positive rather than negative", True, "'rather than' negates"),
+    SelfCase(_SENTIMENT, "positive, not negative or neutral", True, "a negation covers a list"),
     SelfCase(_SENTIMENT, "negative", False, "another label"),
     SelfCase(_SENTIMENT, "not positive, negative", False, "the label negated, another named"),
     SelfCase(_SENTIMENT, "not positive", False, "the label negated"),
