@@ -3,8 +3,9 @@ exactly one option and it is the expected one.
 
 An option is chosen by its letter as a word of its own ("B", "(B)", "B) Lyon", "Answer:
 B"; A is the first option) or by its text ("The answer is Lyon"), and not when the answer
-negates it ("not A"). Naming two options ("A or B", "Paris or Lyon"), or all of them ("all
-of the above" when that is not an option), is a hedge, and wrong.
+negates it ("not A", "B rather than A", "A is wrong", "C, not A or B": graders/naming.py).
+Naming two options ("A or B", "Paris or Lyon"), or all of them ("all of the above" when
+that is not an option), is a hedge, and wrong.
 """
 
 from __future__ import annotations

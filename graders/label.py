@@ -3,9 +3,10 @@ and no other label of the set.
 
 Labels are compared normalised ("Positive." is "positive"), as whole words, the longest
 where two overlap ("very positive" is not "positive"). A label the answer negates is not
-named: "not positive" names none, "not positive, negative" names negative. The set's
-labels are the grader's ``labels`` option, else the task's ``labels``, else every label the
-set's tasks expect.
+named (graders/naming.py): "not positive" names none, "not positive, negative" names
+negative, "positive rather than negative" and "positive, not negative or neutral" name
+positive. The set's labels are the grader's ``labels`` option, else the task's ``labels``,
+else every label the set's tasks expect.
 """
 
 from __future__ import annotations

@@ -99,3 +99,8 @@ def test_the_canonical_answer_is_the_chosen_letter():
 def test_a_data_files_target_letter_and_choices_make_the_expected():
     expected = from_target("choice", ["C"], choices=["Paris", "Lyon", "Nice"])
     assert (expected.choices, expected.answer) == (["Paris", "Lyon", "Nice"], "C")
+
+
+def test_i_in_a_contraction_is_not_option_i():
+    ten = {"choices": [f"option {n}" for n in range(10)], "answer": "B"}
+    assert graded("choice", ten, "I'm fairly sure it's B")["correct"] is True
