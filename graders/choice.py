@@ -3,8 +3,9 @@ exactly one option and it is the expected one.
 
 An option is chosen by its letter as a word of its own ("B", "(B)", "B) Lyon", "Answer:
 B"; A is the first option) or by its text ("The answer is Lyon"), and not when the answer
-negates it ("not A"). Naming two options ("A or B", "Paris or Lyon"), or all of them ("all
-of the above" when that is not an option), is a hedge, and wrong.
+negates it ("not A", "B rather than A", "A is wrong", "C, not A or B": graders/naming.py).
+Naming two options ("A or B", "Paris or Lyon"), or all of them ("all of the above" when
+that is not an option), is a hedge, and wrong.
 """
 
 from __future__ import annotations
@@ -131,6 +132,7 @@ def choice_from_target(target: Any, extras: Mapping[str, Any]) -> Any:
 
 _CITIES = ["Paris", "Lyon", "Nice"]
 _LYON = {"choices": _CITIES, "answer": "B"}
+_NICE = {"choices": [*_CITIES, "Lille"], "answer": "C"}
 CHOICE_CASES = (
     SelfCase(_LYON, "B", True, "the letter alone"),
     SelfCase(_LYON, "(B)", True, "the letter in brackets"),
@@ -149,5 +151,11 @@ CHOICE_CASES = (
     SelfCase(_LYON, "Apple", False, "a letter only as a word of its own"),
     SelfCase(_LYON, "A good guess is B", True, "'A' as an article"),
     SelfCase(_LYON, "A is wrong, so B", True, "negated after the letter"),
+    SelfCase(_LYON, "B (Lyon) rather than A", True, "'rather than' negates"),
+    SelfCase(_NICE, "C, not A or B", True, "a negation covers a list"),
+    SelfCase(_NICE, "It can't be A, B or D, so C", True, "a contraction negates a list"),
+    SelfCase(_NICE, "A and B are wrong; C", True, "negated after a list"),
+    SelfCase(_NICE, "Answer: C. A is tempting but wrong.", True, "negated past 'but'"),
+    SelfCase({**_NICE, "answer": "B"}, "D) Lille is wrong, B) Lyon", True, "a letter and its text"),
     SelfCase(_LYON, "", False, "no answer"),
 )

@@ -72,12 +72,21 @@ EXACT_CASES: tuple[SelfCase, ...] = (
     SelfCase(_DEPOTS, "Rotterdam or Leeds, 79", False, "an entity offered with another"),
     SelfCase(_DEPOTS, "Rotterdam, not Gdansk: 79", True, "a negated distractor"),
     SelfCase(_DEPOTS, "Neither Gdansk nor Rotterdam: 79", False, "a negated entity"),
+    SelfCase(_DEPOTS, "Rotterdam (not Gdansk or Porto), 79", True, "a negation covers a list"),
+    SelfCase(_DEPOTS, "Rotterdam is not the answer; 79", False, "an entity negated after"),
+    SelfCase(_DEPOTS, "Gdansk is wrong; Rotterdam, 79", True, "a distractor negated after"),
     SelfCase(_DEPOTS, "Rotterdam or Gdansk, 79", True, "seed 003's rule", {"rule": "seed"}),
     SelfCase(
         {"entities": ["Rotterdam"]},
         "Rotterdam, Gdansk, Porto or Leeds",
         False,
         "a list of alternatives, distractors or not",
+    ),
+    SelfCase(
+        {"entities": ["Rotterdam"]},
+        "Rotterdam, Leeds, or Split",
+        False,
+        "a list of alternatives with a comma before its 'or'",
     ),
     SelfCase(
         _DEPOTS,

@@ -10,24 +10,22 @@ name every expected entity, as seed 003's rule says (graders/exact.py), and besi
   "either Antwerp or Rotterdam"), whatever the alternative is;
 - it names every expected entity other than negated.
 
-A name is negated when a negation comes directly before it, an article between them
-allowed: "not", "no", "never", "nor", "neither", "except", a contraction ending in
-"n't" ("isn't Antwerp"), "rather than", "instead of". "Rotterdam, not Antwerp" names
-Rotterdam and not Antwerp: correct. "Neither Antwerp nor Rotterdam" names neither.
+A name is negated as graders/naming.py reads negations, as the choice and label graders do:
+after "not", "no", "never", "neither", "nor", "except", "isn't" and the like, "rather
+than", "instead of" (a few words between allowed: "isn't the Antwerp depot"), or before
+"is wrong", "is not the answer"; a negation covers a list ("not Antwerp or Gdansk").
+"Rotterdam, not Antwerp" names Rotterdam and not Antwerp: correct. "Neither Antwerp nor
+Rotterdam" and "Rotterdam is wrong" name Rotterdam only negated: wrong.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 
 from graders.answer_keys import Expected
 from graders.exact import Grade, grade, normalise
 from graders.final_answer import final_answer
-
-_NEGATIONS = frozenset({"not", "no", "never", "nor", "neither", "except"})
-_NEGATING_PAIRS = frozenset({("rather", "than"), ("instead", "of")})
-_ARTICLES = frozenset({"the", "a", "an"})
+from graders.naming import named, negates
 
 
 def strict_grade(answer: str | None, expected: Expected) -> Grade:
@@ -35,46 +33,18 @@ def strict_grade(answer: str | None, expected: Expected) -> Grade:
     final = final_answer(answer) if answer else ""
     if not final:
         return Grade(False, "no answer")
-    text = f" {normalise(final)} "
-    if named := [d for d in expected.distractors if _occurrences(text, d, negated=False)]:
-        return Grade(False, f"hedged: names {', '.join(map(repr, named))}")
+    distractors = len(expected.distractors)
+    said, unsaid = named(final, [[name] for name in [*expected.distractors, *expected.entities]])
+    if hedge := [d for i, d in enumerate(expected.distractors) if i in said]:
+        return Grade(False, f"hedged: names {', '.join(map(repr, hedge))}")
     if offered := [e for e in expected.entities if _offered(final, e)]:
         return Grade(False, f"hedged: offers {', '.join(map(repr, offered))} or another")
     negated = [
-        e
-        for e in expected.entities
-        if _occurrences(text, e, negated=True) and not _occurrences(text, e, negated=False)
+        e for i, e in enumerate(expected.entities, distractors) if i in unsaid and i not in said
     ]
     if negated:
         return Grade(False, f"names {', '.join(map(repr, negated))} only negated")
     return grade(final, expected.numbers, expected.entities, expected.tolerance)
-
-
-def _starts(text: str, phrase: str) -> list[int]:
-    """Where the whole phrase ``phrase`` (normalised) starts in ``text`` (spaced, normalised)."""
-    wanted = normalise(phrase)
-    return [m.start() + 1 for m in re.finditer(rf"(?= {re.escape(wanted)} )", text)]
-
-
-def _before(text: str, start: int) -> list[str]:
-    """The words before ``start``, an article directly before it left out."""
-    words = text[:start].split()
-    if words and words[-1] in _ARTICLES:
-        words.pop()
-    return words
-
-
-def _is_negation(words: Sequence[str]) -> bool:
-    if not words:
-        return False
-    last = words[-1]
-    contraction = last == "t" and len(words) > 1 and words[-2].endswith("n")  # "isn t"
-    return last in _NEGATIONS or contraction or tuple(words[-2:]) in _NEGATING_PAIRS
-
-
-def _occurrences(text: str, phrase: str, *, negated: bool) -> bool:
-    """Whether ``text`` names ``phrase`` negated (``negated``) or not negated."""
-    return any(_is_negation(_before(text, s)) == negated for s in _starts(text, phrase))
 
 
 #: Where a clause ends: a semicolon, a stop not inside a number, a question or exclamation
@@ -90,7 +60,8 @@ _ITEM_WORDS = 4
 def _offered(final: str, entity: str) -> bool:
     """Whether ``entity`` is named as one of alternatives: an item of a list of short
     phrases joined by commas, slashes and at least one "or" ("Rotterdam or Antwerp",
-    "Rotterdam, Gdansk, Porto or Leeds", "Rotterdam/Antwerp")."""
+    "Rotterdam, Gdansk, Porto or Leeds", "Rotterdam/Antwerp"). A negation starts a list of
+    its own, which offers nothing ("Rotterdam (not Antwerp or Gdansk)")."""
     wanted = f" {normalise(entity)} "
     for clause in _CLAUSE_END.split(final):
         pieces = _LIST_JOIN.split(clause)
@@ -98,7 +69,12 @@ def _offered(final: str, entity: str) -> bool:
         run: list[int] = []  # the items of the current list, by index
         for i, item in enumerate(items):
             words = item.split()
-            if len(words) > _ITEM_WORDS or not words:
+            said = normalise(item).split()
+            negated = any(negates(said[: k + 1]) for k in range(len(said)))
+            if not words:  # between two joins (", or"): the list goes on
+                run = [*run, i]
+                continue
+            if len(words) > _ITEM_WORDS or negated:
                 run = []
                 continue
             run = [i] if words[0].lower() == "and" else [*run, i]  # "..., and X" adds, not offers

@@ -3,9 +3,10 @@ and no other label of the set.
 
 Labels are compared normalised ("Positive." is "positive"), as whole words, the longest
 where two overlap ("very positive" is not "positive"). A label the answer negates is not
-named: "not positive" names none, "not positive, negative" names negative. The set's
-labels are the grader's ``labels`` option, else the task's ``labels``, else every label the
-set's tasks expect.
+named (graders/naming.py): "not positive" names none, "not positive, negative" names
+negative, "positive rather than negative" and "positive, not negative or neutral" name
+positive. The set's labels are the grader's ``labels`` option, else the task's ``labels``,
+else every label the set's tasks expect.
 """
 
 from __future__ import annotations
@@ -107,6 +108,8 @@ LABEL_CASES = (
     SelfCase(_SENTIMENT, "Sentiment: positive", True, "a prefix"),
     SelfCase(_SENTIMENT, "The review is glowing.\nAnswer: positive", True, "the Answer line"),
     SelfCase(_SENTIMENT, "positive, not negative", True, "another label negated"),
+    SelfCase(_SENTIMENT, "It's positive rather than negative", True, "'rather than' negates"),
+    SelfCase(_SENTIMENT, "positive, not negative or neutral", True, "a negation covers a list"),
     SelfCase(_SENTIMENT, "negative", False, "another label"),
     SelfCase(_SENTIMENT, "not positive, negative", False, "the label negated, another named"),
     SelfCase(_SENTIMENT, "not positive", False, "the label negated"),

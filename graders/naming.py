@@ -1,6 +1,8 @@
 """Which of a set of candidates (a question's options, a set's labels) an answer names, as a
 careful reader takes it: whole words only, the longest candidate where two overlap, and a
-candidate the answer negates ("not A", "neither A nor B", "A is wrong") not named.
+candidate the answer negates ("not A", "A rather than B", "A is wrong") not named. A
+negation covers a list ("not A, B or D", "A and B are wrong"). The exact grader's strict
+rule (graders/hedges.py) reads negations the same way.
 
 The text read is the final answer (graders/final_answer.py), narrowed to what follows its
 last "the answer is" when it says one (``answer_clause``): the reasoning before is not the
@@ -16,9 +18,11 @@ from dataclasses import dataclass
 
 from graders.exact import normalise
 
-#: Words (numbers with their points), or one mark of punctuation.
-_TOKEN = re.compile(r"\d+(?:[.,]\d+)*|[^\W_]+(?:['\u2019][^\W_]+)*|[^\w\s]")
-#: A word that negates the candidate after it ("not A", "neither A nor B", "isn't A").
+#: Words (numbers with their points), or one mark of punctuation: "isn't" is "isn", "'", "t",
+#: as ``normalise`` reads it.
+_TOKEN = re.compile(r"\d+(?:[.,]\d+)*|[^\W_]+|[^\w\s]")
+#: A word that negates the candidate after it ("not A", "neither A nor B"); besides these,
+#: any contraction in "n't" ("isn't A") and ``NEGATING_PAIRS`` negate.
 NEGATORS = frozenset(
     [
         "not",
@@ -39,11 +43,20 @@ NEGATORS = frozenset(
         "excluding",
     ]
 )
+#: Two words negating the candidate after them ("B rather than A").
+NEGATING_PAIRS = frozenset([("rather", "than"), ("instead", "of")])
 #: A word that negates the candidate before it ("A is wrong").
 NEGATED_AFTER = frozenset(["wrong", "incorrect", "false", "eliminated", "excluded", "ruled"])
 #: Marks and words ending the reach of a negation.
 _STOPS = frozenset(".,;!?:")
 _CONJUNCTIONS = frozenset(["but", "and", "or", "then", "so"])
+#: Those ending a negation after the candidate: not "but" ("A is tempting but wrong").
+_ENDS_AFTER = _CONJUNCTIONS - {"but"}
+#: Words joining the items of a list ("A, B or D"; "A and B"; "neither A nor B").
+_JOINS = frozenset(["or", "and", "nor"])
+#: A list, its items written "M" and its joins "&" (or a comma): items joined by words, or
+#: by commas up to a word ("A, B or D"; not "A, B"). A lone item is a list of one.
+_LIST = re.compile(r"M(?:(?:,M)+,?&M|&M)+|M")
 #: A negation reaches this many words.
 _REACH = 3
 #: After "A" or "I" these words make it a letter ("A is right"); other lower-case words make
@@ -81,15 +94,9 @@ _SENTENCE_END = re.compile(r"[.!?](?:\s|$)")
 class _Token:
     raw: str
     word: str | None
-    """Normalised (lower case, accents dropped, no apostrophe); None for punctuation."""
-
-
-@dataclass(frozen=True)
-class Mention:
-    candidate: int
-    start: int
-    end: int
-    negated: bool
+    """Normalised (lower case, accents dropped); None for punctuation."""
+    negates: bool
+    """Whether a negation ends here: "not", the "t" of "isn't", the "than" of "rather than"."""
 
 
 def answer_clause(text: str) -> str:
@@ -111,23 +118,32 @@ def named(
     by any of ``phrases[i]`` (compared normalised) or by the capital ``letters[i]`` as a
     word of its own."""
     mentions = _mentions(_tokens(text), phrases, letters)
-    return (
-        {m.candidate for m in mentions if not m.negated},
-        {m.candidate for m in mentions if m.negated},
-    )
+    return {c for c, no in mentions if not no}, {c for c, no in mentions if no}
+
+
+def negates(words: Sequence[str]) -> bool:
+    """Whether ``words`` (normalised) end in a negation: one of ``NEGATORS``, a contraction
+    in "n't" ("isn t" normalised), one of ``NEGATING_PAIRS``."""
+    if not words:
+        return False
+    last = words[-1]
+    contraction = last == "t" and len(words) > 1 and words[-2].endswith("n")
+    return last in NEGATORS or contraction or tuple(words[-2:]) in NEGATING_PAIRS
 
 
 def _tokens(text: str) -> list[_Token]:
-    tokens = []
+    tokens, words = [], []
     for raw in _TOKEN.findall(text):
-        word = normalise(raw).replace(" ", "")
-        tokens.append(_Token(raw, word if raw[0].isalnum() else None))
+        word = normalise(raw).replace(" ", "") if raw[0].isalnum() else None
+        words += [] if word is None else [word]
+        tokens.append(_Token(raw, word, word is not None and negates(words)))
     return tokens
 
 
 def _mentions(
     tokens: list[_Token], phrases: Sequence[Sequence[str]], letters: Sequence[str]
-) -> list[Mention]:
+) -> list[tuple[int, bool]]:
+    """Each candidate named, in order, and whether it is negated."""
     spans: list[tuple[int, int, int]] = []  # (start, end, candidate)
     for candidate, forms in enumerate(phrases):
         for form in forms:
@@ -144,11 +160,42 @@ def _mentions(
     for span in sorted(spans, key=lambda s: (s[0] - s[1], s[0])):  # longest first
         if all(span[1] <= t[0] or t[1] <= span[0] for t in taken):
             taken.append(span)
+    taken.sort()
     covered = {i for start, end, _ in taken for i in range(start, end)}
-    return [
-        Mention(c, s, e, _negated_before(tokens, s, covered) or _negated_after(tokens, e, covered))
-        for s, e, c in sorted(taken)
-    ]
+    negated = [_negated_before(tokens, start, covered) for start, _, _ in taken]
+    for items in _lists(tokens, taken):  # a negation before or after a list covers it
+        whole = negated[items[0]] or _negated_after(tokens, taken[items[-1]][1], covered)
+        for k in items:
+            negated[k] = negated[k] or whole
+    return [(candidate, no) for (_, _, candidate), no in zip(taken, negated, strict=True)]
+
+
+def _lists(tokens: list[_Token], spans: list[tuple[int, int, int]]) -> list[list[int]]:
+    """The mentions (``spans``, in order) grouped by the lists they are items of ("A, B or
+    D"): an option's letter and its text together ("D) Lille") are one item."""
+    starts = {start: k for k, (start, _, _) in enumerate(spans)}
+    code = ""  # the text: an item "M", a join "&" or ",", any other word or mark "x"
+    items: list[list[int]] = []  # items[n]: the mentions the n-th "M" stands for
+    i = 0
+    while i < len(tokens):
+        raw, word = tokens[i].raw, tokens[i].word
+        if i in starts:
+            k = starts[i]
+            if code.endswith("M") and spans[items[-1][-1]][2] == spans[k][2]:
+                items[-1].append(k)
+            else:
+                code += "M"
+                items.append([k])
+            i = spans[k][1]
+            continue
+        if raw not in ("(", ")"):
+            code += "," if raw == "," else "&" if word in _JOINS or raw == "/" else "x"
+        i += 1
+    lists = []
+    for found in _LIST.finditer(code):
+        first = code.count("M", 0, found.start())
+        lists.append([k for item in items[first : first + found[0].count("M")] for k in item])
+    return lists
 
 
 def _match(tokens: list[_Token], start: int, words: list[str]) -> int | None:
@@ -172,7 +219,7 @@ def _is_letter(tokens: list[_Token], i: int, letter: str) -> bool:
     after = tokens[i + 1] if i + 1 < len(tokens) else None
     if raw == letter.lower():  # "(a)", "a)", or the answer being the letter alone
         return before == "(" or (after is not None and after.raw == ")") or len(tokens) <= 2
-    if raw != letter:
+    if raw != letter or (after is not None and after.raw in ("'", "\u2019")):  # "I'm"
         return False
     article = after is not None and after.word is not None and after.raw.islower()
     return not (
@@ -186,7 +233,7 @@ def _negated_before(tokens: list[_Token], start: int, covered: set[int]) -> bool
         token = tokens[i]
         if i in covered or token.raw in _STOPS or token.word in _CONJUNCTIONS:
             return False
-        if token.word in NEGATORS:
+        if token.negates:
             return True
         words += token.word is not None
         if words >= _REACH:
@@ -195,15 +242,15 @@ def _negated_before(tokens: list[_Token], start: int, covered: set[int]) -> bool
 
 
 def _negated_after(tokens: list[_Token], end: int, covered: set[int]) -> bool:
-    """ "A is wrong", "A is not correct"; a "not" that reaches another candidate ("A not
-    B") negates that one instead."""
-    seen: list[str] = []
+    """ "A is wrong", "A is not correct", "A is tempting but wrong"; a negation that reaches
+    another candidate ("A, not B", "A rather than B") negates that one instead."""
+    seen: list[_Token] = []
     for i in range(end, len(tokens)):
         token = tokens[i]
         if i in covered:
-            return any(w in NEGATED_AFTER for w in seen)
-        if token.raw in _STOPS or token.word in _CONJUNCTIONS or len(seen) > _REACH:
+            return any(t.word in NEGATED_AFTER for t in seen)
+        if token.raw in _STOPS or token.word in _ENDS_AFTER or len(seen) > _REACH:
             break
         if token.word is not None:
-            seen.append(token.word)
-    return any(w in NEGATED_AFTER or w in NEGATORS for w in seen)
+            seen.append(token)
+    return any(t.word in NEGATED_AFTER or t.negates for t in seen)

@@ -21,6 +21,15 @@ CITIES = {"choices": ["Paris", "Lyon", "Nice"], "answer": "B"}
         "A is wrong, so B",
         "A good guess is B",
         "**Answer:** (B) Lyon",
+        "B (Lyon) rather than A",
+        "B instead of A",
+        "B, not A or C",
+        "It can't be A or C, so B",
+        "A and C are wrong; B",
+        "Answer: B. A is tempting but wrong.",
+        "C) Nice is wrong, B) Lyon",
+        "B is right but not A",
+        "Not A, B",
     ],
 )
 def test_one_option_chosen_and_it_is_the_expected_one_is_right(answer):
@@ -40,6 +49,9 @@ def test_one_option_chosen_and_it_is_the_expected_one_is_right(answer):
         ("Paris, Lyon or Nice", "every option by text"),
         ("not B", "the expected one negated"),
         ("not A", "only a negation"),
+        ("not A or B", "a negation covers a list"),
+        ("B is wrong", "the expected one negated after it"),
+        ("A rather than B", "the expected one negated by 'rather than'"),
         ("Apple", "a letter only as a word of its own"),
         ("B) Paris", "letter and text disagree"),
         ("", "nothing"),
@@ -87,3 +99,8 @@ def test_the_canonical_answer_is_the_chosen_letter():
 def test_a_data_files_target_letter_and_choices_make_the_expected():
     expected = from_target("choice", ["C"], choices=["Paris", "Lyon", "Nice"])
     assert (expected.choices, expected.answer) == (["Paris", "Lyon", "Nice"], "C")
+
+
+def test_i_in_a_contraction_is_not_option_i():
+    ten = {"choices": [f"option {n}" for n in range(10)], "answer": "B"}
+    assert graded("choice", ten, "I'm fairly sure it's B")["correct"] is True

@@ -29,6 +29,7 @@ def verdict(expected, answer, **options):
 
 
 ROTTERDAM = {"numbers": [79], "entities": ["Rotterdam"], "distractors": ["Gdansk", "Porto"]}
+HAMBURG = {"numbers": [59], "entities": ["Hamburg"], "distractors": ["Lyon", "Turin"]}
 TWO = {"entities": ["Mira Takacs", "Rotterdam"], "distractors": ["Joris Vos", "Antwerp"]}
 
 
@@ -48,6 +49,14 @@ TWO = {"entities": ["Mira Takacs", "Rotterdam"], "distractors": ["Joris Vos", "A
         (TWO, "Mira Takacs; not Rotterdam but Antwerp", False, "hedged: names 'Antwerp'"),
         (TWO, "Mira Takacs; neither Antwerp nor Rotterdam", False, "'Rotterdam' only negated"),
         (ROTTERDAM, "Rotterdam or Leeds, 79", False, "hedged: offers 'Rotterdam' or another"),
+        (ROTTERDAM, "Rotterdam (not Gdansk or Porto): 79", True, ""),
+        (HAMBURG, "Hamburg (not Lyon or Turin), 59 more", True, ""),
+        (HAMBURG, "It is Hamburg rather than Lyon, 59 more", True, ""),
+        (ROTTERDAM, "Rotterdam is wrong: 79", False, "names 'Rotterdam' only negated"),
+        (ROTTERDAM, "Rotterdam isn't the answer: 79", False, "names 'Rotterdam' only negated"),
+        (ROTTERDAM, "Gdansk is wrong; Rotterdam, 79", True, ""),
+        (ROTTERDAM, "Gdansk and Porto are wrong; Rotterdam, 79", True, ""),
+        (ROTTERDAM, "Not Porto, Gdansk: 79", False, "hedged: names 'Gdansk'"),
         (ROTTERDAM, "Leeds or the Rotterdam depot, 79", False, "hedged: offers 'Rotterdam'"),
         (ROTTERDAM, "Gdansk has 41.\nAnswer: Rotterdam, 79 more", True, "numbers [79] match"),
         (ROTTERDAM, "Answer: Rotterdam (2011), 79 more", False, "expected numbers [79]"),

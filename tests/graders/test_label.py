@@ -15,6 +15,10 @@ SENTIMENT = {"label": "positive", "labels": ["positive", "negative", "neutral"]}
         "The reviewer loved it.\nAnswer: positive",
         "positive, not negative",
         "The answer is positive.",
+        "It's positive rather than negative",
+        "positive instead of negative",
+        "positive, not negative or neutral",
+        "Negative and neutral are both wrong: positive",
     ],
 )
 def test_the_expected_label_alone_is_right(answer):
@@ -28,6 +32,9 @@ def test_the_expected_label_alone_is_right(answer):
         ("not positive, negative", "the label negated and another named"),
         ("not positive", "the label negated"),
         ("isn't positive", "negated with an apostrophe"),
+        ("negative rather than positive", "the label negated by 'rather than'"),
+        ("not positive or negative", "a negation covers a list"),
+        ("positive is wrong", "the label negated after it"),
         ("positive or negative", "a hedge"),
         ("positive, negative or neutral", "every label"),
         ("positively", "not the word"),
@@ -36,6 +43,12 @@ def test_the_expected_label_alone_is_right(answer):
 )
 def test_another_label_a_negation_or_a_hedge_is_wrong(answer, why):
     assert graded("label", SENTIMENT, answer)["correct"] is False, why
+
+
+def test_a_label_with_an_apostrophe_is_named_as_written():
+    unsure = {"label": "don't know", "labels": ["yes", "no", "don't know"]}
+    assert graded("label", unsure, "I don't know.")["correct"] is True
+    assert graded("label", unsure, "No")["correct"] is False
 
 
 def test_multi_word_labels_match_whole_and_longest_first():
