@@ -184,9 +184,14 @@ MUTATIONS = [
      [SC + "::test_an_answer_naming_more_entities_does_not_take_the_votes_of_those_naming_"
       "some"]),
     ("self_consistency: a tie goes to the supported reading", P + "self_consistency.py",
-     "support = sum(len(v) for r, v in by_reading.items() if supports(r, reading))",
-     "support = 0",
+     "len(v) for r, v in by_reading.items() if r != NOTHING and supports(r, reading)",
+     "0 for r in ()",
      [SC + "::test_a_tie_goes_to_the_reading_its_subset_answers_support_then_to_the_fixed_order"]),
+    ("self_consistency: a sample read as no answer votes for nothing", P + "self_consistency.py",
+     "standing = [r for r in by_reading if r != NOTHING] or list(by_reading)",
+     "standing = list(by_reading)",
+     ["tests/tasks/test_data_files.py::"
+      "test_samples_that_choose_no_option_do_not_outvote_one_that_does"]),
     ("self_consistency: the answer does not depend on the samples' order",
      P + "self_consistency.py", "text = min(best, key=lambda a: (-best.count(a), len(a), a))",
      "text = best[0]", [SC]),

@@ -53,7 +53,7 @@ TWO = {"entities": ["Mira Takacs", "Rotterdam"], "distractors": ["Joris Vos", "A
         (HAMBURG, "Hamburg (not Lyon or Turin), 59 more", True, ""),
         (HAMBURG, "It is Hamburg rather than Lyon, 59 more", True, ""),
         (ROTTERDAM, "Rotterdam is wrong: 79", False, "names 'Rotterdam' only negated"),
-        (ROTTERDAM, "Rotterdam isn't the answer: 79", False, "names 'Rotterdam' only negated"),
+        (ROTTERDAM, "Rotterdam isn't right; 79", False, "names 'Rotterdam' only negated"),
         (ROTTERDAM, "Gdansk is wrong; Rotterdam, 79", True, ""),
         (ROTTERDAM, "Gdansk and Porto are wrong; Rotterdam, 79", True, ""),
         (ROTTERDAM, "Not Porto, Gdansk: 79", False, "hedged: names 'Gdansk'"),
