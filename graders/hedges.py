@@ -37,7 +37,7 @@ def strict_grade(answer: str | None, expected: Expected) -> Grade:
     said, unsaid = named(final, [[name] for name in [*expected.distractors, *expected.entities]])
     if hedge := [d for i, d in enumerate(expected.distractors) if i in said]:
         return Grade(False, f"hedged: names {', '.join(map(repr, hedge))}")
-    if offered := [e for e in expected.entities if _offered(final, e)]:
+    if offered := [e for e in expected.entities if offers(final, e)]:
         return Grade(False, f"hedged: offers {', '.join(map(repr, offered))} or another")
     negated = [
         e for i, e in enumerate(expected.entities, distractors) if i in unsaid and i not in said
@@ -57,7 +57,7 @@ _LIST_JOIN = re.compile(r"(,|/|\bor\b)", re.IGNORECASE)
 _ITEM_WORDS = 4
 
 
-def _offered(final: str, entity: str) -> bool:
+def offers(final: str, entity: str) -> bool:
     """Whether ``entity`` is named as one of alternatives: an item of a list of short
     phrases joined by commas, slashes and at least one "or" ("Rotterdam or Antwerp",
     "Rotterdam, Gdansk, Porto or Leeds", "Rotterdam/Antwerp"). A negation starts a list of

@@ -20,6 +20,7 @@ from graders.answer_keys import Filled
 from graders.base import Grader, GraderSetup, SelfCase
 from graders.exact import Grade, normalise
 from graders.final_answer import final_answer
+from graders.hedges import offers
 from graders.naming import answer_clause, named
 from graders.options import GraderOptions, read_options
 from graders.task_models import TaskBase
@@ -75,6 +76,8 @@ class LabelGrader(Grader[LabelTask]):
             return Grade(False, f"hedged: names {', '.join(map(repr, said))}")
         if normalise(said[0]) != normalise(want):
             return Grade(False, f"names {said[0]!r}; expected {want!r}")
+        if offers(answer_clause(final_answer(answer)), want):  # with words not labels of the set
+            return Grade(False, f"hedged: offers {want!r} or another")
         return Grade(True, f"names {want!r}")
 
     def canonical(self, task: LabelTask, answer: str) -> str:
@@ -103,6 +106,12 @@ def label_from_target(target: Any, extras: Mapping[str, Any]) -> Any:
 
 _SENTIMENT = {"label": "positive", "labels": ["positive", "negative", "neutral"]}
 LABEL_CASES = (
+    SelfCase(
+        {"label": "positive"},
+        "positive or negative",
+        False,
+        "offered among alternatives, though no other label of the set is known",
+    ),
     SelfCase(_SENTIMENT, "positive", True, "the label"),
     SelfCase(_SENTIMENT, "Positive.", True, "case and punctuation"),
     SelfCase(_SENTIMENT, "Sentiment: positive", True, "a prefix"),
