@@ -211,6 +211,10 @@ def _stage(text: str, number: int, written: str) -> Arm:
     return stage
 
 
+#: The largest prompt file read: a prompt is a few pages; its texts go into every request.
+MAX_PROMPT_FILE_BYTES = 2**20
+
+
 def _prompt_file(text: str, info: PatternInfo, given: str | None) -> tuple[dict[str, str], str]:
     """The slots a prompt file (``prompts=FILE``, TOML: one key per slot) overrides, and its
     stem, checked against the pattern's slots; ``ArmError`` in one line otherwise."""
@@ -222,7 +226,11 @@ def _prompt_file(text: str, info: PatternInfo, given: str | None) -> tuple[dict[
         f"a TOML prompt file, one key per slot of {info.name} "
         f"(loopbench patterns {info.name} --prompts)"
     )
-    data, _ = read_toml(path, lambda why: PromptFileError(f"{where}: {why}"), expected)
+
+    def refused(why: str) -> PromptFileError:
+        return PromptFileError(f"{where}: {why}")
+
+    data, _ = read_toml(path, refused, expected, MAX_PROMPT_FILE_BYTES)
     if problems := info.prompts.problems(data):
         raise PromptFileError(f"{where}: {'; '.join(problems)}")
     return data, path.stem

@@ -96,17 +96,20 @@ def read_bounded(path: Path, limit: int = MAX_INPUT_BYTES) -> bytes:
 
 def _too_large(limit: int) -> str:
     size = f"{limit // 2**20} MiB" if limit % 2**20 == 0 else f"{limit} bytes"
-    return f"is larger than {size}, more than an input file holds"
+    kind = "an input file" if limit == MAX_INPUT_BYTES else "a file of its kind"
+    return f"is larger than {size}, more than {kind} holds"
 
 
-def read_text(path: Path, error: Callable[[str], Exception], expected: str) -> str:
+def read_text(
+    path: Path, error: Callable[[str], Exception], expected: str, limit: int = MAX_INPUT_BYTES
+) -> str:
     """The text of ``path`` (a UTF-8 BOM dropped), or ``error`` saying in one line why not.
 
     ``expected`` says what the file should be, e.g. "a TOML price table". A FIFO, a device
-    or a file over ``MAX_INPUT_BYTES`` is refused rather than read.
+    or a file over ``limit`` bytes is refused rather than read.
     """
     try:
-        data = read_bounded(path)
+        data = read_bounded(path, limit)
     except IsADirectoryError:
         raise error(f"{path}: is a folder; expected {expected}") from None
     except FileNotFoundError:
@@ -129,10 +132,11 @@ _TOML_PLACE = re.compile(r"(?P<what>.*) \(at line (?P<line>\d+), column (?P<colu
 
 
 def read_toml(
-    path: Path, error: Callable[[str], Exception], expected: str
+    path: Path, error: Callable[[str], Exception], expected: str, limit: int = MAX_INPUT_BYTES
 ) -> tuple[dict[str, Any], str]:
-    """The TOML document in ``path`` and its text (for ``toml_problems``), or ``error``."""
-    text = read_text(path, error, expected)
+    """The TOML document in ``path`` and its text (for ``toml_problems``), or ``error``;
+    a file over ``limit`` bytes is refused unread."""
+    text = read_text(path, error, expected, limit)
     try:
         return tomllib.loads(text), text
     except tomllib.TOMLDecodeError as exc:

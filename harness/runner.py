@@ -36,6 +36,7 @@ from harness.models.throttle import RUN_SLOT_WAITS, SlotWaits
 from harness.models.types import ModelAPIError, ModelClient, Usage
 from harness.patterns.base import Outcome, RunContext
 from harness.patterns.prompts import prompts_hash
+from harness.patterns.slot_templates import SlotTooLarge
 from harness.results.prices import Price, PriceTable
 from harness.results.records import RunRecord
 from harness.sampling import Sampling
@@ -208,6 +209,8 @@ class Runner:
             outcome = await job.arm.build().run(ctx)
         except ModelAPIError as exc:
             outcome = Outcome("api_error", error=str(exc))
+        except SlotTooLarge as exc:  # the arm's prompt file, on this task: never sent
+            outcome = Outcome("refused", error=str(exc))
         except Exception as exc:  # a pattern bug is recorded, and the rest of the grid goes on
             error = f"{type(exc).__name__}: {exc}"
             outcome = Outcome("pattern_error", error=error)

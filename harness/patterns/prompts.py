@@ -1,12 +1,13 @@
 """A pattern's prompts as named slots an arm may override (seed 004, "Configurable
 Prompts"): each slot has a built-in text, what runs send unless an arm overrides it, and
-the variables it receives. A text is a Jinja2 template; an undefined variable is an error.
+the variables it receives. A text is a Jinja2 template that can only fill in those
+variables (``harness.patterns.slot_templates``): it renders in a sandbox, bounded in size.
 
 A pattern declares its slots once (``PROMPTS = Prompts(Slot(...), ...)``), registers them
 with itself, and renders one with the run's overrides: ``PROMPTS.render(ctx, "step")``.
 An arm overrides slots from a prompt file (TOML, one key per slot), checked when the arm
 is parsed: an unknown slot, a variable the slot does not receive, a template that does not
-parse are refused before any request (``check``).
+parse or holds more than text and variables are refused before any request (``problems``).
 """
 
 from __future__ import annotations
@@ -15,19 +16,12 @@ import hashlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-import jinja2
-from jinja2 import meta
+from harness.patterns.slot_templates import SlotTooLarge, render, template_problem
 
 if TYPE_CHECKING:
     from harness.patterns.base import RunContext
-
-#: Templates render as written: no escaping, a last newline kept, an unknown name an error.
-_JINJA = jinja2.Environment(
-    undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False
-)
 
 
 @dataclass(frozen=True)
@@ -49,17 +43,21 @@ class Prompts:
 
     def render(self, ctx: RunContext, name: str, **variables: Any) -> str:
         """Slot ``name``'s text for this run: the arm's override, else the built-in text,
-        with ``variables`` filled in."""
+        with ``variables`` filled in; ``SlotTooLarge`` if that makes it longer than its
+        variables by more than ``MAX_SLOT_TEXT`` characters."""
         slot = self.slots[name]
         text = ctx.prompts.get(name)
         if text is None and not slot.variables:
             return slot.default  # the built-in text, as it always was sent
-        return _template(slot.default if text is None else text).render(**variables)
+        try:
+            return render(slot.default if text is None else text, variables)
+        except SlotTooLarge as exc:
+            raise SlotTooLarge(f"prompt slot {name!r} {exc}") from None
 
     def problems(self, overrides: Mapping[str, object]) -> list[str]:
         """What is wrong with ``overrides`` for these slots, one phrase each: an unknown slot,
         a text that is not a string or does not parse, a variable the slot does not
-        receive."""
+        receive, anything in it beyond text and the slot's variables."""
         found = []
         for name, text in overrides.items():
             slot = self.slots.get(name)
@@ -68,28 +66,9 @@ class Prompts:
                 found.append(f"slot {name!r} is not one of its slots ({known})")
             elif not isinstance(text, str):
                 found.append(f"slot {name!r} must be a text (a TOML string)")
-            else:
-                found.extend(
-                    f"slot {name!r}: {problem}" for problem in _template_problems(slot, text)
-                )
+            elif problem := template_problem(text, slot.variables):
+                found.append(f"slot {name!r}: {problem}")
         return found
-
-
-def _template_problems(slot: Slot, text: str) -> list[str]:
-    try:
-        parsed = _JINJA.parse(text)
-    except jinja2.TemplateSyntaxError as exc:
-        return [f"not a template: {exc.message} (line {exc.lineno})"]
-    unknown = sorted(meta.find_undeclared_variables(parsed) - set(slot.variables))
-    if not unknown:
-        return []
-    receives = ", ".join(slot.variables) or "no variables"
-    return [f"uses {', '.join(unknown)}, but the slot receives {receives}"]
-
-
-@lru_cache(maxsize=256)
-def _template(text: str) -> jinja2.Template:
-    return _JINJA.from_string(text)
 
 
 def prompts_hash(overrides: Mapping[str, str]) -> str | None:
