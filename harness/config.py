@@ -379,8 +379,9 @@ def checked_experiment(path: Path, plugins: Sequence[str] = ()) -> RunConfig:
         for module in [*config.plugins, *plugins]:
             load_plugin(module)  # the file's arms may be a plugin's patterns
         arms = {arm.spec for arm in parse_arms(config.arms)}
-    except BadInput as exc:  # said where the file names its arms
-        raise ArmError(f"{arms_line(path)}: {exc}") from None
+    except BadInput as exc:  # said where the file names its arms; under the usage lines
+        error = ArmError if exc.usage else ConfigError  # only for a name, not a file's text
+        raise error(f"{arms_line(path)}: {exc}") from None
     written_as = {prompt_files_in(arm, path.parent): arm for arm in _published_as_written(path)}
     for arm in config.published:
         if arm_identity(arm) not in arms:

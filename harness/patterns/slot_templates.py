@@ -312,7 +312,7 @@ class _Check:
                 or self.body(list(node.elif_), depth + 1)
                 or self.body(node.else_, depth + 1)
             )
-        return _refused(node, self.variables)
+        return _refused(node, self.variables)  # a loop, a set, an include, a macro...
 
     def expr(self, node: nodes.Node, depth: int) -> str | None:
         if depth > MAX_DEPTH:
@@ -344,7 +344,7 @@ class _Check:
             return next(filter(None, (self.expr(n, inner) for n in operands)), None)
         if isinstance(node, nodes.Filter) and node.node is not None:
             return self.filter(node, inner)
-        return _refused(node, self.variables)
+        return _refused(node, self.variables)  # an attribute, an item, a call, a test...
 
     def filter(self, node: nodes.Filter, depth: int) -> str | None:
         where = f"on line {node.lineno} of its text"
