@@ -52,7 +52,10 @@ class Prompts:
         try:
             return render(slot.default if text is None else text, variables)
         except SlotTooLarge as exc:
-            raise SlotTooLarge(f"prompt slot {name!r} {exc}") from None
+            raise SlotTooLarge(
+                f"prompt slot {name!r} {exc} (its variables' text and 1 MiB); nothing of it "
+                "was sent"
+            ) from None
 
     def problems(self, overrides: Mapping[str, object]) -> list[str]:
         """What is wrong with ``overrides`` for these slots, one phrase each: an unknown slot,

@@ -49,7 +49,9 @@ _BOUND: ContextVar[int] = ContextVar("slot_bound", default=MAX_SLOT_TEXT)
 
 def _within_bound(size: int, what: str) -> None:
     if size > _BOUND.get():
-        raise SlotTooLarge(f"{what} would make {size} characters, more than {_BOUND.get()}")
+        raise SlotTooLarge(
+            f"would make {size} characters with the filter {what}, more than {_BOUND.get()}"
+        )
 
 
 def _text(value: object) -> str:
