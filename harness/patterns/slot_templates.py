@@ -190,6 +190,8 @@ def template_problem(text: str, variables: tuple[str, ...]) -> str | None:
         return f"not a template: {exc.message} (line {exc.lineno})"
     except RecursionError:
         return f"nests deeper than {MAX_DEPTH} levels"
+    except ValueError:  # a literal number of over 4300 digits, which Python will not read
+        return "holds a number too long to read"
     check = _Check(variables)
     if problem := check.body(parsed.body, 0):
         return problem

@@ -23,3 +23,8 @@ def template_long_question(path: Path, length: int) -> None:
     """A one-task JSONL file whose question is ``length`` characters long."""
     task = {"id": "long", "question": "Q" * length, "answer": "4"}
     path.write_text(json.dumps(task) + "\n", encoding="utf-8")
+
+
+def template_long_number(path: Path, slot: str, digits: int) -> None:
+    """A prompt file whose ``slot`` writes out a number of ``digits`` digits."""
+    path.write_text(f'{slot} = "{{{{ {"9" * digits} }}}}"\n', encoding="utf-8")

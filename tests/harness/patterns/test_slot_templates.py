@@ -71,6 +71,12 @@ ESCAPES = {
     "an inline if without else": ("{{ question if steps }}", "without an else"),
     "ordering": ("{{ question < 3 }}", "== or !="),
     "deep nesting": ("{{ " + "not " * 100 + "question }}", "nests deeper"),
+    "a 5,000-digit number": ("{{ " + "9" * 5000 + " }}", "number too long"),
+    "a count computed": ("{{ question|replace('a', 'b', 10**30) }}", "an argument"),
+    "a count too large written out": (
+        "{{ question|replace('a', 'b', 1" + "0" * 30 + ") }}",
+        "cannot take",
+    ),
     "many filters": ("{{ question|upper }}" * 65, "more than 64 filters"),
     "many tags": ("{{ question }}" * (MAX_TAG_TOKENS // 3 + 1), "tokens"),
 }
