@@ -187,7 +187,7 @@ def template_problem(text: str, variables: tuple[str, ...]) -> str | None:
             )
         parsed = _ENV.parse(text)
     except jinja2.TemplateSyntaxError as exc:
-        return f"not a template: {exc.message} (line {exc.lineno})"
+        return f"not a template: {_cut(exc.message or '')} (line {exc.lineno})"
     except RecursionError:
         return f"nests deeper than {MAX_DEPTH} levels"
     except ValueError:  # a literal number of over 4300 digits, which Python will not read
@@ -197,12 +197,17 @@ def template_problem(text: str, variables: tuple[str, ...]) -> str | None:
         return problem
     if check.unknown:
         receives = ", ".join(variables) or "no variables"
-        return f"uses {', '.join(sorted(check.unknown))}, but the slot receives {receives}"
+        return f"uses {_cut(', '.join(sorted(check.unknown)))}, but the slot receives {receives}"
     try:
         _template(text)  # compiled once here, so that a render never fails to
     except (jinja2.TemplateError, RecursionError) as exc:
-        return f"not a template: {exc}"
+        return f"not a template: {_cut(str(exc))}"
     return None
+
+
+def _cut(text: str, most: int = 120) -> str:
+    """``text`` up to ``most`` characters: what a refusal quotes of the slot stays short."""
+    return text if len(text) <= most else text[: most - 3] + "..."
 
 
 def _only(variables: tuple[str, ...]) -> str:

@@ -28,3 +28,8 @@ def template_long_question(path: Path, length: int) -> None:
 def template_long_number(path: Path, slot: str, digits: int) -> None:
     """A prompt file whose ``slot`` writes out a number of ``digits`` digits."""
     path.write_text(f'{slot} = "{{{{ {"9" * digits} }}}}"\n', encoding="utf-8")
+
+
+def template_long_name(path: Path, slot: str, length: int) -> None:
+    """A prompt file whose ``slot`` fills in a name ``length`` characters long."""
+    path.write_text(f'{slot} = "{{{{ {"a" * length} }}}}"\n', encoding="utf-8")

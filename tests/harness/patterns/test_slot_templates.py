@@ -77,6 +77,8 @@ ESCAPES = {
         "{{ question|replace('a', 'b', 1" + "0" * 30 + ") }}",
         "cannot take",
     ),
+    "a name of 512 KiB": ("{{ " + "a" * 2**19 + " }}", "aaa..."),
+    "a tag of 512 KiB": ("{% " + "a" * 2**19 + " %}", "aaa..."),
     "many filters": ("{{ question|upper }}" * 65, "more than 64 filters"),
     "many tags": ("{{ question }}" * (MAX_TAG_TOKENS // 3 + 1), "tokens"),
 }
@@ -107,6 +109,7 @@ def test_every_construct_beyond_filling_in_is_refused_when_the_file_loads(
     (tmp_path / "p.toml").write_text(f"state = {json.dumps(text)}\n", encoding="utf-8")
     line = refused_line([*nowhere, "--arm", "tot:prompts=p.toml"], tmp_path)
     assert "prompts=p.toml" in line and "slot 'state'" in line and said in line, line
+    assert len(line) < 500, line  # what it quotes of the slot is cut
 
 
 @pytest.mark.parametrize("case", ["cycler globals", "mro of a variable", "a loop of range"])
