@@ -199,7 +199,7 @@ def template_problem(text: str, variables: tuple[str, ...]) -> str | None:
         receives = ", ".join(variables) or "no variables"
         return f"uses {_cut(', '.join(sorted(check.unknown)))}, but the slot receives {receives}"
     try:
-        _template(text)  # compiled once here, so that a render never fails to
+        _template(text)  # compiled here, once: what compiles here renders in a run
     except (jinja2.TemplateError, RecursionError) as exc:
         return f"not a template: {_cut(str(exc))}"
     return None
