@@ -43,8 +43,9 @@ def csv_frame(frame: pd.DataFrame) -> pd.DataFrame:
     safe = frame
     for name, dtype in frame.dtypes.items():
         if pd.api.types.is_object_dtype(dtype) or pd.api.types.is_string_dtype(dtype):
-            column = text_column(frame[name])
-            if column is not frame[name]:
+            values = frame[name]
+            column = text_column(values)
+            if column is not values:
                 safe = safe.copy(deep=False) if safe is frame else safe
                 safe[name] = column
     return safe

@@ -21,7 +21,7 @@ from harness.report.failures import (
     summarize_failures,
 )
 from harness.spreadsheet import csv_row
-from harness.terminal import one_line
+from harness.terminal import one_line, printable
 
 FORMATS = ("md", "json", "csv")
 NOTE = (
@@ -59,7 +59,8 @@ def failures_command(results: Path, arms: tuple[str, ...], examples: int, fmt: s
     summaries = summarize_failures(runs, examples)
     if arms:
         summaries = _chosen(summaries, arms, results)
-    click.echo({"md": as_markdown, "json": as_json, "csv": as_csv}[fmt](summaries))
+    said = {"md": as_markdown, "json": as_json, "csv": as_csv}[fmt](summaries)
+    click.echo(printable(said))  # a CSV's control characters shown, not acted on
 
 
 def _chosen(
