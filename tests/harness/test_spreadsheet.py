@@ -35,7 +35,7 @@ def test_a_frame_keeps_its_numbers_and_types_and_neutralises_its_text():
             "difference": [-0.5, 0.25, np.nan],
             "runs": [-3, 4, 5],
             "task": pd.array(["@x", pd.NA, "-1"], dtype="string"),
-            "mixed": [1.5, "+y", None],
+            "mixed": [-1.5, "+y", None],
         }
     )
     safe = csv_frame(frame)
@@ -44,10 +44,10 @@ def test_a_frame_keeps_its_numbers_and_types_and_neutralises_its_text():
     assert safe["runs"].equals(frame["runs"])
     assert safe["task"].dtype == frame["task"].dtype
     assert safe["task"].iloc[0] == "'@x" and safe["task"].iloc[2] == "'-1"
-    assert safe["mixed"].tolist()[:2] == [1.5, "'+y"]
+    assert safe["mixed"].tolist()[:2] == [-1.5, "'+y"]
     assert frame["arm"].iloc[0] == "=cmd"  # the frame given is left as it was
     back = list(csv.reader(io.StringIO(safe.to_csv(index=False))))
-    assert back[1] == ["'=cmd", "-0.5", "-3", "'@x", "1.5"]
+    assert back[1] == ["'=cmd", "-0.5", "-3", "'@x", "-1.5"]
 
 
 def test_a_frame_with_nothing_to_neutralise_is_returned_as_it_is():

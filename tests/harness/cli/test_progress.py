@@ -242,3 +242,23 @@ def test_plain_lines_show_escapes(capsys):
         progress.started(1, 0)
         progress.note(f"round 1: stopped: a{TITLE}")
     assert "round 1: stopped: a\\x1b]0;pwn\\x07\n" in capsys.readouterr().err
+
+
+class Tty(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_the_live_view_draws_below_the_escaping_of_what_a_command_prints(monkeypatch):
+    """The command escapes stdout and stderr; rich's own escape codes go below that, or the
+    view would be drawn as text."""
+    from harness.terminal import printing_printably
+
+    tty = Tty()
+    monkeypatch.setattr(sys, "stderr", tty)
+    with printing_printably(), Progress(False, clock=Clock()) as progress:
+        progress.started(1, 0)
+        progress.recorded(record(f"a{TITLE}", correct=True))
+    drawn = tty.getvalue()
+    assert "\x1b[" in drawn and "\\x1b[" not in drawn  # rich's cursor moves, acted on
+    assert "a\\x1b]0;pwn\\x07" in drawn and "\x07" not in drawn

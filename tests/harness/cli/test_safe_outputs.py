@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import os
 import shutil
 import subprocess
@@ -21,7 +22,8 @@ import pytest
 from click.testing import CliRunner
 
 from harness.cli.main import main
-from harness.errors import BadInput
+from harness.cli.table import table_command
+from harness.errors import BadInput, UnknownName
 from harness.results.records import RunRecord
 from harness.spreadsheet import FORMULA_STARTS, text_cell
 from harness.terminal import ERROR_CHARS, printable
@@ -29,8 +31,8 @@ from harness.terminal import ERROR_CHARS, printable
 TITLE = "\x1b]0;pwn\x07"
 CLEAR = "\x1b[2J"
 FORMULA = '=HYPERLINK("http://x","y")'
-TASKS = [FORMULA, TITLE, "-2+3", "@SUM(A1)", "+1", "\t=1", "\r=2", f"t{CLEAR}", "plain"]
-HOSTILE_ARM = f"direct:prompts=p{TITLE}"
+TASKS = [FORMULA, TITLE, "-2+3", "@SUM(A1)", "+1", "\t=1", "\r=2", f"t{CLEAR}", "two\nlines"]
+HOSTILE_ARM = f"direct:prompts=p{TITLE}\x7f"
 ARMS = ["direct", HOSTILE_ARM]
 ANSWER = f"{FORMULA} {TITLE}"
 MODEL = f"fake{CLEAR}"
@@ -121,7 +123,7 @@ def test_table_csv_writes_text_cells_as_text_and_a_negative_difference_as_a_numb
     code, said = loopbench("table", results, "--by", "task", "--vs", "direct", "--format", "csv")
     assert code == 0, said
     back = pd.read_csv(io.StringIO(said))
-    hostile = back[back["arm"] == "direct:prompts=p\\x1b]0;pwn\\x07"]
+    hostile = back[back["arm"] == "direct:prompts=p\\x1b]0;pwn\\x07\\x7f"]
     assert len(hostile) == len(TASKS)
     assert (hostile["vs_difference"] == -1.0).all()  # a number, not the text '-1.0
     # Printed, so its control characters shown (a tab is kept).
@@ -196,9 +198,10 @@ def test_compare_shows_escapes_in_its_table_and_its_regressed_line(tmp_path):
     code, said = loopbench("compare", before, after)
     assert code == 1  # the hostile arm regressed
     assert not [raw for raw in RAW if raw in said], said
-    assert "| direct:prompts=p\\x1b]0;pwn\\x07 |" in said
-    assert "REGRESSED: direct:prompts=p\\x1b]0;pwn\\x07: " in said
+    assert "| direct:prompts=p\\x1b]0;pwn\\x07\\x7f |" in said
+    assert "REGRESSED: direct:prompts=p\\x1b]0;pwn\\x07\\x7f: " in said
     assert "\\x1b]0;pwn\\x07, " in said  # a flipped task id in its cell
+    assert ", t\\x1b[2J, two\\nlines |" in said  # one line, escapes shown, not dropped
 
 
 def test_tasks_list_shows_a_hostile_file_name_and_reason(tmp_path):
@@ -246,3 +249,55 @@ def test_a_usage_error_quoting_a_hostile_value_is_one_line_shown():
     assert result.exit_code == 2
     assert not [raw for raw in RAW if raw in result.output], result.output
     assert [line for line in result.output.splitlines() if line.startswith("Error:")]
+
+
+def test_a_table_cell_is_one_line_its_escapes_shown_not_dropped(tmp_path):
+    code, said = loopbench("table", folder(tmp_path / "r"), "--by", "task")
+    assert code == 0, said
+    rows = [line for line in said.splitlines() if line.startswith("| direct")]
+    assert len(rows) == len(ARMS) * len(TASKS)  # no cell broke its row
+    for shown in ("two\\nlines", "\\t=1", "\\x0d=2", "t\\x1b[2J"):
+        assert any(f"| {shown} " in row for row in rows), shown
+
+
+def test_table_json_is_valid_json_holding_the_names_as_recorded(tmp_path):
+    code, said = loopbench("table", folder(tmp_path / "r"), "--format", "json")
+    assert code == 0 and "\x7f" not in said, said
+    assert {row["arm"] for row in json.loads(said)} == set(ARMS)
+
+
+def test_a_path_said_by_a_command_is_printed_with_its_escapes_shown(tmp_path):
+    out = tmp_path / f"runs{TITLE}.csv"
+    code, said = loopbench("export", folder(tmp_path / "r"), "--format", "csv", "-o", out)
+    assert code == 0 and out.is_file()
+    assert said == f"wrote {tmp_path}/runs\\x1b]0;pwn\\x07.csv (18 runs, 42 columns)\n"
+
+
+def test_an_error_under_the_usage_lines_is_one_short_line(tmp_path, monkeypatch):
+    def refuse(*_args, **_kwargs):
+        raise UnknownName(f"no arm {TITLE}" + "y" * 10_000)
+
+    monkeypatch.setattr("harness.cli.table.read_frames", refuse)
+    result = CliRunner().invoke(main, ["table", str(tmp_path)])
+    assert result.exit_code == 2 and result.output.startswith("Usage:")
+    [line] = [line for line in result.output.splitlines() if line.startswith("Error:")]
+    assert line.startswith("Error: no arm \\x1b]0;pwn\\x07yyy") and "\x07" not in result.output
+    assert len(line) <= len("Error: ") + ERROR_CHARS
+
+
+def test_a_refusal_is_one_short_line_without_the_group_too(tmp_path, monkeypatch):
+    monkeypatch.setattr("harness.cli.table.read_frames", refusing("f.csv: " + "z\n" * 5000))
+    result = CliRunner().invoke(table_command, [str(tmp_path)])
+    assert result.exit_code == 2
+    [line] = result.output.splitlines()
+    assert line.startswith("Error: f.csv: z\\nz\\n") and len(line) <= len("Error: ") + ERROR_CHARS
+
+
+def test_a_wrong_option_before_the_subcommand_is_one_short_line_shown():
+    result = CliRunner().invoke(main, [f"--x{TITLE}", "table"])
+    assert result.exit_code == 2 and not [raw for raw in RAW if raw in result.output]
+    assert "Error: No such option '--x\\x1b]0;pwn\\x07'." in result.output
+    result = CliRunner().invoke(main, ["--" + "x" * 10_000, "table"])
+    [line] = [line for line in result.output.splitlines() if line.startswith("Error:")]
+    assert line.startswith("Error: No such option '--xxx") and "more characters cut" in line
+    assert len(line) <= len("Error: ") + ERROR_CHARS
