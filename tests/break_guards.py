@@ -1145,7 +1145,7 @@ MUTATIONS = [
      "self._stream.write(text)",
      [REDT + "test_an_error_line_and_whatever_is_printed_are_redacted"]),
     ("secrets: an error line redacted while the secrets are held", "harness/cli/main.py",
-     'vars(exc)["message"] = redact(exc.message)', "pass",
+     "line = error_line(redact(head), more=", "line = error_line(head, more=",
      [REDT + "test_every_command_redacts_the_key_in_its_environment"]),
     ("secrets: every command holds the environment's", "harness/cli/main.py",
      "ctx.with_resource(protected(*environment_secrets()))", "pass",
