@@ -33,7 +33,10 @@ _BLOCK |= {c: f"\\u{c:04x}" for c in (*_FORMATTING, *_SURROGATES)}
 _LINE = _BLOCK | {ord("\n"): "\\n", ord("\t"): "\\t"}
 
 #: The characters of an error line at most: its start names the file, line and field.
-ERROR_CHARS = 300
+#: The lines loopbench words itself fit (an unknown pattern's, naming every registered one
+#: and how to add one, is about 460), but for lists of names that a file or a plugin can
+#: lengthen; what a file or a reply held, quoted in one, is cut.
+ERROR_CHARS = 500
 
 
 def printable(text: str) -> str:

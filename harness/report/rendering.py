@@ -74,9 +74,10 @@ def render(
     if columns:
         unknown = [c for c in columns if c not in summary.columns]
         if unknown:
-            raise BadInput(
-                f"unknown column {unknown[0]!r}; columns: {', '.join(summary.columns)} "
-                "(pass@k and pass^k, e.g. pass@1 or pass^3, are computed when asked for)"
+            raise BadInput(  # the list last: a long one is cut at the error line's end
+                f"unknown column {unknown[0]!r} (pass@k and pass^k, e.g. pass@1 or pass^3, "
+                "are computed when asked for; --format csv has every column); columns: "
+                f"{', '.join(summary.columns)}"
             )
         summary = summary[columns if fmt not in ("json", "csv") else _with_bounds(columns)]
     if fmt == "json":  # DEL escaped as json.dumps does: pandas leaves it, a terminal sees it
