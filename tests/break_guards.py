@@ -1268,7 +1268,7 @@ MUTATIONS = [
      """    return f"'{value}" if value.startswith(FORMULA_STARTS) else value""", "    return value",
      ["tests/harness/test_spreadsheet.py::test_a_text_cell_starting_a_formula_gets_a_leading_apostrophe", "tests/harness/cli/test_safe_outputs.py::test_failures_csv_writes_formula_cells_as_text"]),
     ("csv: a frame's text cells starting a formula get a leading '", "harness/spreadsheet.py",
-     """    return values.mask(starts, "'" + formulas)""", "    return values",
+     """    safe[starts.to_numpy()] = ("'" + texts[starts]).to_numpy()""", "    pass",
      ["tests/harness/test_spreadsheet.py::test_a_frame_keeps_its_numbers_and_types_and_neutralises_its_text", "tests/harness/cli/test_safe_outputs.py::test_export_csv_writes_formula_cells_as_text_and_keeps_numbers"]),
     ("csv: only text cells, numbers stay numbers", "harness/spreadsheet.py",
      "    texts = values.map(lambda value: isinstance(value, str), na_action=\"ignore\")",

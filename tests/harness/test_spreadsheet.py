@@ -53,3 +53,8 @@ def test_a_frame_keeps_its_numbers_and_types_and_neutralises_its_text():
 def test_a_frame_with_nothing_to_neutralise_is_returned_as_it_is():
     frame = pd.DataFrame({"arm": ["a", "b"], "n": [-1, 2]})
     assert csv_frame(frame) is frame
+
+
+def test_a_frame_with_a_repeated_index_is_neutralised_cell_by_cell():
+    frame = pd.DataFrame({"arm": ["=a", "b", "+c"], "n": [1, 2, 3]}, index=[0, 0, 1])
+    assert csv_frame(frame)["arm"].tolist() == ["'=a", "b", "'+c"]
