@@ -6,20 +6,11 @@ clear its screen or move its cursor, a carriage return would write over what cam
 bidirectional override would show text in another order than it is stored, and a lone
 surrogate would fail to encode. Each becomes its escape as text (ESC is ``\\x1b``), as
 ``repr`` shows it; newlines and tabs stay. A text already made printable is left as it is.
+The escapes are ``harness.terminal``'s, which everything loopbench prints goes through.
 """
 
 from __future__ import annotations
 
-_KEPT = {ord("\n"), ord("\t")}
-_C0_C1 = [*range(0x20), 0x7F, *range(0x80, 0xA0)]
-_FORMATTING = [0x061C, 0x200E, 0x200F, 0x2028, 0x2029, *range(0x202A, 0x202F)]
-_FORMATTING += [*range(0x2066, 0x206A), 0xFEFF]
-_SURROGATES = range(0xD800, 0xE000)
+from harness.terminal import printable
 
-_TABLE: dict[int, str] = {c: f"\\x{c:02x}" for c in _C0_C1 if c not in _KEPT}
-_TABLE |= {c: f"\\u{c:04x}" for c in (*_FORMATTING, *_SURROGATES)}
-
-
-def printable(text: str) -> str:
-    """``text`` with every control character but newline and tab written as its escape."""
-    return text.translate(_TABLE)
+__all__ = ["printable"]

@@ -16,6 +16,7 @@ from harness.results.columns import FIELDS, read_frame
 from harness.results.frames import Pricing
 from harness.results.legacy import schema_1_identity
 from harness.results.prices import load_prices
+from harness.terminal import one_line
 
 #: The record fields ``harness.report.compare`` reads; the others are not read, so that
 #: two folders of a million runs each fit in memory.
@@ -99,7 +100,7 @@ def compare_command(
     append_step_summary(markdown)
     regressed = [r for r in comparison.arms if r.regressed]
     for r in regressed:
-        click.echo(f"REGRESSED: {r.arm}: {r.why}", err=True)
+        click.echo(one_line(f"REGRESSED: {r.arm}: {r.why}"), err=True)
     raise SystemExit(1 if regressed else 0)
 
 

@@ -16,13 +16,19 @@ from typing import Any
 import click
 
 from harness.errors import BadInput
+from harness.terminal import error_line
 
 
 class Refusal(click.ClickException):
     """Bad input or an unusable file (``harness.errors.BadInput``, a path that cannot be
-    read or written), as ``loopbench`` prints it: ``Error: ...``, exit code 2."""
+    read or written), as ``loopbench`` prints it: ``Error: ...``, exit code 2. One line of
+    at most ``harness.terminal.ERROR_CHARS`` characters, its control characters shown: the
+    message may quote what a file held."""
 
     exit_code = 2
+
+    def format_message(self) -> str:
+        return error_line(self.message)
 
 
 class Finite(click.FloatRange):

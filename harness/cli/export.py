@@ -4,7 +4,8 @@ or as OpenTelemetry traces (``--format otlp``, ``harness.cli.export_otlp``).
 One row per run, as ``table`` counts them (records superseded by ``--retry-errors`` left
 out, older records upgraded), every record field a column in the record's order. The two
 dict fields, ``options`` and ``metrics``, are JSON text: one string column each, which
-every Parquet and CSV reader takes, whatever keys each arm's options hold.
+every Parquet and CSV reader takes, whatever keys each arm's options hold. In CSV, a text
+cell a spreadsheet would read as a formula starts with ``'`` (``harness.spreadsheet``).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from harness.redaction import holds_secrets, redact
 from harness.results.columns import FIELDS, read_frame
 from harness.results.columns_sql import sql_literal
 from harness.results.duckdb_progress import no_progress_bar
+from harness.spreadsheet import csv_frame
 
 FORMATS = ("parquet", "csv", "otlp")
 
@@ -66,6 +68,8 @@ def export_command(
     if frame.empty:
         raise BadInput(f"{results}: no finished runs yet")
     table = pd.DataFrame({name: _column(frame[name], name) for name in FIELDS}, copy=False)
+    if fmt == "csv":  # a spreadsheet opens it: text cells that would be formulas, as text
+        table = csv_frame(table)
     options = "FORMAT parquet" if fmt == "parquet" else "FORMAT csv, HEADER true"
     target = sql_literal(str(output))
     try:

@@ -20,6 +20,8 @@ from harness.report.failures import (
     labelled_frame,
     summarize_failures,
 )
+from harness.spreadsheet import csv_row
+from harness.terminal import one_line, printable
 
 FORMATS = ("md", "json", "csv")
 NOTE = (
@@ -57,7 +59,8 @@ def failures_command(results: Path, arms: tuple[str, ...], examples: int, fmt: s
     summaries = summarize_failures(runs, examples)
     if arms:
         summaries = _chosen(summaries, arms, results)
-    click.echo({"md": as_markdown, "json": as_json, "csv": as_csv}[fmt](summaries))
+    said = {"md": as_markdown, "json": as_json, "csv": as_csv}[fmt](summaries)
+    click.echo(printable(said))  # a CSV's control characters shown, not acted on
 
 
 def _chosen(
@@ -74,13 +77,15 @@ def _chosen(
 
 
 def _example(record: FailedRun) -> str:
-    return f"{record.task_id} (repeat {record.repeat}, run {record.run_id or '?'})"
+    return one_line(f"{record.task_id} (repeat {record.repeat}, run {record.run_id or '?'})")
 
 
 def as_markdown(summaries: list[ArmFailures]) -> str:
+    """Per arm, a table of its labels and example runs; ids and names one line each, their
+    control characters shown (``harness.terminal``)."""
     parts = []
     for arm in summaries:
-        head = f"**{arm.arm}**: {arm.failed} of {arm.runs} runs failed"
+        head = f"**{one_line(arm.arm)}**: {arm.failed} of {arm.runs} runs failed"
         if arm.untraced:
             head += f" ({arm.untraced} without a trace: labelled from the record alone)"
         shown = [label for label in LABELS if arm.counts[label]]
@@ -140,11 +145,13 @@ def as_json(summaries: list[ArmFailures]) -> str:
 
 
 def as_csv(summaries: list[ArmFailures]) -> str:
-    """One row per (arm, label); examples as ``task_id:run_id`` separated by spaces."""
+    """One row per (arm, label); examples as ``task_id:run_id`` separated by spaces. A text
+    cell a spreadsheet would read as a formula starts with ``'`` (``harness.spreadsheet``)."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(["arm", "label", "runs", "failed", "share", "examples"])
     for row in _rows(summaries):
         shown = " ".join(f"{e['task_id']}:{e['run_id']}" for e in row["examples"])
-        writer.writerow([row["arm"], row["label"], row["runs"], row["failed"], row["share"], shown])
+        cells = [row["arm"], row["label"], row["runs"], row["failed"], row["share"], shown]
+        writer.writerow(csv_row(cells))
     return out.getvalue().rstrip("\n")

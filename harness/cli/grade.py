@@ -96,7 +96,7 @@ def grade_command(
             case = result.case
             want = "correct" if case.correct else "wrong"
             said = f"{result.grader:6} {case.answer!r:45} want {want:7}"
-            click.echo(f"{mark} {said} got: {result.grade.reason}")
+            click.echo(printable(f"{mark} {said} got: {result.grade.reason}"))
         failed = sum(not result.ok for result in results)
         click.echo(f"{len(results) - failed} passed, {failed} failed")
         raise SystemExit(1 if failed else 0)
@@ -139,7 +139,8 @@ def _show(verdict: Grade, fmt: str) -> None:
         click.echo(json.dumps({"correct": verdict.correct, "reason": verdict.reason, **scored}))
         return
     score = "" if verdict.score is None else f" (score {verdict.score:.2f})"
-    click.echo(f"{'correct' if verdict.correct else 'wrong'}: {verdict.reason}{score}")
+    said = f"{'correct' if verdict.correct else 'wrong'}: {verdict.reason}{score}"
+    click.echo(printable(said))  # the reason may quote the answer: its escapes as text
 
 
 def _grade_code(task_spec: str, code_file: Path, which: str, fmt: str) -> None:

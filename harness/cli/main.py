@@ -106,10 +106,18 @@ def plain_help(command: click.Command) -> click.Command:
 
 def _redacted(exc: click.ClickException) -> click.ClickException:
     """``exc`` with every secret held redacted from its line: it is printed once the
-    command's context has closed and let go of the secrets it held."""
+    command's context has closed and let go of the secrets it held. The line is also made
+    one short line (``harness.terminal.error_line``): an error quoting a whole file, or
+    escape sequences, in its text would otherwise reach the terminal."""
     from harness.redaction import redact
+    from harness.terminal import ERROR_CHARS, error_line
 
-    vars(exc)["message"] = redact(exc.message)  # typed Final; set once, here
+    # Redacted before it is cut (a secret cut in two would escape it), and only its start:
+    # a message of hundreds of megabytes is read no further than the line keeps.
+    whole = exc.message
+    head = whole[: 4 * ERROR_CHARS]
+    line = error_line(redact(head), more=len(whole) - len(head))
+    vars(exc)["message"] = line  # typed Final; set once, here
     return exc
 
 
@@ -133,8 +141,21 @@ class LazyGroup(click.Group):
         assert isinstance(command, click.Command), self.lazy[cmd_name][0]
         return plain_help(command)
 
+    def make_context(
+        self,
+        info_name: str | None,
+        args: list[str],
+        parent: click.Context | None = None,
+        **extra: Any,
+    ) -> click.Context:
+        """The group's context; a wrong option before the subcommand said in one short line."""
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except click.ClickException as exc:
+            raise _redacted(exc) from None
+
     def invoke(self, ctx: click.Context) -> Any:
-        """Run the subcommand; its error line redacted of every secret held."""
+        """Run the subcommand; its error line redacted of every secret held, one short line."""
         try:
             return super().invoke(ctx)
         except click.ClickException as exc:
@@ -163,11 +184,14 @@ def main(ctx: click.Context) -> None:
     """Measure LLM agent reasoning patterns on labelled task sets."""
     from harness.models.endpoint import environment_secrets
     from harness.redaction import protected, redacted_output
+    from harness.terminal import printing_printably
 
     # Whatever the command writes or prints, the keys and URL credentials in the
     # environment are redacted from it (``run`` adds its endpoints').
     ctx.with_resource(protected(*environment_secrets()))
     ctx.with_resource(redacted_output())
+    # And whatever it prints, control characters from data are shown, not acted on.
+    ctx.with_resource(printing_printably())
 
 
 __all__ = ["main"]

@@ -3,22 +3,30 @@
 At a terminal, rich redraws the view (``progress_view.frame``) a few times a second
 from counts that each record updates in O(1). With --quiet, or when stderr is not a
 terminal, it is a line per tenth of the grid (of each round) and one at the end.
+
+Rich draws with escape sequences of its own, so it writes below the command's
+``harness.terminal.PrintableStream``; the names it shows are made printable first, and
+whatever else is printed while the view is live (rich's proxies take it) is made printable
+above the proxies.
 """
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
 from collections.abc import Callable, Mapping
 
 import click
 from rich.console import Console, RenderableType
+from rich.file_proxy import FileProxy
 from rich.live import Live
 
 from harness.cli.progress_view import NONE, GridCounts, Tally, clock_time, counted, frame
 from harness.observer import Observer
 from harness.results.records import RunRecord
 from harness.stats.separation import Separation
+from harness.terminal import PrintableStream, printable, unescaped
 
 
 class Progress(Observer):
@@ -35,7 +43,7 @@ class Progress(Observer):
     ) -> None:
         self.plain = plain
         self.counts = GridCounts(rounds=rounds)
-        self._console = console or Console(stderr=True)
+        self._console = console or Console(file=unescaped(sys.stderr))
         self._clock = clock
         self._began: float | None = None
         self._live: Live | None = None
@@ -63,6 +71,7 @@ class Progress(Observer):
                 console=self._console, refresh_per_second=4, get_renderable=self._frame
             )
             self._live.start()
+            _printable_above_proxies()
 
     def recorded(self, record: RunRecord) -> None:
         with self._lock:
@@ -86,9 +95,9 @@ class Progress(Observer):
     def note(self, text: str) -> None:
         """A line of the log; at a terminal, printed above the live view."""
         if self.plain:
-            click.echo(text, err=True)
+            click.echo(printable(text), err=True)
         else:
-            self._console.print(text, markup=False, highlight=False)
+            self._console.print(printable(text), markup=False, highlight=False)
 
     def close(self) -> None:
         if self._live is not None:
@@ -116,3 +125,13 @@ class Progress(Observer):
     def _frame(self) -> RenderableType:
         with self._lock:
             return frame(self.counts, self._elapsed())
+
+
+def _printable_above_proxies() -> None:
+    """What is printed while the live view runs, which rich's proxies pass on to the view's
+    stream as it is, made printable before them. Stopping the view puts back the streams
+    that were there before it started."""
+    if isinstance(sys.stdout, FileProxy):
+        sys.stdout = PrintableStream(sys.stdout)
+    if isinstance(sys.stderr, FileProxy):
+        sys.stderr = PrintableStream(sys.stderr)

@@ -14,6 +14,7 @@ from rich.text import Text
 
 from harness.results.records import RunRecord
 from harness.results.statuses import INFRASTRUCTURE_STATUSES
+from harness.terminal import one_line
 
 NONE = "—"
 
@@ -146,7 +147,12 @@ def frame(counts: GridCounts, elapsed: float) -> RenderableType:
     for arm, tally in counts.arms.items():
         done = str(tally.done) if tally.todo is None else f"{tally.done}/{tally.todo}"
         table.add_row(
-            Text(arm), done, tally.accuracy(), str(tally.errors), f"{tally.tokens:,}", tally.spent()
+            Text(one_line(arm)),
+            done,
+            tally.accuracy(),
+            str(tally.errors),
+            f"{tally.tokens:,}",
+            tally.spent(),
         )
     totals = [
         counts.sent(every, elapsed),

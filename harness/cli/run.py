@@ -35,6 +35,7 @@ from harness.report.table import summarize
 from harness.results.columns import UNREAD, read_frames
 from harness.results.frames import Pricing
 from harness.results.published import read_published
+from harness.terminal import printable
 from harness.trace import MAX_TEXT
 
 
@@ -321,7 +322,7 @@ def _given(given: Callable[[str], ParameterSource | None], field: str) -> bool:
 
 
 def _say(line: str) -> None:
-    click.echo(line, err=True)
+    click.echo(printable(line), err=True)  # may name a file, a column or an arm
 
 
 def table_after_run(results: Results, pricing: Pricing) -> None:

@@ -22,6 +22,7 @@ from harness.results.published import read_published
 from harness.results.reading import read_experiment
 from harness.sampling import describe_runs
 from harness.stats.separation import StoppedRun
+from harness.terminal import printable
 
 
 @click.command("table", cls=Command)
@@ -98,7 +99,8 @@ def table_command(
     if with_failures:
         described = pd.Series(config_labels(summary), index=summary.index)
         summary = summary.assign(failures=described.map(commonest_failures(results, frame)))
-    click.echo(render(summary, fmt, table_title(frame, pricing, results), chosen))
+    table = render(summary, fmt, table_title(frame, pricing, results), chosen)
+    click.echo(printable(table))  # a CSV's control characters shown, not acted on
     if fmt == "md" and (note := stopping_note(results, frame)):
         click.echo(f"\n{note}")
 

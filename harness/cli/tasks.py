@@ -20,6 +20,7 @@ from tabulate import tabulate
 
 from harness.cli.errors import Group
 from harness.errors import BadInput
+from harness.terminal import error_line, one_line
 from tasks.generate.build import Options, generate, parse_hops, parse_operations
 from tasks.generate.check import disagreements
 from tasks.generate.writer import write_set
@@ -62,7 +63,9 @@ def list_command(given: tuple[str, ...], fmt: str) -> None:
     ]
     if any("error" in s for s in sets):
         headers.append("why it did not load")
-        rows = [[*row, s.get("error", "")] for row, s in zip(rows, sets, strict=True)]
+        rows = [[*row, error_line(s.get("error", ""))] for row, s in zip(rows, sets, strict=True)]
+    # Names from files, for a terminal: one line each, control characters shown.
+    rows = [[one_line(str(cell)) for cell in row] for row in rows]
     click.echo(tabulate(rows, headers, tablefmt="simple", disable_numparse=True))
 
 
@@ -169,7 +172,7 @@ def check_command(folder: Path) -> None:
         )
     found = disagreements(taskset)
     for task_id, what in found:
-        click.echo(f"{task_id}: {what}")
+        click.echo(one_line(f"{task_id}: {what}"))
     total, wrong = len(taskset.tasks), len({task_id for task_id, _ in found})
     if wrong:
         click.echo(f"{folder}: the solver disagrees on {wrong} of {total} tasks")

@@ -10,6 +10,7 @@ from typing import Any
 from harness.report.compare import REPAIR_MEASURES, Comparison
 from harness.report.deciding_digits import dollars, money
 from harness.report.pairing import LeftOut
+from harness.terminal import one_line, printable
 
 #: The note over the arms whose prompts differ between the two sides.
 PROMPTS_DIFFER = (
@@ -33,6 +34,8 @@ def as_json(comparison: Comparison) -> dict[str, Any]:
 
 
 def as_markdown(comparison: Comparison) -> str:
+    """The table and its notes, for a terminal and a job summary: a cell's names one line,
+    every control character shown, not acted on (``harness.terminal``)."""
     results = comparison.arms
     lines = [
         "| arm | pairs | accuracy before → after | difference [95% CI] | p (paired) | "
@@ -44,13 +47,14 @@ def as_markdown(comparison: Comparison) -> str:
         costs = p.cost_per_correct_before, p.cost_per_correct_after
         decimals = money(list(costs))
         lines.append(
-            f"| {r.arm} | {p.n_pairs} | {p.accuracy_before:.0%} → {p.accuracy_after:.0%} | "
+            f"| {one_line(r.arm)} | {p.n_pairs} | "
+            f"{p.accuracy_before:.0%} → {p.accuracy_after:.0%} | "
             f"{difference_cell(p.difference, p.ci_low, p.ci_high)} | {p.p_value:.3g} | "
             f"{dollars(costs[0], decimals)} → {dollars(costs[1], decimals)} | "
             f"{r.turns_before:.1f} → {r.turns_after:.1f} | "
             f"{r.tokens_before:,.0f} → {r.tokens_after:,.0f} | "
-            f"{flipped(p.right_to_wrong)} | {flipped(p.wrong_to_right)} | "
-            f"{'**REGRESSED**: ' + r.why if r.regressed else 'ok'} |"
+            f"{one_line(flipped(p.right_to_wrong))} | {one_line(flipped(p.wrong_to_right))} | "
+            f"{'**REGRESSED**: ' + one_line(r.why) if r.regressed else 'ok'} |"
         )
     if comparison.sampling_differs:
         lines.append(
@@ -85,7 +89,7 @@ def as_markdown(comparison: Comparison) -> str:
         "differences, two-sided, mid-p), all about tasks like these, since repeats of a task "
         "are correlated samples of it."
     )
-    return "\n".join(lines) + "\n" + note
+    return printable("\n".join(lines)) + "\n" + note
 
 
 #: Flipped pairs a table cell lists one by one (a depot grid's arm has at most 120 pairs).

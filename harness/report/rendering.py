@@ -18,6 +18,8 @@ from harness.report.published import NOTE as PUBLISHED_NOTE
 from harness.report.published import described
 from harness.report.table import GROUPINGS
 from harness.results.statuses import STATUSES
+from harness.spreadsheet import csv_frame
+from harness.terminal import one_line, printable
 
 INTERVAL_NOTES = {
     "tasks": "a 95% interval about tasks like these (Wilson's on the effective number of "
@@ -72,18 +74,23 @@ def render(
     if columns:
         unknown = [c for c in columns if c not in summary.columns]
         if unknown:
-            raise BadInput(
-                f"unknown column {unknown[0]!r}; columns: {', '.join(summary.columns)} "
-                "(pass@k and pass^k, e.g. pass@1 or pass^3, are computed when asked for)"
+            raise BadInput(  # the list last: a long one is cut at the error line's end
+                f"unknown column {unknown[0]!r} (pass@k and pass^k, e.g. pass@1 or pass^3, "
+                "are computed when asked for; --format csv has every column); columns: "
+                f"{', '.join(summary.columns)}"
             )
         summary = summary[columns if fmt not in ("json", "csv") else _with_bounds(columns)]
-    if fmt == "json":
-        return str(summary.map(_exact_zero).to_json(orient="records", indent=2))
-    if fmt == "csv":
-        return str(summary.to_csv(index=False))
+    if fmt == "json":  # DEL escaped as json.dumps does: pandas leaves it, a terminal sees it
+        text = str(summary.map(_exact_zero).to_json(orient="records", indent=2))
+        return text.replace("\x7f", "\\u007f")
+    if fmt == "csv":  # text cells a spreadsheet would run as formulas, as text
+        return str(csv_frame(summary).to_csv(index=False))
     if fmt not in FORMATS:
         raise BadInput(f"unknown format {fmt!r}; choose {', '.join(FORMATS)}")
-    shown = _chosen(whole, columns) if columns else _shown(summary)
+    # Names from data (arms, models, tasks) one line each, their control characters shown,
+    # not acted on: a table is printed to a terminal, and LaTeX and HTML then escape them.
+    shown = _one_line(_chosen(whole, columns) if columns else _shown(summary))
+    title = one_line(title)
     plain_title = title.replace("**", "")
     if fmt == "latex":
         latex = shown.map(lambda cell: latex_text(str(cell)))
@@ -96,7 +103,14 @@ def render(
         return html.replace(">\n", f">\n{caption}\n", 1) if caption else html
     table = shown.to_markdown(index=False, disable_numparse=True)
     head = f"{title}\n\n" if title else ""
-    return f"{head}{table}\n\n{footnotes(whole)}"
+    return f"{head}{table}\n\n{printable(footnotes(whole))}"
+
+
+def _one_line(shown: pd.DataFrame) -> pd.DataFrame:
+    """``shown``'s text cells and column names as one line each (``harness.terminal``)."""
+    cells = shown.map(lambda cell: one_line(cell) if isinstance(cell, str) else cell)
+    cells.columns = [one_line(str(c)) for c in shown.columns]
+    return cells
 
 
 def footnotes(summary: pd.DataFrame) -> str:

@@ -208,3 +208,57 @@ def test_replayed_calls_without_a_price_say_no_cost():
     tally.add(record(turns=2, replayed=2))
     assert (tally.sent, tally.spent()) == (0, "—")
     assert tally.replay() == "2 calls replayed, not sent"
+
+
+TITLE = "\x1b]0;pwn\x07"
+
+
+def test_the_live_view_shows_an_arm_named_with_escapes_and_never_draws_them():
+    console = terminal()
+    arm = f"direct:prompts=p{TITLE}\x1b[2J"
+    with Progress(False, console=console, clock=Clock()) as progress:
+        progress.started(2, 0, by_arm={arm: 2})
+        progress.recorded(record(arm, correct=True))
+        progress.note(f"round 1: stopped: {arm}")
+    drawn = console.file.getvalue()
+    assert "\x1b]0" not in drawn and "\x07" not in drawn and "\x1b[2J" not in drawn
+    assert "direct:prompts=p\\x1b]0;pwn\\x07\\x1b[2J" in ANSI.sub("", drawn)
+
+
+def test_what_is_printed_while_the_view_is_live_is_shown_not_acted_on():
+    console = terminal()
+    with Progress(False, console=console, clock=Clock()) as progress:
+        progress.started(1, 0)
+        print(f"warning: tasks{TITLE}.csv: read slowly", file=sys.stderr)
+        print(f"out{TITLE}")
+    drawn = console.file.getvalue()
+    assert "\x07" not in drawn and "\x1b]0" not in drawn
+    assert "warning: tasks\\x1b]0;pwn\\x07.csv: read slowly" in ANSI.sub("", drawn)
+    assert "out\\x1b]0;pwn\\x07" in ANSI.sub("", drawn)
+
+
+def test_plain_lines_show_escapes(capsys):
+    with Progress(True, clock=Clock()) as progress:
+        progress.started(1, 0)
+        progress.note(f"round 1: stopped: a{TITLE}")
+    assert "round 1: stopped: a\\x1b]0;pwn\\x07\n" in capsys.readouterr().err
+
+
+class Tty(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_the_live_view_draws_below_the_escaping_of_what_a_command_prints(monkeypatch):
+    """The command escapes stdout and stderr; rich's own escape codes go below that, or the
+    view would be drawn as text."""
+    from harness.terminal import printing_printably
+
+    tty = Tty()
+    monkeypatch.setattr(sys, "stderr", tty)
+    with printing_printably(), Progress(False, clock=Clock()) as progress:
+        progress.started(1, 0)
+        progress.recorded(record(f"a{TITLE}", correct=True))
+    drawn = tty.getvalue()
+    assert "\x1b[" in drawn and "\\x1b[" not in drawn  # rich's cursor moves, acted on
+    assert "a\\x1b]0;pwn\\x07" in drawn and "\x07" not in drawn

@@ -42,7 +42,8 @@ def test_columns_are_chosen(results):
 
 def test_unknown_column_lists_the_real_ones(results):
     result = CliRunner().invoke(main, ["table", results, "--columns", "acc"])
-    assert result.exit_code == 2 and "unknown column 'acc'; columns: arm, n" in result.output
+    assert result.exit_code == 2 and "unknown column 'acc' (pass@k" in result.output
+    assert "--format csv has every column); columns: arm, n, correct" in result.output
 
 
 def test_vs_adds_the_paired_difference_against_a_reference_arm(results):

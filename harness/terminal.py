@@ -1,0 +1,119 @@
+"""Text from data, made safe to print: its control characters shown, not acted on.
+
+A task id, an arm's name, a prompt file's name, a model's answer, a grader's reason or an
+error's text may hold anything. At a terminal an escape sequence in it would set the
+window's title (``\\x1b]0;...\\x07``), clear the screen (``\\x1b[2J``), move the cursor or
+recolour what follows; a carriage return would write over what came before; a
+bidirectional override would show text in another order than it is stored; a lone
+surrogate would fail to encode. Each becomes its escape as text, as ``repr`` writes it
+(ESC is ``\\x1b``): shown, never dropped, so what the data held can still be read.
+
+``printable`` keeps newlines and tabs (a block of text); ``one_line`` escapes them too (a
+table's cell, a name in a line); ``error_line`` also cuts a long error to its start, which
+names the file and line. ``printing_printably`` applies ``printable`` to everything written
+to stdout and stderr, the last guard behind the commands that escape their data before
+laying it out. A text already made printable is left as it is.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+_KEPT = {ord("\n"), ord("\t")}
+_C0_C1 = [*range(0x20), 0x7F, *range(0x80, 0xA0)]
+_FORMATTING = [0x061C, 0x200E, 0x200F, 0x2028, 0x2029, *range(0x202A, 0x202F)]
+_FORMATTING += [*range(0x2066, 0x206A), 0xFEFF]
+_SURROGATES = range(0xD800, 0xE000)
+
+_BLOCK: dict[int, str] = {c: f"\\x{c:02x}" for c in _C0_C1 if c not in _KEPT}
+_BLOCK |= {c: f"\\u{c:04x}" for c in (*_FORMATTING, *_SURROGATES)}
+_LINE = _BLOCK | {ord("\n"): "\\n", ord("\t"): "\\t"}
+
+#: The characters of an error line at most: its start names the file, line and field.
+#: The lines loopbench words itself fit (an unknown pattern's, naming every registered one
+#: and how to add one, is about 460), but for lists of names that a file or a plugin can
+#: lengthen; what a file or a reply held, quoted in one, is cut.
+ERROR_CHARS = 500
+
+
+def printable(text: str) -> str:
+    """``text`` with every control character but newline and tab written as its escape."""
+    return text.translate(_BLOCK)
+
+
+def one_line(text: str) -> str:
+    """``text`` as one line: every control character, newline and tab too, as its escape."""
+    return text.translate(_LINE)
+
+
+def error_line(text: str, more: int = 0) -> str:
+    """``text`` as one line of at most ``ERROR_CHARS`` characters: a longer one keeps its
+    start and says how many characters were cut. ``more``: characters of the error already
+    left off ``text``. Reads only the start of a text of any length."""
+    head = one_line(text[: ERROR_CHARS + 1])
+    if len(head) <= ERROR_CHARS and len(text) <= ERROR_CHARS and not more:
+        return head
+    total = len(text) + more
+    budget = ERROR_CHARS - len(_cut_note(total))
+    kept = shown = 0
+    for char in text[:budget]:
+        width = len(one_line(char))
+        if shown + width > budget:
+            break
+        kept, shown = kept + 1, shown + width
+    return one_line(text[:kept]) + _cut_note(total - kept)
+
+
+def _cut_note(cut: int) -> str:
+    return f"… ({cut:,} more characters cut)"
+
+
+class PrintableStream:
+    """stdout or stderr, with what is written to it made ``printable`` first. ``raw`` is
+    the stream below, for a writer (rich's live view) that draws with escape sequences of
+    its own and escapes its data itself."""
+
+    def __init__(self, stream: Any) -> None:
+        self.raw = stream
+
+    def write(self, text: Any) -> int:
+        # Bytes go on as they are, which a text stream refuses as it always did.
+        self.raw.write(printable(text) if isinstance(text, str) else text)
+        return len(text)
+
+    def writelines(self, lines: Iterable[str]) -> None:
+        for line in lines:
+            self.write(line)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.raw, name)
+
+
+def unescaped(stream: Any) -> Any:
+    """The stream below ``stream``'s ``PrintableStream``, if it has one."""
+    return stream.raw if isinstance(stream, PrintableStream) else stream
+
+
+@contextlib.contextmanager
+def printing_printably() -> Iterator[None]:
+    """Within it, whatever is written to stdout or stderr is made ``printable``."""
+    before = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = PrintableStream(sys.stdout), PrintableStream(sys.stderr)
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = before
+
+
+__all__ = [
+    "ERROR_CHARS",
+    "PrintableStream",
+    "error_line",
+    "one_line",
+    "printable",
+    "printing_printably",
+    "unescaped",
+]
