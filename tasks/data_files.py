@@ -38,7 +38,7 @@ SUFFIXES = (".csv", ".jsonl", ".json", ".parquet", ".yaml", ".yml")
 EXAMPLE = "a header row naming question, answer and id (or columns mapped to them)"
 #: The most rows read from a data file: a larger one is run in parts (``--limit``), so that
 #: every command ends in seconds and within memory.
-MAX_ROWS = 100_000
+MAX_ROWS = 50_000
 #: The largest JSON or YAML file of tasks: read whole (not row by row), as a document.
 MAX_DOCUMENT_BYTES = {".json": 32 * 2**20, ".yaml": 8 * 2**20, ".yml": 8 * 2**20}
 #: The longest line of a JSONL file.
@@ -216,7 +216,9 @@ def _parquet_rows(path: Path, most: int) -> list[Row]:
     text = 0
     try:
         with duckdb.connect() as db:
-            db.execute("SET memory_limit = '512MB'; SET threads = 1")
+            db.execute(
+                "SET memory_limit = '512MB'; SET threads = 1; SET enable_progress_bar = false"
+            )
             query = f"SELECT * FROM read_parquet(?) LIMIT {int(most)}"
             result = db.execute(query, [str(path)])
             names = [column[0] for column in result.description or []]
