@@ -8,6 +8,7 @@ the column and what is expected.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -193,17 +194,11 @@ def _extra(row: Row, key: str, column: str) -> Any:
 
 
 def choices_in(row: Row, column: str, value: Any) -> list[str]:
-    """A choices cell: a list, a JSON list's text, or options separated by ``|``; at
-    least two, none blank."""
-    if isinstance(value, str) and value.lstrip().startswith("["):
-        try:
-            value = load_json(value)
-        except StructureError as exc:
-            if not exc.invalid:
-                raise _refusal(row, column, exc.why) from None
-            # said below: not a list
-    elif isinstance(value, str):
-        value = value.split("|")
+    """A choices cell: a list, a JSON list's text (read as ``_json_checked`` reads it), or
+    options separated by ``|``; at least two, none blank."""
+    if isinstance(value, str):
+        with contextlib.suppress(StructureError):  # said below: not a list
+            value = load_json(value) if value.lstrip().startswith("[") else value.split("|")
     if not isinstance(value, list) or len(value) < 2:
         raise _refusal(
             row,

@@ -6,11 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 
 
-def parquet_rows(path: Path, rows: int = 10_000_000) -> None:
+def readers_parquet_rows(path: Path, rows: int = 10_000_000) -> None:
     """A Parquet file of ``rows`` small tasks (10^7 make about 50 MB), written by DuckDB."""
     import duckdb
 
     with duckdb.connect() as db:
+        db.execute("SET enable_progress_bar = false")
         db.execute(
             f"COPY (SELECT 't' || i AS id, 'What is ' || i || ' + 1?' AS question, "
             f"CAST(i + 1 AS VARCHAR) AS answer FROM range({int(rows)}) r(i)) "
@@ -18,7 +19,7 @@ def parquet_rows(path: Path, rows: int = 10_000_000) -> None:
         )
 
 
-def jsonl_rows(path: Path, rows: int = 1_000_000, pad: int = 0) -> None:
+def readers_jsonl_rows(path: Path, rows: int = 1_000_000, pad: int = 0) -> None:
     """A JSONL file of ``rows`` small tasks, each question padded by ``pad`` characters."""
     filler = "x" * pad
     with path.open("w", encoding="utf-8") as out:
@@ -28,37 +29,37 @@ def jsonl_rows(path: Path, rows: int = 1_000_000, pad: int = 0) -> None:
             )
 
 
-def csv_rows(path: Path, rows: int = 1_000_000) -> None:
+def readers_csv_rows(path: Path, rows: int = 1_000_000) -> None:
     """A CSV file of ``rows`` small tasks."""
     with path.open("w", encoding="utf-8") as out:
         out.write("id,question,answer\n")
         out.writelines(f"t{i},What is {i} + 1?,{i + 1}\n" for i in range(rows))
 
 
-def deep_json(path: Path, depth: int = 100_000, where: str = "answer") -> None:
+def readers_deep_json(path: Path, depth: int = 100_000, where: str = "answer") -> None:
     """A JSON list of one task whose ``where`` field nests lists ``depth`` deep."""
     deep = "[" * depth + "1" + "]" * depth
     fields = {"id": '"a"', "question": '"q?"', "answer": '"1"', where: deep}
     path.write_text("[{" + ", ".join(f'"{k}": {v}' for k, v in fields.items()) + "}]\n")
 
 
-def deep_jsonl(path: Path, depth: int = 100_000) -> None:
+def readers_deep_jsonl(path: Path, depth: int = 100_000) -> None:
     """A JSONL task whose answer nests lists ``depth`` deep."""
     deep = "[" * depth + "1" + "]" * depth
     path.write_text(f'{{"id": "a", "question": "q?", "answer": {deep}}}\n')
 
 
-def deep_csv_choices(path: Path, depth: int = 100_000) -> None:
+def readers_deep_csv_choices(path: Path, depth: int = 100_000) -> None:
     """A CSV task whose choices cell is a JSON list nested ``depth`` deep."""
     path.write_text(f'id,question,answer,choices\na,q?,A,"{"[" * depth}"\n')
 
 
-def deep_yaml(path: Path, depth: int = 100_000) -> None:
+def readers_deep_yaml(path: Path, depth: int = 100_000) -> None:
     """A YAML list of one promptfoo test whose variable nests flow lists ``depth`` deep."""
     path.write_text(f"- vars: {{question: {'[' * depth}q{']' * depth}}}\n  assert: []\n")
 
 
-def billion_laughs(path: Path, levels: int = 9, width: int = 10) -> None:
+def readers_billion_laughs(path: Path, levels: int = 9, width: int = 10) -> None:
     """YAML whose aliases stand for ``width ** levels`` values: each anchor a list of
     ``width`` aliases of the one before."""
     lines = ["- &a0 [" + ", ".join(["lol"] * width) + "]"]
@@ -68,13 +69,13 @@ def billion_laughs(path: Path, levels: int = 9, width: int = 10) -> None:
     path.write_text("\n".join(lines) + "\n")
 
 
-def big_file(path: Path, mib: int = 300) -> None:
+def readers_big_file(path: Path, mib: int = 300) -> None:
     """A file over the 256 MiB input cap, made sparse (no disk written): zeros."""
     with path.open("wb") as out:
         out.truncate(mib * 2**20)
 
 
-def long_line(path: Path, mib: int = 40) -> None:
+def readers_long_line(path: Path, mib: int = 40) -> None:
     """A JSONL file of one line of ``mib`` MiB (a question that long)."""
     with path.open("w", encoding="utf-8") as out:
         out.write('{"id": "a", "answer": "1", "question": "')
@@ -82,3 +83,10 @@ def long_line(path: Path, mib: int = 40) -> None:
         for _ in range(mib):
             out.write(chunk)
         out.write('"}\n')
+
+
+def readers_fifo(path: Path) -> None:
+    """A FIFO (named pipe) where a task file should be: opening it would wait forever."""
+    import os
+
+    os.mkfifo(path)

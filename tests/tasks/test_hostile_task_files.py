@@ -10,6 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 import harness.files
+import loopbench
 import tasks.data_files
 from harness.cli.main import main
 from harness.results.identity import describe_change
@@ -206,18 +207,70 @@ def write_rows(path, rows):
     return path
 
 
-@pytest.mark.parametrize("suffix", [".csv", ".jsonl", ".parquet"])
-def test_a_limit_reads_only_the_first_rows_of_a_data_file(suffix, tmp_path):
-    # The third row is malformed (no question): read with a limit of 2, it is never read.
-    rows = [("a", "q1?", "Paris"), ("b", "q2?", "Rome"), ("c", "", "Oslo")]
+@pytest.mark.parametrize(
+    ("suffix", "unreadable"),
+    [(".csv", b"d,q4?," + b"x" * 200_000 + b"\n"), (".jsonl", b"{not json\n")],
+)
+def test_a_limit_reads_only_the_first_rows_of_a_data_file(suffix, unreadable, tmp_path):
+    # The fourth row cannot be read (a CSV field over the csv module's limit, text that is
+    # not JSON): with a limit of 2, the reader reads a third to know there are more, and
+    # stops there.
+    rows = [("a", "q1?", "Paris"), ("b", "q2?", "Rome"), ("c", "q3?", "Oslo")]
     data = write_rows(tmp_path / f"t{suffix}", rows)
+    data.write_bytes(data.read_bytes() + unreadable)
     first = load_taskset(data, limit=2)
     assert [t.id for t in first.tasks] == ["a", "b"] and first.more
     assert first.fingerprint()["first"] == 2
-    with pytest.raises(TaskSetError, match="column 'question': empty"):
+    with pytest.raises(TaskSetError, match=rf"t{suffix}:[45]: "):
         load_taskset(data)
-    whole = load_taskset(write_rows(tmp_path / f"u{suffix}", rows[:2]), limit=2)
-    assert not whole.more and "first" not in whole.fingerprint()
+
+
+def test_a_limit_is_asked_of_duckdb_so_rows_past_it_are_never_fetched(monkeypatch, tmp_path):
+    # Past the first rows, their text would be over the cap: fetched, they would be refused.
+    monkeypatch.setattr(tasks.data_files, "MAX_INPUT_BYTES", 10_000)
+    data = tmp_path / "t.parquet"
+    with duckdb.connect() as db:
+        db.execute(
+            "COPY (SELECT 't' || i AS id, 'q' || repeat('x', 1000) AS question, 'P' AS answer "
+            f"FROM range(20) r(i)) TO '{data}'"
+        )
+    first = load_taskset(data, limit=2)
+    assert [t.id for t in first.tasks] == ["t0", "t1"] and first.more
+    refused(data, "cells hold more than 0 MiB of text")
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".jsonl", ".parquet"])
+def test_a_file_read_whole_within_its_limit_is_not_marked_as_read_in_part(suffix, tmp_path):
+    data = write_rows(tmp_path / f"t{suffix}", [("a", "q1?", "Paris"), ("b", "q2?", "Rome")])
+    whole = load_taskset(data, limit=2)
+    assert len(whole.tasks) == 2 and not whole.more and "first" not in whole.fingerprint()
+
+
+def test_a_parquet_cell_nested_too_deep_is_refused(tmp_path):
+    data = tmp_path / "t.parquet"
+    deep = "[" * 101 + "1" + "]" * 101
+    with duckdb.connect() as db:
+        db.execute(f"COPY (SELECT 'a' id, 'q?' question, {deep} answer) TO '{data}'")
+    refused(data, ": row index 0: column 'answer': lists and objects nested more than 100")
+
+
+class Scored(loopbench.TaskBase):
+    expected: float
+
+
+@pytest.fixture
+def float_grader(registries):
+    register = loopbench.register_grader(
+        "scored", Scored, "a float", from_target=lambda target, extras: float(target)
+    )
+    register(lambda setup: None)
+
+
+def test_an_answer_a_grader_reads_as_nan_is_refused(float_grader, tmp_path):
+    data = tmp_path / "t.csv"
+    data.write_text("id,question,answer\na,q?,nan\n")
+    with pytest.raises(TaskSetError, match=r"t.csv:2: column 'answer': nan; expected a finite"):
+        load_taskset(data, "scored")
 
 
 @pytest.mark.parametrize("suffix", [".csv", ".jsonl", ".parquet", ".json"])
@@ -242,17 +295,6 @@ def test_a_parquet_file_over_the_input_cap_is_refused_before_duckdb_reads_it(tmp
     with data.open("wb") as out:
         out.truncate(harness.files.MAX_INPUT_BYTES + 1)  # sparse: nothing written
     refused(data, "is larger than 256 MiB")
-
-
-def test_a_parquet_file_whose_cells_unpack_past_the_cap_is_refused(monkeypatch, tmp_path):
-    monkeypatch.setattr(tasks.data_files, "MAX_INPUT_BYTES", 10_000)
-    data = tmp_path / "t.parquet"
-    with duckdb.connect() as db:
-        db.execute(
-            "COPY (SELECT 't' || i AS id, repeat('x', 1000) AS question, 'P' AS answer "
-            f"FROM range(20) r(i)) TO '{data}'"
-        )
-    refused(data, "cells hold more than")
 
 
 def test_a_jsonl_line_or_json_file_over_its_cap_is_refused(monkeypatch, tmp_path):
@@ -289,3 +331,11 @@ def test_a_run_with_a_limit_then_without_adds_the_rest_to_the_folder(tmp_path):
     assert set(meta["fingerprint"]["tasks"]) == {"a", "b", "c"}
     assert "first" not in meta["fingerprint"]
     assert len((out / "runs.jsonl").read_text().splitlines()) == 3
+
+
+def test_a_lone_surrogate_in_an_encyclopedia_entry_is_replaced(tmp_path):
+    (tmp_path / "taskset.toml").write_text('name = "t"\ntools = ["lookup"]\n')
+    line = {"id": "a", "question": "q", "expected": {"numbers": [1]}}
+    (tmp_path / "tasks.jsonl").write_text(json.dumps(line) + "\n")
+    (tmp_path / "encyclopedia.json").write_text('{"entries": {"Oslo": "a city \\ud800"}}')
+    assert load_taskset(tmp_path).encyclopedia.entries == {"Oslo": "a city \ufffd"}
