@@ -52,7 +52,8 @@ class StructureError(ValueError):
         super().__init__(self.why)
         self.line, self.field = line, field
         self.invalid = invalid
-        """Not JSON at all (rather than JSON refused)."""
+        """Not JSON Python reads at all (rather than JSON refused): text that is not JSON,
+        a number of over 4300 digits."""
         self.number = number
         """A number refused: NaN or an infinity."""
 
@@ -77,7 +78,7 @@ def load_json(text: str) -> Any:
     except RecursionError:
         raise StructureError(_too_deep()) from None
     except ValueError:  # int(): a number of over 4300 digits
-        raise StructureError("a number of over 4300 digits") from None
+        raise StructureError("a number of over 4300 digits", invalid=True) from None
     check_depth(value)
     return value
 
