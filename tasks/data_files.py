@@ -40,7 +40,7 @@ EXAMPLE = "a header row naming question, answer and id (or columns mapped to the
 #: every command ends in seconds and within memory.
 MAX_ROWS = 50_000
 #: The largest JSON or YAML file of tasks: read whole (not row by row), as a document.
-MAX_DOCUMENT_BYTES = {".json": 32 * 2**20, ".yaml": 8 * 2**20, ".yml": 8 * 2**20}
+MAX_DOCUMENT_BYTES = {".json": 8 * 2**20, ".yaml": 2**20, ".yml": 2**20}
 #: The longest line of a JSONL file.
 MAX_LINE_BYTES = 32 * 2**20
 
@@ -93,7 +93,7 @@ def _read_rows(path: Path, limit: int | None) -> tuple[list[Row], bool]:
             read = _csv_rows(path, handle) if suffix == ".csv" else _jsonl_rows(path, handle)
             rows = list(islice(stack.enter_context(closing(read)), wanted + 1))
     else:
-        rows = _list_rows(path, read_text(path, TaskSetError, expected))
+        rows = _list_rows(path, expected)
     if len(rows) <= wanted:
         return rows, False
     if limit is None or limit > MAX_ROWS:
@@ -172,11 +172,12 @@ def _jsonl_rows(path: Path, handle: BinaryIO) -> Generator[Row, None, None]:
             yield Row(where, number, _object(where, _json(where, line)))
 
 
-def _list_rows(path: Path, text: str) -> list[Row]:
+def _list_rows(path: Path, expected: str) -> list[Row]:
     """A JSON or YAML file: a list of objects."""
     suffix = path.suffix.lower()
     cap = MAX_DOCUMENT_BYTES[suffix]
-    if len(text) > cap:  # characters: at least as many bytes
+    large = path.is_file() and path.stat().st_size > cap  # refused before it is read
+    if large or len(text := read_text(path, TaskSetError, expected)) > cap:
         raise TaskSetError(
             f"{path}: is larger than {cap // 2**20} MiB, more than a {suffix[1:].upper()} file "
             "of tasks is read whole; write it as JSONL (one task a line)"
