@@ -90,3 +90,24 @@ def readers_fifo(path: Path) -> None:
     import os
 
     os.mkfifo(path)
+
+
+def readers_promptfoo_yaml(path: Path, mib: int = 8) -> None:
+    """promptfoo tests in YAML filling ``mib`` MiB: past the YAML file cap."""
+    with path.open("w", encoding="utf-8") as out:
+        written, i = 0, 0
+        while written < mib * 2**20:
+            written += out.write(f"- vars: {{question: 'What is {i} + 1?'}}\n")
+            written += out.write(f"  assert: [{{type: equals, value: '{i + 1}'}}]\n")
+            i += 1
+
+
+def readers_json_list(path: Path, mib: int = 40) -> None:
+    """A JSON list of small tasks filling ``mib`` MiB: past the JSON file cap."""
+    with path.open("w", encoding="utf-8") as out:
+        out.write("[")
+        written, i = 0, 0
+        while written < mib * 2**20:
+            written += out.write(f'{{"id": "t{i}", "question": "q{i}?", "answer": "{i}"}}, ')
+            i += 1
+        out.write('{"id": "last", "question": "q?", "answer": "1"}]')
