@@ -99,7 +99,7 @@ def _read_rows(path: Path, limit: int | None) -> tuple[list[Row], bool]:
     if limit is None or limit > MAX_ROWS:
         raise TaskSetError(
             f"{path}: holds more than {MAX_ROWS:,} rows, more than are read at once; run "
-            "the first N with --limit N, or split the file"
+            f"the first N (up to {MAX_ROWS:,}) with --limit N, or split the file"
         )
     return rows[:wanted], True
 
