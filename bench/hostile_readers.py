@@ -68,6 +68,7 @@ def main() -> None:
             "big.jsonl": lambda p: make.readers_jsonl_rows(p, options.jsonl_rows),
             "big.csv": lambda p: make.readers_csv_rows(p, options.jsonl_rows),
             "bound.jsonl": lambda p: make.readers_jsonl_rows(p, 50_000),
+            "small.jsonl": lambda p: make.readers_jsonl_rows(p, 3),
             "laughs.yaml": make.readers_billion_laughs,
             "deep.yaml": make.readers_deep_yaml,
             "deep.json": make.readers_deep_json,
@@ -78,6 +79,7 @@ def main() -> None:
         parquet, jsonl = f"{options.parquet_rows:,}-row", f"{options.jsonl_rows:,}-row"
         cases: list[tuple[str, str | list[str]]] = [
             ("--help", ["--help"]),
+            ("3-row JSONL, tasks list (the fixed cost)", "small.jsonl"),
             (f"{parquet} Parquet, run --limit 1", "big.parquet"),
             (f"{parquet} Parquet, tasks list", "big.parquet"),
             (f"{jsonl} JSONL, run --limit 1", "big.jsonl"),

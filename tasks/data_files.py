@@ -97,11 +97,15 @@ def _read_rows(path: Path, limit: int | None) -> tuple[list[Row], bool]:
     if len(rows) <= wanted:
         return rows, False
     if limit is None or limit > MAX_ROWS:
-        raise TaskSetError(
-            f"{path}: holds more than {MAX_ROWS:,} rows, more than are read at once; run "
-            f"the first N (up to {MAX_ROWS:,}) with --limit N, or split the file"
-        )
+        raise _too_many(path)
     return rows[:wanted], True
+
+
+def _too_many(path: Path) -> TaskSetError:
+    return TaskSetError(
+        f"{path}: holds more than {MAX_ROWS:,} rows, more than are read at once; run "
+        f"the first N (up to {MAX_ROWS:,}) with --limit N, or split the file"
+    )
 
 
 def _csv_rows(path: Path, handle: BinaryIO) -> Generator[Row, None, None]:
@@ -220,6 +224,10 @@ def _parquet_rows(path: Path, most: int) -> list[Row]:
             db.execute(
                 "SET memory_limit = '512MB'; SET threads = 1; SET enable_progress_bar = false"
             )
+            if most > MAX_ROWS:  # counted from the file's metadata: refused unfetched
+                counted = db.execute("SELECT count(*) FROM read_parquet(?)", [str(path)])
+                if (found := counted.fetchone()) and found[0] > MAX_ROWS:
+                    raise _too_many(path)
             query = f"SELECT * FROM read_parquet(?) LIMIT {int(most)}"
             result = db.execute(query, [str(path)])
             names = [column[0] for column in result.description or []]

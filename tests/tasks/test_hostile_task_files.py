@@ -239,6 +239,21 @@ def test_a_limit_is_asked_of_duckdb_so_rows_past_it_are_never_fetched(monkeypatc
     refused(data, "cells hold more than 0 MiB of text")
 
 
+def test_a_parquet_file_of_too_many_rows_is_refused_by_its_count_before_a_row_is_fetched(
+    monkeypatch, tmp_path
+):
+    # Fetched, the first four rows' text would be over the cap, and refused as that.
+    monkeypatch.setattr(tasks.data_files, "MAX_INPUT_BYTES", 3_000)
+    monkeypatch.setattr(tasks.data_files, "MAX_ROWS", 3)
+    data = tmp_path / "t.parquet"
+    with duckdb.connect() as db:
+        db.execute(
+            "COPY (SELECT 't' || i AS id, 'q' || repeat('x', 1000) AS question, 'P' AS answer "
+            f"FROM range(20) r(i)) TO '{data}'"
+        )
+    refused(data, "holds more than 3 rows")
+
+
 @pytest.mark.parametrize("suffix", [".csv", ".jsonl", ".parquet"])
 def test_a_file_read_whole_within_its_limit_is_not_marked_as_read_in_part(suffix, tmp_path):
     data = write_rows(tmp_path / f"t{suffix}", [("a", "q1?", "Paris"), ("b", "q2?", "Rome")])
