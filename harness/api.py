@@ -136,7 +136,9 @@ class Experiment:
     @cached_property
     def taskset(self) -> TaskSet:
         """The task set, loaded once (TaskSetError says what is wrong with it)."""
-        return self.tasks if isinstance(self.tasks, TaskSet) else load_taskset(self.tasks)
+        if isinstance(self.tasks, TaskSet):
+            return self.tasks
+        return load_taskset(self.tasks, limit=self.limit if self.slice is None else None)
 
     @cached_property
     def chosen(self) -> TaskSet:
@@ -297,7 +299,7 @@ class Experiment:
                 "give --model and --base-url of a served model"
             )
         experiment = cls(
-            load_taskset(config.tasks, config.grader, config.columns),
+            load_taskset(config.tasks, config.grader, config.columns, config.rows_to_read),
             config.arms,
             config.repeats,
             config.runs_at_once(len(found)),

@@ -147,7 +147,8 @@ class RunConfig(BaseModel):
     repeats: int = Field(default=1, ge=1)
     """Runs of every (model, arm, task)."""
     limit: int | None = Field(default=None, ge=1)
-    """Only the first N tasks; the folder stays tied to the whole set."""
+    """Only the first N tasks; the folder stays tied to the whole set (a data file's, to
+    the tasks read: the first N, and those a later run reads)."""
     slice: Annotated[str, _filled("a slice")] | None = None
     """Only the tasks of this slice (``hard-100``); the folder stays tied to the whole set."""
     plugins: list[str] = Field(default_factory=list)
@@ -252,6 +253,12 @@ class RunConfig(BaseModel):
                 "workers do not share them: drop them, or run with --executor local"
             )
         return self
+
+    @property
+    def rows_to_read(self) -> int | None:
+        """How many rows of a data file to read: the first ``limit`` (all, with a slice,
+        which is chosen before the limit)."""
+        return self.limit if self.slice is None else None
 
     def runs_at_once(self, endpoints: int = 1) -> int:
         """Runs in flight: by default twice the requests all ``endpoints`` allow, so that

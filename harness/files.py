@@ -11,9 +11,10 @@ import os
 import re
 import stat
 import tomllib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from pydantic import ValidationError
 
@@ -67,15 +68,11 @@ def _not_regular(mode: int) -> str:
     return f"is {kind}, not a regular file"
 
 
-def read_bounded(path: Path, limit: int = MAX_INPUT_BYTES) -> bytes:
-    """The bytes of the regular file ``path``; ``NotAnInputFile`` (an ``OSError``) for a
-    FIFO, a device, a socket or a file over ``limit`` bytes, so that none can hang or fill
-    memory, and the usual ``OSError`` for a missing or unreadable file or a folder.
-
-    A special file is refused before it is opened; the opening itself does not wait (a FIFO
-    put in the file's place meanwhile is refused as well), and what is opened is checked
-    again before a byte is read.
-    """
+@contextmanager
+def open_bounded(path: Path, limit: int = MAX_INPUT_BYTES) -> Iterator[BinaryIO]:
+    """The regular file ``path`` opened for reading, as ``read_bounded`` opens it: refused
+    (``NotAnInputFile``) when it is a FIFO, a device, a socket or over ``limit`` bytes, so
+    that a reader taking it line by line stops as ``read_bounded`` would."""
     if problem := special_file_problem(path):
         raise NotAnInputFile(problem)
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
@@ -88,6 +85,19 @@ def read_bounded(path: Path, limit: int = MAX_INPUT_BYTES) -> bytes:
         if opened.st_size > limit:
             raise NotAnInputFile(_too_large(limit))
         os.set_blocking(fd, True)
+        yield handle
+
+
+def read_bounded(path: Path, limit: int = MAX_INPUT_BYTES) -> bytes:
+    """The bytes of the regular file ``path``; ``NotAnInputFile`` (an ``OSError``) for a
+    FIFO, a device, a socket or a file over ``limit`` bytes, so that none can hang or fill
+    memory, and the usual ``OSError`` for a missing or unreadable file or a folder.
+
+    A special file is refused before it is opened; the opening itself does not wait (a FIFO
+    put in the file's place meanwhile is refused as well), and what is opened is checked
+    again before a byte is read.
+    """
+    with open_bounded(path, limit) as handle:
         data = handle.read(limit + 1)
     if len(data) > limit:  # grew while it was read
         raise NotAnInputFile(_too_large(limit))
@@ -108,8 +118,23 @@ def read_text(
     ``expected`` says what the file should be, e.g. "a TOML price table". A FIFO, a device
     or a file over ``limit`` bytes is refused rather than read.
     """
-    try:
+    with input_errors(path, error, expected):
         data = read_bounded(path, limit)
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise error(
+            f"{path}:{line}: byte {data[exc.start]:#04x} is not UTF-8; save the file as UTF-8"
+        ) from None
+
+
+@contextmanager
+def input_errors(path: Path, error: Callable[[str], Exception], expected: str) -> Iterator[None]:
+    """Opening or reading ``path`` within: its ``OSError`` as ``error``'s one line (a
+    folder, no such file, a FIFO or device, a file too large, no permission)."""
+    try:
+        yield
     except IsADirectoryError:
         raise error(f"{path}: is a folder; expected {expected}") from None
     except FileNotFoundError:
@@ -119,13 +144,6 @@ def read_text(
         if isinstance(exc, NotAnInputFile):
             raise error(f"{path}: {reason}; expected {expected}") from None
         raise error(f"{path}: cannot be read ({reason}); expected {expected}") from None
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        raise error(
-            f"{path}:{line}: byte {data[exc.start]:#04x} is not UTF-8; save the file as UTF-8"
-        ) from None
 
 
 _TOML_PLACE = re.compile(r"(?P<what>.*) \(at line (?P<line>\d+), column (?P<column>\d+)\)")

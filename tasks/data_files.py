@@ -1,24 +1,32 @@
-"""A task set's tasks from one data file: a CSV (the csv module), a JSONL file (line by
-line), a JSON or YAML list, or a Parquet file (read by DuckDB).
+"""A task set's tasks from one data file: a CSV (the csv module) or a JSONL file, read row
+by row; a JSON or YAML list, read whole; or a Parquet file (read by DuckDB).
 
 Rows are read by their columns (``tasks.rows``), unless their fields say they are Inspect
 samples (``input``) or promptfoo tests (``vars``, ``assert``), read as those tools write
 them (``tasks.sample_formats``). A row's place is said as a line number (CSV, JSONL), an
 item (JSON, YAML) or a row index from 0 (Parquet).
+
+Every format is read within bounds: the file within ``MAX_INPUT_BYTES`` (a JSON or YAML
+file, read whole, within less), at most ``MAX_ROWS`` rows, nesting and YAML aliases as
+``harness.structured`` bounds them. Given a ``limit`` (``run --limit N``), only the first
+N rows are read: a JSONL or CSV file stops there, a Parquet file is asked for no more.
 """
 
 from __future__ import annotations
 
 import csv
 import io
-import json
+from collections.abc import Generator, Sequence
+from contextlib import ExitStack, closing
 from dataclasses import replace
+from itertools import count, islice
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO, NamedTuple
 
 from graders.registry import GRADERS
 from graders.task_models import TaskBase, TaskSetError
-from harness.files import read_text
+from harness.files import MAX_INPUT_BYTES, input_errors, open_bounded, read_text
+from harness.structured import StructureError, load_json, load_yaml
 from tasks.rows import Columns, Row, tasks_from_rows
 from tasks.sample_formats import inspect_rows, is_inspect, is_promptfoo, promptfoo_rows
 
@@ -28,15 +36,33 @@ from tasks.sample_formats import inspect_rows, is_inspect, is_promptfoo, promptf
 DEFAULT_GRADER = "em"
 SUFFIXES = (".csv", ".jsonl", ".json", ".parquet", ".yaml", ".yml")
 EXAMPLE = "a header row naming question, answer and id (or columns mapped to them)"
+#: The most rows read from a data file: a larger one is run in parts (``--limit``), so that
+#: every command ends in seconds and within memory.
+MAX_ROWS = 50_000
+#: The largest JSON or YAML file of tasks: read whole (not row by row), as a document.
+MAX_DOCUMENT_BYTES = {".json": 8 * 2**20, ".yaml": 2**20, ".yml": 2**20}
+#: The longest line of a JSONL file.
+MAX_LINE_BYTES = 32 * 2**20
+
+
+class DataTasks(NamedTuple):
+    tasks: list[TaskBase]
+    grader: str
+    """The grader reading them: the one named, else the format's."""
+    more: bool
+    """Read with a limit, and the file holds rows past it (neither read nor checked)."""
 
 
 def is_data_file(path: Path) -> bool:
     return path.suffix.lower() in SUFFIXES and not path.is_dir()
 
 
-def data_tasks(path: Path, columns: Columns, grader: str | None) -> tuple[list[TaskBase], str]:
-    """The file's tasks, and the grader reading them: ``grader``, else its format's."""
-    rows = _read_rows(path)
+def data_tasks(
+    path: Path, columns: Columns, grader: str | None, limit: int | None = None
+) -> DataTasks:
+    """The file's tasks (its first ``limit``, when given), and the grader reading them:
+    ``grader``, else its format's."""
+    rows, more = _read_rows(path, limit)
     if not rows:
         raise TaskSetError(f"{path}: holds no rows; expected {EXAMPLE}")
     if is_promptfoo(rows[0]):
@@ -50,56 +76,127 @@ def data_tasks(path: Path, columns: Columns, grader: str | None) -> tuple[list[T
     else:
         default = DEFAULT_GRADER
     name = grader or default
-    return tasks_from_rows(rows, columns, GRADERS.lookup(name)), name
+    return DataTasks(tasks_from_rows(rows, columns, GRADERS.lookup(name)), name, more)
 
 
-def _read_rows(path: Path) -> list[Row]:
+def _read_rows(path: Path, limit: int | None) -> tuple[list[Row], bool]:
+    """The first ``limit`` rows (else all, up to ``MAX_ROWS``), and whether more follow."""
+    wanted = min(limit or MAX_ROWS, MAX_ROWS)
     suffix = path.suffix.lower()
+    expected = f"a {suffix[1:].upper()} file of tasks"
     if suffix == ".parquet":
-        return _parquet_rows(path)
-    text = read_text(path, TaskSetError, f"a {suffix[1:].upper()} file of tasks")
-    if suffix == ".csv":
-        return _csv_rows(path, text)
-    if suffix == ".jsonl":
-        return _jsonl_rows(path, text)
-    return _list_rows(path, text)
+        rows = _parquet_rows(path, wanted + 1)
+    elif suffix in (".csv", ".jsonl"):
+        with ExitStack() as stack:
+            with input_errors(path, TaskSetError, expected):
+                handle = stack.enter_context(open_bounded(path))
+            read = _csv_rows(path, handle) if suffix == ".csv" else _jsonl_rows(path, handle)
+            rows = list(islice(stack.enter_context(closing(read)), wanted + 1))
+    else:
+        rows = _list_rows(path, expected)
+    if len(rows) <= wanted:
+        return rows, False
+    if limit is None or limit > MAX_ROWS:
+        raise _too_many(path)
+    return rows[:wanted], True
 
 
-def _csv_rows(path: Path, text: str) -> list[Row]:
-    reader = csv.DictReader(io.StringIO(text, newline=""))
-    rows: list[Row] = []
+def _too_many(path: Path) -> TaskSetError:
+    return TaskSetError(
+        f"{path}: holds more than {MAX_ROWS:,} rows, more than are read at once; run "
+        f"the first N (up to {MAX_ROWS:,}) with --limit N, or split the file"
+    )
+
+
+def _csv_rows(path: Path, handle: BinaryIO) -> Generator[Row, None, None]:
+    text = io.TextIOWrapper(handle, encoding="utf-8-sig", newline="")
+    reader = csv.DictReader(text)
+    number = 0
     try:
-        for record in reader:
-            values = {k: v for k, v in record.items() if k is not None}  # None: extra cells
-            rows.append(Row(f"{path}:{reader.line_num}", len(rows) + 1, values))
+        with text:
+            _check_header(path, reader.fieldnames or [])
+            for record in reader:
+                values = {k: v for k, v in record.items() if k is not None}  # None: extra cells
+                number += 1
+                yield Row(f"{path}:{reader.line_num}", number, values)
     except csv.Error as exc:
         raise TaskSetError(f"{path}:{reader.line_num}: not CSV ({exc})") from None
-    return rows
+    except UnicodeDecodeError:
+        raise TaskSetError(f"{_not_utf8(path)}; save the file as UTF-8") from None
 
 
-def _jsonl_rows(path: Path, text: str) -> list[Row]:
-    rows: list[Row] = []
-    for number, line in enumerate(text.split("\n"), start=1):
-        if line.strip():
-            where = f"{path}:{number}"
-            rows.append(Row(where, len(rows) + 1, _object(where, _json(where, line))))
-    return rows
+def _not_utf8(path: Path) -> str:
+    """Where the first byte that is not UTF-8 is, read again line by line to say it."""
+    with open_bounded(path) as handle:
+        for number, raw in enumerate(handle, start=1):
+            try:
+                raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                return f"{path}:{number}: byte {raw[exc.start]:#04x} is not UTF-8"
+    return f"{path}: not UTF-8 text"
 
 
-def _list_rows(path: Path, text: str) -> list[Row]:
-    """A JSON or YAML file: a list of objects."""
-    if path.suffix.lower() == ".json":
-        data = _json(str(path), text)
-    else:
-        import yaml  # only for promptfoo's YAML test files
+def _check_header(path: Path, names: Sequence[str]) -> None:
+    """A header naming a column twice, or holding a byte order mark (a file saved with
+    two), is refused: either would hide a column."""
+    seen: dict[str, int] = {}
+    for number, name in enumerate(names, start=1):
+        if "\ufeff" in name:
+            raise TaskSetError(
+                f"{path}:1: column {name!r} holds a byte order mark (U+FEFF; the file starts "
+                "with two?); save the file as UTF-8 with at most one"
+            )
+        if name in seen:
+            raise TaskSetError(
+                f"{path}:1: column {name!r} is named twice in the header (columns "
+                f"{seen[name]} and {number}); give each column its own name"
+            )
+        seen[name] = number
 
+
+def _jsonl_rows(path: Path, handle: BinaryIO) -> Generator[Row, None, None]:
+    number = 0
+    for line_number in count(1):
+        raw: bytes = handle.readline(MAX_LINE_BYTES + 1)
+        if not raw:
+            return
+        where = f"{path}:{line_number}"
+        if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
+            raise TaskSetError(
+                f"{where}: a line over {MAX_LINE_BYTES // 2**20} MiB; expected one task a line"
+            )
         try:
-            data = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
-            why = getattr(exc, "problem", None) or " ".join(str(exc).split())
-            raise TaskSetError(f"{where}: not YAML ({why})") from None
+            line = raw.decode("utf-8-sig" if line_number == 1 else "utf-8")
+        except UnicodeDecodeError as exc:
+            raise TaskSetError(
+                f"{where}: byte {raw[exc.start]:#04x} is not UTF-8; save the file as UTF-8"
+            ) from None
+        if line.strip():
+            number += 1
+            yield Row(where, number, _object(where, _json(where, line)))
+
+
+def _list_rows(path: Path, expected: str) -> list[Row]:
+    """A JSON or YAML file: a list of objects."""
+    suffix = path.suffix.lower()
+    cap = MAX_DOCUMENT_BYTES[suffix]
+    large = path.is_file() and path.stat().st_size > cap  # refused before it is read
+    if large or len(text := read_text(path, TaskSetError, expected)) > cap:
+        raise TaskSetError(
+            f"{path}: is larger than {cap // 2**20} MiB, more than a {suffix[1:].upper()} file "
+            "of tasks is read whole; write it as JSONL (one task a line)"
+        )
+    if suffix == ".json":
+        try:
+            data = load_json(text)
+        except StructureError as exc:
+            raise TaskSetError(f"{path}{f':{exc.line}' if exc.line else ''}: {exc.why}") from None
+    else:  # promptfoo's YAML test files
+        try:
+            data = load_yaml(text)
+        except StructureError as exc:
+            where = f"{path}:{exc.line}" if exc.line else str(path)
+            raise TaskSetError(f"{where}: {exc.why}") from None
     if not isinstance(data, list):
         raise TaskSetError(f"{path}: holds a {type(data).__name__}; expected a list of objects")
     return [
@@ -108,32 +205,55 @@ def _list_rows(path: Path, text: str) -> list[Row]:
     ]
 
 
-def _parquet_rows(path: Path) -> list[Row]:
+#: Rows fetched from DuckDB at a time, their text counted as it comes.
+_BATCH = 1000
+
+
+def _parquet_rows(path: Path, most: int) -> list[Row]:
+    """The first ``most`` rows, asked for in the query; the file within ``MAX_INPUT_BYTES``
+    and the text of its cells too (a column stored once and repeated may unpack to more)."""
     import duckdb  # a dependency already, slow to import
 
-    if not path.is_file():
-        raise TaskSetError(f"{path}: no such file; expected a Parquet file of tasks")
+    expected = "a Parquet file of tasks"
+    with input_errors(path, TaskSetError, expected), open_bounded(path):
+        pass  # refused as every reader refuses: a folder, a FIFO, a file too large
+    rows: list[Row] = []
+    text = 0
     try:
         with duckdb.connect() as db:
-            result = db.execute("SELECT * FROM read_parquet(?)", [str(path)])
+            db.execute(
+                "SET memory_limit = '512MB'; SET threads = 1; SET enable_progress_bar = false"
+            )
+            if most > MAX_ROWS:  # counted from the file's metadata: refused unfetched
+                counted = db.execute("SELECT count(*) FROM read_parquet(?)", [str(path)])
+                if (found := counted.fetchone()) and found[0] > MAX_ROWS:
+                    raise _too_many(path)
+            query = f"SELECT * FROM read_parquet(?) LIMIT {int(most)}"
+            result = db.execute(query, [str(path)])
             names = [column[0] for column in result.description or []]
-            records = result.fetchall()
+            while batch := result.fetchmany(_BATCH):
+                for record in batch:
+                    text += sum(len(v) for v in record if isinstance(v, str | bytes))
+                    i = len(rows)
+                    rows.append(
+                        Row(f"{path}: row index {i}", i + 1, dict(zip(names, record, strict=True)))
+                    )
+                if text > MAX_INPUT_BYTES:
+                    raise TaskSetError(
+                        f"{path}: its cells hold more than {MAX_INPUT_BYTES // 2**20} MiB of "
+                        "text, more than a file of tasks is read for; split the file"
+                    )
     except duckdb.Error as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise TaskSetError(f"{path}: not a Parquet file DuckDB reads ({first})") from None
-    return [
-        Row(f"{path}: row index {i}", i + 1, dict(zip(names, record, strict=True)))
-        for i, record in enumerate(records)
-    ]
+    return rows
 
 
 def _json(where: str, text: str) -> Any:
     try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise TaskSetError(f"{where}: not valid JSON ({exc.msg})") from None
-    except (ValueError, RecursionError):
-        raise TaskSetError(f"{where}: a number too long or nesting too deep to read") from None
+        return load_json(text)
+    except StructureError as exc:
+        raise TaskSetError(f"{where}: {exc.why}") from None
 
 
 def _object(where: str, value: Any) -> dict[str, Any]:

@@ -34,15 +34,20 @@ def builtin_names() -> list[str]:
 
 
 def load_taskset(
-    spec: str | Path, grader: str | None = None, columns: Mapping[str, str] | None = None
+    spec: str | Path,
+    grader: str | None = None,
+    columns: Mapping[str, str] | None = None,
+    limit: int | None = None,
 ) -> TaskSet:
     """The task set ``spec`` names: a built-in or plugin's name, a folder, or a data file
     (``data.csv``, ``data.jsonl``, ``data.parquet``, an Inspect or promptfoo file).
     ``grader`` (``NAME`` or ``NAME:K=V,...``) grades it instead of its own grader; a data
-    file's ``columns`` say which column holds the question, answer, id and choices."""
+    file's ``columns`` say which column holds the question, answer, id and choices, and
+    ``limit`` how many of its rows to read (the first N: ``run --limit N``); a set of
+    another kind is read whole."""
     folder = Path(spec)
     if is_data_file(folder):
-        return data_taskset(folder, grader, columns)
+        return data_taskset(folder, grader, columns, limit)
     if folder.name == "taskset.toml" and folder.is_file():
         folder = folder.parent
     if not folder.is_dir():
@@ -59,7 +64,7 @@ def load_taskset(
                 "a folder holding tasks.jsonl and taskset.toml, or a data file ("
                 "CSV, JSONL, Parquet, Inspect or promptfoo; docs/tasksets.md)"
             )
-    return read_taskset(folder, grader, columns)
+    return read_taskset(folder, grader, columns, limit)
 
 
 def _regraded(taskset: TaskSet, grader: str | None, columns: Mapping[str, str] | None) -> TaskSet:

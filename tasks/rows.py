@@ -22,6 +22,14 @@ from graders.registry import GraderInfo
 from graders.task_models import TaskBase, TaskSetError
 from harness.errors import BadInput
 from harness.files import describe_errors
+from harness.structured import (
+    MAX_DEPTH,
+    StructureError,
+    has_surrogate,
+    load_json,
+    non_finite,
+    without_surrogates,
+)
 
 #: What the row's own cells are read as when nothing maps them.
 DEFAULT_COLUMNS = {"question": "question", "answer": "answer", "id": "id"}
@@ -80,24 +88,39 @@ def tasks_from_rows(rows: Sequence[Row], columns: Columns, grader: GraderInfo) -
 
 def _task(row: Row, columns: Columns, grader: GraderInfo) -> TaskBase:
     question = _cell(row, columns.question, "the question's text")
-    answer = _cell(row, columns.answer, "the answer")
+    answer = _json_checked(row, columns.answer, _cell(row, columns.answer, "the answer"))
     if not isinstance(question, str):
         raise _refusal(row, columns.question, f"expected the question's text, got {question!r}")
     extras = {key: _extra(row, key, column) for key, column in columns.extras.items()}
     assert grader.from_target is not None
     try:
         expected = grader.from_target(answer, extras)
-    except (BadInput, ValueError, TypeError, LookupError) as exc:
+    except (BadInput, ValueError, TypeError, LookupError, RecursionError) as exc:
         raise _refusal(row, columns.answer, f"not an answer {grader.name} reads ({exc})") from None
+    if (number := non_finite(expected)) is not None:
+        raise _refusal(row, columns.answer, f"{number}; expected a finite number")
     task = {"id": _id(row, columns), "question": question, "expected": expected}
     try:
         return grader.task_model.model_validate_json(json.dumps(task), strict=True)
     except ValidationError as exc:
+        place = exc.errors()[0]["loc"]
         column = {"id": columns.id, "question": columns.question}.get(
-            str(exc.errors()[0]["loc"][0]), columns.answer
+            str(place[0]) if place else "", columns.answer
         )
         why = describe_errors(exc, first=True)
         raise _refusal(row, column, f"{why}; {grader.name} reads e.g. {grader.example}") from None
+
+
+def _json_checked(row: Row, column: str, value: Any) -> Any:
+    """A cell as it is, refused if it is JSON's text (an object or a list) that would be
+    misread: a key given twice, ``NaN``, nesting too deep. Other text is left to the grader."""
+    if isinstance(value, str) and value.lstrip().startswith(("{", "[")):
+        try:
+            load_json(value)
+        except StructureError as exc:
+            if not exc.invalid:
+                raise _refusal(row, column, exc.why) from None
+    return value
 
 
 def _cell(row: Row, column: str, what: str) -> Any:
@@ -117,18 +140,28 @@ def _cell(row: Row, column: str, what: str) -> Any:
     return _plain(row, column, value)
 
 
-def _plain(row: Row, column: str, value: Any) -> Any:
+def _plain(row: Row, column: str, value: Any, depth: int = 0) -> Any:
     """A cell as JSON's values: a decimal as a float, a date or time as its ISO text (as
-    Parquet's DECIMAL, DATE and TIMESTAMP are read); bytes or another type refused."""
+    Parquet's DECIMAL, DATE and TIMESTAMP are read), a lone surrogate in a text replaced by
+    U+FFFD; bytes or another type, a NaN or an infinity, nesting too deep refused."""
     if isinstance(value, Decimal):
-        return float(value)
+        value = float(value)
     if isinstance(value, date | time):
         return value.isoformat()
+    if isinstance(value, str):
+        return without_surrogates(value)
+    if isinstance(value, float) and non_finite(value) is not None:
+        raise _refusal(row, column, f"{value}; expected a finite number")
+    if isinstance(value, list | tuple | dict) and depth >= MAX_DEPTH:
+        raise _refusal(row, column, f"lists and objects nested more than {MAX_DEPTH} levels deep")
     if isinstance(value, list | tuple):
-        return [_plain(row, column, item) for item in value]
+        return [_plain(row, column, item, depth + 1) for item in value]
     if isinstance(value, dict):
-        return {str(key): _plain(row, column, item) for key, item in value.items()}
-    if value is None or isinstance(value, str | int | float):
+        return {
+            without_surrogates(str(key)): _plain(row, column, item, depth + 1)
+            for key, item in value.items()
+        }
+    if value is None or isinstance(value, int | float):
         return value
     raise _refusal(
         row,
@@ -139,7 +172,15 @@ def _plain(row: Row, column: str, value: Any) -> Any:
 
 
 def _id(row: Row, columns: Columns) -> str:
-    if columns.id_named or row.values.get(columns.id) not in (None, ""):
+    given = row.values.get(columns.id)
+    if isinstance(given, str) and has_surrogate(given):
+        raise _refusal(
+            row,
+            columns.id,
+            f"{given!r} holds a lone surrogate (a \\ud800-\\udfff escape), which no UTF-8 "
+            "text holds; expected an id that is text",
+        )
+    if columns.id_named or given not in (None, ""):
         value = _cell(row, columns.id, "the task's id")
         if isinstance(value, bool) or not isinstance(value, str | int):
             raise _refusal(row, columns.id, f"expected a text or a whole number, got {value!r}")
@@ -148,16 +189,16 @@ def _id(row: Row, columns: Columns) -> str:
 
 
 def _extra(row: Row, key: str, column: str) -> Any:
-    value = _cell(row, column, f"the {key}")
+    value = _json_checked(row, column, _cell(row, column, f"the {key}"))
     return choices_in(row, column, value) if key == "choices" else value
 
 
 def choices_in(row: Row, column: str, value: Any) -> list[str]:
-    """A choices cell: a list, a JSON list's text, or options separated by ``|``; at
-    least two, none blank."""
+    """A choices cell: a list, a JSON list's text (read as ``_json_checked`` reads it), or
+    options separated by ``|``; at least two, none blank."""
     if isinstance(value, str):
-        with contextlib.suppress(ValueError):  # said below: not a list
-            value = json.loads(value) if value.lstrip().startswith("[") else value.split("|")
+        with contextlib.suppress(StructureError):  # said below: not a list
+            value = load_json(value) if value.lstrip().startswith("[") else value.split("|")
     if not isinstance(value, list) or len(value) < 2:
         raise _refusal(
             row,
@@ -165,7 +206,10 @@ def choices_in(row: Row, column: str, value: Any) -> list[str]:
             f"expected a list of two or more options (a JSON list, or options "
             f"separated by '|'), got {value!r}",
         )
-    options = [str(v).strip() if isinstance(v, str | int | float) else "" for v in value]
+    options = [
+        without_surrogates(str(v)).strip() if isinstance(v, str | int | float) else ""
+        for v in value
+    ]
     if not all(options):
         raise _refusal(row, column, f"expected options that are filled texts, got {value!r}")
     return options

@@ -43,6 +43,7 @@ from harness.errors import UnknownName
 from harness.files import describe_errors, read_text, read_toml, toml_problems
 from harness.plugins import PluginError
 from harness.registry import Registry
+from harness.structured import StructureError, has_surrogate, load_json, without_surrogates_in
 from harness.tools import ToolChoices, ToolSet
 from tasks.data_files import SUFFIXES, data_tasks
 from tasks.rows import Columns
@@ -115,6 +116,8 @@ class TaskSet:
     generated_by: str = ""
     #: The grader's options (taskset.toml's ``grader_options``, or ``--grader NAME:K=V``).
     grader_options: Mapping[str, Any] = field(default_factory=dict)
+    #: Read with a limit (``run --limit N``), its data file holding tasks past those read.
+    more: bool = False
 
     @property
     def is_code(self) -> bool:
@@ -131,7 +134,9 @@ class TaskSet:
             if book is None
             else {"entries": book.entries, "related": book.related, "naming": book.naming},
         }
-        return {"tasks": {t.id: t.fingerprint for t in self.tasks}, "tools": digest(tools)}
+        fingerprint = {"tasks": {t.id: t.fingerprint for t in self.tasks}, "tools": digest(tools)}
+        # The first tasks of a file read with a limit: the tasks after them are not known.
+        return fingerprint | {"first": len(self.tasks)} if self.more else fingerprint
 
     def only_slice(self, name: str) -> TaskSet:
         """The set with only the tasks of slice ``name`` (``--slice``); ``TaskSetError``
@@ -155,18 +160,22 @@ class TaskSet:
 
 
 def read_taskset(
-    folder: Path, grader: str | None = None, columns: Mapping[str, str] | None = None
+    folder: Path,
+    grader: str | None = None,
+    columns: Mapping[str, str] | None = None,
+    limit: int | None = None,
 ) -> TaskSet:
     """The task set in ``folder`` (taskset.toml, and tasks.jsonl or the data file it
     names), graded by ``grader`` (a spec, ``NAME:K=V``) instead of the grader it names,
-    its data file's ``columns`` mapped over taskset.toml's; ``TaskSetError`` naming the
-    file, line and field of what is wrong."""
+    its data file's ``columns`` mapped over taskset.toml's, and only its first ``limit``
+    rows read; ``TaskSetError`` naming the file, line and field of what is wrong."""
     config = _read_config(folder / "taskset.toml")
     name, options = parse_grader_spec(grader) if grader else (config.grader, config.grader_options)
+    more = False
     if config.file is not None:
         named = name if grader or "grader" in config.model_fields_set else None
         mapped = Columns.mapped({**config.columns, **(columns or {})})
-        tasks, name = data_tasks(folder / config.file, mapped, named)
+        tasks, name, more = data_tasks(folder / config.file, mapped, named, limit)
     else:
         if columns:
             raise TaskSetError(
@@ -191,19 +200,23 @@ def read_taskset(
             timeout_s=config.timeout_s,
             generated_by=config.generated_by,
             grader_options=options,
+            more=more,
         )
     )
 
 
 def data_taskset(
-    path: Path, grader: str | None = None, columns: Mapping[str, str] | None = None
+    path: Path,
+    grader: str | None = None,
+    columns: Mapping[str, str] | None = None,
+    limit: int | None = None,
 ) -> TaskSet:
     """A data file as a task set of its name (``--tasks data.csv``): no tools, graded by
-    ``grader`` (a spec) or its format's grader."""
+    ``grader`` (a spec) or its format's grader; only its first ``limit`` rows read."""
     name, options = parse_grader_spec(grader) if grader else (None, {})
-    tasks, name = data_tasks(path, Columns.mapped(columns or {}), name)
+    tasks, name, more = data_tasks(path, Columns.mapped(columns or {}), name, limit)
     made = TaskSet(path.stem, "", (), name, tuple(tasks), None, path.parent.resolve())
-    return checked_options(replace(made, grader_options=options))
+    return checked_options(replace(made, grader_options=options, more=more))
 
 
 def checked_options(taskset: TaskSet) -> TaskSet:
@@ -249,6 +262,7 @@ def _read_tasks(path: Path, grader: GraderInfo) -> list[TaskBase]:
     for number, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
+        line = _checked_line(f"{path}:{number}", line)
         try:
             task = grader.task_model.model_validate_json(line, strict=True)
         except ValidationError as exc:
@@ -263,6 +277,27 @@ def _read_tasks(path: Path, grader: GraderInfo) -> list[TaskBase]:
     if not tasks:
         raise TaskSetError(f"{path}: holds no tasks; write one JSON task a line, e.g. {example}")
     return tasks
+
+
+def _checked_line(where: str, line: str) -> str:
+    """A line of tasks.jsonl as its task model reads it, refused (``TaskSetError``) where
+    JSON would be misread (a key twice, ``NaN``, nesting too deep); a lone surrogate in a
+    text replaced by U+FFFD, and refused in an id."""
+    try:
+        value = load_json(line)
+    except StructureError as exc:
+        if exc.invalid:
+            return line  # the task model says what is wrong, and where
+        raise TaskSetError(f"{where}: {exc.why}") from None
+    if "\\ud" not in line.lower():  # no surrogate escape: the line as written
+        return line
+    task_id = value.get("id") if isinstance(value, dict) else None
+    if isinstance(task_id, str) and has_surrogate(task_id):
+        raise TaskSetError(
+            f"{where}: field 'id': {task_id!r} holds a lone surrogate (a \\ud800-\\udfff "
+            "escape), which no UTF-8 text holds; expected an id that is text"
+        )
+    return json.dumps(without_surrogates_in(value))
 
 
 class EncyclopediaFile(BaseModel):
@@ -281,15 +316,10 @@ def _read_encyclopedia(path: Path) -> Encyclopedia:
     expected = f"encyclopedia.json holding {BOOK_EXAMPLE}"
     text = read_text(path, TaskSetError, expected)
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise TaskSetError(
-            f"{path}:{exc.lineno}: not valid JSON ({exc.msg}); expected {BOOK_EXAMPLE}"
-        ) from None
-    except (ValueError, RecursionError):  # a number of over 4300 digits; nesting too deep
-        raise TaskSetError(
-            f"{path}: a number too long or nesting too deep to read; expected {BOOK_EXAMPLE}"
-        ) from None
+        data = without_surrogates_in(load_json(text))
+    except StructureError as exc:
+        where = f"{path}:{exc.line}" if exc.line else str(path)
+        raise TaskSetError(f"{where}: {exc.why}; expected {BOOK_EXAMPLE}") from None
     if not isinstance(data, dict):
         raise TaskSetError(f"{path}: holds a JSON {type(data).__name__}; expected {BOOK_EXAMPLE}")
     try:

@@ -394,11 +394,16 @@ TASK_SETS = [
         "Extra inputs",
         id="task-unknown-key",
     ),
-    case(task_set(tasks_jsonl=DEEP + "\n"), "tasks.jsonl:1", "recursion limit", id="jsonl-deep"),
     case(
-        task_set(tasks_jsonl=task(question="x").replace('"x"', '"\\ud800"')),
+        task_set(tasks_jsonl=DEEP + "\n"),
         "tasks.jsonl:1",
-        "Invalid JSON",
+        "nested more than 100 levels",
+        id="jsonl-deep",
+    ),
+    case(
+        task_set(tasks_jsonl=task(id="x").replace('"x"', '"\\ud800"')),
+        "tasks.jsonl:1",
+        "lone surrogate",
         id="jsonl-lone-surrogate",
     ),
     case(task_set(encyclopedia_json=None), "encyclopedia.json", "no such file", id="book-none"),
@@ -509,13 +514,13 @@ TASK_SETS = [
     case(
         task_set(encyclopedia_json=f'{{"entries": {{"A": {LONG_NUMBER}}}}}'),
         "encyclopedia.json",
-        "number too long",
+        "over 4300 digits",
         id="book-long-number",
     ),
     case(
         task_set(encyclopedia_json=DEEP),
         "encyclopedia.json",
-        "nesting too deep",
+        "nested more than 100 levels",
         id="book-deep",
     ),
 ]

@@ -92,6 +92,11 @@ def describe_change(was: dict[str, Any], now: dict[str, Any]) -> list[str]:
     old, new = was.get("tasks", {}), now.get("tasks", {})
     changed = sorted(t for t in set(old) & set(new) if old[t] != new[t])
     added, removed = sorted(set(new) - set(old)), sorted(set(old) - set(new))
+    # The first tasks of a data file read with --limit ("first"): those past them unknown.
+    if "first" in was:
+        added = []
+    if "first" in now:
+        removed = []
     for what, ids in (("changed", changed), ("added", added), ("removed", removed)):
         if ids:
             shown = ", ".join(ids[:5]) + (f" and {len(ids) - 5} more" if len(ids) > 5 else "")

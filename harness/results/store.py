@@ -189,12 +189,22 @@ def _check_or_create(folder: Path, expect: dict[str, Any]) -> dict[str, Any]:
     # A folder written before fingerprints: from now on it is tied to this content. An
     # experiment file's published figures, added or changed since, are its current ones.
     updated = {key: expect[key] for key in ("fingerprint",) if key in expect and key not in meta}
+    if _reads_more(meta.get("fingerprint"), expect.get("fingerprint")):
+        updated["fingerprint"] = expect["fingerprint"]  # a data file read further since
     if "published" in expect and meta.get("published") != expect["published"]:
         updated["published"] = expect["published"]
     if updated:
         meta = {**meta, **updated}
         meta_path.write_text(redact(json.dumps(meta, indent=2)) + "\n", encoding="utf-8")
     return meta
+
+
+def _reads_more(was: Any, now: Any) -> bool:
+    """``now`` fingerprints more of a data file than ``was``, the first tasks of it read
+    with --limit: the whole file, or more of its first tasks."""
+    if not isinstance(was, dict) or not isinstance(now, dict) or "first" not in was:
+        return False
+    return "first" not in now or now["first"] > was["first"]
 
 
 class RecordWriter:
