@@ -10,16 +10,17 @@ surrogate would fail to encode. Each becomes its escape as text, as ``repr`` wri
 
 ``printable`` keeps newlines and tabs (a block of text); ``one_line`` escapes them too (a
 table's cell, a name in a line); ``error_line`` also cuts a long error to its start, which
-names the file and line. ``printing_printably`` applies ``printable`` to everything written
-to stdout and stderr, the last guard behind the commands that escape their data before
-laying it out. A text already made printable is left as it is.
+names the file and line, and its end, which often says what to do. ``printing_printably``
+applies ``printable`` to everything written to stdout and stderr, the last guard behind the
+commands that escape their data before laying it out. A text already made printable is
+left as it is.
 """
 
 from __future__ import annotations
 
 import contextlib
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 _KEPT = {ord("\n"), ord("\t")}
@@ -32,11 +33,11 @@ _BLOCK: dict[int, str] = {c: f"\\x{c:02x}" for c in _C0_C1 if c not in _KEPT}
 _BLOCK |= {c: f"\\u{c:04x}" for c in (*_FORMATTING, *_SURROGATES)}
 _LINE = _BLOCK | {ord("\n"): "\\n", ord("\t"): "\\t"}
 
-#: The characters of an error line at most: its start names the file, line and field.
-#: The lines loopbench words itself fit (an unknown pattern's, naming every registered one
-#: and how to add one, is about 460), but for lists of names that a file or a plugin can
-#: lengthen; what a file or a reply held, quoted in one, is cut.
-ERROR_CHARS = 500
+#: An error line's characters at most: the start it keeps names the file, line and field,
+#: the end often says what to do (an unknown name's line ends with how to add one); what a
+#: file or a reply held, quoted between them, is what gets cut.
+HEAD_CHARS, TAIL_CHARS = 640, 320
+ERROR_CHARS = 1000
 
 
 def printable(text: str) -> str:
@@ -49,26 +50,43 @@ def one_line(text: str) -> str:
     return text.translate(_LINE)
 
 
-def error_line(text: str, more: int = 0) -> str:
+def _same(text: str) -> str:
+    return text
+
+
+def error_line(text: str, clean: Callable[[str], str] = _same) -> str:
     """``text`` as one line of at most ``ERROR_CHARS`` characters: a longer one keeps its
-    start and says how many characters were cut. ``more``: characters of the error already
-    left off ``text``. Reads only the start of a text of any length."""
-    head = one_line(text[: ERROR_CHARS + 1])
-    if len(head) <= ERROR_CHARS and len(text) <= ERROR_CHARS and not more:
-        return head
-    total = len(text) + more
-    budget = ERROR_CHARS - len(_cut_note(total))
-    kept = shown = 0
-    for char in text[:budget]:
-        width = len(one_line(char))
-        if shown + width > budget:
+    start and its end and says how many characters were cut between them. ``clean`` (the
+    redaction of secrets) is applied before the cut, and to no more of a long text than
+    the ends that may be kept, so a text of any length is read only there."""
+    span = 4 * ERROR_CHARS
+    if len(text) > 2 * span:
+        start, end, between = clean(text[:span]), clean(text[-span:]), len(text) - 2 * span
+    else:
+        cleaned = clean(text)
+        if len(one_line(cleaned)) <= ERROR_CHARS:
+            return one_line(cleaned)
+        half = len(cleaned) // 2
+        start, end, between = cleaned[:half], cleaned[half:], 0
+    kept_start = _fitting(start, HEAD_CHARS)
+    kept_end = _fitting(end[::-1], TAIL_CHARS)
+    cut = len(start) - kept_start + between + len(end) - kept_end
+    return (
+        one_line(start[:kept_start])
+        + f" … ({cut:,} characters cut) … "
+        + one_line(end[len(end) - kept_end :])
+    )
+
+
+def _fitting(chars: str, width: int) -> int:
+    """How many of ``chars``, from the first, fit in ``width`` characters once escaped."""
+    shown = kept = 0
+    for char in chars:
+        shown += len(one_line(char))
+        if shown > width:
             break
-        kept, shown = kept + 1, shown + width
-    return one_line(text[:kept]) + _cut_note(total - kept)
-
-
-def _cut_note(cut: int) -> str:
-    return f"… ({cut:,} more characters cut)"
+        kept += 1
+    return kept
 
 
 class PrintableStream:

@@ -110,13 +110,11 @@ def _redacted(exc: click.ClickException) -> click.ClickException:
     one short line (``harness.terminal.error_line``): an error quoting a whole file, or
     escape sequences, in its text would otherwise reach the terminal."""
     from harness.redaction import redact
-    from harness.terminal import ERROR_CHARS, error_line
+    from harness.terminal import error_line
 
-    # Redacted before it is cut (a secret cut in two would escape it), and only its start:
-    # a message of hundreds of megabytes is read no further than the line keeps.
-    whole = exc.message
-    head = whole[: 4 * ERROR_CHARS]
-    line = error_line(redact(head), more=len(whole) - len(head))
+    # Redacted before it is cut (a secret cut in two would escape it), and only the ends
+    # the line keeps: a message of hundreds of megabytes is read no further.
+    line = error_line(exc.message, clean=redact)
     vars(exc)["message"] = line  # typed Final; set once, here
     return exc
 

@@ -50,14 +50,27 @@ def test_a_short_error_line_is_only_made_one_line():
     assert error_line("tasks.csv: line 3: bad\nrow") == "tasks.csv: line 3: bad\\nrow"
 
 
-def test_a_long_error_line_keeps_its_start_and_says_how_much_was_cut():
-    text = "tasks.jsonl: line 7: field 'id': " + "x" * 10_000
+def test_a_long_error_line_keeps_its_start_and_end_and_says_how_much_was_cut():
+    text = "tasks.jsonl: line 7: field 'id': " + "x" * 10_000 + "; give a shorter id"
     line = error_line(text)
     assert len(line) <= ERROR_CHARS
     assert line.startswith("tasks.jsonl: line 7: field 'id': xxx")
-    kept = len(line.split("…")[0])
-    assert line.endswith(f"… ({len(text) - kept:,} more characters cut)")
+    assert line.endswith("xxx; give a shorter id")
+    start, note, end = line.split(" … ")
+    assert note == f"({len(text) - len(start) - len(end):,} characters cut)"
     assert error_line(line) == line  # cut once
+
+
+def test_a_long_error_line_is_cleaned_before_it_is_cut_and_only_at_its_ends():
+    seen: list[int] = []
+
+    def clean(text: str) -> str:
+        seen.append(len(text))
+        return text.replace("sk-secret", "[redacted]")
+
+    line = error_line("sk-secret " + "y" * 100_000 + " sk-secret", clean=clean)
+    assert "sk-secret" not in line and line.count("[redacted]") == 2
+    assert max(seen) <= 4 * ERROR_CHARS
 
 
 def test_escapes_in_a_long_error_line_count_at_their_shown_width():
@@ -71,13 +84,7 @@ def test_an_error_line_of_143_megabytes_is_one_short_line():
     line = error_line(text)
     assert len(line) <= ERROR_CHARS and "\n" not in line and "\x1b" not in line
     assert line.startswith("big.jsonl: line 1: \\n\\x1b[2J")
-    assert "more characters cut" in line
-
-
-def test_characters_already_left_off_are_counted():
-    assert error_line("short", more=95) == "short… (95 more characters cut)"
-    line = error_line("a" * 400, more=600)
-    assert line.endswith(f"({1000 - len(line.split('…')[0]):,} more characters cut)")
+    assert "characters cut" in line
 
 
 def test_a_printable_stream_escapes_what_is_written_and_keeps_the_raw_one_below():
