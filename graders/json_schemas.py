@@ -191,7 +191,9 @@ def _loop(edges: Mapping[int, list[tuple[int, str]]]) -> list[str] | None:
             child, how = step
             if child in on_path:
                 at = next(i for i, (node, _) in enumerate(path) if node == child)
-                return [how for _, how in path[at + 1 :]] + [how]
+                loop = [how for _, how in path[at + 1 :]] + [how]
+                first = loop.index(min(loop))  # said the same whichever node the walk met first
+                return loop[first:] + loop[:first]
             if child not in done and child in edges:
                 path.append((child, how))
                 on_path.add(child)

@@ -97,11 +97,11 @@ def test_a_ref_outside_the_schema_or_a_bad_schema_is_refused(schema, says):
                 "$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}},
                 "properties": {"x": {"$ref": "#/$defs/a"}},
             },
-            "$ref '#/$defs/b' -> $ref '#/$defs/a'",
+            "$ref '#/$defs/a' -> $ref '#/$defs/b'",
         ),
-        ({"type": "object", "allOf": [{"$ref": "#"}]}, "allOf -> $ref '#'"),
-        ({"anyOf": [{"type": "string"}, {"not": {"$ref": "#"}}]}, "anyOf -> not -> $ref '#'"),
-        ({"if": {"type": "object"}, "then": {"$ref": "#"}}, "then -> $ref '#'"),
+        ({"type": "object", "allOf": [{"$ref": "#"}]}, "$ref '#' -> allOf"),
+        ({"anyOf": [{"type": "string"}, {"not": {"$ref": "#"}}]}, "$ref '#' -> anyOf -> not"),
+        ({"if": {"type": "object"}, "then": {"$ref": "#"}}, "$ref '#' -> then"),
         (
             {
                 "$schema": "http://json-schema.org/draft-07/schema#",
@@ -109,7 +109,7 @@ def test_a_ref_outside_the_schema_or_a_bad_schema_is_refused(schema, says):
             },
             "$ref '#/definitions/a'",
         ),
-        ({"$dynamicAnchor": "m", "oneOf": [{"$dynamicRef": "#m"}]}, "oneOf -> $dynamicRef '#m'"),
+        ({"$dynamicAnchor": "m", "oneOf": [{"$dynamicRef": "#m"}]}, "$dynamicRef '#m' -> oneOf"),
     ],
 )
 def test_refs_that_loop_without_reading_into_the_answer_are_refused(schema, loop):
@@ -160,7 +160,7 @@ def test_an_answer_nested_deeper_than_the_check_can_follow_is_wrong_saying_so():
 def test_a_schema_pattern_that_takes_too_long_grades_wrong_saying_so():
     schema = {"properties": {"code": {"type": "string", "pattern": "(x+x+)+y"}}}
     result, seconds = graded_apart("json", {"schema": schema}, json.dumps({"code": "x" * 5000}))
-    assert result["correct"] is False and "took longer than 1 s" in result["reason"]
+    assert result["correct"] is False and "took longer than 0.5 s" in result["reason"]
     assert "pattern_error" not in result["reason"] and seconds < 60
 
 
@@ -175,7 +175,7 @@ def test_a_schema_pattern_that_takes_too_long_grades_wrong_saying_so():
 )
 def test_property_name_patterns_are_matched_under_the_limit(schema):
     result, _ = graded_apart("json", {"schema": schema}, json.dumps({"x" * 5000: 1}))
-    assert result["correct"] is False and "took longer than 1 s" in result["reason"]
+    assert result["correct"] is False and "took longer than 0.5 s" in result["reason"]
 
 
 @pytest.mark.parametrize(
