@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import functools
 import sys
+import warnings
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -67,7 +68,9 @@ def check(schema: Mapping[str, Any]) -> None:
     """``ValueError`` saying why ``schema`` is refused (the module's rules), else nothing."""
     kind = _draft(schema)
     try:
-        kind.check_schema(schema)
+        with warnings.catch_warnings():  # re's FutureWarning on "[[": refused just below
+            warnings.simplefilter("ignore", FutureWarning)
+            kind.check_schema(schema)
     except SchemaError as exc:
         raise ValueError(f"schema is not a JSON Schema ({exc.message})") from None
     except RecursionError:

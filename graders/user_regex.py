@@ -39,13 +39,17 @@ def compiled(pattern: str, ignore_case: bool = False) -> regex.Pattern[str]:
         raise NotARegex(str(exc)) from None
 
 
+class _Afresh(str):
+    """A pattern re has not cached (its cache is keyed by the pattern's type)."""
+
+
 @functools.lru_cache(maxsize=512)
 def _compiled(pattern: str, ignore_case: bool) -> regex.Pattern[str]:
     with warnings.catch_warnings():
         # re warns where it reads a set ("[[", "--", "&&") as regex does not: refused.
         warnings.simplefilter("error", FutureWarning)
-        try:
-            re.compile(pattern, re.IGNORECASE if ignore_case else 0)  # the syntax is re's
+        try:  # the syntax is re's; compiled afresh, not from re's cache, so it warns
+            re.compile(_Afresh(pattern), re.IGNORECASE if ignore_case else 0)
         except FutureWarning as warned:
             raise re.error(f"{warned}; escape the character to mean it") from None
     return regex.compile(pattern, regex.VERSION0 | (regex.IGNORECASE if ignore_case else 0))

@@ -5,12 +5,14 @@ checking one bounded in time and depth, with nothing fetched."""
 import json
 import socket
 import threading
+import time
 
 import pytest
 from click.testing import CliRunner
 
+from graders import answer_time as answer_time_module
 from graders import json_schemas
-from graders.answer_time import GradedWrong, answer_time
+from graders.answer_time import GradedWrong, TooSlow, answer_time
 from harness.cli.main import main
 from tests.graders.answers import graded, graded_apart, refused
 
@@ -77,6 +79,8 @@ def test_no_schema_reaches_the_network_when_an_answer_is_checked(listener):
         ({"$ref": "#/required", "required": ["a"]}, "points at what is not a schema"),
         ({"type": "thing"}, "not a JSON Schema"),
         ({"pattern": "("}, "not a JSON Schema"),
+        ({"pattern": "[[:alpha:]]+"}, "pattern '[[:alpha:]]+' is not a regular expression"),
+        ({"patternProperties": {"[a--b]": {}}}, "'[a--b]' is not a"),
         ({"$schema": "https://example.com/my-draft", "type": "object"}, "not a JSON Schema draft"),
         (
             {"patternProperties": {"^a": {}}, "unevaluatedProperties": False},
@@ -154,7 +158,13 @@ def test_an_answer_nested_deeper_than_the_check_can_follow_is_wrong_saying_so():
     tree = {"type": "object", "properties": {"child": {"$ref": "#"}}}
     deep = '{"child": ' * 900 + "{}" + "}" * 900
     result = graded("json", {"schema": tree}, deep)
-    assert result["correct"] is False and "too deep" in result["reason"]
+    assert result["correct"] is False
+    assert "nested deeper than the check can follow" in result["reason"]
+    nested: dict = {}
+    for _ in range(3000):  # deeper than a reply's JSON parses; met before Python's limit
+        nested = {"child": nested}
+    with pytest.raises(GradedWrong, match="nested deeper than the check can follow"):
+        json_schemas.problem(tree, nested)
 
 
 def test_a_schema_pattern_that_takes_too_long_grades_wrong_saying_so():
@@ -168,7 +178,7 @@ def test_a_schema_pattern_that_takes_too_long_grades_wrong_saying_so():
     "schema",
     [
         {"patternProperties": {"(x+x+)+y": {"type": "string"}}},
-        {"patternProperties": {"(x+x+)+y": {}}, "additionalProperties": False},
+        {"additionalProperties": False, "patternProperties": {"(x+x+)+y": {}}},  # first
         {"propertyNames": {"pattern": "(x+x+)+y"}},
     ],
     ids=["patternProperties", "additionalProperties", "propertyNames"],
@@ -206,3 +216,11 @@ def test_a_bad_schema_in_a_task_file_is_one_line_naming_file_row_and_field(tmp_p
     line = result.output.strip()
     assert "\n" not in line and "tasks.jsonl:2" in line and "'expected'" in line
     assert "refs loop" in line
+
+
+def test_a_schema_check_past_the_answers_time_is_too_slow(monkeypatch):
+    monkeypatch.setattr(answer_time_module, "LIMIT_S", 0.05)
+    with answer_time():
+        time.sleep(0.1)
+        with pytest.raises(TooSlow, match=r"checking the schema took longer than 0\.05 s"):
+            json_schemas.problem({"type": "object"}, {})
