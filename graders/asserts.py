@@ -23,7 +23,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from graders import json_schemas, user_regex
+from graders import user_regex
 from graders.answer_time import GradedWrong, answer_time
 from graders.base import Grader, GraderSetup
 from graders.exact import Grade
@@ -94,6 +94,8 @@ class Assert(BaseModel):
                     f"an {self.type} assert's value must be a JSON Schema written in the test "
                     f"(a mapping), not {self.value!r:.60}; a schema file is not read"
                 )
+            from graders import json_schemas  # jsonschema, imported only where a schema is
+
             json_schemas.check(self.value)
         return self
 
