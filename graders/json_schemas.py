@@ -92,6 +92,13 @@ def problem(schema: Mapping[str, Any], value: Any) -> ValidationError | None:
         raise GradedWrong(
             f"the schema's ref {getattr(exc, 'ref', '')!r} does not resolve; graded wrong"
         ) from None
+    except GradedWrong:
+        raise
+    except Exception as exc:  # jsonschema failing on this schema and answer: the set's doing
+        said = f"{type(exc).__name__}: {exc}"
+        raise GradedWrong(
+            f"the schema could not be checked on this answer ({said[:100]}); graded wrong"
+        ) from None
 
 
 def _draft(schema: Mapping[str, Any]) -> Any:

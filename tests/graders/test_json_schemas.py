@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from graders import answer_time as answer_time_module
-from graders import json_schemas
+from graders import json_schemas, user_regex
 from graders.answer_time import GradedWrong, TooSlow, answer_time
 from harness.cli.main import main
 from tests.graders.answers import graded, graded_apart, refused
@@ -224,3 +224,12 @@ def test_a_schema_check_past_the_answers_time_is_too_slow(monkeypatch):
         time.sleep(0.1)
         with pytest.raises(TooSlow, match=r"checking the schema took longer than 0\.05 s"):
             json_schemas.problem({"type": "object"}, {})
+
+
+def test_a_check_that_fails_on_an_answer_is_wrong_saying_so(monkeypatch):
+    def fails(pattern, text, ignore_case=False):
+        raise ValueError("no")
+
+    monkeypatch.setattr(user_regex, "search", fails)
+    with answer_time(), pytest.raises(GradedWrong, match=r"could not be checked .*ValueError"):
+        json_schemas.problem({"properties": {"a": {"pattern": "b"}}}, {"a": "b"})
