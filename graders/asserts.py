@@ -4,25 +4,32 @@
 {"type": "is-json"}]``, each judged on the final answer (graders/final_answer.py):
 ``equals`` (the same text, stripped; a JSON value given: the same JSON), ``contains`` and
 ``icontains`` (a substring, the second in any case), ``regex`` (the pattern found in it,
-as promptfoo's regex passes), ``is-json`` (it parses as JSON; a schema given as the value
-is checked by the registered ``json`` grader). Each has its ``not-`` form. Any other type
-(``javascript``, ``llm-rubric``, ...), or an assert but ``is-json`` without a value, is
-refused when the set loads.
+as promptfoo's regex passes), ``is-json`` (it parses as JSON; a schema given as the value,
+a mapping, is checked as the ``json`` grader checks one: graders/json_schemas.py). Each has
+its ``not-`` form. Any other type (``javascript``, ``llm-rubric``, ...), an assert but
+``is-json`` without a value, a regex that does not compile and a schema refused by
+graders/json_schemas.py are refused when the set loads.
+
+The regexes and schemas of one answer's asserts share its time limit
+(graders/answer_time.py): past it the answer is graded wrong, saying which took too long,
+whatever ``not-`` the assert has.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from graders import user_regex
+from graders.answer_time import GradedWrong, answer_time
 from graders.base import Grader, GraderSetup
 from graders.exact import Grade
 from graders.final_answer import final_answer
-from graders.registry import GRADERS, SelfCase, register_grader
+from graders.json_answer import schema_grade
+from graders.registry import SelfCase, register_grader
 from graders.task_models import TaskBase, TaskSetError
 
 
@@ -47,7 +54,7 @@ CHECKS: dict[str, Callable[[str, Any], bool]] = {
     "equals": _equals,
     "contains": lambda said, value: value in said,
     "icontains": lambda said, value: value.lower() in said.lower(),
-    "regex": lambda said, value: re.search(value, said) is not None,
+    "regex": lambda said, value: user_regex.search(value, said),
     "is-json": _is_json,
 }
 TYPES = [*CHECKS, *(f"not-{name}" for name in CHECKS)]
@@ -78,11 +85,18 @@ class Assert(BaseModel):
             raise ValueError(f"a {self.type} assert's value must be a text")
         if base == "regex":
             try:
-                re.compile(self.value)
-            except re.error as exc:
+                user_regex.compiled(self.value)
+            except user_regex.NotARegex as exc:
                 raise ValueError(f"regex {self.value!r} does not compile ({exc})") from None
-        if base == "is-json" and self.value is not None and "json" not in GRADERS.registered():
-            raise ValueError("an is-json schema needs the json grader, which is not registered")
+        if base == "is-json" and self.value is not None:
+            if not isinstance(self.value, dict):
+                raise ValueError(
+                    f"an {self.type} assert's value must be a JSON Schema written in the test "
+                    f"(a mapping), not {self.value!r:.60}; a schema file is not read"
+                )
+            from graders import json_schemas  # jsonschema, imported only where a schema is
+
+            json_schemas.check(self.value)
         return self
 
     @property
@@ -97,28 +111,27 @@ class AssertsTask(TaskBase):
 
 
 class AssertsGrader(Grader[AssertsTask]):
-    def __init__(self, setup: GraderSetup) -> None:
-        self._setup = setup
-
     async def grade(self, task: AssertsTask, answer: str) -> Grade:
         said = final_answer(answer)
-        for check in task.expected:
-            base = check.type.removeprefix("not-")
-            if base == "is-json" and check.value is not None:
-                held = (await self._schema(task, said, check.value)).correct
-            else:
-                held = CHECKS[base](said, check.value)
-            if held == check.type.startswith("not-"):
-                return Grade(False, f"fails {check.said}")
+        try:
+            with answer_time():
+                failed = next((check for check in task.expected if not _holds(check, said)), None)
+        except GradedWrong as exc:
+            return Grade(False, exc.reason)
+        if failed is not None:
+            return Grade(False, f"fails {failed.said}")
         return Grade(True, f"meets {', '.join(check.said for check in task.expected)}")
 
-    async def _schema(self, task: AssertsTask, said: str, schema: Any) -> Grade:
-        """The json grader's verdict on a JSON Schema, with no fields required."""
-        json_grader = GRADERS.lookup("json")
-        expected = {"fields": {}, "schema": schema}
-        item = {"id": task.id, "question": task.question, "expected": expected}
-        judged = json_grader.task_model.model_validate(item)
-        return await json_grader.build(self._setup).grade(judged, said)
+
+def _holds(check: Assert, said: str) -> bool:
+    """Whether ``check`` holds on the final answer; ``GradedWrong`` when that cannot be told
+    within the answer's time."""
+    base = check.type.removeprefix("not-")
+    if base == "is-json" and check.value is not None:
+        held = schema_grade(said, check.value).correct
+    else:
+        held = CHECKS[base](said, check.value)
+    return held != check.type.startswith("not-")
 
 
 def asserts_from_target(target: Any, extras: Mapping[str, Any]) -> Any:
@@ -158,4 +171,4 @@ def asserts_grader(setup: GraderSetup) -> AssertsGrader:
             f"grader asserts takes no options, not {', '.join(map(repr, setup.options))}; "
             "the asserts are the tests' own"
         )
-    return AssertsGrader(setup)
+    return AssertsGrader()

@@ -1,6 +1,7 @@
 """The json grader: right when the final answer holds a JSON object whose expected fields
 are equal (deeply: 1 equals 1.0, true equals only true) and, when the task gives one, that
-meets its JSON Schema (checked with the ``jsonschema`` package).
+meets its JSON Schema (checked with the ``jsonschema`` package; graders/json_schemas.py says
+which schemas are refused when the set loads, and how long checking one may take).
 
 The object is the final answer's (graders/final_answer.py) last ```json fence holding an
 object, else its last ``{...}`` that parses (not one inside another); two different objects
@@ -19,6 +20,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from graders.answer_time import GradedWrong, answer_time
 from graders.base import Grader, GraderSetup, SelfCase
 from graders.exact import Grade
 from graders.final_answer import final_answer
@@ -46,12 +48,9 @@ class JsonExpected(BaseModel):
                 'both, e.g. {"fields": {"city": "Rotterdam"}}'
             )
         if self.schema_ is not None:
-            from jsonschema import SchemaError, validators  # imported only where a schema is
+            from graders import json_schemas  # imported only where a schema is
 
-            try:
-                validators.validator_for(self.schema_).check_schema(self.schema_)
-            except SchemaError as exc:
-                raise ValueError(f"schema is not a JSON Schema ({exc.message})") from None
+            json_schemas.check(self.schema_)
         return self
 
 
@@ -106,6 +105,26 @@ def same(a: Any, b: Any) -> bool:
     return type(a) is type(b) and a == b
 
 
+def schema_grade(answer: str, schema: Mapping[str, Any]) -> Grade:
+    """Whether the reply's object (``answer_object``) meets ``schema``, checked when its set
+    loaded (graders/json_schemas.py); ``GradedWrong`` when that cannot be told in time."""
+    found, why = answer_object(answer)
+    if found is None:
+        return Grade(False, why)
+    return _schema_met(found, schema) or Grade(True, "the schema met")
+
+
+def _schema_met(found: dict[str, Any], schema: Mapping[str, Any]) -> Grade | None:
+    """The wrong grade of an object that does not meet ``schema``; None when it does."""
+    from graders import json_schemas
+
+    problem = json_schemas.problem(schema, found)
+    if problem is None:
+        return None
+    where = "/".join(map(str, problem.absolute_path)) or "(the object)"
+    return Grade(False, f"does not meet the schema at {where}: {problem.message}")
+
+
 class JsonGrader(Grader[JsonTask]):
     async def grade(self, task: JsonTask, answer: str) -> Grade:
         found, why = answer_object(answer)
@@ -117,13 +136,13 @@ class JsonGrader(Grader[JsonTask]):
             shown = ", ".join(f"{k}: {json.dumps(found.get(k, '(missing)'))[:40]}" for k in wrong)
             return Grade(False, f"fields differ: {shown}")
         if expected.schema_ is not None:
-            from jsonschema import validators
-
-            checker = validators.validator_for(expected.schema_)(expected.schema_)
-            problem = next(iter(checker.iter_errors(found)), None)
-            if problem is not None:
-                where = "/".join(map(str, problem.absolute_path)) or "(the object)"
-                return Grade(False, f"does not meet the schema at {where}: {problem.message}")
+            try:
+                with answer_time():
+                    unmet = _schema_met(found, expected.schema_)
+            except GradedWrong as exc:
+                return Grade(False, exc.reason)
+            if unmet is not None:
+                return unmet
         return Grade(
             True,
             f"{len(expected.fields)} fields equal"

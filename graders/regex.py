@@ -1,15 +1,18 @@
 """The regex grader: right when the whole final answer (graders/final_answer.py, stripped)
-matches the task's regular expression (Python's ``re.fullmatch``)."""
+matches the task's regular expression (Python's ``re.fullmatch``), matched under the
+answer's time limit (graders/user_regex.py): a match that takes longer is graded wrong,
+saying so."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
+from graders import user_regex
 from graders.answer_keys import Filled
+from graders.answer_time import GradedWrong, answer_time
 from graders.base import Grader, GraderSetup, SelfCase
 from graders.exact import Grade
 from graders.final_answer import final_answer
@@ -33,15 +36,12 @@ class RegexExpected(BaseModel):
     @model_validator(mode="after")
     def _compiles(self) -> RegexExpected:
         try:
-            self.compiled()
-        except (re.error, RecursionError, OverflowError) as exc:
+            user_regex.compiled(self.pattern, self.ignore_case)
+        except user_regex.NotARegex as exc:
             raise ValueError(
                 f"pattern {self.pattern!r} is not a regular expression ({exc})"
             ) from None
         return self
-
-    def compiled(self) -> re.Pattern[str]:
-        return re.compile(self.pattern, re.IGNORECASE if self.ignore_case else 0)
 
 
 class RegexTask(TaskBase):
@@ -51,7 +51,13 @@ class RegexTask(TaskBase):
 class RegexGrader(Grader[RegexTask]):
     async def grade(self, task: RegexTask, answer: str) -> Grade:
         said = final_answer(answer).strip()
-        if task.expected.compiled().fullmatch(said):
+        expected = task.expected
+        try:
+            with answer_time():
+                matches = user_regex.fullmatch(expected.pattern, said, expected.ignore_case)
+        except GradedWrong as exc:
+            return Grade(False, exc.reason)
+        if matches:
             return Grade(True, f"{said[:80]!r} matches {task.expected.pattern!r}")
         return Grade(False, f"{said[:80]!r} does not match {task.expected.pattern!r}")
 

@@ -1,13 +1,21 @@
 """Grading one answer as ``loopbench grade --grader NAME`` does, for the graders' tests."""
 
 import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from graders.base import GraderSetup
 from graders.registry import GRADERS
 from graders.selftest import as_task
 from harness.cli.main import main
+
+ROOT = Path(__file__).parents[2]
 
 
 def graded(grader: str, expected, answer: str) -> dict:
@@ -40,3 +48,19 @@ def from_target(grader: str, target, **extras):
     info = GRADERS.lookup(grader)
     assert info.from_target is not None
     return as_task(info, info.from_target(target, extras)).expected
+
+
+def graded_apart(grader: str, expected, answer: str, within: float = 60) -> tuple[dict, float]:
+    """The JSON verdict of ``grade --grader`` run in its own process, and the seconds it
+    took: a grading that hangs fails the test after ``within`` seconds instead of holding
+    the suite."""
+    args = ["--grader", grader, "--expected", json.dumps(expected), "--answer", answer]
+    command = [sys.executable, "-m", "harness.cli", "grade", *args, "--format", "json"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    started = time.monotonic()
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=within)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"grading {answer[:40]!r} with {grader} still running after {within} s")
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout), time.monotonic() - started

@@ -1,6 +1,6 @@
 import pytest
 
-from tests.graders.answers import graded, refused
+from tests.graders.answers import graded, graded_apart, refused
 
 DATE = r"\d{4}-\d{2}-\d{2}"
 
@@ -26,4 +26,36 @@ def test_the_whole_final_answer_must_match(expected, answer, correct):
 
 @pytest.mark.parametrize("pattern", ["(", "[a-", "*x"])
 def test_a_pattern_that_does_not_compile_is_refused(pattern):
+    assert "not a regular expression" in refused("regex", pattern)
+
+
+def test_a_catastrophic_pattern_is_graded_wrong_within_the_limit_saying_so():
+    result, seconds = graded_apart("regex", "(x|x)+", "x" * 40 + "!")
+    assert result["correct"] is False
+    assert result["reason"] == "regex '(x|x)+' took longer than 0.5 s on this answer; graded wrong"
+    assert seconds < 60
+
+
+def test_the_issues_pattern_on_a_40_character_reply_finishes():
+    result, seconds = graded_apart("regex", "(a+)+$", "a" * 40 + "!")
+    assert result["correct"] is False and "does not match" in result["reason"]
+    assert seconds < 60
+
+
+@pytest.mark.parametrize(
+    ("pattern", "answer", "correct"),
+    [
+        (r"(?<=\$)\d+", "$12", False),  # a lookbehind at the start: no full match
+        (r"(\w+) \1", "bye bye", True),  # a backreference
+        (r"(?i)paris", "PARIS", True),
+        (r"(?P<y>\d{4})-(?P=y)", "2024-2024", True),
+        (r"\d+(?!px)", "12", True),
+    ],
+)
+def test_patterns_mean_what_they_mean_in_python_re(pattern, answer, correct):
+    assert graded("regex", pattern, answer)["correct"] is correct
+
+
+@pytest.mark.parametrize("pattern", [r"\p{L}+", r"(?V1)[a-z]", r"[[:alpha:]]+", r"[a--b]"])
+def test_a_pattern_only_the_regex_module_reads_is_refused(pattern):
     assert "not a regular expression" in refused("regex", pattern)
