@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.events import parse_events
 from harness.report.failure_traces import RunTrace
 from harness.report.failures import Label
 from harness.report.html._conversation import Entry, conversation
@@ -94,6 +93,6 @@ def _traces(results: Path, wanted: set[str]) -> dict[str, tuple[str, list[Entry]
     """By run id: the run's question, as the failure rules read it, and its conversation."""
     traces: dict[str, tuple[str, list[Entry]]] = {}
     for line in traces_of(results, wanted):
-        events = parse_events(line["events"])
+        events = line["events"]
         traces[line["run_id"]] = (RunTrace.of(events).question, conversation(events))
     return traces
