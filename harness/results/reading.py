@@ -272,7 +272,7 @@ def _with_valid_text(line: str) -> RunRecord | None:
     if "\\u" not in line:
         return None
     try:
-        data, replaced = valid_value(json.loads(line, parse_constant=_refused))
+        data, replaced = valid_value(json.loads(line))
     except (ValueError, RecursionError):
         return None
     if not replaced or not isinstance(data, dict):
@@ -294,8 +294,3 @@ def json_line(raw: bytes) -> Any:
     reader can take) replaced with U+FFFD; ValueError or RecursionError when it is not JSON."""
     data = json.loads(raw)
     return valid_value(data)[0] if _SURROGATE_ESCAPE.search(raw) else data
-
-
-def _refused(constant: str) -> None:
-    """NaN and Infinity, which Python's JSON reads and the record's does not."""
-    raise ValueError(f"{constant} is not JSON")

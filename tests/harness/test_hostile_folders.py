@@ -10,7 +10,8 @@ import pytest
 from click.testing import CliRunner
 
 from harness.cli.main import main
-from harness.results.reading import read_records
+from harness.report.html._scan import traces_of
+from harness.results.reading import ResultsError, read_records
 
 RECORD = {"run_id": "r0", "arm": "direct", "task_id": "t0", "repeat": 0, "status": "answered"}
 DEEP = 100_000
@@ -108,3 +109,15 @@ def test_a_trace_escaping_a_lone_surrogate_is_read(tmp_path):
         tmp_path, b"", json.dumps({"run_id": "ok", "events": [event]}).encode() + b"\n"
     )
     assert [code for code, _ in run_all(folder, tmp_path)] == [0] * 6
+
+
+@pytest.mark.parametrize(
+    "events",
+    [b"[" * DEEP + b"]" * DEEP, b"[{]", b'[{"t": 0, "kind": "request"}]'],
+    ids=["deep", "not-json", "not-an-event"],
+)
+def test_the_reports_trace_scan_names_a_damaged_line(tmp_path, events):
+    trace = b'{"run_id": "ok", "events": ' + events + b"}\n"
+    folder = folder_with(tmp_path, b"", line().replace(b'"r0"', b'"x"') + trace)
+    with pytest.raises(ResultsError, match=r"traces.jsonl:2: damaged trace line"):
+        list(traces_of(folder, {"ok"}))
