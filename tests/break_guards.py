@@ -1298,6 +1298,9 @@ MUTATIONS = [
     ("a trace escaping a lone surrogate is read", "harness/results/reading.py",
      "    return valid_value(data)[0] if _SURROGATE_ESCAPE.search(raw) else data", "    return data",
      ["tests/harness/test_hostile_folders.py::test_a_trace_escaping_a_lone_surrogate_is_read"]),
+    ("the report shows a record's texts cut", "harness/report/html/_runs.py",
+     "    return None if text is None else cut(text, SHOWN_TEXT)", "    return text",
+     ["tests/harness/test_hostile_folders.py::test_a_truncated_last_line_and_a_huge_error_are_read"]),
 ]  # fmt: skip
 
 

@@ -86,6 +86,7 @@ def test_a_truncated_last_line_and_a_huge_error_are_read(tmp_path):
     folder = folder_with(tmp_path, huge + line()[:-30])
     assert [code for code, _ in run_all(folder, tmp_path)] == [0] * 6
     assert len(read_records(folder)) == 2
+    assert (tmp_path / "r.html").stat().st_size < 4 << 20  # the error shown cut, not whole
 
 
 @pytest.mark.parametrize(
