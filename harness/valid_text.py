@@ -21,9 +21,13 @@ _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 def valid_text(text: str) -> tuple[str, int]:
     """``text`` with each lone surrogate replaced by U+FFFD, and how many were replaced."""
-    if _LONE_SURROGATE.search(text) is None:  # the usual case: nothing built anew
+    if text.isascii():  # at once: a flag CPython keeps
         return text, 0
-    return _LONE_SURROGATE.subn(REPLACEMENT, text)
+    try:
+        text.encode("utf-8")  # fails only on a surrogate, and faster than searching for one
+    except UnicodeEncodeError:
+        return _LONE_SURROGATE.subn(REPLACEMENT, text)
+    return text, 0
 
 
 def valid_value(value: Any) -> tuple[Any, int]:

@@ -1275,7 +1275,7 @@ MUTATIONS = [
      "            events, replaced = valid_value(trace)", "            events, replaced = trace, 0",
      ["tests/harness/test_lone_surrogates.py::test_the_writer_replaces_and_counts_what_is_left"]),
     ("the writer counts in the record", "harness/results/store.py",
-     "        fields, in_record = valid_value(record.model_dump())", "        fields, in_record = record.model_dump(), 0",
+     "            fields, in_record = valid_value(record.model_dump())", "            fields, in_record = record.model_dump(), 0",
      ["tests/harness/test_lone_surrogates.py::test_the_writer_replaces_and_counts_what_is_left"]),
     ("valid_text finds lone surrogates", "harness/valid_text.py",
      '_LONE_SURROGATE = re.compile("[\\ud800-\\udfff]")', '_LONE_SURROGATE = re.compile("[\\ud800-\\ud801]")',
