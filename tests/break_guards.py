@@ -1118,8 +1118,8 @@ MUTATIONS = [
      ["tests/harness/models/test_openai_compat.py::test_a_key_or_url_token_a_model_repeats_is_"
       "redacted_from_its_reply_and_tool_calls"]),
     ("secrets: runs.jsonl redacted as written", "harness/results/store.py",
-     "self._runs.write(redact(record.model_dump_json()) + ",
-     "self._runs.write((record.model_dump_json()) + ",
+     "self._runs.write(redact(text) + ",
+     "self._runs.write((text) + ",
      [REDT + "test_records_traces_and_the_cache_are_redacted_as_written"]),
     ("secrets: traces.jsonl redacted as written", "harness/results/store.py",
      "        self._traces.write(redact(line) + ", "        self._traces.write((line) + ",
