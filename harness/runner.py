@@ -301,6 +301,7 @@ class Runner:
             "cost_usd": _cost(price, usage) if price else None,
             "cache_hits": counted.cache_hits,
             "cost_from_cache_usd": replayed,
+            "replaced_characters": counted.replaced_characters,
         }
 
     async def _grades(self, job: Job, outcome: Outcome, trace: Trace) -> Grades:

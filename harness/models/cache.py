@@ -74,7 +74,9 @@ def canonical_request(request: ModelRequest, scope: str, occurrence: int) -> dic
 
 def request_key(canonical: dict[str, Any]) -> str:
     text = json.dumps(canonical, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    # A lone surrogate would not encode as UTF-8: the counting client replaces those before a
+    # request gets here, and any other caller's still has a key (valid text's is unchanged).
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _message_json(message: Message) -> dict[str, Any]:

@@ -4,7 +4,10 @@ Counting happens here, at the client, so it is exact on every path: a pattern th
 fails half way, refuses, or raises still leaves the calls it made counted. Patterns
 never total usage themselves. It is also where a request becomes the one sent: the run's
 sampling settings fill in what the pattern left unset, before it is traced, cached and
-sent.
+sent. And it is where text enters and leaves a run: a lone surrogate (``"\\ud800"``) in a
+request (a task's question, a tool's result) or in a reply, from any client, is replaced
+with U+FFFD and counted (``harness.valid_text``), so nothing after it meets text that
+cannot be written.
 """
 
 from __future__ import annotations
@@ -27,11 +30,14 @@ from harness.models.types import (
     ModelClient,
     ModelRequest,
     ModelResponse,
+    ToolCall,
+    ToolSpec,
     Usage,
 )
 from harness.models.wire import message_to_wire
 from harness.sampling import Sampling
 from harness.trace import Trace
+from harness.valid_text import valid_text, valid_value
 
 
 class CountedClient(Protocol):
@@ -70,6 +76,8 @@ class CountingClient:
         #: Calls replayed from the response cache, and the usage they replayed.
         self.cache_hits = 0
         self.usage_from_cache = Usage()
+        #: Lone surrogates replaced with U+FFFD in what the run sent and received.
+        self.replaced_characters = 0
 
     @property
     def tokens_used(self) -> int:
@@ -78,6 +86,7 @@ class CountingClient:
     async def complete(self, request: ModelRequest) -> ModelResponse:
         if self._sampling is not None:
             request = self._sampling.apply(request)
+        request = self._valid_request(request)
         self.calls += 1
         self._trace.emit(RequestEvent.unchecked(self.calls, self._wire.request(request)))
         try:
@@ -92,6 +101,7 @@ class CountingClient:
                 )
             )
             raise
+        response = self._valid_response(response)
         if response.usage.missing and self._estimate is not None:
             response = replace(response, usage=estimated_usage(self._estimate, request, response))
         self.usage = self.usage + response.usage
@@ -101,6 +111,49 @@ class CountingClient:
             self.usage_from_cache = self.usage_from_cache + response.usage
         self._trace.emit(ResponseEvent.unchecked(self.calls, self._wire.response(response)))
         return response
+
+    def _valid_request(self, request: ModelRequest) -> ModelRequest:
+        """``request`` with its texts valid: the same object when they were (as they
+        nearly always are, checked without copying)."""
+        system, replaced = valid_text(request.system)
+        messages = tuple(self._valid_message(m) for m in request.messages)
+        tools = []
+        for tool in request.tools:
+            spec, in_tool = valid_value((tool.name, tool.description, tool.parameters))
+            tools.append(ToolSpec(*spec) if in_tool else tool)
+            replaced += in_tool
+        stop, in_stop = valid_value(request.stop)
+        replaced += in_stop
+        if not replaced and all(a is b for a, b in zip(messages, request.messages, strict=True)):
+            return request
+        self.replaced_characters += replaced
+        return replace(request, system=system, messages=messages, tools=tuple(tools), stop=stop)
+
+    def _valid_response(self, response: ModelResponse) -> ModelResponse:
+        message = self._valid_message(response.message)
+        return response if message is response.message else replace(response, message=message)
+
+    def _valid_message(self, message: Message) -> Message:
+        """``message`` itself when its texts are valid, else a copy with them made valid
+        (the replacements counted)."""
+        content, replaced = valid_text(message.content)
+        calls = []
+        for call in message.tool_calls:
+            texts = [valid_text(text) for text in (call.id, call.name, call.arguments)]
+            in_call = sum(count for _, count in texts)
+            calls.append(ToolCall(*(text for text, _ in texts)) if in_call else call)
+            replaced += in_call
+        call_id, in_id = valid_text(message.tool_call_id or "")
+        replaced += in_id
+        if not replaced:
+            return message
+        self.replaced_characters += replaced
+        return Message(
+            message.role,
+            content,
+            tuple(calls),
+            call_id if message.tool_call_id is not None else None,
+        )
 
 
 def wire_message(message: Message) -> WireMessage:

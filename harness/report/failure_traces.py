@@ -8,7 +8,6 @@ is one job and judging a run another; the report's run list reads traces without
 
 from __future__ import annotations
 
-import json
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +21,7 @@ from harness.events import (
     TraceError,
     parse_events,
 )
-from harness.results.reading import TRACES, ResultsError, run_id_in
+from harness.results.reading import TRACES, ResultsError, json_line, run_id_in
 
 __all__ = ["CUT", "Reply", "RunTrace", "TraceError", "read_traces"]
 
@@ -103,11 +102,11 @@ def _names_another(raw: bytes, wanted: Collection[str]) -> bool:
 
 def _trace_line(path: Path, number: int, raw: bytes) -> tuple[str, RunTrace]:
     try:
-        line = json.loads(raw)
+        line = json_line(raw)
         if not isinstance(line, dict) or not isinstance(line.get("run_id"), str):
             raise TraceError("not a JSON object with a run_id")
         return line["run_id"], RunTrace.of(parse_events(line.get("events")))
-    except ValueError as exc:  # JSON, UTF-8 and TraceError alike
+    except (ValueError, RecursionError) as exc:  # JSON, UTF-8 and TraceError alike; too deep
         raise ResultsError(
             f"{path}:{number}: damaged trace line ({exc}); repair or remove that line, or "
             f"move {TRACES} aside to label the runs from their records alone"

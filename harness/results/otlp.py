@@ -28,7 +28,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from harness.events import Event, TraceError, parse_events
 from harness.install_hints import install_command
-from harness.results.reading import EXPERIMENT, ResultsError, read_records
+from harness.results.reading import EXPERIMENT, ResultsError, json_line, read_records
 from harness.results.reading import TRACES as TRACES  # named in what export says
 from harness.results.records import RunRecord
 
@@ -139,8 +139,8 @@ def _trace_lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
                 if not raw.strip():
                     continue
                 try:
-                    line = json.loads(raw)
-                except ValueError as exc:
+                    line = json_line(raw)
+                except (ValueError, RecursionError) as exc:
                     raise ResultsError(f"{path}:{number}: not a JSON line ({exc})") from None
                 if not isinstance(line, dict) or not isinstance(line.get("run_id"), str):
                     raise ResultsError(f"{path}:{number}: not a JSON object with a run_id")

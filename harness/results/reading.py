@@ -22,6 +22,7 @@ from pydantic import ValidationError
 from harness.errors import BadInput
 from harness.files import describe_errors, special_file_problem
 from harness.results.records import RunRecord
+from harness.valid_text import valid_value
 
 RUNS = "runs.jsonl"
 TRACES = "traces.jsonl"
@@ -258,4 +259,38 @@ def parse_line(path: Path, number: int, raw: bytes) -> RunRecord | None:
     try:
         return RunRecord.model_validate_json(line)
     except ValidationError as exc:
+        if (record := _with_valid_text(line)) is not None:
+            return record
         raise ResultsError(f"{path}:{number}: {describe_errors(exc, first=True)}") from None
+
+
+def _with_valid_text(line: str) -> RunRecord | None:
+    """A line whose JSON escapes half of a surrogate pair alone (``"\\ud800"``: not text,
+    which the record's parser refuses as JSON), as a record with each one replaced with
+    U+FFFD and counted in ``replaced_characters``; None for any other line the record's
+    parser refuses, or one still not a record."""
+    if "\\u" not in line:
+        return None
+    try:
+        data, replaced = valid_value(json.loads(line))
+    except (ValueError, RecursionError):
+        return None
+    if not replaced or not isinstance(data, dict):
+        return None
+    data["replaced_characters"] = data.get("replaced_characters", 0)
+    try:
+        record = RunRecord.model_validate_json(json.dumps(data))
+    except ValidationError:
+        return None
+    return record.model_copy(update={"replaced_characters": record.replaced_characters + replaced})
+
+
+#: A surrogate escaped in JSON (a pair's half, or one alone), as json.dumps writes it.
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+def json_line(raw: bytes) -> Any:
+    """A JSON line read as Python reads it, every lone surrogate its text escapes (not text a
+    reader can take) replaced with U+FFFD; ValueError or RecursionError when it is not JSON."""
+    data = json.loads(raw)
+    return valid_value(data)[0] if _SURROGATE_ESCAPE.search(raw) else data

@@ -130,6 +130,10 @@ class RunRecord(BaseModel):
     failed); the replaced record stays in runs.jsonl and readers leave it out."""
     loopbench_version: str | None = None
     """The loopbench release that wrote the record (since schema 2)."""
+    replaced_characters: Count = 0
+    """Lone surrogates (half of a UTF-16 pair alone, such as the JSON escape ``\\ud800``:
+    not text any file can hold) replaced with U+FFFD in what the run sent and received and in
+    what was written of it (since schema 2); 0 in records written before it was counted."""
 
     @model_validator(mode="before")
     @classmethod

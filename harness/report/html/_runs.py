@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.events import parse_events
 from harness.report.failure_traces import RunTrace
 from harness.report.failures import Label
 from harness.report.html._conversation import Entry, conversation
@@ -18,6 +17,15 @@ from harness.report.html._matrix import arm_label
 from harness.report.html._scan import traces_of
 from harness.results.reading import RunKey, run_key
 from harness.results.records import RunRecord
+from harness.trace import MAX_TEXT, cut
+
+#: The most of a record's text the page shows: as much as a trace keeps by default. A longer
+#: one (a results folder loopbench did not write: a 50 MB error) would swell the page.
+SHOWN_TEXT = MAX_TEXT
+
+
+def _shown(text: str | None) -> str | None:
+    return None if text is None else cut(text, SHOWN_TEXT)
 
 
 @dataclass(frozen=True)
@@ -79,9 +87,9 @@ def run_list(
                 "tokens_out": record.tokens_out,
                 "cost": None if cost is None or math.isnan(cost) else float(cost),
                 "latency": record.latency_s,
-                "answer": record.answer,
-                "reason": record.grade_reason,
-                "error": record.error,
+                "answer": _shown(record.answer),
+                "reason": _shown(record.grade_reason),
+                "error": _shown(record.error),
                 # Only when the run was asked otherwise than the task's first run.
                 **({"question": question} if asked != questions.get(record.task_id) else {}),
                 "trace": entries,
@@ -94,6 +102,6 @@ def _traces(results: Path, wanted: set[str]) -> dict[str, tuple[str, list[Entry]
     """By run id: the run's question, as the failure rules read it, and its conversation."""
     traces: dict[str, tuple[str, list[Entry]]] = {}
     for line in traces_of(results, wanted):
-        events = parse_events(line["events"])
+        events = line["events"]
         traces[line["run_id"]] = (RunTrace.of(events).question, conversation(events))
     return traces

@@ -7,12 +7,20 @@ separators (``{"run_id": "…", …``); any other spacing is found too, only slo
 
 from __future__ import annotations
 
-import json
 from collections.abc import Collection, Iterator
 from pathlib import Path
 from typing import Any
 
-from harness.results.reading import RUN_ID_KEYS, RUNS, TRACES, parse_line, run_id_in
+from harness.events import TraceError, parse_events
+from harness.results.reading import (
+    RUN_ID_KEYS,
+    RUNS,
+    TRACES,
+    ResultsError,
+    json_line,
+    parse_line,
+    run_id_in,
+)
 from harness.results.records import RunRecord
 
 
@@ -43,14 +51,28 @@ def records_of(folder: Path, wanted: Collection[str]) -> list[RunRecord]:
 
 
 def traces_of(folder: Path, wanted: Collection[str]) -> Iterator[dict[str, Any]]:
-    """The lines of traces.jsonl (as ``iter_traces`` yields them) of the runs in
-    ``wanted``; nothing when the folder has no traces."""
+    """The lines of traces.jsonl (as ``iter_traces`` yields them, their ``events`` parsed
+    by ``parse_events``) of the runs in ``wanted``; nothing when the folder has no traces.
+    A damaged line is a ``ResultsError`` naming it."""
     path = folder / TRACES
     if not path.is_file():
         return
     with path.open("rb") as handle:
-        for raw in handle:
+        for number, raw in enumerate(handle, start=1):
             if raw.endswith(b"\n") and run_id_in(raw) in wanted:
-                line = json.loads(raw)
+                line = _trace_line(path, number, raw)
                 if isinstance(line, dict) and line.get("run_id") in wanted:
+                    try:
+                        line["events"] = parse_events(line.get("events"))
+                    except TraceError as exc:
+                        raise ResultsError(f"{path}:{number}: damaged trace line ({exc})") from None
                     yield line
+
+
+def _trace_line(path: Path, number: int, raw: bytes) -> Any:
+    """The JSON of a trace line; ``ResultsError`` naming the line when it is not JSON (or
+    nested past what a reader follows)."""
+    try:
+        return json_line(raw)
+    except (ValueError, RecursionError) as exc:  # UTF-8 errors are ValueErrors too
+        raise ResultsError(f"{path}:{number}: damaged trace line ({exc})") from None
