@@ -22,6 +22,7 @@ from typing import Any
 
 from harness.files import read_bounded, special_file_problem
 from harness.redaction import redact
+from harness.results.errors import ResultsError
 from harness.valid_text import valid_value
 
 FOLDER = "prompts"
@@ -102,18 +103,12 @@ def restored(options: dict[str, Any], folder: Path) -> dict[str, Any]:
     return out
 
 
-def _refused(text: str) -> Exception:
-    from harness.results.reading import ResultsError  # which reads records through here
-
-    return ResultsError(text)
-
-
 def _texts(ref: dict[str, Any], folder: Path) -> dict[str, str]:
     name = ref.get(REF)
     match = _NAME.fullmatch(name) if isinstance(name, str) and len(ref) == 1 else None
     if match is None:
         shown = json.dumps(ref, ensure_ascii=True)[:200]
-        raise _refused(
+        raise ResultsError(
             f"{folder / 'runs.jsonl'}: a record's prompts reference {shown} is not "
             '{"$ref": "prompts/<sha256>.json"}; the folder is damaged'
         )
@@ -132,18 +127,18 @@ def _texts(ref: dict[str, Any], folder: Path) -> dict[str, str]:
 def _read(path: Path, digest: str) -> dict[str, str]:
     """The prompts a folder's prompts file holds, checked against the hash naming it."""
     if problem := special_file_problem(path):
-        raise _refused(f"{path}: {problem}; expected the prompt texts its runs reference")
+        raise ResultsError(f"{path}: {problem}; expected the prompt texts its runs reference")
     if not path.is_file():
-        raise _refused(
+        raise ResultsError(
             f"{path}: no such file; the runs of this folder reference their prompt texts "
             "there (copy the folder's prompts/ with its runs.jsonl)"
         )
     try:
         body = read_bounded(path)
     except OSError as exc:
-        raise _refused(f"{path}: cannot be read ({exc.strerror or exc})") from None
+        raise ResultsError(f"{path}: cannot be read ({exc.strerror or exc})") from None
     if hashlib.sha256(body).hexdigest() != digest:
-        raise _refused(f"{path}: its content does not match the hash naming it; it is damaged")
+        raise ResultsError(f"{path}: its content does not match the hash naming it; it is damaged")
     try:
         data = json.loads(body.decode("utf-8"))
     except (ValueError, RecursionError):
@@ -151,5 +146,5 @@ def _read(path: Path, digest: str) -> dict[str, str]:
     if not isinstance(data, dict) or not all(
         isinstance(k, str) and isinstance(v, str) for k, v in data.items()
     ):
-        raise _refused(f"{path}: not a JSON object of prompt texts by slot; it is damaged")
+        raise ResultsError(f"{path}: not a JSON object of prompt texts by slot; it is damaged")
     return data

@@ -19,8 +19,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from harness.errors import BadInput
 from harness.files import describe_errors, special_file_problem
+from harness.results.errors import ResultsError as ResultsError  # where readers import it
 from harness.results.prompt_texts import restored
 from harness.results.records import RunRecord
 from harness.valid_text import valid_value
@@ -28,10 +28,6 @@ from harness.valid_text import valid_value
 RUNS = "runs.jsonl"
 TRACES = "traces.jsonl"
 EXPERIMENT = "experiment.json"
-
-
-class ResultsError(BadInput):
-    pass
 
 
 #: What identifies a run in a folder: (model, arm, task_id, repeat).
