@@ -169,7 +169,7 @@ def _columns(path: Path, wanted: list[str]) -> dict[str, np.ndarray[Any, Any]] |
     if end == 0:
         return None
     if end == before.st_size and not any(c in str(path) for c in "*?[{"):
-        columns = _fetch(path, wanted)
+        columns = _fetch(path, wanted, path.parent)
         after = path.stat()
         if (after.st_size, after.st_mtime_ns) == (before.st_size, before.st_mtime_ns):
             return columns
@@ -180,7 +180,7 @@ def _columns(path: Path, wanted: list[str]) -> dict[str, np.ndarray[Any, Any]] |
             while left and (block := source.read(min(left, 1 << 24))):
                 target.write(block)
                 left -= len(block)
-        return _fetch(copy, wanted)
+        return _fetch(copy, wanted, path.parent)
 
 
 def _last_line_end(path: Path, size: int) -> int:
@@ -196,10 +196,10 @@ def _last_line_end(path: Path, size: int) -> int:
     return 0
 
 
-def _fetch(path: Path, wanted: list[str]) -> dict[str, np.ndarray[Any, Any]] | None:
-    """Every row of ``path`` as arrays, in file order, finished as records (None for no
-    rows); ``duckdb.Error`` for a line DuckDB cannot parse, ``Refused`` for one the
-    record model refuses."""
+def _fetch(path: Path, wanted: list[str], folder: Path) -> dict[str, np.ndarray[Any, Any]] | None:
+    """Every row of ``path`` as arrays, in file order, finished as records (their prompt
+    texts read from ``folder``'s prompts/; None for no rows); ``duckdb.Error`` for a line
+    DuckDB cannot parse, ``Refused`` for one the record model refuses."""
     names = list(dict.fromkeys([*wanted, *_KEY, *PRICED]))
     hashes = (RUN_KEY, ANSWER_KEY)
     strings: dict[str, str] = {}
@@ -233,7 +233,7 @@ def _fetch(path: Path, wanted: list[str]) -> dict[str, np.ndarray[Any, Any]] | N
         for name in [*names, *hashes]
         if name not in texts
     }
-    finish(columns, texts, lines)
+    finish(columns, texts, lines, folder)
     return columns
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -21,6 +22,7 @@ from pydantic import ValidationError
 
 from harness.results.columns_sql import ANSWER_KEY, FIELDS, RUN_KEY, Field, answer_key
 from harness.results.legacy import pattern_of, schema_1_identity
+from harness.results.prompt_texts import REF, restored
 from harness.results.records import RunRecord
 
 Array = np.ndarray[Any, Any]
@@ -91,11 +93,13 @@ def plain(column: pd.Series[Any], field: Field) -> Array:
     return column.to_numpy(dtype=object)
 
 
-def finish(columns: dict[str, Array], texts: dict[str, Shared], lines: dict[int, str]) -> None:
+def finish(
+    columns: dict[str, Array], texts: dict[str, Shared], lines: dict[int, str], folder: Path
+) -> None:
     """Turn fetched columns and the dicts' JSON ``texts`` into the
-    values records hold, in ``columns``; ``lines`` are the rows' lines the query did not
-    vouch for, by row. ``Refused`` when the record model refuses one of those lines or a
-    dict."""
+    values records hold, in ``columns``, the prompt texts of ``folder``'s prompts/ put back
+    in the options; ``lines`` are the rows' lines the query did not vouch for, by row.
+    ``Refused`` when the record model refuses one of those lines or a dict."""
     records = {row: _record(text) for row, text in lines.items()}
     vouched = np.ones(len(columns["arm"]), dtype=bool)
     vouched[list(records)] = False
@@ -104,9 +108,26 @@ def finish(columns: dict[str, Array], texts: dict[str, Shared], lines: dict[int,
         columns[name] = _dicts(FIELDS[name], shared, vouched, schema_1, columns["pattern"])
     for row, record in records.items():
         _patch(columns, row, record)
+    options = texts.get("options")
+    if options is not None and (records or any(REF in t for t in options.values if t)):
+        columns["options"] = _with_prompts(columns["options"], folder)
     if records or schema_1.any():  # a run's key may differ from the line's
         keys = pd.DataFrame({n: columns[n] for n in ("model", "arm", "task_id", "repeat")})
         columns[RUN_KEY] = pd.util.hash_pandas_object(keys, index=False).to_numpy()
+
+
+def _with_prompts(options: Array, folder: Path) -> Array:
+    """The options column with the prompt texts each refers to in their place; each distinct
+    dict (rows share them) restored once."""
+    done: dict[int, Any] = {}
+    for row, value in enumerate(options):
+        if isinstance(value, dict):
+            found = done.get(id(value))
+            if found is None:
+                found = done[id(value)] = restored(value, folder)
+            if found is not value:
+                options[row] = found
+    return options
 
 
 def _record(line: str) -> RunRecord:

@@ -19,18 +19,15 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from harness.errors import BadInput
 from harness.files import describe_errors, special_file_problem
+from harness.results.errors import ResultsError as ResultsError  # where readers import it
+from harness.results.prompt_texts import restored
 from harness.results.records import RunRecord
 from harness.valid_text import valid_value
 
 RUNS = "runs.jsonl"
 TRACES = "traces.jsonl"
 EXPERIMENT = "experiment.json"
-
-
-class ResultsError(BadInput):
-    pass
 
 
 #: What identifies a run in a folder: (model, arm, task_id, repeat).
@@ -245,8 +242,9 @@ def run_id_in(line: bytes) -> str | None:
 
 
 def parse_line(path: Path, number: int, raw: bytes) -> RunRecord | None:
-    """Line ``number`` of ``path`` as a record (older schemas upgraded); None for a blank
-    line; ``ResultsError`` naming the file, line and field for any other that is not one."""
+    """Line ``number`` of ``path`` as a record (older schemas upgraded, prompt texts put
+    back in its options); None for a blank line; ``ResultsError`` naming the file, line
+    and field for any other that is not one."""
     try:
         line = raw.decode("utf-8-sig" if number == 1 else "utf-8")
     except UnicodeDecodeError as exc:
@@ -257,11 +255,21 @@ def parse_line(path: Path, number: int, raw: bytes) -> RunRecord | None:
     if not line.strip():  # is_blank
         return None
     try:
-        return RunRecord.model_validate_json(line)
+        record = RunRecord.model_validate_json(line)
     except ValidationError as exc:
-        if (record := _with_valid_text(line)) is not None:
-            return record
-        raise ResultsError(f"{path}:{number}: {describe_errors(exc, first=True)}") from None
+        if (found := _with_valid_text(line)) is None:
+            raise ResultsError(f"{path}:{number}: {describe_errors(exc, first=True)}") from None
+        record = found
+    return with_prompts(record, path.parent)
+
+
+def with_prompts(record: RunRecord, folder: Path) -> RunRecord:
+    """The record with the prompt texts its options refer to (stored once in ``folder``'s
+    prompts/, ``harness.results.prompt_texts``) in their place, as records held them inline."""
+    options = restored(record.options, folder)
+    if options is record.options:
+        return record
+    return record.model_copy(update={"options": options})
 
 
 def _with_valid_text(line: str) -> RunRecord | None:

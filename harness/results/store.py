@@ -31,6 +31,7 @@ from pydantic_core import PydanticSerializationError
 from harness.files import read_bounded, special_file_problem
 from harness.redaction import redact
 from harness.results.identity import identity_changes
+from harness.results.prompt_texts import referenced
 from harness.results.reading import (
     EXPERIMENT,
     RUNS,
@@ -258,16 +259,24 @@ def _reads_more(was: Any, now: Any) -> bool:
 class RecordWriter:
     """Appends runs; files opened once, each line flushed as written (no fsync per run).
 
-    Every text written is valid UTF-8: a lone surrogate the run's texts still hold (the
-    client replaces those of requests and replies as they pass) is replaced with U+FFFD
-    here, in the trace and the record alike, and counted in the record's
-    ``replaced_characters``, so no run is lost to a character a file cannot hold."""
+    An arm's prompt texts are stored once in the folder's prompts/ and each record refers
+    to them (``harness.results.prompt_texts``). Every text written is valid UTF-8: a lone
+    surrogate the run's texts still hold (the client replaces those of requests and replies
+    as they pass) is replaced with U+FFFD here, in the trace and the record alike, and
+    counted in the record's ``replaced_characters``, so no run is lost to a character a
+    file cannot hold."""
 
     def __init__(self, folder: Path) -> None:
+        self._folder = folder
+        #: The prompts files this writer has stored (``harness.results.prompt_texts``).
+        self._prompts: set[str] = set()
         self._runs: IO[str] = (folder / RUNS).open("a", encoding="utf-8")
         self._traces: IO[str] = (folder / TRACES).open("a", encoding="utf-8")
 
     def append(self, record: RunRecord, trace: list[dict[str, Any]]) -> None:
+        options = referenced(record.options, self._folder, self._prompts)
+        if options is not record.options:  # the texts stored once in prompts/, referenced
+            record = record.model_copy(update={"options": options})
         line = json.dumps({"run_id": record.run_id, "events": trace})
         replaced = 0
         if _ESCAPED_SURROGATE.search(line):  # a pair (a character past U+FFFF) or a lone one
