@@ -66,20 +66,27 @@ def offers(final: str, entity: str) -> bool:
     for clause in _CLAUSE_END.split(final):
         pieces = _LIST_JOIN.split(clause)
         items, joins = pieces[0::2], [j.lower() for j in pieces[1::2]]
-        run: list[int] = []  # the items of the current list, by index
+        # The current list, kept as what the rule asks of it (a list copied at each item
+        # would make a long one quadratic): its last item, whether a join before that item
+        # is "or" or "/", whether an item names the entity.
+        last: int | None = None
+        offered = named = False
         for i, item in enumerate(items):
             words = item.split()
-            said = normalise(item).split()
-            negated = any(negates(said[: k + 1]) for k in range(len(said)))
-            if not words:  # between two joins (", or"): the list goes on
-                run = [*run, i]
+            if words and len(words) <= _ITEM_WORDS and not _negated(normalise(item).split()):
+                if words[0].lower() == "and":  # "..., and X" adds, not offers
+                    last, offered, named = None, False, False
+            elif words:
+                last, offered, named = None, False, False
                 continue
-            if len(words) > _ITEM_WORDS or negated:
-                run = []
-                continue
-            run = [i] if words[0].lower() == "and" else [*run, i]  # "..., and X" adds, not offers
-            if not any(joins[k] == "or" or joins[k] == "/" for k in run[:-1]):
-                continue
-            if any(wanted in f" {normalise(items[k])} " for k in run):
+            if last is not None:
+                offered = offered or joins[last] in ("or", "/")
+            last, named = i, named or wanted in f" {normalise(item)} "
+            if words and offered and named:
                 return True
     return False
+
+
+def _negated(said: list[str]) -> bool:
+    """Whether a negation ends at any of ``said``'s words (``negates`` looks at two)."""
+    return any(negates(said[max(0, k - 1) : k + 1]) for k in range(len(said)))

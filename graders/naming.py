@@ -157,11 +157,14 @@ def _mentions(
             (i, i + 1, candidate) for i in range(len(tokens)) if _is_letter(tokens, i, letter)
         ]
     taken: list[tuple[int, int, int]] = []
+    used = bytearray(len(tokens))  # the tokens of the spans taken (a check of each span
+    # against every span taken would make a reply full of letters quadratic)
     for span in sorted(spans, key=lambda s: (s[0] - s[1], s[0])):  # longest first
-        if all(span[1] <= t[0] or t[1] <= span[0] for t in taken):
+        if not any(used[span[0] : span[1]]):
             taken.append(span)
+            used[span[0] : span[1]] = b"\x01" * (span[1] - span[0])
     taken.sort()
-    covered = {i for start, end, _ in taken for i in range(start, end)}
+    covered = {i for i, mark in enumerate(used) if mark}
     negated = [_negated_before(tokens, start, covered) for start, _, _ in taken]
     for items in _lists(tokens, taken):  # a negation before or after a list covers it
         whole = negated[items[0]] or _negated_after(tokens, taken[items[-1]][1], covered)

@@ -16,8 +16,8 @@ digits is read for number words ("eighteen", as graders/exact.py reads them).
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, bisect_right
 from collections.abc import Mapping
-from itertools import pairwise
 from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, FiniteFloat, model_validator
@@ -29,9 +29,10 @@ from graders.naming import NEGATED_AFTER, NEGATORS, answer_clause
 from graders.options import GraderOptions, read_options
 from graders.task_models import TaskBase
 
-_NUMBER = re.compile(
-    r"(?<![\w.])(?P<sign>[-\u2212]\s?)?\$?(?P<digits>(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?:\.\d+)?|\.\d+)"
-)
+_WRITTEN = r"(?P<sign>[-\u2212]\s?)?\$?(?P<digits>(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?:\.\d+)?|\.\d+)"
+_NUMBER = re.compile(rf"(?<![\w.]){_WRITTEN}")
+#: A number at the start of a text cut from a longer one, whatever came before the cut.
+_NUMBER_FIRST = re.compile(_WRITTEN)
 _GSM8K = re.compile(r"####\s*(?P<text>[^\n]*)")
 _HEDGES = frozenset(["or", "either", "between", "maybe", "perhaps"])
 #: What lists two numbers together: a comma, "and", "or", "to", a slash or a dash.
@@ -100,7 +101,8 @@ def _numbers(text: str, words: bool) -> list[_Number]:
     ]
     if not found and words:
         found = [_Number(m.start(), m.start(), m.end(), v) for m, v in numbers_at(text)]
-    return [n for n in found if not _negated(text, n)]
+    clauses = _Clauses(text)
+    return [n for n in found if not clauses.negated(n)]
 
 
 def final_number(reply: str) -> tuple[float | None, str]:
@@ -144,8 +146,10 @@ def _result(text: str, found: list[_Number]) -> list[_Number]:
     "18 = 9 * 2" are 18), else of its last side; without, ``found``."""
     if "=" not in text:
         return found
-    bounds = [-1, *(i for i, c in enumerate(text) if c == "="), len(text)]
-    sides = [[n for n in found if low < n.start < high] for low, high in pairwise(bounds)]
+    equals = [i for i, c in enumerate(text) if c == "="]
+    sides: list[list[_Number]] = [[] for _ in range(len(equals) + 1)]
+    for n in found:  # a number starts with a sign, $ or digit: never at an "="
+        sides[bisect_left(equals, n.start)].append(n)
     single = [side for side in sides if len(side) == 1]
     return single[-1] if single else sides[-1] or found
 
@@ -157,9 +161,11 @@ def _hedge(text: str, found: list[_Number], read: int) -> str | None:
     if len(values) > 1 and _HEDGES & {w.lower() for w in _WORD.findall(text)}:
         return f"hedged: states {', '.join(f'{v:g}' for v in values)}"
     first = last = read
-    while first > 0 and _listed(text, found[first - 1], found[first]):
+    opens = [i for i, c in enumerate(text) if c == "("]
+    closes = [i for i, c in enumerate(text) if c == ")"]
+    while first > 0 and _listed(text, found[first - 1], found[first], opens, closes):
         first -= 1
-    while last < len(found) - 1 and _listed(text, found[last], found[last + 1]):
+    while last < len(found) - 1 and _listed(text, found[last], found[last + 1], opens, closes):
         last += 1
     listed = list(dict.fromkeys(n.value for n in found[first : last + 1]))
     if len(listed) > 1:
@@ -167,27 +173,82 @@ def _hedge(text: str, found: list[_Number], read: int) -> str | None:
     return None
 
 
-def _listed(text: str, one: _Number, next_one: _Number) -> bool:
+def _listed(
+    text: str, one: _Number, next_one: _Number, opens: list[int], closes: list[int]
+) -> bool:
     """Whether two numbers are listed together: only a list's join between them, neither in
-    brackets (an aside: "18 (3 hens x 6)")."""
+    brackets (an aside: "18 (3 hens x 6)"). ``opens`` and ``closes``: where ``text``'s
+    brackets are, counted before ``one`` by bisection (a count from the start for each pair
+    would make a long list quadratic)."""
     aside = (
-        text.count("(", 0, one.start) > text.count(")", 0, one.start)
+        bisect_left(opens, one.start) > bisect_left(closes, one.start)
         or "(" in text[one.end : next_one.start]
     )
     return not aside and _LIST_JOIN.fullmatch(text[one.end : next_one.digits]) is not None
 
 
-def _negated(text: str, number: _Number) -> bool:
-    """ "not 17", "isn't 17", "17 is wrong", "17 is not right" (within the number's clause;
-    a "not" followed by another number negates that one: "18 not 17")."""
-    before = _WORD.findall(re.split(r"[,;:]|\.\s", text[: number.start])[-1].replace("'", ""))
-    rest = re.split(r"[,;:]|\.\s", text[number.end :])[0]
-    after = {w.lower() for w in _WORD.findall(rest.replace("'", ""))[:3]}
-    return (
-        bool(NEGATORS & {w.lower() for w in before[-2:]})
-        or bool(NEGATED_AFTER & after)
-        or bool(_NOT_AFTER & after and not _NUMBER.search(rest))
-    )
+#: What ends the clause a negation reaches: a comma, semicolon or colon, a stop before a
+#: space.
+_CLAUSE_STOP = re.compile(r"[,;:]|\.\s")
+#: A word as ``_WORD`` reads it once apostrophes are dropped ("isn't" is "isnt").
+_WORD_APOSTROPHES = re.compile(r"'*(?:[^\W\d_]'*)+")
+
+
+class _Clauses:
+    """Where ``text``'s clause stops and words are, found once, so that reading whether each
+    of its numbers is negated takes time for the words near it only, not for the whole text
+    before and after it."""
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+        stops = list(_CLAUSE_STOP.finditer(text))
+        self._stops = [m.end() for m in stops]
+        self._stop_starts = [m.start() for m in stops]
+        found = list(_WORD_APOSTROPHES.finditer(text))
+        self._starts = [m.start() for m in found]
+        self._ends = [m.end() for m in found]
+        self._words = [m.group().replace("'", "").lower() for m in found]
+
+    def negated(self, number: _Number) -> bool:
+        """ "not 17", "isn't 17", "17 is wrong", "17 is not right" (within the number's
+        clause; a "not" followed by another number negates that one: "18 not 17")."""
+        text, start, end = self._text, number.start, number.end
+        stop = bisect_right(self._stops, start)
+        clause_start = self._stops[stop - 1] if stop else 0
+        last = bisect_right(self._ends, start)  # the words ending before the number
+        before = [
+            self._words[k] for k in range(max(0, last - 2), last) if self._starts[k] >= clause_start
+        ]
+        if last < len(self._starts) and self._starts[last] < start:  # "o'" of "o'eighteen"
+            before.append(self._part(max(self._starts[last], clause_start), start))
+        after_stop = bisect_left(self._stop_starts, end)
+        starts = self._stop_starts
+        rest_end = starts[after_stop] if after_stop < len(starts) else len(text)
+        first = bisect_right(self._ends, end)  # the words ending after the number
+        after: list[str] = []
+        if first < len(self._starts) and self._starts[first] < end:  # "'s" of "eighteen's"
+            after.append(self._part(end, self._ends[first]))
+            first += 1
+        for k in range(first, min(first + 3, len(self._words))):
+            if self._ends[k] <= rest_end:
+                after.append(self._words[k])
+        said_before = set([w for w in before if w][-2:])
+        said_after = set([w for w in after if w][:3])
+        return (
+            bool(NEGATORS & said_before)
+            or bool(NEGATED_AFTER & said_after)
+            or bool(_NOT_AFTER & said_after and not self._number_in(end, rest_end))
+        )
+
+    def _number_in(self, start: int, end: int) -> bool:
+        """Whether ``text[start:end]`` states a number, read as a text of its own (its start
+        has nothing before it), without copying it."""
+        text = self._text
+        return bool(_NUMBER.search(text, start, end) or _NUMBER_FIRST.match(text, start, end))
+
+    def _part(self, start: int, end: int) -> str:
+        """The letters of a word the number cuts, on one side of it."""
+        return self._text[start:end].replace("'", "").lower()
 
 
 class NumberGrader(Grader[NumberTask]):

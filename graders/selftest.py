@@ -12,6 +12,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from graders.answer_size import grade_read
 from graders.base import GraderSetup, SelfCase
 from graders.exact import Grade
 from graders.registry import GRADERS, GraderInfo
@@ -35,9 +36,10 @@ def as_task(info: GraderInfo, expected: Any) -> Any:
 
 def grade_one(info: GraderInfo, task: Any, answer: str, options: Mapping[str, Any]) -> Grade:
     """``answer`` to ``task`` graded by the grader built with ``options`` for a set of that
-    one task (``GraderOptionError`` when it refuses them)."""
+    one task (``GraderOptionError`` when it refuses them), read as a run reads it
+    (graders/answer_size.py)."""
     grader = info.build(GraderSetup(Path.cwd(), options=options, tasks=(task,)))
-    return asyncio.run(grader.grade(task, answer))
+    return asyncio.run(grade_read(grader, task, answer))
 
 
 def run_case(name: str, info: GraderInfo, case: SelfCase) -> CaseResult:

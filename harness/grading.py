@@ -10,6 +10,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+from graders.answer_size import canonical_read, check_read, grade_read, read_part
 from graders.base import AnswerCheck, Grader, GraderSetup
 from graders.code_check import CodeCheck
 from graders.exact import Grade
@@ -69,6 +70,8 @@ class Grading:
         function: GraderFunction | None = None,
     ) -> None:
         self._grader: Grader[Any]
+        self._whole = function is not None
+        """A plain function's grader reads the whole answer: its time is its author's."""
         if function is not None:
             self._grader = FunctionGrader(function)
             return
@@ -81,14 +84,22 @@ class Grading:
         return self._grader.check(task)
 
     def answer_check(self, task: AnyTask) -> AnswerCheck | None:
-        return self._grader.answer_check(task)
+        check = self._grader.answer_check(task)
+        return check if self._whole else check_read(check)
 
     def canonical(self, task: AnyTask) -> Callable[[str], str]:
         """How the grader reads answers to ``task`` alike (its ``canonical``)."""
-        return lambda answer: self._grader.canonical(task, answer)
+        if self._whole:
+            return lambda answer: self._grader.canonical(task, answer)
+        return lambda answer: canonical_read(self._grader, task, answer)
 
     async def grade(self, task: AnyTask, answer: str) -> Grade:
-        return await self._grader.grade(task, answer)
+        """The verdict on ``answer``; a registered grader reads a huge answer's end only
+        (graders/answer_size.py)."""
+        if self._whole:
+            return await self._grader.grade(task, answer)
+        return await grade_read(self._grader, task, answer)
 
     def measures(self, task: AnyTask, answers: list[str], verdicts: list[bool]) -> dict[str, float]:
-        return self._grader.measures(task, answers, verdicts)
+        read = answers if self._whole else [read_part(answer) for answer in answers]
+        return self._grader.measures(task, read, verdicts)

@@ -1566,6 +1566,27 @@ MUTATIONS = [
     ("a prompts file that is a FIFO is refused before it is opened", "harness/results/prompt_texts.py",
      "    if problem := special_file_problem(path):", "    if problem := None:",
      ["tests/harness/test_records_prompts.py::test_a_damaged_prompts_file_is_one_line_and_exit_2[table-FIFO]"]),
+    # Huge replies: grading reads a reply's end only, and reads it in linear time.
+    ("grading reads a huge reply's last characters only", "graders/answer_size.py",
+     "    return reply if len(reply) <= READ_CHARS else reply[-READ_CHARS:]", "    return reply",
+     ["tests/graders/test_huge_replies.py::test_grading_reads_a_huge_replys_end_and_says_so",
+      "tests/graders/test_huge_replies.py::test_a_patterns_check_of_an_answer_reads_its_end_too"]),
+    ("a huge reply's grade says only its end was read", "graders/answer_size.py",
+     "    if len(reply) <= READ_CHARS:\n        return grade", "    if True:\n        return grade",
+     ["tests/graders/test_huge_replies.py::test_grading_reads_a_huge_replys_end_and_says_so",
+      "tests/graders/test_huge_replies.py::test_a_huge_replys_answer_line_still_decides_its_verdict"]),
+    ("a run grades a huge reply by its end", "harness/grading.py",
+     "        return await grade_read(self._grader, task, answer)",
+     "        return await self._grader.grade(task, answer)",
+     ["tests/graders/test_huge_replies.py::test_a_run_grades_a_huge_reply_by_its_end_and_a_plain_function_gets_it_whole"]),
+    ("a run's canonical reading reads a huge reply's end", "harness/grading.py",
+     "        return lambda answer: canonical_read(self._grader, task, answer)",
+     "        return lambda answer: self._grader.canonical(task, answer)",
+     ["tests/graders/test_huge_replies.py::test_a_run_grades_a_huge_reply_by_its_end_and_a_plain_function_gets_it_whole"]),
+    ("self_consistency's vote with no grader reads a huge answer's end", P + "self_consistency.py",
+     "        return lambda answer: typed_reading(read_part(answer))",
+     "        return lambda answer: typed_reading(answer)",
+     ["tests/graders/test_huge_replies.py::test_self_consistencys_vote_with_no_grader_reads_an_answers_end"]),
 ]  # fmt: skip
 
 

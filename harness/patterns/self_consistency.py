@@ -31,6 +31,7 @@ from dataclasses import dataclass
 
 from pydantic import Field
 
+from graders.answer_size import read_part
 from graders.readings import Reading, supports, typed_of, typed_reading
 from harness.events import VoteEvent
 from harness.patterns.base import CallFloor, Outcome, PatternOptions, RunContext
@@ -47,10 +48,11 @@ PROMPTS = Prompts(
 
 def reading_of(ctx: RunContext) -> Callable[[str], Reading]:
     """How the vote reads an answer: the grader's canonical text (a typed key read back as
-    its reading, any other text a reading of its own), else the typed reading."""
+    its reading, any other text a reading of its own), else the typed reading of what a
+    grader would read of it (graders/answer_size.py: a huge answer's end)."""
     canonical = ctx.canonical
     if canonical is None:
-        return typed_reading
+        return lambda answer: typed_reading(read_part(answer))
 
     def read(answer: str) -> Reading:
         key = canonical(answer)
