@@ -3,8 +3,6 @@ resolved only inside the schema, loops and bad schemas refused when the set load
 checking one bounded in time and depth, with nothing fetched."""
 
 import json
-import socket
-import threading
 import time
 
 import pytest
@@ -14,34 +12,15 @@ from graders import answer_time as answer_time_module
 from graders import json_schemas, user_regex
 from graders.answer_time import GradedWrong, TooSlow, answer_time
 from harness.cli.main import main
+from tests.fakes.counting_listener import CountingListener
 from tests.graders.answers import graded, graded_apart, refused
-
-
-class Counting:
-    """A loopback port that counts the connections it accepts and closes each at once, so
-    a fetch that should not happen fails fast and is counted."""
-
-    def __init__(self) -> None:
-        self._socket = socket.create_server(("127.0.0.1", 0))
-        self.url = f"http://127.0.0.1:{self._socket.getsockname()[1]}"
-        self.accepted = 0
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self) -> None:
-        while True:
-            try:
-                connection, _ = self._socket.accept()
-            except OSError:
-                return
-            self.accepted += 1
-            connection.close()
 
 
 @pytest.fixture
 def listener():
-    counting = Counting()
+    counting = CountingListener(hold=False)
     yield counting
-    counting._socket.close()
+    counting.close()
 
 
 def remote_schemas(url: str) -> list[dict]:

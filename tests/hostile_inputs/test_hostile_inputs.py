@@ -15,10 +15,8 @@ from __future__ import annotations
 import base64
 import json
 import os
-import socket
 import subprocess
 import sys
-import threading
 import time
 import tomllib
 from collections.abc import Iterator
@@ -29,6 +27,7 @@ from typing import Any
 import pytest
 
 from harness.fakes.fake_server import FakeServer, Reply
+from tests.fakes.counting_listener import CountingListener
 from tests.hostile_inputs.generate import generate
 
 CASES = Path(__file__).parent / "cases"
@@ -40,35 +39,9 @@ CLOSED = "http://127.0.0.1:9/v1"
 ENDPOINT = ["--model", "fake", "--max-retries", "0", "--quiet"]
 
 
-class Listener:
-    """A loopback port that accepts connections, counts them and never answers: a reader
-    or grader reaching ``{url}`` is counted, and one waiting on it would hang."""
-
-    def __init__(self) -> None:
-        self._socket = socket.create_server(("127.0.0.1", 0))
-        self.url = f"http://127.0.0.1:{self._socket.getsockname()[1]}"
-        self.accepted = 0
-        self._held: list[socket.socket] = []
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self) -> None:
-        while True:
-            try:
-                connection, _ = self._socket.accept()
-            except OSError:
-                return
-            self.accepted += 1
-            self._held.append(connection)
-
-    def close(self) -> None:
-        self._socket.close()
-        for connection in self._held:
-            connection.close()
-
-
 @pytest.fixture(scope="module")
-def listener() -> Iterator[Listener]:
-    counting = Listener()
+def listener() -> Iterator[CountingListener]:
+    counting = CountingListener()
     yield counting
     counting.close()
 
@@ -178,7 +151,7 @@ def case_files() -> list[Path]:
 
 
 @pytest.mark.parametrize("path", case_files(), ids=lambda p: p.stem)
-def test_hostile_input(path: Path, tmp_path: Path, listener: Listener) -> None:
+def test_hostile_input(path: Path, tmp_path: Path, listener: CountingListener) -> None:
     case = tomllib.loads(path.read_text(encoding="utf-8"))
     expect = case["expect"]
     folder = tmp_path / "case"
