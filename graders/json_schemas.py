@@ -34,7 +34,7 @@ from __future__ import annotations
 import functools
 import sys
 import warnings
-from collections.abc import Iterator, Mapping
+from collections.abc import Hashable, Iterator, Mapping
 from typing import Any
 
 from jsonschema import SchemaError, ValidationError, validators
@@ -75,7 +75,15 @@ def check(schema: Mapping[str, Any]) -> None:
         raise ValueError(f"schema is not a JSON Schema ({exc.message})") from None
     except RecursionError:
         raise ValueError("schema is nested too deep to check") from None
-    _check_refs(schema, kind)
+    try:
+        _check_refs(schema, kind)
+    except ValueError:
+        raise
+    except Exception as exc:  # referencing failing on a draft's corner (draft 3's extends)
+        raise ValueError(
+            f"schema's refs cannot be read ({type(exc).__name__}); refs are resolved only "
+            "inside the schema, nothing is fetched from the network or the disk"
+        ) from None
 
 
 def problem(schema: Mapping[str, Any], value: Any) -> ValidationError | None:
@@ -236,6 +244,7 @@ def _bounded(kind: Any) -> Any:
         "pattern": _pattern,
         "patternProperties": _pattern_properties,
         "additionalProperties": _additional_properties,
+        "uniqueItems": _unique_items,
     }
     checks |= {name: _timed(check) for name, check in own.items() if name in checks}
     return validators.extend(kind, checks)
@@ -263,8 +272,9 @@ def _shallow_enough() -> None:
     )
 
 
-# The three keywords below are jsonschema's own (jsonschema/_keywords.py), matching with
-# graders/user_regex.py instead of re.search.
+# The four keywords below are jsonschema's own (jsonschema/_keywords.py): three matching
+# with graders/user_regex.py instead of re.search, and uniqueItems in linear time (its own
+# compares every pair of items it cannot sort: seconds for a few thousand, past the limit).
 
 
 def _pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Iterator[Any]:
@@ -301,3 +311,31 @@ def _additional_properties(
     elif not allowed and extras:
         said = ", ".join(repr(each) for each in sorted(extras, key=str))
         yield ValidationError(f"Additional properties are not allowed ({said} unexpected)")
+
+
+def _unique_items(validator: Any, unique: Any, instance: Any, schema: Any) -> Iterator[Any]:
+    if not unique or not validator.is_type(instance, "array"):
+        return
+    seen: set[Hashable] = set()
+    for item in instance:
+        key = _equality_key(item)
+        if key in seen:
+            yield ValidationError(f"{_cut(repr(instance))} has non-unique elements")
+            return
+        seen.add(key)
+
+
+def _equality_key(value: Any) -> Hashable:
+    """A key two JSON values share exactly when jsonschema holds them equal: numbers by
+    value (1 is 1.0), booleans apart from numbers, arrays and objects by what they hold."""
+    if isinstance(value, bool):
+        return ("boolean", value)
+    if isinstance(value, int | float):
+        return ("number", value)
+    if isinstance(value, str):
+        return ("string", value)
+    if isinstance(value, Mapping):
+        return ("object", frozenset((k, _equality_key(v)) for k, v in value.items()))
+    if isinstance(value, list | tuple):
+        return ("array", tuple(_equality_key(v) for v in value))
+    return ("null", None) if value is None else ("other", repr(value))

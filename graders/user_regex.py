@@ -13,7 +13,10 @@ five characters to ``re``, a POSIX class to ``regex``), ``re`` warns that the se
 change meaning; such a pattern is refused, its character to be escaped.
 
 The ``regex`` module counts a match's time as the process's CPU time: on a machine busy
-with other work, a match stopped at the limit may have taken longer by the clock.
+with other work, a match stopped at the limit may have taken longer by the clock. It also
+compiles a counted repeat into that many copies (``a{100000000}`` takes gigabytes, where
+``re`` keeps a count), so a pattern whose counted repeats, nested ones multiplied, make
+more than ``MAX_COPIES`` pieces is refused when the set loads.
 """
 
 from __future__ import annotations
@@ -21,10 +24,16 @@ from __future__ import annotations
 import functools
 import re
 import warnings
+from typing import Any
 
 import regex
 
 from graders.answer_time import TooSlow, time_left
+
+#: The most pieces a pattern may compile to, each counted repeat making copies of what it
+#: repeats: ``\\d{4}`` makes 4, ``(?:x{1000}){1000}`` a million. About 60 bytes each.
+MAX_COPIES = 200_000
+_REPEATS = {"MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"}
 
 
 class NotARegex(ValueError):
@@ -52,7 +61,38 @@ def _compiled(pattern: str, ignore_case: bool) -> regex.Pattern[str]:
             re.compile(_Afresh(pattern), re.IGNORECASE if ignore_case else 0)
         except FutureWarning as warned:
             raise re.error(f"{warned}; escape the character to mean it") from None
+    if (copies := _pieces(re._parser.parse(pattern))) > MAX_COPIES:  # type: ignore[attr-defined]
+        raise re.error(
+            f"its counted repeats make {copies:,} copies of what they repeat, more than "
+            f"{MAX_COPIES:,}; repeat fewer times, or use * or + (matched without copies)"
+        )
     return regex.compile(pattern, regex.VERSION0 | (regex.IGNORECASE if ignore_case else 0))
+
+
+def _pieces(parsed: Any) -> int:
+    """The pieces ``parsed`` (a pattern as ``re`` parses it) compiles to in ``regex``: a
+    counted repeat, its largest count times its own; ``*`` and ``+`` repeat without copies
+    beyond their least count."""
+    total = 0
+    for op, value in parsed:
+        if str(op) in _REPEATS:
+            least, most, item = value
+            count = least if most == re._constants.MAXREPEAT else most  # type: ignore[attr-defined]
+            total += max(count, 1) * _pieces(item)
+        else:
+            total += 1 + sum(_pieces(part) for part in _parts(value))
+    return total
+
+
+def _parts(value: Any) -> list[Any]:
+    """The parsed patterns inside one parsed item: a group's, an alternation's, a
+    lookaround's."""
+    kind = re._parser.SubPattern  # type: ignore[attr-defined]
+    if isinstance(value, kind):
+        return [value]
+    if not isinstance(value, tuple | list):
+        return []
+    return [p for v in value for p in ([v] if isinstance(v, kind) else _parts(v))]
 
 
 def search(pattern: str, text: str, ignore_case: bool = False) -> bool:

@@ -286,9 +286,12 @@ def _refused(node: nodes.Node, variables: tuple[str, ...]) -> str:
     shown = _shown(node) if isinstance(node, nodes.Expr) else "..."
     shown = shown if len(shown) <= 60 else shown[:57] + "..."
     what = what if shown == "..." else f"{what} ('{shown}')"
-    return (
-        f"{what} on line {node.lineno} of its text, which a prompt slot cannot; {_only(variables)}"
-    )
+    return f"{what} {_on_line(node)}, which a prompt slot cannot; {_only(variables)}"
+
+
+def _on_line(node: nodes.Node) -> str:
+    """Where ``node`` stands in the slot's text; a few nodes (a scope) carry no line."""
+    return "in its text" if node.lineno is None else f"on line {node.lineno} of its text"
 
 
 _COMPARISONS = {"eq", "ne"}

@@ -212,3 +212,29 @@ def test_a_check_that_fails_on_an_answer_is_wrong_saying_so(monkeypatch):
     monkeypatch.setattr(user_regex, "search", fails)
     with answer_time(), pytest.raises(GradedWrong, match=r"could not be checked .*ValueError"):
         json_schemas.problem({"properties": {"a": {"pattern": "b"}}}, {"a": "b"})
+
+
+def test_a_draft_3_extends_holding_a_ref_outside_the_schema_is_refused():
+    schema = {"$schema": "http://json-schema.org/draft-03/schema#", "extends": {"$ref": "o.json"}}
+    assert "refs cannot be read" in refused("asserts", [{"type": "is-json", "value": schema}])
+
+
+UNIQUE = {"schema": {"properties": {"x": {"uniqueItems": True}}}}
+
+
+@pytest.mark.parametrize(
+    ("items", "unique"),
+    [
+        (["a", *range(3000)], True),
+        (["a", *range(3000), 3.0], False),  # 3.0 is 3
+        ([True, 1, False, 0, None, "1"], True),  # booleans are not numbers
+        ([{"a": [1, {"b": 2}]}, {"a": [1, {"b": 2.0}]}], False),
+        ([{"a": 1}, {"a": True}, [1, 2], [2, 1]], True),
+    ],
+)
+def test_unique_items_are_read_in_linear_time_as_jsonschema_compares(items, unique, monkeypatch):
+    def pairwise(_items):  # jsonschema's own compares every pair it cannot sort: seconds
+        raise AssertionError("the quadratic uniq was used")
+
+    monkeypatch.setattr("jsonschema._keywords.uniq", pairwise)
+    assert graded("json", UNIQUE, json.dumps({"x": items}))["correct"] is unique

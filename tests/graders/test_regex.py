@@ -1,6 +1,12 @@
+import json
+import os
+import resource
+import subprocess
+import sys
+
 import pytest
 
-from tests.graders.answers import graded, graded_apart, refused
+from tests.graders.answers import ROOT, graded, graded_apart, refused
 
 DATE = r"\d{4}-\d{2}-\d{2}"
 
@@ -59,3 +65,30 @@ def test_patterns_mean_what_they_mean_in_python_re(pattern, answer, correct):
 @pytest.mark.parametrize("pattern", [r"\p{L}+", r"(?V1)[a-z]", r"[[:alpha:]]+", r"[a--b]"])
 def test_a_pattern_only_the_regex_module_reads_is_refused(pattern):
     assert "not a regular expression" in refused("regex", pattern)
+
+
+@pytest.mark.parametrize(
+    "pattern", ["a{100000000}", "(?:x{65535}){65535}", "a{4294967294}", "(?=b{300000})"]
+)
+def test_a_pattern_whose_counted_repeats_compile_to_gigabytes_is_refused(pattern):
+    # In a process of its own held to 2 GiB: compiled, these would take the machine's memory.
+    def bounded() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+
+    args = ["grade", "--grader", "regex", "--expected", json.dumps(pattern), "--answer", "x"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [sys.executable, "-m", "harness.cli", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        preexec_fn=bounded,
+    )
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert "copies of what they repeat" in done.stderr
+
+
+@pytest.mark.parametrize("pattern", [r"\d{4}-\d{2}-\d{2}", "(a|b){1000}", "x{0,5}(y{3}|z{200})+"])
+def test_counted_repeats_of_ordinary_size_are_read(pattern):
+    assert graded("regex", pattern, "no")["correct"] is False

@@ -213,3 +213,11 @@ def test_a_prompt_file_over_1_mib_is_refused_unread(tmp_path: Path, nowhere: lis
 def test_a_slot_text_over_its_bound_is_refused_from_the_api_too() -> None:
     with pytest.raises(BadInput, match=r"slot 'step': is \d+ characters long"):
         loopbench.arm("cot", prompts={"step": "x" * (MAX_SLOT_TEXT + 1)})
+
+
+def test_a_construct_without_a_line_is_refused_saying_where_it_stands():
+    found = template_problem(
+        "{% autoescape true %}{{ question }}{% endautoescape %}", ("question",)
+    )
+    assert found is not None and "scope" in found and "in its text" in found
+    assert "None" not in found
