@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Generator, Sequence
+from collections.abc import Generator, Iterable, Iterator, Sequence
 from contextlib import ExitStack, closing
 from dataclasses import replace
 from itertools import count, islice
@@ -39,6 +39,8 @@ EXAMPLE = "a header row naming question, answer and id (or columns mapped to the
 #: The most rows read from a data file: a larger one is run in parts (``--limit``), so that
 #: every command ends in seconds and within memory.
 MAX_ROWS = 50_000
+#: The most cells a line of a CSV file may hold.
+MAX_CELLS = 10_000
 #: The largest JSON or YAML file of tasks: read whole (not row by row), as a document.
 MAX_DOCUMENT_BYTES = {".json": 8 * 2**20, ".yaml": 2**20, ".yml": 2**20}
 #: The longest line of a JSONL file.
@@ -110,19 +112,38 @@ def _too_many(path: Path) -> TaskSetError:
 
 def _csv_rows(path: Path, handle: BinaryIO) -> Generator[Row, None, None]:
     text = io.TextIOWrapper(handle, encoding="utf-8-sig", newline="")
-    reader = csv.DictReader(text)
+    reader = csv.DictReader(_lines_of_few_cells(path, text))
     number = 0
     try:
         with text:
-            _check_header(path, reader.fieldnames or [])
+            names = reader.fieldnames or []
+            _check_header(path, names)
             for record in reader:
-                values = {k: v for k, v in record.items() if k is not None}  # None: extra cells
+                extra = record.pop(None, [])  # DictReader puts cells past the header here
+                if any(cell.strip() for cell in extra):
+                    raise TaskSetError(
+                        f"{path}:{reader.line_num}: holds {len(names) + len(extra)} cells, but "
+                        f"the header names {len(names)} columns; quote a cell that holds a "
+                        'comma ("What is 1,000 + 1?")'
+                    )
                 number += 1
-                yield Row(f"{path}:{reader.line_num}", number, values)
+                yield Row(f"{path}:{reader.line_num}", number, record)
     except csv.Error as exc:
         raise TaskSetError(f"{path}:{reader.line_num}: not CSV ({exc})") from None
     except UnicodeDecodeError:
         raise TaskSetError(f"{_not_utf8(path)}; save the file as UTF-8") from None
+
+
+def _lines_of_few_cells(path: Path, text: Iterable[str]) -> Iterator[str]:
+    """``text``'s lines, a line with more than ``MAX_CELLS`` commas refused before the csv
+    module makes a list of its cells (a 100 MB line of commas took 1.5 GB)."""
+    for number, line in enumerate(text, start=1):
+        if line.count(",") >= MAX_CELLS:
+            raise TaskSetError(
+                f"{path}:{number}: holds more than {MAX_CELLS:,} cells; expected a row of the "
+                "header's columns"
+            )
+        yield line
 
 
 def _not_utf8(path: Path) -> str:

@@ -1417,6 +1417,12 @@ MUTATIONS = [
     ("a folder's fingerprint widens as more of its file is read", "harness/results/store.py", '    if _reads_more(meta.get("fingerprint"), expect.get("fingerprint")):', "    if False:", ["tests/tasks/test_hostile_task_files.py::test_a_run_with_a_limit_then_without_adds_the_rest_to_the_folder"]),
     # issue 37: graders. JSON Schemas resolve refs only inside themselves; users' regexes and
     # schema checks run under one answer's time limit.
+    ("readers: a CSV row's cells past the header are refused", "tasks/data_files.py",
+     "                if any(cell.strip() for cell in extra):", "                if False:",
+     ["tests/tasks/test_hostile_task_files.py::test_a_csv_row_with_more_cells_than_the_header_is_refused_and_empty_ones_are_read"]),
+    ("readers: a CSV line of too many cells is refused unparsed", "tasks/data_files.py",
+     '        if line.count(",") >= MAX_CELLS:', "        if False:",
+     ["tests/tasks/test_hostile_task_files.py::test_a_csv_line_of_too_many_cells_is_refused_before_they_are_made"]),
     ("regexes: counted repeats past MAX_COPIES refused at load", UR,
      "if (copies := _pieces(re._parser.parse(pattern))) > MAX_COPIES:",
      "if (copies := _pieces(re._parser.parse(pattern))) > 10**30:",

@@ -159,6 +159,20 @@ def test_a_csv_header_naming_a_column_twice_is_refused(tmp_path):
     refused(data, f"{data}:1: column 'answer' is named twice", "columns 3 and 4")
 
 
+def test_a_csv_row_with_more_cells_than_the_header_is_refused_and_empty_ones_are_read(tmp_path):
+    data = tmp_path / "t.csv"
+    data.write_text("id,question,answer\na,What is 1,000 + 1?,1001\n")
+    refused(data, f"{data}:2: holds 4 cells, but the header names 3 columns")
+    data.write_text("id,question,answer\na,What is 2 + 2?,4,, \n")
+    assert listed(data)[0] == 0
+
+
+def test_a_csv_line_of_too_many_cells_is_refused_before_they_are_made(tmp_path):
+    data = tmp_path / "t.csv"
+    data.write_text("id,question,answer\na,q,4" + "," * tasks.data_files.MAX_CELLS + "\n")
+    refused(data, f"{data}:2: holds more than")
+
+
 def test_a_csv_with_two_byte_order_marks_is_refused_and_with_one_is_read(tmp_path):
     data = tmp_path / "t.csv"
     data.write_text("\ufeff\ufeffid,question,answer\na,q?,Paris\n", encoding="utf-8")
