@@ -930,11 +930,11 @@ GRADES = [
         "field 'number'",
         id="g-unknown-key",
     ),
-    case(cli("grade", "--answer", "4", "--expected", DEEP), "--expected", "too deep", id="g-deep"),
+    case(cli("grade", "--answer", "4", "--expected", DEEP), "--expected", "nested", id="g-deep"),
     case(
         cli("grade", "--answer", "4", "--expected", LONG_NUMBER),
         "--expected",
-        "too long",
+        "4300 digits",
         id="g-long-number",
     ),
 ]

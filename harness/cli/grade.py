@@ -22,6 +22,7 @@ from graders.selftest import as_task, grade_one, run_self_test
 from harness.cli.errors import Command
 from harness.errors import BadInput
 from harness.files import describe_errors, read_text
+from harness.structured import StructureError, load_json
 from tasks.loading import load_taskset
 from tasks.taskset import CodeTask
 
@@ -119,11 +120,11 @@ def _expected(info: GraderInfo, name: str, given: str) -> Any:
         else f"Write it as a task of grader {name!r} gives it, e.g. {info.example}"
     )
     try:
-        value = json.loads(given)
+        value = load_json(given)  # a key given twice, NaN: refused, as in a task file
         model: Any = info.task_model.model_fields["expected"].annotation
         TypeAdapter(model).validate_python(value, strict=True)
-    except json.JSONDecodeError as exc:
-        raise BadInput(f"--expected is not valid JSON ({exc.msg}). {example}") from None
+    except StructureError as exc:
+        raise BadInput(f"--expected: {exc.why}. {example}") from None
     except ValidationError as exc:
         raise BadInput(f"--expected: {describe_errors(exc, '(whole value)')}. {example}") from None
     except (ValueError, RecursionError):  # a number of over 4300 digits; nesting too deep

@@ -86,6 +86,9 @@ def test_bad_input_is_one_line_and_exit_2():
         (("--grader", "number:tolerance=-1", "--expected", "1"), "tolerance"),
         (("--grader", "choice", "--expected", '"x"'), "--expected"),
         (("--grader", "regex", "--expected", '"("'), "not a regular expression"),
+        (("--grader", "em", "--expected", '{"answers": ["4"], "answers": ["5"]}'), "twice"),
+        (("--grader", "number", "--expected", '{"numbers": [NaN]}'), "NaN"),
+        (("--grader", "em", "--expected", '{"answers": '), "not valid JSON"),
     ]:
         result = invoke(*args, "--answer", "x")
         assert result.exit_code == 2, (args, result.output)
