@@ -15,6 +15,7 @@ import pandas as pd
 from harness.errors import BadInput
 from harness.report.model_axis import arms_by_model, config_labels, model_keys
 from harness.results.statuses import STATUSES
+from harness.terminal import one_line
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -39,7 +40,7 @@ STATUS_COLOURS = {status: _PALETTE[i % len(_PALETTE)] for i, status in enumerate
 
 def plot_outcomes(summary: pd.DataFrame, path: Path | str, title: str) -> None:
     """Per arm: how runs ended (stacked bars), each bar labelled with how many were correct."""
-    arms = config_labels(summary)
+    arms = _shown(config_labels(summary))
     fig = _figure(8, 1.8 + 0.5 * len(arms))
     ax = fig.subplots()
     left = [0] * len(arms)
@@ -60,9 +61,15 @@ def plot_outcomes(summary: pd.DataFrame, path: Path | str, title: str) -> None:
     ax.invert_yaxis()
     ax.set_xlim(0, max(left) * 1.18)
     ax.set_xlabel("runs")
-    ax.set_title(title, fontsize=10, loc="left")
+    ax.set_title(one_line(title), fontsize=10, loc="left")
     fig.legend(loc="outside lower center", fontsize=8, frameon=False, ncol=4)
     fig.savefig(path, dpi=120)
+
+
+def _shown(names: list[str]) -> list[str]:
+    """Names as a plot shows them: a control character as its escape (a font has no glyph
+    for it, and matplotlib warns of each)."""
+    return [one_line(str(name)) for name in names]
 
 
 def _figure(width: float, height: float) -> Figure:
@@ -110,7 +117,7 @@ def plot_frontier(summary: pd.DataFrame, path: Path | str, title: str) -> None:
         ax.annotate(str(number), (cx, cy), xytext=(5, 4), textcoords="offset points", fontsize=8)
     handles = [
         ax.plot([], [], " ", label=f"{n}  {a}")[0]
-        for n, a in enumerate(config_labels(rows), start=1)
+        for n, a in enumerate(_shown(config_labels(rows)), start=1)
     ]
     ax.set_xscale("log")
     # Label a few round values only: log-scale minor labels crowd into each other.
@@ -120,7 +127,7 @@ def plot_frontier(summary: pd.DataFrame, path: Path | str, title: str) -> None:
     ax.set_xlabel("cost per correct answer (USD, log scale)")
     ax.set_ylabel("accuracy (95% Wilson interval)")
     ax.set_ylim(-0.02, 1.02)
-    ax.set_title(title, fontsize=10, loc="left")
+    ax.set_title(one_line(title), fontsize=10, loc="left")
     ax.legend(
         handles=[*ax.get_legend_handles_labels()[0][:1], *handles],
         fontsize=7,
@@ -133,7 +140,7 @@ def plot_frontier(summary: pd.DataFrame, path: Path | str, title: str) -> None:
 
 def plot_tokens(summary: pd.DataFrame, path: Path | str, title: str) -> None:
     """Mean tokens per run and arm: fresh input, cached input and output, stacked."""
-    arms = config_labels(summary)
+    arms = _shown(config_labels(summary))
     fresh = summary["tokens_in"] - summary["tokens_cached"]
     parts = [
         ("input (fresh)", fresh, "#4c78a8"),
@@ -148,7 +155,7 @@ def plot_tokens(summary: pd.DataFrame, path: Path | str, title: str) -> None:
         left = [a + float(b) for a, b in zip(left, values, strict=True)]
     ax.invert_yaxis()
     ax.set_xlabel("tokens per run (mean)")
-    ax.set_title(title, fontsize=10, loc="left")
+    ax.set_title(one_line(title), fontsize=10, loc="left")
     fig.legend(loc="outside lower center", fontsize=8, frameon=False, ncol=3)
     fig.savefig(path, dpi=120)
 
@@ -182,9 +189,9 @@ def plot_turns(frame: pd.DataFrame, path: Path | str, title: str) -> None:
             for box in parts["boxes"]:
                 box.set_facecolor(colour)
             ax.plot([], [], "s", color=colour, label=kind)
-    ax.set_yticks(range(len(arms)), arms)
+    ax.set_yticks(range(len(arms)), _shown(arms))
     ax.invert_yaxis()
     ax.set_xlabel("model calls per run")
-    ax.set_title(title, fontsize=10, loc="left")
+    ax.set_title(one_line(title), fontsize=10, loc="left")
     fig.legend(loc="outside lower center", fontsize=8, frameon=False, ncol=2)
     fig.savefig(path, dpi=120)

@@ -2,7 +2,7 @@ import pytest
 from click.testing import CliRunner
 
 from harness.cli.main import main
-from harness.report.plots import _pareto, plot_frontier, plot_outcomes
+from harness.report.plots import _pareto, plot_frontier, plot_outcomes, plot_tokens, plot_turns
 from harness.report.table import summarize
 from harness.results.frames import records_frame
 
@@ -24,6 +24,21 @@ def test_every_plot_kind_writes_a_png(tmp_path, kind):
     result = CliRunner().invoke(main, ["plot", results, "--kind", kind, "-o", str(out)])
     assert result.exit_code == 0, result.output
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize("kind", ["outcomes", "tokens", "turns"])
+def test_control_characters_in_names_are_drawn_as_their_escapes(tmp_path, kind):
+    # A glyph a font lacks is a warning, an error under the suite's filterwarnings.
+    arms = ["direct\x1b[2J", "cot\x07"]
+    runs = [record(arm=arm, task=f"t{i}", model="m\x1b]0;T\x07") for arm in arms for i in (1, 2)]
+    frame = records_frame(runs)
+    title = "runs of m\x1b]0;T\x07"
+    path = tmp_path / f"{kind}.png"
+    if kind == "turns":
+        plot_turns(frame, path, title)
+    else:
+        (plot_outcomes if kind == "outcomes" else plot_tokens)(summarize(frame), path, title)
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def test_frontier_without_any_cost_says_how_to_price(tmp_path):
