@@ -27,6 +27,8 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 from urllib.parse import quote, quote_plus
 
+from harness.terminal import TransformedStream
+
 #: The shortest run of a secret's characters that is redacted where it appears on its own.
 SECRET_RUN = 8
 #: A secret shorter than SECRET_RUN is redacted whole, if it has at least this many
@@ -207,31 +209,15 @@ def holds_secrets() -> bool:
     return bool(_active)
 
 
-class _RedactingStream:
-    """stdout or stderr, with what is written to it redacted first."""
-
-    def __init__(self, stream: Any) -> None:
-        self._stream = stream
-
-    def write(self, text: Any) -> int:
-        # Bytes go on to the stream as they are, which refuses them as a text stream does.
-        self._stream.write(redact(text) if isinstance(text, str) else text)
-        return len(text)
-
-    def writelines(self, lines: Iterable[str]) -> None:
-        for line in lines:
-            self.write(line)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._stream, name)
-
-
 @contextlib.contextmanager
 def redacted_output() -> Iterator[None]:
     """Within it, whatever is printed to stdout or stderr (error lines, warnings, progress,
     a traceback) is redacted of every secret the process holds by then."""
     before = sys.stdout, sys.stderr
-    sys.stdout, sys.stderr = _RedactingStream(sys.stdout), _RedactingStream(sys.stderr)
+    sys.stdout, sys.stderr = (
+        TransformedStream(sys.stdout, redact),
+        TransformedStream(sys.stderr, redact),
+    )
     try:
         yield
     finally:

@@ -89,17 +89,17 @@ def _fitting(chars: str, width: int) -> int:
     return kept
 
 
-class PrintableStream:
-    """stdout or stderr, with what is written to it made ``printable`` first. ``raw`` is
-    the stream below, for a writer (rich's live view) that draws with escape sequences of
-    its own and escapes its data itself."""
+class TransformedStream:
+    """stdout or stderr, with each text written to it passed through ``transform`` first
+    (made printable here, redacted in ``harness.redaction``). ``raw`` is the stream below."""
 
-    def __init__(self, stream: Any) -> None:
+    def __init__(self, stream: Any, transform: Callable[[str], str]) -> None:
         self.raw = stream
+        self._transform = transform
 
     def write(self, text: Any) -> int:
         # Bytes go on as they are, which a text stream refuses as it always did.
-        self.raw.write(printable(text) if isinstance(text, str) else text)
+        self.raw.write(self._transform(text) if isinstance(text, str) else text)
         return len(text)
 
     def writelines(self, lines: Iterable[str]) -> None:
@@ -108,6 +108,15 @@ class PrintableStream:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.raw, name)
+
+
+class PrintableStream(TransformedStream):
+    """stdout or stderr, with what is written to it made ``printable`` first. ``raw`` is
+    the stream below, for a writer (rich's live view) that draws with escape sequences of
+    its own and escapes its data itself."""
+
+    def __init__(self, stream: Any) -> None:
+        super().__init__(stream, printable)
 
 
 def unescaped(stream: Any) -> Any:
@@ -129,6 +138,7 @@ def printing_printably() -> Iterator[None]:
 __all__ = [
     "ERROR_CHARS",
     "PrintableStream",
+    "TransformedStream",
     "error_line",
     "one_line",
     "printable",
