@@ -31,8 +31,7 @@ sys.path.insert(0, str(ROOT))
 import harness.patterns.cot as cot  # noqa: E402
 from graders.answer_size import canonical_read, grade_read  # noqa: E402
 from graders.base import GraderSetup  # noqa: E402
-from graders.final_answer import final_answer  # noqa: E402
-from graders.hedges import offers  # noqa: E402
+from graders.reading import answer_text  # noqa: E402
 from graders.readings import Reading, typed_reading  # noqa: E402
 from graders.registry import GRADERS  # noqa: E402
 from graders.selftest import as_task  # noqa: E402
@@ -76,11 +75,10 @@ EXPECTED: dict[str, Any] = {
 }
 #: The answer readers patterns and graders share, beside the graders.
 READERS: dict[str, Callable[[str], object]] = {
-    "final_answer": final_answer,
+    "answer_text": answer_text,
     "cot.final_answer": cot.final_answer,
     "sc.plurality": lambda reply: plurality([reply, reply[1:], reply[2:]], _vote_reading),
     "typed_reading": typed_reading,
-    "hedges.offers": lambda reply: offers(reply, "Rotterdam"),
     "squad.affirmed": lambda reply: affirmed(reply, ["Denver Broncos"]),
 }
 

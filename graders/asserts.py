@@ -27,8 +27,8 @@ from graders import user_regex
 from graders.answer_time import GradedWrong, answer_time
 from graders.base import Grader, GraderSetup
 from graders.exact import Grade
-from graders.final_answer import final_answer
 from graders.json_answer import schema_grade
+from graders.reading import answer_line
 from graders.registry import SelfCase, register_grader
 from graders.task_models import TaskBase, TaskSetError
 
@@ -112,7 +112,7 @@ class AssertsTask(TaskBase):
 
 class AssertsGrader(Grader[AssertsTask]):
     async def grade(self, task: AssertsTask, answer: str) -> Grade:
-        said = final_answer(answer)
+        said = answer_line(answer)
         try:
             with answer_time():
                 failed = next((check for check in task.expected if not _holds(check, said)), None)

@@ -17,7 +17,7 @@ from typing import Any, Generic, TypeVar
 
 from graders.code_check import CodeCheck
 from graders.exact import Grade, normalise
-from graders.final_answer import final_answer
+from graders.reading import answer_text
 from graders.sandbox import Sandbox
 from harness.errors import BadInput
 
@@ -85,7 +85,7 @@ class Grader(ABC, Generic[TaskT]):
     def canonical(self, task: TaskT, answer: str) -> str:
         """The answer as votes and agreement compare it: equal for answers the grader reads
         alike. By default the final answer (graders/final_answer.py), normalised."""
-        return normalise(final_answer(answer))
+        return normalise(answer_text(answer).value or "")
 
     def measures(self, task: TaskT, answers: list[str], verdicts: list[bool]) -> dict[str, float]:
         """Measures of the answers given on the way (``verdicts``: whether each was right),

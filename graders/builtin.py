@@ -17,9 +17,9 @@ from typing import Literal
 from graders.base import Grader, GraderSetup
 from graders.code_tests import CodeGrader, SuiteCheck, code_in
 from graders.exact import Grade, grade
-from graders.final_answer import final_answer
 from graders.hedges import strict_grade
 from graders.options import GraderOptions, read_options
+from graders.reading import answer_text
 from graders.readings import typed_key
 from graders.sandbox import Sandbox
 from graders.sandbox_limits import Limits
@@ -41,7 +41,7 @@ class ExactGrader(Grader[Task]):
 
     def canonical(self, task: Task, answer: str) -> str:
         """The typed reading of what the rule reads: the final answer, or (seed) all of it."""
-        return typed_key(answer if self.rule == "seed" else final_answer(answer))
+        return typed_key(answer if self.rule == "seed" else answer_text(answer).value or "")
 
 
 class ExactOptions(GraderOptions):

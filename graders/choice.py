@@ -11,7 +11,7 @@ that is not an option), is a hedge, and wrong.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -19,9 +19,9 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from graders.answer_keys import Filled
 from graders.base import Grader, GraderSetup, SelfCase
 from graders.exact import Grade, normalise
-from graders.final_answer import final_answer
-from graders.naming import answer_clause, named
+from graders.naming import Candidates, chosen
 from graders.options import GraderOptions, read_options
+from graders.reading import Said
 from graders.task_models import TaskBase
 
 #: Words naming every option at once, when no option says them itself.
@@ -86,35 +86,39 @@ def letter(index: int) -> str:
     return chr(ord("A") + index)
 
 
-def chosen(expected: ChoiceExpected, reply: str) -> set[int]:
-    """The options the reply's final answer chooses."""
-    text = answer_clause(final_answer(reply))
+def choice_of(expected: ChoiceExpected, reply: str) -> Said[int]:
+    """The option the reply's final answer chooses, or why none."""
     options = [[c] for c in expected.choices]
-    letters = [letter(i) for i in range(len(options))]
-    named_options, _ = named(text, options, letters)
-    every = not any(normalise(c) in _EVERY for c in expected.choices)
-    if every and named(text, [_EVERY])[0]:
-        return set(range(len(options)))
-    return named_options
+    if not any(normalise(c) in _EVERY for c in expected.choices):
+        options.append(list(_EVERY))  # every option at once: a hedge
+    letters = [letter(i) for i in range(len(expected.choices))]
+    candidates = Candidates(options, letters, "chooses", "option", _letter_of(len(letters)))
+    said = chosen(reply, candidates)
+    if said.value == len(expected.choices):
+        return Said(None, "hedged: chooses every option")
+    return said
 
 
 class ChoiceGrader(Grader[ChoiceTask]):
     async def grade(self, task: ChoiceTask, answer: str) -> Grade:
         expected = task.expected
-        picked = sorted(chosen(expected, answer))
+        said = choice_of(expected, answer)
         want = f"{letter(expected.index)} ({expected.choices[expected.index]})"
-        if not picked:
-            return Grade(False, f"chooses no option; expected {want}")
-        if len(picked) > 1:
-            return Grade(False, f"hedged: chooses {', '.join(map(letter, picked))}")
-        if picked[0] != expected.index:
-            return Grade(False, f"chooses {letter(picked[0])}; expected {want}")
+        if said.value is None:
+            return Grade(False, f"{said.why}; expected {want}")
+        if said.value != expected.index:
+            return Grade(False, f"chooses {letter(said.value)}; expected {want}")
         return Grade(True, f"chooses {want}")
 
     def canonical(self, task: ChoiceTask, answer: str) -> str:
         """The chosen option's letter; "" when none or several are chosen."""
-        picked = chosen(task.expected, answer)
-        return letter(picked.pop()) if len(picked) == 1 else ""
+        said = choice_of(task.expected, answer)
+        return "" if said.value is None else letter(said.value)
+
+
+def _letter_of(options: int) -> Callable[[int], str]:
+    """An option's letter; past the options, the words naming every option."""
+    return lambda index: letter(index) if index < options else "every option"
 
 
 def choice_grader(setup: GraderSetup) -> ChoiceGrader:

@@ -26,8 +26,8 @@ from pydantic import BaseModel, ConfigDict, Field, PositiveInt
 
 from graders.base import AnswerCheck, Grader, GraderSetup, SelfCase
 from graders.exact import Grade, normalise
-from graders.final_answer import final_answer
 from graders.options import GraderOptions, read_options
+from graders.reading import Said, answer_text, nothing, read_reply
 from graders.task_models import TaskBase
 
 TARGET = Fraction(24)
@@ -37,6 +37,8 @@ MAX_NESTING = 100
 #: Typeset operators read as + - * /: times, middle dot, division, minus and en dash.
 SPELLINGS = {"\u00d7": "*", "\u00b7": "*", "\u00f7": "/", "\u2212": "-", "\u2013": "-"}
 _TOKEN = re.compile(r"\s*(?:(?P<number>\d+(?:\.\d+)?)|(?P<op>[-+*/()])|(?P<name>[A-Za-z_]\w*))")
+#: "24 = (10 - 4) * (13 - 9)": the claim written first.
+_LEADING_CLAIM = re.compile(r"^24\s*=\s*(?=[^=]*$)")
 _CLAIM = re.compile(r"^(?P<expression>[^=]*)=\s*(?P<claim>\d+(?:\.\d+)?)\s*\.?$")
 
 
@@ -150,7 +152,7 @@ class Reading:
 def read_expression(answer: str) -> Reading:
     """The value and numbers of ``answer``, a final answer (``= 24`` ending allowed);
     ``NotAnExpression`` saying why it is not one."""
-    text = answer.strip()
+    text = _LEADING_CLAIM.sub("", answer.strip().removesuffix(".").strip())
     claim = _CLAIM.match(text)
     if claim is not None:
         if Fraction(claim["claim"]) != TARGET:
@@ -167,11 +169,26 @@ def read_expression(answer: str) -> Reading:
     return Reading(None if parser.divided_by_zero else value, tuple(parser.numbers))
 
 
+def expression_in(reply: str) -> Said[str]:
+    """The expression ``reply`` commits to: its committed sentence that reads as one (a
+    sentence of checking after it, "3 + 5 - 4 = 4, 4 * 6 = 24. Correct.", is not)."""
+    return read_reply(reply, _expression)
+
+
+def _expression(sentence: str, _: bool) -> Said[str]:
+    try:
+        read_expression(sentence)
+    except NotAnExpression as exc:
+        return nothing(f"not an expression: {exc}")
+    return Said(sentence)
+
+
 def judge(numbers: list[int], answer: str) -> Grade:
     """Whether ``answer`` (a reply) makes 24 of exactly ``numbers``, and why."""
-    text = final_answer(answer)
-    if not text:
-        return Grade(False, "no answer")
+    said = expression_in(answer)
+    if said.value is None:
+        return Grade(False, said.why)
+    text = said.value
     try:
         reading = read_expression(text)
     except NotAnExpression as exc:
@@ -228,7 +245,7 @@ class Game24Grader(Grader[Game24Task]):
     def canonical(self, task: Game24Task, answer: str) -> str:
         """Its value and the numbers it uses ("24 from 4 9 10 13"): every right answer
         alike; an answer that is no expression, as its normalised text."""
-        text = final_answer(answer)
+        text = expression_in(answer).value or answer_text(answer).value or ""
         try:
             reading = read_expression(text)
         except NotAnExpression:

@@ -23,8 +23,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from graders.answer_time import GradedWrong, answer_time
 from graders.base import Grader, GraderSetup, SelfCase
 from graders.exact import Grade
-from graders.final_answer import final_answer
 from graders.options import GraderOptions, read_options
+from graders.reading import answer_line
 from graders.task_models import TaskBase
 
 _FENCE = re.compile(r"```(?:json)?\s*\n(.*?)```", re.DOTALL | re.IGNORECASE)
@@ -60,7 +60,7 @@ class JsonTask(TaskBase):
 
 def answer_object(reply: str) -> tuple[dict[str, Any] | None, str]:
     """The JSON object the reply answers with (see the module's rule), or None with why."""
-    for text in dict.fromkeys((final_answer(reply), reply)):
+    for text in dict.fromkeys((answer_line(reply), reply)):
         for part in [*reversed(_FENCE.findall(text)), text]:
             found = _objects(part)
             for (_, end, one), (start, _, other) in pairwise(found):

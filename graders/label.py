@@ -12,6 +12,7 @@ else every label the set's tasks expect.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -19,10 +20,9 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from graders.answer_keys import Filled
 from graders.base import Grader, GraderSetup, SelfCase
 from graders.exact import Grade, normalise
-from graders.final_answer import final_answer
-from graders.hedges import offers
-from graders.naming import answer_clause, named
+from graders.naming import Candidates, chosen
 from graders.options import GraderOptions, read_options
+from graders.reading import Said
 from graders.task_models import TaskBase
 
 
@@ -62,28 +62,26 @@ class LabelGrader(Grader[LabelTask]):
         given = self._option or task.expected.labels or self._expected
         return _distinct([*given, task.expected.label])
 
-    def named(self, task: LabelTask, reply: str) -> list[str]:
+    def named(self, task: LabelTask, reply: str) -> Said[str]:
+        """The one label the reply's final answer commits to, or why none."""
         labels = self.labels(task)
-        said, _ = named(answer_clause(final_answer(reply)), [[label] for label in labels])
-        return [labels[i] for i in sorted(said)]
+        candidates = Candidates([[label] for label in labels], (), "names", "label")
+        said = chosen(reply, replace(candidates, show=lambda i: repr(labels[i])))
+        return Said(None, said.why) if said.value is None else Said(labels[said.value])
 
     async def grade(self, task: LabelTask, answer: str) -> Grade:
         want = task.expected.label
         said = self.named(task, answer)
-        if not said:
-            return Grade(False, f"names no label; expected {want!r}")
-        if len(said) > 1:
-            return Grade(False, f"hedged: names {', '.join(map(repr, said))}")
-        if normalise(said[0]) != normalise(want):
-            return Grade(False, f"names {said[0]!r}; expected {want!r}")
-        if offers(answer_clause(final_answer(answer)), want):  # with words not labels of the set
-            return Grade(False, f"hedged: offers {want!r} or another")
+        if said.value is None:
+            return Grade(False, f"{said.why}; expected {want!r}")
+        if normalise(said.value) != normalise(want):
+            return Grade(False, f"names {said.value!r}; expected {want!r}")
         return Grade(True, f"names {want!r}")
 
     def canonical(self, task: LabelTask, answer: str) -> str:
         """The label named, normalised; "" when none or several are."""
-        said = self.named(task, answer)
-        return normalise(said[0]) if len(said) == 1 else ""
+        said = self.named(task, answer).value
+        return "" if said is None else normalise(said)
 
 
 def _distinct(labels: Sequence[str]) -> list[str]:

@@ -15,8 +15,8 @@ from graders.answer_keys import Filled
 from graders.answer_time import GradedWrong, answer_time
 from graders.base import Grader, GraderSetup, SelfCase
 from graders.exact import Grade
-from graders.final_answer import final_answer
 from graders.options import GraderOptions, read_options
+from graders.reading import answer_text
 from graders.task_models import TaskBase
 
 
@@ -50,11 +50,17 @@ class RegexTask(TaskBase):
 
 class RegexGrader(Grader[RegexTask]):
     async def grade(self, task: RegexTask, answer: str) -> Grade:
-        said = final_answer(answer).strip()
+        found = answer_text(answer)
+        if found.value is None:
+            return Grade(False, found.why)
         expected = task.expected
+        said = found.value
         try:
             with answer_time():
-                matches = user_regex.fullmatch(expected.pattern, said, expected.ignore_case)
+                matches = any(
+                    user_regex.fullmatch(expected.pattern, text, expected.ignore_case)
+                    for text in dict.fromkeys([said, said.removesuffix(".").strip()])
+                )
         except GradedWrong as exc:
             return Grade(False, exc.reason)
         if matches:

@@ -24,9 +24,10 @@ from pydantic import BaseModel, ConfigDict, Field, FiniteFloat, model_validator
 
 from graders.base import Grader, GraderSetup, SelfCase
 from graders.exact import Grade
-from graders.final_answer import final_answer
 from graders.options import GraderOptions, read_options
+from graders.reading import Said, answer_text, hedge
 from graders.task_models import TaskBase
+from graders.words import FUNCTION_WORDS, NEGATORS
 
 _PUNCTUATION = str.maketrans("", "", string.punctuation)
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
@@ -95,14 +96,17 @@ class F1Options(GraderOptions):
 
 class EmGrader(Grader[EmTask]):
     async def grade(self, task: EmTask, answer: str) -> Grade:
-        said = squad_normalise(final_answer(answer))
+        found = phrase(answer, task.expected.answers)
+        if found.value is None:
+            return Grade(False, f"{found.why}; expected {task.expected.answers[:3]}", 0.0)
+        said = squad_normalise(found.value)
         hit = any(said == squad_normalise(gold) for gold in task.expected.answers)
         shown = f"{said[:80]!r} {'matches' if hit else 'matches no gold answer of'}"
         return Grade(hit, f"{shown} {task.expected.answers[:3]}", float(hit))
 
     def canonical(self, task: EmTask, answer: str) -> str:
-        """The final answer, normalised as SQuAD does."""
-        return squad_normalise(final_answer(answer))
+        """The answer given, normalised as SQuAD does."""
+        return squad_normalise(phrase(answer, task.expected.answers).value or "")
 
 
 class F1Grader(Grader[F1Task]):
@@ -110,23 +114,66 @@ class F1Grader(Grader[F1Task]):
         self._threshold = threshold
 
     def canonical(self, task: F1Task, answer: str) -> str:
-        """The final answer, normalised as SQuAD does."""
-        return squad_normalise(final_answer(answer))
+        """The answer given, normalised as SQuAD does."""
+        return squad_normalise(phrase(answer, task.expected.answers).value or "")
 
     async def grade(self, task: F1Task, answer: str) -> Grade:
-        said = affirmed(final_answer(answer), task.expected.answers)
-        score, best = max((f1_score(said, gold), gold) for gold in task.expected.answers)
+        golds = task.expected.answers
+        found = phrase(answer, golds)
+        if found.value is None:
+            return Grade(False, f"{found.why}; expected {golds[:3]}", 0.0)
+        score, best = max((scored(found.value, gold), gold) for gold in golds)
         need = self._threshold if task.expected.threshold is None else task.expected.threshold
         verdict = "reaches" if score >= need else "is below"
-        reason = f"F1 {score:.2f} (best {best!r}) {verdict} {need:g}"
-        if _alternatives(said, task.expected.answers):
-            return Grade(False, f"hedged: offers alternatives; {reason}", score)
-        return Grade(score >= need, reason, score)
+        return Grade(score >= need, f"F1 {score:.2f} (best {best!r}) {verdict} {need:g}", score)
 
 
-#: A negation and the rest of its clause ("not Denver Broncos", "isn't the Broncos").
+def phrase(reply: str, golds: list[str]) -> Said[str]:
+    """The answer ``reply`` commits to, as a phrase: its committed sentence without what it
+    negates and without a lead-in ("It was not Edison but Nikola Tesla" is "Nikola
+    Tesla"); a hedge when it offers alternatives ("Broncos or Panthers") where no gold
+    answer is written with "or" or a slash."""
+    found = answer_text(reply)
+    if found.value is None:
+        return found
+    said = _LEAD_IN.sub("", affirmed(found.value, golds).strip(" ,;:-")).strip(" .,;:!-")
+    if _alternatives(said, golds) or _OFFERS_ANOTHER.search(said):
+        return hedge(f"offers alternatives: {said[:80]!r}")
+    return Said(said)
+
+
+#: A later clause offering another answer ("Westphalia, possibly Utrecht").
+_OFFERS_ANOTHER = re.compile(r"[,;]\s*(?:or\s+)?(?:maybe|possibly|perhaps)\b", re.IGNORECASE)
+
+#: Words that open an answer without being part of it ("it was", "but", "rather").
+_LEAD_IN = re.compile(
+    r"^(?:(?:(?:it|that|this|they|he|she)\s*(?:is|was|were|are|['\u2019]s)|but|rather|instead"
+    r"|the\s+answer\s+is)\b[\s,:]*)+",
+    re.IGNORECASE,
+)
+
+
+def scored(said: str, gold: str) -> float:
+    """SQuAD's F1, except that an answer of the other polarity ("guilty" for "not guilty")
+    or one naming another thing in place of part of the gold ("Treaty of Paris" for "Treaty
+    of Versailles") scores 0."""
+    said_words, gold_words = set(squad_normalise(said).split()), set(squad_normalise(gold).split())
+    if bool(said_words & NEGATORS) != bool(gold_words & NEGATORS):
+        return 0.0
+    missing, extra = (
+        gold_words - said_words - FUNCTION_WORDS,
+        said_words - gold_words - FUNCTION_WORDS,
+    )
+    if missing and extra:
+        return 0.0
+    return f1_score(said, gold)
+
+
+#: A negation and the rest of its clause ("not Denver Broncos", "isn't the Broncos"), up to
+#: a "but" that gives the answer ("not Edison but Tesla").
 _NEGATED = re.compile(
-    r"\b(?P<word>not|no|never|neither|nor|\w+n['\u2019]t)\b[^,;:.!?\n]*", re.IGNORECASE
+    r"\b(?P<word>not|no|never|neither|nor|\w+n['\u2019]t)\b(?:(?!\bbut\b)[^,;:.!?\n])*",
+    re.IGNORECASE,
 )
 
 

@@ -1,14 +1,14 @@
 """cot: think step by step, then answer on a last line. One call, no tools.
 
-Only the text after the final "Answer:" is graded, so the working's numbers do not
-count against the answer.
+Only the reply from its final "Answer:" on is the answer, so the working's numbers do not
+count against it; a self-correction after that line does.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
+from graders.reading import answer_part
 from harness.patterns.base import ONE_CALL, CallFloor, Outcome, PatternOptions, RunContext
 from harness.patterns.oneshot import answer_once
 from harness.patterns.prompts import Prompts, Slot
@@ -21,20 +21,13 @@ SYSTEM = (
 PROMPTS = Prompts(
     Slot("step", SYSTEM, about="the system prompt asking for the working, then 'Answer:'")
 )
-_ANSWER_LINE = re.compile(
-    r"^[\s*#>_-]*(?:final\s+)?answer\s*\**\s*[:=\-]\s*\**(?P<answer>.+)$",
-    re.IGNORECASE | re.MULTILINE,
-)
-_ANSWER_IS = re.compile(r"\bthe (?:final )?answer is\s*:?\s*(?P<answer>[^\n]+)", re.IGNORECASE)
 
 
 def final_answer(text: str) -> str | None:
-    """The last 'Answer: ...' line, else the last 'the answer is ...' phrase."""
-    for pattern in (_ANSWER_LINE, _ANSWER_IS):
-        found = [m.group("answer").strip(" *_") for m in pattern.finditer(text)]
-        if found and found[-1]:
-            return found[-1]
-    return None
+    """The reply from its final answer's mark on ("Answer:", "the answer is"...), as every
+    grader reads it (graders/reading.py), so a self-correction after the mark still counts;
+    None when it marks none."""
+    return answer_part(text)
 
 
 class CotOptions(PatternOptions):

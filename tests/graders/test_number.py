@@ -79,7 +79,6 @@ def test_a_data_files_numeric_text_is_the_number():
         "Answer: 18, 19, 20",
         "Answer: 18 and 19",
         "Answer: roughly 18 to 20 eggs",
-        "Answer: 18/20",
         "Answer: 18-20",
         "I think 18 to 20",
     ],

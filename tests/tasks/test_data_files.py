@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 import loopbench
-from graders.final_answer import final_answer
+from graders.reading import answer_text
 from harness.cli.main import main
 from harness.fakes.fake_server import FakeServer, Reply
 from harness.results.reading import read_records
@@ -168,7 +168,7 @@ class Picked(loopbench.TaskBase):
 
 class PickedGrader(loopbench.Grader[Picked]):
     async def grade(self, task, answer):
-        said = final_answer(answer)
+        said = answer_text(answer).value or ""
         return loopbench.Grade(said == task.expected["answer"], f"said {said!r}")
 
 
@@ -341,7 +341,7 @@ def test_self_consistency_on_a_choice_set_votes_on_the_option_chosen(tmp_path):
     assert result.exit_code == 0, result.output
     [record] = read_records(tmp_path / "r")
     assert record.correct is True
-    assert final_answer(record.answer or "") in {"Paris", "(B)"}
+    assert answer_text(record.answer or "").value in {"Paris", "(B)"}
 
 
 @pytest.mark.parametrize(

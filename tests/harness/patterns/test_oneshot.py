@@ -43,7 +43,7 @@ def test_api_error_is_a_status_with_the_conversation_kept():
     [
         ("work\nAnswer: 3", "3"),
         ("work\n**Final Answer:** 3 years", "3 years"),
-        ("Answer: 2\nthen again\nanswer - 3", "3"),
+        ("Answer: 2\nthen again\nanswer: 3", "3"),
         ("So the answer is 3.", "3."),
         ("no conclusion", None),
     ],

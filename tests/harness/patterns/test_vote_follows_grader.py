@@ -9,7 +9,7 @@ import pytest
 from pydantic import BaseModel
 
 import loopbench
-from graders.final_answer import final_answer
+from graders.reading import answer_text
 from harness.arms import parse_arm
 from harness.models.scripted import ScriptedModel
 from harness.results.columns_sql import answer_key
@@ -32,7 +32,7 @@ class Pick(loopbench.Grader[PickTask]):
     """Reads the option an answer chooses, by its letter or its text."""
 
     def canonical(self, task: PickTask, answer: str) -> str:
-        said = final_answer(answer).strip(" .").lower()
+        said = (answer_text(answer).value or "").strip(" .").lower()
         texts = [c.lower() for c in task.expected.choices]
         if len(said) == 1 and said.upper() in LETTERS[: len(texts)]:
             return said.upper()

@@ -1,0 +1,282 @@
+"""Where a reply commits to its answer: the one reading every grader and every pattern that
+reads an answer uses.
+
+1. **The text read.** Markdown emphasis and code marks, and LaTeX's wrappers (``\\boxed``,
+   ``\\text``, ``\\frac{a}{b}`` as a/b, ``\\$``, ``\\%``) are read as the plain text they
+   show.
+2. **The final answer.** The last of: a line starting ``Answer:`` or ``Final answer:``
+   (after list marks, emphasis or a heading's hashes; a heading "Final answer" alone gives
+   the next line), "the answer is" (also "the correct option is", "I choose"...), GSM8K's
+   ``####`` and ``\\boxed{}``. A reply with none is read whole.
+3. **A self-correction** after the final answer ("Actually", "Wait", "I made an error",
+   "scratch that"...) gives the answer when what follows it states one (the last committed
+   answer wins); a correction that says the answer was wrong and gives none leaves the
+   reply ``retracted``; a hesitation that gives none ("Wait, let me check.") leaves the
+   answer as it was.
+4. **The sentence that commits.** A question ("Broncos?") commits to nothing, and a "No"
+   after it opens the answer ("Broncos? No, Panthers."). Of an answer line, its first
+   sentence commits, or a later one that goes on with its working ("= ...") or concludes
+   ("So ..."); an explanation after it ("Mars (A) and Earth (B) are smaller") does not.
+   A reply with no final answer commits in its last concluding sentence ("So B."), else in
+   its first when that is the answer alone ("18 eggs."), else in its last that states
+   something.
+
+Each grader reads the committed sentence with its own check (``Read``), which says what is
+stated: an answer, a hedge, or nothing (then the next sentence in that order is tried).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+from graders.words import CONCLUDING, CORRECTION, OFFERS_AFTER, RETRACTS
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Said(Generic[T]):
+    """What a text states: ``value`` (None for a hedge or for nothing), and why not."""
+
+    value: T | None
+    why: str = ""
+    stated: bool = True
+    """Whether the text states anything a grader reads (a hedge does; "Let me see" does not)."""
+
+
+Read = Callable[[str, bool], Said[T]]
+"""A grader's check of one committed sentence; the flag says whether a final answer's mark
+gave it (an answer line states its answer first; a sentence of working, last)."""
+
+
+def nothing(why: str) -> Said[T]:
+    return Said(None, why, stated=False)
+
+
+def hedge(why: str) -> Said[T]:
+    return Said(None, f"hedged: {why}")
+
+
+_LATEX = [
+    (re.compile(r"\\[dt]?frac\s*\{([^{}]*)\}\s*\{([^{}]*)\}"), r"\1/\2"),
+    (re.compile(r"\\(?:text|textbf|mathrm|mathbf|operatorname)\s*\{([^{}]*)\}"), r"\1"),
+    (re.compile(r"\\(?:times|cdot)"), "*"),
+    (re.compile(r"\\div"), "/"),
+    (re.compile(r"\\([$%&#])"), r"\1"),
+    (re.compile(r"\{,\}"), ","),
+    (re.compile(r"\\[()\[\]]|\\[,;!]|\\quad"), " "),
+    (re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*"), r"\1"),
+    (re.compile(r"\*\*|`+|~~"), ""),
+    (re.compile(r"(?<![\w$])\$(?=[^$\n]*\$)|(?<=[\w)}])\$(?!\d)"), ""),
+]
+
+
+def plain(reply: str) -> str:
+    """``reply`` as the plain text it shows (see the module's first rule)."""
+    for pattern, replacement in _LATEX:
+        reply = pattern.sub(replacement, reply)
+    return reply
+
+
+_MARKS = r"[\s>#*_`\-+\d.)]*?"
+_ANSWER_LINE = re.compile(
+    rf"^{_MARKS}(?:(?:the|my|your)\s+)?(?:(?:final|correct|short|best)\s+)?answer\b"
+    r"[^:\uff1a\n]{0,20}?[:\uff1a]\s*(?P<text>[^\n]*)$",
+    re.IGNORECASE | re.MULTILINE,
+)
+_HEADING = re.compile(
+    rf"^{_MARKS}(?:final\s+|correct\s+)?answer\s*[:\uff1a]?\s*$\n\s*(?P<text>[^\n]*)",
+    re.IGNORECASE | re.MULTILINE,
+)
+_IN_LINE = re.compile(
+    r"\b(?:(?:(?:final|correct|right|best)\s+)?(?:answer|option|choice|label)\s*"
+    r"(?:is\b|would\s+be\b|will\s+be\b|must\s+be\b|should\s+be\b|=|[:\uff1a])"
+    r"|i(?:\s+would|\s+will|['\u2019]d|['\u2019]ll)?\s+(?:choose|pick|select|go\s+with)\b)"
+    r"\s*:?\s*(?P<text>[^\n]*)",
+    re.IGNORECASE,
+)
+_GSM8K = re.compile(r"####\s*(?P<text>[^\n]*)")
+_BOXED = re.compile(r"\\(?:boxed|fbox)\s*\{")
+
+
+@dataclass(frozen=True)
+class Final:
+    """The final answer's text (``anchored`` when a mark gave it, else the reply whole) and
+    what a self-correction after it says: the text after it (``revision``), and whether it
+    said the answer was wrong (``retracts``)."""
+
+    text: str
+    anchored: bool
+    revision: str | None = None
+    retracts: bool = False
+    offers: bool = False
+    """Whether the text after the answer offers another ("Answer: spam. Or maybe ham.")."""
+
+
+def final(reply: str) -> Final:
+    """The final answer of ``reply`` (plain text; see the module's rules 2 and 3)."""
+    found = _anchors(reply)
+    start, text = max(found) if found else (0, reply)
+    after = reply[start:]
+    corrections = [m for m in CORRECTION.finditer(after) if m.start() > 0]
+    offered = next((m for m in OFFERS_AFTER.finditer(after) if m.start() > 0), None)
+    if offered is not None and not corrections:
+        return Final(text[: offered.start()], bool(found), after[offered.end() :], offers=True)
+    if not corrections:
+        return Final(text, bool(found))
+    last = corrections[-1]
+    first = corrections[0].start()
+    return Final(
+        text[:first] if first < len(text) else text,
+        bool(found),
+        after[last.end() :],
+        RETRACTS.search(after, corrections[0].start()) is not None,
+    )
+
+
+def _anchors(reply: str) -> list[tuple[int, str]]:
+    """Where each mark of a final answer starts its text, with the text."""
+    found = [
+        (m.start("text"), m.group("text"))
+        for pattern in (_ANSWER_LINE, _HEADING, _IN_LINE, _GSM8K)
+        for m in pattern.finditer(reply)
+        if m.group("text").strip(" .*_:")
+    ]
+    for m in _BOXED.finditer(reply):
+        content = _braced(reply, m.end())
+        if content is not None:
+            found.append((m.end(), content))
+    return found
+
+
+def _braced(text: str, start: int) -> str | None:
+    """The text up to the brace closing one opened just before ``start``."""
+    depth = 1
+    for at in range(start, min(len(text), start + 2000)):
+        depth += {"{": 1, "}": -1}.get(text[at], 0)
+        if depth == 0:
+            return text[start:at]
+    return None
+
+
+def read_reply(reply: str, read: Read[T]) -> Said[T]:
+    """What ``reply`` commits to, as ``read`` reads its committed sentence."""
+    return _read_final(final(plain(reply)), read, depth=0)
+
+
+def _read_final(answer: Final, read: Read[T], depth: int) -> Said[T]:
+    if answer.revision is not None and depth < 3:
+        revised = _read_final(_revision(answer.revision), read, depth + 1)
+        if revised.stated and answer.offers:
+            return Said(None, "hedged: offers another answer after it")
+        if revised.stated:
+            return revised
+        if answer.retracts:
+            return Said(None, "retracted: corrected with no answer after it")
+    order = _answer_line if answer.anchored else _unmarked
+    said: Said[T] = nothing("no answer")
+    for sentence in order(_sentences(answer.text)):
+        said = read(sentence, answer.anchored)
+        if said.stated:
+            return said
+    return said if answer.text.strip() else nothing("no answer")
+
+
+def _revision(text: str) -> Final:
+    """What follows a self-correction, read as a reply of its own."""
+    found = _anchors(text)
+    if found:
+        return Final(max(found)[1], True)
+    return Final(text, False)
+
+
+_SENTENCE = re.compile(r"(?<=[.!?])(?<!\b[A-Z]\.[A-Z]\.)(?<!\b(?:Mr|Ms|Dr|St|vs)\.)\s+|\n+")
+_NO_AFTER_QUESTION = re.compile(r"^\W*no\b[\s,:;.\-\u2013\u2014!]*", re.IGNORECASE)
+
+
+def _sentences(text: str) -> list[str]:
+    """The sentences of ``text`` that can commit: not questions; a "No" opening the one
+    after a question read as the start of an answer."""
+    kept: list[str] = []
+    after_question = False
+    for sentence in _SENTENCE.split(text):
+        sentence = sentence.strip()
+        if not sentence:
+            continue
+        if sentence.endswith("?"):
+            after_question = True
+            continue
+        if after_question:
+            sentence = _NO_AFTER_QUESTION.sub("", sentence)
+        after_question = False
+        kept.append(sentence)
+    return kept
+
+
+def _answer_line(sentences: list[str]) -> Iterator[str]:
+    """An answer line's first sentence, or a later one going on with its working or
+    concluding; then the others in order."""
+    if not sentences:
+        return
+    chosen = 0
+    for k, sentence in enumerate(sentences[1:], 1):
+        if _concludes(sentence) or ("=" in sentences[chosen] and "=" in sentence):
+            chosen = k
+    yield sentences[chosen]
+    yield from (s for k, s in enumerate(sentences) if k != chosen)
+
+
+#: The most words of a first sentence that is the answer alone ("18 eggs.", "B.").
+_TERSE_WORDS = 3
+
+
+def _unmarked(sentences: list[str]) -> Iterator[str]:
+    """A reply with no final answer: its concluding sentences, last first; its first when it
+    is short; then the others, last first."""
+    concluding = [s for s in sentences if _concludes(s)]
+    yield from reversed(concluding)
+    rest = [s for s in sentences if not _concludes(s)]
+    if rest and len(rest[0].split()) <= _TERSE_WORDS:
+        yield rest[0]
+        rest = rest[1:]
+    yield from reversed(rest)
+
+
+def _concludes(sentence: str) -> bool:
+    first = re.match(r"\W*(\w+)", sentence)
+    return first is not None and first.group(1).lower() in CONCLUDING
+
+
+def answer_part(reply: str) -> str | None:
+    """What a pattern keeps as its answer: the final answer's text after its mark, with the
+    rest of the reply when a self-correction follows it (so that still counts); None when
+    the reply marks no final answer."""
+    found = _anchors(reply)
+    if not found:
+        return None
+    start, text = max(found)
+    corrected = final(reply).revision is not None
+    kept = reply[start:] if corrected else text
+    return kept.strip(" *_\n") or None
+
+
+def answer_text(reply: str) -> Said[str]:
+    """The sentence ``reply`` commits in, as text: what a grader of a free answer reads."""
+    return read_reply(reply, _whole)
+
+
+def _whole(sentence: str, _: bool) -> Said[str]:
+    text = sentence.strip()
+    return Said(text) if text else nothing("no answer")
+
+
+def answer_line(reply: str) -> str:
+    """The final answer's text whole, as written (a self-correction's when it gives one):
+    what a grader of a structured answer (a JSON object) reads."""
+    answer = final(reply)
+    if answer.revision is not None and answer.revision.strip() and not answer.offers:
+        return _revision(answer.revision).text.strip()
+    return answer.text.strip()
