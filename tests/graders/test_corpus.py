@@ -55,7 +55,7 @@ def test_every_restyled_answer_is_well_formed():
         assert len(row["replies"]) >= 5, row["id"]
         assert {r["style"] for r in row["replies"]} <= set(STYLES), row["id"]
         assert len({r["reply"] for r in row["replies"]}) == len(row["replies"]), row["id"]
-    assert {row["grader"] for row in rows} == RESTYLED_GRADERS
+    assert {row["grader"] for row in rows} >= RESTYLED_GRADERS
     assert {row["correct"] for row in rows} == {True, False}
 
 
