@@ -62,6 +62,7 @@ OTLP, OTLPC = "harness/results/otlp.py", "harness/cli/export_otlp.py"
 JS, JST = "graders/json_schemas.py", "tests/graders/test_json_schemas.py::"
 UR, REGEXT = "graders/user_regex.py", "tests/graders/test_regex.py::"
 AST = "tests/graders/test_asserts.py::"
+CORPT = "tests/graders/test_corpus.py::"
 OTLPT = "tests/harness/cli/test_export_otlp.py::"
 OTLPBAD = OTLPT + "test_bad_input_is_one_line_and_exit_2"
 
@@ -1616,6 +1617,17 @@ MUTATIONS = [
      "        return lambda answer: typed_reading(read_part(answer))",
      "        return lambda answer: typed_reading(answer)",
      ["tests/graders/test_huge_replies.py::test_self_consistencys_vote_with_no_grader_reads_an_answers_end"]),
+    # The labelled corpus: a line its grader cannot read is refused when the corpus loads.
+    ("a corpus line naming a grader that runs code is refused", "graders/corpus_check.py",
+     "    if info.runs_code:", "    if False:",
+     [CORPT + "test_a_bad_line_is_refused_in_one_line_naming_it[row6-runs code]"]),
+    ("a corpus line whose options its grader refuses is refused", "graders/corpus_check.py",
+     "        info.build(GraderSetup(path.parent, options=line.options, tasks=(task,)))", "",
+     [CORPT + "test_a_bad_line_is_refused_in_one_line_naming_it[row5-options]"]),
+    ("the self-test fails on the corpus only under CORPUS_MUST_AGREE", "harness/cli/grade.py",
+     "    if not corpus_check.CORPUS_MUST_AGREE:", "    if False:",
+     [CORPT + "test_self_test_prints_the_corpus_agreement_and_fails_on_it_only_when_it_must",
+      "tests/graders/test_grade_cli.py::test_the_self_test_runs_every_graders_cases_and_passes"]),
 ]  # fmt: skip
 
 

@@ -12,13 +12,14 @@ from typing import Any
 import click
 from pydantic import TypeAdapter, ValidationError
 
+from graders import corpus_check
 from graders.code_tests import CodeGrader, feedback, heldout
 from graders.exact import Grade
 from graders.printable import printable
 from graders.registry import GRADERS, GraderInfo, parse_grader_spec
 from graders.sandbox import Sandbox
 from graders.sandbox_limits import Limits
-from graders.selftest import as_task, grade_one, run_self_test
+from graders.selftest import CaseResult, as_task, grade_one, run_self_test
 from harness.cli.errors import Command
 from harness.errors import BadInput
 from harness.files import describe_errors, read_text
@@ -29,7 +30,10 @@ from tasks.taskset import CodeTask
 
 @click.command("grade", cls=Command)
 @click.option(
-    "--self-test", is_flag=True, help="Run every grader's own cases; exit 1 if any fails."
+    "--self-test",
+    is_flag=True,
+    help="Run every grader's own cases, then print how the graders agree with the labelled "
+    "corpus of replies (graders/corpus/); exit 1 if a grader's own case fails.",
 )
 @click.option("--answer", help="An answer to grade.")
 @click.option(
@@ -83,7 +87,8 @@ def grade_command(
     every grader's self-test, or run code against a coding task's suite in the sandbox.
 
     Grading exits 0 whatever the verdict (it is printed); 2 on bad input. The self-test
-    exits 1 when a case fails: the grader itself has regressed.
+    exits 1 when a case fails: the grader itself has regressed. It then grades the labelled
+    corpus of replies and prints the agreement per grader, for information.
     """
     if task_spec is not None or code_file is not None:
         if task_spec is None or code_file is None:
@@ -93,11 +98,8 @@ def grade_command(
     if self_test:
         results = run_self_test()
         for result in results:
-            mark = "ok  " if result.ok else "FAIL"
-            case = result.case
-            want = "correct" if case.correct else "wrong"
-            said = f"{result.grader:6} {case.answer!r:45} want {want:7}"
-            click.echo(printable(f"{mark} {said} got: {result.grade.reason}"))
+            _show_case(result)
+        results += _corpus_results()
         failed = sum(not result.ok for result in results)
         click.echo(f"{len(results) - failed} passed, {failed} failed")
         raise SystemExit(1 if failed else 0)
@@ -110,6 +112,30 @@ def grade_command(
     task = as_task(info, _expected(info, name, expected))
     verdict = grade_one(info, task, answer, options)
     _show(verdict, fmt)
+
+
+def _show_case(result: CaseResult) -> None:
+    mark = "ok  " if result.ok else "FAIL"
+    case = result.case
+    want = "correct" if case.correct else "wrong"
+    said = f"{result.grader:6} {case.answer!r:45} want {want:7}"
+    click.echo(printable(f"{mark} {said} got: {result.grade.reason}"))
+
+
+def _corpus_results() -> list[CaseResult]:
+    """The labelled corpus graded (graders/corpus_check.py), its agreement printed; its
+    cases count in the self-test's verdict only under ``CORPUS_MUST_AGREE``."""
+    checked = corpus_check.check(corpus_check.load_replies())
+    restyled = corpus_check.check_restyled(corpus_check.load_restyled())
+    every = checked + [one for answer in restyled for one in answer.checked]
+    for line in corpus_check.agreement_lines(checked, restyled):
+        click.echo(printable(line))
+    if not corpus_check.CORPUS_MUST_AGREE:
+        return []
+    for one in every:
+        if not one.agrees:
+            _show_case(one.result)
+    return [one.result for one in every]
 
 
 def _expected(info: GraderInfo, name: str, given: str) -> Any:
