@@ -20,6 +20,7 @@ from graders.exact import Grade, grade
 from graders.mentions import marked, tokens
 from graders.naming import found_in
 from graders.reading import answer_line, plain
+from graders.stated_numbers import numbers_of, stated_number
 
 
 def strict_grade(answer: str | None, expected: Expected) -> Grade:
@@ -48,4 +49,16 @@ def strict_grade(answer: str | None, expected: Expected) -> Grade:
     ]
     if negated:
         return Grade(False, f"names {', '.join(map(repr, negated))} only negated")
-    return grade(sentence, expected.numbers, expected.entities, expected.tolerance)
+    if expected.numbers and "or more" in (said := stated_number(sentence)).why:
+        return Grade(False, said.why)
+    return grade(_affirmed(sentence), expected.numbers, expected.entities, expected.tolerance)
+
+
+def _affirmed(text: str) -> str:
+    """``text`` without the numbers it negates ("not 74 but 84" states 84)."""
+    toks = tokens(text)
+    found, _ = numbers_of(toks)
+    negated = [m for m in marked(toks, found, numbers=True) if m.negated]
+    for m in reversed(negated):
+        text = text[: toks[m.start].start] + text[toks[m.end - 1].end :]
+    return text

@@ -24,7 +24,7 @@ from graders.answer_time import GradedWrong, answer_time
 from graders.base import Grader, GraderSetup, SelfCase
 from graders.exact import Grade
 from graders.options import GraderOptions, read_options
-from graders.reading import answer_line
+from graders.reading import answer_line, final
 from graders.task_models import TaskBase
 
 _FENCE = re.compile(r"```(?:json)?\s*\n(.*?)```", re.DOTALL | re.IGNORECASE)
@@ -60,6 +60,9 @@ class JsonTask(TaskBase):
 
 def answer_object(reply: str) -> tuple[dict[str, Any] | None, str]:
     """The JSON object the reply answers with (see the module's rule), or None with why."""
+    answer = final(reply)
+    if answer.retracts and answer.revision is not None and not _objects(answer.revision):
+        return None, "retracted: corrected with no answer after it"
     for text in dict.fromkeys((answer_line(reply), reply)):
         for part in [*reversed(_FENCE.findall(text)), text]:
             found = _objects(part)

@@ -17,6 +17,7 @@ from graders.base import Grader, GraderSetup, SelfCase
 from graders.exact import Grade
 from graders.options import GraderOptions, read_options
 from graders.reading import answer_text
+from graders.squad import phrase_in
 from graders.task_models import TaskBase
 
 
@@ -55,11 +56,13 @@ class RegexGrader(Grader[RegexTask]):
             return Grade(False, found.why)
         expected = task.expected
         said = found.value
+        # The sentence as written, or the phrase it answers with ("It was not X but Y").
+        texts = [said, said.removesuffix(".").strip(), phrase_in(said, []).value or ""]
         try:
             with answer_time():
                 matches = any(
                     user_regex.fullmatch(expected.pattern, text, expected.ignore_case)
-                    for text in dict.fromkeys([said, said.removesuffix(".").strip()])
+                    for text in dict.fromkeys(texts)
                 )
         except GradedWrong as exc:
             return Grade(False, exc.reason)

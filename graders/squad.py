@@ -136,7 +136,14 @@ def phrase(reply: str, golds: list[str]) -> Said[str]:
     found = answer_text(reply)
     if found.value is None:
         return found
-    said = _LEAD_IN.sub("", affirmed(found.value, golds).strip(" ,;:-")).strip(" .,;:!-")
+    return phrase_in(found.value, golds)
+
+
+def phrase_in(sentence: str, golds: list[str]) -> Said[str]:
+    """A committed sentence as the phrase it answers with (see ``phrase``): its last
+    clause after a semicolon or a concluding "so", less what it negates and its lead-in."""
+    last = _LAST_CLAUSE.split(sentence)[-1]
+    said = _LEAD_IN.sub("", affirmed(last, golds).strip(" ,;:-")).strip(" .,;:!-")
     if _alternatives(said, golds) or _OFFERS_ANOTHER.search(said):
         return hedge(f"offers alternatives: {said[:80]!r}")
     return Said(said)
@@ -145,10 +152,13 @@ def phrase(reply: str, golds: list[str]) -> Said[str]:
 #: A later clause offering another answer ("Westphalia, possibly Utrecht").
 _OFFERS_ANOTHER = re.compile(r"[,;]\s*(?:or\s+)?(?:maybe|possibly|perhaps)\b", re.IGNORECASE)
 
+#: Where a sentence's answering clause starts: after a semicolon, or a concluding word.
+_LAST_CLAUSE = re.compile(r";\s*|,\s*(?:so|therefore|thus|hence)\s+", re.IGNORECASE)
+
 #: Words that open an answer without being part of it ("it was", "but", "rather").
 _LEAD_IN = re.compile(
     r"^(?:(?:(?:it|that|this|they|he|she)\s*(?:is|was|were|are|['\u2019]s)|but|rather|instead"
-    r"|the\s+answer\s+is)\b[\s,:]*)+",
+    r"|the\s+answer\s+is|the\s+\w+(?:\s+\w+)?\s+(?:was|is|were|are))\b[\s,:]*)+",
     re.IGNORECASE,
 )
 

@@ -43,7 +43,7 @@ def stated_number(reply: str) -> Said[Stated]:
 def number_in(sentence: str, anchored: bool = True) -> Said[Stated]:
     """The number one sentence commits to: an answer line's first, working's last."""
     toks = tokens(sentence)
-    found, values = _numbers(toks)
+    found, values = numbers_of(toks)
     if not found:
         return nothing("states no number")
     found = _result_side(toks, found)
@@ -58,7 +58,7 @@ def number_in(sentence: str, anchored: bool = True) -> Said[Stated]:
     return Said(values[key])
 
 
-def _numbers(toks: list[Token]) -> tuple[list[Mention], list[Stated]]:
+def numbers_of(toks: list[Token]) -> tuple[list[Mention], list[Stated]]:
     """Each number's mention (keyed by the index of its value in the second list: mentions
     of equal numbers share a key)."""
     spans = _digits(toks) or _worded(toks)

@@ -70,7 +70,7 @@ OFFERS_AFTER = re.compile(
 #: none ("Answer: 18. Wait, that's wrong.").
 RETRACTS = re.compile(
     r"\b(?:wrong|incorrect|mistake|error|correction|correcting|scratch|miscalculated"
-    r"|miscounted|misread|double-counted|take\s+(?:that|it)\s+back)\b"
+    r"|miscounted|misread|double-counted|take\s+(?:that|it)\s+back|not\s+sure|unsure)\b"
     r"|(?:\bnot|n['\u2019]t)\s+(?:be\s+)?(?:right|correct|it)\b|\bno\s*[.!]",
     re.IGNORECASE,
 )
