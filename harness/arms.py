@@ -8,7 +8,9 @@ release still matches arms. Records keep the full resolved options beside it, an
 
 A pipeline's stages are arms of their own, written ``PATTERN;key=value;...`` with ``>``
 between two, since ``,`` separates the pipeline's options:
-``pipeline:max_steps=12,stages=plan_execute>react_text;guard=on``.
+``pipeline:max_steps=12,stages=plan_execute>react_text;guard=on``. A pipeline with no
+options of its own may be written as its stages alone, each as an arm:
+``plan_execute>react_text:guard=on`` is that pipeline, named as the long form is.
 """
 
 from __future__ import annotations
@@ -127,6 +129,12 @@ def arm_identity(text: str) -> str:
 
 
 def parse_arm(text: str) -> Arm:
+    if (written := pipeline_written(text)) is not None:
+        try:
+            return parse_arm(written)
+        except (UnknownPattern, ArmError) as exc:  # said of the arm as it was given
+            said = str(exc).replace(f"arm {written!r}", f"arm {text!r}", 1)
+            raise type(exc)(said) from None
     name, _, rest = text.strip().partition(":")
     info = lookup(name.strip())  # the allowlist check comes first, before any option parsing
     raw: dict[str, str] = {}
@@ -169,6 +177,19 @@ def parse_arm(text: str) -> Arm:
             f"({floor.why}); max_steps is {options.max_steps}"
         )
     return Arm(info, options, prompts, prompts_name)
+
+
+def pipeline_written(text: str) -> str | None:
+    """Arm ``text`` written as its stages alone (``a>b:guard=on``, each stage an arm or a
+    stage as the long form writes it) as the pipeline's long form
+    (``pipeline:stages=a>b;guard=on``); None for an arm that is not written so."""
+    if ">" not in text or text.partition(":")[0].strip() == "pipeline":
+        return None
+    stages = []
+    for stage in text.strip().split(">"):
+        pattern, _, options = stage.strip().partition(":")
+        stages.append(";".join([pattern.strip(), *filter(None, options.split(","))]))
+    return "pipeline:stages=" + ">".join(stages)
 
 
 def _with_stages(text: str, options: PipelineOptions) -> PipelineOptions:

@@ -89,6 +89,7 @@ OWN_TESTS_SLOTS = (
         TESTS_REQUEST,
         ("question",),
         about="the request for the model's own tests, with the specification",
+        needs=("question",),
     ),
 )
 

@@ -60,6 +60,7 @@ PROMPTS = Prompts(
         'Results so far:\n{{ results or "(nothing yet)" }}',
         ("question", "goal", "phase", "description", "results"),
         "a phase plan's message: the goal, the phase and the results so far (empty if none)",
+        needs=("question", "phase"),
     ),
     step_request("execute_task", "the message asking for a task (its step)"),
     STEP_SYSTEM,

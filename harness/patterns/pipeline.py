@@ -45,6 +45,7 @@ PROMPTS = Prompts(
         ("question", "answer", "stage"),
         "what each stage after the first is given: the question and the answer of the stage "
         "before it (stage: the number of the stage given it, from 2)",
+        needs=("question", "answer"),
     ),
 )
 

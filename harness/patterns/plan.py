@@ -45,6 +45,7 @@ PROMPTS = Prompts(
         react_system(False) + "\n\nFollow this plan:\n{{ plan }}",
         ("plan",),
         about="the tool loop's system prompt; plan is the plan written",
+        needs=("plan",),
     ),
     GUARD_SLOT,
 )

@@ -66,6 +66,7 @@ PROMPTS = Prompts(
         "Question: {{ question }}\n{{ results }}\nStep {{ failed_id }} failed: {{ failed_step }}",
         ("question", "results", "failed_id", "failed_step"),
         "the replan's message: the steps done so far and the one that failed",
+        needs=("question", "results", "failed_step"),
     ),
     SYNTHESIS,
     SYNTHESIS_REQUEST,

@@ -122,15 +122,32 @@ PROMPTS = Prompts(
         ("tools", "thought", "action"),
         about="the system prompt; tools lists the tool actions, one 'name[argument] - what' a line",
     ),
-    Slot("thought", THOUGHT, about="how the model writes its thought each turn"),
-    Slot("action", ACTION, ("tools",), about="how the model writes its action; tools as above"),
+    Slot(
+        "thought",
+        THOUGHT,
+        about="how the model writes its thought each turn",
+        shown_in=("system", "thought"),
+    ),
+    Slot(
+        "action",
+        ACTION,
+        ("tools",),
+        about="how the model writes its action; tools as above",
+        shown_in=("system", "action"),
+    ),
     Slot(
         "example",
         EXAMPLE_TEXT,
         about="the worked example, sent before the question as chat turns: turns apart by a "
         "blank line, the user's first and then in turn (empty for none)",
     ),
-    Slot("question", "Question: {{ question }}", ("question",), about="the question's message"),
+    Slot(
+        "question",
+        "Question: {{ question }}",
+        ("question",),
+        about="the question's message",
+        needs=("question",),
+    ),
     Slot(
         "no_action",
         "I found no action in your reply. Write 'Action: ' followed by one of {{ actions }}.",

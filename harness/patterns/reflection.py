@@ -53,7 +53,13 @@ PROMPTS = Prompts(
     Slot("critic", CRITIC_SYSTEM, about="the system prompt of the critique call"),
     Slot("critique_request", "Check the answer above.", about="the request for the critique"),
     Slot("rewrite", REWRITE_SYSTEM, about="the system prompt of the rewrite"),
-    Slot("rewrite_request", "Critique: {{ critique }}", ("critique",), about="the critique shown"),
+    Slot(
+        "rewrite_request",
+        "Critique: {{ critique }}",
+        ("critique",),
+        about="the critique shown",
+        needs=("critique",),
+    ),
     CODE_SLOT,
     Slot(
         "code_critique_request",

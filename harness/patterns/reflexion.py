@@ -72,12 +72,15 @@ PROMPTS = Prompts(
         "A check of your answer failed: {{ failure }}.",
         ("failure",),
         about="how the evidence check's failure is told to the model",
+        needs=("failure",),
+        shown_in=("retry", "critique"),
     ),
     Slot(
         "retry",
         "{{ critique }} Look again and give a corrected answer.",
         ("critique",),
         about="the request for another attempt, with the critique",
+        needs=("critique",),
     ),
     CODE_SLOT,
     *OWN_TESTS_SLOTS,
@@ -86,6 +89,7 @@ PROMPTS = Prompts(
         "{{ critique }}\nFix the code.",
         ("critique",),
         about="the request for corrected code, with the failing test (coding tasks)",
+        needs=("critique",),
     ),
 )
 

@@ -100,6 +100,7 @@ PROMPTS = Prompts(
         "Question: {{ question }}\n\nEvidence:\n{{ evidence }}",
         ("question", "evidence"),
         about="the answering call's message; evidence is every step, its call and its output",
+        needs=("question", "evidence"),
     ),
     JSON_REPLY_SLOT,
     GUARD_SLOT,

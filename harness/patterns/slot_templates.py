@@ -18,13 +18,14 @@ render stops at the bound (``SlotTooLarge``), so no text can fill memory.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Iterable
 from contextvars import ContextVar
 from functools import lru_cache
 from typing import Any
 
 import jinja2
-from jinja2 import nodes
+from jinja2 import meta, nodes
 from jinja2.filters import do_capitalize, do_indent, do_title, do_truncate, do_wordcount
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
@@ -202,6 +203,30 @@ def template_problem(text: str, variables: tuple[str, ...]) -> str | None:
         _template(text)  # compiled here, once: what compiles here renders in a run
     except (jinja2.TemplateError, RecursionError) as exc:
         return f"not a template: {_cut(str(exc))}"
+    return None
+
+
+def used_variables(text: str) -> set[str]:
+    """The variables ``text`` fills in: a text ``template_problem`` passed."""
+    return meta.find_undeclared_variables(_ENV.parse(text))
+
+
+#: ``{name}`` with a name alone between single braces: how Python's ``str.format`` writes
+#: a variable, which a Jinja2 template sends as written.
+_PYTHON_STYLE = re.compile(r"\{\s*([A-Za-z_]\w*)\s*\}")
+
+
+def python_style(text: str, names: Iterable[str]) -> tuple[str, int] | None:
+    """The first of ``names`` that ``text`` writes ``{name}`` outside its tags and raw
+    blocks, and its line; None if none. Another word in braces is text, sent as written."""
+    known, raw = set(names), False
+    for line, kind, value in _ENV.lex(text):
+        raw = (raw or kind == "raw_begin") and kind != "raw_end"
+        if kind != "data" or raw:
+            continue
+        for found in _PYTHON_STYLE.finditer(value):
+            if found.group(1) in known:
+                return found.group(1), line + value[: found.start()].count("\n")
     return None
 
 

@@ -27,6 +27,7 @@ SYNTHESIS_REQUEST = Slot(
     'Question: {{ question }}\n\nResults of the steps:\n{{ results or "(none)" }}',
     ("question", "results"),
     "the final answer's message: the question and the steps' results (empty if none)",
+    needs=("question", "results"),
 )
 #: A plan, one step and the answer.
 PLANNED_FLOOR = CallFloor(3, "one call to plan, one for a step and one to answer")
@@ -38,7 +39,8 @@ def step_request(name: str, about: str) -> Slot:
     """The slot ``name``: the message asking for one step, given the question, the results
     so far (empty if none) and the step."""
     text = "Overall question: {{ question }}\n{{ results }}\nYour step: {{ step }}"
-    return Slot(name, text, ("question", "results", "step"), about)
+    variables = ("question", "results", "step")
+    return Slot(name, text, variables, about, needs=variables)
 
 
 async def run_step(

@@ -55,6 +55,7 @@ PROMPTS = Prompts(
         "Question: {{ question }}\nSteps so far:\n{{ steps }}",
         ("question", "steps"),
         about="a node as the model is shown it: the question and its numbered steps",
+        needs=("question", "steps"),
     ),
     *BRANCH_SLOTS,
     Slot("evaluate", EVALUATE_SYSTEM, about="the system prompt scoring a proposed step"),
@@ -63,6 +64,7 @@ PROMPTS = Prompts(
         "{{ state }}\nProposed next step: {{ proposal }}",
         ("state", "proposal"),
         about="the node and the step proposed from it, to be scored",
+        needs=("state", "proposal"),
     ),
     Slot("answer", ANSWER_SYSTEM, about="the system prompt answering from the best path"),
 )

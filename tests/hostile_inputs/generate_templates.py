@@ -7,9 +7,10 @@ import json
 from pathlib import Path
 
 
-def template_repeated_slot(path: Path, slot: str, text: str, times: int) -> None:
-    """A prompt file whose ``slot`` is ``text`` repeated ``times`` times."""
-    path.write_text(f"{slot} = {json.dumps(text * times)}\n", encoding="utf-8")
+def template_repeated_slot(path: Path, slot: str, text: str, times: int, after: str = "") -> None:
+    """A prompt file whose ``slot`` is ``text`` repeated ``times`` times, then ``after``
+    (what else the slot must keep)."""
+    path.write_text(f"{slot} = {json.dumps(text * times + after)}\n", encoding="utf-8")
 
 
 def template_wrapped_slot(path: Path, slot: str, before: str, after: str, times: int) -> None:

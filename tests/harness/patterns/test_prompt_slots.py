@@ -244,19 +244,18 @@ def test_the_slots_the_fake_never_reaches_are_sent_where_their_paths_go(tmp_path
     replies += [tool_reply(("plan", {"steps": [{**step, "id": 2}]})), "6650", "6650 km"]
     sent_ = run_with(
         tmp_path, "plan_execute:replan=on", replies, replan="R-SYS",
-        replan_request="R-REQ {{ failed_id }} {{ failed_step }}",
+        replan_request="R-REQ {{ failed_id }} {{ failed_step }}|{{ question }}|{{ results }}",
     )  # fmt: skip
-    assert sent_[4].system == "R-SYS" and sent_[4].messages[0].content == "R-REQ 1 a"
+    assert sent_[4].system == "R-SYS" and sent_[4].messages[0].content == "R-REQ 1 a|How far?|"
     phase = {"name": "facts", "description": "find the years"}
     replies = [tool_reply(("decomposition", {"goal": "g", "phases": [phase]}))]
     replies += [tool_reply(("phase_tasks", {"tasks": ["find A"]})), "1889", "84"]
     sent_ = run_with(
         tmp_path, "goal_decomposition", replies, plan_phase="P-SYS",
-        plan_phase_request="P-REQ {{ phase }}: {{ description }}",
+        plan_phase_request="P-REQ {{ phase }}: {{ description }}|{{ question }}",
     )  # fmt: skip
-    assert (
-        sent_[1].system == "P-SYS" and sent_[1].messages[0].content == "P-REQ facts: find the years"
-    )
+    assert sent_[1].system == "P-SYS"
+    assert sent_[1].messages[0].content == "P-REQ facts: find the years|How far?"
     critique = tool_reply(("critique", {"needs_refinement": True, "critique": "say years"}))
     sent_ = run_with(tmp_path, "reflection", ["84", critique, "84 years"], rewrite="W-SYS")
     assert sent_[2].system == "W-SYS"

@@ -192,7 +192,7 @@ def test_a_run_whose_slot_passes_the_bound_is_refused_and_sends_nothing(tmp_path
         calls.append(request)
         return "Answer: 84"
 
-    (tmp_path / "long.toml").write_text('state = "' + "{{ question }}" * 1300 + '"\n')
+    (tmp_path / "long.toml").write_text('state = "' + "{{ question }}" * 1300 + '{{ steps }}"\n')
     tasks = tmp_path / "t.jsonl"
     tasks.write_text(json.dumps({"id": "a", "question": "x" * 1000, "answer": "1"}) + "\n")
     out = tmp_path / "r"
