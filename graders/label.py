@@ -32,14 +32,25 @@ class LabelExpected(BaseModel):
     """The right label."""
     labels: list[Filled] | None = Field(default=None, min_length=2)
     """Every label of the question, the right one among them; the set's when unset."""
+    aliases: dict[str, list[Filled]] | None = None
+    """Other words naming a label, by the label they name: ``{"yes": ["true"]}``."""
 
     @model_validator(mode="after")
     def _label_among_labels(self) -> LabelExpected:
         if not normalise(self.label):
             raise ValueError(f"label {self.label!r} holds no letter or digit")
+        known = [*(self.labels or []), self.label]
         if self.labels is not None and normalise(self.label) not in map(normalise, self.labels):
             raise ValueError(f"label {self.label!r} is not one of labels {self.labels}")
+        for key in self.aliases or {}:
+            if normalise(key) not in map(normalise, known):
+                raise ValueError(f"aliases names {key!r}, which is not one of labels {known}")
         return self
+
+    def words(self, label: str) -> list[str]:
+        """``label`` and its aliases."""
+        given = {normalise(k): v for k, v in (self.aliases or {}).items()}
+        return [label, *given.get(normalise(label), [])]
 
 
 class LabelTask(TaskBase):
@@ -64,7 +75,8 @@ class LabelGrader(Grader[LabelTask]):
 
     def named(self, task: LabelTask, reply: str) -> list[str]:
         labels = self.labels(task)
-        said, _ = named(answer_clause(final_answer(reply)), [[label] for label in labels])
+        words = [task.expected.words(label) for label in labels]
+        said, _ = named(answer_clause(final_answer(reply)), words)
         return [labels[i] for i in sorted(said)]
 
     async def grade(self, task: LabelTask, answer: str) -> Grade:
@@ -100,11 +112,12 @@ def label_grader(setup: GraderSetup) -> LabelGrader:
 
 
 def label_from_target(target: Any, extras: Mapping[str, Any]) -> Any:
-    given = {"labels": extras["labels"]} if "labels" in extras else {}
+    given = {key: extras[key] for key in ("labels", "aliases") if key in extras}
     return {**given, "label": str(target)}
 
 
 _SENTIMENT = {"label": "positive", "labels": ["positive", "negative", "neutral"]}
+_YES = {"label": "yes", "labels": ["yes", "no"], "aliases": {"yes": ["true"], "no": ["false"]}}
 LABEL_CASES = (
     SelfCase(
         {"label": "positive"},
@@ -144,4 +157,6 @@ LABEL_CASES = (
         "a label that holds 'not'",
     ),
     SelfCase({"label": "positive"}, "neutral", False, "a label outside the set names none"),
+    SelfCase(_YES, "Answer: true", True, "an alias names its label"),
+    SelfCase(_YES, "Answer: false", False, "another label's alias"),
 )
