@@ -12,7 +12,6 @@ else every label the set's tasks expect.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -32,14 +31,25 @@ class LabelExpected(BaseModel):
     """The right label."""
     labels: list[Filled] | None = Field(default=None, min_length=2)
     """Every label of the question, the right one among them; the set's when unset."""
+    aliases: dict[str, list[Filled]] | None = None
+    """Other words naming a label, by the label they name: ``{"yes": ["true"]}``."""
 
     @model_validator(mode="after")
     def _label_among_labels(self) -> LabelExpected:
         if not normalise(self.label):
             raise ValueError(f"label {self.label!r} holds no letter or digit")
+        known = [*(self.labels or []), self.label]
         if self.labels is not None and normalise(self.label) not in map(normalise, self.labels):
             raise ValueError(f"label {self.label!r} is not one of labels {self.labels}")
+        for key in self.aliases or {}:
+            if normalise(key) not in map(normalise, known):
+                raise ValueError(f"aliases names {key!r}, which is not one of labels {known}")
         return self
+
+    def words(self, label: str) -> list[str]:
+        """``label`` and its aliases."""
+        given = {normalise(k): v for k, v in (self.aliases or {}).items()}
+        return [label, *given.get(normalise(label), [])]
 
 
 class LabelTask(TaskBase):
@@ -65,8 +75,9 @@ class LabelGrader(Grader[LabelTask]):
     def named(self, task: LabelTask, reply: str) -> Said[str]:
         """The one label the reply's final answer commits to, or why none."""
         labels = self.labels(task)
-        candidates = Candidates([[label] for label in labels], (), "names", "label")
-        said = chosen(reply, replace(candidates, show=lambda i: repr(labels[i])))
+        words = [task.expected.words(label) for label in labels]
+        candidates = Candidates(words, (), "names", "label", lambda i: repr(labels[i]))
+        said = chosen(reply, candidates)
         return Said(None, said.why) if said.value is None else Said(labels[said.value])
 
     async def grade(self, task: LabelTask, answer: str) -> Grade:
@@ -98,11 +109,12 @@ def label_grader(setup: GraderSetup) -> LabelGrader:
 
 
 def label_from_target(target: Any, extras: Mapping[str, Any]) -> Any:
-    given = {"labels": extras["labels"]} if "labels" in extras else {}
+    given = {key: extras[key] for key in ("labels", "aliases") if key in extras}
     return {**given, "label": str(target)}
 
 
 _SENTIMENT = {"label": "positive", "labels": ["positive", "negative", "neutral"]}
+_YES = {"label": "yes", "labels": ["yes", "no"], "aliases": {"yes": ["true"], "no": ["false"]}}
 LABEL_CASES = (
     SelfCase(
         {"label": "positive"},
@@ -142,4 +154,6 @@ LABEL_CASES = (
         "a label that holds 'not'",
     ),
     SelfCase({"label": "positive"}, "neutral", False, "a label outside the set names none"),
+    SelfCase(_YES, "Answer: true", True, "an alias names its label"),
+    SelfCase(_YES, "Answer: false", False, "another label's alias"),
 )

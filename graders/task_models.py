@@ -38,6 +38,9 @@ class TaskBase(BaseModel):
     question: Filled
     slice: str | None = None
     """An optional group for breakdowns, e.g. "public" or "company"."""
+    reference: str | None = None
+    """For a reader, never graded and not in the fingerprint: a dataset's worked solution
+    (GSM8K's), kept beside the answer it ends in."""
 
     @property
     def fingerprint(self) -> str:

@@ -299,7 +299,9 @@ class Experiment:
                 "give --model and --base-url of a served model"
             )
         experiment = cls(
-            load_taskset(config.tasks, config.grader, config.columns, config.rows_to_read),
+            load_taskset(
+                config.tasks, config.grader, config.columns, config.rows_to_read, config.preset
+            ),
             config.arms,
             config.repeats,
             config.runs_at_once(len(found)),

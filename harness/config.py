@@ -141,6 +141,8 @@ class RunConfig(BaseModel):
     """The grader instead of the set's own, and its options: ``NAME`` or ``NAME:K=V,...``."""
     columns: dict[str, Annotated[str, _filled("a column")]] = Field(default_factory=dict)
     """A data file's columns: the one holding ``question``, ``answer``, ``id``, ``choices``."""
+    preset: Annotated[str, _filled("a preset")] | None = None
+    """The dataset a data file is (``gsm8k``, ``mmlu``, ...), read as it is published."""
     arms: list[ArmText] = Field(default_factory=list)
     """Arm specs; ``a|b`` alternatives expand into every combination. An arm may be a table
     (``ArmTable``), a pipeline's stages a list of tables."""

@@ -19,7 +19,7 @@ import io
 from collections.abc import Generator, Iterable, Iterator, Sequence
 from contextlib import ExitStack, closing
 from dataclasses import replace
-from itertools import count, islice
+from itertools import chain, count, islice, zip_longest
 from pathlib import Path
 from typing import Any, BinaryIO, NamedTuple
 
@@ -27,6 +27,14 @@ from graders.registry import GRADERS
 from graders.task_models import TaskBase, TaskSetError
 from harness.files import MAX_INPUT_BYTES, input_errors, open_bounded, read_text
 from harness.structured import StructureError, load_json, load_yaml
+from tasks.presets import (
+    PRESETS,
+    headerless_mmlu,
+    preset_named,
+    preset_rows,
+    recognised,
+    squad_document_rows,
+)
 from tasks.rows import Columns, Row, tasks_from_rows
 from tasks.sample_formats import inspect_rows, is_inspect, is_promptfoo, promptfoo_rows
 
@@ -53,6 +61,9 @@ class DataTasks(NamedTuple):
     """The grader reading them: the one named, else the format's."""
     more: bool
     """Read with a limit, and the file holds rows past it (neither read nor checked)."""
+    mapping: str = "columns"
+    """What the rows were read as: a preset's name (``gsm8k``), ``inspect``, ``promptfoo``,
+    or ``columns`` (the columns named, else ``question``, ``answer`` and ``id``)."""
 
 
 def is_data_file(path: Path) -> bool:
@@ -60,29 +71,60 @@ def is_data_file(path: Path) -> bool:
 
 
 def data_tasks(
-    path: Path, columns: Columns, grader: str | None, limit: int | None = None
+    path: Path,
+    columns: Columns,
+    grader: str | None,
+    limit: int | None = None,
+    preset: str | None = None,
 ) -> DataTasks:
     """The file's tasks (its first ``limit``, when given), and the grader reading them:
-    ``grader``, else its format's."""
-    rows, more = _read_rows(path, limit)
+    ``grader``, else its format's. ``preset`` names the dataset the file is (``gsm8k``);
+    else a file none of whose columns is mapped is read as the dataset its columns say,
+    if any (``tasks.presets``)."""
+    named = preset_named(preset) if preset is not None else None
+    if named is not None and columns.maps_any:
+        raise TaskSetError(
+            f"--preset {named.name}: reads the file's own columns ({named.shape}); drop "
+            "--question/--answer/--choices (or taskset.toml's [columns]), or the preset"
+        )
+    headerless = named is PRESETS["mmlu"] or (named is None and not columns.maps_any)
+    rows, more = _read_rows(path, limit, headerless)
     if not rows:
         raise TaskSetError(f"{path}: holds no rows; expected {EXAMPLE}")
-    if is_promptfoo(rows[0]):
+    if named is None and not columns.maps_any and not _other_tool(rows[0], columns):
+        named = recognised(rows[0])
+    mapping = "columns"
+    if named is not None:
+        rows, columns = preset_rows(named, rows, columns)
+        default, mapping = named.grader, named.name
+    elif is_promptfoo(rows[0]):
         rows, columns, default = promptfoo_rows(rows, columns)
+        mapping = "promptfoo"
     elif is_inspect(rows[0], columns):
         rows, columns, default = inspect_rows(rows)
+        mapping = "inspect"
     elif "choices" in columns.extras or "choices" in rows[0].values:
         # Options in a row make it a multiple-choice question, as Inspect reads its samples.
         columns = replace(columns, extras={"choices": "choices", **columns.extras})
         default = "choice"
     else:
         default = DEFAULT_GRADER
+    if mapping == "columns" and not columns.maps_any:
+        known = ", ".join(PRESETS)
+        columns = replace(columns, also=f", or name the dataset with --preset NAME ({known})")
     name = grader or default
-    return DataTasks(tasks_from_rows(rows, columns, GRADERS.lookup(name)), name, more)
+    tasks = tasks_from_rows(rows, columns, GRADERS.lookup(name))
+    return DataTasks(tasks, name, more, mapping)
 
 
-def _read_rows(path: Path, limit: int | None) -> tuple[list[Row], bool]:
-    """The first ``limit`` rows (else all, up to ``MAX_ROWS``), and whether more follow."""
+def _other_tool(row: Row, columns: Columns) -> bool:
+    """Whether ``row`` is another tool's sample (promptfoo's, Inspect's), read as such."""
+    return is_promptfoo(row) or is_inspect(row, columns)
+
+
+def _read_rows(path: Path, limit: int | None, headerless: bool) -> tuple[list[Row], bool]:
+    """The first ``limit`` rows (else all, up to ``MAX_ROWS``), and whether more follow; a
+    CSV whose first row is MMLU's data read without a header when ``headerless``."""
     wanted = min(limit or MAX_ROWS, MAX_ROWS)
     suffix = path.suffix.lower()
     expected = f"a {suffix[1:].upper()} file of tasks"
@@ -92,10 +134,14 @@ def _read_rows(path: Path, limit: int | None) -> tuple[list[Row], bool]:
         with ExitStack() as stack:
             with input_errors(path, TaskSetError, expected):
                 handle = stack.enter_context(open_bounded(path))
-            read = _csv_rows(path, handle) if suffix == ".csv" else _jsonl_rows(path, handle)
+            read = (
+                _csv_rows(path, handle, headerless)
+                if suffix == ".csv"
+                else _jsonl_rows(path, handle)
+            )
             rows = list(islice(stack.enter_context(closing(read)), wanted + 1))
     else:
-        rows = _list_rows(path, expected)
+        rows = list(islice(_list_rows(path, expected), wanted + 1))
     if len(rows) <= wanted:
         return rows, False
     if limit is None or limit > MAX_ROWS:
@@ -110,23 +156,29 @@ def _too_many(path: Path) -> TaskSetError:
     )
 
 
-def _csv_rows(path: Path, handle: BinaryIO) -> Generator[Row, None, None]:
+def _csv_rows(path: Path, handle: BinaryIO, headerless: bool) -> Generator[Row, None, None]:
+    """The rows, by the header's names; MMLU's files, which have none, by MMLU's columns
+    (``question``, ``A``... ``answer``) when ``headerless`` and the first row is its data."""
     text = io.TextIOWrapper(handle, encoding="utf-8-sig", newline="")
-    reader = csv.DictReader(_lines_of_few_cells(path, text))
+    reader = csv.reader(_lines_of_few_cells(path, text))
     number = 0
     try:
         with text:
-            names = reader.fieldnames or []
+            first = next(reader, [])
+            names = (headerless_mmlu(first) if headerless else None) or first
             _check_header(path, names)
-            for record in reader:
-                extra = record.pop(None, [])  # DictReader puts cells past the header here
+            for cells in chain([first] if names is not first else [], reader):
+                if not cells:
+                    continue  # a blank line, as csv.DictReader skips it
+                extra = cells[len(names) :]
                 if any(cell.strip() for cell in extra):
                     raise TaskSetError(
-                        f"{path}:{reader.line_num}: holds {len(names) + len(extra)} cells, but "
+                        f"{path}:{reader.line_num}: holds {len(cells)} cells, but "
                         f"the header names {len(names)} columns; quote a cell that holds a "
                         'comma ("What is 1,000 + 1?")'
                     )
                 number += 1
+                record = dict(zip_longest(names, cells[: len(names)]))
                 yield Row(f"{path}:{reader.line_num}", number, record)
     except csv.Error as exc:
         raise TaskSetError(f"{path}:{reader.line_num}: not CSV ({exc})") from None
@@ -197,8 +249,8 @@ def _jsonl_rows(path: Path, handle: BinaryIO) -> Generator[Row, None, None]:
             yield Row(where, number, _object(where, _json(where, line)))
 
 
-def _list_rows(path: Path, expected: str) -> list[Row]:
-    """A JSON or YAML file: a list of objects."""
+def _list_rows(path: Path, expected: str) -> Iterator[Row]:
+    """A JSON or YAML file: a list of objects, or SQuAD v1.1's document."""
     suffix = path.suffix.lower()
     cap = MAX_DOCUMENT_BYTES[suffix]
     large = path.is_file() and path.stat().st_size > cap  # refused before it is read
@@ -218,12 +270,17 @@ def _list_rows(path: Path, expected: str) -> list[Row]:
         except StructureError as exc:
             where = f"{path}:{exc.line}" if exc.line else str(path)
             raise TaskSetError(f"{where}: {exc.why}") from None
+    if (squad := squad_document_rows(str(path), data)) is not None:
+        return squad
     if not isinstance(data, list):
-        raise TaskSetError(f"{path}: holds a {type(data).__name__}; expected a list of objects")
-    return [
+        raise TaskSetError(
+            f"{path}: holds a {type(data).__name__}; expected a list of objects (or SQuAD's "
+            '{"data": [{"paragraphs": [...]}]})'
+        )
+    return (
         Row(f"{path}: item {n}", n, _object(f"{path}: item {n}", item))
         for n, item in enumerate(data, start=1)
-    ]
+    )
 
 
 #: Rows fetched from DuckDB at a time, their text counted as it comes.

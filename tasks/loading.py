@@ -13,6 +13,7 @@ from graders.registry import GRADERS, parse_grader_spec
 from tasks.data_files import is_data_file
 from tasks.game24 import game24_taskset
 from tasks.humaneval import humaneval_taskset
+from tasks.presets import preset_named
 from tasks.taskset import (
     BUILTIN_DIR,
     TaskSet,
@@ -38,22 +39,26 @@ def load_taskset(
     grader: str | None = None,
     columns: Mapping[str, str] | None = None,
     limit: int | None = None,
+    preset: str | None = None,
 ) -> TaskSet:
     """The task set ``spec`` names: a built-in or plugin's name, a folder, or a data file
     (``data.csv``, ``data.jsonl``, ``data.parquet``, an Inspect or promptfoo file).
     ``grader`` (``NAME`` or ``NAME:K=V,...``) grades it instead of its own grader; a data
-    file's ``columns`` say which column holds the question, answer, id and choices, and
+    file's ``columns`` say which column holds the question, answer, id and choices,
+    ``preset`` which dataset it is (``gsm8k``, ``mmlu``, ...: ``tasks.presets``), and
     ``limit`` how many of its rows to read (the first N: ``run --limit N``); a set of
     another kind is read whole."""
+    if preset is not None:
+        preset_named(preset)  # an unknown name refused before anything is read
     folder = Path(spec)
     if is_data_file(folder):
-        return data_taskset(folder, grader, columns, limit)
+        return data_taskset(folder, grader, columns, limit, preset)
     if folder.name == "taskset.toml" and folder.is_file():
         folder = folder.parent
     if not folder.is_dir():
         source = TASKSETS.registered().get(str(spec)) if isinstance(spec, str) else None
         if callable(source):
-            return _regraded(source(), grader, columns)
+            return _regraded(source(), grader, {**(columns or {}), **_preset(preset)})
         if source is not None:
             folder = Path(source)
         elif isinstance(spec, str) and (BUILTIN_DIR / spec / "taskset.toml").is_file():
@@ -64,14 +69,20 @@ def load_taskset(
                 "a folder holding tasks.jsonl and taskset.toml, or a data file ("
                 "CSV, JSONL, Parquet, Inspect or promptfoo; docs/tasksets.md)"
             )
-    return read_taskset(folder, grader, columns, limit)
+    return read_taskset(folder, grader, columns, limit, preset)
+
+
+def _preset(preset: str | None) -> dict[str, str]:
+    """A preset named for a set a function made: refused as a column mapping is."""
+    return {} if preset is None else {"preset": preset}
 
 
 def _regraded(taskset: TaskSet, grader: str | None, columns: Mapping[str, str] | None) -> TaskSet:
     """A set a function made, graded by ``grader``: one reading the same tasks."""
     if columns:
         raise TaskSetError(
-            f"task set {taskset.name!r} is not a data file: it has no columns to map"
+            f"task set {taskset.name!r} is not a data file: it has no columns to map "
+            "(--question, --answer, --id, --choices, --preset)"
         )
     if grader is None:
         return taskset

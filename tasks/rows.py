@@ -47,6 +47,17 @@ class Columns:
     id_named: bool = False
     """The id column was named (so a row without it is refused, not numbered)."""
     extras: Mapping[str, str] = field(default_factory=dict)
+    slice: str | None = None
+    """The column holding a task's slice, if any (a preset's: MMLU's subject)."""
+    reference: str | None = None
+    """The column holding a task's reference for a reader, if any (GSM8K's worked solution)."""
+    also: str = ""
+    """What else maps a file's rows, said when a column is missing (``--preset NAME``)."""
+
+    @property
+    def maps_any(self) -> bool:
+        """Whether a column other than the id's is mapped: the file is read by its columns."""
+        return (self.question, self.answer) != ("question", "answer") or bool(self.extras)
 
     @classmethod
     def mapped(cls, mapping: Mapping[str, str]) -> Columns:
@@ -87,8 +98,9 @@ def tasks_from_rows(rows: Sequence[Row], columns: Columns, grader: GraderInfo) -
 
 
 def _task(row: Row, columns: Columns, grader: GraderInfo) -> TaskBase:
-    question = _cell(row, columns.question, "the question's text")
-    answer = _json_checked(row, columns.answer, _cell(row, columns.answer, "the answer"))
+    question = _cell(row, columns.question, "the question's text", columns.also)
+    answer = _cell(row, columns.answer, "the answer", columns.also)
+    answer = _json_checked(row, columns.answer, answer)
     if not isinstance(question, str):
         raise _refusal(row, columns.question, f"expected the question's text, got {question!r}")
     extras = {key: _extra(row, key, column) for key, column in columns.extras.items()}
@@ -100,6 +112,10 @@ def _task(row: Row, columns: Columns, grader: GraderInfo) -> TaskBase:
     if (number := non_finite(expected)) is not None:
         raise _refusal(row, columns.answer, f"{number}; expected a finite number")
     task = {"id": _id(row, columns), "question": question, "expected": expected}
+    for key in ("slice", "reference"):
+        column = getattr(columns, key)
+        if column is not None and isinstance(row.values.get(column), str):
+            task[key] = row.values[column]
     try:
         return grader.task_model.model_validate_json(json.dumps(task), strict=True)
     except ValidationError as exc:
@@ -123,8 +139,9 @@ def _json_checked(row: Row, column: str, value: Any) -> Any:
     return value
 
 
-def _cell(row: Row, column: str, what: str) -> Any:
-    """The row's value in ``column``: refused when missing or empty."""
+def _cell(row: Row, column: str, what: str, also: str = "") -> Any:
+    """The row's value in ``column``: refused when missing or empty (saying ``also``, what
+    else maps a row, when missing)."""
     if column not in row.values:
         has = ", ".join(map(repr, row.values)) or "none"
         raise _refusal(
@@ -132,7 +149,7 @@ def _cell(row: Row, column: str, what: str) -> Any:
             column,
             f"missing (the row's columns: {has}); expected {what}, or map "
             "another column to it (--question/--answer/--id/--choices COL, or taskset.toml's "
-            "[columns])",
+            f"[columns]){also}",
         )
     value = row.values[column]
     if value is None or (isinstance(value, str) and not value.strip()):

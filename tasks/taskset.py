@@ -46,6 +46,7 @@ from harness.registry import Registry
 from harness.structured import StructureError, has_surrogate, load_json, without_surrogates_in
 from harness.tools import ToolChoices, ToolSet
 from tasks.data_files import SUFFIXES, data_tasks
+from tasks.presets import PRESETS
 from tasks.rows import Columns
 from tasks.tool_registry import TOOLS
 from tasks.tools import Encyclopedia, ToolSource
@@ -80,6 +81,14 @@ def _data_file(name: str) -> str:
     return name
 
 
+def _known_preset(name: str) -> str:
+    if name not in PRESETS:
+        raise PydanticCustomError(
+            "unknown_preset", "no such preset; known: {known}", {"known": ", ".join(PRESETS)}
+        )
+    return name
+
+
 class TaskSetConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
     name: Annotated[str, AfterValidator(_named)]
@@ -99,6 +108,8 @@ class TaskSetConfig(BaseModel):
     """A data file beside it holding the tasks instead of tasks.jsonl (docs/tasksets.md)."""
     columns: dict[str, Annotated[str, AfterValidator(_named)]] = Field(default_factory=dict)
     """With ``file``: the column holding each of question, answer, id, choices, ..."""
+    preset: Annotated[str, AfterValidator(_known_preset)] | None = None
+    """With ``file``: the dataset it is (``gsm8k``, ``mmlu``, ...), read as published."""
 
 
 @dataclass(frozen=True)
@@ -118,6 +129,8 @@ class TaskSet:
     grader_options: Mapping[str, Any] = field(default_factory=dict)
     #: Read with a limit (``run --limit N``), its data file holding tasks past those read.
     more: bool = False
+    #: A data file's: what its rows were read as (a preset's name, ``columns``, ...).
+    mapping: str = ""
 
     @property
     def is_code(self) -> bool:
@@ -164,23 +177,26 @@ def read_taskset(
     grader: str | None = None,
     columns: Mapping[str, str] | None = None,
     limit: int | None = None,
+    preset: str | None = None,
 ) -> TaskSet:
     """The task set in ``folder`` (taskset.toml, and tasks.jsonl or the data file it
     names), graded by ``grader`` (a spec, ``NAME:K=V``) instead of the grader it names,
-    its data file's ``columns`` mapped over taskset.toml's, and only its first ``limit``
-    rows read; ``TaskSetError`` naming the file, line and field of what is wrong."""
+    its data file's ``columns`` mapped over taskset.toml's and read as the dataset
+    ``preset`` names (over taskset.toml's ``preset``), and only its first ``limit`` rows
+    read; ``TaskSetError`` naming the file, line and field of what is wrong."""
     config = _read_config(folder / "taskset.toml")
     name, options = parse_grader_spec(grader) if grader else (config.grader, config.grader_options)
-    more = False
+    more, mapping = False, ""
     if config.file is not None:
         named = name if grader or "grader" in config.model_fields_set else None
         mapped = Columns.mapped({**config.columns, **(columns or {})})
-        tasks, name, more = data_tasks(folder / config.file, mapped, named, limit)
+        read = data_tasks(folder / config.file, mapped, named, limit, preset or config.preset)
+        tasks, name, more, mapping = read
     else:
-        if columns:
+        if columns or preset:
             raise TaskSetError(
                 f"{folder}: its tasks are in tasks.jsonl, which has no columns to map; "
-                "--question, --answer, --id and --choices map a data file's"
+                "--question, --answer, --id, --choices and --preset read a data file's"
             )
         tasks = [
             t.with_files(folder) for t in _read_tasks(folder / "tasks.jsonl", GRADERS.lookup(name))
@@ -201,6 +217,7 @@ def read_taskset(
             generated_by=config.generated_by,
             grader_options=options,
             more=more,
+            mapping=mapping,
         )
     )
 
@@ -210,13 +227,17 @@ def data_taskset(
     grader: str | None = None,
     columns: Mapping[str, str] | None = None,
     limit: int | None = None,
+    preset: str | None = None,
 ) -> TaskSet:
     """A data file as a task set of its name (``--tasks data.csv``): no tools, graded by
-    ``grader`` (a spec) or its format's grader; only its first ``limit`` rows read."""
+    ``grader`` (a spec) or its format's grader, read as the dataset ``preset`` names (else
+    as its columns say); only its first ``limit`` rows read."""
     name, options = parse_grader_spec(grader) if grader else (None, {})
-    tasks, name, more = data_tasks(path, Columns.mapped(columns or {}), name, limit)
-    made = TaskSet(path.stem, "", (), name, tuple(tasks), None, path.parent.resolve())
-    return checked_options(replace(made, grader_options=options, more=more))
+    read = data_tasks(path, Columns.mapped(columns or {}), name, limit, preset)
+    made = TaskSet(path.stem, "", (), read.grader, tuple(read.tasks), None, path.parent.resolve())
+    return checked_options(
+        replace(made, grader_options=options, more=read.more, mapping=read.mapping)
+    )
 
 
 def checked_options(taskset: TaskSet) -> TaskSet:

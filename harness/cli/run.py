@@ -59,6 +59,11 @@ from harness.trace import MAX_TEXT
 @click.option("--id", "id_column", help="A data file's id column [id, else the row's number].")
 @click.option("--choices", "choices_column", help="A data file's column of options (choice).")
 @click.option(
+    "--preset",
+    help="Read a data file as the dataset it is, published: gsm8k, mmlu, arc, boolq, squad, "
+    "hellaswag (known by its columns when none are mapped; docs/tasksets.md).",
+)
+@click.option(
     "--arm",
     "arm_specs",
     multiple=True,
@@ -246,6 +251,7 @@ EXPECTED = {
     "answer_column": "a column of the data file",
     "id_column": "a column of the data file",
     "choices_column": "a column of the data file",
+    "preset": "a dataset's name (gsm8k, mmlu, arc, boolq, squad, hellaswag)",
     "arm_specs": "PATTERN or PATTERN:key=value,...",
     "experiment": "an experiment file (TOML)",
     "out": "a results folder",

@@ -25,6 +25,7 @@ from tasks.generate.build import Options, generate, parse_hops, parse_operations
 from tasks.generate.check import disagreements
 from tasks.generate.writer import write_set
 from tasks.loading import builtin_names, load_taskset
+from tasks.presets import preset_named
 
 
 @click.group("tasks", cls=Group)
@@ -41,24 +42,39 @@ def tasks_group() -> None:
     "promptfoo); repeat for several.",
 )
 @click.option(
+    "--preset",
+    help="Read the data files given as this dataset: gsm8k, mmlu, arc, boolq, squad, "
+    "hellaswag (as run --preset does).",
+)
+@click.option(
     "--format",
     "fmt",
     type=click.Choice(["text", "json"]),
     default="text",
     show_default=True,
-    help="A table, or a JSON list of objects with name, tasks (how many), tools and grader.",
+    help="A table, or a JSON list of objects with name, tasks (how many), tools, grader and "
+    "mapping (what a data file's rows were read as).",
 )
-def list_command(given: tuple[str, ...], fmt: str) -> None:
-    """Every built-in and plugin task set, and those given: its tasks, tools and grader. A
-    built-in that cannot load here (a missing extra) says why; a given one is refused."""
+def list_command(given: tuple[str, ...], preset: str | None, fmt: str) -> None:
+    """Every built-in and plugin task set, and those given: its tasks, tools and grader,
+    and what a data file's rows were read as (a preset, or columns). A built-in that
+    cannot load here (a missing extra) says why; a given one is refused."""
+    if preset is not None:
+        preset_named(preset)  # an unknown name refused first, listing the known ones
     sets = [_summary(name, built_in=True) for name in builtin_names()]
-    sets += [_summary(spec, built_in=False) for spec in given]
+    sets += [_summary(spec, built_in=False, preset=preset) for spec in given]
     if fmt == "json":
         click.echo(json.dumps(sets, indent=2))
         return
-    headers = ["name", "tasks", "grader", "tools"]
+    headers = ["name", "tasks", "grader", "read as", "tools"]
     rows = [
-        [s["name"], s["tasks"] or "-", s["grader"] or "-", ", ".join(s["tools"]) or "-"]
+        [
+            s["name"],
+            s["tasks"] or "-",
+            s["grader"] or "-",
+            s["mapping"] or "-",
+            ", ".join(s["tools"]) or "-",
+        ]
         for s in sets
     ]
     if any("error" in s for s in sets):
@@ -69,16 +85,22 @@ def list_command(given: tuple[str, ...], fmt: str) -> None:
     click.echo(tabulate(rows, headers, tablefmt="simple", disable_numparse=True))
 
 
-def _summary(spec: str, built_in: bool) -> dict[str, Any]:
-    """What ``tasks list`` says of a set: named as ``--tasks`` takes it."""
+def _summary(spec: str, built_in: bool, preset: str | None = None) -> dict[str, Any]:
+    """What ``tasks list`` says of a set: named as ``--tasks`` takes it, read as ``preset``."""
     try:
-        taskset = load_taskset(spec)
+        taskset = load_taskset(spec, preset=preset)
     except BadInput as exc:
         if not built_in:
             raise
-        return {"name": spec, "tasks": None, "tools": [], "grader": None, "error": str(exc)}
-    tools = list(taskset.tools)
-    return {"name": spec, "tasks": len(taskset.tasks), "tools": tools, "grader": taskset.grader}
+        failed: dict[str, Any] = {"tasks": None, "tools": [], "grader": None, "mapping": None}
+        return {"name": spec, **failed, "error": str(exc)}
+    return {
+        "name": spec,
+        "tasks": len(taskset.tasks),
+        "tools": list(taskset.tools),
+        "grader": taskset.grader,
+        "mapping": taskset.mapping or None,
+    }
 
 
 @tasks_group.command("generate")

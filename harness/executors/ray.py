@@ -138,7 +138,9 @@ class Worker:
         try:
             for module in config.plugins:
                 load_plugin(module)
-            taskset = load_taskset(config.tasks, config.grader, config.columns, config.rows_to_read)
+            taskset = load_taskset(
+                config.tasks, config.grader, config.columns, config.rows_to_read, config.preset
+            )
             estimate = shipped_tokenizer() if config.count_tokens else None
             limits = Limits(timeout_s=taskset.timeout_s)
             sandbox = Sandbox(limits, workers=config.grading_workers) if taskset.is_code else None

@@ -277,10 +277,24 @@ def test_tasks_list_names_every_set_with_its_tasks_tools_and_grader(tmp_path):
     listed = CliRunner().invoke(main, ["tasks", "list", "--tasks", str(data), "--format", "json"])
     assert listed.exit_code == 0, listed.output
     sets = json.loads(listed.output)
-    assert all(set(s) >= {"name", "tasks", "tools", "grader"} for s in sets)
+    assert all(set(s) >= {"name", "tasks", "tools", "grader", "mapping"} for s in sets)
     depot = next(s for s in sets if s["name"] == "depot")
-    assert depot == {"name": "depot", "tasks": 12, "tools": ["lookup", "calc"], "grader": "exact"}
-    assert sets[-1] == {"name": str(data), "tasks": 3, "tools": [], "grader": "asserts"}
+    tools = ["lookup", "calc"]
+    assert depot == {
+        "name": "depot",
+        "tasks": 12,
+        "tools": tools,
+        "grader": "exact",
+        "mapping": None,
+    }
+    mapping = "promptfoo"
+    assert sets[-1] == {
+        "name": str(data),
+        "tasks": 3,
+        "tools": [],
+        "grader": "asserts",
+        "mapping": mapping,
+    }
     text = CliRunner().invoke(main, ["tasks", "list", "--tasks", str(data)]).output
     assert "depot" in text and "lookup, calc" in text and "asserts" in text
 
