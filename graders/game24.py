@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, PositiveInt
 from graders.base import AnswerCheck, Grader, GraderSetup, SelfCase
 from graders.exact import Grade, normalise
 from graders.options import GraderOptions, read_options
-from graders.reading import Said, answer_text, nothing, read_reply
+from graders.reading import Said, answer_text, hedge, nothing, read_reply
 from graders.task_models import TaskBase
 
 TARGET = Fraction(24)
@@ -169,6 +169,22 @@ def read_expression(answer: str) -> Reading:
     return Reading(None if parser.divided_by_zero else value, tuple(parser.numbers))
 
 
+#: A run of an expression's characters within a sentence ("let me use (6 + 4) * 3 - 1
+#: instead"): numbers, operators and brackets, at least one operator.
+_RUN = re.compile(
+    r"[\d(][\d\s+\-*/()\u00d7\u00b7\u00f7\u2212\u2013.=]*[+\-*/\u00d7\u00b7\u00f7\u2212\u2013][\d\s+\-*/()\u00d7\u00b7\u00f7\u2212\u2013.=]*[\d)]"
+)
+
+
+def _whole_puzzle(run: str) -> bool:
+    """Whether a run within a sentence could answer the puzzle: four numbers or more, and no
+    "=" other than a final "= 24" (not a step of checking: "3 + 5 - 4 = 4")."""
+    expression, equals, claim = run.partition("=")
+    if equals and claim.strip() != "24":
+        return False
+    return len(re.findall(r"\d+(?:\.\d+)?", expression)) >= 4
+
+
 def expression_in(reply: str) -> Said[str]:
     """The expression ``reply`` commits to: its committed sentence that reads as one (a
     sentence of checking after it, "3 + 5 - 4 = 4, 4 * 6 = 24. Correct.", is not)."""
@@ -176,11 +192,20 @@ def expression_in(reply: str) -> Said[str]:
 
 
 def _expression(sentence: str, _: bool) -> Said[str]:
-    try:
-        read_expression(sentence)
-    except NotAnExpression as exc:
-        return nothing(f"not an expression: {exc}")
-    return Said(sentence)
+    """The sentence as an expression, else its part after a label or a semicolon
+    ("Correct: (10 - 4) * (13 - 9)"; "Not 14 * 4, that's 56; (10 - 4) * (13 - 9)")."""
+    why = ""
+    runs = [run for m in _RUN.finditer(sentence) if _whole_puzzle(run := m.group().strip())]
+    if len(set(runs)) > 1 and re.search(r"\bor\b", sentence, re.IGNORECASE):
+        return hedge(f"offers {' or '.join(runs[:3])}")
+    for text in (sentence, sentence.rpartition(":")[2], sentence.rpartition(";")[2], *runs[::-1]):
+        try:
+            read_expression(text)
+        except NotAnExpression as exc:
+            why = why or f"not an expression: {exc}"
+            continue
+        return Said(text)
+    return nothing(why)
 
 
 def judge(numbers: list[int], answer: str) -> Grade:

@@ -27,6 +27,7 @@ from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 
 from graders.words import (
+    AFFIRMED_AFTER,
     ALTERNATIVE,
     COMPARED_AFTER,
     CONCLUDING,
@@ -34,6 +35,7 @@ from graders.words import (
     NEGATED_AFTER,
     NEGATORS,
     OPEN_ENDED,
+    POSSIBLE_AFTER,
     RESULTS,
     SUBORDINATE,
     negates,
@@ -106,6 +108,8 @@ class Mention:
     clause: int = 0
     subordinate: bool = False
     concluding: bool = False
+    affirmed: bool = False
+    """Whether words after it say it is the answer ("B is correct", "B is the answer")."""
     result: bool = False
     """Whether a word giving a result comes just before it ("cost $50", "comes to 18")."""
     group: int = 0
@@ -179,8 +183,14 @@ def verdict(
         return Verdict(mentioned=True)
     mains = [items for items in committed if not items[0].subordinate] or committed
     concluding = [items for items in mains if items[0].concluding]
+    affirmed = [items for items in mains if items[-1].affirmed]
     results = [items for items in mains if items[0].result]
-    main = concluding[-1] if concluding else (results or mains)[-1] if last else mains[0]
+    if affirmed:
+        main = affirmed[0]
+    elif concluding:
+        main = concluding[-1]
+    else:
+        main = (results or mains)[-1] if last else mains[0]
     first = main[0]
     keys = list(dict.fromkeys(m.key for m in main))
     if len(keys) > 1:
@@ -288,12 +298,13 @@ def _mark(toks: list[Token], mentions: list[Mention], items: list[int], outside:
     """Marks the list ``items`` negated, compared, an aside, offered or left open
     (``outside``: where the first mention outside brackets starts)."""
     first, last = mentions[items[0]], mentions[items[-1]]
+    after = mentions[items[-1] + 1].start if items[-1] + 1 < len(mentions) else len(toks)
     words = [t.low for t in _before(toks, first.start) if t.kind == "word"]
     negated = _negated_before(toks, first.start)
-    after = mentions[items[-1] + 1].start if items[-1] + 1 < len(mentions) else len(toks)
     negated = negated or _negated_after(toks[last.end : after])
+    last.affirmed = not negated and _affirmed_after(toks[last.end : after])
     compared = any(w in COMPARED_AFTER for w in words)
-    alternative = any(w in ALTERNATIVE for w in words)
+    alternative = any(w in ALTERNATIVE for w in words) or _possible_after(toks[last.end : after])
     open_ended = _open_before(words) or _open_after(toks, last.end)
     aside = toks[first.start].depth > 0 and outside < first.start
     for k in items:
@@ -333,6 +344,25 @@ def _negated_after(toks: list[Token]) -> bool:
     if any(w in NEGATED_AFTER for w in words):
         return True
     return any(w in NEGATORS and words[k + 1 : k + 2] in _NOT_WHAT for k, w in enumerate(words))
+
+
+def _possible_after(toks: list[Token]) -> bool:
+    """ "D is possible", "C might also work", "C could be right" (within its clause)."""
+    words: list[str] = []
+    for token in toks[:6]:
+        if token.raw in _CLAUSE_MARKS:
+            break
+        if token.kind == "word":
+            words.append(token.low)
+    return bool(POSSIBLE_AFTER.intersection(words[:4]))
+
+
+def _affirmed_after(toks: list[Token]) -> bool:
+    """ "B is correct", "B is the right answer", "B fits best"."""
+    words = [t.low for t in toks[:6] if t.kind == "word"]
+    if any(t.raw in _CLAUSE_MARKS for t in toks[:2]):
+        return False
+    return bool(AFFIRMED_AFTER.intersection(words[:4])) and not NEGATORS.intersection(words[:4])
 
 
 def _open_before(words: Sequence[str]) -> bool:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from graders.exact import normalise
 from graders.mentions import Mention, Token, Verdict, tokens, verdict
 from graders.reading import Said, hedge, nothing, read_reply
+from graders.stated_numbers import numbers_of, read_number
 
 #: After "A" or "I" these words make it a letter ("A is right"); other lower-case words make
 #: it an article or a pronoun ("A good answer", "I think").
@@ -57,12 +58,13 @@ class Candidates:
 
 def chosen(reply: str, candidates: Candidates) -> Said[int]:
     """The one candidate ``reply`` commits to, or why none."""
-    return read_reply(reply, lambda sentence, _: commits(sentence, candidates))
+    return read_reply(reply, lambda sentence, marked: commits(sentence, candidates, marked))
 
 
-def commits(sentence: str, candidates: Candidates) -> Said[int]:
-    """What one sentence commits to (see ``chosen``)."""
-    found = verdict_of(sentence, candidates.phrases, candidates.letters)
+def commits(sentence: str, candidates: Candidates, anchored: bool = True) -> Said[int]:
+    """What one sentence commits to (see ``chosen``): an answer line's first committed
+    mention; in a sentence of reasoning, its conclusion (its last)."""
+    found = verdict_of(sentence, candidates.phrases, candidates.letters, last=not anchored)
     none = f"{candidates.verb} no {candidates.what}"
     if not found.mentioned:
         return nothing(none)
@@ -78,10 +80,10 @@ def commits(sentence: str, candidates: Candidates) -> Said[int]:
 
 
 def verdict_of(
-    sentence: str, phrases: Sequence[Sequence[str]], letters: Sequence[str] = ()
+    sentence: str, phrases: Sequence[Sequence[str]], letters: Sequence[str] = (), last: bool = False
 ) -> Verdict:
     toks = tokens(sentence)
-    return verdict(toks, found_in(toks, phrases, letters))
+    return verdict(toks, found_in(toks, phrases, letters), last=last)
 
 
 def found_in(
@@ -99,7 +101,7 @@ def found_in(
 
 
 def _phrases(toks: list[Token], phrases: Sequence[Sequence[str]]) -> list[Mention]:
-    found = []
+    found = _numeric(toks, phrases)
     for candidate, forms in enumerate(phrases):
         for form in forms:
             words = [_word(t) for t in tokens(form) if t.kind != "mark"]
@@ -108,6 +110,24 @@ def _phrases(toks: list[Token], phrases: Sequence[Sequence[str]]) -> list[Mentio
                 if end is not None:
                     found.append(Mention(candidate, start, end))
     return found
+
+
+def _numeric(toks: list[Token], phrases: Sequence[Sequence[str]]) -> list[Mention]:
+    """Candidates that are numbers ("56"), named by any number of that value ("fifty-six")."""
+    values = {}
+    for candidate, forms in enumerate(phrases):
+        for form in forms:
+            said = read_number(form)
+            if said is not None:
+                values.setdefault(said, candidate)
+    if not values:
+        return []
+    spans, stated = numbers_of(toks)
+    return [
+        Mention(values[stated[m.key].value], m.start, m.end)
+        for m in spans
+        if isinstance(m.key, int) and stated[m.key].value in values
+    ]
 
 
 def _match(toks: list[Token], start: int, words: list[str]) -> int | None:
@@ -154,18 +174,28 @@ def _is_letter(toks: list[Token], i: int, letter: str) -> bool:
 
 
 def _beside_letters(toks: list[Token], found: list[Mention]) -> list[Mention]:
-    """Where options are named by letter, an option's text counts only beside a letter."""
+    """Where options are named by letter, an option's text counts only beside a letter:
+    its own option's ("C (Jupiter)"), or another's beside a letter with none of its own
+    ("B) Paris": letter and text disagree)."""
     letters = [m for m in found if isinstance(m.key, tuple)]
+    texts = [m for m in found if not isinstance(m.key, tuple)]
     kept = list(letters)
-    for m in found:
-        if isinstance(m.key, tuple):
-            continue
-        for letter in letters:
-            lo, hi = (letter.end, m.start) if letter.end <= m.start else (m.end, letter.start)
-            if hi - lo <= 3 and all(t.kind == "mark" for t in toks[lo:hi]):
-                kept.append(Mention(("text", m.key), m.start, m.end))
-                break
+    paired: set[int] = set()
+    for own in (True, False):
+        for m in texts:
+            for k, letter in enumerate(letters):
+                if (letter.key[1] == m.key) != own or (not own and k in paired):
+                    continue
+                if _beside(toks, letter, m) and m not in kept:
+                    kept.append(Mention(("text", m.key), m.start, m.end))
+                    paired.add(k)
+                    break
     return kept
+
+
+def _beside(toks: list[Token], one: Mention, two: Mention) -> bool:
+    lo, hi = (one.end, two.start) if one.end <= two.start else (two.end, one.start)
+    return hi - lo <= 3 and all(t.kind == "mark" for t in toks[lo:hi])
 
 
 def _longest(found: list[Mention]) -> list[Mention]:

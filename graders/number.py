@@ -11,7 +11,6 @@ amount left open ("18 or more", "at least 18") are a hedge, and wrong.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -20,10 +19,8 @@ from pydantic import BaseModel, ConfigDict, Field, FiniteFloat, model_validator
 from graders.base import Grader, GraderSetup, SelfCase
 from graders.exact import DEFAULT_TOLERANCE, Grade
 from graders.options import GraderOptions, read_options
-from graders.stated_numbers import stated_number
+from graders.stated_numbers import read_number, stated_number
 from graders.task_models import TaskBase
-
-_WRITTEN = re.compile(r"[-\u2212]?\$?(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?:\.\d+)?|[-\u2212]?\.\d+")
 
 
 def _bare_number(data: Any) -> Any:
@@ -49,15 +46,6 @@ class NumberTask(TaskBase):
 
 class NumberOptions(GraderOptions):
     tolerance: FiniteFloat = Field(default=DEFAULT_TOLERANCE, ge=0)
-
-
-def read_number(text: str) -> float | None:
-    """The number ``text`` writes whole ("$1,234.5", "-3", "50%"), else None."""
-    written = text.strip().rstrip("%").strip()
-    if _WRITTEN.fullmatch(written) is None:
-        return None
-    digits = written.replace("$", "").replace(",", "").replace("\u2212", "-")
-    return float(digits)
 
 
 class NumberGrader(Grader[NumberTask]):

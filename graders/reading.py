@@ -28,8 +28,10 @@ stated: an answer, a hedge, or nothing (then the next sentence in that order is 
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Generic, TypeVar
 
 from graders.words import CONCLUDING, CORRECTION, OFFERS_AFTER, RETRACTS
@@ -75,10 +77,20 @@ _LATEX = [
 
 
 def plain(reply: str) -> str:
-    """``reply`` as the plain text it shows (see the module's first rule)."""
+    """``reply`` as the plain text it shows (see the module's first rule); a vulgar fraction
+    as a/b ("12½" is "12 1/2")."""
     for pattern, replacement in _LATEX:
         reply = pattern.sub(replacement, reply)
-    return reply
+    return _VULGAR.sub(_fraction, reply)
+
+
+_VULGAR = re.compile(r"(\d?)([\u00bc-\u00be\u2150-\u215e])")
+
+
+def _fraction(found: re.Match[str]) -> str:
+    value = Fraction(unicodedata.numeric(found.group(2))).limit_denominator(16)
+    whole = f"{found.group(1)} " if found.group(1) else ""
+    return f"{whole}{value.numerator}/{value.denominator}"
 
 
 _MARKS = r"[\s>#*_`\-+\d.)]*?"
@@ -100,6 +112,7 @@ _IN_LINE = re.compile(
 )
 _GSM8K = re.compile(r"####\s*(?P<text>[^\n]*)")
 _BOXED = re.compile(r"\\(?:boxed|fbox)\s*\{")
+_BOXED_ALL = re.compile(r"\\(?:boxed|fbox)\s*\{([^{}]*)\}")
 
 
 @dataclass(frozen=True)
@@ -145,9 +158,16 @@ def _anchors(reply: str) -> list[tuple[int, str]]:
         for m in pattern.finditer(reply)
         if m.group("text").strip(" .*_:")
     ]
-    for m in _BOXED.finditer(reply):
-        content = _braced(reply, m.end())
-        if content is not None:
+    boxes = [(m, _braced(reply, m.end())) for m in _BOXED.finditer(reply)]
+    for m, content in boxes:
+        if content is None:
+            continue
+        line_start = reply.rfind("\n", 0, m.start()) + 1
+        line_end = len(reply) if (end := reply.find("\n", m.end())) < 0 else end
+        others = sum(line_start <= n.start() < line_end for n, _ in boxes)
+        if others > 1:  # "\boxed{A} or \boxed{B}": the line gives the answer, boxes and all
+            found.append((line_start, _BOXED_ALL.sub(r"\1", reply[line_start:line_end])))
+        else:
             found.append((m.end(), content))
     return found
 
@@ -176,9 +196,10 @@ def _read_final(answer: Final, read: Read[T], depth: int) -> Said[T]:
             return revised
         if answer.retracts:
             return Said(None, "retracted: corrected with no answer after it")
-    order = _answer_line if answer.anchored else _unmarked
+    sentences, asked = _split(answer.text)
+    order = _answer_line(sentences) if answer.anchored else _unmarked(sentences, terse=not asked)
     said: Said[T] = nothing("no answer")
-    for sentence in order(_sentences(answer.text)):
+    for sentence in order:
         said = read(sentence, answer.anchored)
         if said.stated:
             return said
@@ -198,22 +219,26 @@ _NO_AFTER_QUESTION = re.compile(r"^\W*no\b[\s,:;.\-\u2013\u2014!]*", re.IGNORECA
 
 
 def _sentences(text: str) -> list[str]:
+    return _split(text)[0]
+
+
+def _split(text: str) -> tuple[list[str], bool]:
     """The sentences of ``text`` that can commit: not questions; a "No" opening the one
     after a question read as the start of an answer."""
     kept: list[str] = []
-    after_question = False
+    after_question = asked = False
     for sentence in _SENTENCE.split(text):
         sentence = sentence.strip()
         if not sentence:
             continue
         if sentence.endswith("?"):
-            after_question = True
+            after_question = asked = True
             continue
         if after_question:
             sentence = _NO_AFTER_QUESTION.sub("", sentence)
         after_question = False
         kept.append(sentence)
-    return kept
+    return kept, asked
 
 
 def _answer_line(sentences: list[str]) -> Iterator[str]:
@@ -233,13 +258,13 @@ def _answer_line(sentences: list[str]) -> Iterator[str]:
 _TERSE_WORDS = 3
 
 
-def _unmarked(sentences: list[str]) -> Iterator[str]:
+def _unmarked(sentences: list[str], terse: bool = True) -> Iterator[str]:
     """A reply with no final answer: its concluding sentences, last first; its first when it
-    is short; then the others, last first."""
+    is short (and no question came before it); then the others, last first."""
     concluding = [s for s in sentences if _concludes(s)]
     yield from reversed(concluding)
     rest = [s for s in sentences if not _concludes(s)]
-    if rest and len(rest[0].split()) <= _TERSE_WORDS:
+    if terse and rest and len(rest[0].split()) <= _TERSE_WORDS:
         yield rest[0]
         rest = rest[1:]
     yield from reversed(rest)

@@ -5,6 +5,7 @@ saying so."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -56,8 +57,7 @@ class RegexGrader(Grader[RegexTask]):
             return Grade(False, found.why)
         expected = task.expected
         said = found.value
-        # The sentence as written, or the phrase it answers with ("It was not X but Y").
-        texts = [said, said.removesuffix(".").strip(), phrase_in(said, []).value or ""]
+        texts = [said, said.removesuffix(".").strip(), *_phrases(said)]
         try:
             with answer_time():
                 matches = any(
@@ -69,6 +69,24 @@ class RegexGrader(Grader[RegexTask]):
         if matches:
             return Grade(True, f"{said[:80]!r} matches {task.expected.pattern!r}")
         return Grade(False, f"{said[:80]!r} does not match {task.expected.pattern!r}")
+
+
+#: Where the answer of a sentence starts: after its verb or preposition ("The wall fell on
+#: 1989-11-09").
+_LAST_WORD = re.compile(r".*\b(?:is|was|are|were|on|in|at)\s+|.*:\s*", re.IGNORECASE)
+
+
+def _phrases(sentence: str) -> list[str]:
+    """The phrase a sentence answers with, when it is more than the sentence less its end
+    marks ("It was not X but Y" is Y; "The wall fell on 1989-11-09" is 1989-11-09); none
+    from a sentence offering alternatives."""
+    bare = sentence.strip(" .,;:!-")
+    phrase = phrase_in(sentence, []).value
+    if phrase is None or " or " in f" {bare} ":
+        return []
+    found = [] if phrase == bare else [phrase]
+    last = _LAST_WORD.sub("", phrase, count=1)
+    return found + ([last] if last and last != phrase else [])
 
 
 def regex_grader(setup: GraderSetup) -> RegexGrader:
@@ -85,7 +103,7 @@ _DATE = r"\d{4}-\d{2}-\d{2}"
 REGEX_CASES = (
     SelfCase(_DATE, "2024-03-01", True, "a full match"),
     SelfCase(_DATE, "Working...\nAnswer: 2024-03-01", True, "the Answer line"),
-    SelfCase(_DATE, "It was 2024-03-01.", False, "a match inside the answer is not whole"),
+    SelfCase(_DATE, "It was 2024-03-01.", True, "a lead-in is not part of the answer"),
     SelfCase(_DATE, "2024-03-01 or 2024-03-02", False, "two dates: not a full match"),
     SelfCase({"pattern": "yes", "ignore_case": True}, "YES", True, "ignore_case"),
     SelfCase("yes", "YES", False, "case counts by default"),

@@ -142,7 +142,10 @@ def phrase(reply: str, golds: list[str]) -> Said[str]:
 def phrase_in(sentence: str, golds: list[str]) -> Said[str]:
     """A committed sentence as the phrase it answers with (see ``phrase``): its last
     clause after a semicolon or a concluding "so", less what it negates and its lead-in."""
-    last = _LAST_CLAUSE.split(sentence)[-1]
+    clauses = [_ASIDE.sub("", c) for c in _LAST_CLAUSE.split(sentence)]
+    # The last clause that states something once its negations are dropped ("Denver
+    # Broncos; never Carolina" answers with its first).
+    last = next((c for c in reversed(clauses) if affirmed(c, golds).strip(" ,;:-.")), clauses[-1])
     said = _LEAD_IN.sub("", affirmed(last, golds).strip(" ,;:-")).strip(" .,;:!-")
     if _alternatives(said, golds) or _OFFERS_ANOTHER.search(said):
         return hedge(f"offers alternatives: {said[:80]!r}")
@@ -153,7 +156,12 @@ def phrase_in(sentence: str, golds: list[str]) -> Said[str]:
 _OFFERS_ANOTHER = re.compile(r"[,;]\s*(?:or\s+)?(?:maybe|possibly|perhaps)\b", re.IGNORECASE)
 
 #: Where a sentence's answering clause starts: after a semicolon, or a concluding word.
-_LAST_CLAUSE = re.compile(r";\s*|,\s*(?:so|therefore|thus|hence)\s+", re.IGNORECASE)
+_LAST_CLAUSE = re.compile(
+    r";\s*|,\s*(?:so|therefore|thus|hence|but|leaving|which\s+leaves|that\s+leaves)\s+",
+    re.IGNORECASE,
+)
+#: A remark in brackets after the answer ("Normandy (about 30,000 km²)").
+_ASIDE = re.compile(r"(?<=\S)\s*\([^()]*\)")
 
 #: Words that open an answer without being part of it ("it was", "but", "rather").
 _LEAD_IN = re.compile(
@@ -182,7 +190,8 @@ def scored(said: str, gold: str) -> float:
 #: A negation and the rest of its clause ("not Denver Broncos", "isn't the Broncos"), up to
 #: a "but" that gives the answer ("not Edison but Tesla").
 _NEGATED = re.compile(
-    r"\b(?P<word>not|no|never|neither|nor|\w+n['\u2019]t)\b(?:(?!\bbut\b)[^,;:.!?\n])*",
+    r"\b(?P<word>not|no|never|neither|nor|\w+n['\u2019]t)\b"
+    r"(?:(?!\bbut\b|\s[-\u2013\u2014]\s|[\u2013\u2014])[^,;:.!?\n])*",
     re.IGNORECASE,
 )
 

@@ -11,6 +11,7 @@ worked answer the result counts: of the sides of "=", the last that is a single 
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_left
 from dataclasses import dataclass
 
@@ -33,6 +34,18 @@ class Stated:
     def matches(self, want: float, tolerance: float) -> bool:
         values = [self.value, self.value / 100] if self.percent else [self.value]
         return any(abs(v - want) <= tolerance for v in values)
+
+
+_WRITTEN = re.compile(r"[-\u2212]?\$?(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?:\.\d+)?|[-\u2212]?\.\d+")
+
+
+def read_number(text: str) -> float | None:
+    """The number ``text`` writes whole ("$1,234.5", "-3", "50%"), else None."""
+    written = text.strip().rstrip("%").strip()
+    if _WRITTEN.fullmatch(written) is None:
+        return None
+    digits = written.replace("$", "").replace(",", "").replace("\u2212", "-")
+    return float(digits)
 
 
 def stated_number(reply: str) -> Said[Stated]:
@@ -82,7 +95,7 @@ def _digits(toks: list[Token]) -> list[tuple[int, int, Stated]]:
             value, end = _value(token.raw) / (_value(toks[i + 2].raw) or 1), i + 3
         elif _fraction_at(toks, i + 1) and not _touching(toks, i, None):  # "3 1/2"
             value, end = value + _value(toks[i + 1].raw) / (_value(toks[i + 3].raw) or 1), i + 4
-        if i > 0 and toks[i - 1].low in _MINUS:
+        if (i > 0 and toks[i - 1].low in _MINUS) or _below_zero(toks, end):
             value = -value
         percent = end < len(toks) and toks[end].raw == "%"
         if percent:
@@ -97,6 +110,12 @@ def _digits(toks: list[Token]) -> list[tuple[int, int, Stated]]:
 
 
 _MINUS = frozenset(["minus", "negative"])
+
+
+def _below_zero(toks: list[Token], end: int) -> bool:
+    """ "8 degrees below zero", "8°C below zero"."""
+    words = [t.low for t in toks[end : end + 5] if t.kind == "word"]
+    return any(words[k : k + 2] == ["below", "zero"] for k in range(min(3, len(words))))
 
 
 def _fraction_at(toks: list[Token], i: int) -> bool:

@@ -24,15 +24,20 @@ NEGATING_PAIRS = frozenset(
     [("rather", "than"), ("instead", "of"), ("rule", "out"), ("ruled", "out"), ("cross", "out")]
 )
 #: A word that, after a mention, negates it ("A is wrong", "17 is incorrect").
-NEGATED_AFTER = _words("wrong incorrect false eliminated excluded ruled impossible untrue")
+NEGATED_AFTER = _words("wrong incorrect false eliminated excluded ruled impossible untrue out")
+#: A word that, after a mention, says it is the answer ("B is correct", "B is the answer").
+AFFIRMED_AFTER = _words("correct right answer true")
 #: A word after which a mention is compared with the answer, not given as it ("bigger than
 #: Earth", "between A and B", "compared to 17").
-COMPARED_AFTER = _words("than between versus vs compared unlike like")
+COMPARED_AFTER = _words("than between versus vs compared unlike")
 #: A word marking a mention as one of several possibilities ("maybe C", "or 19").
 ALTERNATIVE = _words(
     """or maybe perhaps possibly possible plausible either alternatively otherwise might
     could partly partially mostly somewhat also"""
 )
+#: A word that, after a mention, offers it as a possibility ("D is possible", "C might
+#: also work").
+POSSIBLE_AFTER = _words("possible plausible might could may maybe perhaps")
 #: Words that leave an amount open ("18 or more", "at least 18"): no one answer.
 OPEN_ENDED = frozenset(
     [("or", "more"), ("or", "less"), ("or", "fewer"), ("at", "least"), ("at", "most"),
@@ -70,7 +75,7 @@ OFFERS_AFTER = re.compile(
 #: none ("Answer: 18. Wait, that's wrong.").
 RETRACTS = re.compile(
     r"\b(?:wrong|incorrect|mistake|error|correction|correcting|scratch|miscalculated"
-    r"|miscounted|misread|double-counted|take\s+(?:that|it)\s+back|not\s+sure|unsure)\b"
+    r"|miscounted|misread|double-counted|take\s+(?:that|it)\s+back|not\s+sure|unsure|retract|withdraw)\b"
     r"|(?:\bnot|n['\u2019]t)\s+(?:be\s+)?(?:right|correct|it)\b|\bno\s*[.!]",
     re.IGNORECASE,
 )

@@ -17,7 +17,11 @@ DATE = r"\d{4}-\d{2}-\d{2}"
         (DATE, "2024-03-01", True),
         (DATE, "  2024-03-01 \n", True),
         (DATE, "Working it out...\nAnswer: 2024-03-01", True),
-        (DATE, "It was 2024-03-01.", False),
+        (DATE, "It was 2024-03-01.", True),
+        (DATE, "The wall fell on 2024-03-01.", True),
+        (DATE, "It was not 2024-03-02 but 2024-03-01.", True),
+        (DATE, "It was 2024-03-01, or maybe 2024-03-02.", False),
+        (DATE, "Answer: 2024-03-01\nWait, that is wrong.", False),
         (DATE, "2024-03-01 or 2024-03-02", False),
         (DATE, "not 2024-03-01", False),
         ("yes|no", "yes", True),
@@ -26,7 +30,7 @@ DATE = r"\d{4}-\d{2}-\d{2}"
         ("yes", "Yes", False),
     ],
 )
-def test_the_whole_final_answer_must_match(expected, answer, correct):
+def test_the_answer_the_final_answer_commits_to_must_match_whole(expected, answer, correct):
     assert graded("regex", expected, answer)["correct"] is correct
 
 
