@@ -126,7 +126,8 @@ class Prompts:
                     f"{{{{ {variable} }}}} out; add it there"
                 )
             elif missing := [v for v in slot.needs if v not in used_variables(text)]:
-                shown = " and ".join("{{ " + v + " }}" for v in missing)
+                *others, last = ["{{ " + v + " }}" for v in missing]
+                shown = f"{', '.join(others)} and {last}" if others else last
                 them = "them" if len(missing) > 1 else "it"
                 found.append(
                     f"slot {name!r} leaves out {shown}: its requests show {them} nowhere else, "

@@ -74,6 +74,16 @@ BROKEN: dict[str, tuple[str, dict[str, str], list[str]]] = {
         {"question": "Answer the question."},
         ["slot 'question'", "{{ question }}"],
     ),
+    "tools-dropped": (
+        "rewoo:prompts=FILE",
+        {"planner": "Plan every tool call, then call submit_plan."},
+        ["slot 'planner'", "{{ tools }}"],
+    ),
+    "question-and-answer-dropped": (
+        "pipeline:stages=cot>direct,prompts=FILE",
+        {"handover": "Check the earlier answer, then answer."},
+        ["slot 'handover'", "{{ question }} and {{ answer }}"],
+    ),
     "python-question": (
         "cot:prompts=FILE",
         {"step": "Solve {question} step by step. End with 'Answer:'."},
