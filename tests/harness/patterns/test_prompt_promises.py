@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 import loopbench
-from harness.arms import ArmError, PromptFileError, parse_arm
+from harness.arms import ArmError, PromptFileError, parse_arm, parse_arms
 from harness.cli.main import main
 from harness.errors import BadInput
 from harness.fakes.fake_server import FakeServer
@@ -209,6 +209,18 @@ def test_stages_alone_are_the_pipeline_and_named_as_it_is(tmp_path: Path) -> Non
         parse_arm("cot>pipeline")
     with pytest.raises(BadInput, match=r"^arm 'cot>nope': stage 2: no pattern named 'nope'"):
         parse_arm("cot>nope")
+
+
+def test_a_grid_of_stages_alone_is_each_stages_grid() -> None:
+    arms = parse_arms(["cot|direct>react_text:guard=on|off"])
+    assert [arm.spec for arm in arms] == [
+        "pipeline:stages=cot>react_text;guard=on",
+        "pipeline:stages=cot>react_text;guard=off",
+        "pipeline:stages=direct>react_text;guard=on",
+        "pipeline:stages=direct>react_text;guard=off",
+    ]
+    with pytest.raises(ArmError, match="runs the same configuration"):
+        parse_arms(["cot>react_text;guard=on", "pipeline:stages=cot>react_text;guard=on"])
 
 
 def test_stages_alone_run_from_the_cli_an_experiment_file_and_the_api(tmp_path: Path) -> None:
