@@ -187,7 +187,7 @@ def _promises(slot: Slot) -> str:
     if slot.needs:
         said += "; must keep " + ", ".join("{{ " + v + " }}" for v in slot.needs)
     if slot.shown_in:
-        said += f"; sent as {{{{ {slot.shown_in[1]} }}}} in {slot.shown_in[0]}, which must keep it"
+        said += f"; sent only as {{{{ {slot.shown_in[1]} }}}} in {slot.shown_in[0]}"
     return said
 
 

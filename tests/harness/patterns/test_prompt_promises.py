@@ -243,3 +243,10 @@ def test_stages_alone_run_from_the_cli_an_experiment_file_and_the_api(tmp_path: 
         result = CliRunner().invoke(main, [*args, "--out", str(tmp_path / "exp"), "--quiet"])
     assert result.exit_code == 0, result.output
     assert list(loopbench.load(tmp_path / "exp").table()["arm"]) == ["pipeline:stages=cot>direct"]
+
+
+def test_the_printed_prompt_file_says_what_each_slot_must_keep() -> None:
+    printed = CliRunner().invoke(main, ["patterns", "plan_execute", "--prompts"]).output
+    assert "must keep {{ question }}, {{ results }}, {{ step }}\nexecute_step = " in printed
+    printed = CliRunner().invoke(main, ["patterns", "react", "--prompts"]).output
+    assert "sent only as {{ thought }} in system\nthought = " in printed
