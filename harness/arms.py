@@ -183,13 +183,26 @@ def pipeline_written(text: str) -> str | None:
     """Arm ``text`` written as its stages alone (``a>b:guard=on``, each stage an arm or a
     stage as the long form writes it) as the pipeline's long form
     (``pipeline:stages=a>b;guard=on``); None for an arm that is not written so."""
+    if (stages := _stages_alone(text)) is None:
+        return None
+    written = []
+    for stage in stages:
+        pattern, _, options = stage.partition(":")
+        written.append(";".join([pattern.strip(), *filter(None, options.split(","))]))
+    return "pipeline:stages=" + ">".join(written)
+
+
+def _stages_alone(text: str) -> list[str] | None:
+    """The stages of arm ``text`` written as its stages alone, each as an arm
+    (``PATTERN:key=value,...``); None for an arm that is not written so."""
     if ">" not in text or text.partition(":")[0].strip() == "pipeline":
         return None
     stages = []
-    for stage in text.strip().split(">"):
-        pattern, _, options = stage.strip().partition(":")
-        stages.append(";".join([pattern.strip(), *filter(None, options.split(","))]))
-    return "pipeline:stages=" + ">".join(stages)
+    for stage in (s.strip() for s in text.strip().split(">")):
+        pattern, semicolon, options = stage.partition(";")  # the long form's way: an arm's
+        as_arm = f"{pattern}:{options.replace(';', ',')}" if semicolon and ":" not in stage else ""
+        stages.append(as_arm or stage)
+    return stages
 
 
 def _with_stages(text: str, options: PipelineOptions) -> PipelineOptions:
@@ -295,7 +308,18 @@ MAX_GRID = 10_000
 
 
 def expand_grid(text: str) -> list[str]:
-    """``react_text:guard=on|off,tool=plain|improved`` -> the four arms it stands for."""
+    """``react_text:guard=on|off,tool=plain|improved`` -> the four arms it stands for; a
+    pipeline written as its stages alone, each stage's grid: ``cot|direct>react_text``
+    -> the two pipelines."""
+    if "|" in text and (stages := _stages_alone(text)) is not None:
+        grids = [expand_grid(stage) for stage in stages]
+        size = math.prod(len(grid) for grid in grids)
+        if size > MAX_GRID:
+            raise ArmError(
+                f"arm {text!r} stands for {size} arms, more than {MAX_GRID}; split it into "
+                "smaller grids"
+            )
+        return [">".join(combo) for combo in itertools.product(*grids)]
     name, colon, rest = text.strip().partition(":")
     names = [n.strip() for n in name.split("|")]
     choices: list[list[str]] = []

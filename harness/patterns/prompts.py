@@ -126,7 +126,8 @@ class Prompts:
                     f"{{{{ {variable} }}}} out; add it there"
                 )
             elif missing := [v for v in slot.needs if v not in used_variables(text)]:
-                shown = " and ".join("{{ " + v + " }}" for v in missing)
+                *others, last = ["{{ " + v + " }}" for v in missing]
+                shown = f"{', '.join(others)} and {last}" if others else last
                 them = "them" if len(missing) > 1 else "it"
                 found.append(
                     f"slot {name!r} leaves out {shown}: its requests show {them} nowhere else, "
@@ -186,7 +187,7 @@ def _promises(slot: Slot) -> str:
     if slot.needs:
         said += "; must keep " + ", ".join("{{ " + v + " }}" for v in slot.needs)
     if slot.shown_in:
-        said += f"; sent as {{{{ {slot.shown_in[1]} }}}} in {slot.shown_in[0]}, which must keep it"
+        said += f"; sent only as {{{{ {slot.shown_in[1]} }}}} in {slot.shown_in[0]}"
     return said
 
 

@@ -93,6 +93,7 @@ PROMPTS = Prompts(
         PLANNER,
         ("tools",),
         about="the planning call's system prompt; tools lists the tools and their arguments",
+        needs=("tools",),
     ),
     Slot("solver", SOLVER, about="the answering call's system prompt"),
     Slot(

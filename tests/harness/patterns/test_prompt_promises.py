@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 import loopbench
-from harness.arms import ArmError, PromptFileError, parse_arm
+from harness.arms import ArmError, PromptFileError, parse_arm, parse_arms
 from harness.cli.main import main
 from harness.errors import BadInput
 from harness.fakes.fake_server import FakeServer
@@ -73,6 +73,16 @@ BROKEN: dict[str, tuple[str, dict[str, str], list[str]]] = {
         "react_text:prompts=FILE",
         {"question": "Answer the question."},
         ["slot 'question'", "{{ question }}"],
+    ),
+    "tools-dropped": (
+        "rewoo:prompts=FILE",
+        {"planner": "Plan every tool call, then call submit_plan."},
+        ["slot 'planner'", "{{ tools }}"],
+    ),
+    "question-and-answer-dropped": (
+        "pipeline:stages=cot>direct,prompts=FILE",
+        {"handover": "Check the earlier answer, then answer."},
+        ["slot 'handover'", "{{ question }} and {{ answer }}"],
     ),
     "python-question": (
         "cot:prompts=FILE",
@@ -201,6 +211,18 @@ def test_stages_alone_are_the_pipeline_and_named_as_it_is(tmp_path: Path) -> Non
         parse_arm("cot>nope")
 
 
+def test_a_grid_of_stages_alone_is_each_stages_grid() -> None:
+    arms = parse_arms(["cot|direct>react_text:guard=on|off"])
+    assert [arm.spec for arm in arms] == [
+        "pipeline:stages=cot>react_text;guard=on",
+        "pipeline:stages=cot>react_text;guard=off",
+        "pipeline:stages=direct>react_text;guard=on",
+        "pipeline:stages=direct>react_text;guard=off",
+    ]
+    with pytest.raises(ArmError, match="runs the same configuration"):
+        parse_arms(["cot>react_text;guard=on", "pipeline:stages=cot>react_text;guard=on"])
+
+
 def test_stages_alone_run_from_the_cli_an_experiment_file_and_the_api(tmp_path: Path) -> None:
     result, server = cli_run("cot>direct", tmp_path / "cli")
     assert result.exit_code == 0, result.output
@@ -221,3 +243,10 @@ def test_stages_alone_run_from_the_cli_an_experiment_file_and_the_api(tmp_path: 
         result = CliRunner().invoke(main, [*args, "--out", str(tmp_path / "exp"), "--quiet"])
     assert result.exit_code == 0, result.output
     assert list(loopbench.load(tmp_path / "exp").table()["arm"]) == ["pipeline:stages=cot>direct"]
+
+
+def test_the_printed_prompt_file_says_what_each_slot_must_keep() -> None:
+    printed = CliRunner().invoke(main, ["patterns", "plan_execute", "--prompts"]).output
+    assert "must keep {{ question }}, {{ results }}, {{ step }}\nexecute_step = " in printed
+    printed = CliRunner().invoke(main, ["patterns", "react", "--prompts"]).output
+    assert "sent only as {{ thought }} in system\nthought = " in printed
