@@ -151,7 +151,7 @@ def headerless_mmlu(cells: Sequence[str]) -> list[str] | None:
     if len(cells) < 4 or any(c.strip().lower() in ("question", "answer") for c in cells):
         return None
     options = len(cells) - 2
-    if cells[-1].strip().upper() not in ascii_uppercase[:options] or len(cells[-1].strip()) != 1:
+    if cells[-1].strip() not in ascii_uppercase[:options] or len(cells[-1].strip()) != 1:
         return None
     if [c.strip() for c in cells[1:-1]] == list(ascii_uppercase[:options]):
         return None  # a header naming its option columns A, B, ...

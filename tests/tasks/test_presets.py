@@ -283,6 +283,8 @@ def test_a_published_dataset_runs_with_its_grades_right_and_its_options_shown(
     texts = asked(server)
     for part in shown:
         assert any(part in text for text in texts), (part, texts)
+    listed = CliRunner().invoke(main, ["tasks", "list", "--tasks", str(data)])
+    assert listed.output.splitlines()[-1].split()[1:4] == [str(len(right)), grader, preset]
     listed = CliRunner().invoke(main, ["tasks", "list", "--tasks", str(data), "--format", "json"])
     assert json.loads(listed.output)[-1] == {
         "name": str(data),
