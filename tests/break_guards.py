@@ -1628,7 +1628,7 @@ MUTATIONS = [
      "        preset_named(preset)  # an unknown name refused first, listing the known ones", "        pass",
      [PRE + "test_an_unknown_preset_is_refused_listing_the_known_ones[data file]"]),
     ("taskset.toml's unknown preset is refused", "tasks/taskset.py",
-     "    if name not in PRESETS:", "    if False:",
+     "    if name.strip().lower() not in PRESETS:", "    if False:",
      [PRE + "test_an_unknown_preset_in_taskset_toml_is_refused_listing_the_known_ones"]),
     ("a preset with mapped columns is refused", "tasks/data_files.py",
      "    if named is not None and columns.maps_any:", "    if False:",
