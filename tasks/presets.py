@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
+from itertools import takewhile
 from string import ascii_uppercase
 from typing import Any
 
@@ -123,14 +124,11 @@ def _mmlu_fits(values: Values) -> bool:
 def _mmlu(row: Row) -> dict[str, Any]:
     values = row.values
     if "A" in values:  # the option columns A, B, ... up to the first missing letter
-        letters = ascii_uppercase[
-            : next(i for i, c in enumerate(ascii_uppercase + "_") if c not in values)
-        ]
-        choices = [_text(values, c) for c in letters]
+        choices = [_text(values, c) for c in takewhile(values.__contains__, ascii_uppercase)]
     else:
         choices = _texts(values.get("choices"), "choices", 2)
     answer = values.get("answer")
-    if isinstance(answer, str) and answer.strip().upper() in ascii_uppercase[: len(choices)]:
+    if isinstance(answer, str) and _is_letter(answer.strip().upper(), len(choices)):
         letter = answer.strip().upper()
     elif isinstance(answer, int) and not isinstance(answer, bool):
         letter = _letter(answer, len(choices), "answer")
@@ -145,13 +143,18 @@ def _mmlu(row: Row) -> dict[str, Any]:
     return read | ({"slice": subject} if isinstance(subject, str) and subject else {})
 
 
+def _is_letter(text: str, count: int) -> bool:
+    """Whether ``text`` is the letter of one of ``count`` options."""
+    return len(text) == 1 and text in ascii_uppercase[:count]
+
+
 def headerless_mmlu(cells: Sequence[str]) -> list[str] | None:
     """The column names of a CSV whose first row ``cells`` is MMLU's data, not a header (a
     question, its options, the right letter): ``question``, ``A``... ``answer``; else None."""
     if len(cells) < 4 or any(c.strip().lower() in ("question", "answer") for c in cells):
         return None
     options = len(cells) - 2
-    if cells[-1].strip().upper() not in ascii_uppercase[:options] or len(cells[-1].strip()) != 1:
+    if not _is_letter(cells[-1].strip(), options):
         return None
     if [c.strip() for c in cells[1:-1]] == list(ascii_uppercase[:options]):
         return None  # a header naming its option columns A, B, ...

@@ -82,7 +82,7 @@ def _data_file(name: str) -> str:
 
 
 def _known_preset(name: str) -> str:
-    if name not in PRESETS:
+    if name.strip().lower() not in PRESETS:
         raise PydanticCustomError(
             "unknown_preset", "no such preset; known: {known}", {"known": ", ".join(PRESETS)}
         )

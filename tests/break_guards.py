@@ -58,6 +58,7 @@ RED, REDT = "harness/redaction.py", "tests/harness/test_redaction.py::"
 ECHO = "tests/hostile/test_secret_echoes.py::"
 LEAK = ECHO + "test_no_eight_characters_of_a_secret_are_written_anywhere"
 CF, HC = "harness/models/cache_file.py", "tests/hostile/test_cache_inputs.py::"
+PRE = "tests/tasks/test_presets.py::"
 OTLP, OTLPC = "harness/results/otlp.py", "harness/cli/export_otlp.py"
 JS, JST = "graders/json_schemas.py", "tests/graders/test_json_schemas.py::"
 UR, REGEXT = "graders/user_regex.py", "tests/graders/test_regex.py::"
@@ -1669,6 +1670,52 @@ MUTATIONS = [
      '    if ">" not in text or text.partition(":")[0].strip() == "pipeline":', "    if True:",
      ["tests/harness/patterns/test_prompt_promises.py::test_stages_alone_are_the_pipeline_and_named_as_it_is",
       "tests/harness/patterns/test_prompt_promises.py::test_stages_alone_run_from_the_cli_an_experiment_file_and_the_api"]),
+    # Datasets as they are: the presets' refusals.
+    ("an unknown preset is refused listing the known ones", "tasks/presets.py",
+     "    if found is None:\n        raise TaskSetError(f\"--preset", "    if found is None and False:\n        raise TaskSetError(f\"--preset",
+     [PRE + "test_an_unknown_preset_is_refused_listing_the_known_ones[data file]"]),
+    ("an unknown preset is refused before a folder set is read", "tasks/loading.py",
+     "        preset_named(preset)  # an unknown name refused before anything is read", "        pass",
+     [PRE + "test_an_unknown_preset_is_refused_listing_the_known_ones[folder]"]),
+    ("tasks list refuses an unknown preset", "harness/cli/tasks.py",
+     "        preset_named(preset)  # an unknown name refused first, listing the known ones", "        pass",
+     [PRE + "test_an_unknown_preset_is_refused_listing_the_known_ones[data file]"]),
+    ("taskset.toml's unknown preset is refused", "tasks/taskset.py",
+     "    if name.strip().lower() not in PRESETS:", "    if False:",
+     [PRE + "test_an_unknown_preset_in_taskset_toml_is_refused_listing_the_known_ones"]),
+    ("a preset with mapped columns is refused", "tasks/data_files.py",
+     "    if named is not None and columns.maps_any:", "    if False:",
+     [PRE + "test_a_preset_with_mapped_columns_is_refused"]),
+    ("a preset for a folder of tasks.jsonl is refused", "tasks/taskset.py",
+     "        if columns or preset:", "        if columns:",
+     [PRE + "test_a_preset_for_a_set_that_is_not_a_data_file_is_refused"]),
+    ("a GSM8K row without its #### is refused", "tasks/presets.py",
+     "    if not marker or not final.strip():", "    if False:",
+     [PRE + "test_a_row_not_of_its_presets_shape_is_refused_in_one_line[gsm8k]"]),
+    ("an ARC answerKey that is no label is refused", "tasks/presets.py",
+     "    if key not in labels:", "    if False:",
+     [PRE + "test_a_row_not_of_its_presets_shape_is_refused_in_one_line[arc]"]),
+    ("a BoolQ answer neither true nor false is refused", "tasks/presets.py",
+     "    if truth is None:\n        raise", "    if False:\n        raise",
+     [PRE + "test_a_row_not_of_its_presets_shape_is_refused_in_one_line[boolq]"]),
+    ("a SQuAD question with no gold answer is refused", "tasks/presets.py",
+     "    if isinstance(given, list) and not given:", "    if False:",
+     [PRE + "test_a_row_not_of_its_presets_shape_is_refused_in_one_line[squad]"]),
+    ("an option's index out of range is refused", "tasks/presets.py",
+     "not 0 <= index < count:", "False:",
+     [PRE + "test_a_row_not_of_its_presets_shape_is_refused_in_one_line[hellaswag]"]),
+    ("an MMLU answer neither a letter nor an index is refused", "tasks/presets.py",
+     "    else:\n        raise _Refused(\n            \"answer\",", "    else:\n        letter = \"A\"\n    if False:\n        raise _Refused(\n            \"answer\",",
+     [PRE + "test_a_row_not_of_its_presets_shape_is_refused_in_one_line[mmlu]"]),
+    ("a row fitting two presets is refused", "tasks/presets.py",
+     "    if len(fits) > 1:", "    if False:",
+     [PRE + "test_a_row_fitting_two_presets_is_refused_asking_which"]),
+    ("a SQuAD document not of its shape is refused", "tasks/presets.py",
+     "    if not isinstance(found, list) or not all(isinstance(item, dict) for item in found):", "    if False:",
+     [PRE + "test_a_squad_document_not_of_its_shape_is_refused_naming_where"]),
+    ("a label's alias of no label is refused", "graders/label.py",
+     "            if normalise(key) not in map(normalise, known):", "            if False:",
+     [PRE + "test_label_aliases_name_only_labels"]),
 ]  # fmt: skip
 
 

@@ -283,6 +283,8 @@ def test_a_published_dataset_runs_with_its_grades_right_and_its_options_shown(
     texts = asked(server)
     for part in shown:
         assert any(part in text for text in texts), (part, texts)
+    listed = CliRunner().invoke(main, ["tasks", "list", "--tasks", str(data)])
+    assert listed.output.splitlines()[-1].split()[1:4] == [str(len(right)), grader, preset]
     listed = CliRunner().invoke(main, ["tasks", "list", "--tasks", str(data), "--format", "json"])
     assert json.loads(listed.output)[-1] == {
         "name": str(data),
@@ -364,8 +366,9 @@ def test_a_shape_no_preset_or_column_maps_is_refused_naming_the_flags_that_map_i
     assert "gsm8k" in result.output and "squad" in result.output
 
 
-def test_an_unknown_preset_is_refused_listing_the_known_ones(server, tmp_path):
-    data = write_jsonl(tmp_path / "gsm8k.jsonl", GSM8K)
+@pytest.mark.parametrize("kind", ["data file", "folder"])
+def test_an_unknown_preset_is_refused_listing_the_known_ones(kind, server, tmp_path):
+    data = write_jsonl(tmp_path / "gsm8k.jsonl", GSM8K) if kind == "data file" else "depot"
     result = run(data, "--preset", "gsm8", server=server, out=tmp_path / "r")
     refused(result, server, "--preset 'gsm8': no such preset; known: arc, boolq, gsm8k")
     listed = CliRunner().invoke(main, ["tasks", "list", "--preset", "gsm8"])
@@ -375,7 +378,9 @@ def test_an_unknown_preset_is_refused_listing_the_known_ones(server, tmp_path):
 def test_an_unknown_preset_in_taskset_toml_is_refused_listing_the_known_ones(tmp_path):
     write_jsonl(tmp_path / "rows.jsonl", GSM8K)
     (tmp_path / "taskset.toml").write_text('name = "g"\nfile = "rows.jsonl"\npreset = "gsm"\n')
-    with pytest.raises(TaskSetError, match=r"preset.*no such preset; known: arc, boolq"):
+    with pytest.raises(
+        TaskSetError, match=r"taskset.toml: field .preset. on line 3: no such preset"
+    ):
         load_taskset(tmp_path)
 
 
