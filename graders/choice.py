@@ -105,7 +105,8 @@ class ChoiceGrader(Grader[ChoiceTask]):
         said = choice_of(expected, answer)
         want = f"{letter(expected.index)} ({expected.choices[expected.index]})"
         if said.value is None:
-            return Grade(False, f"{said.why}; expected {want}")
+            hedged = said.why.startswith(("hedged", "retracted"))
+            return Grade(False, said.why if hedged else f"{said.why}; expected {want}")
         if said.value != expected.index:
             return Grade(False, f"chooses {letter(said.value)}; expected {want}")
         return Grade(True, f"chooses {want}")

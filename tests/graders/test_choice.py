@@ -63,7 +63,7 @@ def test_none_or_several_or_the_wrong_option_is_wrong(answer, why):
 
 
 def test_the_reason_says_a_hedge_is_a_hedge():
-    assert graded("choice", CITIES, "A or B")["reason"].startswith("hedged: chooses A, B;")
+    assert graded("choice", CITIES, "A or B")["reason"] == "hedged: chooses A, B"
 
 
 def test_all_of_the_above_is_an_option_when_the_question_lists_it():
