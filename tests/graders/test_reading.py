@@ -622,6 +622,7 @@ def test_a_clause_that_explains_the_answer_does_not_give_another(grader, expecte
         ("choice", CITIES, "Answer: B and C"),
         ("choice", CITIES, "Either B or C."),
         ("choice", CITIES, "Paris or Lyon"),
+        ("label", {"label": "positive"}, "positive or negative"),
         ("choice", CITIES, "Probably B, but C might also work."),
         ("number", 18, "Answer: 17 or 18"),
         ("number", 18, "Answer: 18-20"),
@@ -674,6 +675,8 @@ def test_an_amount_left_open_is_a_hedge(grader, reply, correct):
     ("grader", "expected", "reply"),
     [
         ("choice", CITIES, "B. Or maybe C."),
+        ("choice", {**CITIES, "answer": "C"}, "B. Or maybe C."),
+        ("number", 19, "Answer: 18. Or maybe 19."),
         ("choice", CITIES, "Answer: B, possibly C"),
         ("choice", CITIES, "Answer: B, though C is possible"),
         ("number", 18, "Answer: 18. Or maybe 19."),
@@ -1033,6 +1036,7 @@ def test_alternatives_are_a_hedge_in_em_and_f1_unless_a_gold_answer_is_written_s
         ("Answer: (10 - 4) * (13 - 9).", True),
         ("Answer: 24 = (10-4)*(13-9)", True),
         ("Answer: (10 - 4) * (13 - 9) or (10 + 4) * (13 - 9)", False),
+        ("Answer: 4 + 9 + 10 + 13 or (10 - 4) * (13 - 9)", False),
         ("Not 14 * 4, that's 56; (10 - 4) * (13 - 9)", True),
     ],
 )
