@@ -390,6 +390,21 @@ def test_an_answer_line_commits_in_its_conclusion_or_its_last_step_of_working(
             why="chooses B: with no mark the last main clause's option wins, though "
             "'Earth is option B' only explains; the reader says C",
         ),
+        misread(
+            "choice",
+            PLANETS,
+            "My first thought was B, but it's C.",
+            True,
+            why="chooses B: an option after a result word ('was B') wins over the clause "
+            "after 'but' that gives the answer",
+        ),
+        misread(
+            "number",
+            18,
+            "My first thought was 17, but it's 18.",
+            True,
+            why="reads 17, for the same reason; 'I first got 17, but the answer is 18' reads 18",
+        ),
     ],
 )
 def test_a_reply_with_no_mark_commits_in_its_conclusion_or_its_terse_first_sentence(
@@ -558,6 +573,14 @@ def test_a_negation_reaches_no_further_than_its_clause(grader, expected, reply):
         ("number", 18, "Answer: more than 17", False),
         ("label", SENTIMENT, "more positive than negative", True),
         ("label", SENTIMENT, "more negative than positive", False),
+        misread(
+            "choice",
+            PLANETS,
+            "Between A and C, C is right.",
+            True,
+            why="chooses none: the two mentions of C, a comma apart, merge into one that "
+            "'between' marks compared; the reader says C",
+        ),
     ],
 )
 def test_a_compared_mention_is_not_the_answer(grader, expected, reply, correct):
@@ -605,6 +628,13 @@ def test_an_options_letter_and_its_text_side_by_side_are_one_choice(expected, re
         ("choice", CITIES, "Answer: B, as A is in France too"),
         ("number", 18, "She has 18 eggs, since she had 20 and ate 2."),
         ("number", 18, "The total is 18 dollars, which is 2 more than 16."),
+        misread(
+            "label",
+            SENTIMENT,
+            "Positive, despite one negative remark.",
+            why="names negative: 'despite' does not open a clause that explains, so the "
+            "last label wins; the reader says positive",
+        ),
     ],
 )
 def test_a_clause_that_explains_the_answer_does_not_give_another(grader, expected, reply):
@@ -843,6 +873,18 @@ def test_numbers_in_every_written_form(reply, value, percent):
         (2, "Answer: 1/2", False),
         (1_500_000, "Answer: 1.5 million", True),
         (1.5, "Answer: 1.5 million", False),
+        misread(
+            150,
+            "Answer: 150 km/h",
+            True,
+            why="'hedged: states 150': the slash of a unit is read as offering another answer",
+        ),
+        misread(
+            3,
+            "Answer: 3 hours and 20 minutes",
+            False,
+            why="passes for 3: the reader says 3 hours 20 minutes is not 3",
+        ),
     ],
 )
 def test_a_percentage_a_fraction_or_a_scaled_number_is_one_number(expected, reply, correct):
