@@ -158,6 +158,13 @@ def test_a_reply_with_no_mark_of_an_answer_is_read_whole(reply, anchored, text):
             why="regex matches ', Nikola Tesla.' (the text after 'Actually' with its comma); "
             "em and f1 read 'Nikola Tesla'",
         ),
+        misread(
+            "regex",
+            DATE,
+            "Answer: March 1\nWait, I mean 2024-03-01.",
+            True,
+            why="regex matches ', I mean 2024-03-01.' whole, so the corrected date fails",
+        ),
     ],
 )
 def test_a_self_correction_after_the_answer_is_the_answer(grader, expected, reply, correct):
@@ -1080,6 +1087,12 @@ def test_alternatives_are_a_hedge_in_em_and_f1_unless_a_gold_answer_is_written_s
         ("Answer: (10 - 4) * (13 - 9) or (10 + 4) * (13 - 9)", False),
         ("Answer: 4 + 9 + 10 + 13 or (10 - 4) * (13 - 9)", False),
         ("Not 14 * 4, that's 56; (10 - 4) * (13 - 9)", True),
+        misread(
+            "(10 - 4) * (13 - 9) = 6 * 4 = 24",
+            True,
+            why="refused for 'an = that is not one final = 24': the working between the "
+            "expression and its '= 24' is read as a second claim",
+        ),
     ],
 )
 def test_game24_reads_the_one_expression_committed_to(reply, correct):
