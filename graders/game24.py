@@ -153,6 +153,9 @@ def read_expression(answer: str) -> Reading:
     """The value and numbers of ``answer``, a final answer (``= 24`` ending allowed);
     ``NotAnExpression`` saying why it is not one."""
     text = _LEADING_CLAIM.sub("", answer.strip().removesuffix(".").strip())
+    chain = text.count("=") > 1 and "," not in text  # "(10-4)*(13-9) = 6*4 = 24"
+    if chain and re.search(r"=\s*24\s*$", text):
+        text = text.split("=")[0] + "= 24"
     claim = _CLAIM.match(text)
     if claim is not None:
         if Fraction(claim["claim"]) != TARGET:

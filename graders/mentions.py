@@ -55,6 +55,8 @@ _REACH_AFTER = 4
 #: After a negation following a mention, the words that make it negate the mention ("18
 #: is not right", "A isn't it").
 _NOT_WHAT = [
+    [w] for w in ["fit", "fits", "work", "works", "apply", "match", "belong", "qualify", "hold"]
+] + [
     [w]
     for w in ["right", "correct", "true", "it", "the", "a", "an", "valid", "possible", "accurate"]
 ]
@@ -79,6 +81,8 @@ def tokens(text: str) -> list[Token]:
     for m in _TOKEN.finditer(text):
         kind = m.lastgroup or "mark"
         raw = m.group()
+        if raw == "-" and text[m.start() - 1 : m.start()] == " " == text[m.end() : m.end() + 1]:
+            raw = "\u2014"  # a spaced hyphen is a dash, ending a clause
         low = _low(raw) if kind == "word" else raw
         if raw in ")]":
             depth = max(0, depth - 1)
@@ -220,7 +224,7 @@ def _offers(toks: list[Token], start: int, end: int, limit: int) -> bool:
     Rotterdam depot"; "or so" approximates)."""
     for k in range(end, min(limit, end + _LIST_REACH)):
         token = toks[k]
-        if token.low in ("or", "/"):
+        if token.low == "or" or (token.raw == "/" and k == end):
             return k + 1 < limit and toks[k + 1].kind == "word" and toks[k + 1].low != "so"
         if token.kind == "num" or (token.kind == "mark" and token.raw != ","):
             break
@@ -243,7 +247,11 @@ def _merge_neighbours(toks: list[Token], mentions: list[Mention]) -> None:
 
 
 def _marks_only(toks: list[Token], start: int, end: int) -> bool:
-    return all(toks[k].kind == "mark" for k in range(start, end))
+    """Only brackets, a colon or a dash between (not a comma: "A and C, C is right")."""
+    return all(toks[k].raw in _NEIGHBOUR_MARKS for k in range(start, end))
+
+
+_NEIGHBOUR_MARKS = frozenset("()[]:-\u2013\u2014.")
 
 
 def _lists(toks: list[Token], mentions: list[Mention], numbers: bool) -> list[list[int]]:
@@ -277,7 +285,9 @@ def _mark_clauses(toks: list[Token], mentions: list[Mention]) -> None:
             opens = token.low in SUBORDINATE or token.low in CONCLUDING or token.low == "but"
             if token.raw in _CLAUSE_MARKS or opens:
                 clause += 1
-                subordinate, concluding = token.low in SUBORDINATE, token.low in CONCLUDING
+                # "but" turns to what counts: "My first thought was B, but it's C".
+                subordinate = token.low in SUBORDINATE
+                concluding = token.low in CONCLUDING or token.low == "but"
         mention.clause, mention.subordinate = clause, subordinate
         mention.concluding = concluding
         at = mention.end
@@ -306,7 +316,9 @@ def _mark(toks: list[Token], mentions: list[Mention], items: list[int], outside:
     compared = any(w in COMPARED_AFTER for w in words)
     alternative = any(w in ALTERNATIVE for w in words) or _possible_after(toks[last.end : after])
     open_ended = _open_before(words) or _open_after(toks, last.end)
-    aside = toks[first.start].depth > 0 and outside < first.start
+    offered_aside = "or" in words or "maybe" in words or "possibly" in words
+    aside = toks[first.start].depth > 0 and outside < first.start and not offered_aside
+    alternative = alternative or (toks[first.start].depth > 0 and offered_aside)
     for k in items:
         m = mentions[k]
         m.negated = m.negated or negated
@@ -343,6 +355,8 @@ def _negated_after(toks: list[Token]) -> bool:
         words.append(token.low)
     if any(w in NEGATED_AFTER for w in words):
         return True
+    if any(words[k : k + 2] in (["is", "out"], ["are", "out"]) for k in range(len(words))):
+        return True
     return any(w in NEGATORS and words[k + 1 : k + 2] in _NOT_WHAT for k, w in enumerate(words))
 
 
@@ -375,5 +389,7 @@ def _open_before(words: Sequence[str]) -> bool:
 def _open_after(toks: list[Token], end: int) -> bool:
     if end < len(toks) and toks[end].raw == "+":
         return True
-    words = [t.low for t in toks[end : end + 4] if t.kind == "word"][:2]
-    return tuple(words) in OPEN_ENDED and words[0] == "or"
+    after = toks[end : end + 2]
+    words = [t.low for t in after if t.kind == "word"]
+    # "18 or more", "18 at most"; not "59 more than Bilbao", a difference.
+    return len(words) == 2 and tuple(words) in OPEN_ENDED and words[0] in ("or", "at")

@@ -114,7 +114,7 @@ def _phrases(toks: list[Token], phrases: Sequence[Sequence[str]]) -> list[Mentio
 
 def _numeric(toks: list[Token], phrases: Sequence[Sequence[str]]) -> list[Mention]:
     """Candidates that are numbers ("56"), named by any number of that value ("fifty-six")."""
-    values = {}
+    values: dict[float, int] = {}
     for candidate, forms in enumerate(phrases):
         for form in forms:
             said = read_number(form)
@@ -177,18 +177,20 @@ def _beside_letters(toks: list[Token], found: list[Mention]) -> list[Mention]:
     """Where options are named by letter, an option's text counts only beside a letter:
     its own option's ("C (Jupiter)"), or another's beside a letter with none of its own
     ("B) Paris": letter and text disagree)."""
-    letters = [m for m in found if isinstance(m.key, tuple)]
+    letters = [(m.key[1], m) for m in found if isinstance(m.key, tuple)]
     texts = [m for m in found if not isinstance(m.key, tuple)]
-    kept = list(letters)
+    kept = [m for _, m in letters]
     paired: set[int] = set()
+    taken: set[int] = set()
     for own in (True, False):
-        for m in texts:
-            for k, letter in enumerate(letters):
-                if (letter.key[1] == m.key) != own or (not own and k in paired):
+        for t, m in enumerate(texts):
+            for k, (option, letter) in enumerate(letters):
+                if t in taken or (option == m.key) != own or (not own and k in paired):
                     continue
-                if _beside(toks, letter, m) and m not in kept:
+                if _beside(toks, letter, m):
                     kept.append(Mention(("text", m.key), m.start, m.end))
                     paired.add(k)
+                    taken.add(t)
                     break
     return kept
 

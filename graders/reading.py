@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Generic, TypeVar
 
-from graders.words import CONCLUDING, CORRECTION, OFFERS_AFTER, RETRACTS
+from graders.words import CONCLUDING, CORRECTION, FILLER, OFFERS_AFTER, POSSIBLE, RETRACTS
 
 T = TypeVar("T")
 
@@ -127,6 +127,8 @@ class Final:
     retracts: bool = False
     offers: bool = False
     """Whether the text after the answer offers another ("Answer: spam. Or maybe ham.")."""
+    rest: str = ""
+    """The reply after the final answer's line."""
 
 
 def final(reply: str) -> Final:
@@ -139,7 +141,7 @@ def final(reply: str) -> Final:
     if offered is not None and not corrections:
         return Final(text[: offered.start()], bool(found), after[offered.end() :], offers=True)
     if not corrections:
-        return Final(text, bool(found))
+        return Final(text, bool(found), rest=after[len(text) :])
     last = corrections[-1]
     first = corrections[0].start()
     return Final(
@@ -190,6 +192,8 @@ def read_reply(reply: str, read: Read[T]) -> Said[T]:
 def _read_final(answer: Final, read: Read[T], depth: int) -> Said[T]:
     if answer.revision is not None and depth < 3:
         revised = _read_final(_revision(answer.revision), read, depth + 1)
+        if _says_nothing(answer.revision):
+            revised = nothing("no answer")
         if revised.stated and answer.offers:
             return Said(None, "hedged: offers another answer after it")
         if revised.stated:
@@ -202,8 +206,27 @@ def _read_final(answer: Final, read: Read[T], depth: int) -> Said[T]:
     for sentence in order:
         said = read(sentence, answer.anchored)
         if said.stated:
-            return said
+            return _offered_later(said, [*sentences, *_sentences(answer.rest)], sentence, read)
     return said if answer.text.strip() else nothing("no answer")
+
+
+def _offered_later(said: Said[T], sentences: list[str], chosen: str, read: Read[T]) -> Said[T]:
+    """``said``, or a hedge when a sentence after it offers another answer as possible
+    ("Answer: B. C could also be right.")."""
+    if said.value is None or chosen not in sentences:
+        return said
+    for sentence in sentences[sentences.index(chosen) + 1 :]:
+        other = read(sentence, True) if POSSIBLE.search(sentence) else None
+        if other is not None and other.value is not None and other.value != said.value:
+            return Said(None, "hedged: offers another answer as possible")
+    return said
+
+
+def _says_nothing(text: str) -> bool:
+    """Whether a correction's text is made of words that state no answer ("let me check")."""
+    words = re.findall(r"[^\W\d_]+", text.replace("'", "").replace("\u2019", ""))
+    # A capital letter alone is an option's ("Actually it is A."), not the article.
+    return not re.search(r"\d", text) and all(w != "A" and w.lower() in FILLER for w in words)
 
 
 def _revision(text: str) -> Final:
@@ -215,7 +238,7 @@ def _revision(text: str) -> Final:
 
 
 _SENTENCE = re.compile(r"(?<=[.!?])(?<!\b[A-Z]\.[A-Z]\.)(?<!\b(?:Mr|Ms|Dr|St|vs)\.)\s+|\n+")
-_NO_AFTER_QUESTION = re.compile(r"^\W*no\b[\s,:;.\-\u2013\u2014!]*", re.IGNORECASE)
+_NO_AFTER_QUESTION = re.compile(r"^\W*no\b[\s,:;.\-\u2013\u2014!]*(?=\w)", re.IGNORECASE)
 
 
 def _sentences(text: str) -> list[str]:
@@ -294,7 +317,7 @@ def answer_text(reply: str) -> Said[str]:
 
 
 def _whole(sentence: str, _: bool) -> Said[str]:
-    text = sentence.strip()
+    text = sentence.strip(" ,;:-\u2013\u2014\t")
     return Said(text) if text else nothing("no answer")
 
 

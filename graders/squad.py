@@ -27,7 +27,7 @@ from graders.exact import Grade
 from graders.options import GraderOptions, read_options
 from graders.reading import Said, answer_text, hedge
 from graders.task_models import TaskBase
-from graders.words import FUNCTION_WORDS, NEGATORS
+from graders.words import FUNCTION_WORDS
 
 _PUNCTUATION = str.maketrans("", "", string.punctuation)
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
@@ -147,6 +147,7 @@ def phrase_in(sentence: str, golds: list[str]) -> Said[str]:
     # Broncos; never Carolina" answers with its first).
     last = next((c for c in reversed(clauses) if affirmed(c, golds).strip(" ,;:-.")), clauses[-1])
     said = _LEAD_IN.sub("", affirmed(last, golds).strip(" ,;:-")).strip(" .,;:!-")
+    said = _SURE.sub("", said).strip(" .,;:!-")
     if _alternatives(said, golds) or _OFFERS_ANOTHER.search(said):
         return hedge(f"offers alternatives: {said[:80]!r}")
     return Said(said)
@@ -160,15 +161,27 @@ _LAST_CLAUSE = re.compile(
     r";\s*|,\s*(?:so|therefore|thus|hence|but|leaving|which\s+leaves|that\s+leaves)\s+",
     re.IGNORECASE,
 )
+#: Words of certainty around an answer ("Nikola Tesla, definitely").
+_SURE = re.compile(
+    r"^(?:definitely|certainly|surely|clearly|obviously)\b|\b(?:definitely|certainly|surely"
+    r"|clearly|obviously|for\s+sure|without\s+(?:a\s+)?doubt)$",
+    re.IGNORECASE,
+)
 #: A remark in brackets after the answer ("Normandy (about 30,000 km²)").
 _ASIDE = re.compile(r"(?<=\S)\s*\([^()]*\)")
 
 #: Words that open an answer without being part of it ("it was", "but", "rather").
 _LEAD_IN = re.compile(
     r"^(?:(?:(?:it|that|this|they|he|she)\s*(?:is|was|were|are|['\u2019]s)|but|rather|instead"
-    r"|the\s+answer\s+is|the\s+\w+(?:\s+\w+)?\s+(?:was|is|were|are))\b[\s,:]*)+",
+    r"|the\s+answer\s+is|the\s+\w+(?:\s+\w+)?\s+(?:was|is|were|are)|i\s+mean[t]?|make\s+that)\b"
+    r"[\s,:]*)+",
     re.IGNORECASE,
 )
+
+
+#: Words that turn an answer to its opposite ("not guilty"); "without" does not ("Tesla
+#: without doubt").
+_POLARITY = frozenset(["not", "no", "never", "neither", "nor", "isnt", "wasnt", "arent", "werent"])
 
 
 def scored(said: str, gold: str) -> float:
@@ -176,7 +189,7 @@ def scored(said: str, gold: str) -> float:
     or one naming another thing in place of part of the gold ("Treaty of Paris" for "Treaty
     of Versailles") scores 0."""
     said_words, gold_words = set(squad_normalise(said).split()), set(squad_normalise(gold).split())
-    if bool(said_words & NEGATORS) != bool(gold_words & NEGATORS):
+    if bool(said_words & _POLARITY) != bool(gold_words & _POLARITY):
         return 0.0
     missing, extra = (
         gold_words - said_words - FUNCTION_WORDS,

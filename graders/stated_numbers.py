@@ -97,7 +97,7 @@ def _digits(toks: list[Token]) -> list[tuple[int, int, Stated]]:
             value, end = value + _value(toks[i + 1].raw) / (_value(toks[i + 3].raw) or 1), i + 4
         if (i > 0 and toks[i - 1].low in _MINUS) or _below_zero(toks, end):
             value = -value
-        percent = end < len(toks) and toks[end].raw == "%"
+        percent = end < len(toks) and (toks[end].raw == "%" or toks[end].low == "percent")
         if percent:
             end += 1
         elif end < len(toks) and toks[end].low in _SCALES:

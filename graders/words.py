@@ -24,12 +24,12 @@ NEGATING_PAIRS = frozenset(
     [("rather", "than"), ("instead", "of"), ("rule", "out"), ("ruled", "out"), ("cross", "out")]
 )
 #: A word that, after a mention, negates it ("A is wrong", "17 is incorrect").
-NEGATED_AFTER = _words("wrong incorrect false eliminated excluded ruled impossible untrue out")
+NEGATED_AFTER = _words("wrong incorrect false eliminated excluded ruled impossible untrue")
 #: A word that, after a mention, says it is the answer ("B is correct", "B is the answer").
 AFFIRMED_AFTER = _words("correct right answer true")
 #: A word after which a mention is compared with the answer, not given as it ("bigger than
 #: Earth", "between A and B", "compared to 17").
-COMPARED_AFTER = _words("than between versus vs compared unlike")
+COMPARED_AFTER = _words("than between versus vs compared unlike despite")
 #: A word marking a mention as one of several possibilities ("maybe C", "or 19").
 ALTERNATIVE = _words(
     """or maybe perhaps possibly possible plausible either alternatively otherwise might
@@ -63,7 +63,10 @@ CORRECTION = re.compile(
     r"\b(?:actually|wait|hmm+|oops|correction|correcting|scratch\s+that|on\s+second\s+thought"
     r"|on\s+reflection|let\s+me\s+(?:correct|fix|redo|recheck|re-?check|reconsider|recount"
     r"|recalculate|re-?calculate)|i\s+(?:made|have\s+made)\s+an?\s+(?:error|mistake)"
-    r"|i\s+was\s+wrong|sorry|no\s+wait|hold\s+on|i\s+take\s+(?:that|it)\s+back)\b",
+    r"|i\s+was\s+wrong|sorry|no\s+wait|hold\s+on|i\s+take\s+(?:that|it)\s+back"
+    r"|i\s+(?:retract|withdraw|miscalculated|miscounted|misread)"
+    r"|(?:that|this)(?:['\u2019]s|\s+is|\s+was)\s+(?:wrong|incorrect|not\s+right)"
+    r"|(?:that|this)\s+can['\u2019]?t\s+be\s+right)\b",
     re.IGNORECASE,
 )
 #: Words offering another answer after one was given ("Answer: spam. Or maybe ham.").
@@ -75,7 +78,7 @@ OFFERS_AFTER = re.compile(
 #: none ("Answer: 18. Wait, that's wrong.").
 RETRACTS = re.compile(
     r"\b(?:wrong|incorrect|mistake|error|correction|correcting|scratch|miscalculated"
-    r"|miscounted|misread|double-counted|take\s+(?:that|it)\s+back|not\s+sure|unsure|retract|withdraw)\b"
+    r"|miscounted|misread|double-counted|take\s+(?:that|it)\s+back|not\s+sure|unsure|retract\w*|withdr\w*|miscalculat\w*)\b"
     r"|(?:\bnot|n['\u2019]t)\s+(?:be\s+)?(?:right|correct|it)\b|\bno\s*[.!]",
     re.IGNORECASE,
 )
@@ -90,4 +93,20 @@ def negates(words: list[str]) -> bool:
 FUNCTION_WORDS = _words(
     """a an the of in on at to by for from with and or it its is was were are be been this
     that these those he she they his her their who which what answer final"""
+)
+
+#: Words that state no answer: a correction made only of these ("Hmm, let me double-check.",
+#: "Wait, that's it.") gives none.
+FILLER = _words(
+    """a actually am an be but can cant check correct double good hmm i is it its let me ok
+    okay recheck right so sure that thats the this verify wait was well confirmed checked
+    again think just yep wrong incorrect mistake error made oops sorry scratch retract
+    withdraw not isnt cant cannot"""
+)
+#: A sentence offering an answer as possible ("C could also be right", "C is plausible too").
+POSSIBLE = re.compile(
+    r"^(?!.*\b(?:not|but|n't|wrong)\b).*(?:\b(?:could|might|may)\s+(?:also\s+)?(?:be\s+)?"
+    r"(?:right|correct|valid|true|work|the\s+answer)\b|\b(?:is|are|seems)\s+(?:also\s+)?"
+    r"(?:plausible|possible)\b|\b(?:plausible|possible)\s+(?:too|as\s+well)\b)",
+    re.IGNORECASE,
 )
