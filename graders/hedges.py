@@ -15,19 +15,22 @@ mentions:
 
 from __future__ import annotations
 
+import re
+
 from graders.answer_keys import Expected
 from graders.exact import Grade, grade
 from graders.mentions import marked, tokens
 from graders.naming import found_in
-from graders.reading import answer_line, plain
+from graders.reading import Said, final, plain, revision_of, says_nothing, sentences_of
 from graders.stated_numbers import numbers_of, stated_number
 
 
 def strict_grade(answer: str | None, expected: Expected) -> Grade:
     """The strict rule's verdict on ``answer`` (see the module's rules)."""
-    sentence = answer_line(plain(answer or ""))
-    if not sentence:
-        return Grade(False, "no answer")
+    said = _answer(plain(answer or ""))
+    if said.value is None:
+        return Grade(False, said.why)
+    sentence = said.value
     toks = tokens(sentence)
     mentions = marked(
         toks, found_in(toks, [[n] for n in [*expected.distractors, *expected.entities]])
@@ -49,8 +52,8 @@ def strict_grade(answer: str | None, expected: Expected) -> Grade:
     ]
     if negated:
         return Grade(False, f"names {', '.join(map(repr, negated))} only negated")
-    if expected.numbers and "or more" in (said := stated_number(sentence)).why:
-        return Grade(False, said.why)
+    if expected.numbers and "or more" in (number := stated_number(sentence)).why:
+        return Grade(False, number.why)
     return grade(_affirmed(sentence), expected.numbers, expected.entities, expected.tolerance)
 
 
@@ -62,3 +65,24 @@ def _affirmed(text: str) -> str:
     for m in reversed(negated):
         text = text[: toks[m.start].start] + text[toks[m.end - 1].end :]
     return text
+
+
+def _answer(reply: str) -> Said[str]:
+    """The final answer's text whole (its sentences, questions dropped): a correction's when
+    it names or states something, none when it withdraws the answer, a hedge when another
+    is offered after it."""
+    answer = final(reply)
+    text = " ".join(sentences_of(answer.text))
+    if answer.revision is not None:
+        revised = " ".join(sentences_of(revision_of(answer.revision).text))
+        if answer.offers and _states(revised):
+            return Said(None, "hedged: offers another answer after it")
+        if _states(revised):
+            return Said(revised)
+        if answer.retracts:
+            return Said(None, "retracted: corrected with no answer after it")
+    return Said(text) if text.strip() else Said(None, "no answer")
+
+
+def _states(text: str) -> bool:
+    return bool(re.search(r"\d", text)) or not says_nothing(text)

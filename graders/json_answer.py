@@ -61,6 +61,8 @@ class JsonTask(TaskBase):
 def answer_object(reply: str) -> tuple[dict[str, Any] | None, str]:
     """The JSON object the reply answers with (see the module's rule), or None with why."""
     answer = final(reply)
+    if answer.revision is not None and answer.offers and _objects(answer.revision):
+        return None, "hedged: offers another object after it"
     if answer.retracts and answer.revision is not None and not _objects(answer.revision):
         return None, "retracted: corrected with no answer after it"
     for text in dict.fromkeys((answer_line(reply), reply)):

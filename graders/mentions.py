@@ -262,11 +262,24 @@ def _lists(toks: list[Token], mentions: list[Mention], numbers: bool) -> list[li
         if lists:
             last = mentions[lists[-1][-1]]
             between = toks[last.end : mention.start]
-            if between and all(_joins(t, numbers) for t in between):
+            if between and (all(_joins(t, numbers) for t in between) or _units(between, numbers)):
                 lists[-1].append(k)
                 continue
         lists.append([k])
     return lists
+
+
+def _units(between: list[Token], numbers: bool) -> bool:
+    """Numbers of one amount in two units ("3 hours and 20 minutes"): a unit word or two,
+    then "and" or a comma, between them."""
+    words = [t for t in between if t.kind == "word"]
+    return (
+        numbers
+        and 1 <= len(words) <= 3
+        and between[-1].low in ("and", ",")
+        and all(t.kind == "word" or t.raw == "," for t in between)
+        and not {t.low for t in words[:-1]} & (LIST_JOINS | NEGATORS)
+    )
 
 
 def _joins(token: Token, numeric: bool) -> bool:
@@ -313,7 +326,7 @@ def _mark(toks: list[Token], mentions: list[Mention], items: list[int], outside:
     negated = _negated_before(toks, first.start)
     negated = negated or _negated_after(toks[last.end : after])
     last.affirmed = not negated and _affirmed_after(toks[last.end : after])
-    compared = any(w in COMPARED_AFTER for w in words)
+    compared = any(w in COMPARED_AFTER for w in words) or words[-2:] == ["out", "of"]
     alternative = any(w in ALTERNATIVE for w in words) or _possible_after(toks[last.end : after])
     open_ended = _open_before(words) or _open_after(toks, last.end)
     offered_aside = "or" in words or "maybe" in words or "possibly" in words

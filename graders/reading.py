@@ -191,8 +191,8 @@ def read_reply(reply: str, read: Read[T]) -> Said[T]:
 
 def _read_final(answer: Final, read: Read[T], depth: int) -> Said[T]:
     if answer.revision is not None and depth < 3:
-        revised = _read_final(_revision(answer.revision), read, depth + 1)
-        if _says_nothing(answer.revision):
+        revised = _read_final(revision_of(answer.revision), read, depth + 1)
+        if says_nothing(answer.revision):
             revised = nothing("no answer")
         if revised.stated and answer.offers:
             return Said(None, "hedged: offers another answer after it")
@@ -206,7 +206,7 @@ def _read_final(answer: Final, read: Read[T], depth: int) -> Said[T]:
     for sentence in order:
         said = read(sentence, answer.anchored)
         if said.stated:
-            return _offered_later(said, [*sentences, *_sentences(answer.rest)], sentence, read)
+            return _offered_later(said, [*sentences, *sentences_of(answer.rest)], sentence, read)
     return said if answer.text.strip() else nothing("no answer")
 
 
@@ -222,14 +222,14 @@ def _offered_later(said: Said[T], sentences: list[str], chosen: str, read: Read[
     return said
 
 
-def _says_nothing(text: str) -> bool:
+def says_nothing(text: str) -> bool:
     """Whether a correction's text is made of words that state no answer ("let me check")."""
     words = re.findall(r"[^\W\d_]+", text.replace("'", "").replace("\u2019", ""))
     # A capital letter alone is an option's ("Actually it is A."), not the article.
     return not re.search(r"\d", text) and all(w != "A" and w.lower() in FILLER for w in words)
 
 
-def _revision(text: str) -> Final:
+def revision_of(text: str) -> Final:
     """What follows a self-correction, read as a reply of its own."""
     found = _anchors(text)
     if found:
@@ -241,7 +241,7 @@ _SENTENCE = re.compile(r"(?<=[.!?])(?<!\b[A-Z]\.[A-Z]\.)(?<!\b(?:Mr|Ms|Dr|St|vs)
 _NO_AFTER_QUESTION = re.compile(r"^\W*no\b[\s,:;.\-\u2013\u2014!]*(?=\w)", re.IGNORECASE)
 
 
-def _sentences(text: str) -> list[str]:
+def sentences_of(text: str) -> list[str]:
     return _split(text)[0]
 
 
@@ -326,5 +326,5 @@ def answer_line(reply: str) -> str:
     what a grader of a structured answer (a JSON object) reads."""
     answer = final(reply)
     if answer.revision is not None and answer.revision.strip() and not answer.offers:
-        return _revision(answer.revision).text.strip()
+        return revision_of(answer.revision).text.strip()
     return answer.text.strip()

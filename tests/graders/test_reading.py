@@ -194,12 +194,7 @@ def test_a_retraction_with_nothing_after_it_passes_nothing(grader, expected, rep
         pytest.param("em", BRONCOS, "Answer: Denver Broncos\nWait, that's wrong."),
         pytest.param("f1", BRONCOS, "Answer: Denver Broncos\nActually, that's incorrect."),
         pytest.param("regex", DATE, "Answer: 2024-03-01\nWait, that's wrong."),
-        misread(
-            "exact",
-            EXACT,
-            "Answer: 18\nWait, that's wrong.",
-            why="wrong, but the reason is 'expected numbers [18], found []'",
-        ),
+        pytest.param("exact", EXACT, "Answer: 18\nWait, that's wrong."),
     ],
 )
 def test_a_retraction_says_it_is_one(grader, expected, reply):
@@ -219,13 +214,7 @@ def test_a_retraction_says_it_is_one(grader, expected, reply):
         ("choice", CITIES, "Answer: B\nWait, A? No, B stands."),
         ("label", SENTIMENT, "Answer: positive\nWait, let me reread the review. Yes, glowing."),
         ("json", CITY, 'Answer: {"city": "Rotterdam"}\nWait, let me check. Yes.'),
-        misread(
-            "exact",
-            EXACT,
-            "Answer: 18\nHmm, let me double-check.",
-            why="exact reads 'let me double-check' as the corrected answer and finds no 18; "
-            "number keeps 18 after the same words",
-        ),
+        pytest.param("exact", EXACT, "Answer: 18\nHmm, let me double-check."),
         pytest.param("em", BRONCOS, "Answer: Denver Broncos\nHmm, let me double-check."),
         misread(
             "em",
@@ -268,14 +257,7 @@ def test_a_hesitation_with_no_new_answer_keeps_the_answer(grader, expected, repl
         ("em", BRONCOS, "Panthers? No, Denver Broncos.", True),
         ("regex", "Nikola Tesla", "Edison? No, Nikola Tesla.", True),
         ("regex", "Nikola Tesla", "Nikola Tesla? No, Edison.", False),
-        misread(
-            "exact",
-            EXACT,
-            "17? No, 18.",
-            True,
-            why="exact finds 17 and 18 (it reads the answer line whole, the question in "
-            "it); number reads the same words as 18",
-        ),
+        pytest.param("exact", EXACT, "17? No, 18.", True),
         pytest.param("label", YES_NO, "Is it yes? No.", True),
     ],
 )
@@ -408,13 +390,7 @@ def test_a_negated_mention_is_not_the_answer(grader, expected, reply, correct):
         ("number", 18, "Answer: 18 is not correct", False),
         ("label", SENTIMENT, "negative is wrong: positive", True),
         pytest.param("number", 18, "Answer: 18 out of 20", True),
-        misread(
-            "number",
-            18,
-            "She has 18 eggs left out of 20.",
-            True,
-            why="reads 20: 'out' after 18 negates it; the reader says 18",
-        ),
+        pytest.param("number", 18, "She has 18 eggs left out of 20.", True),
         pytest.param("choice", CITIES, "B; A and C don't fit", True),
     ],
 )
@@ -616,19 +592,8 @@ def test_an_amount_left_open_is_a_hedge(grader, reply, correct):
         pytest.param("choice", CITIES, "Answer: B. C could also be right."),
         pytest.param("choice", CITIES, "Answer: B (or C)"),
         pytest.param("choice", CITIES, "Answer: B\n\nC is plausible too."),
-        misread(
-            "exact",
-            EXACT,
-            "Answer: 18. Or maybe 19.",
-            why="passes: the strict rule reads the answer before the offer and never the "
-            "offer; number calls the same words a hedge",
-        ),
-        misread(
-            "json",
-            CITY,
-            'Answer: {"city": "Rotterdam"}. Or maybe {"city": "Gdansk"}',
-            why="passes: the object before 'Or maybe' is read, the one offered after it not",
-        ),
+        pytest.param("exact", EXACT, "Answer: 18. Or maybe 19."),
+        pytest.param("json", CITY, 'Answer: {"city": "Rotterdam"}. Or maybe {"city": "Gdansk"}'),
     ],
 )
 def test_another_answer_offered_after_the_answer_is_a_hedge(grader, expected, reply):
@@ -733,12 +698,7 @@ def test_numbers_in_every_written_form(reply, value, percent):
         (1_500_000, "Answer: 1.5 million", True),
         (1.5, "Answer: 1.5 million", False),
         pytest.param(150, "Answer: 150 km/h", True),
-        misread(
-            3,
-            "Answer: 3 hours and 20 minutes",
-            False,
-            why="passes for 3: the reader says 3 hours 20 minutes is not 3",
-        ),
+        pytest.param(3, "Answer: 3 hours and 20 minutes", False),
     ],
 )
 def test_a_percentage_a_fraction_or_a_scaled_number_is_one_number(expected, reply, correct):
