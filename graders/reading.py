@@ -299,16 +299,17 @@ def _concludes(sentence: str) -> bool:
 
 
 def answer_part(reply: str) -> str | None:
-    """What a pattern keeps as its answer: the final answer's text after its mark, with the
-    rest of the reply when a self-correction follows it (so that still counts); None when
-    the reply marks no final answer."""
+    """What a pattern keeps as its answer: the final answer's text after its mark, or, when
+    more follows it (a correction, another answer offered), the reply from the mark's line
+    on, so that counts too; None when the reply marks no final answer."""
     found = _anchors(reply)
     if not found:
         return None
     start, text = max(found)
-    corrected = final(reply).revision is not None
-    kept = reply[start:] if corrected else text
-    return kept.strip(" *_\n") or None
+    if not reply[start + len(text) :].strip(" \t\n}$*_."):
+        return text.strip(" *_\n") or None
+    # What follows may correct the answer or offer another: kept, with the mark.
+    return reply[reply.rfind("\n", 0, start) + 1 :].strip() or None
 
 
 def answer_text(reply: str) -> Said[str]:

@@ -814,10 +814,12 @@ def test_answer_text_is_the_sentence_the_reply_commits_in(reply, said, why):
         ("\\boxed{18}", "18"),
         (
             "Answer: 18\n\nActually, correcting myself: the total is 20 dollars.",
-            "18\n\nActually, correcting myself: the total is 20 dollars.",
+            "Answer: 18\n\nActually, correcting myself: the total is 20 dollars.",
         ),
-        ("Answer: B\nHmm, wait. Actually it is A.", "B\nHmm, wait. Actually it is A."),
+        ("Answer: B\nHmm, wait. Actually it is A.", "Answer: B\nHmm, wait. Actually it is A."),
         ("Answer: 18. Or maybe 19.", "18. Or maybe 19."),
+        ("Answer: B. C could also be right.", "B. C could also be right."),
+        ("Answer: B\n\nC could also be right.", "Answer: B\n\nC could also be right."),
         ("She has 18 eggs.", None),
     ],
 )
