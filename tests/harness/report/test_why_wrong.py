@@ -89,8 +89,9 @@ def _record(arm, task, repeat, correct, reason, status="answered", **more):
     }
 
 
-#: cot: hedged 2, retracted 1, no answer 2 (one in each wording), one plain wrong, two right,
-#: and a run ended by its budget; direct: right and plainly wrong only.
+#: cot: hedged 2, retracted 1, no answer 2 (one in each wording), one plain wrong, three
+#: right (one whose reason starts "hedged:": never counted), and a run ended by its budget;
+#: direct: right and plainly wrong only.
 RUNS = [
     _record("cot", "t1", 0, False, "hedged: states 17, 18; expected 18"),
     _record("cot", "t2", 0, False, "hedged: chooses A, B"),
@@ -100,6 +101,7 @@ RUNS = [
     _record("cot", "t6", 0, False, "final number 17; expected 18"),
     _record("cot", "t7", 0, True, "final number 18 matches"),
     _record("cot", "t8", 0, True, "final number 18 matches"),
+    _record("cot", "t10", 0, True, "hedged: but right, says a grader of one's own"),
     _record("cot", "t9", 0, None, "not graded: step_budget", status="step_budget"),
     _record("direct", "t1", 0, True, "final number 18 matches"),
     _record("direct", "t2", 0, False, "final number 17; expected 18"),
