@@ -90,6 +90,12 @@ MODEL = "gpt-5-mini"
 PRICE = (0.25, 0.025, 2.0)  # input, cached input, output: USD per million tokens
 #: The fields records written before them lacked (``--older``).
 NEWER = ("usage_estimated", "cache_hits", "cost_from_cache_usd", "supersedes", "sampling")
+#: Wrong grades whose reason says the reading could not tell, by (task + repeat) % 10.
+UNTOLD = {
+    0: "hedged: states 84, 25; expected 84",
+    1: "retracted: corrected with no answer after it",
+    2: "states no number",
+}
 ANSWERS = ["84", "25", "2954", "1889", "3.5", "No, no working and no explanation.", "约 42 公里"]
 
 
@@ -132,6 +138,8 @@ def record(
     reason = (
         f"expected numbers [{task % 97}], found [{answer}]" if answered else f"not graded: {status}"
     )
+    if correct is False:  # some wrong grades say the reading could not tell (a hedge, ...)
+        reason = UNTOLD.get((task + repeat) % 10, reason)
     error = (
         "HTTP 503 after 3 retries: upstream overloaded"
         if status == "api_error"

@@ -59,6 +59,7 @@ ECHO = "tests/hostile/test_secret_echoes.py::"
 LEAK = ECHO + "test_no_eight_characters_of_a_secret_are_written_anywhere"
 CF, HC = "harness/models/cache_file.py", "tests/hostile/test_cache_inputs.py::"
 PRE = "tests/tasks/test_presets.py::"
+WHY = "tests/harness/report/test_why_wrong.py::"
 OTLP, OTLPC = "harness/results/otlp.py", "harness/cli/export_otlp.py"
 JS, JST = "graders/json_schemas.py", "tests/graders/test_json_schemas.py::"
 UR, REGEXT = "graders/user_regex.py", "tests/graders/test_regex.py::"
@@ -1814,6 +1815,16 @@ MUTATIONS = [
     ("exact: an amount left open is a hedge", "graders/hedges.py",
      '    if expected.numbers and "or more" in (said := stated_number(sentence)).why:', "    if False:",
      [RD + "test_an_amount_left_open_is_a_hedge"]),
+    # The table's grade reasons: only a wrong grade is counted as hedged, retracted or no
+    # answer, in the columns' query and in Python alike.
+    ("a right run is never counted as a hedge (Python)", "harness/results/grade_kinds.py",
+     "    if correct is not False or not reason:", "    if not reason:",
+     [WHY + "test_a_right_or_ungraded_run_has_no_kind_whatever_its_reason_says",
+      WHY + "test_a_frame_built_without_the_kinds_reads_them_from_its_reasons"]),
+    ("a right run is never counted as a hedge (SQL)", "harness/results/grade_kinds.py",
+     "CASE WHEN {correct} IS NOT DISTINCT FROM false THEN", "CASE WHEN true THEN",
+     [WHY + "test_the_summary_counts_wrong_grades_by_why",
+      WHY + "test_the_printed_table_says_why_wrong_and_every_format_counts"]),
 ]  # fmt: skip
 
 

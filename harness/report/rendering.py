@@ -61,6 +61,12 @@ CODE_NOTE = (
     "tests) passed that failed held-out, and the reverse."
 )
 
+WHY_NOTE = (
+    " why wrong: runs graded wrong because the reading could not tell which answer the "
+    "reply gave: hedged (two answers committed to, an amount left open, another offered), "
+    "retracted (a correction with no answer after it), no answer."
+)
+
 
 FORMATS = ("md", "csv", "json", "latex", "html")
 
@@ -123,6 +129,7 @@ def footnotes(summary: pd.DataFrame) -> str:
     note += CHANGES_NOTE if _shows(summary, "wrong_to_right") else ""
     note += CHECK_NOTE if _shows(summary, "coverage") else ""
     note += CODE_NOTE if _shows(summary, "first_pass") else ""
+    note += WHY_NOTE if any(_shows_count(summary, column) for column in WHY_WRONG) else ""
     notes = repeats_note(summary) + usage_warning(summary) + cache_note(summary)
     return note + notes + retried_note(summary) + lost_note(summary)
 
@@ -292,6 +299,11 @@ def _shows(summary: pd.DataFrame, column: str) -> bool:
     return column in summary and not summary[column].isna().all()
 
 
+def _shows_count(summary: pd.DataFrame, column: str) -> bool:
+    """Whether any arm counts something in ``column``."""
+    return column in summary and bool(summary[column].fillna(0).any())
+
+
 def usage_warning(summary: pd.DataFrame) -> str:
     """A footnote when some responses reported no usage: totals then undercount, or hold
     estimates (--count-tokens)."""
@@ -360,11 +372,24 @@ def _shown(summary: pd.DataFrame) -> pd.DataFrame:
     if _shows(summary, "coverage"):
         for column, label in CHECK_LABELS.items():
             shown[label] = summary[column].map(_share)
+    if any(_shows_count(summary, column) for column in WHY_WRONG):
+        shown["why wrong"] = [
+            ", ".join(f"{label} {int(row[c])}" for c, label in WHY_WRONG.items() if row[c])
+            for _, row in summary.iterrows()
+        ]
     shown["ended"] = [
         ", ".join(f"{s} {int(row[f'status_{s}'])}" for s in STATUSES if row[f"status_{s}"])
         for _, row in summary.iterrows()
     ]
     return shown
+
+
+#: The wrong grades the reading could not tell, counted (``table.why_wrong``), as shown.
+WHY_WRONG = {
+    "wrong_hedged": "hedged",
+    "wrong_retracted": "retracted",
+    "wrong_no_answer": "no answer",
+}
 
 
 CHECK_LABELS = {

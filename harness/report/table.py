@@ -20,6 +20,7 @@ from harness.report.lost_runs import lost_runs
 from harness.report.model_axis import model_keys
 from harness.report.pass_k import PassK
 from harness.results.columns_sql import ANSWER_KEY
+from harness.results.grade_kinds import KINDS, kinds_of
 from harness.results.statuses import INFRASTRUCTURE_STATUSES, STATUSES
 from harness.stats.intervals import PairedTasks, accuracy_interval, wilson_interval
 
@@ -127,7 +128,16 @@ def _summary(
         **_pass_measures(graded, measures.pass_k, coding=not math.isnan(code["first_pass"])),
         "interval": measures.interval,
         "repeats_agree": _repeats_agree(graded),
+        **why_wrong(graded),
     }
+
+
+def why_wrong(graded: pd.DataFrame) -> dict[str, int]:
+    """Runs graded wrong because the reading could not tell, by why
+    (``harness.results.grade_kinds``): ``wrong_hedged``, ``wrong_retracted``,
+    ``wrong_no_answer``."""
+    counts = kinds_of(graded).value_counts()
+    return {f"wrong_{kind}": int(counts.get(kind, 0)) for kind in KINDS}
 
 
 def _repeats_agree(graded: pd.DataFrame) -> float:

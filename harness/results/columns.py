@@ -47,6 +47,7 @@ from harness.results.columns_sql import (
 )
 from harness.results.duckdb_progress import no_progress_bar
 from harness.results.frames import PRICED, Pricing, priced, records_frame
+from harness.results.grade_kinds import GRADE_KIND, kinds_column
 from harness.results.reading import (
     RUNS,
     Repeated,
@@ -201,11 +202,11 @@ def _fetch(path: Path, wanted: list[str], folder: Path) -> dict[str, np.ndarray[
     texts read from ``folder``'s prompts/; None for no rows); ``duckdb.Error`` for a line
     DuckDB cannot parse, ``Refused`` for one the record model refuses."""
     names = list(dict.fromkeys([*wanted, *_KEY, *PRICED]))
-    hashes = (RUN_KEY, ANSWER_KEY)
+    derived = {RUN_KEY: np.uint64, ANSWER_KEY: np.uint64, GRADE_KIND: np.int8}
     strings: dict[str, str] = {}
     shared = {name: Shared(strings) for name in names if shareable(FIELDS[name])}
     parts: dict[str, list[np.ndarray[Any, Any]]] = {
-        name: [] for name in [*names, *hashes] if name not in shared
+        name: [] for name in [*names, *derived] if name not in shared
     }
     lines: dict[int, str] = {}
     rows = 0
@@ -219,8 +220,8 @@ def _fetch(path: Path, wanted: list[str], folder: Path) -> dict[str, np.ndarray[
                     shared[name].add(chunk[name], chunk[hashed(name)].to_numpy(np.uint64))
                 else:
                     parts[name].append(plain(chunk[name], FIELDS[name]))
-            for name in hashes:
-                parts[name].append(chunk[name].to_numpy(dtype=np.uint64))
+            for name, dtype in derived.items():
+                parts[name].append(chunk[name].to_numpy(dtype=dtype))
             line = chunk[LINE]
             for at in np.flatnonzero(line.notna().to_numpy()).tolist():
                 lines[rows + at] = str(line.iat[at])
@@ -230,7 +231,7 @@ def _fetch(path: Path, wanted: list[str], folder: Path) -> dict[str, np.ndarray[
     texts = {name: shared.pop(name) for name in names if FIELDS[name].kind == "dict"}
     columns = {
         name: shared.pop(name).column() if name in shared else np.concatenate(parts.pop(name))
-        for name in [*names, *hashes]
+        for name in [*names, *derived]
         if name not in texts
     }
     finish(columns, texts, lines, folder)
@@ -299,6 +300,7 @@ def _frame(
     for name in wanted:  # each column converted is let go of (memory)
         data[name] = _typed(columns.pop(name), FIELDS[name])
     data[ANSWER_KEY] = columns.pop(ANSWER_KEY)
+    data[GRADE_KIND] = kinds_column(columns.pop(GRADE_KIND))
     if cost is not None and "cost_usd" in data:
         data["cost_usd"] = cost
     columns.clear()

@@ -21,6 +21,7 @@ import pandas as pd
 from pydantic import ValidationError
 
 from harness.results.columns_sql import ANSWER_KEY, FIELDS, RUN_KEY, Field, answer_key
+from harness.results.grade_kinds import GRADE_KIND, kind_code
 from harness.results.legacy import pattern_of, schema_1_identity
 from harness.results.prompt_texts import REF, restored
 from harness.results.records import RunRecord
@@ -200,6 +201,8 @@ def _patch(columns: dict[str, Array], row: int, record: RunRecord) -> None:
     for name, values in columns.items():
         if name == ANSWER_KEY:
             values[row] = answer_key(record.answer, record.status, record.canonical)
+        elif name == GRADE_KIND:
+            values[row] = kind_code(record.correct, record.grade_reason)
         elif name != RUN_KEY:
             value = getattr(record, name)
             if FIELDS[name].kind == "int" and not _INT64[0] <= value <= _INT64[1]:

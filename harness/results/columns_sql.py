@@ -23,6 +23,7 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
+from harness.results.grade_kinds import GRADE_KIND, kind_sql
 from harness.results.records import RunRecord
 
 Kind = Literal["int", "float", "bool", "str", "dict"]
@@ -240,10 +241,19 @@ def shareable(field: Field) -> bool:
     return field.kind in ("str", "dict") and not field.unique
 
 
+#: The fields every query reads: a run's key, and what ``ANSWER_KEY`` and ``GRADE_KIND``
+#: are made of.
+_DERIVED_FROM = (
+    *("model", "arm", "task_id", "repeat"),
+    *("answer", "canonical", "status"),
+    *("correct", "grade_reason"),
+)
+
+
 def select(names: list[str]) -> str:
     """The query of ``names``, the ``hashed`` column of each ``shareable`` one, ``RUN_KEY``,
-    ``ANSWER_KEY`` and ``LINE`` from the file given as its one parameter, one row a line,
-    in file order."""
+    ``ANSWER_KEY``, ``GRADE_KIND`` and ``LINE`` from the file given as its one parameter,
+    one row a line, in file order."""
     structure = json.dumps({name: "JSON" for name in FIELDS})
     vouched = " AND ".join(
         [
@@ -252,11 +262,7 @@ def select(names: list[str]) -> str:
             *map(_valid, FIELDS.values()),
         ]
     )
-    needed = list(
-        dict.fromkeys(
-            [*names, "model", "arm", "task_id", "repeat", "answer", "canonical", "status"]
-        )
-    )
+    needed = list(dict.fromkeys([*names, *_DERIVED_FROM]))
     hashes = [_quoted(hashed(name)) for name in names if shareable(FIELDS[name])]
     raw_hashes = [  # of the value's JSON text: equal texts, equal values
         f"hash({_raw(FIELDS[name])}) AS {_quoted(hashed(name))}"
@@ -267,6 +273,7 @@ def select(names: list[str]) -> str:
         f"SELECT {', '.join([*map(_quoted, names), *hashes])}, "
         f'hash("model", "arm", "task_id", "repeat") AS {RUN_KEY}, '
         f"('0x' || left(md5({_ANSWER_TEXT}), 16))::UBIGINT AS {ANSWER_KEY}, "
+        f"{kind_sql(_quoted('correct'), _quoted('grade_reason'))} AS {GRADE_KIND}, "
         f"CASE WHEN _vouched THEN NULL ELSE json END AS {LINE} "
         f"FROM (SELECT {', '.join([*(_value(FIELDS[name]) for name in needed), *raw_hashes])}, "
         f"coalesce({vouched}, false) AS _vouched, json "

@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from harness.results.columns_sql import ANSWER_KEY, answer_key
+from harness.results.grade_kinds import GRADE_KIND, kind_code, kinds_column
 from harness.results.prices import Price, PriceTable
 from harness.results.records import RunRecord
 
@@ -46,6 +47,8 @@ def records_frame(records: Sequence[RunRecord], pricing: Pricing | None = None) 
         return frame
     keys = [answer_key(r.answer, r.status, r.canonical) for r in records]
     frame[ANSWER_KEY] = np.array(keys, dtype=np.uint64)
+    kinds = [kind_code(r.correct, r.grade_reason) for r in records]
+    frame[GRADE_KIND] = kinds_column(np.array(kinds, dtype=np.int8))
     frame["task"] = frame["task_id"]
     if pricing is not None:
         frame["cost_usd"] = priced({name: frame[name].to_numpy() for name in PRICED}, pricing)
