@@ -262,7 +262,9 @@ def _lists(toks: list[Token], mentions: list[Mention], numbers: bool) -> list[li
         if lists:
             last = mentions[lists[-1][-1]]
             between = toks[last.end : mention.start]
-            if between and (all(_joins(t, numbers) for t in between) or _units(between, numbers)):
+            brackets = all(t.raw in "()" for t in between)  # an aside, not a list
+            joined = all(_joins(t, numbers) for t in between) and not brackets
+            if between and (joined or _units(between, numbers)):
                 lists[-1].append(k)
                 continue
         lists.append([k])
@@ -283,8 +285,12 @@ def _units(between: list[Token], numbers: bool) -> bool:
 
 
 def _joins(token: Token, numeric: bool) -> bool:
-    if token.kind == "mark":
-        return token.raw in ",/&" or (numeric and token.raw in "-\u2013\u2014")
+    if token.kind == "mark":  # brackets close a mention's own ("Earth (B) or Venus (D)")
+        return (
+            token.raw in ",/&"
+            or (not numeric and token.raw in "()")
+            or (numeric and token.raw in "-\u2013\u2014")
+        )
     return token.low in LIST_JOINS or (numeric and token.low == "to")
 
 
@@ -306,14 +312,23 @@ def _mark_clauses(toks: list[Token], mentions: list[Mention]) -> None:
         at = mention.end
 
 
+def _phrase_negated(toks: list[Token], mentions: list[Mention], items: list[int]) -> bool:
+    """Whether the mention before is negated and this one ends its phrase ("not 1 in 4")."""
+    if not items[0]:
+        return False
+    before = mentions[items[0] - 1]
+    between = toks[before.end : mentions[items[0]].start]
+    return before.negated and len(between) == 1 and between[0].low in ("in", "of", "out", "per")
+
+
 def _worded(toks: list[Token], mentions: list[Mention], items: list[int]) -> bool:
     """Whether a word ("or", "and", "nor") joins the list ``items``."""
     span = toks[mentions[items[0]].end : mentions[items[-1]].start]
     return any(t.kind == "word" for t in span)
 
 
-def _negated_before(toks: list[Token], start: int) -> bool:
-    words = [t.low for t in _before(toks, start) if t.kind == "word"]
+def _negated_before(toks: list[Token], start: int, floor: int = 0) -> bool:
+    words = [t.low for t in _before(toks, start, floor) if t.kind == "word"]
     return any(negates(words[: k + 1]) for k in range(len(words)))
 
 
@@ -322,8 +337,9 @@ def _mark(toks: list[Token], mentions: list[Mention], items: list[int], outside:
     (``outside``: where the first mention outside brackets starts)."""
     first, last = mentions[items[0]], mentions[items[-1]]
     after = mentions[items[-1] + 1].start if items[-1] + 1 < len(mentions) else len(toks)
-    words = [t.low for t in _before(toks, first.start) if t.kind == "word"]
-    negated = _negated_before(toks, first.start)
+    floor = mentions[items[0] - 1].end if items[0] else 0
+    words = [t.low for t in _before(toks, first.start, floor) if t.kind == "word"]
+    negated = _negated_before(toks, first.start, floor) or _phrase_negated(toks, mentions, items)
     negated = negated or _negated_after(toks[last.end : after])
     last.affirmed = not negated and _affirmed_after(toks[last.end : after])
     compared = any(w in COMPARED_AFTER for w in words) or words[-2:] == ["out", "of"]
@@ -339,11 +355,12 @@ def _mark(toks: list[Token], mentions: list[Mention], items: list[int], outside:
         m.alternative, m.open_ended = alternative, open_ended
 
 
-def _before(toks: list[Token], start: int) -> list[Token]:
-    """The words of its clause within reach before token ``start``."""
+def _before(toks: list[Token], start: int, floor: int = 0) -> list[Token]:
+    """The words of its clause within reach before token ``start``, none before ``floor``
+    (where the mention before it ends)."""
     found: list[Token] = []
     words = 0
-    for at in range(start - 1, -1, -1):
+    for at in range(start - 1, floor - 1, -1):
         token = toks[at]
         if token.raw in _CLAUSE_MARKS or token.low in ("but", "so", "then"):
             break
@@ -377,7 +394,7 @@ def _possible_after(toks: list[Token]) -> bool:
     """ "D is possible", "C might also work", "C could be right" (within its clause)."""
     words: list[str] = []
     for token in toks[:6]:
-        if token.raw in _CLAUSE_MARKS:
+        if token.raw in _CLAUSE_MARKS or token.low in SUBORDINATE:
             break
         if token.kind == "word":
             words.append(token.low)

@@ -79,7 +79,8 @@ OFFERS_AFTER = re.compile(
 RETRACTS = re.compile(
     r"\b(?:wrong|incorrect|mistake|error|correction|correcting|scratch|miscalculated"
     r"|miscounted|misread|double-counted|take\s+(?:that|it)\s+back|not\s+sure|unsure|retract\w*|withdr\w*|miscalculat\w*)\b"
-    r"|(?:\bnot|n['\u2019]t)\s+(?:be\s+)?(?:right|correct|it)\b|\bno\s*[.!]",
+    r"|(?:\bnot|n['\u2019]t)\s+(?:be\s+|seem\s+|look\s+|sound\s+|quite\s+)?(?:right|correct|it)\b"
+    r"|\bno\s*[.!]",
     re.IGNORECASE,
 )
 

@@ -1741,7 +1741,7 @@ MUTATIONS = [
      '        if _concludes(sentence) or ("=" in sentences[chosen] and "=" in sentence):', "        if True:",
      [RD + "test_an_answer_lines_first_sentence_commits_not_its_explanation"]),
     ("reading: cot keeps a correction after its answer line", "graders/reading.py",
-     "    kept = reply[start:] if corrected else text", "    kept = text",
+     '    if not reply[start + len(text) :].strip(" \\t\\n}$*_."):', "    if True:",
      [RD + "test_cots_answer_keeps_a_correction_after_the_answer_line",
       RD + "test_what_cot_keeps_grades_as_the_whole_reply_does"]),
     ("mentions: two or more committed answers are a hedge", "graders/mentions.py",
@@ -1800,7 +1800,7 @@ MUTATIONS = [
      "    if answer.retracts and answer.revision is not None and not _objects(answer.revision):", "    if False:",
      [RD + "test_a_retraction_with_nothing_after_it_passes_nothing"]),
     ("f1: an answer of the other polarity scores nothing", "graders/squad.py",
-     "    if bool(said_words & NEGATORS) != bool(gold_words & NEGATORS):", "    if False:",
+     "    if bool(said_words & _POLARITY) != bool(gold_words & _POLARITY):", "    if False:",
      [RD + "test_f1_scores_nothing_for_the_other_polarity_or_another_thing_in_part_of_the_gold"]),
     ("f1: another thing in place of part of the gold scores nothing", "graders/squad.py",
      "    if missing and extra:", "    if False:",
@@ -1813,7 +1813,7 @@ MUTATIONS = [
      '    said = _LEAD_IN.sub("", last.strip(" ,;:-")).strip(" .,;:!-")',
      [RD + "test_the_same_words_read_alike_in_every_grader"]),
     ("exact: an amount left open is a hedge", "graders/hedges.py",
-     '    if expected.numbers and "or more" in (said := stated_number(sentence)).why:', "    if False:",
+     '    if expected.numbers and "or more" in (number := stated_number(sentence)).why:', "    if False:",
      [RD + "test_an_amount_left_open_is_a_hedge"]),
     # The table's grade reasons: only a wrong grade is counted as hedged, retracted or no
     # answer, in the columns' query and in Python alike.

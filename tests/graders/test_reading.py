@@ -895,3 +895,21 @@ def test_alternatives_are_a_hedge_in_em_and_f1_unless_a_gold_answer_is_written_s
 )
 def test_game24_reads_the_one_expression_committed_to(reply, correct):
     assert right("game24", PUZZLE, reply) is correct
+
+
+@pytest.mark.parametrize(
+    ("grader", "expected", "reply", "correct"),
+    [
+        ("number", 18, "Answer: 18\n\nHmm, wait, that doesn't seem right.", False),
+        ("choice", PLANETS, "Answer: C\n\nHmm, that doesn't look right.", False),
+        ("choice", PLANETS, "C) Jupiter, far bigger than Earth (B) or Venus (D).", True),
+        ("choice", PLANETS, "C, not Earth (B) or Venus (D).", True),
+        ("number", 0.5, "Not 1 in 4 as it may seem, so the probability is 1/2.", True),
+        ("number", 36, "Answer: 36 (9 boxes x 4)", True),
+        ("label", SENTIMENT, "positive (negative at first glance)", True),
+    ],
+)
+def test_mentions_in_brackets_and_phrases_read_with_their_neighbours(
+    grader, expected, reply, correct
+):
+    assert right(grader, expected, reply) is correct
