@@ -10,8 +10,11 @@ each marked as a careful reader takes it.
   mention beside another of the same candidate is one with it ("C (Jupiter)").
 - **Committed** otherwise. Mentions joined only by commas, "and", "or", "/" are one list.
 
-The answer is the first committed list of a main clause (a clause not opened by
-"because", "which", "while"...; else of any clause). It is a hedge when that list holds
+The answer is a committed list of a main clause (a clause not opened by "because",
+"which", "while"...; else of any clause): one said to be the answer ("B is correct"), else
+that of the last concluding clause ("so B", "but it's C"), else the first (an answer line)
+or the last (a sentence of working, preferring one after a result word: "making $18").
+It is a hedge when that list holds
 two candidates ("A or B", "17 and 18"), when it leaves an amount open ("18 or more", "at
 least 18"), or when a later clause offers another candidate as a possibility ("B, or
 maybe C"; "probably B, possibly C"). Another candidate named later without such a word
@@ -54,12 +57,10 @@ _REACH_BEFORE = 3
 _REACH_AFTER = 4
 #: After a negation following a mention, the words that make it negate the mention ("18
 #: is not right", "A isn't it").
-_NOT_WHAT = [
-    [w] for w in ["fit", "fits", "work", "works", "apply", "match", "belong", "qualify", "hold"]
-] + [
-    [w]
-    for w in ["right", "correct", "true", "it", "the", "a", "an", "valid", "possible", "accurate"]
-]
+_NOT_WHAT = frozenset(
+    """right correct true it the a an valid possible accurate fit fits work works apply match
+    belong qualify hold""".split()  # noqa: SIM905  (a word list reads better as text)
+)
 
 
 @dataclass
@@ -387,7 +388,7 @@ def _negated_after(toks: list[Token]) -> bool:
         return True
     if any(words[k : k + 2] in (["is", "out"], ["are", "out"]) for k in range(len(words))):
         return True
-    return any(w in NEGATORS and words[k + 1 : k + 2] in _NOT_WHAT for k, w in enumerate(words))
+    return any(w in NEGATORS and next_ in _NOT_WHAT for w, next_ in itertools.pairwise(words))
 
 
 def _possible_after(toks: list[Token]) -> bool:
