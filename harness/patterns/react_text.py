@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from graders.reading import answer_part
 from harness.events import FinishEvent, ParseFailureEvent
 from harness.models.types import Message, ModelRequest
 from harness.patterns.acting import GUARD_SLOT, Actions
@@ -68,7 +69,9 @@ def parse_action(text: str, known: list[str]) -> TextAction | None:
         return TextAction(match.group("name").lower(), argument.strip().strip(_QUOTES).strip())
     answer = _ANSWER_LINE.search(text)
     if answer is not None:
-        return TextAction(FINISH, answer.group("answer").strip())
+        # The answer as every grader reads one: a correction after the line still counts.
+        kept = answer_part(text[answer.start() :]) or answer.group("answer").strip()
+        return TextAction(FINISH, kept)
     return None
 
 
