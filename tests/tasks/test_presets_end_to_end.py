@@ -60,6 +60,7 @@ GSM8K_ROWS = [
     ("A baker sells 9 loaves at $2 each. How many dollars?", 18),
     ("Ann has 10 stamps and gets 8 more. How many stamps?", 18),
     ("Kim buys 3 bags of 6 apples. How many apples?", 18),
+    ("A jar holds 4 sweets for each of 5 children. How many sweets?", 20),
 ]
 GSM8K = Shape(
     "gsm8k.jsonl",
@@ -93,6 +94,7 @@ GSM8K = Shape(
             "\\boxed{18}\n\nLet me double-check: 3 * 6 = 18. Yes.",
             True,
         ),
+        Case("13", "sweets", "Answer: 20%", False),
     ),
     {"Janet": ("Janet has 16 eggs",)},
 )
@@ -252,6 +254,7 @@ BOOLQ = Shape(
                 "passage": BERLIN,
             },
             {"question": "does the moon orbit the earth", "answer": True, "passage": MOON},
+            {"question": "is the moon a planet", "answer": False, "passage": MOON},
         ]
     ),
     (
@@ -268,6 +271,7 @@ BOOLQ = Shape(
             True,
         ),
         Case("8", "orbit the earth", "True.", True),
+        Case("9", "moon a planet", "Nope.", True),
     ),
     {"capital of france": (PARIS, "Answer yes or no."), "nile flow": (NILE,)},
 )
@@ -287,6 +291,9 @@ SQUAD_ROWS = [
     ("q7", BOWL, "Which side took the title?", ["Denver Broncos", "Broncos"]),
     ("q8", BOWL, "What was the losing side's score?", ["10"]),
     ("q9", RADIO, "Who gave the 1893 demonstration?", ["Nikola Tesla"]),
+    ("q10", BOWL, "What score did Carolina get?", ["10"]),
+    ("q11", BOWL, "Who finished second in Super Bowl 50?", ["Carolina Panthers"]),
+    ("q12", BOWL, "Who was the runner-up of Super Bowl 50?", ["Carolina Panthers"]),
 ]
 SQUAD_CASES = (
     Case("q1", "Which team won", "The **Denver Broncos** won, 24-10.", True),
@@ -298,6 +305,9 @@ SQUAD_CASES = (
     Case("q7", "took the title", "Answer: the Broncos", True),
     Case("q8", "losing side", "The Carolina Panthers scored 10.", True),
     Case("q9", "1893 demonstration", "Nikola Tesla (not Edison).", True),
+    Case("q10", "did Carolina get", "They scored ten points.", True),
+    Case("q11", "finished second", "The Panthers lost 24-10.", True),
+    Case("q12", "runner-up", "Not the Broncos \u2014 the Panthers.", True),
 )
 SQUAD_SHOWN = {"Which team won": (BOWL,), "Who demonstrated": (RADIO,)}
 SQUAD_HF = Shape(
@@ -408,9 +418,21 @@ SHAPES = {
 }
 
 #: Cases the graders' reading (graders/) gets wrong, by (shape, task): why, as seen.
+SQUAD_MISREAD = {
+    "q8": "'The Carolina Panthers scored 10.': F1 0.40 (best '10') is below 0.5",
+    "q10": "'They scored ten points.': F1 0.00 (best '10'): 'ten' is not read as 10",
+    "q11": "'The Panthers lost 24-10.': F1 0.00 (best 'Carolina Panthers')",
+    "q12": "'Not the Broncos \u2014 the Panthers.': F1 0.00 (best 'Carolina Panthers')",
+}
+PERCENT = "'Answer: 20%' for 20 sweets: 'final number 20 matches', a percentage read as a count"
 MISREAD: dict[tuple[str, str], str] = {
-    ("squad-hf", "q8"): "f1 reads the whole sentence: F1 0.40 against '10', below 0.5",
-    ("squad-v1.1", "q8"): "f1 reads the whole sentence: F1 0.40 against '10', below 0.5",
+    **{
+        (name, task): why
+        for name in ("squad-hf", "squad-v1.1")
+        for task, why in SQUAD_MISREAD.items()
+    },
+    ("gsm8k", "13"): PERCENT,
+    ("boolq", "9"): "'Nope.' for no: 'names no label; expected 'no''",
 }
 
 
