@@ -113,6 +113,9 @@ MMLU_ROWS = [
     ["Which city is in Italy?", "Madrid", "Rome", "Porto", "Bern", "B"],
     ["Which is a noble gas?", "Argon", "Iron", "Sodium", "Carbon", "A"],
     ["Which shape has three sides?", "Square", "Circle", "Triangle", "Hexagon", "C"],
+    ["Which river flows through Cairo?", "Nile", "Seine", "Thames", "Volga", "A"],
+    ["Which city is the capital of Spain?", "Seville", "Madrid", "Valencia", "Bilbao", "B"],
+    ["Which of these is a fruit?", "Apple", "Carrot", "Potato", "Onion", "A"],
 ]
 MMLU_CASES = (
     Case("1", "capital of France", "**Answer:** B) Paris", True),
@@ -137,6 +140,11 @@ MMLU_CASES = (
     Case("10", "in Italy", "Answer: Rome", True),
     Case("11", "noble gas", "I'm torn between A and C, but I'll go with C.", False),
     Case("12", "three sides", "Either B or C.", False),
+    Case("13", "Cairo", "Answer: A\n\nWait, actually it's B.\n\nNo, A was right.", True),
+    Case(
+        "14", "capital of Spain", "**B) Madrid** is the capital; Seville (A) is in the south.", True
+    ),
+    Case("15", "a fruit", "Between A and B, A.", True),
 )
 MMLU_SHOWN = {
     "capital of France": ("A) Lyon\nB) Paris\nC) Nice\nD) Lille",),
@@ -424,6 +432,11 @@ SQUAD_MISREAD = {
     "q11": "'The Panthers lost 24-10.': F1 0.00 (best 'Carolina Panthers')",
     "q12": "'Not the Broncos \u2014 the Panthers.': F1 0.00 (best 'Carolina Panthers')",
 }
+MMLU_MISREAD = {
+    "13": "'Answer: A / Wait, actually it's B. / No, A was right.': 'chooses B'",
+    "14": "'**B) Madrid** is the capital; Seville (A) is in the south.': 'chooses A'",
+    "15": "'Between A and B, A.': 'chooses no option it does not negate'",
+}
 PERCENT = "'Answer: 20%' for 20 sweets: 'final number 20 matches', a percentage read as a count"
 MISREAD: dict[tuple[str, str], str] = {
     **{
@@ -432,6 +445,11 @@ MISREAD: dict[tuple[str, str], str] = {
         for task, why in SQUAD_MISREAD.items()
     },
     ("gsm8k", "13"): PERCENT,
+    **{
+        (name, task): why
+        for name in ("mmlu-csv-headerless", "mmlu-hf")
+        for task, why in MMLU_MISREAD.items()
+    },
     ("boolq", "9"): "'Nope.' for no: 'names no label; expected 'no''",
 }
 
