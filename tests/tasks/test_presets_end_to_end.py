@@ -61,6 +61,7 @@ GSM8K_ROWS = [
     ("Ann has 10 stamps and gets 8 more. How many stamps?", 18),
     ("Kim buys 3 bags of 6 apples. How many apples?", 18),
     ("A jar holds 4 sweets for each of 5 children. How many sweets?", 20),
+    ("Lea sells 6 cups of lemonade at $3 each. How many dollars?", 18),
 ]
 GSM8K = Shape(
     "gsm8k.jsonl",
@@ -95,6 +96,7 @@ GSM8K = Shape(
             True,
         ),
         Case("13", "sweets", "Answer: 20%", False),
+        Case("14", "lemonade", "Answer: 18 cups... no, 16 dollars.", False),
     ),
     {"Janet": ("Janet has 16 eggs",)},
 )
@@ -302,6 +304,7 @@ SQUAD_ROWS = [
     ("q10", BOWL, "What score did Carolina get?", ["10"]),
     ("q11", BOWL, "Who finished second in Super Bowl 50?", ["Carolina Panthers"]),
     ("q12", BOWL, "Who was the runner-up of Super Bowl 50?", ["Carolina Panthers"]),
+    ("q13", BOWL, "Who was the winner of Super Bowl 50?", ["Denver Broncos"]),
 ]
 SQUAD_CASES = (
     Case("q1", "Which team won", "The **Denver Broncos** won, 24-10.", True),
@@ -316,6 +319,7 @@ SQUAD_CASES = (
     Case("q10", "did Carolina get", "They scored ten points.", True),
     Case("q11", "finished second", "The Panthers lost 24-10.", True),
     Case("q12", "runner-up", "Not the Broncos \u2014 the Panthers.", True),
+    Case("q13", "the winner", "The Denver Broncos lost.", False),
 )
 SQUAD_SHOWN = {"Which team won": (BOWL,), "Who demonstrated": (RADIO,)}
 SQUAD_HF = Shape(
@@ -431,6 +435,7 @@ SQUAD_MISREAD = {
     "q10": "'They scored ten points.': F1 0.00 (best '10'): 'ten' is not read as 10",
     "q11": "'The Panthers lost 24-10.': F1 0.00 (best 'Carolina Panthers')",
     "q12": "'Not the Broncos \u2014 the Panthers.': F1 0.00 (best 'Carolina Panthers')",
+    "q13": "'The Denver Broncos lost.' for the winner: F1 0.80 (best 'Denver Broncos') passes",
 }
 MMLU_MISREAD = {
     "13": "'Answer: A / Wait, actually it's B. / No, A was right.': 'chooses B'",
@@ -445,6 +450,7 @@ MISREAD: dict[tuple[str, str], str] = {
         for task, why in SQUAD_MISREAD.items()
     },
     ("gsm8k", "13"): PERCENT,
+    ("gsm8k", "14"): "'Answer: 18 cups... no, 16 dollars.': 'final number 18 matches'",
     **{
         (name, task): why
         for name in ("mmlu-csv-headerless", "mmlu-hf")
