@@ -1,7 +1,10 @@
 """cot: think step by step, then answer on a last line. One call, no tools.
 
 Only the reply from its final "Answer:" on is the answer, so the working's numbers do not
-count against it; a self-correction after that line does.
+count against it; a self-correction after that line does. A reply that marks no answer
+("Not A or C; B.", "Yes, the passage says ...") is the answer whole, read as every grader
+reads a reply (its final answer found by graders/reading.py), so a style of writing the
+answer is not a format failure.
 """
 
 from __future__ import annotations
@@ -26,8 +29,8 @@ PROMPTS = Prompts(
 def final_answer(text: str) -> str | None:
     """The reply from its final answer's mark on ("Answer:", "the answer is"...), as every
     grader reads it (graders/reading.py), so a self-correction after the mark still counts;
-    None when it marks none."""
-    return answer_part(text)
+    the whole reply when it marks none; None when it is empty."""
+    return answer_part(text) or text.strip() or None
 
 
 class CotOptions(PatternOptions):

@@ -21,8 +21,14 @@ def test_cot_grades_only_the_answer_line():
     assert outcome.answer == "84 years"
 
 
-def test_cot_without_an_answer_line_is_unparsed_and_traced():
-    outcome, _, ctx = run_pattern(parse_arm("cot").build(), ["I think it is about eighty."])
+def test_cot_without_an_answer_line_is_its_whole_reply_as_the_graders_read_one():
+    outcome, _, ctx = run_pattern(parse_arm("cot").build(), ["Not A or C; B."])
+    assert (outcome.status, outcome.answer) == ("answered", "Not A or C; B.")
+    assert ctx.trace.count(ParseFailureEvent) == 0
+
+
+def test_cot_with_an_empty_reply_is_unparsed_and_traced():
+    outcome, _, ctx = run_pattern(parse_arm("cot").build(), ["  \n"])
     assert outcome.status == "unparsed" and outcome.answer is None
     assert ctx.trace.count(ParseFailureEvent) == 1
 
@@ -45,7 +51,8 @@ def test_api_error_is_a_status_with_the_conversation_kept():
         ("work\n**Final Answer:** 3 years", "3 years"),
         ("Answer: 2\nthen again\nanswer: 3", "3"),
         ("So the answer is 3.", "3."),
-        ("no conclusion", None),
+        ("no conclusion", "no conclusion"),
+        (" \n", None),
     ],
 )
 def test_final_answer_extraction(text, answer):

@@ -26,7 +26,7 @@ def vote(samples):
 
 
 def test_self_consistency_votes_on_the_typed_reading_and_counts_every_sample():
-    replies = ["Answer: 74", "Answer: 84 years", "Answer: eighty-four", "no answer", "Answer: 74"]
+    replies = ["Answer: 74", "Answer: 84 years", "Answer: eighty-four", "", "Answer: 74"]
     outcome, model, _ = run_pattern(parse_arm("self_consistency:samples=5").build(), replies)
     assert outcome.answer == "74"  # 74 and 84 tie at two: the fixed order puts 74 first
     assert outcome.metrics == {"agreement": 0.4, "parsed_samples": 4, "distinct_readings": 2}
@@ -53,7 +53,7 @@ def test_self_consistency_plurality_not_majority_and_not_the_first_answer():
 
 
 def test_self_consistency_with_no_parsed_sample_is_unparsed():
-    outcome, model, _ = run_pattern(parse_arm("self_consistency:samples=2").build(), ["a", "b"])
+    outcome, model, _ = run_pattern(parse_arm("self_consistency:samples=2").build(), ["", " "])
     assert outcome.status == "unparsed" and len(model.requests) == 2
 
 
