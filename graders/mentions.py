@@ -190,12 +190,17 @@ def verdict(
     concluding = [items for items in mains if items[0].concluding]
     affirmed = [items for items in mains if items[-1].affirmed]
     results = [items for items in mains if items[0].result]
+    ending = [items for items in mains if _ends_alone(toks, items[0], items[-1])]
     if affirmed:
         main = affirmed[0]
     elif concluding:
         main = concluding[-1]
+    elif last and numbers:
+        main = (results or mains)[-1]
+    elif last:  # reasoning naming candidates: its result, its bare last clause, else its first
+        main = (results or ending or mains[:1])[-1]
     else:
-        main = (results or mains)[-1] if last else mains[0]
+        main = mains[0]
     first = main[0]
     keys = list(dict.fromkeys(m.key for m in main))
     if len(keys) > 1:
@@ -217,6 +222,13 @@ def verdict(
 #: How far a list of alternatives may reach from a mention ("Rotterdam, Gdansk, Porto or
 #: Leeds").
 _LIST_REACH = 12
+
+
+def _ends_alone(toks: list[Token], first: Mention, last: Mention) -> bool:
+    """Whether a list is a clause of its own ending the sentence ("...; B.", "...: A.")."""
+    after = toks[last.end :]
+    before = toks[first.start - 1] if first.start else None
+    return all(t.kind == "mark" for t in after) and (before is None or before.raw in _CLAUSE_MARKS)
 
 
 def _offers(toks: list[Token], start: int, end: int, limit: int) -> bool:
@@ -259,16 +271,23 @@ def _lists(toks: list[Token], mentions: list[Mention], numbers: bool) -> list[li
     """The mentions grouped in lists: only commas, "and", "or", "nor", "/", "&" (and "to"
     or a dash between numbers) between them."""
     lists: list[list[int]] = []
+    worded = False  # whether a word joins the current list: a comma after that ends it
     for k, mention in enumerate(mentions):
         if lists:
             last = mentions[lists[-1][-1]]
             between = toks[last.end : mention.start]
+            if worded and all(t.raw == "," for t in between):  # "Between A and B, A."
+                lists.append([k])
+                worded = False
+                continue
             brackets = all(t.raw in "()" for t in between)  # an aside, not a list
             joined = all(_joins(t, numbers) for t in between) and not brackets
             if between and (joined or _units(between, numbers)):
                 lists[-1].append(k)
+                worded = worded or any(t.kind == "word" for t in between)
                 continue
         lists.append([k])
+        worded = False
     return lists
 
 

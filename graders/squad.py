@@ -26,6 +26,7 @@ from graders.base import Grader, GraderSetup, SelfCase
 from graders.exact import Grade
 from graders.options import GraderOptions, read_options
 from graders.reading import Said, answer_text, hedge
+from graders.stated_numbers import read_number, stated_number
 from graders.task_models import TaskBase
 from graders.words import FUNCTION_WORDS
 
@@ -94,8 +95,25 @@ class F1Options(GraderOptions):
     threshold: FiniteFloat = Field(default=DEFAULT_THRESHOLD, gt=0, le=1)
 
 
+def numbered(answer: str, golds: list[str]) -> Grade | None:
+    """A gold answer that is a number ("10") is given by any sentence committing to that
+    number ("The Panthers scored ten."): the verdict, with score 1 or 0; None when no gold
+    answer is a number or the reply states none."""
+    wanted = [n for gold in golds if (n := read_number(gold)) is not None]
+    said = stated_number(answer) if wanted else None
+    if said is None or not said.stated:
+        return None
+    if said.value is None:
+        return Grade(False, f"{said.why}; expected {golds[:3]}", 0.0)
+    hit = any(said.value.matches(n, 1e-9) for n in wanted)
+    verdict = "matches" if hit else "matches no gold answer of"
+    return Grade(hit, f"states {said.value.value:g}, which {verdict} {golds[:3]}", float(hit))
+
+
 class EmGrader(Grader[EmTask]):
     async def grade(self, task: EmTask, answer: str) -> Grade:
+        if (number := numbered(answer, task.expected.answers)) is not None:
+            return number
         found = phrase(answer, task.expected.answers)
         if found.value is None:
             return Grade(False, f"{found.why}; expected {task.expected.answers[:3]}", 0.0)
@@ -119,6 +137,8 @@ class F1Grader(Grader[F1Task]):
 
     async def grade(self, task: F1Task, answer: str) -> Grade:
         golds = task.expected.answers
+        if (number := numbered(answer, golds)) is not None:
+            return number
         found = phrase(answer, golds)
         if found.value is None:
             return Grade(False, f"{found.why}; expected {golds[:3]}", 0.0)
@@ -146,8 +166,8 @@ def phrase_in(sentence: str, golds: list[str]) -> Said[str]:
     # The last clause that states something once its negations are dropped ("Denver
     # Broncos; never Carolina" answers with its first).
     last = next((c for c in reversed(clauses) if affirmed(c, golds).strip(" ,;:-.")), clauses[-1])
-    said = _LEAD_IN.sub("", affirmed(last, golds).strip(" ,;:-")).strip(" .,;:!-")
-    said = _SURE.sub("", said).strip(" .,;:!-")
+    said = _LEAD_IN.sub("", affirmed(last, golds).strip(_EDGES)).strip(_EDGES)
+    said = _SURE.sub("", said).strip(_EDGES)
     if _alternatives(said, golds) or _OFFERS_ANOTHER.search(said):
         return hedge(f"offers alternatives: {said[:80]!r}")
     return Said(said)
@@ -169,6 +189,9 @@ _SURE = re.compile(
 )
 #: A remark in brackets after the answer ("Normandy (about 30,000 km²)").
 _ASIDE = re.compile(r"(?<=\S)\s*\([^()]*\)")
+
+#: What a phrase does not start or end with: stops, commas, dashes.
+_EDGES = " .,;:!-\u2013\u2014"
 
 #: Words that open an answer without being part of it ("it was", "but", "rather").
 _LEAD_IN = re.compile(

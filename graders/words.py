@@ -66,7 +66,8 @@ CORRECTION = re.compile(
     r"|i\s+was\s+wrong|sorry|no\s+wait|hold\s+on|i\s+take\s+(?:that|it)\s+back"
     r"|i\s+(?:retract|withdraw|miscalculated|miscounted|misread)"
     r"|(?:that|this)(?:['\u2019]s|\s+is|\s+was)\s+(?:wrong|incorrect|not\s+right)"
-    r"|(?:that|this)\s+can['\u2019]?t\s+be\s+right)\b",
+    r"|(?:that|this)\s+can['\u2019]?t\s+be\s+right)\b"
+    r"|(?:(?<=[.!?]\s)|(?<=\n))no,",  # "Answer: A. Wait, it's B. No, A was right."
     re.IGNORECASE,
 )
 #: Words offering another answer after one was given ("Answer: spam. Or maybe ham.").

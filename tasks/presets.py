@@ -200,7 +200,7 @@ def _arc(row: Row) -> dict[str, Any]:
 # BoolQ: {"question", "answer": true/false, "passage"}.
 
 BOOLQ_LABELS = ["yes", "no"]
-BOOLQ_ALIASES = {"yes": ["true"], "no": ["false"]}
+BOOLQ_ALIASES = {"yes": ["true", "yep", "yeah", "correct"], "no": ["false", "nope", "incorrect"]}
 
 
 def _truth(value: Any) -> bool | None:

@@ -431,16 +431,8 @@ SHAPES = {
 
 #: Cases the graders' reading (graders/) gets wrong, by (shape, task): why, as seen.
 SQUAD_MISREAD = {
-    "q8": "'The Carolina Panthers scored 10.': F1 0.40 (best '10') is below 0.5",
-    "q10": "'They scored ten points.': F1 0.00 (best '10'): 'ten' is not read as 10",
     "q11": "'The Panthers lost 24-10.': F1 0.00 (best 'Carolina Panthers')",
-    "q12": "'Not the Broncos \u2014 the Panthers.': F1 0.00 (best 'Carolina Panthers')",
     "q13": "'The Denver Broncos lost.' for the winner: F1 0.80 (best 'Denver Broncos') passes",
-}
-MMLU_MISREAD = {
-    "13": "'Answer: A / Wait, actually it's B. / No, A was right.': 'chooses B'",
-    "14": "'**B) Madrid** is the capital; Seville (A) is in the south.': 'chooses A'",
-    "15": "'Between A and B, A.': 'chooses no option it does not negate'",
 }
 PERCENT = "'Answer: 20%' for 20 sweets: 'final number 20 matches', a percentage read as a count"
 MISREAD: dict[tuple[str, str], str] = {
@@ -450,13 +442,6 @@ MISREAD: dict[tuple[str, str], str] = {
         for task, why in SQUAD_MISREAD.items()
     },
     ("gsm8k", "13"): PERCENT,
-    ("gsm8k", "14"): "'Answer: 18 cups... no, 16 dollars.': 'final number 18 matches'",
-    **{
-        (name, task): why
-        for name in ("mmlu-csv-headerless", "mmlu-hf")
-        for task, why in MMLU_MISREAD.items()
-    },
-    ("boolq", "9"): "'Nope.' for no: 'names no label; expected 'no''",
 }
 
 
