@@ -586,6 +586,7 @@ def test_an_amount_left_open_is_a_hedge(grader, reply, correct):
         pytest.param("choice", CITIES, "Answer: B (or C)"),
         pytest.param("choice", CITIES, "Answer: B\n\nC is plausible too."),
         pytest.param("exact", EXACT, "Answer: 18. Or maybe 19."),
+        ("exact", EXACT, "Answer: 17. Or maybe 18."),
         pytest.param("json", CITY, 'Answer: {"city": "Rotterdam"}. Or maybe {"city": "Gdansk"}'),
     ],
 )
@@ -817,7 +818,9 @@ def test_answer_text_is_the_sentence_the_reply_commits_in(reply, said, why):
     ],
 )
 def test_cots_answer_keeps_a_correction_after_the_answer_line(reply, kept):
-    assert final_answer(reply) == answer_part(reply) == kept
+    assert answer_part(reply) == kept
+    # A reply marking no answer is cot's answer whole, read as every grader reads one.
+    assert final_answer(reply) == (reply if kept is None else kept)
 
 
 @pytest.mark.parametrize(
@@ -898,6 +901,7 @@ def test_game24_reads_the_one_expression_committed_to(reply, correct):
         ("choice", PLANETS, "C) Jupiter, far bigger than Earth (B) or Venus (D).", True),
         ("choice", PLANETS, "C, not Earth (B) or Venus (D).", True),
         ("number", 0.5, "Not 1 in 4 as it may seem, so the probability is 1/2.", True),
+        ("number", 4, "The chance is not 1 in 4.", False),
         ("number", 36, "Answer: 36 (9 boxes x 4)", True),
         ("label", SENTIMENT, "positive (negative at first glance)", True),
     ],
