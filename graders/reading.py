@@ -71,6 +71,8 @@ _LATEX = [
     (re.compile(r"\{,\}"), ","),
     (re.compile(r"\\[()\[\]]|\\[,;!]|\\quad"), " "),
     (re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*"), r"\1"),
+    (re.compile(r"\bi\.\s?e\.(?=\s)", re.IGNORECASE), "that is"),  # a restatement, not a stop
+    (re.compile(r"\be\.\s?g\.(?=\s)", re.IGNORECASE), "for example"),
     (re.compile(r"\*\*|`+|~~"), ""),
     (re.compile(r"(?<![\w$])\$(?=[^$\n]*\$)|(?<=[\w)}])\$(?!\d)"), ""),
 ]
@@ -111,6 +113,11 @@ _IN_LINE = re.compile(
     re.IGNORECASE,
 )
 _GSM8K = re.compile(r"####\s*(?P<text>[^\n]*)")
+#: A line giving a total ("Total: $18.00"), as worked answers end.
+_TOTAL = re.compile(
+    rf"(?:^|(?<=[.!?]\s)){_MARKS}(?:grand\s+)?total\s*[:=]\s*(?P<text>[^\n]*)$",
+    re.IGNORECASE | re.MULTILINE,
+)
 _BOXED = re.compile(r"\\(?:boxed|fbox)\s*\{")
 _BOXED_ALL = re.compile(r"\\(?:boxed|fbox)\s*\{([^{}]*)\}")
 
@@ -156,7 +163,7 @@ def _anchors(reply: str) -> list[tuple[int, str]]:
     """Where each mark of a final answer starts its text, with the text."""
     found = [
         (m.start("text"), m.group("text"))
-        for pattern in (_ANSWER_LINE, _HEADING, _IN_LINE, _GSM8K)
+        for pattern in (_ANSWER_LINE, _HEADING, _IN_LINE, _GSM8K, _TOTAL)
         for m in pattern.finditer(reply)
         if m.group("text").strip(" .*_:")
     ]
@@ -237,7 +244,11 @@ def revision_of(text: str) -> Final:
     return Final(text, False)
 
 
-_SENTENCE = re.compile(r"(?<=[.!?])(?<!\b[A-Z]\.[A-Z]\.)(?<!\b(?:Mr|Ms|Dr|St|vs)\.)\s+|\n+")
+_SENTENCE = re.compile(
+    r"(?<=[.!?])(?<!\b[A-Z]\.[A-Z]\.)(?<!\b(?:Mr|Ms|Dr|St|vs)\.)(?<!\bi\.e\.)(?<!\be\.g\.)"
+    r"(?<!\betc\.)(?<!\bapprox\.)\s+|\n+",
+    re.IGNORECASE,
+)
 _NO_AFTER_QUESTION = re.compile(r"^\W*no\b[\s,:;.\-\u2013\u2014!]*(?=\w)", re.IGNORECASE)
 
 

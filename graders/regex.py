@@ -73,7 +73,7 @@ class RegexGrader(Grader[RegexTask]):
 
 #: Where the answer of a sentence starts: after its verb or preposition ("The wall fell on
 #: 1989-11-09").
-_LAST_WORD = re.compile(r".*\b(?:is|was|are|were|on|in|at)\s+|.*:\s*", re.IGNORECASE)
+_LAST_WORD = re.compile(r".*\b(?:is|was|are|were|be|as|on|in|at|to)\s+|.*:\s*", re.IGNORECASE)
 
 
 def _phrases(sentence: str) -> list[str]:

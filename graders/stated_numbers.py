@@ -17,9 +17,10 @@ from dataclasses import dataclass
 
 from graders.exact import WORD_VALUES
 from graders.mentions import Mention, Token, tokens, verdict
+from graders.words import CONCLUDING
 from graders.reading import Said, hedge, nothing, read_reply
 
-_SCALES = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12}
+_SCALES = {"dozen": 12.0, "thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12}
 _ADJACENT_SCALES = {"k": 1e3, "m": 1e6, "bn": 1e9}
 _CURRENCY = "$\u20ac\u00a3\u00a5"
 
@@ -59,7 +60,8 @@ def number_in(sentence: str, anchored: bool = True) -> Said[Stated]:
     found, values = numbers_of(toks)
     if not found:
         return nothing("states no number")
-    found = _result_side(toks, found)
+    if not _concludes_after_equals(toks):  # "20/80 = 0.25, so the decrease is 25%"
+        found = _result_side(toks, found)
     answer = verdict(toks, found, last=not anchored, numbers=True)
     if not answer.keys:
         return nothing("states no number it does not negate")
@@ -158,7 +160,12 @@ def _worded(toks: list[Token]) -> list[tuple[int, int, Stated]]:
     i = 0
     while i < len(toks):
         low = toks[i].low
-        if low not in WORD_VALUES and low not in _PARTS and not _a_part(toks, i):
+        if (
+            low not in WORD_VALUES
+            and low not in _PARTS
+            and not _a_part(toks, i)
+            and not _a_dozen(toks, i)
+        ):
             i += 1
             continue
         total, current, end, whole = 0.0, 0.0, i, None
@@ -172,6 +179,8 @@ def _worded(toks: list[Token]) -> list[tuple[int, int, Stated]]:
                 current = whole + 1 / parts if whole is not None else (current or 1) / parts
             elif low == "a" and _a_part(toks, k):
                 whole = current
+            elif (low == "a" and _a_dozen(toks, k)) or (low == "dozen" and k == i):
+                current = 1.0 if low == "a" else 12.0
             elif low == "hundred" and k > i:
                 current *= 100
             elif low in _SCALES and k > i:
@@ -188,9 +197,23 @@ def _worded(toks: list[Token]) -> list[tuple[int, int, Stated]]:
     return found
 
 
+def _a_dozen(toks: list[Token], i: int) -> bool:
+    """ "a dozen", "dozen" alone."""
+    return toks[i].low == "dozen" or (
+        toks[i].low == "a" and i + 1 < len(toks) and toks[i + 1].low == "dozen"
+    )
+
+
 def _a_part(toks: list[Token], i: int) -> bool:
     """ "a half", "a quarter"."""
     return toks[i].low == "a" and i + 1 < len(toks) and toks[i + 1].low in _PARTS
+
+
+def _concludes_after_equals(toks: list[Token]) -> bool:
+    """Whether a concluding word ("so", "therefore") follows the last "=": the working ends
+    there and the conclusion gives the answer."""
+    equals = [k for k, t in enumerate(toks) if t.raw == "="]
+    return bool(equals) and any(t.low in CONCLUDING for t in toks[equals[-1] :])
 
 
 def _result_side(toks: list[Token], found: list[Mention]) -> list[Mention]:

@@ -666,12 +666,7 @@ def test_the_same_words_read_alike_in_every_grader(grader, expected, reply, corr
         ("Answer: minus seven", -7, False),
         ("Answer: 8 degrees below zero", -8, False),
         pytest.param("Answer: 25 percent", 25, True),
-        misread(
-            "Answer: a dozen",
-            12,
-            False,
-            why="states no number; the reader says 12",
-        ),
+        pytest.param("Answer: a dozen", 12, False),
     ],
 )
 def test_numbers_in_every_written_form(reply, value, percent):
