@@ -37,6 +37,9 @@ MAX_NESTING = 100
 #: Typeset operators read as + - * /: times, middle dot, division, minus and en dash.
 SPELLINGS = {"\u00d7": "*", "\u00b7": "*", "\u00f7": "/", "\u2212": "-", "\u2013": "-"}
 _TOKEN = re.compile(r"\s*(?:(?P<number>\d+(?:\.\d+)?)|(?P<op>[-+*/()])|(?P<name>[A-Za-z_]\w*))")
+#: The most digits a number of an answer may have: far past any puzzle's, well within
+#: what a fraction is made of quickly (Python refuses an int of over 4,300 digits).
+MAX_DIGITS = 20
 #: "24 = (10 - 4) * (13 - 9)": the claim written first.
 _LEADING_CLAIM = re.compile(r"^24\s*=\s*(?=[^=]*$)")
 _CLAIM = re.compile(r"^(?P<expression>[^=]*)=\s*(?P<claim>\d+(?:\.\d+)?)\s*\.?$")
@@ -134,6 +137,8 @@ def tokens(text: str) -> list[tuple[str, str]]:
         kind, token = match.lastgroup or "", match[match.lastgroup or 0]
         if kind == "name":
             raise NotAnExpression(f"the name {token!r}; only numbers, + - * / and brackets")
+        if kind == "number" and len(token) > MAX_DIGITS:
+            raise NotAnExpression(f"a number of {len(token)} digits")
         if token == "*" and text.startswith("**", match.start(kind)):
             raise NotAnExpression("'**', which is not a number, + - * / or a bracket")
         found.append((kind, token))
@@ -158,8 +163,8 @@ def read_expression(answer: str) -> Reading:
         text = text.split("=")[0] + "= 24"
     claim = _CLAIM.match(text)
     if claim is not None:
-        if Fraction(claim["claim"]) != TARGET:
-            raise NotAnExpression(f"it claims {claim['claim']}, not 24")
+        if len(claim["claim"]) > MAX_DIGITS or Fraction(claim["claim"]) != TARGET:
+            raise NotAnExpression(f"it claims {claim['claim'][:MAX_DIGITS]}, not 24")
         text = claim["expression"]
     elif "=" in text:
         raise NotAnExpression("an '=' that is not one final '= 24'")
@@ -174,9 +179,25 @@ def read_expression(answer: str) -> Reading:
 
 #: A run of an expression's characters within a sentence ("let me use (6 + 4) * 3 - 1
 #: instead"): numbers, operators and brackets, at least one operator.
-_RUN = re.compile(
-    r"[\d(][\d\s+\-*/()\u00d7\u00b7\u00f7\u2212\u2013.=]*[+\-*/\u00d7\u00b7\u00f7\u2212\u2013][\d\s+\-*/()\u00d7\u00b7\u00f7\u2212\u2013.=]*[\d)]"
-)
+#: The characters of an expression; a run of them within a sentence may be one ("let me
+#: use (6 + 4) * 3 - 1 instead").
+_EXPRESSION_CHARS = frozenset("0123456789 +-*/().=\u00d7\u00b7\u00f7\u2212\u2013")
+_OPERATORS = frozenset("+-*/\u00d7\u00b7\u00f7\u2212\u2013")
+
+
+def _runs(sentence: str) -> list[str]:
+    """The runs of expression characters in ``sentence`` holding an operator (one pass:
+    a pattern that backtracks would be slow on a long run of brackets)."""
+    found, current = [], []
+    for char in [*sentence, "\n"]:
+        if char in _EXPRESSION_CHARS:
+            current.append(char)
+            continue
+        run = "".join(current).strip(" .=")
+        if _OPERATORS.intersection(run) and any(c.isdigit() for c in run):
+            found.append(run)
+        current = []
+    return found
 
 
 def _whole_puzzle(run: str) -> bool:
@@ -198,7 +219,7 @@ def _expression(sentence: str, _: bool) -> Said[str]:
     """The sentence as an expression, else its part after a label or a semicolon
     ("Correct: (10 - 4) * (13 - 9)"; "Not 14 * 4, that's 56; (10 - 4) * (13 - 9)")."""
     why = ""
-    runs = [run for m in _RUN.finditer(sentence) if _whole_puzzle(run := m.group().strip())]
+    runs = [run for run in _runs(sentence) if _whole_puzzle(run)]
     if len(set(runs)) > 1 and re.search(r"\bor\b", sentence, re.IGNORECASE):
         return hedge(f"offers {' or '.join(runs[:3])}")
     for text in (sentence, sentence.rpartition(":")[2], sentence.rpartition(";")[2], *runs[::-1]):

@@ -58,7 +58,9 @@ def strict_grade(answer: str | None, expected: Expected) -> Grade:
 
 
 def _affirmed(text: str) -> str:
-    """``text`` without the numbers it negates ("not 74 but 84" states 84)."""
+    """``text`` without the numbers it negates ("not 74 but 84" states 84). The numbers
+    left are counted by seed 003's rule (graders/exact.py): working left in the answer
+    counts, as the chapter's cases have it."""
     toks = tokens(text)
     found, _ = numbers_of(toks)
     negated = [m for m in marked(toks, found, numbers=True) if m.negated]

@@ -73,6 +73,7 @@ _LATEX = [
     (re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*"), r"\1"),
     (re.compile(r"\bi\.\s?e\.(?=\s)", re.IGNORECASE), "that is"),  # a restatement, not a stop
     (re.compile(r"\be\.\s?g\.(?=\s)", re.IGNORECASE), "for example"),
+    (re.compile(r"~~[^~\n]*~~"), ""),  # struck out: not said
     (re.compile(r"\*\*|`+|~~"), ""),
     (re.compile(r"(?<![\w$])\$(?=[^$\n]*\$)|(?<=[\w)}])\$(?!\d)"), ""),
 ]
@@ -167,17 +168,15 @@ def _anchors(reply: str) -> list[tuple[int, str]]:
         for m in pattern.finditer(reply)
         if m.group("text").strip(" .*_:")
     ]
-    boxes = [(m, _braced(reply, m.end())) for m in _BOXED.finditer(reply)]
-    for m, content in boxes:
-        if content is None:
-            continue
-        line_start = reply.rfind("\n", 0, m.start()) + 1
-        line_end = len(reply) if (end := reply.find("\n", m.end())) < 0 else end
-        others = sum(line_start <= n.start() < line_end for n, _ in boxes)
-        if others > 1:  # "\boxed{A} or \boxed{B}": the line gives the answer, boxes and all
+    lines: dict[int, list[re.Match[str]]] = {}
+    for m in _BOXED.finditer(reply):
+        lines.setdefault(reply.rfind("\n", 0, m.start()) + 1, []).append(m)
+    for line_start, boxes in lines.items():
+        if len(boxes) > 1:  # "\boxed{A} or \boxed{B}": the line gives the answer, boxes and all
+            line_end = len(reply) if (end := reply.find("\n", line_start)) < 0 else end
             found.append((line_start, _BOXED_ALL.sub(r"\1", reply[line_start:line_end])))
-        else:
-            found.append((m.end(), content))
+        elif (content := _braced(reply, boxes[0].end())) is not None:
+            found.append((boxes[0].end(), content))
     return found
 
 
@@ -310,16 +309,19 @@ def _concludes(sentence: str) -> bool:
 
 
 def answer_part(reply: str) -> str | None:
-    """What a pattern keeps as its answer: the final answer's text after its mark, or, when
-    more follows it (a correction, another answer offered), the reply from the mark's line
-    on, so that counts too; None when the reply marks no final answer."""
+    """What a pattern keeps as its answer: the final answer's text after its mark when that
+    is one sentence and the reply's end; else the reply from the mark's line on (what
+    follows may correct it, and a reader of several sentences starts at the mark); None
+    when the reply marks no final answer."""
     found = _anchors(reply)
     if not found:
         return None
     start, text = max(found)
-    if not reply[start + len(text) :].strip(" \t\n}$*_."):
+    alone = len(sentences_of(plain(text))) <= 1
+    if alone and not reply[start + len(text) :].strip(" \t\n}$*_."):
         return text.strip(" *_\n") or None
-    # What follows may correct the answer or offer another: kept, with the mark.
+    # What follows may correct the answer or offer another, and an answer of several
+    # sentences is read from its first: kept with the mark, read as the whole reply is.
     return reply[reply.rfind("\n", 0, start) + 1 :].strip() or None
 
 

@@ -17,8 +17,8 @@ from graders.answer_time import GradedWrong, answer_time
 from graders.base import Grader, GraderSetup, SelfCase
 from graders.exact import Grade
 from graders.options import GraderOptions, read_options
+from graders.phrases import phrase_in
 from graders.reading import answer_text
-from graders.squad import phrase_in
 from graders.task_models import TaskBase
 
 
@@ -73,7 +73,7 @@ class RegexGrader(Grader[RegexTask]):
 
 #: Where the answer of a sentence starts: after its verb or preposition ("The wall fell on
 #: 1989-11-09").
-_LAST_WORD = re.compile(r".*\b(?:is|was|are|were|be|as|on|in|at|to)\s+|.*:\s*", re.IGNORECASE)
+_LAST_WORD = re.compile(r"\b(?:is|was|are|were|be|as|on|in|at|to)\s+|:\s+", re.IGNORECASE)
 
 
 def _phrases(sentence: str) -> list[str]:
@@ -85,7 +85,8 @@ def _phrases(sentence: str) -> list[str]:
     if phrase is None or " or " in f" {bare} ":
         return []
     found = [] if phrase == bare else [phrase]
-    last = _LAST_WORD.sub("", phrase, count=1)
+    ends = [m.end() for m in _LAST_WORD.finditer(phrase)]
+    last = phrase[ends[-1] :] if ends else phrase
     return found + ([last] if last and last != phrase else [])
 
 

@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, FiniteFloat, model_validator
 from graders.base import Grader, GraderSetup, SelfCase
 from graders.exact import Grade
 from graders.options import GraderOptions, read_options
-from graders.reading import Said, answer_text, hedge
+from graders.phrases import phrase
 from graders.stated_numbers import read_number, stated_number
 from graders.task_models import TaskBase
 from graders.words import FUNCTION_WORDS
@@ -148,60 +148,6 @@ class F1Grader(Grader[F1Task]):
         return Grade(score >= need, f"F1 {score:.2f} (best {best!r}) {verdict} {need:g}", score)
 
 
-def phrase(reply: str, golds: list[str]) -> Said[str]:
-    """The answer ``reply`` commits to, as a phrase: its committed sentence without what it
-    negates and without a lead-in ("It was not Edison but Nikola Tesla" is "Nikola
-    Tesla"); a hedge when it offers alternatives ("Broncos or Panthers") where no gold
-    answer is written with "or" or a slash."""
-    found = answer_text(reply)
-    if found.value is None:
-        return found
-    return phrase_in(found.value, golds)
-
-
-def phrase_in(sentence: str, golds: list[str]) -> Said[str]:
-    """A committed sentence as the phrase it answers with (see ``phrase``): its last
-    clause after a semicolon or a concluding "so", less what it negates and its lead-in."""
-    clauses = [_ASIDE.sub("", c) for c in _LAST_CLAUSE.split(sentence)]
-    # The last clause that states something once its negations are dropped ("Denver
-    # Broncos; never Carolina" answers with its first).
-    last = next((c for c in reversed(clauses) if affirmed(c, golds).strip(" ,;:-.")), clauses[-1])
-    said = _LEAD_IN.sub("", affirmed(last, golds).strip(_EDGES)).strip(_EDGES)
-    said = _SURE.sub("", said).strip(_EDGES)
-    if _alternatives(said, golds) or _OFFERS_ANOTHER.search(said):
-        return hedge(f"offers alternatives: {said[:80]!r}")
-    return Said(said)
-
-
-#: A later clause offering another answer ("Westphalia, possibly Utrecht").
-_OFFERS_ANOTHER = re.compile(r"[,;]\s*(?:or\s+)?(?:maybe|possibly|perhaps)\b", re.IGNORECASE)
-
-#: Where a sentence's answering clause starts: after a semicolon, or a concluding word.
-_LAST_CLAUSE = re.compile(
-    r";\s*|,\s*(?:so|therefore|thus|hence|but|leaving|which\s+leaves|that\s+leaves)\s+",
-    re.IGNORECASE,
-)
-#: Words of certainty around an answer ("Nikola Tesla, definitely").
-_SURE = re.compile(
-    r"^(?:definitely|certainly|surely|clearly|obviously)\b|\b(?:definitely|certainly|surely"
-    r"|clearly|obviously|for\s+sure|without\s+(?:a\s+)?doubt)$",
-    re.IGNORECASE,
-)
-#: A remark in brackets after the answer ("Normandy (about 30,000 km²)").
-_ASIDE = re.compile(r"(?<=\S)\s*\([^()]*\)")
-
-#: What a phrase does not start or end with: stops, commas, dashes.
-_EDGES = " .,;:!-\u2013\u2014"
-
-#: Words that open an answer without being part of it ("it was", "but", "rather").
-_LEAD_IN = re.compile(
-    r"^(?:(?:(?:it|that|this|they|he|she)\s*(?:is|was|were|are|['\u2019]s)|but|rather|instead"
-    r"|the\s+answer\s+is|the\s+\w+(?:\s+\w+)?\s+(?:was|is|were|are)|i\s+mean[t]?|make\s+that)\b"
-    r"[\s,:]*)+",
-    re.IGNORECASE,
-)
-
-
 #: Words that turn an answer to its opposite ("not guilty"); "without" does not ("Tesla
 #: without doubt").
 _POLARITY = frozenset(["not", "no", "never", "neither", "nor", "isnt", "wasnt", "arent", "werent"])
@@ -221,37 +167,6 @@ def scored(said: str, gold: str) -> float:
     if missing and extra:
         return 0.0
     return f1_score(said, gold)
-
-
-#: A negation and the rest of its clause ("not Denver Broncos", "isn't the Broncos"), up to
-#: a "but" that gives the answer ("not Edison but Tesla").
-_NEGATED = re.compile(
-    r"\b(?P<word>not|no|never|neither|nor|\w+n['\u2019]t)\b"
-    r"(?:(?!\bbut\b|\s[-\u2013\u2014]\s|[\u2013\u2014])[^,;:.!?\n])*",
-    re.IGNORECASE,
-)
-
-
-def affirmed(said: str, golds: list[str]) -> str:
-    """``said`` without what it negates: each negation to its clause's end, unless a gold
-    answer holds that negation ("not guilty")."""
-    held = {word for gold in golds for word in squad_normalise(gold).split()}
-    return _NEGATED.sub(
-        lambda m: m.group() if squad_normalise(m.group("word")) in held else "", said
-    )
-
-
-#: What joins alternatives: "or", a slash.
-_ALTERNATIVE = re.compile(r"\bor\b|/", re.IGNORECASE)
-
-
-def _alternatives(said: str, golds: list[str]) -> bool:
-    """Whether the answer offers alternatives ("Broncos or Panthers") where no gold answer
-    is itself written with "or" or a slash. SQuAD's score counts such a hedge by its
-    tokens; the verdict does not take it."""
-    if any(_ALTERNATIVE.search(gold) for gold in golds):
-        return False
-    return sum(bool(part.strip()) for part in _ALTERNATIVE.split(said)) > 1
 
 
 def em_grader(setup: GraderSetup) -> EmGrader:

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 
 from graders.exact import WORD_VALUES
 from graders.mentions import Mention, Token, tokens, verdict
-from graders.words import CONCLUDING
 from graders.reading import Said, hedge, nothing, read_reply
+from graders.words import CONCLUDING
 
 _SCALES = {"dozen": 12.0, "thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12}
 _ADJACENT_SCALES = {"k": 1e3, "m": 1e6, "bn": 1e9}

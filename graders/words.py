@@ -67,7 +67,8 @@ CORRECTION = re.compile(
     r"|i\s+(?:retract|withdraw|miscalculated|miscounted|misread)"
     r"|(?:that|this)(?:['\u2019]s|\s+is|\s+was)\s+(?:wrong|incorrect|not\s+right)"
     r"|(?:that|this)\s+can['\u2019]?t\s+be\s+right)\b"
-    r"|(?:(?<=[.!?]\s)|(?<=\n))no,",  # "Answer: A. Wait, it's B. No, A was right."
+    r"|(?:(?<=[.!?]\s)|(?<=\n))no,"  # "Answer: A. Wait, it's B. No, A was right."
+    r"|(?:(?<=[.!?]\s)|(?<=\n)|^)(?:edit|update|edited|updated)\s*:|\u2192",
     re.IGNORECASE,
 )
 #: Words offering another answer after one was given ("Answer: spam. Or maybe ham.").
@@ -103,7 +104,7 @@ FILLER = _words(
     """a actually am an be but can cant check correct double good hmm i is it its let me ok
     okay recheck right so sure that thats the this verify wait was well confirmed checked
     again think just yep wrong incorrect mistake error made oops sorry scratch retract
-    withdraw not isnt cant cannot"""
+    withdraw not isnt cant cannot im ive id unsure"""
 )
 #: A sentence offering an answer as possible ("C could also be right", "C is plausible too").
 POSSIBLE = re.compile(

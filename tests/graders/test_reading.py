@@ -42,7 +42,7 @@ def right(grader: str, expected: object, reply: str) -> bool:
     [
         ("**18**", "18"),
         ("`18`", "18"),
-        ("~~17~~", "17"),
+        ("~~17~~ 18", " 18"),  # struck out: not said
         ("\\frac{1}{2}", "1/2"),
         ("\\dfrac{3}{4}", "3/4"),
         ("\\text{B}", "B"),
@@ -806,8 +806,12 @@ def test_answer_text_is_the_sentence_the_reply_commits_in(reply, said, why):
             "Answer: 18\n\nActually, correcting myself: the total is 20 dollars.",
         ),
         ("Answer: B\nHmm, wait. Actually it is A.", "Answer: B\nHmm, wait. Actually it is A."),
-        ("Answer: 18. Or maybe 19.", "18. Or maybe 19."),
-        ("Answer: B. C could also be right.", "B. C could also be right."),
+        ("Answer: 18. Or maybe 19.", "Answer: 18. Or maybe 19."),
+        ("Answer: B. C could also be right.", "Answer: B. C could also be right."),
+        (
+            "Answer: 18 eggs in total. She sold 17 of them.",
+            "Answer: 18 eggs in total. She sold 17 of them.",
+        ),
         ("Answer: B\n\nC could also be right.", "Answer: B\n\nC could also be right."),
         ("She has 18 eggs.", None),
     ],
