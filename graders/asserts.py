@@ -1,7 +1,7 @@
 """The ``asserts`` grader: a promptfoo test's asserts, every one of which must hold.
 
 ``expected`` is the test's list of asserts, ``[{"type": "contains", "value": "Paris"},
-{"type": "is-json"}]``, each judged on the final answer (graders/final_answer.py):
+{"type": "is-json"}]``, each judged on the final answer (graders/reading.py, ``answer_line``):
 ``equals`` (the same text, stripped; a JSON value given: the same JSON), ``contains`` and
 ``icontains`` (a substring, the second in any case), ``regex`` (the pattern found in it,
 as promptfoo's regex passes), ``is-json`` (it parses as JSON; a schema given as the value,

@@ -84,7 +84,8 @@ class Grader(ABC, Generic[TaskT]):
 
     def canonical(self, task: TaskT, answer: str) -> str:
         """The answer as votes and agreement compare it: equal for answers the grader reads
-        alike. By default the final answer (graders/final_answer.py), normalised."""
+        alike. By default the sentence the final answer commits in (graders/reading.py),
+        normalised."""
         return normalise(answer_text(answer).value or "")
 
     def measures(self, task: TaskT, answers: list[str], verdicts: list[bool]) -> dict[str, float]:

@@ -1,12 +1,13 @@
 """The ``game24`` grader: the final answer is an expression that makes 24 of the task's numbers.
 
-The final answer (graders/final_answer.py), optionally ending ``= 24`` as the ToT paper's
-answers do ("(10 - 4) * (13 - 9) = 24"), is read by a tokenizer and a recursive-descent
-parser of its own: numbers, + - * / (also the typeset times, division and minus signs),
-brackets and a unary minus, nothing else. Nothing is evaluated by Python: the value is
-computed in fractions, so ``8 / (3 - 8/3)`` is exactly 24, and ``3.0000000000000001 * 8``,
-24 only in floating point, is not. It is correct iff it uses exactly the given numbers (a
-multiset: none reused, dropped or added) and equals 24; a division by zero is wrong.
+The expression the reply commits to (graders/reading.py), optionally ending ``= 24`` as
+the ToT paper's answers do ("(10 - 4) * (13 - 9) = 24"), is read by a tokenizer and a
+recursive-descent parser of its own: numbers, + - * / (also the typeset times, division
+and minus signs), brackets and a unary minus, nothing else. Nothing is evaluated by
+Python: the value is computed in fractions, so ``8 / (3 - 8/3)`` is exactly 24, and
+``3.0000000000000001 * 8``, 24 only in floating point, is not. It is correct iff it uses
+exactly the given numbers (a multiset: none reused, dropped or added) and equals 24; a
+division by zero is wrong.
 
 The verdict needs nothing hidden from the model (the numbers are in the question), so the
 grader offers it as a check a pattern may call (``answer_check``).

@@ -15,8 +15,6 @@ mentions:
 
 from __future__ import annotations
 
-import re
-
 from graders.answer_keys import Expected
 from graders.exact import Grade, grade
 from graders.mentions import marked, tokens
@@ -87,4 +85,4 @@ def _answer(reply: str) -> Said[str]:
 
 
 def _states(text: str) -> bool:
-    return bool(re.search(r"\d", text)) or not says_nothing(text)
+    return not says_nothing(text)  # a number or a word that states something

@@ -3,7 +3,7 @@ are equal (deeply: 1 equals 1.0, true equals only true) and, when the task gives
 meets its JSON Schema (checked with the ``jsonschema`` package; graders/json_schemas.py says
 which schemas are refused when the set loads, and how long checking one may take).
 
-The object is the final answer's (graders/final_answer.py) last ```json fence holding an
+The object is the final answer's (graders/reading.py, ``answer_line``) last ```json fence holding an
 object, else its last ``{...}`` that parses (not one inside another); two different objects
 joined by "or" are a hedge, wrong. When the final answer holds none (an ``Answer:`` line that
 opens an object written over several lines), the same is looked for in the whole reply.

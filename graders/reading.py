@@ -55,10 +55,12 @@ gave it (an answer line states its answer first; a sentence of working, last).""
 
 
 def nothing(why: str) -> Said[T]:
+    """A text that states nothing a grader reads: the next sentence is tried."""
     return Said(None, why, stated=False)
 
 
 def hedge(why: str) -> Said[T]:
+    """A text that offers more than one answer: never a pass."""
     return Said(None, f"hedged: {why}")
 
 
@@ -207,7 +209,9 @@ def _read_final(answer: Final, read: Read[T], depth: int) -> Said[T]:
         if answer.retracts:
             return Said(None, "retracted: corrected with no answer after it")
     sentences, asked = _split(answer.text)
-    order = _answer_line(sentences) if answer.anchored else _unmarked(sentences, terse=not asked)
+    order = (
+        _answer_line_order(sentences) if answer.anchored else _unmarked(sentences, terse=not asked)
+    )
     said: Said[T] = nothing("no answer")
     for sentence in order:
         said = read(sentence, answer.anchored)
@@ -274,7 +278,7 @@ def _split(text: str) -> tuple[list[str], bool]:
     return kept, asked
 
 
-def _answer_line(sentences: list[str]) -> Iterator[str]:
+def _answer_line_order(sentences: list[str]) -> Iterator[str]:
     """An answer line's first sentence, or a later one going on with its working or
     concluding; then the others in order."""
     if not sentences:

@@ -1,7 +1,8 @@
-"""The regex grader: right when the whole final answer (graders/final_answer.py, stripped)
-matches the task's regular expression (Python's ``re.fullmatch``), matched under the
-answer's time limit (graders/user_regex.py): a match that takes longer is graded wrong,
-saying so."""
+"""The regex grader: right when the answer the reply commits to matches the task's regular
+expression whole (Python's ``re.fullmatch``): the committed sentence (graders/reading.py)
+without its final stop, or the phrase it answers with (graders/phrases.py: "It was not X
+but Y" is Y; "The wall fell on 1989-11-09" is its date). Matched under the answer's time
+limit (graders/user_regex.py): a match that takes longer is graded wrong, saying so."""
 
 from __future__ import annotations
 

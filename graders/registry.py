@@ -214,7 +214,7 @@ register_grader(
     runs_code=True,
 )(code_tests_grader)
 
-# The answer graders: each reads the reply's final answer (graders/final_answer.py).
+# The answer graders: each reads the reply as graders/reading.py does.
 register_grader(
     "choice",
     ChoiceTask,

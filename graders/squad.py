@@ -1,15 +1,16 @@
 """The f1 and em graders: SQuAD's scoring of a short answer against its gold answers.
 
-The final answer (graders/final_answer.py) and each gold answer are normalised as SQuAD's
-evaluation script does: lower case, punctuation removed, the articles a, an and the
-removed, white space collapsed. ``em`` is right when the answer equals a gold answer so
-normalised (its score 1 or 0); ``f1`` scores the tokens shared with the best gold answer
-(the harmonic mean of precision and recall) and is right when that score reaches its
-threshold (the task's, else the grader's ``threshold`` option, 0.5 by default) and the
-answer offers no alternatives ("Broncos or Panthers": a hedge, whatever it scores). For
-f1, what the answer negates does not count: each negation ("not", "no", "never", "isn't"...)
-and the rest of its clause are dropped before scoring, unless a gold answer holds that
-negation; the score recorded is the one so taken ("Panthers, not Broncos" scores 0).
+The answer is the phrase the reply commits to (graders/phrases.py: without what it
+negates, its lead-in or a remark in brackets; a hedge is wrong, whatever it scores). It
+and each gold answer are normalised as SQuAD's evaluation script does: lower case,
+punctuation removed, the articles a, an and the removed, white space collapsed. ``em`` is
+right when the answer equals a gold answer so normalised (its score 1 or 0); ``f1`` scores
+the tokens shared with the best gold answer (the harmonic mean of precision and recall)
+and is right when that score reaches its threshold (the task's, else the grader's
+``threshold`` option, 0.5 by default); an answer of the other polarity ("guilty" for "not
+guilty") or naming another thing in place of part of the gold scores 0. A gold answer
+that is a number is given by a reply committing to that number, as the number grader
+reads one ("They scored ten points." for "10").
 """
 
 from __future__ import annotations
