@@ -49,6 +49,10 @@ UNITS = [
     '{"a": {',
     "1 = 2 = ",
     "Answer: the answer is 17 or B\n",
+    "\\boxed{1} ",
+    "B Lyon ",
+    "((((+++++",
+    "1 is 2: ",
 ]
 MIB = 1 << 20
 
