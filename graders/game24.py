@@ -202,12 +202,14 @@ def _runs(sentence: str) -> list[str]:
 
 
 def _whole_puzzle(run: str) -> bool:
-    """Whether a run within a sentence could answer the puzzle: four numbers or more, and no
-    "=" other than a final "= 24" (not a step of checking: "3 + 5 - 4 = 4")."""
+    """Whether a run within a sentence could be an answer: an expression with no "=", or
+    one of three numbers or more claiming "= 24"; not a step of checking ("3 + 5 - 4 = 4",
+    "4 * 6 = 24")."""
     expression, equals, claim = run.partition("=")
-    if equals and claim.strip() != "24":
-        return False
-    return len(re.findall(r"\d+(?:\.\d+)?", expression)) >= 4
+    if not equals:
+        return True
+    numbers = re.findall(r"\d+(?:\.\d+)?", expression)
+    return claim.strip() == "24" and len(numbers) >= 3
 
 
 def expression_in(reply: str) -> Said[str]:
@@ -220,7 +222,10 @@ def _expression(sentence: str, _: bool) -> Said[str]:
     """The sentence as an expression, else its part after a label or a semicolon
     ("Correct: (10 - 4) * (13 - 9)"; "Not 14 * 4, that's 56; (10 - 4) * (13 - 9)")."""
     why = ""
-    runs = [run for run in _runs(sentence) if _whole_puzzle(run)]
+    # Within a sentence of words ("let me use ... instead"); an expression with a sign it
+    # does not take ("10 ^ 4 - 13 - 9") is refused whole.
+    worded = re.search(r"[^\W\d_]{2,}", sentence) is not None
+    runs = [run for run in _runs(sentence) if _whole_puzzle(run)] if worded else []
     if len(set(runs)) > 1 and re.search(r"\bor\b", sentence, re.IGNORECASE):
         return hedge(f"offers {' or '.join(runs[:3])}")
     for text in (sentence, sentence.rpartition(":")[2], sentence.rpartition(";")[2], *runs[::-1]):

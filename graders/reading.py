@@ -77,6 +77,7 @@ _LATEX = [
     (re.compile(r"\be\.\s?g\.(?=\s)", re.IGNORECASE), "for example"),
     (re.compile(r"~~[^~\n]*~~"), ""),  # struck out: not said
     (re.compile(r"\*\*|`+|~~"), ""),
+    (re.compile(r"\$\$"), " "),  # display maths
     (re.compile(r"(?<![\w$])\$(?=[^$\n]*\$)|(?<=[\w)}])\$(?!\d)"), ""),
 ]
 

@@ -96,6 +96,16 @@ class F1Options(GraderOptions):
     threshold: FiniteFloat = Field(default=DEFAULT_THRESHOLD, gt=0, le=1)
 
 
+#: Verbs that, after the gold answer as a sentence's subject, still give it as the answer
+#: ("The Denver Broncos won Super Bowl 50."); not "lost".
+_GIVING = ("won", "wins", "is", "was", "were", "are", "did", "does", "became", "invented")
+
+
+def _said_of(gold: str) -> tuple[str, ...]:
+    """How a sentence giving ``gold`` (normalised) as its subject starts."""
+    return tuple(f"{gold} {verb} " for verb in _GIVING)
+
+
 def numbered(answer: str, golds: list[str]) -> Grade | None:
     """A gold answer that is a number ("10") is given by any sentence committing to that
     number ("The Panthers scored ten."): the verdict, with score 1 or 0; None when no gold
@@ -119,7 +129,8 @@ class EmGrader(Grader[EmTask]):
         if found.value is None:
             return Grade(False, f"{found.why}; expected {task.expected.answers[:3]}", 0.0)
         said = squad_normalise(found.value)
-        hit = any(said == squad_normalise(gold) for gold in task.expected.answers)
+        golds = [squad_normalise(gold) for gold in task.expected.answers]
+        hit = any(said == gold or f"{said} ".startswith(_said_of(gold)) for gold in golds)
         shown = f"{said[:80]!r} {'matches' if hit else 'matches no gold answer of'}"
         return Grade(hit, f"{shown} {task.expected.answers[:3]}", float(hit))
 

@@ -903,6 +903,15 @@ def test_game24_reads_the_one_expression_committed_to(reply, correct):
         ("number", 4, "The chance is not 1 in 4.", False),
         ("number", 36, "Answer: 36 (9 boxes x 4)", True),
         ("label", SENTIMENT, "positive (negative at first glance)", True),
+        ("em", BRONCOS, "The Denver Broncos won Super Bowl 50.", True),
+        ("em", BRONCOS, "The Denver Broncos lost.", False),
+        (
+            "game24",
+            {"numbers": [1, 5, 5, 5]},
+            "Answer: (5 - 1/5) * 5\nHmm, let me use 5 * 5 - 1.",
+            False,
+        ),
+        ("game24", {"numbers": [1, 2, 3, 4]}, "$$ (1+2+3)\\times 4 = 24 $$", True),
     ],
 )
 def test_mentions_in_brackets_and_phrases_read_with_their_neighbours(
