@@ -15,6 +15,12 @@ from harness.fakes.fake_server import FakeServer, Reply
 ROOT = Path(__file__).parents[2]
 
 
+def _ctrl_c_heard() -> None:
+    """A run started from a background job inherits Ctrl-C ignored, and Python then never
+    raises KeyboardInterrupt: the run is given Ctrl-C as a terminal gives it."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_ctrl_c_ends_a_run_grading_a_catastrophic_regex(tmp_path):
     rows = [{"id": f"t{i}", "question": f"Q{i}?", "answer": "(x|x)+"} for i in range(40)]
     tasks = tmp_path / "tasks.jsonl"
@@ -26,7 +32,13 @@ def test_ctrl_c_ends_a_run_grading_a_catastrophic_regex(tmp_path):
     command += ["--grader", "regex", "--arm", "direct", "--model", "fake", "--quiet"]
     command += ["--base-url", server.base_url, "--max-retries", "0", "--out", str(out)]
     env = {**os.environ, "PYTHONPATH": str(ROOT), "LOOPBENCH_API_KEY": "k"}
-    run = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    run = subprocess.Popen(
+        command,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        preexec_fn=_ctrl_c_heard,  # runs before exec only
+    )
     try:
         deadline, runs = time.monotonic() + 120, out / "runs.jsonl"
         while time.monotonic() < deadline and not (runs.exists() and runs.stat().st_size):
