@@ -17,10 +17,11 @@ from __future__ import annotations
 
 from graders.answer_keys import Expected
 from graders.exact import Grade, grade
-from graders.mentions import marked, tokens
+from graders.mentions import marked
 from graders.naming import found_in
 from graders.reading import Said, final, plain, revision_of, says_nothing, sentences_of
 from graders.stated_numbers import numbers_of, stated_number
+from graders.tokens import tokens
 
 
 def strict_grade(answer: str | None, expected: Expected) -> Grade:

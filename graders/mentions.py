@@ -24,11 +24,10 @@ explains the answer and is not chosen ("C - Jupiter is over 300 Earth masses").
 from __future__ import annotations
 
 import itertools
-import re
-import unicodedata
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 
+from graders.tokens import Token
 from graders.words import (
     AFFIRMED_AFTER,
     ALTERNATIVE,
@@ -36,6 +35,7 @@ from graders.words import (
     CONCLUDING,
     LIST_JOINS,
     NEGATED_AFTER,
+    NEGATION_OF,
     NEGATORS,
     OPEN_ENDED,
     POSSIBLE_AFTER,
@@ -44,58 +44,11 @@ from graders.words import (
     negates,
 )
 
-_TOKEN = re.compile(
-    r"(?P<num>(?<![\w.])[-\u2212]?\$?(?:\d{1,3}(?:,\d{3})+(?![\d,])|\d+)(?:\.\d+)?(?!\.\d)"
-    r"|(?<![\w.])\.\d+)"
-    r"|(?P<word>[^\W_]+(?:['\u2019](?![sS]\b)[^\W_]+)*)"
-    r"|(?P<mark>[^\w\s])",
-)
 #: Marks ending the reach of a negation and opening a clause of their own.
 _CLAUSE_MARKS = frozenset(".;:!\u2013\u2014,")
 #: A negation reaches this many words before what it negates, this many after.
 _REACH_BEFORE = 3
 _REACH_AFTER = 4
-#: After a negation following a mention, the words that make it negate the mention ("18
-#: is not right", "A isn't it").
-_NOT_WHAT = frozenset(
-    """right correct true it the a an valid possible accurate fit fits work works apply match
-    belong qualify hold""".split()  # noqa: SIM905  (a word list reads better as text)
-)
-
-
-@dataclass
-class Token:
-    raw: str
-    low: str
-    """Lower case, accents and apostrophes dropped; a mark as itself."""
-    kind: str
-    """"num", "word" or "mark"."""
-    start: int
-    end: int
-    depth: int = 0
-    """How many brackets it is inside."""
-
-
-def tokens(text: str) -> list[Token]:
-    found: list[Token] = []
-    depth = 0
-    for m in _TOKEN.finditer(text):
-        kind = m.lastgroup or "mark"
-        raw = m.group()
-        if raw == "-" and text[m.start() - 1 : m.start()] == " " == text[m.end() : m.end() + 1]:
-            raw = "\u2014"  # a spaced hyphen is a dash, ending a clause
-        low = _low(raw) if kind == "word" else raw
-        if raw in ")]":
-            depth = max(0, depth - 1)
-        found.append(Token(raw, low, kind, m.start(), m.end(), depth))
-        if raw in "([":
-            depth += 1
-    return found
-
-
-def _low(word: str) -> str:
-    decomposed = unicodedata.normalize("NFKD", word.lower())
-    return "".join(c for c in decomposed if c.isalnum())
 
 
 @dataclass
@@ -407,7 +360,7 @@ def _negated_after(toks: list[Token]) -> bool:
         return True
     if any(words[k : k + 2] in (["is", "out"], ["are", "out"]) for k in range(len(words))):
         return True
-    return any(w in NEGATORS and next_ in _NOT_WHAT for w, next_ in itertools.pairwise(words))
+    return any(w in NEGATORS and next_ in NEGATION_OF for w, next_ in itertools.pairwise(words))
 
 
 def _possible_after(toks: list[Token]) -> bool:

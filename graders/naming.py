@@ -13,9 +13,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from graders.exact import normalise
-from graders.mentions import Mention, Token, Verdict, tokens, verdict
+from graders.mentions import Mention, Verdict, verdict
 from graders.reading import Said, hedge, nothing, read_reply
 from graders.stated_numbers import numbers_of, read_number
+from graders.tokens import Token, tokens
 
 #: After "A" or "I" these words make it a letter ("A is right"); other lower-case words make
 #: it an article or a pronoun ("A good answer", "I think").

@@ -16,8 +16,9 @@ from bisect import bisect_left
 from dataclasses import dataclass
 
 from graders.exact import WORD_VALUES
-from graders.mentions import Mention, Token, tokens, verdict
+from graders.mentions import Mention, verdict
 from graders.reading import Said, hedge, nothing, read_reply
+from graders.tokens import Token, tokens
 from graders.words import CONCLUDING
 
 _SCALES = {"dozen": 12.0, "thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12}

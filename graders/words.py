@@ -25,6 +25,12 @@ NEGATING_PAIRS = frozenset(
 )
 #: A word that, after a mention, negates it ("A is wrong", "17 is incorrect").
 NEGATED_AFTER = _words("wrong incorrect false eliminated excluded ruled impossible untrue")
+#: After a negation following a mention, the words that make it deny the mention ("18 is
+#: not right", "A isn't it", "A and C don't fit").
+NEGATION_OF = _words(
+    """right correct true it the a an valid possible accurate fit fits work works apply match
+    belong qualify hold"""
+)
 #: A word that, after a mention, says it is the answer ("B is correct", "B is the answer").
 AFFIRMED_AFTER = _words("correct right answer true")
 #: A word after which a mention is compared with the answer, not given as it ("bigger than
