@@ -36,7 +36,6 @@ from harness.config import RunConfig
 from harness.endpoints import (
     connection,
     open_clients,
-    resolve_endpoints,
     serving,
     throttle_notes,
 )
@@ -46,7 +45,6 @@ from harness.grading import GraderFunction
 from harness.grid import Grid, run_grid
 from harness.models.endpoint import (
     Endpoint,
-    EndpointNotConfigured,
     protecting,
     without_credentials,
 )
@@ -55,10 +53,11 @@ from harness.models.router import ModelRouter
 from harness.models.scripted import ModelLike, as_client
 from harness.models.types import ModelClient
 from harness.observer import Observer
-from harness.plugins import load_plugin
+from harness.plan import plan_run
 from harness.report.compare import Comparison, compare
 from harness.report.failures import ArmFailures, labelled_frame, summarize_failures
 from harness.report.pass_k import parse_all
+from harness.report.printed import stopping_note, table_title
 from harness.report.published import with_published
 from harness.report.rendering import render
 from harness.report.table import Measures, summarize, with_reference
@@ -70,7 +69,6 @@ from harness.results.reading import read_records
 from harness.results.records import RunRecord
 from harness.results.store import ResultsFolder
 from harness.rounds import run_until_separated
-from harness.run_settings import run_settings
 from harness.runner import RunSettings
 from harness.sampling import Sampling
 from harness.stats.separation import Separation, SeparationRule
@@ -148,8 +146,10 @@ class Experiment:
 
     @cached_property
     def parsed_arms(self) -> list[Arm]:
-        """The arms, checked against the registry before anything runs."""
-        arms = parse_arms(self.arms)
+        """The arms, checked against the registry before anything runs (parsed by the plan
+        already when made by ``from_config``)."""
+        planned = self.config is not None and all(isinstance(a, Arm) for a in self.arms)
+        arms = [a for a in self.arms if isinstance(a, Arm)] if planned else parse_arms(self.arms)
         if not arms:
             raise ArmError("give at least one arm")
         if self.until_separated is not None and len(arms) < 2:
@@ -263,7 +263,7 @@ class Experiment:
         )
         separation = None
         if self.until_separated is None:
-            made = await run_grid(grid, client, folder, settings, observer)
+            made = await run_grid(grid, client, folder, settings, observer, folder.records())
         else:
             made, separation = await run_until_separated(
                 grid, self.until_separated, client, folder, settings, observer
@@ -285,43 +285,23 @@ class Experiment:
         ``say`` told what a user should know (how isolated the sandbox is; stderr by
         default). Run without a model, its endpoints serve it: each model's, or the
         embedded model when none is configured."""
-        for module in config.plugins:
-            load_plugin(module)
-        if not config.arms:
-            raise ArmError("give at least one --arm, or an --experiment file that lists arms")
-        parse_arms(config.arms)  # the allowlist first: an unknown name costs nothing
-        embedded, found = (
-            (False, [*endpoints]) if endpoints is not None else resolve_endpoints(config)
-        )
-        if config.executor == "ray" and embedded:
-            raise EndpointNotConfigured(
-                "--executor ray: the embedded model listens on this machine's loopback only; "
-                "give --model and --base-url of a served model"
-            )
+        plan = plan_run(config, endpoints, settings, say or Observer().note)
         experiment = cls(
-            load_taskset(
-                config.tasks, config.grader, config.columns, config.rows_to_read, config.preset
-            ),
-            config.arms,
+            plan.taskset,
+            plan.arms,
             config.repeats,
-            config.runs_at_once(len(found)),
+            config.runs_at_once(len(plan.endpoints)),
             out=config.out,
             limit=config.limit,
             slice=config.slice,
             until_separated=config.separation,
             sampling=config.sampling,
             config=config,
-            endpoints=found,
-            embedded=embedded,
+            endpoints=plan.endpoints,
+            embedded=plan.embedded,
+            settings=plan.settings,
         )
-        experiment._name_models(found)
-        if settings is None:
-            settings = run_settings(config, experiment.taskset, say or Observer().note)
-            if config.executor == "ray":
-                from harness.executors.ray import RayExecutor  # needs the ray extra
-
-                settings = replace(settings, executor=RayExecutor.for_config(config, found))
-        experiment.settings = settings
+        experiment._name_models(plan.endpoints)
         _ = experiment.parsed_arms  # --until-separated's two arms on one model: refused now
         _ = experiment.chosen  # a slice the set does not have, too
         return experiment
@@ -336,6 +316,14 @@ class Experiment:
         elif names:
             self.models = dict.fromkeys(names)
             self.base_url = {e.model: without_credentials(e.base_url) for e in endpoints}
+
+
+@dataclass(frozen=True)
+class Printed:
+    """A results folder's table as printed, and how many of its runs ended in api_error."""
+
+    text: str
+    api_errors: int
 
 
 @dataclass(frozen=True)
@@ -374,19 +362,36 @@ class Results:
         made), turns, tokens, cost, cost per correct answer; with ``vs``, each arm's paired
         difference; ``pass_k`` adds pass@k / pass^k columns (``["pass@1", "pass^3"]``), each
         with ``_low``, ``_high`` and ``_tasks``."""
-        pricing = Pricing(prices or load_prices(), price_as)
         measures, unknown = parse_all(list(pass_k))
         if unknown:
             raise ValueError(f"{unknown[0]!r} is not pass@k or pass^k (e.g. pass@5, pass^3)")
-        frame, retried = read_frames(self.path, pricing, drop=UNREAD)
-        summary = summarize(frame, by, retried, Measures(interval, tuple(measures)))
-        summary = with_published(summary, read_published(self.path))
+        pricing = Pricing(prices or load_prices(), price_as)
+        frame, summary = self._summary(pricing, by, Measures(interval, tuple(measures)))
         return with_reference(frame, summary, arm_identity(vs)) if vs else summary
 
     def render(self, fmt: str = "md", **table: Any) -> str:
         """The table as ``loopbench table --format FMT`` prints it (md, csv, json, latex,
-        html)."""
+        html), without its title."""
         return render(self.table(**table), fmt)
+
+    def printed(self, price_as: str | None = None, prices: PriceTable | None = None) -> Printed:
+        """The table as ``loopbench table`` and ``loopbench run`` print it: titled, with the
+        decisions of a run stopped by until_separated; and its runs that ended in api_error."""
+        pricing = Pricing(prices or load_prices(), price_as)
+        frame, summary = self._summary(pricing)
+        text = render(summary, "md", table_title(frame, pricing, self.path))
+        if note := stopping_note(self.path, frame):
+            text = f"{text}\n\n{note}"
+        errors = int((frame["status"] == "api_error").sum()) if "status" in frame else 0
+        return Printed(text, errors)
+
+    def _summary(
+        self, pricing: Pricing, by: str | None = None, measures: Measures | None = None
+    ) -> tuple[pd.DataFrame, pd.DataFrame]:
+        """The folder's runs, read once, and their table beside what papers published."""
+        frame, retried = read_frames(self.path, pricing, drop=UNREAD)
+        summary = summarize(frame, by, retried, measures or Measures())
+        return frame, with_published(summary, read_published(self.path))
 
     def compare(
         self,

@@ -18,7 +18,7 @@ from __future__ import annotations
 import itertools
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -33,11 +33,18 @@ from harness.patterns.limits import Limited
 from harness.patterns.pipeline import PipelineOptions
 from harness.patterns.prompts import prompts_hash
 from harness.patterns.registry import PatternInfo, UnknownPattern
+from harness.tools import ToolChoices
 from tasks.tool_registry import ToolOptionsError, UnknownTool, check_tool_choices
 
 
 class ArmError(BadInput):
     usage = True
+
+
+class ArmFileError(ArmError):
+    """An arm an experiment file writes, refused for its text: said at the file's line."""
+
+    usage = False
 
 
 class PromptFileError(ArmError):
@@ -48,16 +55,57 @@ class PromptFileError(ArmError):
 
 @dataclass(frozen=True)
 class Arm:
+    """One configuration to measure, resolved once when it is made: its identity, its
+    options as records keep them, and its pattern, built inside its run limits, which every
+    run of the arm runs (a pattern keeps no state of a run)."""
+
     info: PatternInfo
     options: PatternOptions
     prompts: Mapping[str, str] = field(default_factory=dict, hash=False)
     """The slots whose text this arm overrides (``harness.patterns.prompts``)."""
     prompts_name: str = ""
     """What the arm's name calls its prompts: the prompt file's stem."""
+    built: Pattern | None = field(default=None, compare=False, repr=False)
+    """Its pattern, when built already (``parse_arm`` builds it to check its call floor)."""
 
-    @property
-    def pattern(self) -> str:
-        return self.info.name
+    pattern: str = field(init=False, compare=False, repr=False)
+    """The pattern's name."""
+    spec: str = field(init=False, compare=False, repr=False)
+    """The arm's identity: the pattern and the options set explicitly, sorted."""
+    resolved: dict[str, Any] = field(init=False, compare=False, repr=False)
+    """Every option's value, defaults included, as records keep them; with overridden
+    prompts, their text by slot; a pipeline's stages, each resolved with its pattern."""
+    prompt_overrides: dict[str, str] = field(init=False, compare=False, repr=False)
+    """Every slot the arm overrides, its stages' too (``stage N.SLOT``)."""
+    prompts_hash: str | None = field(init=False, compare=False, repr=False)
+    """The short hash of ``prompt_overrides`` records keep; None for none."""
+    takes_tools: bool = field(init=False, compare=False, repr=False)
+    """The arm calls the task set's tools: its pattern does, or one of its stages."""
+    tool_choices: ToolChoices = field(init=False, compare=False, repr=False)
+    """What its options choose of the tools (``tool=improved``), by tool."""
+    runnable: Pattern = field(init=False, compare=False, repr=False)
+    """Its pattern inside the run limits its options set."""
+
+    def __post_init__(self) -> None:
+        stages = self.stages
+        overrides = dict(self.prompts)
+        for number, stage in enumerate(stages, start=1):
+            overrides |= {f"stage {number}.{slot}": text for slot, text in stage.prompts.items()}
+        values = self.options.model_dump()
+        if stages:
+            values["stages"] = [{"pattern": s.pattern} | s.resolved for s in stages]
+        resolved = {
+            "pattern": self.info.name,
+            "spec": _written(self.info.name, self.set_options),
+            "resolved": values | {"prompts": dict(self.prompts)} if self.prompts else values,
+            "prompt_overrides": overrides,
+            "prompts_hash": prompts_hash(overrides) if overrides else None,
+            "takes_tools": self.options.takes_tools or any(s.takes_tools for s in stages),
+            "tool_choices": self.options.tool_options(),
+            "runnable": Limited(self.built or self.info.build(self.options), self.options),
+        }
+        for name, value in resolved.items():
+            object.__setattr__(self, name, value)  # frozen: set once, here
 
     @property
     def stages(self) -> tuple[Arm, ...]:
@@ -74,36 +122,9 @@ class Arm:
             values["prompts"] = self.prompts_name
         return values
 
-    @property
-    def spec(self) -> str:
-        """The arm's identity: the pattern and the options set explicitly, sorted."""
-        return _written(self.pattern, self.set_options)
-
-    @property
-    def resolved(self) -> dict[str, Any]:
-        """Every option's value, defaults included, as records keep them; with overridden
-        prompts, their text by slot; a pipeline's stages, each resolved with its pattern."""
-        values = self.options.model_dump()
-        if self.stages:
-            values["stages"] = [{"pattern": s.pattern} | s.resolved for s in self.stages]
-        return values | {"prompts": dict(self.prompts)} if self.prompts else values
-
-    @property
-    def prompt_overrides(self) -> dict[str, str]:
-        """Every slot the arm overrides, its stages' too (``stage N.SLOT``): what a record's
-        ``prompts_hash`` is the hash of."""
-        found = dict(self.prompts)
-        for number, stage in enumerate(self.stages, start=1):
-            found |= {f"stage {number}.{slot}": text for slot, text in stage.prompts.items()}
-        return found
-
-    @property
-    def takes_tools(self) -> bool:
-        """The arm calls the task set's tools: its pattern does, or one of its stages."""
-        return self.options.takes_tools or any(s.takes_tools for s in self.stages)
-
     def build(self) -> Pattern:
-        return Limited(self.info.build(self.options), self.options)
+        """The arm's pattern inside the run limits its options set (built once)."""
+        return self.runnable
 
 
 def _written(pattern: str, values: dict[str, Any], colon: str = ":", comma: str = ",") -> str:
@@ -170,13 +191,13 @@ def parse_arm(text: str) -> Arm:
         check_tool_choices(options.tool_options())
     except (UnknownTool, ToolOptionsError) as exc:
         raise ArmError(f"arm {text!r}: {exc}") from None
-    floor = info.build(options).call_floor()  # a run that cannot finish: refused before any
+    built, floor = info.build_with_floor(options)  # a run that cannot finish: refused
     if options.max_steps < floor.calls:
         raise ArmError(
             f"arm {text!r}: {info.name} needs max_steps of at least {floor.calls} "
             f"({floor.why}); max_steps is {options.max_steps}"
         )
-    return Arm(info, options, prompts, prompts_name)
+    return Arm(info, options, prompts, prompts_name, built)
 
 
 def pipeline_written(text: str) -> str | None:
@@ -339,14 +360,23 @@ def expand_grid(text: str) -> list[str]:
     ]
 
 
-def parse_arms(given: Sequence[str | Arm]) -> list[Arm]:
+def parse_arms(
+    given: Sequence[str | Arm], written_at: Callable[[str], str | None] | None = None
+) -> list[Arm]:
     """Parse every arm (grids expanded; an Arm is taken as it is); refuse two that run the
-    same configuration."""
+    same configuration. ``written_at`` says where a file writes an arm, for its refusal."""
     arms: dict[str, Arm] = {}
     for item in given:
-        texts = [item] if isinstance(item, Arm) else expand_grid(item)
-        for text in texts:
-            arm = text if isinstance(text, Arm) else parse_arm(text)
+        try:
+            texts = [item] if isinstance(item, Arm) else expand_grid(item)
+            parsed = [text if isinstance(text, Arm) else parse_arm(text) for text in texts]
+        except BadInput as exc:
+            where = written_at(item) if written_at and isinstance(item, str) else None
+            if where is None:
+                raise
+            error = ArmError if exc.usage else ArmFileError  # under the usage lines: a name
+            raise error(f"{where}: {exc}") from None
+        for text, arm in zip(texts, parsed, strict=True):
             resolved = _written(arm.pattern, arm.resolved)
             named = next((a for a in arms.values() if a.spec == arm.spec), None)
             if named is not None and resolved not in arms:

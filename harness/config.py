@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import tomllib
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -21,6 +20,7 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    PrivateAttr,
     ValidationError,
     model_validator,
 )
@@ -291,14 +291,48 @@ class RunConfig(BaseModel):
             max_repeats=self.max_repeats or default.max_repeats,
         )
 
+    _file: Path | None = PrivateAttr(default=None)
+    """The experiment file these settings were read from: where its arms are said wrong."""
+    _file_arms: tuple[str, ...] = PrivateAttr(default=())
+
     def merged(self, given: dict[str, Any]) -> RunConfig:
-        """These settings with ``given`` laid over them (flags over a file); arms add up."""
+        """These settings with ``given`` laid over them (flags over a file); arms and plugins
+        add up."""
         data = self.model_dump(exclude_unset=True) | given
-        if "arms" in given and self.arms:
-            data["arms"] = [*self.arms, *given["arms"]]
+        for added in ("arms", "plugins"):
+            if added in given and getattr(self, added):
+                data[added] = [*getattr(self, added), *given[added]]
         if "columns" in given:
             data["columns"] = self.columns | given["columns"]
-        return build(data)
+        config = build(data)
+        config._file, config._file_arms = self._file, self._file_arms
+        return config
+
+    def arm_written_at(self, arm: str) -> str | None:
+        """Where the experiment file these settings came from writes ``arm``
+        (``FILE: field 'arms' on line N``); None for an arm given otherwise."""
+        if self._file is None or arm not in self._file_arms:
+            return None
+        return arms_line(self._file)
+
+    def check_published(self, arms: set[str]) -> None:
+        """Refuse a ``[published]`` arm that is none of ``arms`` (the run's, as identities),
+        naming the experiment file's line."""
+        from harness.arms import arm_identity, prompt_files_in  # the registry: only here
+
+        path = self._file or Path("the experiment file")
+        written_as = {}
+        if self._file is not None:
+            found = _published_as_written(self._file)
+            written_as = {prompt_files_in(arm, self._file.parent): arm for arm in found}
+        for arm in self.published:
+            if arm_identity(arm) not in arms:
+                written = written_as.get(arm, arm)
+                where = field_line(path, ("published", written)) if self._file else str(path)
+                raise ConfigError(
+                    f"{where}: names no arm of the file; write one of its arms, e.g. "
+                    f"[published.{json.dumps(self.arms[0])}]"
+                )
 
 
 def _flag(field: str) -> str:
@@ -369,36 +403,8 @@ def load_experiment(path: Path) -> RunConfig:
     published = {prompt_files_in(arm, path.parent): p for arm, p in config.published.items()}
     folder = path.parent / config.tasks  # a folder or a data file
     tasks = str(folder) if folder.exists() else config.tasks
-    return config.model_copy(update={"tasks": tasks, "arms": arms, "published": published})
-
-
-def checked_experiment(path: Path, plugins: Sequence[str] = ()) -> RunConfig:
-    """``load_experiment``, with its arms checked against the registry once its plugins
-    (and ``plugins``) are imported: an unknown arm is refused naming the file's line."""
-    from harness.arms import (  # the registry: only here
-        ArmError,
-        arm_identity,
-        parse_arms,
-        prompt_files_in,
-    )
-    from harness.plugins import load_plugin
-
-    config = load_experiment(path)
-    try:
-        for module in [*config.plugins, *plugins]:
-            load_plugin(module)  # the file's arms may be a plugin's patterns
-        arms = {arm.spec for arm in parse_arms(config.arms)}
-    except BadInput as exc:  # said where the file names its arms; under the usage lines
-        error = ArmError if exc.usage else ConfigError  # only for a name, not a file's text
-        raise error(f"{arms_line(path)}: {exc}") from None
-    written_as = {prompt_files_in(arm, path.parent): arm for arm in _published_as_written(path)}
-    for arm in config.published:
-        if arm_identity(arm) not in arms:
-            written = written_as.get(arm, arm)
-            raise ConfigError(
-                f"{field_line(path, ('published', written))}: names no arm of the file; "
-                f"write one of its arms, e.g. [published.{json.dumps(config.arms[0])}]"
-            )
+    config = config.model_copy(update={"tasks": tasks, "arms": arms, "published": published})
+    config._file, config._file_arms = path, tuple(arms)
     return config
 
 

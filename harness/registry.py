@@ -1,9 +1,9 @@
 """Names -> what they stand for: one registry per kind (patterns, tools, graders, task sets).
 
 A kind's shipped entries are added as its modules are imported, those of installed plugins
-the first time the kind is looked up: every entry point of its group (harness/plugins.py)
-is loaded then, once. A name is added once; a name no one added is refused with the
-registered names and how to add one.
+when a run is planned (``harness.plan``), or else the first time the kind is looked up:
+every entry point of its group (harness/plugins.py) is loaded then, once. A name is added
+once; a name no one added is refused with the registered names and how to add one.
 """
 
 from __future__ import annotations
@@ -41,11 +41,16 @@ class Registry(Generic[EntryT]):
     def registered(self) -> dict[str, EntryT]:
         """Every entry by name, as added: the shipped ones first, then plugins'."""
         if not self._plugins_loaded:
-            for point, loaded in load_entry_points(self.group):
-                if not isinstance(loaded, ModuleType):  # a module adds its own as it imports
-                    self.adopt(point, loaded)
-            self._plugins_loaded = True
+            self.take(load_entry_points(self.group))
         return dict(self._entries)
+
+    def take(self, loaded: list[tuple[EntryPoint, object]]) -> None:
+        """Take the installed plugins' entry points of this kind, loaded (once: a run's
+        plan loads every kind's before anything is looked up)."""
+        for point, found in loaded:
+            if not isinstance(found, ModuleType):  # a module adds its own as it imports
+                self.adopt(point, found)
+        self._plugins_loaded = True
 
     def adopt(self, point: EntryPoint, loaded: object) -> None:
         """An entry point naming an object, not a module: ignored, but by task sets (for

@@ -35,7 +35,6 @@ from harness.models.replicas import Replicas
 from harness.models.throttle import RUN_SLOT_WAITS, SlotWaits
 from harness.models.types import ModelAPIError, ModelClient, Usage
 from harness.patterns.base import Outcome, RunContext
-from harness.patterns.prompts import prompts_hash
 from harness.patterns.slot_templates import SlotTooLarge
 from harness.results.prices import Price, PriceTable
 from harness.results.records import RunRecord
@@ -171,7 +170,7 @@ class Runner:
 
     def _tools(self, arm: Arm) -> ToolSet:
         """The set's tools with the options the arm gives them, built once per choice."""
-        choices = arm.options.tool_options()
+        choices = arm.tool_choices
         key = json.dumps(choices, sort_keys=True)
         if key not in self._toolsets:
             self._toolsets[key] = self.taskset.toolset(choices)
@@ -206,7 +205,7 @@ class Runner:
         waits = SlotWaits()
         token = RUN_SLOT_WAITS.set(waits)
         try:
-            outcome = await job.arm.build().run(ctx)
+            outcome = await job.arm.runnable.run(ctx)
         except ModelAPIError as exc:
             outcome = Outcome("api_error", error=str(exc))
         except SlotTooLarge as exc:  # the arm's prompt file, on this task: never sent
@@ -239,7 +238,7 @@ class Runner:
             arm=job.arm.spec,
             pattern=job.arm.pattern,
             options=job.arm.resolved,
-            prompts_hash=prompts_hash(job.arm.prompt_overrides),
+            prompts_hash=job.arm.prompts_hash,
             task_set=self.taskset.name,
             task_id=job.task.id,
             task_fingerprint=job.task.fingerprint,

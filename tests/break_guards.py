@@ -1323,8 +1323,8 @@ MUTATIONS = [
     ("templates: a slot past its bound is a refused run, not a pattern_error", "harness/runner.py",
      "        except SlotTooLarge as exc:", "        except ZeroDivisionError as exc:",
      [STT + "test_a_run_whose_slot_passes_the_bound_is_refused_and_sends_nothing"]),
-    ("templates: an experiment file's prompt file error is one line", "harness/config.py",
-     "error = ArmError if exc.usage else ConfigError", "error = ArmError",
+    ("templates: an experiment file's prompt file error is one line", "harness/arms.py",
+     "error = ArmError if exc.usage else ArmFileError", "error = ArmError",
      [STT + "test_a_pipeline_stage_and_an_experiment_file_refuse_them_alike"]),
     # Outputs: CSV cells a spreadsheet would run, control characters printed, error lines.
     ("csv: a text cell starting a formula gets a leading '", "harness/spreadsheet.py",

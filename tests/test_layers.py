@@ -34,6 +34,7 @@ AREAS = (
             "harness.rounds",
             "harness.runner",
             "harness.run_settings",
+            "harness.plan",
         ),
     ),
     ("patterns", ("harness.patterns",)),

@@ -19,22 +19,16 @@ from harness.cli.grid_options import (
     stopping_options,
 )
 from harness.cli.progress import Progress
-from harness.cli.table import stopping_note, table_title
 from harness.config import (
     CHAT_FORMATS,
     DEFAULT_KEY_ENV,
     ModelEntry,
     RunConfig,
     build,
-    checked_experiment,
+    load_experiment,
 )
 from harness.errors import BadInput
-from harness.report.published import with_published
-from harness.report.rendering import render
-from harness.report.table import summarize
-from harness.results.columns import UNREAD, read_frames
-from harness.results.frames import Pricing
-from harness.results.published import read_published
+from harness.results.prices import PriceTable
 from harness.terminal import printable
 from harness.trace import MAX_TEXT
 
@@ -240,7 +234,7 @@ def run_command(**flags: Any) -> None:
         raise SystemExit(130) from None
     prices = experiment.settings.prices
     assert prices is not None  # from_config loads them
-    table_after_run(results, Pricing(prices, config.price_as))
+    table_after_run(results, prices, config.price_as)
 
 
 #: What a text option expects, for the line refusing it empty; "a value" otherwise.
@@ -288,8 +282,7 @@ def _config(flags: dict[str, Any], given: Callable[[str], ParameterSource | None
         written["columns"] = columns
     if flags["experiment"] is None:
         return build(written, "the run's flags")
-    from_file = checked_experiment(Path(flags["experiment"]), written.get("plugins", []))
-    return from_file.merged(written)
+    return load_experiment(Path(flags["experiment"])).merged(written)
 
 
 #: Each flag's parameter, and the RunConfig field it sets (where the names differ).
@@ -331,23 +324,18 @@ def _say(line: str) -> None:
     click.echo(printable(line), err=True)  # may name a file, a column or an arm
 
 
-def table_after_run(results: Results, pricing: Pricing) -> None:
+def table_after_run(results: Results, prices: PriceTable, price_as: str | None) -> None:
     """The table of the folder (every run in it, not only this call's), its notes, and a
     warning when runs ended in api_error."""
     click.echo(
         f"{results.ran} runs done, {results.skipped} already recorded; results in {results.path}",
         err=True,
     )
-    frame, retried = read_frames(results.path, pricing, drop=UNREAD)
-    title = table_title(frame, pricing, results.path)
-    summary = with_published(summarize(frame, retried=retried), read_published(results.path))
-    click.echo(render(summary, "md", title))
-    if note := stopping_note(results.path, frame):
-        click.echo(f"\n{note}")
-    errors = int((frame["status"] == "api_error").sum()) if "status" in frame else 0
-    if errors:
+    printed = results.printed(price_as, prices)
+    click.echo(printed.text)
+    if printed.api_errors:
         click.echo(
-            f"warning: {errors} runs ended in api_error; see the error column of "
+            f"warning: {printed.api_errors} runs ended in api_error; see the error column of "
             f"{results.path / 'runs.jsonl'}, and run the same command with --retry-errors "
             "to run them again",
             err=True,

@@ -11,17 +11,14 @@ from harness.cli.errors import Command
 from harness.errors import BadInput
 from harness.report.model_axis import config_labels
 from harness.report.pass_k import parse_all
+from harness.report.printed import stopping_note, table_title
 from harness.report.published import with_published
 from harness.report.rendering import FORMATS, render
 from harness.report.table import GROUPINGS, INTERVALS, Measures, summarize, with_reference
 from harness.results.columns import UNREAD, read_frames
 from harness.results.frames import Pricing
-from harness.results.identity import graded_by
 from harness.results.prices import load_prices
 from harness.results.published import read_published
-from harness.results.reading import read_experiment
-from harness.sampling import describe_runs
-from harness.stats.separation import StoppedRun
 from harness.terminal import printable
 
 
@@ -118,23 +115,3 @@ def commonest_failures(
         top = sorted((c, label) for label, c in arm.counts.items() if c)[::-1][:shown]
         described[arm.arm] = ", ".join(f"{label} {arm.share(label):.0%}" for _, label in top)
     return described
-
-
-def stopping_note(results: Path, runs: pd.DataFrame) -> str:
-    """For a run stopped by --until-separated: its decisions and the runs not spent, from
-    the folder's ``runs`` as the table read them."""
-    stopped = StoppedRun.load(results)
-    return stopped.footnote_of(runs) if stopped else ""
-
-
-def table_title(frame: pd.DataFrame, pricing: Pricing, results: Path) -> str:
-    sets = ", ".join(sorted(frame["task_set"].unique()))
-    models = ", ".join(sorted(frame["model"].unique()))
-    repeats = int(frame["repeat"].max()) + 1
-    sampling = describe_runs(frame["sampling"]) if "sampling" in frame else "not read"
-    code = "answer_kind" in frame and bool(frame["answer_kind"].eq("code").any())
-    graded = graded_by(read_experiment(results), code)
-    return (
-        f"**{sets}** on {models}, {repeats} repeat(s), graded by {graded}; sampling: "
-        f"{sampling}; {pricing.label}"
-    )

@@ -31,5 +31,5 @@ def registered() -> dict[str, PatternInfo]:
     return dict(sorted(PATTERNS.registered().items()))
 
 
-def lookup(name: str) -> PatternInfo:
-    return PATTERNS.lookup(name)
+#: A pattern by name; an unknown or empty name is refused (``UnknownPattern``).
+lookup = PATTERNS.lookup

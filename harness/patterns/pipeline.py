@@ -30,7 +30,7 @@ from pydantic import Field, PrivateAttr
 from harness.events import Event, StageEvent
 from harness.models.counting import CountedClient
 from harness.models.types import ModelRequest, ModelResponse
-from harness.patterns.base import CallFloor, Outcome, PatternOptions, RunContext
+from harness.patterns.base import CallFloor, Outcome, Pattern, PatternOptions, RunContext
 from harness.patterns.limits import Limited
 from harness.patterns.prompts import Prompts, Slot
 from harness.patterns.registry import PatternInfo, register
@@ -64,6 +64,10 @@ class Stage(Protocol):
 
     @property
     def prompts(self) -> Mapping[str, str]: ...
+
+    @property
+    def built(self) -> Pattern | None:
+        """Its pattern with its own options, built once with the arm."""
 
 
 class PipelineOptions(PatternOptions):
@@ -132,7 +136,8 @@ class Pipeline:
     name: str = "pipeline"
 
     def _floors(self) -> list[int]:
-        return [s.info.build(s.options).call_floor().calls for s in self.options.parsed_stages]
+        stages = self.options.parsed_stages
+        return [(s.built or s.info.build(s.options)).call_floor().calls for s in stages]
 
     def call_floor(self) -> CallFloor:
         floors = self._floors()

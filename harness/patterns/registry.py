@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from harness.errors import UnknownName
-from harness.patterns.base import Pattern, PatternOptions
+from harness.patterns.base import CallFloor, Pattern, PatternOptions
 from harness.patterns.prompts import Prompts
 from harness.registry import Registry
 
@@ -32,6 +32,12 @@ class PatternInfo:
 
     def build(self, options: PatternOptions) -> Pattern:
         return self.factory(options)
+
+    def build_with_floor(self, options: PatternOptions) -> tuple[Pattern, CallFloor]:
+        """The pattern, and the fewest model calls a run of it needs (a ``max_steps`` below
+        is refused before any request)."""
+        pattern = self.factory(options)
+        return pattern, pattern.call_floor()
 
 
 class _Patterns(Registry[PatternInfo]):

@@ -4,10 +4,17 @@ load its task set; running game24-tot.toml needs the game24 set.)"""
 
 from pathlib import Path
 
-from harness.arms import arm_identity
-from harness.config import checked_experiment
+from harness.arms import arm_identity, parse_arms
+from harness.config import RunConfig, load_experiment
 
 EXPERIMENTS = Path(__file__).parents[2] / "experiments"
+
+
+def checked_experiment(path: Path) -> RunConfig:
+    """The file's settings, its arms parsed and its figures checked as a run checks them."""
+    written = load_experiment(path)
+    written.check_published({arm.spec for arm in parse_arms(written.arms)})
+    return written
 
 
 def figures(name: str) -> dict[str, tuple[float, str, str]]:

@@ -1,0 +1,80 @@
+"""A RunConfig resolved once into what a run needs, each part made where it is defined.
+
+``Experiment.from_config`` asks for the plan, then runs it; nothing here is resolved
+again. In order, each refused (``BadInput``) before anything is sent:
+
+1. the plugins (``--plugin`` modules, then every installed plugin's entry points), so
+   that every name after is looked up among all that is registered;
+2. the arms, parsed and checked once, each pattern built once (``harness.arms``);
+3. the endpoints (unless given: resolved already; ``harness.endpoints``);
+4. the task set (``tasks.loading``);
+5. the runtime objects the config asks for (unless given; ``harness.run_settings``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+
+from graders.registry import GRADERS
+from harness.arms import Arm, ArmError, parse_arms
+from harness.config import RunConfig
+from harness.endpoints import resolve_endpoints
+from harness.models.endpoint import Endpoint, EndpointNotConfigured
+from harness.patterns.registry import PATTERNS
+from harness.plugins import load_entry_points, load_plugin
+from harness.run_settings import run_settings
+from harness.runner import RunSettings
+from tasks.loading import load_taskset
+from tasks.taskset import TaskSet
+from tasks.taskset_registry import TASKSETS
+from tasks.tool_registry import TOOLS
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """What a RunConfig resolves to."""
+
+    config: RunConfig
+    arms: list[Arm]
+    taskset: TaskSet
+    endpoints: list[Endpoint]
+    """Each model's endpoints; none with ``embedded``."""
+    embedded: bool
+    """No endpoint is configured: the embedded model serves the run."""
+    settings: RunSettings
+
+
+def plan_run(
+    config: RunConfig,
+    endpoints: Sequence[Endpoint] | None = None,
+    settings: RunSettings | None = None,
+    say: Callable[[str], None] = print,
+) -> RunPlan:
+    """``config`` resolved (see the module's docstring); ``say`` is told what a user should
+    know (how isolated the sandbox is)."""
+    for module in config.plugins:
+        load_plugin(module)
+    for registry in (PATTERNS, TOOLS, GRADERS, TASKSETS):
+        registry.take(load_entry_points(registry.group))
+    if not config.arms:
+        raise ArmError("give at least one --arm, or an --experiment file that lists arms")
+    arms = parse_arms(config.arms, config.arm_written_at)
+    if config.published:
+        config.check_published({arm.spec for arm in arms})
+    embedded, found = (False, [*endpoints]) if endpoints is not None else resolve_endpoints(config)
+    if config.executor == "ray" and embedded:
+        raise EndpointNotConfigured(
+            "--executor ray: the embedded model listens on this machine's loopback only; "
+            "give --model and --base-url of a served model"
+        )
+    taskset = load_taskset(
+        config.tasks, config.grader, config.columns, config.rows_to_read, config.preset
+    )
+    if settings is None:
+        settings = run_settings(config, taskset, say)
+        if config.executor == "ray":
+            from harness.executors.ray import RayExecutor  # needs the ray extra
+
+            settings = replace(settings, executor=RayExecutor.for_config(config, found))
+    return RunPlan(config, arms, taskset, found, embedded, settings)
