@@ -18,8 +18,8 @@ from collections import Counter
 
 from tabulate import tabulate
 
-from graders.sandbox import Sandbox, Suite
-from graders.suite_result import SuiteResult
+from sandbox.run import Sandbox, Suite
+from sandbox.suite_result import SuiteResult
 from tasks.humaneval import heldout_suite, load_problems, preamble, reference
 
 

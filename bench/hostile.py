@@ -1,6 +1,6 @@
 """Hostile candidates through the grader: what each one achieved, at each isolation level.
 
-Each candidate of ``tests/graders/hostile.py`` answers roman_numerals wrongly (or copies the
+Each candidate of ``tests/sandbox/hostile.py`` answers roman_numerals wrongly (or copies the
 reference it should never see) and tries to be graded passed anyway, or to harm the machine.
 Printed per level: its status and tests passed. Then two on all of HumanEval: the runner's
 helpers replaced, and an object equal to everything (passes out of 164). Then files written to
@@ -26,15 +26,15 @@ from pathlib import Path
 
 from tabulate import tabulate
 
-sys.path.append(str(Path(__file__).parents[1]))  # tests.graders.hostile
+sys.path.append(str(Path(__file__).parents[1]))  # tests.sandbox.hostile
 
-from graders.isolation import LEVELS, probe
-from graders.leftovers import remove_tree
-from graders.sandbox import Sandbox, Suite
-from graders.sandbox_limits import Limits
+from sandbox.isolation import LEVELS, probe
+from sandbox.leftovers import remove_tree
+from sandbox.limits import Limits
+from sandbox.run import Sandbox, Suite
 from tasks.humaneval import heldout_suite, load_problems, preamble
 from tasks.loading import load_taskset
-from tests.graders.hostile import (
+from tests.sandbox.hostile import (
     CASES,
     always_equal,
     leaves_leftovers,

@@ -23,10 +23,10 @@ from tabulate import tabulate
 
 sys.path.append(str(Path(__file__).parents[1]))  # tests.tasks.humaneval_variants
 
-from graders.sandbox import Sandbox, Suite
-from graders.sandbox_limits import Limits
+from sandbox.limits import Limits
+from sandbox.run import Sandbox, Suite
 from tasks.humaneval import heldout_suite, load_problems, preamble, reference
-from tests.graders.hostile import always_equal
+from tests.sandbox.hostile import always_equal
 from tests.tasks.humaneval_variants import (
     MUTATIONS,
     Variant,

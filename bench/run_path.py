@@ -21,7 +21,7 @@ from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).parents[1]
-PACKAGES = ("harness", "graders", "tasks", "loopbench")
+PACKAGES = ("harness", "graders", "sandbox", "tasks", "loopbench")
 
 
 def import_all() -> None:

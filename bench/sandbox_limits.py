@@ -25,15 +25,15 @@ from typing import Any
 
 from tabulate import tabulate
 
-sys.path.append(str(Path(__file__).parents[1]))  # tests.graders.hostile
+sys.path.append(str(Path(__file__).parents[1]))  # tests.sandbox.hostile
 
-import graders.sandbox
-from graders.isolation import LEVELS, probe
-from graders.processes import readable
-from graders.sandbox import Sandbox, Suite
-from graders.sandbox_limits import Limits
+from sandbox import run as sandbox_run
+from sandbox.isolation import LEVELS, probe
+from sandbox.limits import Limits
+from sandbox.processes import readable
+from sandbox.run import Sandbox, Suite
 from tasks.loading import load_taskset
-from tests.graders.hostile import floods_output, floods_the_pipe, leaves_leftovers
+from tests.sandbox.hostile import floods_output, floods_the_pipe, leaves_leftovers
 
 PEAKS_KB: list[int] = []
 
@@ -92,7 +92,7 @@ def main() -> None:
     parser.add_argument("--levels", nargs="+", default=[lv for lv in LEVELS if not probe(lv)])
     parser.add_argument("--repeats", type=int, default=2, help="runs of the pipe flood per level")
     args = parser.parse_args()
-    vars(graders.sandbox)["end_trusted"] = measured_end  # how the sandbox ends the runner
+    vars(sandbox_run)["end_trusted"] = measured_end  # how the sandbox ends the runner
     suite = roman_heldout()
     rows = []
     for level in args.levels:

@@ -18,8 +18,8 @@ from typing import Any, Generic, TypeVar
 from graders.code_check import CodeCheck
 from graders.exact import Grade, normalise
 from graders.reading import answer_text
-from graders.sandbox import Sandbox
 from harness.errors import BadInput
+from sandbox.run import Sandbox
 
 TaskT = TypeVar("TaskT")
 

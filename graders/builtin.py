@@ -21,9 +21,9 @@ from graders.hedges import strict_grade
 from graders.options import GraderOptions, read_options
 from graders.reading import answer_text
 from graders.readings import typed_key
-from graders.sandbox import Sandbox
-from graders.sandbox_limits import Limits
 from graders.task_models import CodeTask, Task, TaskBase
+from sandbox.limits import Limits
+from sandbox.run import Sandbox
 
 
 class ExactGrader(Grader[Task]):

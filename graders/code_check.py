@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from graders.suite_result import SuiteResult
+from sandbox.suite_result import SuiteResult
 
 
 class CodeCheck(Protocol):

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 from graders.exact import Grade
 from graders.extract import extract_code
-from graders.sandbox import Sandbox, Suite
-from graders.suite_result import SuiteResult
+from sandbox.run import Sandbox, Suite
+from sandbox.suite_result import SuiteResult
 
 
 @dataclass(frozen=True)
@@ -89,7 +89,7 @@ def heldout(suites: CodeSuites) -> Suite:
 
 def describe(result: SuiteResult, label: str) -> str:
     """One line on a suite's result, as a record's grade_reason (its text printable already,
-    see ``graders.suite_result``)."""
+    see ``sandbox.suite_result``)."""
     if result.status == "passed":
         return f"{label} suite passed ({result.passed} tests)"
     counts = f"{result.passed} passed, {result.failed} failed"

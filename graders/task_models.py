@@ -20,9 +20,9 @@ from graders.answer_keys import CodeExpected, Expected, Filled, Solution
 from graders.code_tests import CodeSuites
 from graders.exact import normalise
 from graders.extract import top_names
-from graders.suite_result import suite_tests
 from harness.errors import BadInput
 from harness.files import read_text
+from sandbox.suite_result import suite_tests
 
 
 class TaskSetError(BadInput):

@@ -15,7 +15,7 @@ from graders.base import AnswerCheck, Grader, GraderSetup
 from graders.code_check import CodeCheck
 from graders.exact import Grade
 from graders.registry import GRADERS
-from graders.sandbox import Sandbox
+from sandbox.run import Sandbox
 from tasks.taskset import AnyTask, TaskSet
 
 #: A grader as a plain function of the task and the answer (the pattern's whole reply): it

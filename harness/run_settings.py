@@ -8,13 +8,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from graders.sandbox import Sandbox
-from graders.sandbox_limits import Limits
 from harness.config import RunConfig
 from harness.models.cache import ResponseCache
 from harness.models.estimate import shipped_tokenizer
 from harness.results.prices import load_prices
 from harness.runner import RunSettings
+from sandbox.limits import Limits
+from sandbox.run import Sandbox
 from tasks.taskset import TaskSet
 
 

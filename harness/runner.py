@@ -18,7 +18,6 @@ from datetime import UTC, datetime
 from importlib.metadata import version
 from typing import Any, Protocol
 
-from graders.sandbox import Sandbox
 from harness.arms import Arm
 from harness.events import (
     ParseFailureEvent,
@@ -41,6 +40,7 @@ from harness.results.records import RunRecord
 from harness.sampling import Sampling
 from harness.tools import ToolSet
 from harness.trace import MAX_TEXT, Trace, cut
+from sandbox.run import Sandbox
 from tasks.taskset import AnyTask, TaskSet
 
 VERSION = version("loopbench")

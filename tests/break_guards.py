@@ -22,14 +22,14 @@ PL = T + "test_pipeline.py::"
 CODE = T + "test_coding.py"
 GRADER = "tests/graders/test_code_tests.py"
 SC = T + "test_self_consistency.py"
-R, S = "graders/suite_runner.py", "graders/sandbox.py"
-W, C = "graders/candidate_worker.py", "graders/confine.py"
-PD, RM, SCODE = "graders/plain_data.py", "graders/remote.py", "graders/suite_code.py"
-RESULT, BOX = "graders/suite_result.py", "graders/box.py"
-ISO, PROC = "graders/isolation.py", "graders/processes.py"
-SB, IS = "tests/graders/test_sandbox.py::", "tests/graders/test_isolation.py::"
-HO, BX = "tests/graders/test_hostile.py::", "tests/graders/test_box.py::"
-PDT, RULES = "tests/graders/test_plain_data.py::", "tests/tasks/test_coding_rules.py::"
+R, S = "sandbox/suite_runner.py", "sandbox/run.py"
+W, C = "sandbox/candidate_worker.py", "sandbox/confine.py"
+PD, RM, SCODE = "sandbox/plain_data.py", "sandbox/remote.py", "sandbox/suite_code.py"
+RESULT, BOX = "sandbox/suite_result.py", "sandbox/box.py"
+ISO, PROC = "sandbox/isolation.py", "sandbox/processes.py"
+SB, IS = "tests/sandbox/test_sandbox.py::", "tests/sandbox/test_isolation.py::"
+HO, BX = "tests/sandbox/test_hostile.py::", "tests/sandbox/test_box.py::"
+PDT, RULES = "tests/sandbox/test_plain_data.py::", "tests/tasks/test_coding_rules.py::"
 SEP, SEPT = "harness/stats/separation.py", "tests/harness/report/test_separation.py::"
 GEN, POW = "tests/tasks/test_generate.py::", "tests/harness/report/test_power.py::"
 FAIL, FAILT = "harness/report/failure_rules.py", "tests/harness/report/test_failures.py::"
@@ -485,7 +485,7 @@ MUTATIONS = [
     ("a coding set's suites are checked when it loads", "graders/task_models.py",
      "if not suite_tests(source):", "if False:",
      ["tests/tasks/test_taskset.py"]),
-    # The sandbox model-written code runs in: its process, confined (graders/confine.py).
+    # The sandbox model-written code runs in: its process, confined (sandbox/confine.py).
     ("audit hook: paths outside the work directory", C, "        elif event in path_events:",
      "        elif False:", [IS + "test_cannot_read_a_secret_outside_the_sandbox",
                            IS + "test_cannot_read_the_harness_source"]),
@@ -577,11 +577,11 @@ MUTATIONS = [
      [IS + "test_parent_environment_never_reaches_the_candidate"]),
     ("the grading pool is bounded", S, "async with self._slots[1]:", "if True:",
      [SB + "test_workers_bound_the_runs_in_flight"]),
-    ("the CPU limit lies past the wall clock", "graders/sandbox_limits.py",
+    ("the CPU limit lies past the wall clock", "sandbox/limits.py",
      "math.ceil(self.timeout_s + 1 if self.cpu_s is None",
      "math.ceil(self.timeout_s if self.cpu_s is None",
      [SB + "test_cpu_limit_defaults_past_the_wall_clock"]),
-    ("a file gets its share of the disk", "graders/sandbox_limits.py",
+    ("a file gets its share of the disk", "sandbox/limits.py",
      "        return max(1, self.disk_mb * MB // FILES)", "        return 1 << 30",
      [IS + "test_a_file_over_its_share_of_the_disk_is_refused"]),
     ("a cancelled run still kills and reaps", S,
@@ -618,7 +618,7 @@ MUTATIONS = [
     ("bubblewrap's /tmp and /dev/shm are the run's own", ISO,
      'for folder in (WORKDIR, "/tmp", "/dev/shm"):', "for folder in (WORKDIR,):",
      [BX + "test_tmp_and_shm_are_private_and_left_empty"]),
-    ("at the level none, what the run's uid left is removed", "graders/leftovers.py",
+    ("at the level none, what the run's uid left is removed", "sandbox/leftovers.py",
      "                if info.st_uid == uid:", "                if False:",
      [BX + "test_a_run_at_the_level_none_leaves_nothing_of_its_uid",
       BX + "test_tmp_and_shm_are_private_and_left_empty"]),
@@ -1243,21 +1243,21 @@ MUTATIONS = [
     ("plots: matplotlib imported only to draw", "harness/report/plots.py", "from harness.results.statuses import STATUSES\n", "from harness.results.statuses import STATUSES\nimport matplotlib.figure  # noqa: F401\n", ["tests/harness/cli/test_paths_before_plotting.py::test_a_results_folder_that_cannot_be_read_is_refused_before_matplotlib_and_leaves_no_file[plot]"]),
     # issue 28: sandbox
     # The sandbox's own limits (issue 28): output read from pipes, the pipe bounded, text shown, nothing left.
-    ("the candidate's output past its cap ends the run", "graders/output.py", "            if self.printed > self.budget and not self.over.done():", "            if False:", ["tests/graders/test_hostile.py::test_output_past_the_cap_is_cut_and_marked_at_every_level"]),
-    ("the run waits on the output cap too", "graders/sandbox.py", "        waits.append(output.over)\n", "", ["tests/graders/test_hostile.py::test_output_past_the_cap_is_cut_and_marked_at_every_level"]),
-    ("output stopped at sys.stdout is marked cut", "graders/suite_result.py", " or ending.worker_code == EXIT_OUTPUT", "", ["tests/graders/test_hostile.py::test_output_stopped_at_sys_stdout_is_marked_cut_too"]),
-    ("a grade's reason says the output was cut", "graders/code_tests.py", 'cut = f"; output cut after {result.output_bytes} bytes" if result.output_cut else ""', 'cut = ""', ["tests/graders/test_hostile.py::test_output_past_the_cap_is_cut_and_marked_at_every_level"]),
-    ("a message of too many values is refused unparsed", "graders/plain_data.py", "    if too_many_values(data):\n        raise ProtocolError", "    if False:\n        raise ProtocolError", ["tests/graders/test_plain_data.py::test_a_message_of_too_many_values_is_refused_before_it_is_parsed", "tests/graders/test_hostile.py::test_a_reply_of_too_many_values_is_refused_before_the_runner_builds_it"]),
-    ("a value of too many values is not sent", "graders/plain_data.py", "    if too_many_values(data):\n        raise NotPlainData", "    if False:\n        raise NotPlainData", ["tests/graders/test_plain_data.py::test_an_honest_value_of_too_many_values_is_not_sent", "tests/graders/test_hostile.py::test_an_honest_reply_of_too_many_values_fails_its_test"]),
-    ("marks inside strings are not values", "graders/plain_data.py", "    bare = re.sub(rb'\"[^\"]*\"', b\"\", bare)\n", "", ["tests/graders/test_plain_data.py::test_commas_and_brackets_inside_strings_are_not_values"]),
-    ("the trusted runner has the box's address space", "graders/suite_runner.py", "    resource.setrlimit(resource.RLIMIT_AS, (memory, memory))", "    pass", ["tests/graders/test_hostile.py::test_the_trusted_runner_holds_no_more_memory_than_the_box"]),
-    ("events read back are made printable", "graders/suite_result.py", "    return [{k: printable(v)[:FIELD_CHARS] for k, v in event.items()} for event in events]", "    return events", ["tests/graders/test_hostile.py::test_escape_sequences_are_shown_not_acted_on"]),
-    ("the runner's last words are made printable", "graders/suite_result.py", "    return printable(lines[-1])[:FIELD_CHARS] if lines else \"\"", "    return lines[-1] if lines else \"\"", ["tests/graders/test_hostile.py::test_escape_sequences_are_shown_not_acted_on"]),
-    ("the run's own folder is removed", "graders/sandbox.py", "                await to_the_end(asyncio.to_thread(remove_tree, tmp))", "                pass", ["tests/graders/test_hostile.py::test_nothing_a_run_leaves_outlives_it_at_any_level"]),
-    ("at the level none, the uid's System V IPC is removed", "graders/leftovers.py", "    remove_ipc(uid)\n", "", ["tests/graders/test_hostile.py::test_nothing_a_run_leaves_outlives_it_at_any_level"]),
-    ("the shared folders are the world-writable ones", "graders/leftovers.py", "        if stat.S_ISDIR(info.st_mode) and info.st_mode & 0o002:", "        if False:", ["tests/graders/test_leftovers.py::test_the_shared_folders_are_the_world_writable_ones_each_once", "tests/graders/test_hostile.py::test_nothing_a_run_leaves_outlives_it_at_any_level"]),
-    ("a tree moved while it is removed is left", "graders/leftovers.py", "            if _identity(fd) != parent_identity:\n                return", "            if False:\n                return", ["tests/graders/test_leftovers.py::test_a_tree_moved_while_it_is_removed_is_left_where_it_went"]),
-    ("a level asked for by hand is said to be", "graders/isolation.py", "        if asked:\n            works", "        if False:\n            works", ["tests/graders/test_isolation.py::test_forced_level_and_its_warning"]),
+    ("the candidate's output past its cap ends the run", "sandbox/output.py", "            if self.printed > self.budget and not self.over.done():", "            if False:", ["tests/sandbox/test_hostile.py::test_output_past_the_cap_is_cut_and_marked_at_every_level"]),
+    ("the run waits on the output cap too", "sandbox/run.py", "        waits.append(output.over)\n", "", ["tests/sandbox/test_hostile.py::test_output_past_the_cap_is_cut_and_marked_at_every_level"]),
+    ("output stopped at sys.stdout is marked cut", "sandbox/suite_result.py", " or ending.worker_code == EXIT_OUTPUT", "", ["tests/sandbox/test_hostile.py::test_output_stopped_at_sys_stdout_is_marked_cut_too"]),
+    ("a grade's reason says the output was cut", "graders/code_tests.py", 'cut = f"; output cut after {result.output_bytes} bytes" if result.output_cut else ""', 'cut = ""', ["tests/sandbox/test_hostile.py::test_output_past_the_cap_is_cut_and_marked_at_every_level"]),
+    ("a message of too many values is refused unparsed", "sandbox/plain_data.py", "    if too_many_values(data):\n        raise ProtocolError", "    if False:\n        raise ProtocolError", ["tests/sandbox/test_plain_data.py::test_a_message_of_too_many_values_is_refused_before_it_is_parsed", "tests/sandbox/test_hostile.py::test_a_reply_of_too_many_values_is_refused_before_the_runner_builds_it"]),
+    ("a value of too many values is not sent", "sandbox/plain_data.py", "    if too_many_values(data):\n        raise NotPlainData", "    if False:\n        raise NotPlainData", ["tests/sandbox/test_plain_data.py::test_an_honest_value_of_too_many_values_is_not_sent", "tests/sandbox/test_hostile.py::test_an_honest_reply_of_too_many_values_fails_its_test"]),
+    ("marks inside strings are not values", "sandbox/plain_data.py", "    bare = re.sub(rb'\"[^\"]*\"', b\"\", bare)\n", "", ["tests/sandbox/test_plain_data.py::test_commas_and_brackets_inside_strings_are_not_values"]),
+    ("the trusted runner has the box's address space", "sandbox/suite_runner.py", "    resource.setrlimit(resource.RLIMIT_AS, (memory, memory))", "    pass", ["tests/sandbox/test_hostile.py::test_the_trusted_runner_holds_no_more_memory_than_the_box"]),
+    ("events read back are made printable", "sandbox/suite_result.py", "    return [{k: printable(v)[:FIELD_CHARS] for k, v in event.items()} for event in events]", "    return events", ["tests/sandbox/test_hostile.py::test_escape_sequences_are_shown_not_acted_on"]),
+    ("the runner's last words are made printable", "sandbox/suite_result.py", "    return printable(lines[-1])[:FIELD_CHARS] if lines else \"\"", "    return lines[-1] if lines else \"\"", ["tests/sandbox/test_hostile.py::test_escape_sequences_are_shown_not_acted_on"]),
+    ("the run's own folder is removed", "sandbox/run.py", "                await to_the_end(asyncio.to_thread(remove_tree, tmp))", "                pass", ["tests/sandbox/test_hostile.py::test_nothing_a_run_leaves_outlives_it_at_any_level"]),
+    ("at the level none, the uid's System V IPC is removed", "sandbox/leftovers.py", "    remove_ipc(uid)\n", "", ["tests/sandbox/test_hostile.py::test_nothing_a_run_leaves_outlives_it_at_any_level"]),
+    ("the shared folders are the world-writable ones", "sandbox/leftovers.py", "        if stat.S_ISDIR(info.st_mode) and info.st_mode & 0o002:", "        if False:", ["tests/sandbox/test_leftovers.py::test_the_shared_folders_are_the_world_writable_ones_each_once", "tests/sandbox/test_hostile.py::test_nothing_a_run_leaves_outlives_it_at_any_level"]),
+    ("a tree moved while it is removed is left", "sandbox/leftovers.py", "            if _identity(fd) != parent_identity:\n                return", "            if False:\n                return", ["tests/sandbox/test_leftovers.py::test_a_tree_moved_while_it_is_removed_is_left_where_it_went"]),
+    ("a level asked for by hand is said to be", "sandbox/isolation.py", "        if asked:\n            works", "        if False:\n            works", ["tests/sandbox/test_isolation.py::test_forced_level_and_its_warning"]),
     # Game of 24: its grader, its answer check in patterns, and the slice option.
     ("game24: a number used twice is wrong", "graders/game24.py",
      "elif times > want[number]:", "elif False:", ["tests/graders/test_game24.py"]),

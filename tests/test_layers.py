@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).parents[1]
-PACKAGES = ("loopbench", "harness", "graders", "tasks")
+PACKAGES = ("loopbench", "harness", "graders", "sandbox", "tasks")
 
 #: Areas, the first whose prefix a module has: its own name, or a package above it.
 AREAS = (
@@ -44,23 +44,25 @@ AREAS = (
     ("results", ("harness.results",)),
     ("tasks", ("tasks",)),
     ("graders", ("graders",)),
+    ("sandbox", ("sandbox",)),  # model-written code run apart: reads no answers
     ("base", ("harness",)),  # events, trace, tools, sampling, files, plugins
 )
 #: What each area may import besides itself: each points down, none back up.
 ALLOWED = {
     "cli": {"api", "runner", "report", "patterns", "fakes", "models", "stats", "results"}
-    | {"tasks", "graders", "base"},
+    | {"tasks", "graders", "sandbox", "base"},
     "api": {"runner", "report", "patterns", "models", "stats", "results", "tasks"}
-    | {"graders", "base"},
+    | {"graders", "sandbox", "base"},
     "fakes": {"patterns", "tasks", "graders", "models", "base"},
     "report": {"stats", "results", "tasks", "graders", "base"},
-    "runner": {"patterns", "models", "stats", "results", "tasks", "graders", "base"},
-    "patterns": {"models", "results", "tasks", "graders", "base"},
+    "runner": {"patterns", "models", "stats", "results", "tasks", "graders", "sandbox", "base"},
+    "patterns": {"models", "results", "tasks", "graders", "sandbox", "base"},
     "models": {"base"},
     "stats": {"results", "base"},
     "results": {"base"},
-    "tasks": {"graders", "base"},
-    "graders": {"base"},  # harness.errors: the one base of bad input
+    "tasks": {"graders", "sandbox", "base"},
+    "graders": {"sandbox", "base"},  # harness.errors: the one base of bad input
+    "sandbox": {"base"},  # harness.errors and harness.terminal
     "base": set(),
 }
 

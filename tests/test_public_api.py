@@ -54,7 +54,7 @@ PUBLIC = [
     "text_reply",
     "tool_reply",
 ]
-PACKAGES = ("loopbench", "harness", "graders", "tasks")
+PACKAGES = ("loopbench", "harness", "graders", "sandbox", "tasks")
 
 
 def test_the_public_names_are_pinned():

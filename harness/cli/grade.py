@@ -15,15 +15,15 @@ from pydantic import TypeAdapter, ValidationError
 from graders import corpus_check
 from graders.code_tests import CodeGrader, feedback, heldout
 from graders.exact import Grade
-from graders.printable import printable
 from graders.registry import GRADERS, GraderInfo, parse_grader_spec
-from graders.sandbox import Sandbox
-from graders.sandbox_limits import Limits
 from graders.selftest import CaseResult, as_task, grade_one, run_self_test
 from harness.cli.errors import Command
 from harness.errors import BadInput
 from harness.files import describe_errors, read_text
 from harness.structured import StructureError, load_json
+from sandbox.limits import Limits
+from sandbox.printable import printable
+from sandbox.run import Sandbox
 from tasks.loading import load_taskset
 from tasks.taskset import CodeTask
 

@@ -86,7 +86,7 @@ class CheckEvent(TraceEvent):
     tests: int | None = None
     """0 when the model wrote no tests of its own to check against (check=self_tests)."""
     result: dict[str, Any] | None = None
-    """The test suite's result on code, as ``graders.suite_result.SuiteResult.to_json``."""
+    """The test suite's result on code, as ``sandbox.suite_result.SuiteResult.to_json``."""
 
 
 class OwnTestsEvent(TraceEvent):

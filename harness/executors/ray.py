@@ -31,9 +31,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from graders.isolation import SandboxError
-from graders.sandbox import Sandbox
-from graders.sandbox_limits import Limits
 from harness.arms import Arm, ArmError, parse_arm, parse_arms, prompt_files_in
 from harness.config import RunConfig
 from harness.endpoints import connection, open_clients, resolve_endpoints
@@ -48,6 +45,9 @@ from harness.plugins import PluginError, load_plugin
 from harness.results.prices import PriceTable
 from harness.results.records import RunRecord
 from harness.runner import VERSION, Finish, Job, Runner, RunSettings
+from sandbox.isolation import SandboxError
+from sandbox.limits import Limits
+from sandbox.run import Sandbox
 from tasks.loading import load_taskset
 from tasks.taskset import AnyTask, TaskSetError
 

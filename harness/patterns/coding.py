@@ -13,11 +13,11 @@ from __future__ import annotations
 import ast
 
 from graders.extract import extract_code
-from graders.suite_result import SuiteResult
 from harness.models.types import Message, ModelRequest, ModelResponse
 from harness.patterns.base import Outcome, RunContext, answer_reply, stripped
 from harness.patterns.oneshot import answer_once
 from harness.patterns.prompts import Slot
+from sandbox.suite_result import SuiteResult
 
 CODE_SYSTEM = (
     "Write the Python code the task asks for. Reply with the complete code, with any imports "

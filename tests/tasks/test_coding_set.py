@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from graders.sandbox import Sandbox, Suite
-from graders.sandbox_limits import Limits
-from graders.suite_result import SuiteResult
+from sandbox.limits import Limits
+from sandbox.run import Sandbox, Suite
+from sandbox.suite_result import SuiteResult
 from tasks.loading import load_taskset
 from tasks.taskset import BUILTIN_DIR
 

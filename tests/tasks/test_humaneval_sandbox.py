@@ -6,8 +6,8 @@ measures all of them)."""
 import asyncio
 
 from graders.code_tests import feedback, heldout
-from graders.sandbox import Sandbox, Suite
-from graders.sandbox_limits import Limits
+from sandbox.limits import Limits
+from sandbox.run import Sandbox, Suite
 from tasks.humaneval import find_problem, heldout_suite, load_problems, preamble
 from tasks.loading import load_taskset
 from tasks.taskset import CodeTask

@@ -9,7 +9,6 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from graders.suite_result import Failure, SuiteResult
 from harness.arms import parse_arm
 from harness.models.counting import CountingClient
 from harness.models.scripted import ScriptedModel
@@ -17,6 +16,7 @@ from harness.patterns.base import RunContext
 from harness.patterns.coding import CODE_SYSTEM, failure_report, suite_from_tests
 from harness.tools import ToolSet
 from harness.trace import Trace
+from sandbox.suite_result import Failure, SuiteResult
 
 SPEC = "Write add(a, b) returning a + b."
 WRONG = "```python\ndef add(a, b):\n    return a - b\n```"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from graders.isolation import MB
+from sandbox.isolation import MB
 
 FILES = 16  # new files and folders a run may make; each may hold disk_mb / FILES
 

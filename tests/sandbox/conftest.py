@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from graders.isolation import LEVELS, probe
-from graders.sandbox import Sandbox
-from tests.graders.sandboxing import FAST, Started
+from sandbox.isolation import LEVELS, probe
+from sandbox.run import Sandbox
+from tests.sandbox.sandboxing import FAST, Started
 
 
 @pytest.fixture(scope="module")

@@ -1,7 +1,7 @@
 """Plain data across the pipe between the test runner and the candidate's worker (stdlib only).
 
-The test runner (``graders/suite_runner.py``, trusted) and the candidate's worker
-(``graders/candidate_worker.py``, sandboxed) share this module, and nothing else: each call
+The test runner (``sandbox/suite_runner.py``, trusted) and the candidate's worker
+(``sandbox/candidate_worker.py``, sandboxed) share this module, and nothing else: each call
 of a candidate's function, its arguments and its result or exception cross as one message.
 
 A message is a 4-byte big-endian length and that many bytes of JSON: at most MESSAGE_BYTES,

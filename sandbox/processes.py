@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from graders.isolation import SandboxError, is_root
+from sandbox.isolation import SandboxError, is_root
 
 # As root, each run in flight becomes one of these: below nobody (65534), in a range Debian
 # never allocates; systemd's dynamic users (61184-65519) may overlap, so any uid that names a

@@ -16,7 +16,7 @@ which one works here, and what a weaker one leaves open.
 - ``none``: the runner's own measures only: this machine's files, network, /tmp and
   /dev/shm. As root, what the run's uid left in the folders any user may write to (/tmp,
   /var/tmp, /dev/shm, /run/lock...) and its System V IPC objects are removed after it
-  (``graders.leftovers.sweep``).
+  (``sandbox.leftovers.sweep``).
 
 The level is chosen once per process by running a trivial command at each
 (``LOOPBENCH_SANDBOX=bwrap|unshare|none`` forces one).
@@ -55,13 +55,13 @@ PROGRAM_MODULES = ("candidate_worker", "suite_runner", "plain_data", "confine", 
 
 @functools.cache
 def programs_folder() -> Path:
-    """A copy of the sandbox's programs and the modules they import, as ``FOLDER/graders/``
+    """A copy of the sandbox's programs and the modules they import, as ``FOLDER/sandbox/``
     (what a sandboxed process sees at /loopbench, read-only), compiled beside them (a run's
     processes only read them): made once per process, this process's own (as root, no run's
     uid may change it), and removed when it exits."""
     folder = Path(tempfile.mkdtemp(prefix="loopbench-programs-"))
     atexit.register(shutil.rmtree, folder, ignore_errors=True)
-    package = folder / "graders"
+    package = folder / "sandbox"
     package.mkdir()
     (package / "__init__.py").write_bytes(b"")
     for name in PROGRAM_MODULES:
@@ -176,7 +176,7 @@ def command(
     disk_bytes: int,
     info_fd: int | None = None,
 ) -> list[str]:
-    """The command that runs ``module``'s ``main()`` (a module of the sandbox's ``graders``
+    """The command that runs ``module``'s ``main()`` (a module of the ``sandbox`` package
     in ``programs``; None runs nothing, to probe) at this isolation level; ``run_dir`` holds
     ``work/`` (the working directory at the level none) and ``root/`` (the new root at the
     level unshare)."""

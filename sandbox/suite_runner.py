@@ -1,18 +1,18 @@
 """Runs one code suite against one candidate: the test runner, outside the candidate (stdlib
 only).
 
-``graders/sandbox.py`` starts two processes for a run, with the base interpreter
+``sandbox/run.py`` starts two processes for a run, with the base interpreter
 (``python -I -S -B``, never loopbench) and its ``main()``: the candidate's worker
-(``graders/candidate_worker.py``) in the sandbox, and this one, which holds the suite. The
+(``sandbox/candidate_worker.py``) in the sandbox, and this one, which holds the suite. The
 candidate's code never runs here: ``candidate`` in the suite is a proxy
-(``graders/remote.py``) that sends each call to the worker over a pipe, and gets back plain
+(``sandbox/remote.py``) that sends each call to the worker over a pipe, and gets back plain
 data or the exception it raised. Every assertion, every comparison and the count of tests
 run here, and only this process holds the descriptor the events go to. A suite the model
 wrote itself (Reflexion's own tests) is not trusted: then this process is confined as the
-worker is (``graders/confine.py``) and sandboxed.
+worker is (``sandbox/confine.py``) and sandboxed.
 
 It reads its job (JSON: the suite as the harness compiled it, its asserts rewritten, see
-``graders/suite_code.py``; limits; descriptors; whether to confine itself) from stdin; loads
+``sandbox/suite_code.py``; limits; descriptors; whether to confine itself) from stdin; loads
 the suite; waits for the worker to load the candidate; and runs the tests in file order.
 Events go to the descriptor the job names, one JSON line each, written as they happen, so a
 run killed midway still says which tests finished and which one was running::
@@ -36,8 +36,8 @@ import resource
 import sys
 import types
 
-from graders.plain_data import NotPlainData, dumps, loads
-from graders.remote import Ended, Worker
+from sandbox.plain_data import NotPlainData, dumps, loads
+from sandbox.remote import Ended, Worker
 
 TYPE_CHECKING = False  # typing costs a tenth of this process's start: for mypy only
 if TYPE_CHECKING:
@@ -185,7 +185,7 @@ class Run:
 
 
 def load_suite(suite: dict[str, Any]) -> list[tuple[str, Callable[[Any], None]]]:
-    """The suite the harness compiled (``graders/suite_code.py``), run as a module: its tests
+    """The suite the harness compiled (``sandbox/suite_code.py``), run as a module: its tests
     in file order."""
     if suite["python"] != sys.implementation.cache_tag:
         raise RuntimeError(f"a suite compiled for {suite['python']}, not this interpreter")
@@ -252,7 +252,7 @@ def main() -> None:
 
 def run_suite(job: dict[str, Any]) -> None:
     if job["confine"] is not None:  # a suite the model wrote: sandboxed like its code
-        from graders.confine import confine
+        from sandbox.confine import confine
 
         confine(job["confine"])
     else:

@@ -12,13 +12,12 @@ import time
 
 import pytest
 
-import graders.isolation
-import graders.sandbox
-from graders.isolation import interpreter
-from graders.sandbox import Sandbox, Suite
-from graders.sandbox_limits import Limits
-from graders.suite_result import Failure, SuiteResult
-from tests.graders.sandboxing import FAST, ONE_TEST, SLACK_S, run
+from sandbox import run as sandbox_run
+from sandbox.isolation import interpreter
+from sandbox.limits import Limits
+from sandbox.run import Sandbox, Suite
+from sandbox.suite_result import Failure, SuiteResult
+from tests.sandbox.sandboxing import FAST, ONE_TEST, SLACK_S, run
 
 ROMAN = """
 from loopbench_suite import raises
@@ -374,14 +373,14 @@ def test_a_run_cancelled_again_as_it_ends_still_kills_and_reaps(isolated, starte
     that short: nothing is left running, nothing unreaped (a ResourceWarning here)."""
     code = "import time\ndef f():\n    time.sleep(5)\n    return 'ok'"
     killing = asyncio.Event()
-    end_trusted = graders.sandbox.end_trusted
+    end_trusted = sandbox_run.end_trusted
 
     async def signalling(*args):  # the test runner is ended first
         killing.set()
         await asyncio.sleep(0)  # where the second cancellation lands
         await end_trusted(*args)
 
-    monkeypatch.setattr(graders.sandbox, "end_trusted", signalling)
+    monkeypatch.setattr(sandbox_run, "end_trusted", signalling)
 
     async def cancelled_twice() -> None:
         task = asyncio.ensure_future(isolated.run(code, Suite("heldout", ONE_TEST, "f")))

@@ -15,18 +15,18 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-import graders.sandbox
 from graders.code_tests import describe
-from graders.leftovers import remove_tree
-from graders.output import READ_BYTES
-from graders.plain_data import MESSAGE_VALUES
-from graders.sandbox import Sandbox, Suite
-from graders.sandbox_limits import Limits
-from graders.suite_result import OUTPUT_SLACK, SuiteResult
 from harness.cli.main import main
+from sandbox import run as sandbox_run
+from sandbox.leftovers import remove_tree
+from sandbox.limits import Limits
+from sandbox.output import READ_BYTES
+from sandbox.plain_data import MESSAGE_VALUES
+from sandbox.run import Sandbox, Suite
+from sandbox.suite_result import OUTPUT_SLACK, SuiteResult
 from tasks.humaneval import heldout_suite, load_problems, preamble
 from tasks.loading import load_taskset
-from tests.graders.hostile import (
+from tests.sandbox.hostile import (
     CASES,
     ESCAPES,
     ROMAN_REFERENCE,
@@ -39,7 +39,7 @@ from tests.graders.hostile import (
     prints_escapes,
     replaced_helpers,
 )
-from tests.graders.sandboxing import FAST, ONE_TEST, as_root, run
+from tests.sandbox.sandboxing import FAST, ONE_TEST, as_root, run
 
 ROMAN = next(t for t in load_taskset("coding").tasks if t.id == "roman_numerals").suites
 ROMAN_HELDOUT = Suite("heldout", ROMAN.heldout, ROMAN.entry_point)
@@ -344,7 +344,7 @@ def test_nothing_a_run_leaves_outlives_it_at_any_level(isolated, monkeypatch):
         removed.append(Path(path))
         remove_tree(path)
 
-    monkeypatch.setattr(graders.sandbox, "remove_tree", recording_remove)
+    monkeypatch.setattr(sandbox_run, "remove_tree", recording_remove)
     shared = [Path(folder, f"{token}-file") for folder in ("/tmp", "/var/tmp", "/dev/shm")]
     shared += [Path("/run/lock", f"{token}-file"), Path("/tmp", token)]
     try:

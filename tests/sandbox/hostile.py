@@ -1,5 +1,5 @@
 """Hostile candidates: code that tries to be graded passed without solving its task, or to
-harm the machine that grades it. ``tests/graders/test_hostile.py`` runs each through the
+harm the machine that grades it. ``tests/sandbox/test_hostile.py`` runs each through the
 sandbox and ``bench/hostile.py`` prints what each achieved.
 
 Every candidate answers wrongly (or copies an answer it should never see), so a pass is a
@@ -302,7 +302,7 @@ def floods_the_pipe(entry: str) -> str:
     objects, twice (issue 28: a peak of 666-794 MB against the box's 512 MB)."""
     return (
         "import os, sys\n"
-        "_data = sys.modules['graders.plain_data']\n"
+        "_data = sys.modules['sandbox.plain_data']\n"
         "_send = _data.send\n"
         f'_BODY = b\'{{"op":"reply","value":[\' + b\'[],\' * (({PIPE_FLOOD_BYTES} - 40) // 3)\n'
         "_BODY += b'[]]}'\n"

@@ -4,14 +4,14 @@ tests run outside it.
 A run starts two processes, both with the base interpreter (``-I -S -B``: never the venv,
 whose site-packages hold loopbench), each from its own fresh copy of the sandbox's programs:
 
-- the candidate's **worker** (``graders/candidate_worker.py``), at the run's isolation level
-  (``graders.isolation``), in a box of cgroups that bounds the memory and processes of all it
-  starts together (``graders.box``), as a uid of the run's own when this process is root
-  (``graders.processes``); it loads the code and answers calls;
-- the **test runner** (``graders/suite_runner.py``), which holds the suite (never a file the
+- the candidate's **worker** (``sandbox/candidate_worker.py``), at the run's isolation level
+  (``sandbox.isolation``), in a box of cgroups that bounds the memory and processes of all it
+  starts together (``sandbox.box``), as a uid of the run's own when this process is root
+  (``sandbox.processes``); it loads the code and answers calls;
+- the **test runner** (``sandbox/suite_runner.py``), which holds the suite (never a file the
   candidate could read) and the only descriptor the events go to (``results.jsonl``), and
   calls the candidate's functions across a pair of pipes with plain data
-  (``graders/plain_data.py``), comparing what comes back itself. A suite the model wrote
+  (``sandbox/plain_data.py``), comparing what comes back itself. A suite the model wrote
   (``self_tests``) is not trusted: its runner is sandboxed and confined like the worker.
 
 Limits at every level: resource limits per process (CPU, address space, processes, file
@@ -19,10 +19,10 @@ size, descriptors); the box's memory and processes, enforced by the kernel where
 be made here, else watched from outside; an audit hook in the worker (defence in depth: code
 in its process can get round it); an environment of PATH, HOME, TMPDIR and LANG only (never
 the parent's keys); output capped, in the worker's ``sys.stdout`` and where it is read, from
-pipes (``graders.output``: past the cap the run is ended); a wall clock for the whole run
+pipes (``sandbox.output``: past the cap the run is ended); a wall clock for the whole run
 (under bwrap, from when its namespaces are made); and, however a run ends, every process it
-started killed before it returns, and what it left removed (``graders.leftovers``). Its
-result is read back from what the test runner wrote (``graders.suite_result``).
+started killed before it returns, and what it left removed (``sandbox.leftovers``). Its
+result is read back from what the test runner wrote (``sandbox.suite_result``).
 """
 
 from __future__ import annotations
@@ -37,8 +37,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from graders import box as boxes
-from graders.isolation import (
+from sandbox import box as boxes
+from sandbox.isolation import (
     MB,
     Isolation,
     asked_by,
@@ -48,10 +48,11 @@ from graders.isolation import (
     programs_folder,
     warning,
 )
-from graders.isolation import working_directory as workdir_of
-from graders.leftovers import remove_tree, sweep
-from graders.output import Output
-from graders.processes import (
+from sandbox.isolation import working_directory as workdir_of
+from sandbox.leftovers import remove_tree, sweep
+from sandbox.limits import Limits
+from sandbox.output import Output
+from sandbox.processes import (
     Claim,
     end_run,
     end_trusted,
@@ -61,9 +62,8 @@ from graders.processes import (
     readable,
     to_the_end,
 )
-from graders.sandbox_limits import Limits
-from graders.suite_code import compiled
-from graders.suite_result import OUTPUT_SLACK, Ending, SuiteResult, read_result
+from sandbox.suite_code import compiled
+from sandbox.suite_result import OUTPUT_SLACK, Ending, SuiteResult, read_result
 
 WORKER, RUNNER = "candidate_worker", "suite_runner"
 TRUSTED_SUITES = ("feedback", "heldout")  # written by the task set; "self_tests" by the model
@@ -203,12 +203,12 @@ class Sandbox:
         info_read, info_write = os.pipe() if bwrap else (None, None)
         if sandboxed:
             disk = self.limits.disk_mb * MB
-            argv = command(self.isolation, programs, f"graders.{program}", tmp, disk, info_write)
+            argv = command(self.isolation, programs, f"sandbox.{program}", tmp, disk, info_write)
             cwd, env = tmp, child_env(workdir_of(self.isolation, tmp))
             if self.isolation == "none":
                 cwd = tmp / "work"
         else:
-            argv, cwd, env = command("none", programs, f"graders.{program}", tmp, 0), tmp, {}
+            argv, cwd, env = command("none", programs, f"sandbox.{program}", tmp, 0), tmp, {}
         keep = job.keep + ([] if info_write is None else [info_write])
         stdin_read, stdin_write = os.pipe()
         try:  # not asyncio's subprocesses: cancelled while starting one, they can hang

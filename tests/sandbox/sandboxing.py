@@ -10,12 +10,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import graders.sandbox
-from graders.box import Box
-from graders.processes import Claim
-from graders.sandbox import Sandbox, Suite
-from graders.sandbox_limits import Limits
-from graders.suite_result import SuiteResult
+from sandbox import run as sandbox_run
+from sandbox.box import Box
+from sandbox.limits import Limits
+from sandbox.processes import Claim
+from sandbox.run import Sandbox, Suite
+from sandbox.suite_result import SuiteResult
 
 FAST = Limits(timeout_s=2.0, memory_mb=256)
 #: How much later than its wall clock a run may return on a loaded machine (the status says
@@ -55,7 +55,7 @@ class Started:
         self.processes: list[Any] = []
         self.boxes: list[Box] = []
         self.left: list[int] = []
-        start, make, claim = Sandbox._start, Box.make.__func__, graders.sandbox.own_uid  # type: ignore[attr-defined]
+        start, make, claim = Sandbox._start, Box.make.__func__, sandbox_run.own_uid  # type: ignore[attr-defined]
 
         def recording_start(sandbox: Sandbox, *args: Any, **kwargs: Any) -> Any:
             started = start(sandbox, *args, **kwargs)
@@ -79,7 +79,7 @@ class Started:
 
         monkeypatch.setattr(Sandbox, "_start", recording_start)
         monkeypatch.setattr(Box, "make", classmethod(recording_make))
-        monkeypatch.setattr(graders.sandbox, "own_uid", watched_uid)
+        monkeypatch.setattr(sandbox_run, "own_uid", watched_uid)
 
     def assert_all_ended(self) -> None:
         """Every process the runs started was reaped; no process of their uids outlived them;

@@ -16,7 +16,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from graders.suite_result import suite_tests
+from sandbox.suite_result import suite_tests
 
 FIELD_CHARS = 1000  # the most characters of one reported input or expected
 SUITE_FILE = "<suite>"

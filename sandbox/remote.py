@@ -1,5 +1,5 @@
 """The candidate as the test runner sees it: proxies that send each call to its worker (stdlib
-only; the trusted side of ``graders/plain_data.py``).
+only; the trusted side of ``sandbox/plain_data.py``).
 
 ``Worker`` is the connection. The name a suite calls (``candidate``) is a proxy of the
 candidate's entry point; calling it sends the call to the worker, whose reply is a plain
@@ -19,7 +19,7 @@ of the run, and the test runner fails the test it happened in whatever the test 
 
 from __future__ import annotations
 
-from graders.plain_data import (
+from sandbox.plain_data import (
     Gone,
     NotPlainData,
     Peer,
@@ -35,7 +35,7 @@ TYPE_CHECKING = False  # typing costs a tenth of this process's start: for mypy 
 if TYPE_CHECKING:
     from typing import Any, NoReturn
 
-    from graders.plain_data import Handle
+    from sandbox.plain_data import Handle
 
 LOAD_STATUSES = ("syntax_error", "crashed")
 DETAIL_CHARS = 1000

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from graders.leftovers import remove_tree, shared_folders, sweep
-from tests.graders.sandboxing import as_root
+from sandbox.leftovers import remove_tree, shared_folders, sweep
+from tests.sandbox.sandboxing import as_root
 
 DEEP = 3000  # past the recursion limit, and past PATH_MAX as a path
 

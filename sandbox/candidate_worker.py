@@ -1,12 +1,12 @@
 """The candidate's worker: model-written code loaded in the sandbox, answering calls (stdlib
 only).
 
-``graders/sandbox.py`` starts it with the base interpreter (``python -I -S -B``, never
+``sandbox/run.py`` starts it with the base interpreter (``python -I -S -B``, never
 loopbench) at the run's isolation level. It reads its job (JSON: code, preamble, entry
-point, limits, uid, descriptors) from stdin; confines itself (``graders/confine.py``);
+point, limits, uid, descriptors) from stdin; confines itself (``sandbox/confine.py``);
 compiles and runs the candidate; says ``{"op": "ready", "entry": V}`` (or ``{"op":
 "load_failed", "status", "detail"}``); then answers the test runner's requests until the pipe
-closes, one message each way (``graders/plain_data.py``)::
+closes, one message each way (``sandbox/plain_data.py``)::
 
     {"op": "request", "kind": "call", "target": ID, "method": NAME | null, "args", "kwargs"}
     {"op": "request", "kind": "getattr", "target": ID, "name": NAME}
@@ -27,8 +27,8 @@ import os
 import sys
 import types
 
-from graders.confine import LIMITS, OutputLimit, confine
-from graders.plain_data import (
+from sandbox.confine import LIMITS, OutputLimit, confine
+from sandbox.plain_data import (
     MESSAGE_CHARS,
     Gone,
     NotPlainData,
@@ -46,7 +46,7 @@ TYPE_CHECKING = False  # typing costs a tenth of this process's start: for mypy 
 if TYPE_CHECKING:
     from typing import Any
 
-    from graders.plain_data import Handle
+    from sandbox.plain_data import Handle
 
 CANDIDATE_FILE = "<candidate>"
 EXIT_MEMORY, EXIT_OUTPUT = 3, 4

@@ -10,17 +10,17 @@ from pathlib import Path
 
 import pytest
 
-import graders.box
-import graders.isolation
 import harness.runner
-from graders.isolation import SandboxError, probe, warning
-from graders.processes import SANDBOX_UIDS
-from graders.sandbox import Sandbox, Suite
-from graders.sandbox_limits import Limits
-from graders.suite_result import SuiteResult
-from tests.graders.hostile import ROMAN_REFERENCE as REFERENCE
-from tests.graders.hostile import UNHOOK
-from tests.graders.sandboxing import FAST, ONE_TEST, SLACK_S, run
+from sandbox import box as sandbox_box
+from sandbox import isolation as sandbox_isolation
+from sandbox.isolation import SandboxError, probe, warning
+from sandbox.limits import Limits
+from sandbox.processes import SANDBOX_UIDS
+from sandbox.run import Sandbox, Suite
+from sandbox.suite_result import SuiteResult
+from tests.sandbox.hostile import ROMAN_REFERENCE as REFERENCE
+from tests.sandbox.hostile import UNHOOK
+from tests.sandbox.sandboxing import FAST, ONE_TEST, SLACK_S, run
 
 # Choosing the isolation level.
 
@@ -47,7 +47,7 @@ def test_forced_level_and_its_warning(monkeypatch):
 
 
 def test_the_level_none_chosen_as_the_best_says_nothing_stronger_works(monkeypatch):
-    monkeypatch.setattr(graders.isolation, "probe", lambda level: "" if level == "none" else "no")
+    monkeypatch.setattr(sandbox_isolation, "probe", lambda level: "" if level == "none" else "no")
     monkeypatch.delenv("LOOPBENCH_SANDBOX", raising=False)
     said = Sandbox(FAST).warning
     assert "sandbox: none (neither bubblewrap nor unshare works here)" in said
@@ -57,7 +57,7 @@ def test_the_level_none_chosen_as_the_best_says_nothing_stronger_works(monkeypat
 
 
 def test_the_level_none_warns_what_the_same_user_can_reach(monkeypatch):
-    monkeypatch.setattr(graders.isolation, "is_root", lambda: False)
+    monkeypatch.setattr(sandbox_isolation, "is_root", lambda: False)
     said = warning("none")
     assert "defence in depth and can be bypassed" in said
     assert "the harness's own files and environment" in said
@@ -66,7 +66,7 @@ def test_the_level_none_warns_what_the_same_user_can_reach(monkeypatch):
 
 
 def test_a_machine_without_cgroups_is_said(monkeypatch):
-    monkeypatch.setattr(graders.box, "hierarchies", lambda: None)
+    monkeypatch.setattr(sandbox_box, "hierarchies", lambda: None)
     said = Sandbox(FAST, isolation="none").warning
     assert "sandbox: no cgroups can be made here" in said
     assert "watched from outside" in said
@@ -143,10 +143,10 @@ def f():
 def boxed(request, monkeypatch):
     """Each run in a box of cgroups where this machine allows it, or with none (the watch):
     what is killed at the end is killed either way."""
-    if request.param == "box" and graders.box.hierarchies() is None:
+    if request.param == "box" and sandbox_box.hierarchies() is None:
         pytest.skip("no cgroups can be made here (not root, or no memory and pids controllers)")
     if request.param == "no-box":
-        monkeypatch.setattr(graders.box, "hierarchies", lambda: None)
+        monkeypatch.setattr(sandbox_box, "hierarchies", lambda: None)
     return request.param
 
 

@@ -5,7 +5,7 @@ So each run gets cgroups of its own where this machine allows it (as root, with 
 and pids controllers): cgroup v2 under this process's own cgroup when that can have children
 with both controllers, else the v1 ``memory`` and ``pids`` hierarchies. The worker joins
 them through descriptors opened here before it runs any of the candidate's code (see
-``graders/confine.py``), so every process it ever starts is born inside: its memory (tmpfs
+``sandbox/confine.py``), so every process it ever starts is born inside: its memory (tmpfs
 files too) and its number of processes and threads are counted together, and over the
 memory limit the kernel kills inside the box only. A box whose processes the kernel had to
 kill for memory ends the run as ``killed``.

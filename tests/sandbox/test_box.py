@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pytest
 
-import graders.box
-from graders.box import Box, hierarchies
-from graders.sandbox import Sandbox
-from graders.sandbox_limits import Limits
-from tests.graders.hostile import SPAWN, UNHOOK
-from tests.graders.sandboxing import as_root, run
+from sandbox import box as sandbox_box
+from sandbox.box import Box, hierarchies
+from sandbox.limits import Limits
+from sandbox.run import Sandbox
+from tests.sandbox.hostile import SPAWN, UNHOOK
+from tests.sandbox.sandboxing import as_root, run
 
 needs_cgroups = pytest.mark.skipif(
     hierarchies() is None, reason="no cgroups can be made here (not root, or no controllers)"
@@ -123,7 +123,7 @@ def test_processes_past_the_hook_share_one_memory_limit(isolated, box, monkeypat
     if box == "cgroups" and hierarchies() is None:
         pytest.skip("no cgroups can be made here (not root, or no controllers)")
     if box == "watched":
-        monkeypatch.setattr(graders.box, "hierarchies", lambda: None)
+        monkeypatch.setattr(sandbox_box, "hierarchies", lambda: None)
     result = run(isolated, MEMORY_HOGS)
     assert result.status == "killed"
     assert result.detail == "memory limit (256 MB) exceeded by the run's processes"
@@ -139,7 +139,7 @@ THREE_PROCESSES = (
 def watched(memory_mb: int, processes: int, started: int, seconds: float) -> str | None:
     """What the watch says within ``seconds`` of the run whose first process is ``started``
     (the level none, not root: that process and its descendants); None if nothing is over."""
-    over = graders.box.watch(memory_mb << 20, processes, None, started)
+    over = sandbox_box.watch(memory_mb << 20, processes, None, started)
     try:
         return asyncio.run(asyncio.wait_for(over, seconds))
     except TimeoutError:

@@ -1,5 +1,5 @@
 """What a sandboxed run left, read back as its result: the test runner's events, capped, and
-their text made printable (``graders.printable``: what the candidate raised or printed may
+their text made printable (``sandbox.printable``: what the candidate raised or printed may
 hold escape sequences); what ended the candidate's worker when the runner says it is gone
 (its exit code or signal, or the box's memory limit); a timeout; the output limit, and
 whether the output was cut; and a pass accepted only when every test of the suite passed in
@@ -16,9 +16,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal, cast, get_args
 
-from graders.candidate_worker import EXIT_MEMORY, EXIT_OUTPUT
-from graders.printable import printable
-from graders.sandbox_limits import Limits
+from sandbox.candidate_worker import EXIT_MEMORY, EXIT_OUTPUT
+from sandbox.limits import Limits
+from sandbox.printable import printable
 
 Status = Literal[
     "passed",  # every test passed, and there was at least one
