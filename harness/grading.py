@@ -16,6 +16,7 @@ from graders.code_check import CodeCheck
 from graders.exact import Grade
 from graders.registry import GRADERS
 from graders.sandbox import Sandbox
+from harness.errors import BadInput
 from tasks.taskset import AnyTask, TaskSet
 
 #: A grader as a plain function of the task and the answer (the pattern's whole reply): it
@@ -25,7 +26,7 @@ GraderFunction = Callable[[Any, str], Any]
 PASS_SCORE = 0.5
 
 
-class GraderFunctionError(Exception):
+class GraderFunctionError(BadInput):
     """The grader function raised, or returned what is not a verdict: the run's grading
     failed (recorded, and the grid goes on)."""
 
