@@ -5,11 +5,12 @@ derives from exactly one of them (tests/test_error_families.py checks it).
     │                             a prompt file, a grader function, an output path.
     │                             ``loopbench`` prints its one line and exits 2; the API
     │                             raises it as it is; inside a run it is recorded (a prompt
-    │                             too large is ``refused``, a grader function that fails
-    │                             makes the run's grading fail). Each module says what it
-    │                             refuses with a subclass of its own, whose message already
-    │                             names the file, line and field: ArmError, TaskSetError,
-    │                             ConfigError, ResultsError, StructureError, OtlpError, ...
+    │                             too large, SlotTooLarge, is ``refused``; a grader function
+    │                             that fails, GraderFunctionError, is a failed grading). Each
+    │                             module says what it refuses with a subclass of its own,
+    │                             whose message already names the file, line and field:
+    │                             ArmError, TaskSetError, ConfigError, ResultsError,
+    │                             StructureError, OutputError, OtlpError, ...
     ├── UnknownName               a pattern, tool, grader or task set no one registered; its
     │                             line lists the registered names and how to add one.
     │                             ``usage``: said under the command's usage lines.
@@ -24,9 +25,9 @@ derives from exactly one of them (tests/test_error_families.py checks it).
                                   one attempt's failure, retried or turned into ModelAPIError.
 
     HarnessFault                  a bug or an internal signal in loopbench; inside a run it is
-    │                             recorded as ``pattern_error`` (``loopbench`` shows its
-    │                             traceback: a bug to report). The signals are caught where
-    │                             they are meant to be and never reach the user as such:
+    │                             recorded as ``pattern_error``, outside one ``loopbench``
+    │                             shows its traceback (a bug to report). The signals are
+    │                             caught where they are meant to be, never said as such:
     ├── LimitReached              a run limit stopped a call (step_budget, token_budget,
     │                             step_timeout: the run's status, from harness/patterns/limits.py)
     ├── ToolFailure               a tool's failure, which the model reads as its result
