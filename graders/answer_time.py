@@ -15,6 +15,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
+from harness.errors import HarnessFault
+
 #: Seconds one answer's regexes and schema checks may take, together: short, since
 #: Ctrl-C waits for the grading under way (measured by bench/interrupt_while_grading.py).
 LIMIT_S = 0.5
@@ -22,7 +24,7 @@ LIMIT_S = 0.5
 _DEADLINE: ContextVar[float | None] = ContextVar("answer_deadline", default=None)
 
 
-class GradedWrong(Exception):
+class GradedWrong(HarnessFault):
     """What the task set's author wrote could not be judged on this answer (too slow, or a
     schema that fails on it): the answer is graded wrong with ``reason``."""
 

@@ -30,6 +30,7 @@ from graders.exact import Grade, normalise
 from graders.options import GraderOptions, read_options
 from graders.reading import Said, answer_text, hedge, nothing, read_reply
 from graders.task_models import TaskBase
+from harness.errors import HarnessFault
 
 TARGET = Fraction(24)
 #: How deep brackets and unary minus signs may nest: far past any answer, well within
@@ -65,8 +66,8 @@ class Game24Task(TaskBase):
         return len(self.solutions)
 
 
-class NotAnExpression(ValueError):
-    pass
+class NotAnExpression(HarnessFault, ValueError):
+    """The answer is not an expression of the four numbers: graded wrong, saying why."""
 
 
 @dataclass

@@ -10,13 +10,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import TypeAdapter, ValidationError
 
 from graders.answer_size import grade_read
 from graders.base import GraderSetup, SelfCase
 from graders.exact import Grade
 from graders.registry import GRADERS, GraderInfo
+from harness.errors import BadInput
 from harness.files import describe_errors
+from harness.structured import StructureError, load_json
 
 
 @dataclass(frozen=True)
@@ -25,6 +27,34 @@ class CaseResult:
     case: SelfCase
     grade: Grade
     ok: bool
+
+
+class ExpectedError(BadInput):
+    """``grade --expected`` is not what the grader's tasks expect."""
+
+
+def read_expected(info: GraderInfo, name: str, given: str) -> Any:
+    """``--expected`` read as the grader's task model reads a task's ``expected``;
+    ``ExpectedError`` saying why not, with an example of what grader ``name`` takes."""
+    example = (
+        'Write e.g. \'{"numbers": [79], "entities": ["Rotterdam"]}\''
+        if name == "exact"
+        else f"Write it as a task of grader {name!r} gives it, e.g. {info.example}"
+    )
+    try:
+        value = load_json(given)  # a key given twice, NaN: refused, as in a task file
+        model: Any = info.task_model.model_fields["expected"].annotation
+        TypeAdapter(model).validate_python(value, strict=True)
+    except StructureError as exc:
+        raise ExpectedError(f"--expected: {exc.why}. {example}") from None
+    except ValidationError as exc:
+        why = describe_errors(exc, "(whole value)")
+        raise ExpectedError(f"--expected: {why}. {example}") from None
+    except (ValueError, RecursionError):  # a number of over 4300 digits; nesting too deep
+        raise ExpectedError(
+            f"--expected holds a number too long or nesting too deep. {example}"
+        ) from None
+    return value
 
 
 def as_task(info: GraderInfo, expected: Any) -> Any:

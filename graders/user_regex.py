@@ -29,6 +29,7 @@ from typing import Any
 import regex
 
 from graders.answer_time import TooSlow, time_left
+from harness.errors import BadInput
 
 #: The most pieces a pattern may compile to, each counted repeat making copies of what it
 #: repeats: ``\\d{4}`` makes 4, ``(?:x{1000}){1000}`` a million. About 60 bytes each.
@@ -36,7 +37,7 @@ MAX_COPIES = 200_000
 _REPEATS = {"MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"}
 
 
-class NotARegex(ValueError):
+class NotARegex(BadInput):
     """A pattern that does not compile; says why."""
 
 

@@ -18,6 +18,8 @@ from typing import Any, BinaryIO
 
 from pydantic import ValidationError
 
+from harness.errors import BadInput
+
 
 def describe_errors(exc: ValidationError, whole: str = "(whole line)", first: bool = False) -> str:
     """Every problem a validation found (or the ``first``), as ``field 'a.b': what is
@@ -33,14 +35,18 @@ def describe_errors(exc: ValidationError, whole: str = "(whole line)", first: bo
 MAX_INPUT_BYTES = 256 * 1024 * 1024
 
 
-class NotAnInputFile(OSError):
+class NotAnInputFile(BadInput, OSError):
     """A path that is not a regular file of a bounded size: refused, never read.
 
     Its ``errno`` is 0 and its ``strerror`` the whole reason ("is a FIFO (named pipe), not
-    a regular file"), said after the path."""
+    a regular file"), said after the path. Bad input, and an ``OSError`` still: the readers
+    that catch what opening a file raises catch it too."""
 
     def __init__(self, reason: str) -> None:
-        super().__init__(0, reason)
+        OSError.__init__(self, 0, reason)
+
+    def __str__(self) -> str:
+        return self.strerror or ""
 
 
 def special_file_problem(path: Path) -> str | None:
@@ -144,6 +150,37 @@ def input_errors(path: Path, error: Callable[[str], Exception], expected: str) -
         if isinstance(exc, NotAnInputFile):
             raise error(f"{path}: {reason}; expected {expected}") from None
         raise error(f"{path}: cannot be read ({reason}); expected {expected}") from None
+
+
+#: What a refused output file asks for, after why it cannot be written.
+WRITABLE = "give -o a file in a folder that exists and can be written"
+
+
+class OutputError(BadInput):
+    """A file a command was to write cannot be written; the line names it and why."""
+
+
+@contextmanager
+def output_errors(
+    path: Path,
+    flag: str | None = None,
+    hint: str | None = WRITABLE,
+    also: tuple[type[Exception], ...] = (),
+) -> Iterator[None]:
+    """Writing ``path`` within: its ``OSError`` (or one of ``also``, a library's own error
+    for a file it writes) as an ``OutputError``'s one line, ``PATH: cannot be written
+    (why); hint``, the path after ``flag`` when one is given."""
+    refused: tuple[type[Exception], ...] = (OSError, *also)
+    try:
+        yield
+    except BadInput:
+        raise
+    except refused as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        reason = reason.splitlines()[0] if reason else type(exc).__name__
+        where = f"{flag} {path}" if flag else str(path)
+        tail = f"; {hint}" if hint else ""
+        raise OutputError(f"{where}: cannot be written ({reason}){tail}") from None
 
 
 _TOML_PLACE = re.compile(r"(?P<what>.*) \(at line (?P<line>\d+), column (?P<column>\d+)\)")

@@ -15,6 +15,7 @@ from graders.base import AnswerCheck, Grader, GraderSetup
 from graders.code_check import CodeCheck
 from graders.exact import Grade
 from graders.registry import GRADERS
+from harness.errors import BadInput
 from sandbox.run import Sandbox
 from tasks.taskset import AnyTask, TaskSet
 
@@ -25,7 +26,7 @@ GraderFunction = Callable[[Any, str], Any]
 PASS_SCORE = 0.5
 
 
-class GraderFunctionError(Exception):
+class GraderFunctionError(BadInput):
     """The grader function raised, or returned what is not a verdict: the run's grading
     failed (recorded, and the grid goes on)."""
 

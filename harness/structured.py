@@ -26,6 +26,8 @@ from yaml.events import AliasEvent, Event
 from yaml.nodes import MappingNode, Node
 from yaml.resolver import Resolver
 
+from harness.errors import BadInput, HarnessFault
+
 #: The deepest nesting of lists and objects read: far deeper than any task holds, and
 #: shallow enough that nothing reading the value runs out of stack.
 MAX_DEPTH = 100
@@ -37,7 +39,7 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 _MERGE = "tag:yaml.org,2002:merge"
 
 
-class StructureError(ValueError):
+class StructureError(BadInput):
     """Why a JSON or YAML text is not read; ``line`` (from 1) where one is known."""
 
     def __init__(
@@ -193,7 +195,7 @@ def load_yaml(text: str) -> Any:
         loader.dispose()
 
 
-class _Refused(MarkedYAMLError):
+class _Refused(HarnessFault, MarkedYAMLError):
     """A YAML text refused here (not a syntax error): ``problem`` says why."""
 
     def __init__(self, why: str, mark: Any) -> None:

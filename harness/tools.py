@@ -19,6 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from harness.errors import HarnessFault
 from harness.models.types import ToolSpec
 
 ToolFn = Callable[[Any], str | Awaitable[str]]
@@ -34,7 +35,7 @@ class ToolOptions(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
 
-class ToolFailure(Exception):
+class ToolFailure(HarnessFault):
     """Raised by a tool to fail with exactly this text (a lookup miss): the model reads the
     text as it is, and patterns see a failed result, never an output to build on."""
 

@@ -17,6 +17,7 @@ from string import ascii_uppercase
 from typing import Any
 
 from graders.task_models import TaskSetError
+from harness.errors import BadInput
 from tasks.rows import Columns, Row
 
 Values = Mapping[str, Any]
@@ -51,7 +52,7 @@ class Preset:
         )
 
 
-class _Refused(ValueError):
+class _Refused(BadInput):
     """A row not of the preset's shape: the column, and why."""
 
     def __init__(self, column: str, why: str) -> None:

@@ -26,6 +26,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from harness.errors import HarnessFault
 from harness.tools import Tool, ToolFailure, ToolOptions
 
 LookupVariant = Literal["plain", "improved"]
@@ -157,8 +158,8 @@ _UNARY: dict[type[ast.unaryop], Callable[[float], float]] = {
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
 
 
-class CalcError(ValueError):
-    pass
+class CalcError(HarnessFault, ValueError):
+    """An expression the calculator does not take: the model reads why as the result."""
 
 
 def calculate(expression: str) -> str:

@@ -1174,8 +1174,8 @@ MUTATIONS = [
     ("otlp: an endpoint that is not an http(s) URL is refused", OTLP,
      'if scheme not in ("http", "https") or not rest.strip("/"):', "if False:",
      [OTLPBAD + "[no-scheme]"]),
-    ("otlp: an unwritable -o is one line", OTLPC,
-     "except OSError as exc:", "except ZeroDivisionError as exc:",
+    ("otlp: an unwritable -o is one line", "harness/files.py",
+     "refused: tuple[type[Exception], ...] = (OSError, *also)", "refused: tuple[type[Exception], ...] = (ZeroDivisionError, *also)",
      [OTLPBAD + "[unwritable]"]),
     ("otlp: spans the receiver did not accept are exit 2", OTLP,
      "if exporter.export(batch) is not SpanExportResult.SUCCESS:", "if False:",
@@ -1427,7 +1427,7 @@ MUTATIONS = [
     ("readers: a CSV line of too many cells is refused unparsed", "tasks/data_files.py",
      '        if line.count(",") >= MAX_CELLS:', "        if False:",
      ["tests/tasks/test_hostile_task_files.py::test_a_csv_line_of_too_many_cells_is_refused_before_they_are_made"]),
-    ("grade: --expected read as strictly as a task file", "harness/cli/grade.py",
+    ("grade: --expected read as strictly as a task file", "graders/selftest.py",
      "        value = load_json(given)", "        value = json.loads(given)",
      ["tests/graders/test_grade_cli.py::test_bad_input_is_one_line_and_exit_2"]),
     ("plots: names drawn with their control characters escaped", "harness/report/plots.py",
@@ -1845,6 +1845,10 @@ MUTATIONS = [
      "CASE WHEN {correct} IS NOT DISTINCT FROM false THEN", "CASE WHEN true THEN",
      [WHY + "test_the_summary_counts_wrong_grades_by_why",
       WHY + "test_the_printed_table_says_why_wrong_and_every_format_counts"]),
+    # One error family tree: the command line's one catch says each family.
+    ("errors: an endpoint's failure outside a run is one line, exit 2", "harness/cli/errors.py",
+     "        except ModelError as exc:", "        except ZeroDivisionError as exc:",
+     ["tests/test_error_families.py::test_bad_input_and_an_endpoint_failure_are_one_line_and_exit_2[model-error]"]),
 ]  # fmt: skip
 
 

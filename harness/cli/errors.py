@@ -1,7 +1,8 @@
 """What every subcommand exits with, and the option types that keep bad values out.
 
 0: success; 1: a regression found by ``compare`` (or by ``grade --self-test`` in the
-grader itself); 2: bad input or unusable files, said in one line; 130: interrupted.
+grader itself); 2: bad input or unusable files (or an endpoint that failed outside a run),
+said in one line; 130: interrupted.
 Every subcommand is a ``Command`` (or a ``Group``), run in a ``SayingContext``: the one
 place a refusal (``harness.errors.BadInput``) becomes its line and exit code 2.
 """
@@ -15,15 +16,16 @@ from typing import Any
 
 import click
 
-from harness.errors import BadInput
+from harness.errors import BadInput, HarnessFault, ModelError
 from harness.terminal import error_line
 
 
-class Refusal(click.ClickException):
+class Refusal(click.ClickException, BadInput):
     """Bad input or an unusable file (``harness.errors.BadInput``, a path that cannot be
     read or written), as ``loopbench`` prints it: ``Error: ...``, exit code 2. One line of
     at most ``harness.terminal.ERROR_CHARS`` characters, its control characters shown: the
-    message may quote what a file held."""
+    message may quote what a file held. A click exception first (click prints it), and in
+    the ``BadInput`` family, as what it says is."""
 
     exit_code = 2
 
@@ -85,13 +87,22 @@ class SayingContext(click.Context):
     """A subcommand's context: what it refuses (``BadInput``, from anywhere below), and a
     file or folder it cannot read or write (permissions, a read-only file system, a file
     where a folder should be), become one line and exit code 2, never a traceback; a wrong
-    name on the command line is said under the command's usage lines."""
+    name on the command line is said under the command's usage lines; an endpoint's failure
+    outside a run (``ModelError``; inside one it is recorded) is one line too; a
+    ``HarnessFault`` is a bug, shown with its traceback. The one catch of the command line:
+    no subcommand catches an error to say it again."""
 
     def invoke(self, callback: Any, /, *args: Any, **kwargs: Any) -> Any:
         try:
             return super().invoke(callback, *args, **kwargs)
+        except Refusal:  # a subcommand's, said already
+            raise
         except BadInput as exc:
             raise (click.UsageError(str(exc), self) if exc.usage else Refusal(str(exc))) from None
+        except ModelError as exc:  # an endpoint asked outside a run (inside one: api_error)
+            raise Refusal(f"the model endpoint failed: {exc}") from None
+        except HarnessFault:  # a bug in loopbench: its traceback, to report
+            raise
         except OSError as exc:
             if not is_path_error(exc):
                 raise

@@ -20,6 +20,7 @@ import pandas as pd
 
 from harness.cli.errors import Command
 from harness.errors import BadInput
+from harness.files import output_errors
 from harness.redaction import holds_secrets, redact
 from harness.results.columns import FIELDS, read_frame
 from harness.results.columns_sql import sql_literal
@@ -72,17 +73,10 @@ def export_command(
         table = csv_frame(table)
     options = "FORMAT parquet" if fmt == "parquet" else "FORMAT csv, HEADER true"
     target = sql_literal(str(output))
-    try:
-        with duckdb.connect(":memory:") as con:
-            no_progress_bar(con)  # which a Jupyter kernel refuses to set
-            con.register("runs", table)
-            con.execute(f"COPY runs TO {target} ({options})")
-    except duckdb.Error as exc:
-        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise BadInput(
-            f"{output}: cannot be written ({first}); give -o a file in a folder that exists "
-            "and can be written"
-        ) from None
+    with output_errors(output, also=(duckdb.Error,)), duckdb.connect(":memory:") as con:
+        no_progress_bar(con)  # which a Jupyter kernel refuses to set
+        con.register("runs", table)
+        con.execute(f"COPY runs TO {target} ({options})")
     click.echo(f"wrote {output} ({len(table):,} runs, {len(table.columns)} columns)")
 
 

@@ -9,10 +9,9 @@ from pathlib import Path
 import click
 
 from harness.errors import BadInput
+from harness.files import output_errors
 from harness.results.otlp import (
     TRACES,
-    OtlpMissing,
-    SendFailed,
     folder_spans,
     require_otlp,
     send,
@@ -22,17 +21,10 @@ from harness.results.otlp import (
 
 
 def export_otlp(results: Path, output: Path | None, endpoint: str | None) -> None:
-    """Write and/or send RESULTS' runs as traces; ``BadInput`` in one line otherwise."""
-    url = None
-    if endpoint is not None:
-        try:
-            url = traces_url(endpoint)
-        except ValueError as exc:
-            raise BadInput(f"--otlp-endpoint {exc}, e.g. http://localhost:4318") from None
-    try:
-        require_otlp()
-    except OtlpMissing as exc:
-        raise BadInput(f"--format otlp: {exc}") from None
+    """Write and/or send RESULTS' runs as traces; ``BadInput`` in one line otherwise (an
+    ``OtlpError``: not a URL, the extra not installed, the spans not accepted)."""
+    url = None if endpoint is None else traces_url(endpoint)
+    require_otlp()
     found = folder_spans(results)
     if not found.runs:
         raise BadInput(f"{results}: no finished runs yet")
@@ -51,21 +43,9 @@ def export_otlp(results: Path, output: Path | None, endpoint: str | None) -> Non
         )
     counted = f"{found.runs:,} traces, {len(spans):,} spans"
     if output is not None:
-        try:
-            with output.open("w", encoding="utf-8") as handle:
-                write_json(spans, handle)
-        except OSError as exc:
-            raise BadInput(
-                f"{output}: cannot be written ({exc.strerror}); give -o a file in a folder "
-                "that exists and can be written"
-            ) from None
+        with output_errors(output), output.open("w", encoding="utf-8") as handle:
+            write_json(spans, handle)
         click.echo(f"wrote {output} ({counted}, OTLP JSON)")
     if url is not None:
-        try:
-            requests = send(spans, url)
-        except SendFailed as exc:
-            raise BadInput(
-                f"--otlp-endpoint {url}: the spans were not accepted: {exc}; give the URL of "
-                "a running OTLP/HTTP receiver (e.g. http://localhost:4318)"
-            ) from None
+        requests = send(spans, url)
         click.echo(f"sent {counted} to {url} ({requests} request{'s' * (requests != 1)})")

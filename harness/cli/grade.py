@@ -7,20 +7,17 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
-from typing import Any
 
 import click
-from pydantic import TypeAdapter, ValidationError
 
 from graders import corpus_check
 from graders.code_tests import CodeGrader, feedback, heldout
 from graders.exact import Grade
-from graders.registry import GRADERS, GraderInfo, parse_grader_spec
-from graders.selftest import CaseResult, as_task, grade_one, run_self_test
+from graders.registry import GRADERS, parse_grader_spec
+from graders.selftest import CaseResult, as_task, grade_one, read_expected, run_self_test
 from harness.cli.errors import Command
 from harness.errors import BadInput
-from harness.files import describe_errors, read_text
-from harness.structured import StructureError, load_json
+from harness.files import read_text
 from sandbox.limits import Limits
 from sandbox.printable import printable
 from sandbox.run import Sandbox
@@ -109,7 +106,7 @@ def grade_command(
     info = GRADERS.lookup(name)
     if info.runs_code:
         raise BadInput(f"--grader {name} runs code: give --task SET/ID and --code-file instead")
-    task = as_task(info, _expected(info, name, expected))
+    task = as_task(info, read_expected(info, name, expected))
     verdict = grade_one(info, task, answer, options)
     _show(verdict, fmt)
 
@@ -136,28 +133,6 @@ def _corpus_results() -> list[CaseResult]:
         if not one.agrees:
             _show_case(one.result)
     return [one.result for one in every]
-
-
-def _expected(info: GraderInfo, name: str, given: str) -> Any:
-    """``--expected`` read as the grader's task model reads a task's ``expected``."""
-    example = (
-        'Write e.g. \'{"numbers": [79], "entities": ["Rotterdam"]}\''
-        if name == "exact"
-        else f"Write it as a task of grader {name!r} gives it, e.g. {info.example}"
-    )
-    try:
-        value = load_json(given)  # a key given twice, NaN: refused, as in a task file
-        model: Any = info.task_model.model_fields["expected"].annotation
-        TypeAdapter(model).validate_python(value, strict=True)
-    except StructureError as exc:
-        raise BadInput(f"--expected: {exc.why}. {example}") from None
-    except ValidationError as exc:
-        raise BadInput(f"--expected: {describe_errors(exc, '(whole value)')}. {example}") from None
-    except (ValueError, RecursionError):  # a number of over 4300 digits; nesting too deep
-        raise BadInput(
-            f"--expected holds a number too long or nesting too deep. {example}"
-        ) from None
-    return value
 
 
 def _show(verdict: Grade, fmt: str) -> None:

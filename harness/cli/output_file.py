@@ -8,32 +8,23 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from harness.errors import BadInput
-
-
-def cannot_write(output: Path, exc: OSError) -> BadInput:
-    """The one line for an output file the command could not write."""
-    return BadInput(
-        f"{output}: cannot be written ({exc.strerror or exc}); give -o a file in a folder "
-        "that exists and can be written"
-    )
+from harness.files import output_errors
 
 
 @contextmanager
 def output_file(output: Path) -> Iterator[None]:
-    """Check that ``output`` can be written, then do the work that writes it; ``BadInput``
-    at once when it cannot be. A file there already is neither emptied nor changed by the
-    check; the empty file the check made is removed if the work fails."""
+    """Check that ``output`` can be written, then do the work that writes it; an
+    ``OutputError`` (``BadInput``) at once when it cannot be. A file there already is
+    neither emptied nor changed by the check; the empty file the check made is removed if
+    the work fails."""
     made = False
-    try:
+    with output_errors(output):
         try:  # non-blocking: a FIFO nobody reads is refused, not waited on
             flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NONBLOCK
             handle = os.open(output, flags, 0o666)  # as open() makes a file, umask applied
             made = True
         except FileExistsError:
             handle = os.open(output, os.O_WRONLY | os.O_APPEND | os.O_NONBLOCK)
-    except OSError as exc:
-        raise cannot_write(output, exc) from None
     os.close(handle)
     try:
         yield
@@ -43,4 +34,4 @@ def output_file(output: Path) -> Iterator[None]:
         raise
 
 
-__all__ = ["cannot_write", "output_file"]
+__all__ = ["output_file"]

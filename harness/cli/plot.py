@@ -7,8 +7,9 @@ from pathlib import Path
 import click
 
 from harness.cli.errors import Command
-from harness.cli.output_file import cannot_write, output_file
+from harness.cli.output_file import output_file
 from harness.errors import BadInput
+from harness.files import output_errors
 from harness.report.plots import plot_frontier, plot_outcomes, plot_tokens, plot_turns
 from harness.report.table import summarize
 from harness.results.columns import UNREAD, read_frames
@@ -52,7 +53,7 @@ def _plot(results: Path, kind: str, output: Path, price_as: str | None) -> None:
     summary = summarize(frame, retried=retried)
     model = ", ".join(sorted(frame["model"].unique()))
     where = f"{', '.join(sorted(frame['task_set'].unique()))} on {model}"
-    try:
+    with output_errors(output):
         if kind == "frontier":
             plot_frontier(
                 summary, output, f"Accuracy against cost per correct: {where}; {pricing.label}"
@@ -63,5 +64,3 @@ def _plot(results: Path, kind: str, output: Path, price_as: str | None) -> None:
             plot_tokens(summary, output, f"Tokens per run: {where}")
         else:
             plot_turns(frame, output, f"Model calls per run: {where}")
-    except OSError as exc:
-        raise cannot_write(output, exc) from None

@@ -20,7 +20,6 @@ from harness.report.power import (
     NORMAL_FROM,
     SHARED,
     Design,
-    PowerError,
     design_power,
     fewest_tasks,
     plan,
@@ -166,10 +165,7 @@ def _estimate(results: Path, alpha: float, wanted: float) -> Estimates:
     records = load(results).records()
     if not records:
         raise BadInput(f"{results}: no finished runs yet")
-    try:
-        return estimate(records, alpha, wanted)
-    except PowerError as exc:
-        raise BadInput(f"{results}: {exc}") from None
+    return estimate(records, alpha, wanted, source=results)
 
 
 def _settings(

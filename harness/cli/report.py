@@ -8,8 +8,9 @@ import click
 
 from harness.arms import arm_identity
 from harness.cli.errors import Command
-from harness.cli.output_file import cannot_write, output_file
+from harness.cli.output_file import output_file
 from harness.errors import BadInput
+from harness.files import output_errors
 from harness.redaction import redact
 from harness.report.html.render import report_html
 from harness.results.frames import Pricing
@@ -48,8 +49,6 @@ def report_command(
     with output_file(output):  # before the page is built, and matplotlib imported to draw it
         reference = arm_identity(reference) if reference else None
         page = report_html(results, Pricing(load_prices(prices), price_as), reference)
-        try:
+        with output_errors(output):
             output.write_text(redact(page), encoding="utf-8")
-        except OSError as exc:
-            raise cannot_write(output, exc) from None
     click.echo(f"wrote {output} ({len(page.encode()) / 1024:,.0f} KB)")

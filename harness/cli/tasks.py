@@ -20,6 +20,7 @@ from tabulate import tabulate
 
 from harness.cli.errors import Group
 from harness.errors import BadInput
+from harness.files import output_errors
 from harness.terminal import error_line, one_line
 from tasks.generate.build import Options, generate, parse_hops, parse_operations
 from tasks.generate.check import disagreements
@@ -163,7 +164,7 @@ def generate_command(
 ) -> None:
     """Write a task set over a fictional haulage world, every question checked by the
     reference solver; the same options give the same bytes."""
-    try:
+    with output_errors(out, flag="--out", hint=None):
         options = Options(
             n=n,
             hops=parse_hops(hops),
@@ -176,8 +177,6 @@ def generate_command(
         )
         made = generate(options)
         write_set(made, out)
-    except OSError as exc:
-        raise BadInput(f"--out {out}: cannot be written ({exc.strerror or exc})") from None
     click.echo(f"{out}: {len(made.tasks)} tasks, {len(made.book['entries'])} entries")
 
 

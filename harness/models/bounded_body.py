@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import zlib
 
+from harness.errors import HarnessFault, ModelError
+
 #: The encodings a reply may use: the ones decoded here, a step at a time.
 ACCEPT_ENCODING = "gzip, deflate"
 MIB = 1 << 20
 
 
-class BodyTooLarge(Exception):
+class BodyTooLarge(ModelError):
     """More than the limit arrived, or would once decompressed; the rest was not read."""
 
     def __init__(self, limit: int) -> None:
@@ -25,11 +27,11 @@ class BodyTooLarge(Exception):
         self.limit = limit
 
 
-class BodyUndecodable(Exception):
+class BodyUndecodable(ModelError):
     """A body in an encoding that was not asked for, or that does not decode."""
 
 
-class _Overflow(Exception):
+class _Overflow(HarnessFault):
     """A layer was about to make more than the room it was given."""
 
 

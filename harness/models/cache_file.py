@@ -19,7 +19,7 @@ import sqlite3
 import time
 from pathlib import Path
 
-from harness.errors import BadInput
+from harness.errors import BadInput, HarnessFault
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS responses (
@@ -47,7 +47,7 @@ class CacheError(BadInput):
     """The cache file cannot be used."""
 
 
-class _Busy(Exception):
+class _Busy(HarnessFault):
     """Another connection holds a lock this opening needs."""
 
 

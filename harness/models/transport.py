@@ -33,6 +33,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
+from harness.errors import ModelError
 from harness.models.bounded_body import (
     ACCEPT_ENCODING,
     MIB,
@@ -82,12 +83,12 @@ class HttpReply:
             return start.decode("utf-8", errors="replace")
 
 
-class TransportFailure(Exception):
+class TransportFailure(ModelError):
     """No reply, or not a whole one: a refused or dropped connection, a broken HTTP
     message, a body that does not decode. Its text names the cause."""
 
 
-class ReplyTooLarge(Exception):
+class ReplyTooLarge(ModelError):
     """A reply whose body is past the limit: the endpoint's failure, not retried (the same
     request would most likely bring the same reply, and each one is billed)."""
 

@@ -4,7 +4,7 @@ Plain frozen dataclasses rather than pydantic models: they sit on the hot path o
 every model call, and they are built by our own code, so validation would only
 cost time. Records written to disk are pydantic (see ``harness.results.records``).
 
-Errors::
+Errors (the family is ``harness.errors.ModelError``, importable from here as well)::
 
     ModelError                 anything that stopped a model call from answering
     └── ModelAPIError          the endpoint failed: HTTP status, transport error,
@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
+
+from harness.errors import ModelError as ModelError  # its family's home; kept importable here
 
 Role = Literal["system", "user", "assistant", "tool"]
 
@@ -97,10 +99,6 @@ class ModelResponse:
     @property
     def truncated(self) -> bool:
         return self.finish_reason == "length"
-
-
-class ModelError(Exception):
-    """A model call did not produce a response."""
 
 
 class ModelAPIError(ModelError):

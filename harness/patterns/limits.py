@@ -28,6 +28,7 @@ import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+from harness.errors import HarnessFault
 from harness.events import LimitReachedEvent
 from harness.models.counting import CountedClient, wire_message
 from harness.models.estimate import CeilingCount, ceiling_counter, estimated_usage
@@ -35,7 +36,6 @@ from harness.models.throttle import STEP_DEADLINE
 from harness.models.types import (
     Message,
     ModelAPIError,
-    ModelError,
     ModelRequest,
     ModelResponse,
 )
@@ -43,8 +43,9 @@ from harness.patterns.base import CallFloor, Outcome, Pattern, PatternOptions, R
 from harness.results.statuses import LIMIT_STATUSES, Status
 
 
-class LimitReached(ModelError):
-    """A call was not made, or not finished, because a run limit was reached."""
+class LimitReached(HarnessFault):
+    """A call was not made, or not finished, because a run limit was reached: loopbench's
+    own signal (not the endpoint's doing), which ends the run with ``status``."""
 
     status: Status = "step_budget"
 

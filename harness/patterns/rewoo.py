@@ -28,6 +28,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from harness.errors import HarnessFault
 from harness.events import PlanEvent, PlannedCall, StepFailedEvent
 from harness.models.types import Message, ModelRequest
 from harness.patterns.acting import GUARD_SLOT, Actions
@@ -50,8 +51,8 @@ class Plan(BaseModel):
     steps: list[PlannedStep] = Field(min_length=1)
 
 
-class UnresolvedReference(ValueError):
-    pass
+class UnresolvedReference(HarnessFault, ValueError):
+    """A planned step that needs the evidence of a step that failed: the step fails too."""
 
 
 def substitute(value: Any, outputs: dict[int, str], failed: set[int], step: int) -> Any:

@@ -29,6 +29,8 @@ from jinja2 import meta, nodes
 from jinja2.filters import do_capitalize, do_indent, do_title, do_truncate, do_wordcount
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
+from harness.errors import BadInput
+
 #: The longest slot text (characters), and how much longer than its variables' own text a
 #: rendered slot may be: far above any real prompt, and a bound on what one can become.
 MAX_SLOT_TEXT = 2**20
@@ -40,7 +42,7 @@ MAX_FILTERS = 64
 MAX_DEPTH = 32
 
 
-class SlotTooLarge(Exception):
+class SlotTooLarge(BadInput):
     """A slot rendered past its bound: the run is refused, nothing of it is sent."""
 
 

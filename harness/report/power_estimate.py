@@ -14,6 +14,7 @@ import math
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -63,17 +64,21 @@ class Estimates:
 Cells = dict[str, dict[str, list[float]]]
 
 
-def estimate(records: Sequence[RunRecord], alpha: float, power: float) -> Estimates:
+def estimate(
+    records: Sequence[RunRecord], alpha: float, power: float, source: Path | None = None
+) -> Estimates:
     """Tasks, repeats, accuracy, ICC and arm correlation of a finished run, and each arm's
     per-task differences from the best arm. Runs that failed on infrastructure are left
-    out, as in the table; a run not graded correct counts as wrong."""
-    cells = _graded_cells(records)
+    out, as in the table; a run not graded correct counts as wrong. ``PowerError`` when
+    the records cannot be paired, its line naming ``source`` (their results folder)."""
+    where = "" if source is None else f"{source}: "
+    cells = _graded_cells(records, where)
     sizes = Counter(len(runs) for by_task in cells.values() for runs in by_task.values())
     repeats = max(sizes, key=lambda n: (sizes[n], n))
     accuracy = {
         arm: _mean([y for runs in by_task.values() for y in runs]) for arm, by_task in cells.items()
     }
-    best = _best(cells, accuracy)
+    best = _best(cells, accuracy, where)
     pairs = [
         _against(arm, accuracy[arm], cells[arm], cells[best], alpha, power)
         for arm in sorted(cells)
@@ -93,7 +98,7 @@ def estimate(records: Sequence[RunRecord], alpha: float, power: float) -> Estima
     )
 
 
-def _graded_cells(records: Sequence[RunRecord]) -> Cells:
+def _graded_cells(records: Sequence[RunRecord], where: str) -> Cells:
     """The runs by arm and task, each model's arms apart; refused below two arms or two
     tasks (the paired test compares two arms over tasks)."""
     cells: Cells = defaultdict(lambda: defaultdict(list))
@@ -105,12 +110,12 @@ def _graded_cells(records: Sequence[RunRecord]) -> Cells:
     tasks = {t for by_task in cells.values() for t in by_task}
     if len(cells) < 2:
         raise PowerError(
-            f"{len(cells)} arm(s) with graded runs ({', '.join(cells) or 'none'}): power is "
+            f"{where}{len(cells)} arm(s) with graded runs ({', '.join(cells) or 'none'}): power is "
             "about the difference between two arms; run at least two"
         )
     if len(tasks) < 2:
         raise PowerError(
-            f"{len(tasks)} task(s) with graded runs: tasks are the unit of the paired test; "
+            f"{where}{len(tasks)} task(s) with graded runs: tasks are the unit of the paired test; "
             "run at least two"
         )
     return cells
@@ -138,7 +143,7 @@ def _against(
     )
 
 
-def _best(cells: Cells, accuracy: dict[str, float]) -> str:
+def _best(cells: Cells, accuracy: dict[str, float], where: str) -> str:
     """The most accurate arm among those that share a task with another arm: the others are
     compared with it. Refused when no two arms graded a task in common (nothing to pair)."""
     paired = [
@@ -148,8 +153,8 @@ def _best(cells: Cells, accuracy: dict[str, float]) -> str:
     ]
     if not paired:
         raise PowerError(
-            f"no two of the {len(cells)} arms have graded runs of a task in common: the paired "
-            "test compares arms on the tasks both ran; run the arms on the same tasks"
+            f"{where}no two of the {len(cells)} arms have graded runs of a task in common: the "
+            "paired test compares arms on the tasks both ran; run the arms on the same tasks"
         )
     return max(paired, key=lambda arm: accuracy[arm])
 

@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 from pydantic import ValidationError
 
+from harness.errors import HarnessFault
 from harness.results.columns_sql import ANSWER_KEY, FIELDS, RUN_KEY, Field, answer_key
 from harness.results.grade_kinds import GRADE_KIND, kind_code
 from harness.results.legacy import pattern_of, schema_1_identity
@@ -33,11 +34,11 @@ _PROBE = {"arm": "probe", "task_id": "probe", "repeat": 0, "status": "answered"}
 _INT64 = (-(2**63), 2**63 - 1)
 
 
-class Refused(Exception):
+class Refused(HarnessFault):
     """A line the record model refuses: ``read_records`` says which and why."""
 
 
-class Unreadable(Exception):
+class Unreadable(HarnessFault):
     """A file the columns cannot read as ``read_records`` does; ``why`` says what."""
 
     def __init__(self, why: str) -> None:

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from harness.errors import BadInput
 from harness.events import Event, TraceError, parse_events
 from harness.install_hints import install_command
 from harness.results.reading import EXPERIMENT, ResultsError, json_line, read_records
@@ -53,8 +54,12 @@ SCOPE = "loopbench"
 SPANS_PER_REQUEST = 2_000
 
 
-class OtlpMissing(ImportError):
-    """The ``otlp`` extra is not installed."""
+class OtlpError(BadInput):
+    """An export as OpenTelemetry traces that cannot be done as asked."""
+
+
+class OtlpMissing(OtlpError):
+    """The ``otlp`` extra is not installed: what to install."""
 
 
 def require_otlp() -> None:
@@ -65,8 +70,8 @@ def require_otlp() -> None:
         import opentelemetry.sdk.trace  # noqa: F401
     except ImportError as exc:
         raise OtlpMissing(
-            f"loopbench's otlp extra is not installed ({missing_package(exc.name)} is "
-            f"missing); {INSTALL}"
+            f"--format otlp: loopbench's otlp extra is not installed "
+            f"({missing_package(exc.name)} is missing); {INSTALL}"
         ) from None
 
 
@@ -217,11 +222,14 @@ def traces_url(endpoint: str) -> str:
     ``/v1/traces`` when it names no path (``http://localhost:4318``)."""
     scheme, _, rest = endpoint.partition("://")
     if scheme not in ("http", "https") or not rest.strip("/"):
-        raise ValueError(f"{endpoint}: not an http:// or https:// URL")
+        raise OtlpError(
+            f"--otlp-endpoint {endpoint}: not an http:// or https:// URL, "
+            "e.g. http://localhost:4318"
+        )
     return endpoint if "/" in rest.rstrip("/") else f"{endpoint.rstrip('/')}/v1/traces"
 
 
-class SendFailed(OSError):
+class SendFailed(OtlpError):
     """The receiver could not be reached, or refused the spans."""
 
 
@@ -245,7 +253,11 @@ def send(spans: Sequence[ReadableSpan], url: str, timeout: float | None = None) 
             reasons.said.clear()  # what an earlier, accepted request went through
             if exporter.export(batch) is not SpanExportResult.SUCCESS:
                 earlier = f" ({sent} earlier requests were accepted)" if sent else ""
-                raise SendFailed(f"{reasons.reason}{earlier}")
+                raise SendFailed(
+                    f"--otlp-endpoint {url}: the spans were not accepted: {reasons.reason}"
+                    f"{earlier}; give the URL of a running OTLP/HTTP receiver "
+                    "(e.g. http://localhost:4318)"
+                )
         return -(-len(spans) // SPANS_PER_REQUEST)
     finally:
         exporter.shutdown()  # type: ignore[no-untyped-call]  # the SDK leaves it unannotated

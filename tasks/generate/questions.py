@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from graders.answer_keys import Operation
+from harness.errors import HarnessFault
 from tasks.generate.frames import (
     FRAMES,
     PUBLIC_FRAMES,
@@ -31,7 +32,7 @@ Thing = Company | Depot | Person | City | PublicFact
 ATTEMPTS = 4000
 
 
-class DraftError(Exception):
+class DraftError(HarnessFault):
     pass
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from harness.errors import HarnessFault
 from tasks.generate.frames import Kind
 
 NAME = r"[A-Z][a-z]+(?: [A-Z][a-z]+)+"  # a person or a company: two words or more
@@ -16,7 +17,7 @@ WORD = r"[A-Z][a-z]+"  # a city
 TITLE = r"[A-Z][\w-]*(?: [A-Z][\w-]*)*"  # a public fact's title, e.g. "Mount Everest"
 
 
-class ReadError(Exception):
+class ReadError(HarnessFault):
     pass
 
 

@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass, field
 
 from graders.answer_keys import Expected, Fact, Solution
+from harness.errors import HarnessFault
 from harness.tools import ToolFailure
 from tasks.generate.encyclopedia import DEPOT_CONVENTION
 from tasks.generate.frames import Form, Frame, Kind, Read, Ref, evaluate, find_frames
@@ -27,7 +28,7 @@ from tasks.generate.reading import NAME, TITLE, WORD, ReadError, Record, parse_e
 from tasks.tools import Encyclopedia, plain_lookup
 
 
-class SolverError(Exception):
+class SolverError(HarnessFault):
     """The question cannot be answered under the solver's rules; says why."""
 
 
