@@ -760,7 +760,7 @@ MUTATIONS = [
      "if False:", [REGT + "test_a_factory_making_a_tool_of_another_name_is_refused"]),
     ("the lookup needs an encyclopedia", "tasks/tools.py", "if source.encyclopedia is None:",
      "if False:", [REGT + "test_the_lookup_needs_an_encyclopedia"]),
-    ("a grader reads a task model", "graders/registry.py",
+    ("a grader reads a task model", "graders/register.py",
      "if not (isinstance(task_model, type) and issubclass(task_model, TaskBase)):", "if False:",
      [REGT + "test_a_grader_registered_twice_or_reading_no_task_model_is_refused"]),
     # Models as a grid axis.
