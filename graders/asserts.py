@@ -29,7 +29,7 @@ from graders.base import Grader, GraderSetup
 from graders.exact import Grade
 from graders.json_answer import schema_grade
 from graders.reading import answer_line
-from graders.registry import SelfCase, register_grader
+from graders.register import GraderDetails, SelfCase, register_grader
 from graders.task_models import TaskBase, TaskSetError
 
 
@@ -148,22 +148,24 @@ def asserts_from_target(target: Any, extras: Mapping[str, Any]) -> Any:
     AssertsTask,
     "every one of a promptfoo test's asserts (equals, contains, icontains, regex, is-json) "
     "holds on the final answer",
-    example='{"id": "t1", "question": "...", "expected": [{"type": "icontains", "value": '
-    '"paris"}]}',
-    cases=(
-        SelfCase([{"type": "icontains", "value": "paris"}], "Answer: Paris", True),
-        SelfCase(
-            [{"type": "contains", "value": "Paris"}, {"type": "not-contains", "value": "Lyon"}],
-            "Answer: Paris or Lyon",
-            False,
-            "a hedge naming a refused option fails its not-contains",
+    GraderDetails(
+        example='{"id": "t1", "question": "...", "expected": [{"type": "icontains", "value": '
+        '"paris"}]}',
+        cases=(
+            SelfCase([{"type": "icontains", "value": "paris"}], "Answer: Paris", True),
+            SelfCase(
+                [{"type": "contains", "value": "Paris"}, {"type": "not-contains", "value": "Lyon"}],
+                "Answer: Paris or Lyon",
+                False,
+                "a hedge naming a refused option fails its not-contains",
+            ),
+            SelfCase([{"type": "equals", "value": "42"}], "I think 42.\nAnswer: 42", True),
+            SelfCase([{"type": "regex", "value": r"^\d{4}$"}], "Answer: 1889", True),
+            SelfCase([{"type": "is-json"}], 'Answer: {"city": "Rotterdam"}', True),
+            SelfCase([{"type": "is-json"}], "Answer: Rotterdam", False, "not JSON"),
         ),
-        SelfCase([{"type": "equals", "value": "42"}], "I think 42.\nAnswer: 42", True),
-        SelfCase([{"type": "regex", "value": r"^\d{4}$"}], "Answer: 1889", True),
-        SelfCase([{"type": "is-json"}], 'Answer: {"city": "Rotterdam"}', True),
-        SelfCase([{"type": "is-json"}], "Answer: Rotterdam", False, "not JSON"),
+        from_target=asserts_from_target,
     ),
-    from_target=asserts_from_target,
 )
 def asserts_grader(setup: GraderSetup) -> AssertsGrader:
     if setup.options:

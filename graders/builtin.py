@@ -1,5 +1,6 @@
-"""The shipped graders: ``exact`` (the typed answer key, by the strict rule or seed 003's)
-and ``code_tests`` (the code in an answer run against the held-out suite in the sandbox).
+"""Two shipped graders, registered here: ``exact`` (the typed answer key, by the strict rule
+or seed 003's) and ``code_tests`` (the code in an answer run against the held-out suite in
+the sandbox).
 
 Code runs also get their checks (the feedback suite, the model's own tests) and two
 measures of what a repair did (seed 003, 3.5): ``code_edits``, answers on the way whose
@@ -11,16 +12,21 @@ layout is not an edit.
 from __future__ import annotations
 
 import ast
+import json
+import re
+from collections.abc import Mapping
 from itertools import pairwise
-from typing import Literal
+from typing import Any, Literal
 
 from graders.base import Grader, GraderSetup
 from graders.code_tests import CodeGrader, SuiteCheck, code_in
 from graders.exact import Grade, grade
+from graders.exact_cases import EXACT_CASES
 from graders.hedges import strict_grade
 from graders.options import GraderOptions, read_options
 from graders.reading import answer_text
 from graders.readings import typed_key
+from graders.register import GraderDetails, register_grader
 from graders.task_models import CodeTask, Task, TaskBase
 from sandbox.limits import Limits
 from sandbox.run import Sandbox
@@ -50,6 +56,47 @@ class ExactOptions(GraderOptions):
     entity named, nothing else checked)."""
 
 
+def exact_from_target(target: Any, extras: Mapping[str, Any]) -> Any:
+    """A data file's answer as exact's ``expected``: a number (or text that is one) the
+    number to state, a JSON object (or its text) as it is, a list each of its items, any
+    other text the entity to name; a mapped ``tolerance`` or ``distractors`` is kept."""
+    if isinstance(target, str) and target.strip().startswith("{"):
+        target = json.loads(target)
+    if isinstance(target, dict):
+        return target
+    items = target if isinstance(target, list) else [target]
+    expected: dict[str, Any] = {"numbers": [], "entities": []}
+    for item in items:
+        number = _number(item)
+        if number is None:
+            expected["entities"].append(item)
+        else:
+            expected["numbers"].append(number)
+    return expected | {k: extras[k] for k in ("tolerance", "distractors") if k in extras}
+
+
+def _number(value: Any) -> float | int | None:
+    """A number, or text that is one (``"1,234"``, ``"-3.5"``); None otherwise."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str) and _NUMERAL.fullmatch(value.strip()):
+        return float(value.strip().replace(",", ""))
+    return None
+
+
+_NUMERAL = re.compile(r"[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|[-+]?\.\d+")
+
+
+@register_grader(
+    "exact",
+    Task,
+    "the answer states exactly the expected numbers and names the expected entities",
+    GraderDetails(
+        example='{"id": "q1", "question": "...", "expected": {"numbers": [84]}}',
+        cases=EXACT_CASES,
+        from_target=exact_from_target,
+    ),
+)
 def exact_grader(setup: GraderSetup) -> ExactGrader:
     return ExactGrader(read_options("exact", setup.options, ExactOptions).rule)
 
@@ -73,6 +120,16 @@ class CodeTestsGrader(Grader[CodeTask]):
         return edit_measures(task, answers, verdicts)
 
 
+@register_grader(
+    "code_tests",
+    CodeTask,
+    "the code in the answer passes the task's held-out suite, run in the sandbox",
+    GraderDetails(
+        example='{"id": "roman", "question": "...", "expected": {"entry_point": "parse_roman", '
+        '"suite": "roman"}}',
+        runs_code=True,
+    ),
+)
 def code_tests_grader(setup: GraderSetup) -> CodeTestsGrader:
     return CodeTestsGrader(setup.sandbox or Sandbox(Limits(timeout_s=setup.timeout_s)))
 

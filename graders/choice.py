@@ -22,6 +22,7 @@ from graders.exact import Grade, normalise
 from graders.naming import Candidates, chosen
 from graders.options import GraderOptions, read_options
 from graders.reading import Said
+from graders.register import GraderDetails, register_grader
 from graders.task_models import TaskBase
 
 #: Words naming every option at once, when no option says them itself.
@@ -122,11 +123,6 @@ def _letter_of(options: int) -> Callable[[int], str]:
     return lambda index: letter(index) if index < options else "every option"
 
 
-def choice_grader(setup: GraderSetup) -> ChoiceGrader:
-    read_options("choice", setup.options, GraderOptions)
-    return ChoiceGrader()
-
-
 def choice_from_target(target: Any, extras: Mapping[str, Any]) -> Any:
     """Inspect's target letter (or an option's text) and the row's ``choices``."""
     if isinstance(target, list) and len(target) == 1:
@@ -164,3 +160,19 @@ CHOICE_CASES = (
     SelfCase({**_NICE, "answer": "B"}, "D) Lille is wrong, B) Lyon", True, "a letter and its text"),
     SelfCase(_LYON, "", False, "no answer"),
 )
+
+
+@register_grader(
+    "choice",
+    ChoiceTask,
+    "exactly one option is chosen, by its letter or text, and it is the expected one",
+    GraderDetails(
+        example='{"id": "q1", "question": "...", "expected": {"choices": ["Paris", "Lyon"], '
+        '"answer": "B"}}',
+        cases=CHOICE_CASES,
+        from_target=choice_from_target,
+    ),
+)
+def choice_grader(setup: GraderSetup) -> ChoiceGrader:
+    read_options("choice", setup.options, GraderOptions)
+    return ChoiceGrader()

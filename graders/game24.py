@@ -29,6 +29,7 @@ from graders.base import AnswerCheck, Grader, GraderSetup, SelfCase
 from graders.exact import Grade, normalise
 from graders.options import GraderOptions, read_options
 from graders.reading import Said, answer_text, hedge, nothing, read_reply
+from graders.register import GraderDetails, register_grader
 from graders.task_models import TaskBase
 from harness.errors import HarnessFault
 
@@ -310,11 +311,6 @@ class Game24Grader(Grader[Game24Task]):
         return f"{value} from {' '.join(str(n) for n in sorted(reading.numbers))}"
 
 
-def game24_grader(setup: GraderSetup) -> Game24Grader:
-    read_options("game24", setup.options, GraderOptions)  # it takes none
-    return Game24Grader()
-
-
 def numbers_from_target(target: Any, extras: Mapping[str, Any]) -> dict[str, list[int]]:
     """A data file's answer cell as game24's ``expected``: the numbers, as a list or as
     text ("4 9 10 13")."""
@@ -363,3 +359,18 @@ _WRITTEN: tuple[tuple[dict[str, list[int]], str, bool, str], ...] = (
     (_PUZZLE, "-" * 5000 + "24", False, "minus signs nested too deeply"),
 )
 CASES = tuple(SelfCase(*case) for case in _WRITTEN)
+
+
+@register_grader(
+    "game24",
+    Game24Task,
+    "the final answer is an expression making 24 of exactly the task's numbers, each once",
+    GraderDetails(
+        example='{"id": "4-9-10-13", "question": "...", "expected": {"numbers": [4, 9, 10, 13]}}',
+        cases=CASES,
+        from_target=numbers_from_target,
+    ),
+)
+def game24_grader(setup: GraderSetup) -> Game24Grader:
+    read_options("game24", setup.options, GraderOptions)  # it takes none
+    return Game24Grader()

@@ -25,6 +25,7 @@ from graders.base import Grader, GraderSetup, SelfCase
 from graders.exact import Grade
 from graders.options import GraderOptions, read_options
 from graders.reading import answer_line, final
+from graders.register import GraderDetails, register_grader
 from graders.task_models import TaskBase
 
 _FENCE = re.compile(r"```(?:json)?\s*\n(.*?)```", re.DOTALL | re.IGNORECASE)
@@ -160,11 +161,6 @@ class JsonGrader(Grader[JsonTask]):
         return "" if found is None else json.dumps(found, sort_keys=True)
 
 
-def json_grader(setup: GraderSetup) -> JsonGrader:
-    read_options("json", setup.options, GraderOptions)
-    return JsonGrader()
-
-
 def json_from_target(target: Any, extras: Mapping[str, Any]) -> Any:
     """An object, or its JSON text, with the row's ``schema``."""
     if isinstance(target, str):
@@ -202,3 +198,18 @@ JSON_CASES = (
         "two objects joined by or: a hedge",
     ),
 )
+
+
+@register_grader(
+    "json",
+    JsonTask,
+    "the final answer is a JSON object with the expected fields (and schema)",
+    GraderDetails(
+        example='{"id": "q1", "question": "...", "expected": {"fields": {"city": "Rotterdam"}}}',
+        cases=JSON_CASES,
+        from_target=json_from_target,
+    ),
+)
+def json_grader(setup: GraderSetup) -> JsonGrader:
+    read_options("json", setup.options, GraderOptions)
+    return JsonGrader()

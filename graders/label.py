@@ -22,6 +22,7 @@ from graders.exact import Grade, normalise
 from graders.naming import Candidates, chosen
 from graders.options import GraderOptions, read_options
 from graders.reading import Said
+from graders.register import GraderDetails, register_grader
 from graders.task_models import TaskBase
 
 
@@ -102,12 +103,6 @@ def _distinct(labels: Sequence[str]) -> list[str]:
     return list(seen.values())
 
 
-def label_grader(setup: GraderSetup) -> LabelGrader:
-    options = read_options("label", setup.options, LabelOptions)
-    expected = [t.expected.label for t in setup.tasks if isinstance(t, LabelTask)]
-    return LabelGrader(options.labels, _distinct(expected))
-
-
 def label_from_target(target: Any, extras: Mapping[str, Any]) -> Any:
     given = {key: extras[key] for key in ("labels", "aliases") if key in extras}
     return {**given, "label": str(target)}
@@ -157,3 +152,19 @@ LABEL_CASES = (
     SelfCase(_YES, "Answer: true", True, "an alias names its label"),
     SelfCase(_YES, "Answer: false", False, "another label's alias"),
 )
+
+
+@register_grader(
+    "label",
+    LabelTask,
+    "the final answer names the expected label and no other label of the set",
+    GraderDetails(
+        example='{"id": "q1", "question": "...", "expected": {"label": "positive"}}',
+        cases=LABEL_CASES,
+        from_target=label_from_target,
+    ),
+)
+def label_grader(setup: GraderSetup) -> LabelGrader:
+    options = read_options("label", setup.options, LabelOptions)
+    expected = [t.expected.label for t in setup.tasks if isinstance(t, LabelTask)]
+    return LabelGrader(options.labels, _distinct(expected))

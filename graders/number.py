@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, FiniteFloat, model_validator
 from graders.base import Grader, GraderSetup, SelfCase
 from graders.exact import DEFAULT_TOLERANCE, Grade
 from graders.options import GraderOptions, read_options
+from graders.register import GraderDetails, register_grader
 from graders.stated_numbers import read_number, stated_number
 from graders.task_models import TaskBase
 
@@ -70,10 +71,6 @@ class NumberGrader(Grader[NumberTask]):
         return "" if got is None else f"{got.value:g}"
 
 
-def number_grader(setup: GraderSetup) -> NumberGrader:
-    return NumberGrader(read_options("number", setup.options, NumberOptions).tolerance)
-
-
 def number_from_target(target: Any, extras: Mapping[str, Any]) -> Any:
     """A number, or its text ("1,234", "$5"), with the row's ``tolerance``."""
     number = read_number(target) if isinstance(target, str) else None
@@ -109,3 +106,17 @@ NUMBER_CASES = (
     SelfCase(18, "Answer: 18 = 9 * 2", True, "the side of = that is a single number"),
     SelfCase(18, "Answer: eighteen", True, "number words when there are no digits"),
 )
+
+
+@register_grader(
+    "number",
+    NumberTask,
+    "the final number (#### N, an Answer: line, else the last) is the expected one",
+    GraderDetails(
+        example='{"id": "q1", "question": "...", "expected": 18}',
+        cases=NUMBER_CASES,
+        from_target=number_from_target,
+    ),
+)
+def number_grader(setup: GraderSetup) -> NumberGrader:
+    return NumberGrader(read_options("number", setup.options, NumberOptions).tolerance)

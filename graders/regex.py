@@ -20,6 +20,7 @@ from graders.exact import Grade
 from graders.options import GraderOptions, read_options
 from graders.phrases import phrase_in
 from graders.reading import answer_text
+from graders.register import GraderDetails, register_grader
 from graders.task_models import TaskBase
 
 
@@ -91,11 +92,6 @@ def _phrases(sentence: str) -> list[str]:
     return found + ([last] if last and last != phrase else [])
 
 
-def regex_grader(setup: GraderSetup) -> RegexGrader:
-    read_options("regex", setup.options, GraderOptions)
-    return RegexGrader()
-
-
 def regex_from_target(target: Any, extras: Mapping[str, Any]) -> Any:
     given = {"ignore_case": extras["ignore_case"]} if "ignore_case" in extras else {}
     return {**given, "pattern": target}
@@ -110,3 +106,18 @@ REGEX_CASES = (
     SelfCase({"pattern": "yes", "ignore_case": True}, "YES", True, "ignore_case"),
     SelfCase("yes", "YES", False, "case counts by default"),
 )
+
+
+@register_grader(
+    "regex",
+    RegexTask,
+    "the whole final answer matches the expected regular expression",
+    GraderDetails(
+        example='{"id": "q1", "question": "...", "expected": "[0-9]{4}-[0-9]{2}-[0-9]{2}"}',
+        cases=REGEX_CASES,
+        from_target=regex_from_target,
+    ),
+)
+def regex_grader(setup: GraderSetup) -> RegexGrader:
+    read_options("regex", setup.options, GraderOptions)
+    return RegexGrader()

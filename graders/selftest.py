@@ -1,6 +1,6 @@
 """``loopbench grade --self-test``: every registered grader judged on its own cases
-(``register_grader(..., cases=...)``), each a task's expected, an answer and the verdict a
-careful reader gives."""
+(``register_grader(..., GraderDetails(cases=...))``), each a task's expected, an answer and
+the verdict a careful reader gives."""
 
 from __future__ import annotations
 

@@ -27,6 +27,7 @@ from graders.base import Grader, GraderSetup, SelfCase
 from graders.exact import Grade
 from graders.options import GraderOptions, read_options
 from graders.phrases import phrase
+from graders.register import GraderDetails, register_grader
 from graders.stated_numbers import read_number, stated_number
 from graders.task_models import TaskBase
 from graders.words import FUNCTION_WORDS
@@ -181,15 +182,6 @@ def scored(said: str, gold: str) -> float:
     return f1_score(said, gold)
 
 
-def em_grader(setup: GraderSetup) -> EmGrader:
-    read_options("em", setup.options, GraderOptions)
-    return EmGrader()
-
-
-def f1_grader(setup: GraderSetup) -> F1Grader:
-    return F1Grader(read_options("f1", setup.options, F1Options).threshold)
-
-
 def squad_from_target(target: Any, extras: Mapping[str, Any]) -> Any:
     """A gold answer or a list of them, with the row's ``threshold`` (f1)."""
     given = {"threshold": extras["threshold"]} if "threshold" in extras else {}
@@ -229,3 +221,32 @@ F1_CASES = (
     SelfCase(_GOLD, "Denver Broncos, not Carolina Panthers", True, "the affirmed part scores 1"),
     SelfCase(["not guilty"], "Not guilty.", True, "a negation a gold answer holds is kept"),
 )
+
+
+@register_grader(
+    "f1",
+    F1Task,
+    "SQuAD's token F1 of the final answer with the best gold answer reaches the threshold",
+    GraderDetails(
+        example='{"id": "q1", "question": "...", "expected": ["Denver Broncos", "Broncos"]}',
+        cases=F1_CASES,
+        from_target=squad_from_target,
+    ),
+)
+def f1_grader(setup: GraderSetup) -> F1Grader:
+    return F1Grader(read_options("f1", setup.options, F1Options).threshold)
+
+
+@register_grader(
+    "em",
+    EmTask,
+    "the final answer equals a gold answer, both normalised as SQuAD does",
+    GraderDetails(
+        example='{"id": "q1", "question": "...", "expected": ["Denver Broncos", "Broncos"]}',
+        cases=EM_CASES,
+        from_target=squad_from_target,
+    ),
+)
+def em_grader(setup: GraderSetup) -> EmGrader:
+    read_options("em", setup.options, GraderOptions)
+    return EmGrader()

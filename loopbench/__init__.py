@@ -6,14 +6,15 @@ flags and experiment files build; an ``Observer`` watches it run), read results
 ``RunContext`` and ``Outcome``; its prompts as ``Prompts`` of ``Slot``, which an arm may
 override), a task set (``register_taskset``), a tool a task set can name
 (``register_tool`` with ``Tool``, ``ToolOptions`` and ``ToolSource``) or a grader
-(``register_grader`` with ``Grader``, ``GraderSetup``, ``TaskBase`` and ``Grade``), and
+(``register_grader`` with ``Grader``, ``GraderSetup``, ``TaskBase`` and ``Grade``; what
+else it says of itself in ``GraderDetails``), and
 test them with a scripted model. Everything else in the ``harness``, ``graders`` and
 ``tasks`` packages may change between releases.
 """
 
 from graders.base import Grader, GraderSetup
 from graders.exact import Grade
-from graders.registry import register_grader
+from graders.register import GraderDetails, register_grader
 from graders.task_models import TaskBase
 from harness.api import Experiment, Results, load
 from harness.arms import arm
@@ -47,6 +48,7 @@ __all__ = [
     "FunctionModel",
     "Grade",
     "Grader",
+    "GraderDetails",
     "GraderSetup",
     "Message",
     "ModelClient",

@@ -13,7 +13,6 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-import graders.asserts  # noqa: F401  (registers the asserts grader promptfoo tests use)
 from graders.task_models import TaskSetError
 from tasks.rows import Columns, Row
 

@@ -760,7 +760,7 @@ MUTATIONS = [
      "if False:", [REGT + "test_a_factory_making_a_tool_of_another_name_is_refused"]),
     ("the lookup needs an encyclopedia", "tasks/tools.py", "if source.encyclopedia is None:",
      "if False:", [REGT + "test_the_lookup_needs_an_encyclopedia"]),
-    ("a grader reads a task model", "graders/registry.py",
+    ("a grader reads a task model", "graders/register.py",
      "if not (isinstance(task_model, type) and issubclass(task_model, TaskBase)):", "if False:",
      [REGT + "test_a_grader_registered_twice_or_reading_no_task_model_is_refused"]),
     # Models as a grid axis.
@@ -860,7 +860,7 @@ MUTATIONS = [
     ("a resample drawing an unpriced task is unpriced", "harness/stats/intervals.py",
      "if not right or drawn[unpriced].any():", "if not right:",
      ["tests/harness/report/test_compare.py::"
-      "test_the_cost_bootstrap_by_task_sums_draws_what_a_bootstrap_over_runs_draws"]),
+      "test_the_cost_bootstrap_by_task_means_draws_what_a_bootstrap_over_runs_draws"]),
     ("many flipped pairs are counted per task", "harness/report/compare_text.py",
      "if len(tasks) <= FLIPS_LISTED:", "if True:",
      ["tests/harness/report/test_compare.py::"
@@ -1198,7 +1198,7 @@ MUTATIONS = [
     ("compare: a fall of max_drop but for rounding is not more than it", "harness/report/verdict.py", "if -p.difference > max_drop + ROUNDING and p.p_value < alpha:", "if -p.difference > max_drop and p.p_value < alpha:", ["tests/harness/report/test_compare_ragged.py::test_a_fall_of_exactly_max_drop_to_rounding_is_not_more_than_it"]),
     ("paired interval: no pair disagreeing is the Wilson bound, never zero-width", "harness/stats/intervals.py", "    if only_a <= 0 and only_b <= 0:\n", "    if False:\n", ["tests/harness/report/test_compare_ragged.py::test_with_no_pair_disagreeing_the_difference_interval_is_the_wilson_bound_on_disagreeing", "tests/harness/report/test_compare_ragged.py::test_two_identical_arms_at_50_percent_differ_by_an_interval_with_a_width"]),
     ("wilson's interval holds its estimate", "harness/stats/intervals.py", "return (min(p, max(0.0, centre - half)), max(p, min(1.0, centre + half)))", "return (max(0.0, centre - half), min(1.0, centre + half))", ["tests/harness/report/test_compare_ragged.py::test_a_wilson_lower_bound_at_zero_is_zero"]),
-    ("compare says what it left out of the pairs", "harness/report/compare_text.py", "for r in results if r.left_out]", "for r in results if False]", ["tests/harness/report/test_compare_ragged.py::test_what_is_left_out_of_the_pairs_is_said_in_markdown_text_and_json"]),
+    ("compare says what it left out of the pairs", "harness/report/compare_text.py", "lines.append(left_out_line(r.arm, r.left_out))", "pass", ["tests/harness/report/test_compare_ragged.py::test_what_is_left_out_of_the_pairs_is_said_in_markdown_text_and_json"]),
     ("a threshold is printed exactly", "harness/report/deciding_digits.py", "        if d == MOST_DECIMALS or math.isclose(", "        if True or math.isclose(", ["tests/harness/report/test_compare_ragged.py::test_a_fall_is_printed_with_the_digits_that_put_it_beyond_the_threshold"]),
     # issue 30: prompt versions in compare and the report
     ("compare says when an arm's prompts differ", "harness/report/compare.py", 'return "" if was == now else f"{was} → {now}"', 'return ""', [PV + "test_compare_says_when_an_arms_prompts_differ_in_every_format", PV + "test_records_without_a_prompts_hash_read_as_the_built_in_prompts"]),
@@ -1849,6 +1849,17 @@ MUTATIONS = [
     ("errors: an endpoint's failure outside a run is one line, exit 2", "harness/cli/errors.py",
      "        except ModelError as exc:", "        except ZeroDivisionError as exc:",
      ["tests/test_error_families.py::test_bad_input_and_an_endpoint_failure_are_one_line_and_exit_2[model-error]"]),
+    # compare: cost per correct on the pairs accuracy is on, weighed by task alike; the runs
+    # left out counted per side.
+    ("compare's cost per correct weighs each task the same", "harness/stats/intervals.py",
+     "means: np.ndarray = totals / pairs", "means: np.ndarray = totals",
+     ["tests/harness/report/test_compare.py::"
+      "test_pairs_lost_to_api_error_on_one_side_do_not_make_cost_per_correct_rise"]),
+    ("compare says how many runs of each side it left out", "harness/report/compare_text.py",
+     'lines.append(f"\\n{runs_left_out_line(r.arm, r.left_out, r.paired.n_pairs)}")', "pass",
+     ["tests/harness/report/test_compare.py::"
+      "test_pairs_lost_to_api_error_on_one_side_do_not_make_cost_per_correct_rise",
+      "tests/harness/report/test_compare.py::test_a_cost_rise_on_the_same_pairs_still_regresses"]),
 ]  # fmt: skip
 
 

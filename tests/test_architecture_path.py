@@ -19,9 +19,9 @@ def documented() -> list[str]:
 def test_the_documented_path_is_the_traced_one():
     # In a process of its own: what earlier tests cached would shorten the path here. One
     # run at a time: the path is the same, and no machine's timing reorders it.
+    run = ["--tasks", "depot", "--arm", "react_text", "--runs-in-flight", "1"]
     walked = subprocess.run(
-        [sys.executable, "bench/run_walk.py", "--", "--tasks", "depot", "--arm", "react_text"]
-        + ["--runs-in-flight", "1"],
+        [sys.executable, "bench/run_walk.py", "--", *run],
         cwd=ROOT,
         capture_output=True,
         text=True,

@@ -19,6 +19,7 @@ PUBLIC = [
     "FunctionModel",
     "Grade",
     "Grader",
+    "GraderDetails",
     "GraderSetup",
     "Message",
     "ModelClient",

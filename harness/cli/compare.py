@@ -8,9 +8,10 @@ from pathlib import Path
 import click
 
 from harness.arms import arm_identity
+from harness.cli.bundles import bundled
 from harness.cli.errors import Command, Finite
 from harness.cli.step_summary import append_step_summary
-from harness.report.compare import CompareError, compare
+from harness.report.compare import CompareError, Thresholds, compare
 from harness.report.compare_text import as_json, as_markdown
 from harness.results.columns import FIELDS, read_frame
 from harness.results.frames import Pricing
@@ -68,13 +69,12 @@ NOT_COMPARED = tuple(name for name in FIELDS if name not in COMPARED)
     "systems show (a case per arm and criterion). With GITHUB_STEP_SUMMARY set, the md "
     "table is also appended to that file, whatever the format.",
 )
+@bundled("thresholds", Thresholds)
 def compare_command(
     baseline: Path,
     candidate: Path,
     arms: tuple[str, ...],
-    max_drop: float,
-    alpha: float,
-    max_cost_rise: float,
+    thresholds: Thresholds,
     price_as: str | None,
     fmt: str,
 ) -> None:
@@ -87,7 +87,8 @@ def compare_command(
             raise CompareError(f"{folder}: holds no finished runs")
     known = set(before["arm"].unique()) | set(after["arm"].unique())
     wanted = _canonical(list(arms), known)
-    comparison = compare(before, after, wanted, max_drop, alpha, max_cost_rise)
+    t = thresholds
+    comparison = compare(before, after, wanted, t.max_drop, t.alpha, t.max_cost_rise)
     markdown = as_markdown(comparison)
     if fmt == "json":
         click.echo(json.dumps(as_json(comparison), indent=2))

@@ -11,6 +11,7 @@ from typing import Any
 import click
 import pandas as pd
 
+from harness.cli.bundles import bundled
 from harness.cli.errors import Finite, Group
 from harness.errors import BadInput
 from harness.report.cost import (
@@ -124,15 +125,12 @@ def growth_command(steps: str, fmt: str, **numbers: Any) -> None:
 @click.option("--candidates", type=AT_LEAST_ONE, default=5, show_default=True, help="Best-of m.")
 @click.option("--format", "fmt", type=FORMATS, default="md", show_default=True)
 @planning_options
+@bundled("shapes", Shapes)
 def patterns_command(
     price: str,
     price_in: float | None,
     price_out: float | None,
-    steps: int,
-    breadth: int,
-    depth: int,
-    beam: int,
-    candidates: int,
+    shapes: Shapes,
     fmt: str,
     **numbers: Any,
 ) -> None:
@@ -143,15 +141,10 @@ def patterns_command(
         price_in if price_in is not None else tier.input,
         price_out if price_out is not None else tier.output,
     )
-    rows = [
-        c.row()
-        for c in pattern_costs(
-            _planning(numbers), prices, Shapes(steps, breadth, depth, candidates, beam)
-        )
-    ]
+    rows = [c.row() for c in pattern_costs(_planning(numbers), prices, shapes)]
     if fmt == "md":
         for row in rows:
-            accuracy, source = default_accuracy(str(row["pattern"]), candidates)
+            accuracy, source = default_accuracy(str(row["pattern"]), shapes.candidates)
             per_correct = cost_per_correct(float(row["cost_usd"]), accuracy)
             row["cost_usd"] = dollars(float(row["cost_usd"]))
             row["accuracy"] = f"{accuracy:.0%} ({source})"

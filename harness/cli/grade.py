@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 import click
@@ -15,6 +16,7 @@ from graders.code_tests import CodeGrader, feedback, heldout
 from graders.exact import Grade
 from graders.registry import GRADERS, parse_grader_spec
 from graders.selftest import CaseResult, as_task, grade_one, read_expected, run_self_test
+from harness.cli.bundles import bundled
 from harness.cli.errors import Command
 from harness.errors import BadInput
 from harness.files import read_text
@@ -23,6 +25,15 @@ from sandbox.printable import printable
 from sandbox.run import Sandbox
 from tasks.loading import load_taskset
 from tasks.taskset import CodeTask
+
+
+@dataclass(frozen=True)
+class SuiteRun:
+    """``--task``, ``--code-file`` and ``--suite``: code run against a coding task's suite."""
+
+    task_spec: str | None
+    code_file: Path | None
+    suite: str
 
 
 @click.command("grade", cls=Command)
@@ -70,15 +81,14 @@ from tasks.taskset import CodeTask
     show_default=True,
     help="Which of the task's suites to run.",
 )
+@bundled("code", SuiteRun)
 def grade_command(
     self_test: bool,
     answer: str | None,
     expected: str | None,
     grader_spec: str,
     fmt: str,
-    task_spec: str | None,
-    code_file: Path | None,
-    suite: str,
+    code: SuiteRun,
 ) -> None:
     """Grade an answer with a registered grader (the typed exact grader by default), run
     every grader's self-test, or run code against a coding task's suite in the sandbox.
@@ -87,10 +97,10 @@ def grade_command(
     exits 1 when a case fails: the grader itself has regressed. It then grades the labelled
     corpus of replies and prints the agreement per grader, for information.
     """
-    if task_spec is not None or code_file is not None:
-        if task_spec is None or code_file is None:
+    if code.task_spec is not None or code.code_file is not None:
+        if code.task_spec is None or code.code_file is None:
             raise click.UsageError("give both --task and --code-file")
-        _grade_code(task_spec, code_file, suite, fmt)
+        _grade_code(code.task_spec, code.code_file, code.suite, fmt)
         return
     if self_test:
         results = run_self_test()

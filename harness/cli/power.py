@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import asdict, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import click
 
+from harness.cli.bundles import bundled
 from harness.cli.errors import Command, Finite
 from harness.errors import BadInput
 from harness.report.power import (
@@ -56,6 +57,25 @@ def _arm_correlation(text: str | None) -> float | None:
             param_hint="--arm-correlation",
         )
     return number
+
+
+@dataclass(frozen=True)
+class Givens:
+    """What the flags give of the design (``--baseline``, ``--repeats``, ``--icc``,
+    ``--arm-correlation``); each one not given is estimated from ``--from`` or assumed."""
+
+    baseline: float | None
+    repeats: int | None
+    icc: float | None
+    arm_correlation: str | None
+
+
+@dataclass(frozen=True)
+class TestLevel:
+    """The paired test's significance level (``--alpha``) and the power wanted (``--power``)."""
+
+    alpha: float
+    wanted: float
 
 
 @click.command("power", cls=Command)
@@ -118,26 +138,25 @@ def _arm_correlation(text: str | None) -> float | None:
     show_default=True,
     help="Output format.",
 )
+@bundled("given", Givens)
+@bundled("level", TestLevel)
 def power_command(
-    baseline: float | None,
+    given: Givens,
     delta: float | None,
     tasks: int | None,
-    repeats: int | None,
-    icc: float | None,
-    arm_correlation: str | None,
-    alpha: float,
-    wanted: float,
+    level: TestLevel,
     results: Path | None,
     fmt: str,
 ) -> None:
     """How many tasks a paired comparison of two arms needs, or the power of --tasks."""
-    kappa = _arm_correlation(arm_correlation)
+    kappa = _arm_correlation(given.arm_correlation)
+    alpha, wanted = level.alpha, level.wanted
     found = _estimate(results, alpha, wanted) if results is not None else None
-    if found is None and baseline is None:
+    if found is None and given.baseline is None:
         raise BadInput("give --baseline (arm A's accuracy, e.g. 0.56), or --from RESULTS")
     if delta is None and found is None:
         raise BadInput("give --delta, the difference to detect (0.10 is 10 points)")
-    settings = _settings(found, baseline, repeats, icc, kappa)
+    settings = _settings(found, given.baseline, given.repeats, given.icc, kappa)
     report: dict[str, Any] = {}
     if found is not None:
         report["from"] = _finished(str(results), found, settings, alpha, wanted)

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import click
 import pandas as pd
 
+from harness.cli.bundles import bundled
 from harness.cli.errors import Command
 from harness.errors import BadInput
 from harness.report.model_axis import config_labels
@@ -20,6 +22,18 @@ from harness.results.frames import Pricing
 from harness.results.prices import load_prices
 from harness.results.published import read_published
 from harness.terminal import printable
+
+
+@dataclass(frozen=True)
+class Contents:
+    """What the table holds besides each arm's summary: ``--by``, ``--columns``, ``--vs``,
+    ``--interval`` and ``--failures``."""
+
+    by: str | None
+    columns: str | None
+    reference: str | None
+    interval: str
+    with_failures: bool
 
 
 @click.command("table", cls=Command)
@@ -64,36 +78,29 @@ from harness.terminal import printable
     is_flag=True,
     help="Add each arm's commonest failure labels (`loopbench failures`; reads the traces).",
 )
+@bundled("contents", Contents)
 def table_command(
-    results: Path,
-    fmt: str,
-    by: str | None,
-    columns: str | None,
-    reference: str | None,
-    interval: str,
-    prices: Path | None,
-    price_as: str | None,
-    with_failures: bool,
+    results: Path, fmt: str, contents: Contents, prices: Path | None, price_as: str | None
 ) -> None:
     """Print accuracy, turns, tool calls, tokens, cost and cost per correct answer per arm."""
     pricing = Pricing(load_prices(prices), price_as)
     # The failure labels read run ids and answers beside traces: kept, not read twice.
     from harness.report.failures import columns_labelled  # the failure labels: only here
 
-    kept = columns_labelled(results) if with_failures else ()
+    kept = columns_labelled(results) if contents.with_failures else ()
     drop = [name for name in UNREAD if name not in kept]
     frame, retried = read_frames(results, pricing, drop=drop)
     if frame.empty:
         raise BadInput(f"{results}: no finished runs yet")
-    chosen = [c.strip() for c in columns.split(",")] if columns else None
+    chosen = [c.strip() for c in contents.columns.split(",")] if contents.columns else None
     pass_k, _ = parse_all(chosen or [])
-    summary = summarize(frame, by, retried, Measures(interval, tuple(pass_k)))
+    summary = summarize(frame, contents.by, retried, Measures(contents.interval, tuple(pass_k)))
     summary = with_published(summary, read_published(results))
-    if reference:
+    if contents.reference:
         from harness.arms import arm_identity  # the arms' registry: only for --vs
 
-        summary = with_reference(frame, summary, arm_identity(reference))
-    if with_failures:
+        summary = with_reference(frame, summary, arm_identity(contents.reference))
+    if contents.with_failures:
         described = pd.Series(config_labels(summary), index=summary.index)
         summary = summary.assign(failures=described.map(commonest_failures(results, frame)))
     table = render(summary, fmt, table_title(frame, pricing, results), chosen)

@@ -12,12 +12,14 @@ any (each named on its own line), and 2 when the folder is not a usable generate
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import click
 from tabulate import tabulate
 
+from harness.cli.bundles import bundled
 from harness.cli.errors import Group
 from harness.errors import BadInput
 from harness.files import output_errors
@@ -104,6 +106,21 @@ def _summary(spec: str, built_in: bool, preset: str | None = None) -> dict[str, 
     }
 
 
+@dataclass(frozen=True)
+class Asked:
+    """What the questions ask, as the flags write it (``--n``, ``--hops``, ``--seed``,
+    ``--ambiguity``, ``--distractors``, ``--operations``, ``--public``), read into the
+    generator's ``Options``."""
+
+    n: int
+    hops: str
+    seed: int
+    ambiguity: float
+    distractors: float
+    operations: str
+    public: int
+
+
 @tasks_group.command("generate")
 @click.option("--n", "n", type=int, required=True, help="Questions to generate (1 to 5000).")
 @click.option(
@@ -151,28 +168,19 @@ def _summary(spec: str, built_in: bool, preset: str | None = None) -> dict[str, 
     required=True,
     help="Folder to write; must be new, empty, or a set generated before (which is replaced).",
 )
-def generate_command(
-    n: int,
-    hops: str,
-    seed: int,
-    ambiguity: float,
-    distractors: float,
-    operations: str,
-    public: int,
-    name: str | None,
-    out: Path,
-) -> None:
+@bundled("asked", Asked)
+def generate_command(asked: Asked, name: str | None, out: Path) -> None:
     """Write a task set over a fictional haulage world, every question checked by the
     reference solver; the same options give the same bytes."""
     with output_errors(out, flag="--out", hint=None):
         options = Options(
-            n=n,
-            hops=parse_hops(hops),
-            seed=seed,
-            ambiguity=ambiguity,
-            distractors=distractors,
-            operations=parse_operations(operations),
-            public=public,
+            n=asked.n,
+            hops=parse_hops(asked.hops),
+            seed=asked.seed,
+            ambiguity=asked.ambiguity,
+            distractors=asked.distractors,
+            operations=parse_operations(asked.operations),
+            public=asked.public,
             name=name or out.resolve().name,
         )
         made = generate(options)

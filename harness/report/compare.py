@@ -8,7 +8,10 @@ are the unit: the verdict is about tasks like these, so a change that helps some
 and hurts others as much is not a regression, however many repeats were run. The fall,
 its interval and the test come from the same per-task differences, each task weighing
 the same (a task with more pairs left after failures does not outweigh the others), so
-a change that improved the tasks is never called a regression. Runs that ended in an
+a change that improved the tasks is never called a regression. Cost per correct answer is
+on the same pairs and weighs each task the same way (``harness.stats.intervals``): a task
+that kept ten pairs when failures left the others one does not make cost per correct rise
+while accuracy rose. Runs that ended in an
 infrastructure failure on either side are left out of the pairs: they say nothing about
 the pattern. What is in no pair (tasks or repeats one side did not run, failed pairs) is
 counted in ``ArmComparison.left_out`` and said.

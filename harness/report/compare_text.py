@@ -66,7 +66,10 @@ def as_markdown(comparison: Comparison) -> str:
     for side, arms in (("baseline", comparison.only_before), ("candidate", comparison.only_after)):
         if arms:
             lines.append(f"\nOnly in the {side}, not compared: {', '.join(arms)}.")
-    lines += [f"\n{left_out_line(r.arm, r.left_out)}" for r in results if r.left_out]
+    for r in results:
+        if r.left_out:
+            lines.append(f"\n{runs_left_out_line(r.arm, r.left_out, r.paired.n_pairs)}")
+            lines.append(left_out_line(r.arm, r.left_out))
     coding = [r for r in results if r.repair]
     if coding:
         lines.append("\nCoding runs, on the held-out suite (before → after):")
@@ -83,8 +86,9 @@ def as_markdown(comparison: Comparison) -> str:
         lines += [f"- {r.arm}: {r.prompts_change}" for r in prompted]
     note = (
         "\nPairs are matched by (arm, task, repeat); runs that failed on infrastructure are left "
-        "out. Tasks are the unit: accuracy and the difference weigh each task the same (the "
-        "mean of the per-task differences), its interval is Newcombe's on the effective "
+        "out. Tasks are the unit: accuracy, the difference and cost per correct answer weigh "
+        "each task the same (the mean of the per-task differences; a task's mean cost over "
+        "its share correct), the difference's interval is Newcombe's on the effective "
         "number of pairs and p is the paired test's (sign flips of the same per-task "
         "differences, two-sided, mid-p), all about tasks like these, since repeats of a task "
         "are correlated samples of it."
@@ -141,6 +145,16 @@ def _points(share: float, decimals: int) -> float:
 
 #: Tasks a left-out note names before it counts the rest.
 TASKS_NAMED = 10
+
+
+def runs_left_out_line(arm: str, left: LeftOut, pairs: int) -> str:
+    """How many of each side's runs of ``arm`` are in no pair, in one plain line: both
+    accuracy and cost per correct answer are on the pairs left."""
+    return (
+        f"{arm}: left out {left.runs_before:,} of the baseline's {pairs + left.runs_before:,} "
+        f"runs and {left.runs_after:,} of the candidate's {pairs + left.runs_after:,}; "
+        f"accuracy and cost per correct answer are both on the {_count(pairs, 'pair')} left."
+    )
 
 
 def left_out_line(arm: str, left: LeftOut) -> str:

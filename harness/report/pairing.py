@@ -53,12 +53,25 @@ class LeftOut:
     def __bool__(self) -> bool:
         return bool(self.before.runs or self.after.runs or self.failed_pairs)
 
+    @property
+    def runs_before(self) -> int:
+        """The baseline's runs in no pair: its own unpaired runs and its half of each
+        failed pair."""
+        return self.before.runs + self.failed_pairs
+
+    @property
+    def runs_after(self) -> int:
+        """The candidate's, likewise."""
+        return self.after.runs + self.failed_pairs
+
     def row(self) -> dict[str, Any]:
         return {
             "before": self.before.row(),
             "after": self.after.row(),
             "failed_pairs": self.failed_pairs,
             "tasks_all_failed": list(self.tasks_all_failed),
+            "runs_before": self.runs_before,
+            "runs_after": self.runs_after,
         }
 
 

@@ -229,8 +229,12 @@ class PairedTasks:
 @dataclass(frozen=True)
 class PairedDifference:
     """After minus before, on runs matched by (task, repeat). The accuracies, their
-    difference, its interval and the test all weigh each task the same (``PairedTasks``);
-    cost per correct answer is over all the pairs' runs."""
+    difference, its interval and the test all weigh each task the same (``PairedTasks``),
+    and so does cost per correct answer: on each side, the mean over tasks of a task's
+    pairs' mean cost over the mean over tasks of its share correct. A task that kept more
+    pairs after failures does not outweigh the others in cost either, so accuracy and cost
+    are about the same pairs, counted alike (with as many pairs on every task, this is the
+    pairs' cost over their correct answers)."""
 
     n_pairs: int
     accuracy_before: float
@@ -272,12 +276,10 @@ def paired_difference(
     low, high = paired.interval()
     p_value = paired.p_value()
     cost_before, cost_after = (np.asarray(cost, dtype=float) for cost in costs)
-    sums = _ClusterSums(pd.factorize(labels, sort=False)[0], b, a, cost_before, cost_after)
-    cost_low, cost_high = _cost_interval(sums, resamples, np.random.default_rng(seed))
-    per_correct_before, per_correct_after = (
-        _per_correct(cost_before, b),
-        _per_correct(cost_after, a),
-    )
+    means = _TaskMeans(pd.factorize(labels, sort=False)[0], b, a, cost_before, cost_after)
+    cost_low, cost_high = _cost_interval(means, resamples, np.random.default_rng(seed))
+    every_task = np.ones(means.count)
+    per_correct_before, per_correct_after = means.per_correct(every_task)
     rise = per_correct_after - per_correct_before
     if not math.isnan(rise + cost_low + cost_high):  # a percentile interval, held to its estimate
         cost_low, cost_high = min(cost_low, rise), max(cost_high, rise)
@@ -301,43 +303,51 @@ def paired_difference(
 
 
 def _cost_interval(
-    sums: _ClusterSums, resamples: int, rng: np.random.Generator
+    means: _TaskMeans, resamples: int, rng: np.random.Generator
 ) -> tuple[float, float]:
     """A cluster bootstrap of the change in cost per correct answer: whole tasks drawn."""
     diffs = []
     for _ in range(resamples):
-        # A resample takes whole tasks, some several times: its totals are the tasks'
-        # totals weighted by how often each was drawn.
-        drawn = np.bincount(rng.integers(0, sums.count, sums.count), minlength=sums.count)
-        diffs.append(sums.cost_per_correct_difference(drawn))
+        # A resample takes whole tasks, some several times: its figures are the tasks'
+        # means weighted by how often each was drawn.
+        drawn = np.bincount(rng.integers(0, means.count, means.count), minlength=means.count)
+        before, after = means.per_correct(drawn)
+        diffs.append(after - before)
     return _percentile(diffs, 2.5), _percentile(diffs, 97.5)
 
 
-class _ClusterSums:
-    """Per-task totals of the paired runs, so that a resample costs one pass over the tasks
-    rather than over the runs (a million runs, 2,000 resamples)."""
+class _TaskMeans:
+    """Per-task means of the paired runs (correct, cost), each task weighing the same as in
+    the accuracies, so that a resample costs one pass over the tasks rather than over the
+    runs (a million runs, 2,000 resamples)."""
 
     def __init__(
         self, cluster_of: np.ndarray, b: np.ndarray, a: np.ndarray, cb: np.ndarray, ca: np.ndarray
     ) -> None:
         self.count = int(cluster_of.max()) + 1 if len(cluster_of) else 0
+        pairs = np.bincount(cluster_of, minlength=self.count).astype(float)
 
-        def total(values: np.ndarray) -> np.ndarray:
-            return np.bincount(cluster_of, weights=values, minlength=self.count)
+        def mean(values: np.ndarray) -> np.ndarray:
+            totals = np.bincount(cluster_of, weights=values, minlength=self.count)
+            means: np.ndarray = totals / pairs
+            return means
 
-        self.before, self.after = total(b), total(a)
+        self.before, self.after = mean(b), mean(a)
         # A task with an unpriced run makes any resample that draws it unpriced (NaN), and
-        # only those: a NaN total times a count of zero would otherwise poison them all.
-        self.cost_before, self.cost_after = total(cb), total(ca)
+        # only those: a NaN mean times a count of zero would otherwise poison them all.
+        self.cost_before, self.cost_after = mean(cb), mean(ca)
         self.unpriced_before = np.isnan(self.cost_before)
         self.unpriced_after = np.isnan(self.cost_after)
         self.cost_before[self.unpriced_before] = 0.0
         self.cost_after[self.unpriced_after] = 0.0
 
-    def cost_per_correct_difference(self, drawn: np.ndarray) -> float:
-        after = self._per_correct(drawn, self.cost_after, self.unpriced_after, self.after)
-        before = self._per_correct(drawn, self.cost_before, self.unpriced_before, self.before)
-        return after - before
+    def per_correct(self, drawn: np.ndarray) -> tuple[float, float]:
+        """Cost per correct answer before and after, of the tasks ``drawn`` (how many
+        times each): NaN on a side with nothing correct or an unpriced task drawn."""
+        return (
+            self._per_correct(drawn, self.cost_before, self.unpriced_before, self.before),
+            self._per_correct(drawn, self.cost_after, self.unpriced_after, self.after),
+        )
 
     @staticmethod
     def _per_correct(
@@ -353,8 +363,3 @@ def _percentile(values: list[float], q: float) -> float:
     """NaN when nothing is defined (no price, or nothing correct in any resample)."""
     finite = [v for v in values if not math.isnan(v)]
     return float(np.percentile(finite, q)) if finite else math.nan
-
-
-def _per_correct(cost: np.ndarray, correct: np.ndarray) -> float:
-    right = correct.sum()
-    return float(cost.sum() / right) if right else math.nan

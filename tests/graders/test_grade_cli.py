@@ -35,9 +35,8 @@ def test_a_failing_case_fails_the_self_test():
 
     wrong = SelfCase("x", "anything", False, "a grader that says yes to everything")
     refused = SelfCase(["x"], "anything", True, "an expected its model refuses")
-    loopbench.register_grader("always", WordTask, "yes", cases=(wrong, refused))(
-        lambda setup: Always()
-    )
+    details = loopbench.GraderDetails(cases=(wrong, refused))
+    loopbench.register_grader("always", WordTask, "yes", details)(lambda setup: Always())
     result = invoke("--self-test")
     assert result.exit_code == 1
     failed = [line for line in result.output.splitlines() if line.startswith("FAIL")]

@@ -181,7 +181,8 @@ def picked(target, extras):
 
 @pytest.fixture
 def picked_grader(registries):
-    register = loopbench.register_grader("picked", Picked, "the option", from_target=picked)
+    details = loopbench.GraderDetails(from_target=picked)
+    register = loopbench.register_grader("picked", Picked, "the option", details)
     register(lambda setup: PickedGrader())
 
 

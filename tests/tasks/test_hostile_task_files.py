@@ -289,9 +289,8 @@ class Scored(loopbench.TaskBase):
 
 @pytest.fixture
 def float_grader(registries):
-    register = loopbench.register_grader(
-        "scored", Scored, "a float", from_target=lambda target, extras: float(target)
-    )
+    details = loopbench.GraderDetails(from_target=lambda target, extras: float(target))
+    register = loopbench.register_grader("scored", Scored, "a float", details)
     register(lambda setup: None)
 
 

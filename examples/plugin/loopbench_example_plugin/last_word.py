@@ -21,7 +21,7 @@ class LastWord(loopbench.Grader[WordTask]):
     "last_word",
     WordTask,
     "the answer's last word is the expected one",
-    example='{"id": "w1", "question": "...", "expected": "desserts"}',
+    loopbench.GraderDetails(example='{"id": "w1", "question": "...", "expected": "desserts"}'),
 )
 def last_word(setup: loopbench.GraderSetup) -> LastWord:
     return LastWord()

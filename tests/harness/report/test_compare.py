@@ -191,25 +191,27 @@ def test_past_the_exact_range_the_test_is_the_normal_one_with_the_permutation_va
 
 
 def bootstrap_over_runs(tasks, before, after, cost_before, cost_after, resamples=2000, seed=0):
-    """The cluster bootstrap drawn run by run (what the per-task sums must equal)."""
+    """The cluster bootstrap drawn task by task from the runs, each drawn task weighing the
+    same (its runs' mean cost over its share correct): what the per-task means must equal."""
     b, a = np.asarray(before, float), np.asarray(after, float)
     cb, ca = np.asarray(cost_before, float), np.asarray(cost_after, float)
     labels = np.asarray(tasks)
     clusters = [np.flatnonzero(labels == t) for t in dict.fromkeys(tasks)]
     rng = np.random.default_rng(seed)
 
-    def per_correct(cost, correct):
-        return cost.sum() / correct.sum() if correct.sum() else np.nan
+    def per_correct(cost, correct, drawn):
+        right = sum(correct[c].mean() for c in drawn)
+        return sum(cost[c].mean() for c in drawn) / right if right else np.nan
 
     costs = []
     for _ in range(resamples):
-        pick = np.concatenate([clusters[i] for i in rng.integers(0, len(clusters), len(clusters))])
-        costs.append(per_correct(ca[pick], a[pick]) - per_correct(cb[pick], b[pick]))
+        drawn = [clusters[i] for i in rng.integers(0, len(clusters), len(clusters))]
+        costs.append(per_correct(ca, a, drawn) - per_correct(cb, b, drawn))
     return [c for c in costs if not np.isnan(c)]
 
 
 @pytest.mark.parametrize("seed", range(4))
-def test_the_cost_bootstrap_by_task_sums_draws_what_a_bootstrap_over_runs_draws(seed):
+def test_the_cost_bootstrap_by_task_means_draws_what_a_bootstrap_over_runs_draws(seed):
     rng = np.random.default_rng(seed)
     tasks = [f"t{rng.integers(0, 9)}" for _ in range(60)]  # unequal repeats, any order
     before, after = rng.random(60) < 0.5, rng.random(60) < 0.6
@@ -237,3 +239,63 @@ def test_many_flipped_pairs_are_counted_per_task_in_the_markdown(tmp_path):
     assert flipped(many[:FLIPS_LISTED]) == ", ".join(many[:FLIPS_LISTED])
     payload = json.loads(run_compare(before, after, "--format", "json").stdout)
     assert payload["arms"][0]["right_to_wrong"] == [t for t in TASKS for _ in range(3)]
+
+
+def lopsided_folders(tmp_path, tokens_after=(1000, 100, 0), right_before=(0,)):
+    """10 tasks of 10 repeats, 100 pairs; the candidate lost 81 to api_error, keeping all
+    ten of t0 and one of each other task, and got t1 to t9 right. The baseline got the
+    tasks ``right_before`` right: by default t0 alone, so that accuracy (each task weighing
+    the same) rises from 10% to 90%."""
+    before, after = [], []
+    for t in range(10):
+        for r in range(10):
+            before.append(record(arm="react", task=f"t{t}", repeat=r, correct=t in right_before))
+            kept = t == 0 or r == 0
+            after.append(
+                record(
+                    arm="react",
+                    task=f"t{t}",
+                    repeat=r,
+                    status="answered" if kept else "api_error",
+                    correct=t > 0,
+                    tokens=tokens_after,
+                )
+            )
+    folders = []
+    for name, runs in (("b", before), ("a", after)):
+        (tmp_path / name).mkdir()
+        lines = [r.model_dump_json() for r in runs]
+        (tmp_path / name / "runs.jsonl").write_text("\n".join(lines) + "\n")
+        folders.append(str(tmp_path / name))
+    return folders
+
+
+def test_pairs_lost_to_api_error_on_one_side_do_not_make_cost_per_correct_rise(tmp_path):
+    """Cost per correct answer weighs tasks as accuracy does: pooled over the 19 pairs left,
+    t0's ten would make it rise 11% (19 runs over 10 correct, then over 9)."""
+    before, after = lopsided_folders(tmp_path)
+    result = run_compare(before, after)
+    assert result.exit_code == 0, result.output
+    assert "REGRESSED" not in result.output
+    row = next(line for line in result.stdout.splitlines() if line.startswith("| react"))
+    assert "| 10% → 90% |" in row
+    assert (
+        "react: left out 81 of the baseline's 100 runs and 81 of the candidate's 100; "
+        "accuracy and cost per correct answer are both on the 19 pairs left."
+    ) in result.stdout
+    [arm] = json.loads(run_compare(before, after, "--format", "json").stdout)["arms"]
+    assert (arm["left_out"]["runs_before"], arm["left_out"]["runs_after"]) == (81, 81)
+    assert arm["cost_per_correct_after"] == pytest.approx(arm["cost_per_correct_before"] / 9)
+    assert not arm["regressed"]
+
+
+def test_a_cost_rise_on_the_same_pairs_still_regresses(tmp_path):
+    """The same 19 pairs, as accurate on both sides (t1 to t9 right), each candidate run
+    taking twice the tokens: cost per correct answer doubles."""
+    before, after = lopsided_folders(
+        tmp_path, tokens_after=(2000, 200, 0), right_before=range(1, 10)
+    )
+    result = run_compare(before, after)
+    assert result.exit_code == 1, result.output
+    assert "REGRESSED: react: cost per correct rose 100% (more than 10%)" in result.stderr
+    assert "left out 81 of the baseline's 100 runs and 81 of the candidate's 100" in (result.stdout)

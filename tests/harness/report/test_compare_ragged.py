@@ -193,6 +193,8 @@ def test_what_is_left_out_of_the_pairs_is_said_in_markdown_text_and_json(tmp_pat
         "after": {"runs": 18, "tasks": [], "task_runs": 0, "repeats": [1, 2], "repeat_tasks": 9},
         "failed_pairs": 1,
         "tasks_all_failed": [],
+        "runs_before": 2,
+        "runs_after": 19,
     }
     same = run_compare(b, b).stdout
     assert "Left out" not in same
