@@ -6,6 +6,7 @@ prompt versions of one pattern are two arms."""
 from __future__ import annotations
 
 import asyncio
+import copy
 import json
 import os
 from pathlib import Path
@@ -18,8 +19,7 @@ import loopbench
 from harness.arms import parse_arm, prompt_files_in
 from harness.cli.main import main
 from harness.config import load_experiment
-from harness.fakes.code_responder import CodeResponder
-from harness.fakes.fake_server import FakeServer, Responder, default_responder
+from harness.fakes.fake_server import FakeServer
 from harness.models.counting import CountingClient
 from harness.models.scripted import ScriptedModel, tool_reply
 from harness.patterns.acting import GUARD_OBSERVATION
@@ -29,8 +29,10 @@ from harness.trace import Trace
 from tasks.loading import load_taskset
 from tests.harness.patterns.requests_sent import (
     FIXTURE,
+    REGENERATE,
     SETS,
     SPECS,
+    changed,
     every_request,
     sent,
     specs_of,
@@ -39,16 +41,22 @@ from tests.harness.patterns.requests_sent import (
 BEFORE: dict[str, list[Any]] = json.loads(FIXTURE.read_text())
 
 
-def responder(tasks: str) -> Responder:
-    return CodeResponder(load_taskset(tasks)) if tasks == "coding" else default_responder
-
-
 def canonical(value: Any) -> Any:
     return json.loads(json.dumps(value, sort_keys=True))
 
 
 def test_with_no_slot_overridden_every_pattern_sends_what_it_sent_before() -> None:
-    assert canonical(every_request()) == BEFORE
+    difference = changed(canonical(every_request()), BEFORE, "the requests sent")
+    assert difference is None, difference
+
+
+def test_a_changed_request_is_named_where_it_changed_with_the_command_that_records_it() -> None:
+    got = copy.deepcopy(BEFORE)
+    got["depot react"][0]["messages"][0]["content"] += " Be brief."
+    said = changed(got, BEFORE, "the requests sent")
+    assert said is not None and REGENERATE in said, said
+    assert "['depot react'][0]['messages'][0]['content']" in said and "Be brief." in said
+    assert changed(BEFORE, BEFORE, "the requests sent") is None
 
 
 def test_every_shipped_pattern_declares_its_prompts_as_slots() -> None:
@@ -74,11 +82,12 @@ def test_the_printed_prompt_file_given_back_sends_the_same_bytes(spec: str, tmp_
     """Every slot overridden with its built-in text as printed: the templates render to the
     very texts the pattern sent before."""
     path = printed_prompt_file(spec.partition(":")[0], tmp_path)
-    for tasks, (limit, _) in SETS.items():
+    for tasks in SETS:
         if spec not in specs_of(tasks):
             continue
-        got = sent(with_prompts(spec, path), tasks, limit, responder(tasks), tmp_path)
-        assert canonical(got) == BEFORE[f"{tasks} {spec}"], tasks
+        got = canonical(sent(with_prompts(spec, path), tasks, tmp_path))
+        difference = changed(got, BEFORE[f"{tasks} {spec}"], f"{tasks} {spec}")
+        assert difference is None, difference
 
 
 def marked(pattern: str) -> dict[str, str]:
@@ -112,19 +121,18 @@ def test_an_overridden_slot_reaches_its_requests_and_no_other_request_changes(
     for name, text in marked(pattern).items():
         path = tmp_path / f"{name}.toml"
         path.write_text(f"{name} = {json.dumps(text)}\n", encoding="utf-8")
-        for tasks, (limit, _) in SETS.items():
+        for tasks in SETS:
             for spec in (s for s in specs_of(tasks) if s.partition(":")[0] == pattern):
-                got = canonical(
-                    sent(with_prompts(spec, path), tasks, limit, responder(tasks), tmp_path)
-                )
+                got = canonical(sent(with_prompts(spec, path), tasks, tmp_path))
                 before = BEFORE[f"{tasks} {spec}"]
                 # Until the slot is first sent, every request is what it was; from then on
                 # the fake may answer another text otherwise, and the runs diverge.
-                for now, then in zip(got, before, strict=False):
+                for n, (now, then) in enumerate(zip(got, before, strict=False)):
                     if f"MARK-{name}" in json.dumps(now):
                         reached.add(name)
                         break
-                    assert now == then, (spec, tasks, name)
+                    difference = changed(now, then, f"{tasks} {spec}, slot {name} set, request {n}")
+                    assert difference is None, difference
                 else:
                     assert len(got) == len(before), (spec, tasks, name)
     assert reached == set(marked(pattern)) - UNREACHED.get(pattern, set())
@@ -228,7 +236,7 @@ def run_with(tmp_path: Path, spec: str, replies: list[Any], **slots: str) -> Any
     path.write_text("".join(f"{name} = {json.dumps(text)}\n" for name, text in slots.items()))
     arm = parse_arm(with_prompts(spec, path))
     model, trace = ScriptedModel(replies), Trace()
-    tools = load_taskset("depot").toolset(arm.options.tool_options())
+    tools = load_taskset(SETS["depot"][0]).toolset(arm.options.tool_options())
     ctx = RunContext(
         "How far?", CountingClient(model, trace), "m", tools, trace, prompts=arm.prompts
     )
