@@ -84,17 +84,27 @@ class GraderInfo:
 
 class _Graders(Registry[GraderInfo]):
     """The graders by name: the shipped ones in the order graders/registry.py lists their
-    modules (``shipped``), whichever of them was imported first, then plugins' as added."""
+    modules (``list_shipped``), whichever of them was imported first, then plugins' as
+    added. Kept in that order as they are added, so a lookup only looks."""
 
-    shipped: tuple[str, ...] = ()
+    _shipped: tuple[str, ...] = ()
 
-    def registered(self) -> dict[str, GraderInfo]:
-        place = {module: index for index, module in enumerate(self.shipped)}
+    def add(self, name: str, entry: GraderInfo) -> None:
+        super().add(name, entry)
+        self._order()
+
+    def list_shipped(self, modules: tuple[str, ...]) -> None:
+        """The shipped graders' modules, in the order their graders are listed."""
+        self._shipped = modules
+        self._order()
+
+    def _order(self) -> None:
+        place = {module: index for index, module in enumerate(self._shipped)}
 
         def listed(item: tuple[str, GraderInfo]) -> int:
             return place.get(getattr(item[1].factory, "__module__", ""), len(place))
 
-        return dict(sorted(super().registered().items(), key=listed))
+        self._entries = dict(sorted(self._entries.items(), key=listed))
 
 
 GRADERS = _Graders(

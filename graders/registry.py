@@ -30,7 +30,7 @@ from harness.errors import BadInput
 #: ``code_tests``; json_answer: ``json``; squad: ``f1`` and ``em``; the others one each, of
 #: the module's name). A new grader's module joins this list.
 SHIPPED = (builtin, choice, label, number, regex, json_answer, squad, game24, asserts)
-GRADERS.shipped = tuple(module.__name__ for module in SHIPPED)
+GRADERS.list_shipped(tuple(module.__name__ for module in SHIPPED))
 
 
 class GraderSpecError(BadInput):
