@@ -12,7 +12,8 @@ One ``Redactor`` does it. The client keeps one for its endpoint's secrets and ap
 it to everything the endpoint sends, before anything else sees it; the process keeps
 one for every secret it was given (``protected``), which every writer applies to what
 it writes (records, traces, experiment.json, the cache, the report, exports, messages
-on stdout and stderr), so a secret that reached a tool's output is caught too.
+on stdout and stderr: ``harness.streams.redacted_output``), so a secret that reached a
+tool's output is caught too.
 """
 
 from __future__ import annotations
@@ -22,12 +23,9 @@ import contextlib
 import html
 import json
 import re
-import sys
 from collections.abc import Iterable, Iterator
 from typing import Any
 from urllib.parse import quote, quote_plus
-
-from harness.terminal import TransformedStream
 
 #: The shortest run of a secret's characters that is redacted where it appears on its own.
 SECRET_RUN = 8
@@ -207,21 +205,6 @@ def redact(text: str) -> str:
 def holds_secrets() -> bool:
     """Whether the process holds any secret (when it holds none, ``redact`` changes nothing)."""
     return bool(_active)
-
-
-@contextlib.contextmanager
-def redacted_output() -> Iterator[None]:
-    """Within it, whatever is printed to stdout or stderr (error lines, warnings, progress,
-    a traceback) is redacted of every secret the process holds by then."""
-    before = sys.stdout, sys.stderr
-    sys.stdout, sys.stderr = (
-        TransformedStream(sys.stdout, redact),
-        TransformedStream(sys.stderr, redact),
-    )
-    try:
-        yield
-    finally:
-        sys.stdout, sys.stderr = before
 
 
 @contextlib.contextmanager

@@ -10,18 +10,15 @@ surrogate would fail to encode. Each becomes its escape as text, as ``repr`` wri
 
 ``printable`` keeps newlines and tabs (a block of text); ``one_line`` escapes them too (a
 table's cell, a name in a line); ``error_line`` also cuts a long error to its start, which
-names the file and line, and its end, which often says what to do. ``printing_printably``
-applies ``printable`` to everything written to stdout and stderr, the last guard behind the
-commands that escape their data before laying it out. A text already made printable is
-left as it is.
+names the file and line, and its end, which often says what to do
+(``harness.streams.printing_printably`` applies ``printable`` to everything written to
+stdout and stderr, the last guard behind the commands that escape their data before
+laying it out). A text already made printable is left as it is.
 """
 
 from __future__ import annotations
 
-import contextlib
-import sys
-from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from collections.abc import Callable
 
 _KEPT = {ord("\n"), ord("\t")}
 _C0_C1 = [*range(0x20), 0x7F, *range(0x80, 0xA0)]
@@ -89,59 +86,9 @@ def _fitting(chars: str, width: int) -> int:
     return kept
 
 
-class TransformedStream:
-    """stdout or stderr, with each text written to it passed through ``transform`` first
-    (made printable here, redacted in ``harness.redaction``). ``raw`` is the stream below."""
-
-    def __init__(self, stream: Any, transform: Callable[[str], str]) -> None:
-        self.raw = stream
-        self._transform = transform
-
-    def write(self, text: Any) -> int:
-        # Bytes go on as they are, which a text stream refuses as it always did.
-        self.raw.write(self._transform(text) if isinstance(text, str) else text)
-        return len(text)
-
-    def writelines(self, lines: Iterable[str]) -> None:
-        for line in lines:
-            self.write(line)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.raw, name)
-
-
-class PrintableStream(TransformedStream):
-    """stdout or stderr, with what is written to it made ``printable`` first. ``raw`` is
-    the stream below, for a writer (rich's live view) that draws with escape sequences of
-    its own and escapes its data itself."""
-
-    def __init__(self, stream: Any) -> None:
-        super().__init__(stream, printable)
-
-
-def unescaped(stream: Any) -> Any:
-    """The stream below ``stream``'s ``PrintableStream``, if it has one."""
-    return stream.raw if isinstance(stream, PrintableStream) else stream
-
-
-@contextlib.contextmanager
-def printing_printably() -> Iterator[None]:
-    """Within it, whatever is written to stdout or stderr is made ``printable``."""
-    before = sys.stdout, sys.stderr
-    sys.stdout, sys.stderr = PrintableStream(sys.stdout), PrintableStream(sys.stderr)
-    try:
-        yield
-    finally:
-        sys.stdout, sys.stderr = before
-
-
 __all__ = [
     "ERROR_CHARS",
-    "PrintableStream",
-    "TransformedStream",
     "error_line",
     "one_line",
     "printable",
-    "printing_printably",
-    "unescaped",
 ]

@@ -181,8 +181,8 @@ class LazyGroup(click.Group):
 def main(ctx: click.Context) -> None:
     """Measure LLM agent reasoning patterns on labelled task sets."""
     from harness.models.endpoint import environment_secrets
-    from harness.redaction import protected, redacted_output
-    from harness.terminal import printing_printably
+    from harness.redaction import protected
+    from harness.streams import printing_printably, redacted_output
 
     # Whatever the command writes or prints, the keys and URL credentials in the
     # environment are redacted from it (``run`` adds its endpoints').

@@ -5,7 +5,7 @@ from counts that each record updates in O(1). With --quiet, or when stderr is no
 terminal, it is a line per tenth of the grid (of each round) and one at the end.
 
 Rich draws with escape sequences of its own, so it writes below the command's
-``harness.terminal.PrintableStream``; the names it shows are made printable first, and
+``harness.streams.PrintableStream``; the names it shows are made printable first, and
 whatever else is printed while the view is live (rich's proxies take it) is made printable
 above the proxies.
 """
@@ -26,7 +26,8 @@ from harness.cli.progress_view import NONE, GridCounts, Tally, clock_time, count
 from harness.observer import Observer
 from harness.results.records import RunRecord
 from harness.stats.separation import Separation
-from harness.terminal import PrintableStream, printable, unescaped
+from harness.streams import PrintableStream, unescaped
+from harness.terminal import printable
 
 
 class Progress(Observer):
@@ -41,9 +42,10 @@ class Progress(Observer):
         console: Console | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self.plain = plain
-        self.counts = GridCounts(rounds=rounds)
         self._console = console or Console(file=unescaped(sys.stderr))
+        # Not at a terminal (a log, a CI job): plain lines, as with ``plain``.
+        self.plain = plain or (console is None and not sys.stderr.isatty())
+        self.counts = GridCounts(rounds=rounds)
         self._clock = clock
         self._began: float | None = None
         self._live: Live | None = None

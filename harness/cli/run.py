@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -224,10 +223,9 @@ def run_command(**flags: Any) -> None:
     _refuse_blank(context.command, flags)
     config = _config(flags, context.get_parameter_source)
     experiment = Experiment.from_config(config, say=_say)
-    plain = quiet or not sys.stderr.isatty()
     try:
         # Leaving the block stops the live view (also on Ctrl-C) and prints the last line.
-        with Progress(plain, rounds=config.until_separated) as progress:
+        with Progress(quiet, rounds=config.until_separated) as progress:
             results = experiment.run(observer=progress)
     except KeyboardInterrupt:
         click.echo("interrupted: finished runs are recorded; run it again to go on", err=True)

@@ -18,10 +18,10 @@ from harness.redaction import (
     holds_secrets,
     protected,
     redact,
-    redacted_output,
 )
 from harness.results.records import RunRecord
 from harness.results.store import RecordWriter
+from harness.streams import redacted_output
 from tests.secret_text import b64, runs_of_eight
 
 KEY = "sk-proj-Ab3dEf9hIjKlMn0pQrStUv"

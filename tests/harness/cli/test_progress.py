@@ -252,7 +252,7 @@ class Tty(io.StringIO):
 def test_the_live_view_draws_below_the_escaping_of_what_a_command_prints(monkeypatch):
     """The command escapes stdout and stderr; rich's own escape codes go below that, or the
     view would be drawn as text."""
-    from harness.terminal import printing_printably
+    from harness.streams import printing_printably
 
     tty = Tty()
     monkeypatch.setattr(sys, "stderr", tty)
