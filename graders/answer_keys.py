@@ -31,6 +31,7 @@ class Expected(BaseModel):
     """
 
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    # guard: answer-keys-would-grade-wrong
     numbers: list[FiniteFloat] = Field(default_factory=list)
     """Every number the answer must contain, as a multiset; no others may appear."""
     entities: list[Filled] = Field(default_factory=list)

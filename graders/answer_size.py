@@ -29,11 +29,13 @@ READ_CHARS = 20_000
 
 def read_part(reply: str) -> str:
     """What grading reads of ``reply``: all of it, or its last ``READ_CHARS`` characters."""
+    # guard: grading-reads-huge-reply-last
     return reply if len(reply) <= READ_CHARS else reply[-READ_CHARS:]
 
 
 def noted(grade: Grade, reply: str) -> Grade:
     """``grade`` of ``reply``, its reason saying when only the reply's end was read."""
+    # guard: huge-reply-grade-says-only
     if len(reply) <= READ_CHARS:
         return grade
     said = f"graded on the reply's last {READ_CHARS:,} of {len(reply):,} characters"

@@ -19,6 +19,7 @@ from harness.errors import HarnessFault
 
 #: Seconds one answer's regexes and schema checks may take, together: short, since
 #: Ctrl-C waits for the grading under way (measured by bench/interrupt_while_grading.py).
+# guard: ctrl-c-one-answer-grading
 LIMIT_S = 0.5
 
 _DEADLINE: ContextVar[float | None] = ContextVar("answer_deadline", default=None)
@@ -58,6 +59,7 @@ def time_left(what: str) -> float:
     deadline = _DEADLINE.get()
     if deadline is None:
         return LIMIT_S
+    # guard: regexes-one-answer-regexes-share
     left = deadline - time.monotonic()
     if left <= 0:
         raise TooSlow(what)

@@ -89,6 +89,7 @@ class Assert(BaseModel):
             except user_regex.NotARegex as exc:
                 raise ValueError(f"regex {self.value!r} does not compile ({exc})") from None
         if base == "is-json" and self.value is not None:
+            # guard: asserts-json-schema-written-test
             if not isinstance(self.value, dict):
                 raise ValueError(
                     f"an {self.type} assert's value must be a JSON Schema written in the test "
@@ -96,6 +97,7 @@ class Assert(BaseModel):
                 )
             from graders import json_schemas  # jsonschema, imported only where a schema is
 
+            # guard: asserts-json-schema-checked-when
             json_schemas.check(self.value)
         return self
 
@@ -116,6 +118,7 @@ class AssertsGrader(Grader[AssertsTask]):
         try:
             with answer_time():
                 failed = next((check for check in task.expected if not _holds(check, said)), None)
+        # guard: regexes-slow-not-regex-assert
         except GradedWrong as exc:
             return Grade(False, exc.reason)
         if failed is not None:

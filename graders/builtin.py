@@ -153,6 +153,7 @@ def _shape(code: str | None) -> str | None:
     if code is None:
         return None
     try:
+        # guard: comment-not-edit
         return ast.dump(ast.parse(code))
     except SyntaxError:
         return code

@@ -75,6 +75,7 @@ class CodeGrader:
         return result
 
     async def grade(self, suites: CodeSuites, answer: str) -> tuple[Grade, SuiteResult]:
+        # guard: run-graded-held-out-suite
         result = await self.run(answer, heldout(suites))
         return Grade(result.status == "passed", describe(result, "held-out")), result
 
@@ -93,6 +94,7 @@ def describe(result: SuiteResult, label: str) -> str:
     if result.status == "passed":
         return f"{label} suite passed ({result.passed} tests)"
     counts = f"{result.passed} passed, {result.failed} failed"
+    # guard: grade-reason-says-output-was
     cut = f"; output cut after {result.output_bytes} bytes" if result.output_cut else ""
     failure = result.first_failure
     if failure is not None:
@@ -125,5 +127,6 @@ class SuiteCheck:
 
 
 def _digest(code: str, suite: Suite) -> str:
+    # guard: suite-results-kept-code-suite
     parts = (code, suite.name, suite.source, suite.entry_point, suite.preamble)
     return hashlib.sha256("\0".join(parts).encode("utf-8")).hexdigest()

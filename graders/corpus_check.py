@@ -215,12 +215,14 @@ def _reply(
         info = GRADERS.lookup(grader)
     except BadInput as exc:
         raise CorpusError(f"{where}: field 'grader': {exc}") from None
+    # guard: corpus-line-naming-grader-runs
     if info.runs_code:
         raise CorpusError(
             f"{where}: field 'grader': {grader!r} runs code; the corpus holds replies"
         )
     try:
         task = as_task(info, line.expected)
+        # guard: corpus-line-whose-options-grader
         info.build(GraderSetup(path.parent, options=line.options, tasks=(task,)))
     except ValidationError as exc:
         raise CorpusError(f"{where}: {describe_errors(exc, first=True)}") from None

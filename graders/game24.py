@@ -228,6 +228,7 @@ def _expression(sentence: str, _: bool) -> Said[str]:
     # does not take ("10 ^ 4 - 13 - 9") is refused whole.
     worded = re.search(r"[^\W\d_]{2,}", sentence) is not None
     runs = [run for run in _runs(sentence) if _whole_puzzle(run)] if worded else []
+    # guard: game24-two-expressions-offered-hedge
     if len(set(runs)) > 1 and re.search(r"\bor\b", sentence, re.IGNORECASE):
         return hedge(f"offers {' or '.join(runs[:3])}")
     for text in (sentence, sentence.rpartition(":")[2], sentence.rpartition(";")[2], *runs[::-1]):
@@ -253,6 +254,7 @@ def judge(numbers: list[int], answer: str) -> Grade:
     problems = _misused(numbers, reading.numbers)
     if reading.value is None:
         problems.append("divides by zero")
+    # guard: game24-24-exactly-fractions
     elif reading.value != TARGET:
         problems.append(f"equals {_show(reading.value)}, not 24")
     if problems:
@@ -266,6 +268,7 @@ def _misused(given: list[int], used: tuple[Fraction, ...]) -> list[str]:
     for number, times in got.items():
         if number not in want:
             problems.append(f"uses {_show(number)}, which is not one of {_listed(given)}")
+        # guard: game24-number-used-twice-wrong
         elif times > want[number]:
             problems.append(f"uses {_show(number)} {_times(times)}")
     missing = [_show(n) for n in want if got[n] < want[n]]

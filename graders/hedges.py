@@ -51,6 +51,7 @@ def strict_grade(answer: str | None, expected: Expected) -> Grade:
     ]
     if negated:
         return Grade(False, f"names {', '.join(map(repr, negated))} only negated")
+    # guard: exact-amount-left-open-hedge
     if expected.numbers and "or more" in (number := stated_number(sentence)).why:
         return Grade(False, number.why)
     return grade(_affirmed(sentence), expected.numbers, expected.entities, expected.tolerance)
@@ -76,6 +77,7 @@ def _answer(reply: str) -> Said[str]:
     text = " ".join(sentences_of(answer.text))
     if answer.revision is not None:
         revised = " ".join(sentences_of(revision_of(answer.revision).text))
+        # guard: exact-another-answer-offered-after
         if answer.offers and _states(revised):
             return Said(None, "hedged: offers another answer after it")
         if _states(revised):

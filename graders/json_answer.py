@@ -62,8 +62,10 @@ class JsonTask(TaskBase):
 def answer_object(reply: str) -> tuple[dict[str, Any] | None, str]:
     """The JSON object the reply answers with (see the module's rule), or None with why."""
     answer = final(reply)
+    # guard: json-another-object-offered-after
     if answer.revision is not None and answer.offers and _objects(answer.revision):
         return None, "hedged: offers another object after it"
+    # guard: json-retracted-object-passes-nothing
     if answer.retracts and answer.revision is not None and not _objects(answer.revision):
         return None, "retracted: corrected with no answer after it"
     for text in dict.fromkeys((answer_line(reply), reply)):
@@ -145,6 +147,7 @@ class JsonGrader(Grader[JsonTask]):
             try:
                 with answer_time():
                     unmet = _schema_met(found, expected.schema_)
+            # guard: schemas-json-grader-grades-slow
             except GradedWrong as exc:
                 return Grade(False, exc.reason)
             if unmet is not None:

@@ -46,7 +46,9 @@ from referencing.jsonschema import specification_with
 from graders import user_regex
 from graders.answer_time import GradedWrong, time_left
 
+# guard: schemas-then-applies-place
 _IN_PLACE_ONE = ("not", "if", "then", "else", "extends")
+# guard: schemas-allof-applies-place
 _IN_PLACE_MANY = ("allOf", "anyOf", "oneOf", "extends", "type", "disallow")
 _IN_PLACE_MAP = ("dependentSchemas", "dependencies")
 _REFS = ("$ref", "$dynamicRef", "$recursiveRef")
@@ -70,6 +72,7 @@ def check(schema: Mapping[str, Any]) -> None:
     try:
         with warnings.catch_warnings():  # re's FutureWarning on "[[": refused just below
             warnings.simplefilter("ignore", FutureWarning)
+            # guard: schemas-check-schema
             kind.check_schema(schema)
     except SchemaError as exc:
         raise ValueError(f"schema is not a JSON Schema ({exc.message})") from None
@@ -79,6 +82,7 @@ def check(schema: Mapping[str, Any]) -> None:
         _check_refs(schema, kind)
     except ValueError:
         raise
+    # guard: schemas-refs-draft-corner-cannot
     except Exception as exc:  # referencing failing on a draft's corner (draft 3's extends)
         raise ValueError(
             f"schema's refs cannot be read ({type(exc).__name__}); refs are resolved only "
@@ -89,6 +93,7 @@ def check(schema: Mapping[str, Any]) -> None:
 def problem(schema: Mapping[str, Any], value: Any) -> ValidationError | None:
     """Where ``value`` first fails ``schema`` (checked when the set loaded), None when it
     meets it; ``GradedWrong`` (``TooSlow`` past the answer's time) when it cannot tell."""
+    # guard: schemas-answer-check-fetches-nothing
     checker = _bounded(_draft(schema))(schema, registry=_REGISTRY)
     try:
         return next(iter(checker.iter_errors(value)), None)
@@ -102,6 +107,7 @@ def problem(schema: Mapping[str, Any], value: Any) -> ValidationError | None:
         ) from None
     except GradedWrong:
         raise
+    # guard: schemas-check-failing-answer-graded
     except Exception as exc:  # jsonschema failing on this schema and answer: the set's doing
         said = f"{type(exc).__name__}: {exc}"
         raise GradedWrong(
@@ -114,6 +120,7 @@ def _draft(schema: Mapping[str, Any]) -> Any:
     if "$schema" not in schema:
         return validators.validator_for(schema)
     found = validators.validator_for(schema, default=None)
+    # guard: schemas-unknown-schema-refused-not
     if found is None:
         said = str(schema["$schema"])
         shown = said if len(said) <= 80 else said[:77] + "..."
@@ -138,6 +145,7 @@ def _check_refs(schema: Mapping[str, Any], kind: Any) -> None:
         if not isinstance(contents, Mapping) or id(contents) in edges:
             continue
         keywords.update(key for key in contents if isinstance(key, str))
+        # guard: schemas-patterns-compile-as-re
         _check_patterns(contents)
         edges[id(contents)] = []
         for key, each in _in_place(contents):  # also where a draft lists it as no subschema
@@ -148,6 +156,7 @@ def _check_refs(schema: Mapping[str, Any], kind: Any) -> None:
             if not isinstance(ref, str):
                 continue
             try:
+                # guard: schemas-ref-does-not-resolve
                 resolved = here.lookup(ref)
             except Unresolvable:
                 raise ValueError(
@@ -158,14 +167,17 @@ def _check_refs(schema: Mapping[str, Any], kind: Any) -> None:
             if isinstance(target, Mapping):
                 edges[id(contents)].append((id(target), f"{key} {_cut(ref)!r}"))
                 todo.append((specification.create_resource(target), resolved.resolver))
+            # guard: schemas-ref-what-not-schema
             elif not isinstance(target, bool):
                 raise ValueError(f"schema's {key} {_cut(ref)!r} points at what is not a schema")
         todo.extend((sub, here.in_subresource(sub)) for sub in resource.subresources())
+    # guard: schemas-unevaluatedproperties-with
     if {"unevaluatedProperties", "patternProperties"} <= keywords:
         raise ValueError(
             "schema uses unevaluatedProperties with patternProperties, which would match the "
             "patterns with no time limit; write additionalProperties instead"
         )
+    # guard: schemas-refs-loop-place-refused
     loop = _loop(edges)
     if loop is not None:
         raise ValueError(
@@ -240,6 +252,7 @@ def _cut(text: str) -> str:
 def _bounded(kind: Any) -> Any:
     """``kind`` whose keywords check the answer's time left, and match patterns under it."""
     checks = {name: _timed(check) for name, check in kind.VALIDATORS.items()}
+    # guard: schemas-uniqueitems-linear-time
     own = {
         "pattern": _pattern,
         "patternProperties": _pattern_properties,
@@ -252,7 +265,9 @@ def _bounded(kind: Any) -> Any:
 
 def _timed(check: Any) -> Any:
     def timed(validator: Any, value: Any, instance: Any, schema: Any) -> Iterator[Any]:
+        # guard: schemas-each-keyword-checks-answer
         time_left(_CHECKING)
+        # guard: schemas-check-too-deep-graded
         _shallow_enough()
         yield from check(validator, value, instance, schema) or ()
 
@@ -329,6 +344,7 @@ def _equality_key(value: Any) -> Hashable:
     """A key two JSON values share exactly when jsonschema holds them equal: numbers by
     value (1 is 1.0), booleans apart from numbers, arrays and objects by what they hold."""
     if isinstance(value, bool):
+        # guard: schemas-uniqueitems-compares-numbers
         return ("boolean", value)
     if isinstance(value, int | float):
         return ("number", value)

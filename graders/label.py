@@ -43,6 +43,7 @@ class LabelExpected(BaseModel):
         if self.labels is not None and normalise(self.label) not in map(normalise, self.labels):
             raise ValueError(f"label {self.label!r} is not one of labels {self.labels}")
         for key in self.aliases or {}:
+            # guard: label-alias-no-label-refused
             if normalise(key) not in map(normalise, known):
                 raise ValueError(f"aliases names {key!r}, which is not one of labels {known}")
         return self

@@ -139,6 +139,7 @@ def verdict(
     committed = [items for items in lists.values() if items[0].committed]
     if not committed:
         return Verdict(mentioned=True)
+    # guard: mentions-clause-explaining-answer
     mains = [items for items in committed if not items[0].subordinate] or committed
     concluding = [items for items in mains if items[0].concluding]
     affirmed = [items for items in mains if items[-1].affirmed]
@@ -156,10 +157,13 @@ def verdict(
         main = mains[0]
     first = main[0]
     keys = list(dict.fromkeys(m.key for m in main))
+    # guard: mentions-two-or-more-committed
     if len(keys) > 1:
         return Verdict(keys, "two or more", True)
+    # guard: mentions-amount-left-open-hedge
     if first.open_ended:
         return Verdict(keys, "leaves it open", True)
+    # guard: mentions-answer-offered-with-another
     if first.offered:
         return Verdict(keys, "offers another", True)
     for items in committed:
@@ -167,6 +171,7 @@ def verdict(
         if items is main or other.key == first.key:
             continue
         same_clause = not numbers and other.clause == first.clause
+        # guard: mentions-another-answer-offered
         if other.alternative or first.alternative or same_clause:
             return Verdict([first.key, other.key], "offers another", True)
     return Verdict(keys, "", True)
@@ -235,6 +240,7 @@ def _lists(toks: list[Token], mentions: list[Mention], numbers: bool) -> list[li
                 continue
             brackets = all(t.raw in "()" for t in between)  # an aside, not a list
             joined = all(_joins(t, numbers) for t in between) and not brackets
+            # guard: mentions-amount-two-units-not
             if between and (joined or _units(between, numbers)):
                 lists[-1].append(k)
                 worded = worded or any(t.kind == "word" for t in between)
@@ -312,17 +318,22 @@ def _mark(toks: list[Token], mentions: list[Mention], items: list[int], outside:
     after = mentions[items[-1] + 1].start if items[-1] + 1 < len(mentions) else len(toks)
     floor = mentions[items[0] - 1].end if items[0] else 0
     words = [t.low for t in _before(toks, first.start, floor) if t.kind == "word"]
+    # guard: mentions-negation-covers-phrase
     negated = _negated_before(toks, first.start, floor) or _phrase_negated(toks, mentions, items)
+    # guard: mentions-negation-after-mention
     negated = negated or _negated_after(toks[last.end : after])
     last.affirmed = not negated and _affirmed_after(toks[last.end : after])
+    # guard: mentions-compared-mention-not-answer
     compared = any(w in COMPARED_AFTER for w in words) or words[-2:] == ["out", "of"]
     alternative = any(w in ALTERNATIVE for w in words) or _possible_after(toks[last.end : after])
     open_ended = _open_before(words) or _open_after(toks, last.end)
     offered_aside = "or" in words or "maybe" in words or "possibly" in words
+    # guard: mentions-aside-brackets-not-answer
     aside = toks[first.start].depth > 0 and outside < first.start and not offered_aside
     alternative = alternative or (toks[first.start].depth > 0 and offered_aside)
     for k in items:
         m = mentions[k]
+        # guard: mentions-negation-covers-list
         m.negated = m.negated or negated
         m.compared, m.aside = compared, aside
         m.alternative, m.open_ended = alternative, open_ended

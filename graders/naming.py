@@ -93,6 +93,7 @@ def found_in(
     """The candidates named in ``toks`` (see ``chosen``), each keyed by its index."""
     found = _phrases(toks, phrases) + _letters(toks, letters)
     if any(isinstance(m.key, tuple) for m in found):
+        # guard: naming-option-text-explanation-not
         found = _beside_letters(toks, found)
     found = _longest(found)
     for m in found:

@@ -78,10 +78,12 @@ def phrase_in(sentence: str, golds: list[str]) -> Said[str]:
     stating = [c for c in clauses if not says_nothing(affirmed(c, golds))]
     if not stating:
         return nothing("states nothing it does not negate")
+    # guard: em-f1-what-answer-negates
     said = _LEAD_IN.sub("", affirmed(stating[-1], golds).strip(_EDGES)).strip(_EDGES)
     said = _SURE.sub("", said).strip(_EDGES)
     if not said:
         return nothing("states nothing it does not negate")
+    # guard: em-f1-alternatives-hedge
     if _offers(sentence, said, golds):
         return hedge(f"offers alternatives: {said[:80]!r}")
     return Said(said)

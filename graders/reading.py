@@ -149,6 +149,7 @@ def final(reply: str) -> Final:
     after = reply[start:]
     corrections = [m for m in CORRECTION.finditer(after) if m.start() > 0]
     offered = next((m for m in OFFERS_AFTER.finditer(after) if m.start() > 0), None)
+    # guard: reading-another-answer-offered-after
     if offered is not None and not corrections:
         return Final(text[: offered.start()], bool(found), after[offered.end() :], offers=True)
     if not corrections:
@@ -199,14 +200,17 @@ def read_reply(reply: str, read: Read[T]) -> Said[T]:
 
 
 def _read_final(answer: Final, read: Read[T], depth: int) -> Said[T]:
+    # guard: reading-self-correction-after-answer
     if answer.revision is not None and depth < 3:
         revised = _read_final(revision_of(answer.revision), read, depth + 1)
         if says_nothing(answer.revision):
             revised = nothing("no answer")
+        # guard: reading-answer-offered-after-answer
         if revised.stated and answer.offers:
             return Said(None, "hedged: offers another answer after it")
         if revised.stated:
             return revised
+        # guard: reading-retraction-with-nothing
         if answer.retracts:
             return Said(None, "retracted: corrected with no answer after it")
     sentences, asked = _split(answer.text)
@@ -228,6 +232,7 @@ def _offered_later(said: Said[T], sentences: list[str], chosen: str, read: Read[
         return said
     for sentence in sentences[sentences.index(chosen) + 1 :]:
         other = read(sentence, True) if POSSIBLE.search(sentence) else None
+        # guard: reading-another-answer-offered-as
         if other is not None and other.value is not None and other.value != said.value:
             return Said(None, "hedged: offers another answer as possible")
     return said
@@ -269,10 +274,12 @@ def _split(text: str) -> tuple[list[str], bool]:
         sentence = sentence.strip()
         if not sentence:
             continue
+        # guard: reading-question-commits-nothing
         if sentence.endswith("?"):
             after_question = asked = True
             continue
         if after_question:
+            # guard: reading-no-after-question-opens
             sentence = _NO_AFTER_QUESTION.sub("", sentence)
         after_question = False
         kept.append(sentence)
@@ -286,6 +293,7 @@ def _answer_line_order(sentences: list[str]) -> Iterator[str]:
         return
     chosen = 0
     for k, sentence in enumerate(sentences[1:], 1):
+        # guard: reading-answer-line-explanation-does
         if _concludes(sentence) or ("=" in sentences[chosen] and "=" in sentence):
             chosen = k
     yield sentences[chosen]
@@ -323,6 +331,7 @@ def answer_part(reply: str) -> str | None:
         return None
     start, text = max(found)
     alone = len(sentences_of(plain(text))) <= 1
+    # guard: reading-cot-keeps-correction-after
     if alone and not reply[start + len(text) :].strip(" \t\n}$*_."):
         return text.strip(" *_\n") or None
     # What follows may correct the answer or offer another, and an answer of several

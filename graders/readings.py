@@ -34,6 +34,7 @@ def typed_reading(answer: str) -> Reading:
     """What a vote compares: the numbers stated (as a multiset) and the entities named."""
     numbers = tuple(sorted(numbers_in(answer)))
     words = normalise(answer).split()
+    # guard: self-consistency-votes-entities-too
     return numbers, frozenset(w for w in words if w not in FILLER and not numbers_in(w))
 
 

@@ -66,6 +66,7 @@ class RegexGrader(Grader[RegexTask]):
                     user_regex.fullmatch(expected.pattern, text, expected.ignore_case)
                     for text in dict.fromkeys(texts)
                 )
+        # guard: regexes-regex-grader-grades-slow
         except GradedWrong as exc:
             return Grade(False, exc.reason)
         if matches:

@@ -147,6 +147,7 @@ def register_grader(
     """
 
     def add(factory: FactoryT) -> FactoryT:
+        # guard: grader-reads-task-model
         if not (isinstance(task_model, type) and issubclass(task_model, TaskBase)):
             raise ValueError(
                 f"grader {name!r}: its task model must be a subclass of loopbench.TaskBase, "

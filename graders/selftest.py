@@ -42,6 +42,7 @@ def read_expected(info: GraderInfo, name: str, given: str) -> Any:
         else f"Write it as a task of grader {name!r} gives it, e.g. {info.example}"
     )
     try:
+        # guard: grade-expected-read-as-strictly
         value = load_json(given)  # a key given twice, NaN: refused, as in a task file
         model: Any = info.task_model.model_fields["expected"].annotation
         TypeAdapter(model).validate_python(value, strict=True)

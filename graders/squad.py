@@ -171,12 +171,14 @@ def scored(said: str, gold: str) -> float:
     or one naming another thing in place of part of the gold ("Treaty of Paris" for "Treaty
     of Versailles") scores 0."""
     said_words, gold_words = set(squad_normalise(said).split()), set(squad_normalise(gold).split())
+    # guard: f1-answer-other-polarity-scores
     if bool(said_words & _POLARITY) != bool(gold_words & _POLARITY):
         return 0.0
     missing, extra = (
         gold_words - said_words - FUNCTION_WORDS,
         said_words - gold_words - FUNCTION_WORDS,
     )
+    # guard: f1-another-thing-place-part
     if missing and extra:
         return 0.0
     return f1_score(said, gold)

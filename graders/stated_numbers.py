@@ -34,6 +34,7 @@ class Stated:
     percent: bool = False
 
     def matches(self, want: float, tolerance: float) -> bool:
+        # guard: numbers-percentage-reads-as-itself
         values = [self.value, self.value / 100] if self.percent else [self.value]
         return any(abs(v - want) <= tolerance for v in values)
 
@@ -62,6 +63,7 @@ def number_in(sentence: str, anchored: bool = True) -> Said[Stated]:
     if not found:
         return nothing("states no number")
     if not _concludes_after_equals(toks):  # "20/80 = 0.25, so the decrease is 25%"
+        # guard: numbers-worked-answer-states-result
         found = _result_side(toks, found)
     answer = verdict(toks, found, last=not anchored, numbers=True)
     if not answer.keys:
@@ -77,6 +79,7 @@ def number_in(sentence: str, anchored: bool = True) -> Said[Stated]:
 def numbers_of(toks: list[Token]) -> tuple[list[Mention], list[Stated]]:
     """Each number's mention (keyed by the index of its value in the second list: mentions
     of equal numbers share a key)."""
+    # guard: numbers-numbers-words-read
     spans = _digits(toks) or _worded(toks)
     keys: dict[Stated, int] = {}
     found = []
@@ -94,6 +97,7 @@ def _digits(toks: list[Token]) -> list[tuple[int, int, Stated]]:
             i += 1
             continue
         value, end = _value(token.raw), i + 1
+        # guard: numbers-fraction-one-number
         if _fraction_at(toks, i):
             value, end = _value(token.raw) / (_value(toks[i + 2].raw) or 1), i + 3
         elif _fraction_at(toks, i + 1) and not _touching(toks, i, None):  # "3 1/2"
@@ -103,6 +107,7 @@ def _digits(toks: list[Token]) -> list[tuple[int, int, Stated]]:
         percent = end < len(toks) and (toks[end].raw == "%" or toks[end].low == "percent")
         if percent:
             end += 1
+        # guard: numbers-scaled-number-read-with
         elif end < len(toks) and toks[end].low in _SCALES:
             value, end = value * _SCALES[toks[end].low], end + 1
         elif _touching(toks, end - 1, None) and toks[end].low in _ADJACENT_SCALES:

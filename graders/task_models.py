@@ -67,6 +67,7 @@ class Task(TaskBase):
 
     @model_validator(mode="after")
     def _hops_match_the_solution(self) -> Task:
+        # guard: task-hops-match-look-ups
         if self.solution is not None and self.hops != len(self.solution.lookups):
             raise ValueError(
                 f"hops is {self.hops} but the solution lists {len(self.solution.lookups)} "
@@ -136,6 +137,7 @@ def read_suites(task: CodeTask, folder: Path) -> CodeSuites:
     )
     for name, source in (("feedback.py", feedback), ("heldout.py", heldout)):
         _parsed(where / name, source)
+        # guard: coding-set-suites-checked-when
         if not suite_tests(source):
             raise TaskSetError(
                 f"{where / name}: defines no test; write functions named test_* taking the "

@@ -57,11 +57,14 @@ class _Afresh(str):
 def _compiled(pattern: str, ignore_case: bool) -> regex.Pattern[str]:
     with warnings.catch_warnings():
         # re warns where it reads a set ("[[", "--", "&&") as regex does not: refused.
+        # guard: regexes-set-re-reads-apart
         warnings.simplefilter("error", FutureWarning)
         try:  # the syntax is re's; compiled afresh, not from re's cache, so it warns
+            # guard: regexes-syntax-re
             re.compile(_Afresh(pattern), re.IGNORECASE if ignore_case else 0)
         except FutureWarning as warned:
             raise re.error(f"{warned}; escape the character to mean it") from None
+    # guard: regexes-counted-repeats-past-max
     if (copies := _pieces(re._parser.parse(pattern))) > MAX_COPIES:  # type: ignore[attr-defined]
         raise re.error(
             f"its counted repeats make {copies:,} copies of what they repeat, more than "
@@ -79,6 +82,7 @@ def _pieces(parsed: Any) -> int:
         if str(op) in _REPEATS:
             least, most, item = value
             count = least if most == re._constants.MAXREPEAT else most  # type: ignore[attr-defined]
+            # guard: regexes-repeat-copies-multiply-what
             total += max(count, 1) * _pieces(item)
         else:
             total += 1 + sum(_pieces(part) for part in _parts(value))
@@ -101,6 +105,7 @@ def search(pattern: str, text: str, ignore_case: bool = False) -> bool:
     answer's time limit."""
     where = compiled(pattern, ignore_case)
     try:
+        # guard: regexes-search-under-answer-time
         return where.search(text, timeout=time_left(shown(pattern))) is not None
     except TimeoutError:
         raise TooSlow(shown(pattern)) from None
@@ -111,6 +116,7 @@ def fullmatch(pattern: str, text: str, ignore_case: bool = False) -> bool:
     the answer's time limit."""
     where = compiled(pattern, ignore_case)
     try:
+        # guard: regexes-fullmatch-under-answer-time
         return where.fullmatch(text, timeout=time_left(shown(pattern))) is not None
     except TimeoutError:
         raise TooSlow(shown(pattern)) from None

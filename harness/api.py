@@ -176,12 +176,14 @@ class Experiment:
     async def run_async(
         self, model: ModelLike | None = None, observer: Observer | None = None
     ) -> Results:
+        # guard: unknown-arm-refused-before-api
         _ = self.parsed_arms  # refused before a folder is made: a typo leaves nothing behind
         if self.grader is not None and self.settings.executor is not None:
             raise BadInput(
                 "a grader function grades in this process: run without an executor, or name "
                 "a registered grader in the task set"
             )
+        # guard: slice-set-lacks-refused-before
         _ = self.chosen  # and so is a slice the set does not have
         given = model if model is not None else self.model
         if given is None and self.endpoints:
@@ -203,6 +205,7 @@ class Experiment:
         executor = self.settings.executor
         try:
             with contextlib.ExitStack() as held:
+                # guard: secrets-run-holds-endpoints
                 held.enter_context(protecting(self.endpoints))
                 if isinstance(executor, contextlib.AbstractContextManager):
                     held.enter_context(executor)  # a RayExecutor connects, and lets go
@@ -241,6 +244,7 @@ class Experiment:
             "grader": {"name": taskset.grader, "options": dict(taskset.grader_options)},
         }
         if published := self.config.published if self.config else {}:
+            # guard: published-run-records-experiment
             meta["published"] = {
                 arm_identity(arm): figures.model_dump(exclude_none=True)
                 for arm, figures in published.items()
@@ -416,5 +420,6 @@ def load(path: str | Path) -> Results:
     folder = Path(path)
     # A folder that cannot be read says so here, not later: every line is checked as the
     # record model checks it, on the columnar path (a million runs in seconds, not a minute).
+    # guard: load-checks-every-line-columnar
     read_frames(folder, drop=[name for name in FIELDS if name != "arm"])
     return Results(folder)

@@ -119,6 +119,7 @@ class Arm:
         """The options set explicitly; with overridden prompts, ``prompts`` their name."""
         values = self.options.model_dump(include=self.options.model_fields_set)
         if self.prompts:
+            # guard: prompts-arm-named-after-prompt
             values["prompts"] = self.prompts_name
         return values
 
@@ -188,10 +189,12 @@ def parse_arm(text: str) -> Arm:
     if isinstance(options, PipelineOptions):
         options = _with_stages(text, options)
     try:  # a plugin pattern's options for the tools, refused before any run
+        # guard: arm-options-for-tools-checked
         check_tool_choices(options.tool_options())
     except (UnknownTool, ToolOptionsError) as exc:
         raise ArmError(f"arm {text!r}: {exc}") from None
     built, floor = info.build_with_floor(options)  # a run that cannot finish: refused
+    # guard: arm-below-pattern-call-floor
     if options.max_steps < floor.calls:
         raise ArmError(
             f"arm {text!r}: {info.name} needs max_steps of at least {floor.calls} "
@@ -216,6 +219,7 @@ def pipeline_written(text: str) -> str | None:
 def _stages_alone(text: str) -> list[str] | None:
     """The stages of arm ``text`` written as its stages alone, each as an arm
     (``PATTERN:key=value,...``); None for an arm that is not written so."""
+    # guard: stages-alone-pipeline
     if ">" not in text or text.partition(":")[0].strip() == "pipeline":
         return None
     stages = []
@@ -235,6 +239,7 @@ def _with_stages(text: str, options: PipelineOptions) -> PipelineOptions:
     tools: dict[str, Mapping[str, str]] = {}
     for number, stage in enumerate(stages, start=1):
         for tool, choice in stage.options.tool_options().items():
+            # guard: pipeline-two-stages-giving-one
             if tools.setdefault(tool, choice) != choice:
                 raise ArmError(
                     f"arm {text!r}: stage {number} gives the tool {tool!r} {dict(choice)}, a "
@@ -285,6 +290,7 @@ def _prompt_file(text: str, info: PatternInfo, given: str | None) -> tuple[dict[
     def refused(why: str) -> PromptFileError:
         return PromptFileError(f"{where}: {why}")
 
+    # guard: templates-prompt-file-over-1
     data, _ = read_toml(path, refused, expected, MAX_PROMPT_FILE_BYTES)
     if problems := info.prompts.problems(data):
         raise PromptFileError(f"{where}: {'; '.join(problems)}")
@@ -332,6 +338,7 @@ def expand_grid(text: str) -> list[str]:
     """``react_text:guard=on|off,tool=plain|improved`` -> the four arms it stands for; a
     pipeline written as its stages alone, each stage's grid: ``cot|direct>react_text``
     -> the two pipelines."""
+    # guard: grid-stages-alone-each-stage
     if "|" in text and (stages := _stages_alone(text)) is not None:
         grids = [expand_grid(stage) for stage in stages]
         size = math.prod(len(grid) for grid in grids)
@@ -374,11 +381,13 @@ def parse_arms(
             where = written_at(item) if written_at and isinstance(item, str) else None
             if where is None:
                 raise
+            # guard: templates-experiment-file-prompt
             error = ArmError if exc.usage else ArmFileError  # under the usage lines: a name
             raise error(f"{where}: {exc}") from None
         for text, arm in zip(texts, parsed, strict=True):
             resolved = _written(arm.pattern, arm.resolved)
             named = next((a for a in arms.values() if a.spec == arm.spec), None)
+            # guard: prompts-two-prompt-files-one
             if named is not None and resolved not in arms:
                 raise ArmError(
                     f"two arms are named {arm.spec!r} with other prompts: give their prompt "

@@ -36,6 +36,7 @@ def resolve_endpoints(config: RunConfig) -> tuple[bool, list[Endpoint]]:
     (``harness.models.endpoint``: flags and files, then LOOPBENCH_*, then OPENAI_*)."""
     wanted, base_urls, key_env = config.models, config.base_urls, config.api_key_env
     given = [*base_urls, *(entry.base_url for entry in wanted if entry.base_url is not None)]
+    # guard: endpoints-blank-base-url-config
     if any(not url.strip() for url in given):
         # Read as unset, it would send the run to the environment's endpoint, or the
         # embedded model.

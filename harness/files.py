@@ -170,6 +170,7 @@ def output_errors(
     """Writing ``path`` within: its ``OSError`` (or one of ``also``, a library's own error
     for a file it writes) as an ``OutputError``'s one line, ``PATH: cannot be written
     (why); hint``, the path after ``flag`` when one is given."""
+    # guard: otlp-unwritable-o-one-line
     refused: tuple[type[Exception], ...] = (OSError, *also)
     try:
         yield

@@ -92,6 +92,7 @@ class Grading:
         """How the grader reads answers to ``task`` alike (its ``canonical``)."""
         if self._whole:
             return lambda answer: self._grader.canonical(task, answer)
+        # guard: run-canonical-reading-reads-huge
         return lambda answer: canonical_read(self._grader, task, answer)
 
     async def grade(self, task: AnyTask, answer: str) -> Grade:
@@ -99,6 +100,7 @@ class Grading:
         (graders/answer_size.py)."""
         if self._whole:
             return await self._grader.grade(task, answer)
+        # guard: run-grades-huge-reply-end
         return await grade_read(self._grader, task, answer)
 
     def measures(self, task: AnyTask, answers: list[str], verdicts: list[bool]) -> dict[str, float]:

@@ -80,6 +80,7 @@ def refuse_other_options(records: list[RunRecord], arms: list[Arm], where: Path)
             for key in sorted(set(record.options) & set(now))
             if record.options[key] != now[key]
         ]
+        # guard: resume-refuses-other-resolved
         if differs:
             raise ResultsError(
                 f"{where}: runs of {record.arm} there were made with other options "
@@ -100,6 +101,7 @@ def cache_fault(record: RunRecord) -> bool:
     """Whether a response cache that failed ended the run (recorded as pattern_error by
     loopbench before the cache was bypassed on failing): not the endpoint's doing, nor the
     pattern's, so ``--retry-errors`` runs it again."""
+    # guard: cache-retry-errors-leaves-pattern
     return record.status == "pattern_error" and bool(_SQLITE_ERROR.match(record.error or ""))
 
 
@@ -112,6 +114,7 @@ def recorded_runs(
     ``cache_fault``). A record written before task fingerprints is taken as it is."""
     fingerprints = {t.id: t.fingerprint for t in taskset.tasks}
     recorded = {run_key(r): r for r in records}
+    # guard: cache-retry-errors-reruns-runs
     again = {
         key: record.run_id
         for key, record in recorded.items()
@@ -175,6 +178,7 @@ async def _make(
 
     def finish(record: RunRecord, trace: list[dict[str, Any]]) -> None:
         if (key := run_key(record)) in written:
+            # guard: run-handed-over-twice-written
             return
         written.add(key)
         writer.append(record, trace)

@@ -35,6 +35,7 @@ def load_plugin(module: str) -> None:
     """Import ``module`` (``--plugin``), so that what it registers is there to run."""
     try:
         importlib.import_module(module)
+    # guard: plugin-cannot-imported-one-line
     except Exception as exc:  # the plugin's own failure, said in one line
         reason = f"{type(exc).__name__}: {exc}"
         if isinstance(exc, ModuleNotFoundError) and (special := _special_source(module)):

@@ -68,6 +68,7 @@ class Redactor:
     def __call__(self, text: str) -> str:
         if self._pattern is None or not text:
             return text
+        # guard: secrets-any-case
         lowered = text.lower()
         if len(lowered) != len(text):  # a letter whose lower case is longer: one at a time
             lowered = "".join(c if len(c.lower()) != 1 else c.lower() for c in text)
@@ -85,6 +86,7 @@ class Redactor:
         for start, end in spans:
             # Inside JSON text a cut must not leave an escape half written: the backslashes
             # before a span and one it ends on go with it.
+            # guard: secrets-cut-never-leaves-json
             while start > last and text[start - 1] == "\\":
                 start -= 1
             if text[end - 1] == "\\" and end < len(text):
@@ -119,13 +121,16 @@ class Redactor:
 def _runs(text: str) -> set[str]:
     """Every SECRET_RUN characters in a row of ``text``; a shorter text whole, if long enough."""
     if len(text) < SECRET_RUN:
+        # guard: secrets-short-word-not-secret
         return {text} if len(text) >= SHORTEST_WHOLE else set()
+    # guard: secrets-runs-eight-not-whole
     return {text[i : i + SECRET_RUN] for i in range(len(text) - SECRET_RUN + 1)}
 
 
 def _pieces(secret: str) -> set[str]:
     found: set[str] = set()
     for run in _runs(secret):
+        # guard: secrets-every-form-run-redacted
         found |= _text_forms(run)
     for variant in {secret, secret.upper(), secret.lower()}:
         for encoded in _base64_forms(variant):
@@ -145,6 +150,7 @@ def _text_forms(text: str) -> set[str]:
 
 def _escaped_forms(text: str) -> set[str]:
     escaped = json.dumps(text)[1:-1]
+    # guard: secrets-every-character-u-escaped
     return {
         text,
         escaped,
@@ -164,6 +170,7 @@ def _base64_forms(secret: str) -> set[str]:
     in the bytes encoded: one text for each of the three alignments, in both alphabets."""
     data = secret.encode()
     found = set()
+    # guard: secrets-base64-at-each-three
     for offset in range(3):
         for encode in (base64.b64encode, base64.urlsafe_b64encode):
             text = encode(b"\0" * offset + data).decode().rstrip("=")
@@ -222,4 +229,5 @@ def protected(
     try:
         yield held
     finally:
+        # guard: secrets-protected-lets-go-secrets
         _active = before

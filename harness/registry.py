@@ -34,6 +34,7 @@ class Registry(Generic[EntryT]):
         self._plugins_loaded = False
 
     def add(self, name: str, entry: EntryT) -> None:
+        # guard: name-registered-once
         if name in self._entries:
             raise ValueError(f"a {self.kind} named {name!r} is already registered")
         self._entries[name] = entry

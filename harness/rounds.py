@@ -51,6 +51,7 @@ async def run_until_separated(
         watch.decided(state)
         if state.done:
             break
+        # guard: stopped-arm-runs-no-more
         running = [arm for arm in arms if arm.spec in state.running]
     return GridResult(ran=ran, skipped=recorded), state
 
@@ -77,6 +78,7 @@ def _current(records: list[RunRecord], written: list[RunRecord]) -> list[RunReco
     """The folder's records after ``written`` were appended, as ``ResultsFolder.records``
     reads them: a record another supersedes (``--retry-errors``) left out."""
     replaced = {record.supersedes for record in written if record.supersedes}
+    # guard: until-separated-replays-records
     return [r for r in records if r.run_id not in replaced] + written
 
 

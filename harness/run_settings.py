@@ -23,6 +23,7 @@ def run_settings(config: RunConfig, taskset: TaskSet, say: Callable[[str], None]
     (how isolated the sandbox is, a cache miss with ``cache_debug``)."""
     prices = load_prices(Path(config.prices) if config.prices else None)
     if config.price_as:
+        # guard: price-as-checked-before-running
         prices.require(config.price_as)  # before anything runs, not after the grid
     return RunSettings(  # runs in flight: set by the grid (Experiment.from_config)
         prices=prices,

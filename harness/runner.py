@@ -180,6 +180,7 @@ class Runner:
         settings = self.settings
         trace = Trace(max_text=settings.max_trace_text)
         client = self.client
+        # guard: run-keeps-one-replica
         if isinstance(client, Replicas):  # a run keeps to one replica, and its prompt cache
             client = client.pick()
         if settings.cache is not None:
@@ -187,8 +188,10 @@ class Runner:
                 client, settings.cache, f"{job.arm.spec}#{job.repeat}", settings.cache_debug
             )
         if self._shared is not None:
+            # guard: paired-calls-stay-within-repeat
             client = self._shared.client(client, f"{job.task.id}#{job.repeat}")
         counted = CountingClient(client, trace, settings.estimate, settings.sampling)
+        # guard: prompts-run-overrides-reach-pattern
         ctx = RunContext(
             job.task.question,
             counted,
@@ -208,6 +211,7 @@ class Runner:
             outcome = await job.arm.runnable.run(ctx)
         except ModelAPIError as exc:
             outcome = Outcome("api_error", error=str(exc))
+        # guard: templates-slot-past-bound-refused
         except SlotTooLarge as exc:  # the arm's prompt file, on this task: never sent
             outcome = Outcome("refused", error=str(exc))
         except Exception as exc:  # a pattern bug is recorded, and the rest of the grid goes on
@@ -218,6 +222,7 @@ class Runner:
             RUN_SLOT_WAITS.reset(token)
         # More runs are in flight than requests: a wait for a request slot is loopbench's
         # queue, not the run's latency.
+        # guard: run-latency-leaves-out-waits
         timing = Timing(started_at, time.perf_counter() - began - waits.waited_s)
         return await self._record(job, outcome, counted, trace, timing), trace
 
@@ -231,6 +236,7 @@ class Runner:
     ) -> RunRecord:
         """The run's record: what ran, its answer graded, its calls counted and priced."""
         outcome, grades = await self._graded(job, outcome, trace)
+        # guard: record-priced-as-own-model
         model = job.model or self.model_name
         return RunRecord(
             run_id=uuid.uuid4().hex,
@@ -277,6 +283,7 @@ class Runner:
         and the rest of the grid goes on."""
         try:
             return outcome, await self._grades(job, outcome, trace)
+        # guard: failing-grader-recorded-not-raised
         except Exception as exc:  # the grader failed (a sandbox that cannot start, a full disk)
             error = f"grading failed: {type(exc).__name__}: {exc}"
             trace.emit(PatternErrorEvent(error=error))

@@ -62,6 +62,7 @@ class Sampling:
 
     def apply(self, request: ModelRequest) -> ModelRequest:
         """``request`` with every setting it leaves unset taken from the run's."""
+        # guard: arm-own-temperature-wins
         return replace(
             request,
             temperature=self.temperature if request.temperature is None else request.temperature,

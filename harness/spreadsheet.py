@@ -24,6 +24,7 @@ FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 def text_cell(value: str) -> str:
     """``value`` as a spreadsheet shows it as text: with a leading ``'`` if it would be a
     formula."""
+    # guard: csv-text-cell-starting-formula
     return f"'{value}" if value.startswith(FORMULA_STARTS) else value
 
 
@@ -57,12 +58,14 @@ def text_column(values: pd.Series[Any]) -> pd.Series[Any]:
     if isinstance(values.dtype, pd.StringDtype):  # text or missing: vectorised throughout
         texts = values
     else:  # objects: only its strings are text
+        # guard: csv-only-text-cells-numbers
         texts = values.map(lambda value: isinstance(value, str), na_action="ignore")
         texts = values.where(texts.fillna(False).astype(bool), "").astype(str)
     starts = texts.str[:1].isin(FORMULA_STARTS)  # faster than str.startswith
     if not starts.any():
         return values
     safe = values.copy()
+    # guard: csv-frame-text-cells-starting
     safe[starts.to_numpy()] = ("'" + texts[starts]).to_numpy()  # by position: those alone
     return safe
 

@@ -43,6 +43,7 @@ class PrintableStream(TransformedStream):
     its own and escapes its data itself."""
 
     def __init__(self, stream: Any) -> None:
+        # guard: terminal-stdout-stderr-escape-what
         super().__init__(stream, printable)
 
 
@@ -67,6 +68,7 @@ def redacted_output() -> Iterator[None]:
     """Within it, whatever is printed to stdout or stderr (error lines, warnings, progress,
     a traceback) is redacted of every secret the process holds by then."""
     before = sys.stdout, sys.stderr
+    # guard: secrets-stdout-stderr-redacted
     sys.stdout, sys.stderr = (
         TransformedStream(sys.stdout, redact),
         TransformedStream(sys.stderr, redact),

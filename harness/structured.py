@@ -65,6 +65,7 @@ def load_json(text: str) -> Any:
     given twice in an object, ``NaN``/``Infinity``, nesting past ``MAX_DEPTH``, or a number
     of over 4300 digits."""
     try:
+        # guard: json-nan-infinity-refused
         value = json.loads(
             text,
             object_pairs_hook=_unique_keys,
@@ -81,12 +82,14 @@ def load_json(text: str) -> Any:
         raise StructureError(_too_deep()) from None
     except ValueError:  # int(): a number of over 4300 digits
         raise StructureError("a number of over 4300 digits", invalid=True) from None
+    # guard: json-nesting-bounded
     check_depth(value)
     return value
 
 
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     value = dict(pairs)
+    # guard: json-key-given-twice-refused
     if len(value) < len(pairs):
         seen: set[str] = set()
         twice = next(k for k, _ in pairs if k in seen or seen.add(k))  # type: ignore[func-returns-value]
@@ -100,6 +103,7 @@ def _no_constant(name: str) -> Any:
 
 def _finite(text: str) -> float:
     number = float(text)
+    # guard: json-number-too-large-for
     if not math.isfinite(number):
         raise StructureError(
             f"{text} is too large a number to read; give a finite number", number=True
@@ -220,11 +224,13 @@ class _BoundedComposer(Composer):
         if self.check_event(AliasEvent):
             node = super().compose_node(parent, index)
             size = self._sizes.get(id(node))
+            # guard: yaml-alias-inside-own-anchor
             if size is None:
                 raise _Refused(
                     f"alias *{getattr(event, 'anchor', '')} inside its own anchor", event.start_mark
                 )
             self._aliased += size
+            # guard: yaml-aliases-multiply-refused
             if self._aliased > MAX_ALIASED:
                 raise _Refused(
                     f"aliases standing for more than {MAX_ALIASED} values; refused, as they "
@@ -233,6 +239,7 @@ class _BoundedComposer(Composer):
                 )
         else:
             self._depth += 1
+            # guard: yaml-nesting-bounded
             if self._depth > MAX_DEPTH:
                 raise _Refused(_too_deep(), event.start_mark)
             self._open.append(0)
@@ -261,6 +268,7 @@ class _UniqueKeysConstructor(SafeConstructor):
                     twice = key in seen
                 except TypeError:  # unhashable: refused by the constructor below
                     continue
+                # guard: yaml-key-given-twice-refused
                 if twice:
                     raise _Refused(
                         f"key {key!r} given twice in one mapping; give each key once",

@@ -57,6 +57,7 @@ def error_line(text: str, clean: Callable[[str], str] = _same) -> str:
     redaction of secrets) is applied before the cut, and to no more of a long text than
     the ends that may be kept, so a text of any length is read only there."""
     span = 4 * ERROR_CHARS
+    # guard: error-line-long-one-read
     if len(text) > 2 * span:
         start, end, between = clean(text[:span]), clean(text[-span:]), len(text) - 2 * span
     else:
@@ -65,6 +66,7 @@ def error_line(text: str, clean: Callable[[str], str] = _same) -> str:
             return one_line(cleaned)
         half = len(cleaned) // 2
         start, end, between = cleaned[:half], cleaned[half:], 0
+    # guard: error-line-cut-at-error
     kept_start = _fitting(start, HEAD_CHARS)
     kept_end = _fitting(end[::-1], TAIL_CHARS)
     cut = len(start) - kept_start + between + len(end) - kept_end

@@ -104,6 +104,7 @@ class ToolSet:
         if isinstance(arguments, str):
             try:
                 arguments = json.loads(arguments) if arguments.strip() else {}
+            # guard: tool-arguments-nested-too-deep
             except (ValueError, RecursionError) as exc:  # nested too deep, a number too long
                 return ToolResult(
                     False,

@@ -16,6 +16,7 @@ import re
 from typing import Any
 
 REPLACEMENT = "\ufffd"
+# guard: valid-text-finds-lone-surrogates
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 

@@ -74,8 +74,10 @@ class Box:
             _write(folder / "memory.oom.group", 1, optional=True)  # the whole box goes
         else:
             memory, pids = self.dirs
+            # guard: box-memory-limit
             _write(memory / "memory.limit_in_bytes", memory_bytes)
             _write(memory / "memory.memsw.limit_in_bytes", memory_bytes, optional=True)
+            # guard: box-process-limit
             _write(pids / "pids.max", processes)
 
     def join_fds(self) -> list[int]:
@@ -108,6 +110,7 @@ class Box:
         while pids := self.pids():
             for pid in pids:
                 with contextlib.suppress(ProcessLookupError):
+                    # guard: ending-box-kills-what
                     os.kill(pid, signal.SIGKILL)
             if time.monotonic() > deadline:
                 break
@@ -265,8 +268,10 @@ async def watch(memory_bytes: int, processes: int, uid: int | None, started: int
     while True:
         await asyncio.sleep(WATCH_S)
         resident, count = await asyncio.to_thread(_usage, uid, started)
+        # guard: without-box-watch-bounds-memory
         if resident > memory_bytes:
             return f"memory limit ({memory_bytes >> 20} MB) exceeded by the run's processes"
+        # guard: without-box-watch-bounds-processes
         if count > processes:
             return f"process limit ({processes}) exceeded by the run's processes"
 

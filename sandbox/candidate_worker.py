@@ -70,6 +70,7 @@ def load_candidate(job: dict[str, Any]) -> tuple[Any, str, str]:
     """(the entry point, status, detail): status "" when the candidate loaded."""
     try:
         preamble = compile(job["preamble"], "<preamble>", "exec", dont_inherit=True)
+        # guard: candidate-compiles-apart-from
         code = compile(job["code"], CANDIDATE_FILE, "exec", dont_inherit=True)
     except SyntaxError as exc:
         return None, "syntax_error", f"{type(exc).__name__}: {exc.msg} (line {exc.lineno})"
@@ -128,6 +129,7 @@ class Server:
             outcome = call()
         except LIMITS:
             raise
+        # guard: any-exception-candidate-raises-fails
         except BaseException as exc:
             return {"op": "reply", "raised": exception_info(exc)}
         return self.reply(outcome)
@@ -185,6 +187,7 @@ def serve(job: dict[str, Any]) -> None:
             server.peer.answer(receive(calls))
     except Gone:
         return  # the test runner is done
+    # guard: memory-exhaustion-killed
     except MemoryError:
         ended("memory", replies, EXIT_MEMORY)
     except OutputLimit:

@@ -37,6 +37,7 @@ def confine(job: dict[str, Any]) -> None:
     """Everything above, for a job of the sandbox: its limits, uid and cgroup descriptors."""
     join_box(job["box_fds"])
     set_limits(job["limits"])
+    # guard: root-drops-unprivileged-uid
     if os.getuid() == 0 and job["uid"] is not None:
         drop_root(job["uid"], job["gid"])
     readable = [os.path.realpath(p) for p in sys.path] + ["/dev/null", "/dev/urandom"]
@@ -50,14 +51,17 @@ def join_box(fds: list[int]) -> None:
     ``cgroup.procs`` the harness opened, and "0" names the writer. Everything it starts
     later is born inside, under the box's memory and process limits."""
     for fd in fds:
+        # guard: worker-joins-run-box-before
         os.write(fd, b"0")
         os.close(fd)
 
 
 def set_limits(limits: dict[str, Any]) -> None:
     cpu = limits["cpu_s"]
+    # guard: cpu-limit
     resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))  # SIGXCPU, then SIGKILL
     memory = limits["memory_mb"] * 1024 * 1024
+    # guard: memory-limit-process
     resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
     resource.setrlimit(resource.RLIMIT_NPROC, (limits["processes"], limits["processes"]))
     resource.setrlimit(resource.RLIMIT_FSIZE, (limits["file_bytes"], limits["file_bytes"]))
@@ -92,6 +96,7 @@ def _moved(path: str, moved: dict[str, str]) -> str:
 
 # Audit events refused outright: new processes, signals to others, sockets, ctypes, limits.
 # fmt: off
+# guard: audit-hook-fork
 PROCESS_EVENTS = (
     "os.system", "os.exec", "os.fork", "os.forkpty", "os.posix_spawn", "os.spawn", "os.kill",
     "os.killpg", "subprocess.", "pty.", "signal.pthread_kill", "socket.", "ctypes.dlopen",
@@ -134,10 +139,13 @@ def install_audit_hook(workdir: str, readable: list[str], files: int) -> None:
 
     def hook(event: str, args: tuple[Any, ...]) -> None:
         if event == "import":
+            # guard: imports-reach-past-hook-refused
             if args[0] in refused_imports:
                 raise ImportError(f"sandbox: import {args[0]} is not allowed", name=args[0])
+        # guard: audit-hook-paths-outside-work
         elif event in path_events:
             check_open(event, args)
+        # guard: writes-stay-work-directory
         elif event in write_events:
             check_write(event, args)
         elif event.startswith(process_events):
@@ -163,12 +171,14 @@ def _path_checks(workdir: str, readable: list[str], files: int) -> tuple[Check, 
 
     def resolve(event: str, raw: Any) -> str:
         path = os.fsdecode(raw)
+        # guard: paths-with-refused
         if ".." in path.split("/"):
             refuse(f"{event} {path!r} (a '..')")
         return os.path.realpath(path)
 
     def create(event: str, path: str) -> None:
         created[0] += 1
+        # guard: new-files-counted
         if created[0] > files:
             refuse(f"{event} {path!r} (more than {files} new files)")
 
@@ -176,6 +186,7 @@ def _path_checks(workdir: str, readable: list[str], files: int) -> tuple[Check, 
         if not args or isinstance(args[0], int) or args[0] is None:
             return  # a descriptor already open, or the working directory itself
         mode, flags = (args[1], args[2]) if event == "open" else ("r", 0)
+        # guard: descriptor-relative-open-refused
         if mode is None and not os.path.isabs(os.fsdecode(args[0])):
             refuse(f"os.open {args[0]!r} (relative: its dir_fd is not known)")
         path = resolve(event, args[0])
@@ -211,6 +222,7 @@ class CappedWriter(io.TextIOBase):
 
     def write(self, text: str) -> int:
         data = str(text).encode("utf-8", "replace")
+        # guard: output-cap
         if len(data) > self.budget[0]:
             self.budget[0] = 0
             raise OutputLimit()

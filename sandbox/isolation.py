@@ -104,6 +104,7 @@ def _bwrap(programs: Path, disk_bytes: int, info_fd: int | None) -> list[str]:
     argv = ["bwrap", *spaces, "--die-with-parent", "--new-session", "--clearenv"]
     for name, value in child_env(WORKDIR).items():
         argv += ["--setenv", name, value]
+    # guard: bubblewrap-shows-none-this-machine
     argv += ["--ro-bind", "/usr", "/usr", "--ro-bind-try", "/etc/ld.so.cache", "/etc/ld.so.cache"]
     for top in ("/bin", "/lib", "/lib64"):
         if os.path.islink(top):  # merged /usr
@@ -114,7 +115,9 @@ def _bwrap(programs: Path, disk_bytes: int, info_fd: int | None) -> list[str]:
     if not prefix.startswith("/usr/"):
         argv += ["--ro-bind", prefix, prefix]
     argv += ["--ro-bind", str(programs), PROGRAMS, "--proc", "/proc", "--dev", "/dev"]
+    # guard: bubblewrap-tmp-dev-shm-run
     for folder in (WORKDIR, "/tmp", "/dev/shm"):  # each private, and gone with the run
+        # guard: bubblewrap-bounds-tmpfs
         size = ["--size", str(disk_bytes)] if _sized_tmpfs() else []
         argv += ["--perms", "1777", *size, "--tmpfs", folder]
     argv += ["--chdir", WORKDIR, "--remount-ro", "/"]
@@ -126,6 +129,7 @@ def _bwrap(programs: Path, disk_bytes: int, info_fd: int | None) -> list[str]:
 # The unshare level's root: run by /bin/sh as the first process of fresh namespaces, with
 # the new root (an empty folder), its size, the programs' folder and the interpreter's
 # prefix as arguments, then the command.
+# guard: unshare-pivots-into-root-own
 UNSHARE_ROOT = r"""
 set -eu
 root=$1 size=$2 programs=$3 prefix=$4 path=$PATH
@@ -265,6 +269,7 @@ def warning(isolation: Isolation, boxed: bool = True, asked: str = "") -> str:
         )
         stronger = [level for level in LEVELS[:-1] if not probe(level)] if asked else []
         why = "neither bubblewrap nor unshare works here"
+        # guard: level-asked-for-hand-said
         if asked:
             works = f"; {' and '.join(stronger)} {'work' if len(stronger) > 1 else 'works'} here"
             why = f"asked for by {asked}" + (works if stronger else f"; {why}")

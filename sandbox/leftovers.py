@@ -116,6 +116,7 @@ def _remove_folder(parent: int, name: str) -> None:
             up = os.open("..", _FOLDER, dir_fd=fd)
             fd, below_fd = up, fd
             os.close(below_fd)
+            # guard: tree-moved-while-removed-left
             if _identity(fd) != parent_identity:
                 return  # moved while it was being removed: what is left stays
             with contextlib.suppress(OSError):
@@ -133,6 +134,7 @@ def sweep(uid: int) -> None:
     """Removes what ``uid`` (a run's own) left: its System V IPC objects, and each entry it
     owns in the folders any user may write to, or in a folder below one of them that any
     user may write to as well. Only as root, where the uid is the run's own."""
+    # guard: at-level-none-uid-system
     remove_ipc(uid)
     for top in shared_folders():
         folders = [top]
@@ -147,6 +149,7 @@ def sweep(uid: int) -> None:
                     info = entry.stat(follow_symlinks=False)
                 except OSError:
                     continue
+                # guard: at-level-none-what-run
                 if info.st_uid == uid:
                     remove_tree(entry.path)
                 elif entry.is_dir(follow_symlinks=False) and info.st_mode & 0o002:
@@ -167,6 +170,7 @@ def shared_folders() -> tuple[str, ...]:
             info = os.lstat(path)
         except OSError:
             continue
+        # guard: shared-folders-world-writable-ones
         if stat.S_ISDIR(info.st_mode) and info.st_mode & 0o002:
             found.setdefault((info.st_dev, info.st_ino), path)
     return tuple(found.values())

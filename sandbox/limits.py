@@ -29,9 +29,11 @@ class Limits:
     files and folders, each of at most disk_mb / FILES (RLIMIT_FSIZE)."""
 
     def cpu_seconds(self) -> int:
+        # guard: cpu-limit-lies-past-wall
         return max(1, math.ceil(self.timeout_s + 1 if self.cpu_s is None else self.cpu_s))
 
     def file_bytes(self) -> int:
+        # guard: file-gets-share-disk
         return max(1, self.disk_mb * MB // FILES)
 
     def to_job(self) -> dict[str, int]:

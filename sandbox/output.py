@@ -76,6 +76,7 @@ class Output:
             del stream.kept[:-TAIL_BYTES]
         if stream.counted:
             self.printed += len(chunk)
+            # guard: candidate-output-past-cap-ends
             if self.printed > self.budget and not self.over.done():
                 self.over.set_result(None)
                 self._pause()

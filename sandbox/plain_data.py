@@ -84,6 +84,7 @@ def _encode(value: Any, handle: Callable[[Any], Handle] | None, nested: bool, de
         _fits(len(value), "bytes")
         return {"bytes": binascii.b2a_base64(value, newline=False).decode("ascii")}
     if kind in (list, tuple, set, frozenset, dict):
+        # guard: values-nested-at-most-depth
         if depth >= DEPTH:
             raise NotPlainData(f"a value nested more than {DEPTH} deep")
         _fits(len(value), "items")
@@ -189,6 +190,7 @@ def exception_info(exc: BaseException) -> dict[str, str]:
     """What crosses of an exception: its type's name and module, the first built-in exception
     among its classes, and its message (``str``, which code of its own may make raise)."""
     kind = type(exc)
+    # guard: exception-first-built-class-identity
     base = next(
         (c for c in kind.__mro__ if getattr(builtins, c.__name__, None) is c),
         BaseException,
@@ -279,6 +281,7 @@ def send(fd: int, message: dict[str, Any]) -> None:
     data = dumps(message)
     if len(data) > MESSAGE_BYTES:
         raise NotPlainData(f"{len(data)} bytes, over the {MESSAGE_BYTES} one message may hold")
+    # guard: value-too-many-values-not
     if too_many_values(data):
         raise NotPlainData(f"more than the {MESSAGE_VALUES} values one message may hold")
     view = memoryview(len(data).to_bytes(HEADER, "big") + data)
@@ -290,9 +293,11 @@ def receive(fd: int) -> dict[str, Any]:
     """Reads one message: Gone at the end of the pipe, ProtocolError for anything else that is
     not a message (too long, torn, not a JSON object)."""
     size = int.from_bytes(_read(fd, HEADER, at_start=True), "big")
+    # guard: message-over-cap-refused-unread
     if size > MESSAGE_BYTES:
         raise ProtocolError(f"a message of {size} bytes, over the {MESSAGE_BYTES} allowed")
     data = _read(fd, size, at_start=False)
+    # guard: message-too-many-values-refused
     if too_many_values(data):
         raise ProtocolError(f"a message of more than the {MESSAGE_VALUES} values allowed")
     message = loads(data)
@@ -317,6 +322,7 @@ def too_many_values(data: bytes) -> bool:
         return True  # its strings alone
     import re
 
+    # guard: marks-inside-strings-not-values
     bare = re.sub(rb'"[^"]*"', b"", bare)
     return 1 + sum(bare.count(mark) for mark in marks) > MESSAGE_VALUES
 

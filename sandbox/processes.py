@@ -67,6 +67,7 @@ def own_uid() -> Iterator[Claim]:
             continue
         lock = Path(tempfile.gettempdir(), f"loopbench-uid-{uid}.lock")
         fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        # guard: uid-per-run-flight
         if not _locked(fd) or (os.pread(fd, 1, 0) == ZOMBIES and _has_processes(uid)):
             os.close(fd)
             continue
@@ -179,12 +180,14 @@ async def end_run(
         try:
             with contextlib.suppress(ProcessLookupError):
                 signal.pidfd_send_signal(init, signal.SIGKILL)
+            # guard: bwrap-waits-for-namespace-init
             await _gone(init)
         finally:
             os.close(init)
     with contextlib.suppress(ProcessLookupError):
         os.killpg(proc.pid, signal.SIGKILL)
     await _gone(exited)
+    # guard: weak-levels-reap-group-uid
     zombies = False if init is not None else await asyncio.to_thread(_reap, proc.pid, uid)
     proc.wait()  # at once: it has exited
     return zombies

@@ -129,6 +129,7 @@ class Sandbox:
         loop = asyncio.get_running_loop()
         if self._slots is None or self._slots[0] is not loop:  # a semaphore has one loop
             self._slots = (loop, asyncio.Semaphore(self.workers))
+        # guard: grading-pool-bounded
         async with self._slots[1]:
             began = time.perf_counter()
             tmp = Path(tempfile.mkdtemp(prefix="loopbench-"))
@@ -136,6 +137,7 @@ class Sandbox:
                 with own_uid() as claim:
                     return await self._run(tmp, code, suite, began, claim)
             finally:  # at the level none, the work directory holds whatever the candidate made
+                # guard: run-own-folder-removed
                 await to_the_end(asyncio.to_thread(remove_tree, tmp))
 
     async def _run(
@@ -154,6 +156,7 @@ class Sandbox:
             results = os.open(tmp / "results.jsonl", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
             calls_r, calls_w = os.pipe()  # the runner's calls to the worker
             replies_r, replies_w = os.pipe()  # the worker's replies
+            # guard: worker-never-holds-results
             worker_fds = [calls_r, replies_w]  # never the results: only the runner's
             runner_fds = [results, calls_w, replies_r]
             try:
@@ -161,6 +164,7 @@ class Sandbox:
                 streams = output.pipes(counted=True)
                 started.append(self._start(tmp, WORKER, job, streams, sandboxed=True))
                 job = self._runner_job(suite, uid, box, runner_fds)
+                # guard: suite-model-wrote-sandboxed
                 sandboxed = not suite.trusted
                 streams = output.pipes(counted=sandboxed, tail=True)  # its tests' output too
                 started.append(self._start(tmp, RUNNER, job, streams, sandboxed))
@@ -169,9 +173,11 @@ class Sandbox:
             timed_out, over = await self._wait(started, claim, box, output)
         finally:
             try:
+                # guard: cancelled-run-still-kills-reaps
                 await to_the_end(self._end(started, claim, box))
             finally:
                 output.close()
+        # guard: box-kernel-killed-ends-run
         if box is not None and box.killed_for_memory:
             over = f"memory limit ({limits.memory_mb} MB) exceeded by the run's processes"
         worker, runner = started
@@ -204,6 +210,7 @@ class Sandbox:
         if sandboxed:
             disk = self.limits.disk_mb * MB
             argv = command(self.isolation, programs, f"sandbox.{program}", tmp, disk, info_write)
+            # guard: no-key-reaches-candidate
             cwd, env = tmp, child_env(workdir_of(self.isolation, tmp))
             if self.isolation == "none":
                 cwd = tmp / "work"
@@ -245,6 +252,7 @@ class Sandbox:
                 process.init = await namespace_init(info, process.proc.pid)
         limits = self.limits
         waits: list[asyncio.Future[Any]] = [asyncio.ensure_future(_both_exit(runner, worker))]
+        # guard: run-waits-output-cap-too
         waits.append(output.over)
         watching = None
         if box is None:
@@ -311,6 +319,7 @@ class Sandbox:
     ) -> Job:
         limits = self.limits.to_job()
         confine, box_fds = None, []
+        # guard: suite-model-wrote-confined
         if not suite.trusted:
             box_fds = [] if box is None else box.join_fds()
             confine = {"limits": limits, "uid": uid, "gid": uid, "box_fds": box_fds}

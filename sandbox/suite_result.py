@@ -114,12 +114,15 @@ def _events(path: Path) -> list[dict[str, str]]:
         except ValueError:
             continue
         if isinstance(event, dict) and isinstance(event.get("event"), str):
+            # guard: fields-read-back-capped
             events.append({k[:FIELD_CHARS]: str(v)[:FIELD_CHARS] for k, v in event.items()})
+    # guard: events-read-back-made-printable
     return [{k: printable(v)[:FIELD_CHARS] for k, v in event.items()} for event in events]
 
 
 def _last_line(tail: bytes) -> str:
     lines = tail.decode("utf-8", "replace").strip().splitlines()
+    # guard: runner-last-words-made-printable
     return printable(lines[-1])[:FIELD_CHARS] if lines else ""
 
 
@@ -131,6 +134,7 @@ def suite_tests(source: str) -> list[str] | None:
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return None
     names = [node.name for node in tree.body if isinstance(node, ast.FunctionDef)]
+    # guard: humaneval-check-test
     return [n for n in names if n.startswith("test_")] or [n for n in names if n == "check"]
 
 
@@ -195,13 +199,16 @@ def read_result(tmp: Path, limits: Limits, ending: Ending, began: float, suite: 
     else:
         status, detail = _no_end(limits, ending)
     printed = ending.printed
+    # guard: output-stopped-at-sys-stdout
     cut = printed > limits.output_bytes + OUTPUT_SLACK or ending.worker_code == EXIT_OUTPUT
+    # guard: output-past-sys-stdout-counted
     if status not in ("timeout", "syntax_error") and printed > limits.output_bytes + OUTPUT_SLACK:
         status = "killed"
         detail = (
             f"output limit ({limits.output_bytes} bytes) exceeded, written past sys.stdout: "
             "the run was ended and the rest of its output cut"
         )
+    # guard: what-box-found-over-limits
     if ending.over and status != "syntax_error":
         status, detail = "killed", ending.over
     cut_short = "timed out" if status == "timeout" else detail
@@ -215,10 +222,12 @@ def read_result(tmp: Path, limits: Limits, ending: Ending, began: float, suite: 
     started = [e.get("test", "") for e in events if e["event"] == "start"]
     running = [test for test in started if test not in finished]
     if running:
+        # guard: cut-short-run-names-test
         failures.append(Failure(running[-1], "", "", cut_short))
         if status == "timeout":
             detail += f" in {running[-1]}"
     expected = suite_tests(suite)
+    # guard: forged-pass-does-not-add
     if status == "passed" and (passes != expected or failures):
         status = "crashed"
         detail = (

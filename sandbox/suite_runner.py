@@ -123,6 +123,7 @@ class raises:
             raise SuiteFailure(self.source, wanted, actual)
         if isinstance(exc, Ended):
             return False  # the worker ended: so does the run
+        # guard: raises-accepts-own-type-only
         if isinstance(exc, self.expected):
             return True
         raise SuiteFailure(self.source, wanted, raised(exc)) from exc
@@ -205,6 +206,7 @@ def run_tests(run: Run, candidate: Any, tests: list[Any], spans: list[Any], work
         run.emit(event="start", test=name)
         try:
             test(candidate)
+            # guard: run-ends-test-where-worker
             if worker.ended is not None:
                 raise worker.ended
         except SuiteFailure as f:
@@ -232,6 +234,7 @@ def trusted(limits: dict[str, Any]) -> None:
     nor read its memory."""
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     memory = limits["memory_mb"] * 1024 * 1024
+    # guard: trusted-runner-has-box-address
     resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
     if os.geteuid() == 0:
         return  # the worker runs as a uid of its own, which can neither trace nor read this

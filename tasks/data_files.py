@@ -82,6 +82,7 @@ def data_tasks(
     else a file none of whose columns is mapped is read as the dataset its columns say,
     if any (``tasks.presets``)."""
     named = preset_named(preset) if preset is not None else None
+    # guard: preset-with-mapped-columns-refused
     if named is not None and columns.maps_any:
         raise TaskSetError(
             f"--preset {named.name}: reads the file's own columns ({named.shape}); drop "
@@ -125,6 +126,7 @@ def _other_tool(row: Row, columns: Columns) -> bool:
 def _read_rows(path: Path, limit: int | None, headerless: bool) -> tuple[list[Row], bool]:
     """The first ``limit`` rows (else all, up to ``MAX_ROWS``), and whether more follow; a
     CSV whose first row is MMLU's data read without a header when ``headerless``."""
+    # guard: limit-stops-csv-or-jsonl
     wanted = min(limit or MAX_ROWS, MAX_ROWS)
     suffix = path.suffix.lower()
     expected = f"a {suffix[1:].upper()} file of tasks"
@@ -144,6 +146,7 @@ def _read_rows(path: Path, limit: int | None, headerless: bool) -> tuple[list[Ro
         rows = list(islice(_list_rows(path, expected), wanted + 1))
     if len(rows) <= wanted:
         return rows, False
+    # guard: data-file-more-rows-than
     if limit is None or limit > MAX_ROWS:
         raise _too_many(path)
     return rows[:wanted], True
@@ -171,6 +174,7 @@ def _csv_rows(path: Path, handle: BinaryIO, headerless: bool) -> Generator[Row, 
                 if not cells:
                     continue  # a blank line, as csv.DictReader skips it
                 extra = cells[len(names) :]
+                # guard: readers-csv-row-cells-past
                 if any(cell.strip() for cell in extra):
                     raise TaskSetError(
                         f"{path}:{reader.line_num}: holds {len(cells)} cells, but "
@@ -190,6 +194,7 @@ def _lines_of_few_cells(path: Path, text: Iterable[str]) -> Iterator[str]:
     """``text``'s lines, a line with more than ``MAX_CELLS`` commas refused before the csv
     module makes a list of its cells (a 100 MB line of commas took 1.5 GB)."""
     for number, line in enumerate(text, start=1):
+        # guard: readers-csv-line-too-many
         if line.count(",") >= MAX_CELLS:
             raise TaskSetError(
                 f"{path}:{number}: holds more than {MAX_CELLS:,} cells; expected a row of the "
@@ -214,11 +219,13 @@ def _check_header(path: Path, names: Sequence[str]) -> None:
     two), is refused: either would hide a column."""
     seen: dict[str, int] = {}
     for number, name in enumerate(names, start=1):
+        # guard: byte-order-mark-csv-header
         if "\ufeff" in name:
             raise TaskSetError(
                 f"{path}:1: column {name!r} holds a byte order mark (U+FEFF; the file starts "
                 "with two?); save the file as UTF-8 with at most one"
             )
+        # guard: csv-header-naming-column-twice
         if name in seen:
             raise TaskSetError(
                 f"{path}:1: column {name!r} is named twice in the header (columns "
@@ -234,6 +241,7 @@ def _jsonl_rows(path: Path, handle: BinaryIO) -> Generator[Row, None, None]:
         if not raw:
             return
         where = f"{path}:{line_number}"
+        # guard: jsonl-line-over-cap-refused
         if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
             raise TaskSetError(
                 f"{where}: a line over {MAX_LINE_BYTES // 2**20} MiB; expected one task a line"
@@ -254,6 +262,7 @@ def _list_rows(path: Path, expected: str) -> Iterator[Row]:
     suffix = path.suffix.lower()
     cap = MAX_DOCUMENT_BYTES[suffix]
     large = path.is_file() and path.stat().st_size > cap  # refused before it is read
+    # guard: json-file-tasks-over-cap
     if large or len(text := read_text(path, TaskSetError, expected)) > cap:
         raise TaskSetError(
             f"{path}: is larger than {cap // 2**20} MiB, more than a {suffix[1:].upper()} file "
@@ -293,6 +302,7 @@ def _parquet_rows(path: Path, most: int) -> list[Row]:
     import duckdb  # a dependency already, slow to import
 
     expected = "a Parquet file of tasks"
+    # guard: parquet-file-over-input-cap
     with input_errors(path, TaskSetError, expected), open_bounded(path):
         pass  # refused as every reader refuses: a folder, a FIFO, a file too large
     rows: list[Row] = []
@@ -304,8 +314,10 @@ def _parquet_rows(path: Path, most: int) -> list[Row]:
             )
             if most > MAX_ROWS:  # counted from the file's metadata: refused unfetched
                 counted = db.execute("SELECT count(*) FROM read_parquet(?)", [str(path)])
+                # guard: parquet-file-too-many-rows
                 if (found := counted.fetchone()) and found[0] > MAX_ROWS:
                     raise _too_many(path)
+            # guard: limit-asked-duckdb
             query = f"SELECT * FROM read_parquet(?) LIMIT {int(most)}"
             result = db.execute(query, [str(path)])
             names = [column[0] for column in result.description or []]
@@ -316,6 +328,7 @@ def _parquet_rows(path: Path, most: int) -> list[Row]:
                     rows.append(
                         Row(f"{path}: row index {i}", i + 1, dict(zip(names, record, strict=True)))
                     )
+                # guard: parquet-cells-unpacking-past-cap
                 if text > MAX_INPUT_BYTES:
                     raise TaskSetError(
                         f"{path}: its cells hold more than {MAX_INPUT_BYTES // 2**20} MiB of "

@@ -49,6 +49,7 @@ def load_taskset(
     ``limit`` how many of its rows to read (the first N: ``run --limit N``); a set of
     another kind is read whole."""
     if preset is not None:
+        # guard: unknown-preset-refused-before-folder
         preset_named(preset)  # an unknown name refused before anything is read
     folder = Path(spec)
     if is_data_file(folder):

@@ -79,6 +79,7 @@ def _letter(index: Any, count: int, column: str) -> str:
     """The letter of option ``index`` (from 0) of ``count``."""
     if isinstance(index, str) and index.strip().isdigit():  # HellaSwag's label is text
         index = int(index)
+    # guard: option-index-out-range-refused
     if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < count:
         raise _Refused(column, f"expected an option's index from 0 to {count - 1}, got {index!r}")
     return ascii_uppercase[index]
@@ -99,6 +100,7 @@ def _gsm8k_fits(values: Values) -> bool:
 def _gsm8k(row: Row) -> dict[str, Any]:
     solution = _text(row.values, "answer")
     _, marker, final = solution.rpartition("####")
+    # guard: gsm8k-row-without-refused
     if not marker or not final.strip():
         raise _Refused("answer", "holds no '#### N' line ending the worked solution")
     return {
@@ -134,6 +136,7 @@ def _mmlu(row: Row) -> dict[str, Any]:
     elif isinstance(answer, int) and not isinstance(answer, bool):
         letter = _letter(answer, len(choices), "answer")
     else:
+        # guard: mmlu-answer-neither-letter-nor
         raise _Refused(
             "answer",
             f"expected the right option's letter (A to {ascii_uppercase[len(choices) - 1]}) or "
@@ -193,6 +196,7 @@ def _arc(row: Row) -> dict[str, Any]:
             raise _Refused("choices", f"holds {len(texts)} texts but {len(labels)} labels")
         stem = _text(values, "question")
     key = str(values.get("answerKey")).strip()
+    # guard: arc-answerkey-no-label-refused
     if key not in labels:
         raise _Refused("answerKey", f"{key!r} is not one of the labels {labels}")
     return {"question": stem, "answer": ascii_uppercase[labels.index(key)], "choices": texts}
@@ -218,6 +222,7 @@ def _boolq_fits(values: Values) -> bool:
 
 def _boolq(row: Row) -> dict[str, Any]:
     truth = _truth(row.values.get("answer"))
+    # guard: boolq-answer-neither-true-nor
     if truth is None:
         raise _Refused("answer", f"expected true or false, got {row.values.get('answer')!r}")
     question = _text(row.values, "question")
@@ -244,6 +249,7 @@ def _squad_fits(values: Values) -> bool:
 def _squad(row: Row) -> dict[str, Any]:
     answers = row.values.get("answers")
     given = answers.get("text") if isinstance(answers, dict) else None
+    # guard: squad-question-with-no-gold
     if isinstance(given, list) and not given:
         raise _Refused("answers", "holds no gold answer (SQuAD 2.0's unanswerable question?)")
     golds = _texts(given, "answers")
@@ -286,6 +292,7 @@ def _squad_document(where: str, articles: list[dict[str, Any]]) -> Iterator[Row]
 
 def _objects(where: str, parent: dict[str, Any], key: str = "paragraphs") -> list[dict[str, Any]]:
     found = parent.get(key)
+    # guard: squad-document-not-shape-refused
     if not isinstance(found, list) or not all(isinstance(item, dict) for item in found):
         raise TaskSetError(f"{where}: expected a list of objects, got {found!r:.80}")
     return found
@@ -375,6 +382,7 @@ PRESETS: dict[str, Preset] = {
 def preset_named(name: str) -> Preset:
     """The preset ``name``; ``TaskSetError`` listing the known ones otherwise."""
     found = PRESETS.get(name.strip().lower())
+    # guard: unknown-preset-refused-listing-known
     if found is None:
         raise TaskSetError(f"--preset {name!r}: no such preset; known: {', '.join(PRESETS)}")
     return found
@@ -383,6 +391,7 @@ def preset_named(name: str) -> Preset:
 def recognised(row: Row) -> Preset | None:
     """The preset whose shape ``row`` has, if one; refused when several have it."""
     fits = [preset for preset in PRESETS.values() if preset.fits(row.values)]
+    # guard: row-fitting-two-presets-refused
     if len(fits) > 1:
         names = " and ".join(p.name for p in fits)
         raise TaskSetError(

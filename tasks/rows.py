@@ -109,6 +109,7 @@ def _task(row: Row, columns: Columns, grader: GraderInfo) -> TaskBase:
         expected = grader.from_target(answer, extras)
     except (BadInput, ValueError, TypeError, LookupError, RecursionError) as exc:
         raise _refusal(row, columns.answer, f"not an answer {grader.name} reads ({exc})") from None
+    # guard: answer-read-as-nan-refused
     if (number := non_finite(expected)) is not None:
         raise _refusal(row, columns.answer, f"{number}; expected a finite number")
     task = {"id": _id(row, columns), "question": question, "expected": expected}
@@ -134,6 +135,7 @@ def _json_checked(row: Row, column: str, value: Any) -> Any:
         try:
             load_json(value)
         except StructureError as exc:
+            # guard: json-text-answer-cell-read
             if not exc.invalid:
                 raise _refusal(row, column, exc.why) from None
     return value
@@ -166,9 +168,12 @@ def _plain(row: Row, column: str, value: Any, depth: int = 0) -> Any:
     if isinstance(value, date | time):
         return value.isoformat()
     if isinstance(value, str):
+        # guard: lone-surrogate-data-file-text
         return without_surrogates(value)
+    # guard: nan-cell-refused
     if isinstance(value, float) and non_finite(value) is not None:
         raise _refusal(row, column, f"{value}; expected a finite number")
+    # guard: cell-nested-too-deep-refused
     if isinstance(value, list | tuple | dict) and depth >= MAX_DEPTH:
         raise _refusal(row, column, f"lists and objects nested more than {MAX_DEPTH} levels deep")
     if isinstance(value, list | tuple):
@@ -190,6 +195,7 @@ def _plain(row: Row, column: str, value: Any, depth: int = 0) -> Any:
 
 def _id(row: Row, columns: Columns) -> str:
     given = row.values.get(columns.id)
+    # guard: lone-surrogate-data-file-id
     if isinstance(given, str) and has_surrogate(given):
         raise _refusal(
             row,

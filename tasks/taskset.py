@@ -61,6 +61,7 @@ def _registered_in(registry: Registry[Any]) -> AfterValidator:
         try:
             registry.lookup(name)
         except UnknownName as exc:
+            # guard: unknown-tool-or-grader-taskset
             raise PydanticCustomError("unknown_name", str(exc)) from None
         return name
 
@@ -68,6 +69,7 @@ def _registered_in(registry: Registry[Any]) -> AfterValidator:
 
 
 def _named(name: str) -> str:
+    # guard: blank-task-set-name-refused
     if not name.strip():
         raise PydanticCustomError("blank_name", "must name the set, not be blank")
     return name
@@ -82,6 +84,7 @@ def _data_file(name: str) -> str:
 
 
 def _known_preset(name: str) -> str:
+    # guard: taskset-toml-unknown-preset-refused
     if name.strip().lower() not in PRESETS:
         raise PydanticCustomError(
             "unknown_preset", "no such preset; known: {known}", {"known": ", ".join(PRESETS)}
@@ -193,6 +196,7 @@ def read_taskset(
         read = data_tasks(folder / config.file, mapped, named, limit, preset or config.preset)
         tasks, name, more, mapping = read
     else:
+        # guard: preset-for-folder-tasks-jsonl
         if columns or preset:
             raise TaskSetError(
                 f"{folder}: its tasks are in tasks.jsonl, which has no columns to map; "
@@ -263,6 +267,7 @@ def _read_config(path: Path) -> TaskSetConfig:
     data, text = read_toml(path, TaskSetError, expected)
     try:  # plugins' tools and graders, loaded before a name is checked against them
         tools, graders = TOOLS.registered(), GRADERS.registered()
+    # guard: broken-tool-or-grader-plugin
     except PluginError as exc:
         raise TaskSetError(f"{path}: {exc}") from None
     try:
@@ -283,6 +288,7 @@ def _read_tasks(path: Path, grader: GraderInfo) -> list[TaskBase]:
     for number, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
+        # guard: tasks-jsonl-lines-read-strictly
         line = _checked_line(f"{path}:{number}", line)
         try:
             task = grader.task_model.model_validate_json(line, strict=True)
@@ -313,6 +319,7 @@ def _checked_line(where: str, line: str) -> str:
     if "\\ud" not in line.lower():  # no surrogate escape: the line as written
         return line
     task_id = value.get("id") if isinstance(value, dict) else None
+    # guard: lone-surrogate-tasks-jsonl-id
     if isinstance(task_id, str) and has_surrogate(task_id):
         raise TaskSetError(
             f"{where}: field 'id': {task_id!r} holds a lone surrogate (a \\ud800-\\udfff "
@@ -337,6 +344,7 @@ def _read_encyclopedia(path: Path) -> Encyclopedia:
     expected = f"encyclopedia.json holding {BOOK_EXAMPLE}"
     text = read_text(path, TaskSetError, expected)
     try:
+        # guard: lone-surrogate-encyclopedia-json
         data = without_surrogates_in(load_json(text))
     except StructureError as exc:
         where = f"{path}:{exc.line}" if exc.line else str(path)

@@ -50,6 +50,7 @@ class ToolInfo:
     def options(self, given: Mapping[str, str]) -> ToolOptions:
         """``given`` (an arm's options for this tool) validated by the tool's options model."""
         try:
+            # guard: tool-options-checked-options-model
             return self.options_model.model_validate(dict(given))
         except ValidationError as exc:
             offered = ", ".join(self.options_model.model_fields) or "none"
@@ -59,6 +60,7 @@ class ToolInfo:
 
     def build(self, source: ToolSource, given: Mapping[str, str]) -> Tool:
         tool = self.factory(source, self.options(given))
+        # guard: factory-makes-tool-registered-as
         if tool.name != self.name:
             raise ValueError(
                 f"the factory of the tool {self.name!r} made a tool named {tool.name!r}: the "
@@ -99,6 +101,7 @@ def register_tool(
     """
 
     def add(factory: FactoryT) -> FactoryT:
+        # guard: tool-name-one-endpoint-takes
         if not TOOL_NAME.fullmatch(name):
             raise ValueError(
                 f"a tool name is 1 to 64 letters, digits, _ or - (what endpoints take), "

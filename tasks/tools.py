@@ -126,6 +126,7 @@ class LookupOptions(ToolOptions):
 
 
 def make_lookup(source: ToolSource, options: LookupOptions) -> Tool:
+    # guard: lookup-needs-encyclopedia
     if source.encyclopedia is None:
         raise ValueError(
             "the lookup tool reads its task set's encyclopedia.json, and this set has none"

@@ -21,6 +21,7 @@ from harness.terminal import one_line
 
 #: The record fields ``harness.report.compare`` reads; the others are not read, so that
 #: two folders of a million runs each fit in memory.
+# guard: compare-reads-prompts-hash
 COMPARED = frozenset(
     {"task_set", "model", "arm", "pattern", "options", "sampling", "task_id", "repeat", "status"}
     | {"correct"}
@@ -98,6 +99,7 @@ def compare_command(
         click.echo(as_junit(comparison), nl=False)
     else:
         click.echo(markdown)
+    # guard: ci-job-summary-written-whatever
     append_step_summary(markdown)
     regressed = [r for r in comparison.arms if r.regressed]
     for r in regressed:

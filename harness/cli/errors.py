@@ -30,6 +30,7 @@ class Refusal(click.ClickException, BadInput):
     exit_code = 2
 
     def format_message(self) -> str:
+        # guard: error-line-refusal-one-short
         return error_line(self.message)
 
 
@@ -39,6 +40,7 @@ class Finite(click.FloatRange):
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         number = super().convert(value, param, ctx)
+        # guard: nan-refused-where-would-disable
         if not math.isfinite(number):
             self.fail(f"{value!r} is not a finite number", param, ctx)
         return number
@@ -65,6 +67,7 @@ PATH_PROBLEMS = {
 
 def is_path_error(exc: OSError) -> bool:
     """Whether ``exc`` is about a file or folder (not a connection, a pipe or a timeout)."""
+    # guard: paths-only-errors-about-files
     return exc.errno in PATH_PROBLEMS or (exc.filename is not None and exc.errno != errno.EPIPE)
 
 
@@ -97,12 +100,16 @@ class SayingContext(click.Context):
             return super().invoke(callback, *args, **kwargs)
         except Refusal:  # a subcommand's, said already
             raise
+        # guard: refusal-badinput-one-line-exit
         except BadInput as exc:
+            # guard: wrong-name-said-under-command
             raise (click.UsageError(str(exc), self) if exc.usage else Refusal(str(exc))) from None
+        # guard: errors-endpoint-failure-outside-run
         except ModelError as exc:  # an endpoint asked outside a run (inside one: api_error)
             raise Refusal(f"the model endpoint failed: {exc}") from None
         except HarnessFault:  # a bug in loopbench: its traceback, to report
             raise
+        # guard: paths-oserror-file-or-folder
         except OSError as exc:
             if not is_path_error(exc):
                 raise

@@ -53,9 +53,11 @@ def export_command(
     """Write RESULTS' runs to one file: a row per run, a column per record field (options
     and metrics as JSON text); or each run as an OpenTelemetry trace (--format otlp,
     --otlp-endpoint)."""
+    # guard: otlp-otlp-endpoint-with-another
     if otlp_endpoint is not None and fmt not in (None, "otlp"):
         raise BadInput(f"--otlp-endpoint sends traces; it cannot go with --format {fmt}")
     fmt = fmt or ("otlp" if otlp_endpoint is not None else "parquet")
+    # guard: otlp-export-without-o-or
     if output is None and otlp_endpoint is None:
         raise BadInput(f"give -o FILE to write (e.g. -o runs.{'json' if fmt == 'otlp' else fmt})")
     if output is not None and output.is_dir():
@@ -70,6 +72,7 @@ def export_command(
         raise BadInput(f"{results}: no finished runs yet")
     table = pd.DataFrame({name: _column(frame[name], name) for name in FIELDS}, copy=False)
     if fmt == "csv":  # a spreadsheet opens it: text cells that would be formulas, as text
+        # guard: csv-export-writes-formula-cells
         table = csv_frame(table)
     options = "FORMAT parquet" if fmt == "parquet" else "FORMAT csv, HEADER true"
     target = sql_literal(str(output))
@@ -89,6 +92,7 @@ def _column(values: pd.Series[Any], name: str) -> Any:
         def text(value: Any) -> str:
             found = texts.get(id(value))
             if found is None:
+                # guard: secrets-exports-json-columns
                 found = texts[id(value)] = redact(json.dumps(value, ensure_ascii=False))
             return found
 
@@ -96,6 +100,7 @@ def _column(values: pd.Series[Any], name: str) -> Any:
     if kind == "str":
         strings: Any = values.to_numpy(dtype=object)
         if holds_secrets():
+            # guard: secrets-exports-text-columns
             strings = [v if v is None or v is pd.NA else redact(str(v)) for v in strings]
         return pd.array(strings, dtype=pd.StringDtype())
     if kind == "bool":

@@ -29,12 +29,14 @@ def export_otlp(results: Path, output: Path | None, endpoint: str | None) -> Non
     if not found.runs:
         raise BadInput(f"{results}: no finished runs yet")
     spans = found.spans
+    # guard: otlp-folder-without-traces-says
     if not found.traced:
         click.echo(
             f"note: {results} has no {TRACES}: each run is a root span alone, without its "
             "model and tool calls",
             err=True,
         )
+    # guard: otlp-runs-without-trace-line
     elif found.untraced:
         click.echo(
             f"note: {found.untraced} of {found.runs} runs have no line in {results / TRACES}: "

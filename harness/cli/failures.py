@@ -153,5 +153,6 @@ def as_csv(summaries: list[ArmFailures]) -> str:
     for row in _rows(summaries):
         shown = " ".join(f"{e['task_id']}:{e['run_id']}" for e in row["examples"])
         cells = [row["arm"], row["label"], row["runs"], row["failed"], row["share"], shown]
+        # guard: csv-failures-writes-formula-cells
         writer.writerow(csv_row(cells))
     return out.getvalue().rstrip("\n")

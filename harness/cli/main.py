@@ -114,7 +114,9 @@ def _redacted(exc: click.ClickException) -> click.ClickException:
 
     # Redacted before it is cut (a secret cut in two would escape it), and only the ends
     # the line keeps: a message of hundreds of megabytes is read no further.
+    # guard: secrets-error-line-redacted-while
     line = error_line(exc.message, clean=redact)
+    # guard: error-line-every-click-error
     vars(exc)["message"] = line  # typed Final; set once, here
     return exc
 
@@ -150,6 +152,7 @@ class LazyGroup(click.Group):
         try:
             return super().make_context(info_name, args, parent, **extra)
         except click.ClickException as exc:
+            # guard: error-line-wrong-option-before
             raise _redacted(exc) from None
 
     def invoke(self, ctx: click.Context) -> Any:
@@ -157,6 +160,7 @@ class LazyGroup(click.Group):
         try:
             return super().invoke(ctx)
         except click.ClickException as exc:
+            # guard: paths-click-not-readable-one
             if isinstance(exc, click.BadParameter) and isinstance(
                 getattr(exc.param, "type", None), click.Path
             ):
@@ -186,9 +190,11 @@ def main(ctx: click.Context) -> None:
 
     # Whatever the command writes or prints, the keys and URL credentials in the
     # environment are redacted from it (``run`` adds its endpoints').
+    # guard: secrets-every-command-holds
     ctx.with_resource(protected(*environment_secrets()))
     ctx.with_resource(redacted_output())
     # And whatever it prints, control characters from data are shown, not acted on.
+    # guard: terminal-every-command-prints
     ctx.with_resource(printing_printably())
 
 

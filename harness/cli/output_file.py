@@ -24,12 +24,14 @@ def output_file(output: Path) -> Iterator[None]:
             handle = os.open(output, flags, 0o666)  # as open() makes a file, umask applied
             made = True
         except FileExistsError:
+            # guard: output-check-file-already-there
             handle = os.open(output, os.O_WRONLY | os.O_APPEND | os.O_NONBLOCK)
     os.close(handle)
     try:
         yield
     except BaseException:
         if made:
+            # guard: output-check-file-made-removed
             output.unlink(missing_ok=True)
         raise
 

@@ -39,6 +39,7 @@ def plot_command(results: Path, kind: str, output: Path, price_as: str | None) -
         raise BadInput(f"{output}: is a folder; give -o a file name, e.g. {output / 'plot.png'}")
     output = output if output.suffix else output.with_suffix(".png")
     # Its output and then its inputs checked before matplotlib is imported to draw them.
+    # guard: plot-o-checked-before-folder
     with output_file(output):
         _plot(results, kind, output, price_as)
     click.echo(f"wrote {output}")

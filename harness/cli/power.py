@@ -216,6 +216,7 @@ def _settings(
     else:
         assert baseline is not None  # the command asks for one when there is no run
         baseline_setting = Setting(baseline, "given")
+    # guard: power-assumes-conservative-arm
     return {
         "baseline": baseline_setting,
         "repeats": pick(repeats, found.repeats if found else None, DEFAULT_REPEATS, "assumed"),

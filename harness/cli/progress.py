@@ -42,6 +42,7 @@ class Progress(Observer):
         console: Console | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
+        # guard: terminal-live-view-draws-below
         self._console = console or Console(file=unescaped(sys.stderr))
         # Not at a terminal (a log, a CI job): plain lines, as with ``plain``.
         self.plain = plain or (console is None and not sys.stderr.isatty())
@@ -73,6 +74,7 @@ class Progress(Observer):
                 console=self._console, refresh_per_second=4, get_renderable=self._frame
             )
             self._live.start()
+            # guard: terminal-what-printed-while-view
             _printable_above_proxies()
 
     def recorded(self, record: RunRecord) -> None:

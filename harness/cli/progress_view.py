@@ -44,6 +44,7 @@ class Tally:
 
     def add(self, record: RunRecord) -> None:
         self.done += 1
+        # guard: live-accuracy-leaves-out
         if record.status in INFRASTRUCTURE_STATUSES:
             self.errors += 1
         else:
@@ -60,6 +61,7 @@ class Tally:
             return
         # cost_usd counts the replayed calls as first served; cost_from_cache_usd is them.
         saved = record.cost_from_cache_usd or 0.0
+        # guard: progress-replayed-calls-not-counted
         self.cost += max(0.0, record.cost_usd - saved)
         self.replayed_cost = (self.replayed_cost or 0.0) + saved
 
@@ -111,6 +113,7 @@ class GridCounts:
 
     def calls_per_s(self, elapsed: float) -> float:
         """Calls sent a second: a replayed one costs no time at the endpoint."""
+        # guard: progress-calls-second-count-only
         return self.everything.sent / elapsed if elapsed > 0 else 0.0
 
     def sent(self, tally: Tally, elapsed: float) -> str:
@@ -146,6 +149,7 @@ def frame(counts: GridCounts, elapsed: float) -> RenderableType:
         table.add_column(name, justify="right")
     for arm, tally in counts.arms.items():
         done = str(tally.done) if tally.todo is None else f"{tally.done}/{tally.todo}"
+        # guard: terminal-live-view-shows-arm
         table.add_row(
             Text(one_line(arm)),
             done,

@@ -46,9 +46,11 @@ def report_command(
     if output.is_dir():
         raise BadInput(f"{output}: is a folder; give -o a file name, e.g. {output / 'report.html'}")
     output = output if output.suffix else output.with_suffix(".html")
+    # guard: report-o-checked-before-page
     with output_file(output):  # before the page is built, and matplotlib imported to draw it
         reference = arm_identity(reference) if reference else None
         page = report_html(results, Pricing(load_prices(prices), price_as), reference)
         with output_errors(output):
+            # guard: secrets-report-redacted-as-written
             output.write_text(redact(page), encoding="utf-8")
     click.echo(f"wrote {output} ({len(page.encode()) / 1024:,.0f} KB)")

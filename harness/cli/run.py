@@ -265,6 +265,7 @@ def _refuse_blank(command: click.Command, flags: dict[str, Any]) -> None:
     for param in command.params:
         given = flags.get(param.name or "")
         for value in given if isinstance(given, tuple) else (given,):
+            # guard: run-empty-text-option-refused
             if isinstance(value, str) and not value.strip():
                 expected = EXPECTED.get(param.name or "", "a value")
                 raise BadInput(

@@ -12,6 +12,7 @@ from harness.cli.errors import Command
 from harness.models.local import CHAT_FORMATS, MODEL_NAME, LocalServer
 
 
+# guard: paths-serve-local-port-1
 @click.command("serve-local", cls=Command)
 @click.option(
     "--chat-format",

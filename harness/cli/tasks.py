@@ -63,6 +63,7 @@ def list_command(given: tuple[str, ...], preset: str | None, fmt: str) -> None:
     and what a data file's rows were read as (a preset, or columns). A built-in that
     cannot load here (a missing extra) says why; a given one is refused."""
     if preset is not None:
+        # guard: tasks-list-refuses-unknown-preset
         preset_named(preset)  # an unknown name refused first, listing the known ones
     sets = [_summary(name, built_in=True) for name in builtin_names()]
     sets += [_summary(spec, built_in=False, preset=preset) for spec in given]

@@ -22,6 +22,7 @@ STRICT = ConfigDict(extra="forbid")
 
 def cut(text: str, max_text: int) -> str:
     """``text``, or its first ``max_text`` characters and a marker saying what was cut."""
+    # guard: long-text-cut-trace
     if len(text) <= max_text:
         return text
     return f"{text[:max_text]}[... {len(text) - max_text} more characters cut on disk]"
@@ -101,8 +102,10 @@ def cut_message(message: WireMessage, max_text: int) -> WireMessage:
     """``message`` with its texts cut to ``max_text`` and its tool calls to
     ``MAX_TOOL_CALLS``; the same dict when nothing is cut (it may be shared)."""
     content, calls = message["content"], message.get("tool_calls")
+    # guard: message-texts-cut-disk
     if (content is None or len(content) <= max_text) and not calls:
         return message
+    # guard: cutting-disk-leaves-live-trace
     out = message.copy()
     if content is not None:
         out["content"] = cut(content, max_text)
@@ -120,6 +123,7 @@ def cut_message(message: WireMessage, max_text: int) -> WireMessage:
                     },
                 }
             )
+        # guard: message-keeps-at-most-hundred
         if len(calls) > MAX_TOOL_CALLS:
             kept.append({"cut": f"{len(calls) - MAX_TOOL_CALLS} more tool calls"})
         out["tool_calls"] = kept
@@ -129,6 +133,7 @@ def cut_message(message: WireMessage, max_text: int) -> WireMessage:
 class TraceEvent(BaseModel):
     """What every event has: when it happened and what it is."""
 
+    # guard: field-known-kind-does-not
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
     t: float = 0.0
@@ -152,6 +157,7 @@ class TraceEvent(BaseModel):
         """The fields the emitter set, by name, in order: what ``traces.jsonl`` holds
         besides ``t`` and ``kind``."""
         set_ = self.model_fields_set
+        # guard: field-emitter-did-not-set
         data = {k: v for k, v in self.__dict__.items() if k in set_ and k != "t" and k != "kind"}
         return data | self.model_extra if self.model_extra else data
 

@@ -105,6 +105,7 @@ class BoundedBody:
         """Refuse before reading a body whose declared length is already past the limit."""
         if content_length and content_length.strip().isdigit():
             digits = content_length.strip()
+            # guard: declared-length-past-limit-refused
             if len(digits) > 18 or int(digits) > self.limit:
                 raise BodyTooLarge(self.limit)
 
@@ -116,6 +117,7 @@ class BoundedBody:
 
     def _feed(self, data: bytes) -> None:
         self._received += len(data)
+        # guard: bytes-received-count-against-limit
         if self._received > self.limit:
             raise BodyTooLarge(self.limit)
         self._keep(data, self._layers)

@@ -55,6 +55,7 @@ CACHE_FILE = "responses.sqlite"
 
 def canonical_request(request: ModelRequest, scope: str, occurrence: int) -> dict[str, Any]:
     """Everything that shapes a response, as plain JSON values."""
+    # guard: cache-keeps-arms-repeats-apart
     return {
         "model": request.model,
         "system": request.system,
@@ -100,6 +101,7 @@ def _response_json(response: ModelResponse) -> str:
 
 #: What reading a damaged row raises (bad JSON, the wrong shape or types, nesting past
 #: Python's recursion limit).
+# guard: cache-stored-row-nested-past
 _DAMAGED = (ValueError, KeyError, TypeError, RecursionError)
 
 
@@ -115,6 +117,7 @@ def _response_from(text: bytes) -> ModelResponse:
     )
     usage = Usage(**data["usage"])
     finish: FinishReason = data["finish_reason"]
+    # guard: cache-stored-row-wrong-types
     if not _well_typed(message, finish, usage):
         raise ValueError("a stored response of the wrong types")
     return ModelResponse(message, finish, usage, from_cache=True)
@@ -168,6 +171,7 @@ class ResponseCache:
         self.path = path / CACHE_FILE
         self._db = open_cache_file(self.path, create)
         # Texts are decoded here: bytes that are not UTF-8 are a damaged row, not a fault.
+        # guard: cache-stored-text-not-utf
         self._db.text_factory = bytes
         self._warn = warn
         #: What made the cache fail during the run; from then on it is bypassed.
@@ -175,6 +179,7 @@ class ResponseCache:
 
     def _bypass(self, exc: Exception) -> None:
         """Stop using the cache, saying so; once, as every use first checks ``fault``."""
+        # guard: cache-failure-mid-run-bypasses
         self.fault = f"{type(exc).__name__}: {exc}"
         self._warn(
             f"warning: response cache {self.path} failed ({exc}); it is bypassed for "
@@ -183,6 +188,7 @@ class ResponseCache:
 
     def get(self, key: str) -> ModelResponse | None:
         """The stored response (counted as replayed), or None: a miss, or a bypassed cache."""
+        # guard: cache-bypassed-cache-warns-once
         if self.fault is not None:
             return None
         try:
@@ -198,6 +204,7 @@ class ResponseCache:
                 return None
             self._db.execute("UPDATE responses SET hits = hits + 1 WHERE key = ?", (key,))
         except sqlite3.Error as exc:
+            # guard: cache-failing-read-bypasses-cache
             self._bypass(exc)
             return None
         return response
@@ -208,6 +215,7 @@ class ResponseCache:
         if self.fault is not None:
             return
         try:
+            # guard: secrets-cache-redacted-as-written
             self._db.execute(
                 "INSERT OR IGNORE INTO responses (key, request, response) VALUES (?, ?, ?)",
                 (
@@ -244,11 +252,13 @@ class ResponseCache:
         try:
             stored_requests = self._db.execute("SELECT request FROM responses").fetchall()
         except sqlite3.Error as exc:
+            # guard: cache-failing-debug-comparison
             self._bypass(exc)
             return "the cache is bypassed"
         for (text,) in stored_requests:
             try:
                 stored = json.loads(text)
+            # guard: cache-cache-debug-passes-over
             except _DAMAGED:  # a damaged row: not a request to compare with
                 continue
             if not isinstance(stored, dict):
@@ -307,6 +317,7 @@ class CachingClient:
     async def complete(self, request: ModelRequest) -> ModelResponse:
         canonical = canonical_request(request, self._scope, 0)
         first = request_key(canonical)
+        # guard: cache-keeps-identical-requests-one
         occurrence = self._sent[first]
         self._sent[first] += 1
         canonical["occurrence"] = occurrence
@@ -318,4 +329,5 @@ class CachingClient:
             self._debug(f"cache miss: {self._cache.nearest_difference(canonical)}")
         response = await self._inner.complete(request)
         self._cache.put(key, canonical, response)
+        # guard: cache-call-sent-never-counted
         return response  # sent, even when another process stored one first

@@ -66,6 +66,7 @@ def open_cache_file(
             return _open(path, create)
         except _Busy as busy:
             waited = time.monotonic() - began
+            # guard: cache-lock-held-beyond-patience
             if waited + pause > patience_s:
                 raise CacheError(
                     f"{path}: locked by another process, still after {waited:.1f} s "
@@ -82,6 +83,7 @@ def _open(path: Path, create: bool) -> sqlite3.Connection:
     except sqlite3.Error as exc:
         raise CacheError(_refusal(path, str(exc))) from None
     try:
+        # guard: cache-file-checked-before-anything
         problem = _problem(db, create)
         if problem is None and create:
             db.execute("PRAGMA journal_mode=WAL")
@@ -90,6 +92,7 @@ def _open(path: Path, create: bool) -> sqlite3.Connection:
             db.execute("ROLLBACK")
     except sqlite3.Error as exc:
         db.close()
+        # guard: cache-opening-finds-file-locked
         if _is_busy(exc):
             raise _Busy(str(exc)) from None
         raise CacheError(_refusal(path, str(exc))) from None
@@ -115,6 +118,7 @@ def _refusal(path: Path, problem: str) -> str:
 def _problem(db: sqlite3.Connection, create: bool) -> str | None:
     """What makes the file unusable as a cache, or None; only reads."""
     checked = [row[0] for row in db.execute("PRAGMA quick_check")]
+    # guard: cache-damaged-file-refused-opening
     if checked != ["ok"]:
         said = [line for row in checked for line in row.splitlines() if not line.startswith("***")]
         more = f", and {len(said) - 1} more problems" if len(said) > 1 else ""
@@ -122,10 +126,12 @@ def _problem(db: sqlite3.Connection, create: bool) -> str | None:
     tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     if not tables:
         return None if create else "it holds no responses table"
+    # guard: cache-another-program-tables-refused
     if tables != {"responses"}:
         others = ", ".join(sorted(tables - {"responses"}))
         return f"it holds tables of another program: {others}"
     columns = [(r[1], r[2].upper(), r[3], r[5]) for r in db.execute("PRAGMA table_info(responses)")]
+    # guard: cache-responses-table-another-shape
     if columns != COLUMNS:
         shape = ", ".join(f"{name} {kind}" for name, kind, _, _ in columns)
         return f"its responses table has columns ({shape}), not (key, request, response, hits)"

@@ -85,7 +85,9 @@ class CountingClient:
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
         if self._sampling is not None:
+            # guard: run-sampling-settings-sent
             request = self._sampling.apply(request)
+        # guard: request-lone-surrogates-replaced
         request = self._valid_request(request)
         self.calls += 1
         self._trace.emit(RequestEvent.unchecked(self.calls, self._wire.request(request)))
@@ -94,6 +96,7 @@ class CountingClient:
         except ModelAPIError as exc:
             self.failed_calls += 1
             self.retries += exc.retries
+            # guard: unusable-reply-usage-counted
             self.usage = self.usage + exc.usage  # tokens of unusable replies were billed too
             self._trace.emit(
                 ApiErrorEvent(
@@ -101,6 +104,7 @@ class CountingClient:
                 )
             )
             raise
+        # guard: reply-lone-surrogates-replaced
         response = self._valid_response(response)
         if response.usage.missing and self._estimate is not None:
             response = replace(response, usage=estimated_usage(self._estimate, request, response))

@@ -64,6 +64,7 @@ class Endpoint:
 def environment_base_url() -> tuple[str, str] | None:
     """The base URL the environment names, and the variable that holds it: the first of
     ``BASE_URL_ENVS`` set (an empty one counts as unset, as a shell's ``export X=``)."""
+    # guard: endpoints-openai-base-url-read
     for name in BASE_URL_ENVS:
         if value := os.environ.get(name):
             return value, name
@@ -147,6 +148,7 @@ def _check_base_url(base_url: str, source: str = GIVEN) -> None:
     """Refuse a base URL no request could go to, naming it without its credentials."""
     fix = "give one like https://api.openai.com/v1 or http://127.0.0.1:8000/v1"
     authority = _authority(base_url)
+    # guard: secrets-does-not-end-credentials
     if authority.count("@") > 1 or "@" in base_url.partition("://")[2][len(authority) :]:
         raise EndpointNotConfigured(
             f"the base URL ({source}) has an '@' that does not end its "

@@ -73,9 +73,11 @@ def count_text(count: TokenCount, text: str) -> int:
     """``text``'s tokens, counted a piece at a time (each cut before a space, where a word
     starts, so the pieces split as the whole does); beyond ``TOKENIZED_CHARS``, estimated
     at the rate of the pieces counted."""
+    # guard: long-text-tokenized-pieces
     if len(text) <= PIECE_CHARS:
         return count(text)
     tokens = start = 0
+    # guard: past-tokenized-part-rest
     while start < min(len(text), TOKENIZED_CHARS):
         end = start + PIECE_CHARS
         if end < len(text):
@@ -100,4 +102,5 @@ def counter_or_characters(load: Callable[[], TokenCount]) -> CeilingCount:
     try:
         return load(), "tokenizer"
     except (EstimateUnavailable, ValueError):  # not installed, or its file did not load
+        # guard: token-ceiling-without-tokenizer
         return (lambda text: -(-len(text) // CHARS_PER_TOKEN)), "characters"

@@ -139,12 +139,14 @@ class OpenAICompatClient:
         self.base_url = without_credentials(base_url)
         httpx.URL(self.base_url)  # refused here, before any request, if it is not a URL
         self._url = self.base_url + "/chat/completions"
+        # guard: secrets-url-user-name-secret
         self._redact = Redactor(
             (api_key, user, password), [(user, password)] if user is not None else []
         )
         #: The limit on a whole request, connect to last byte.
         timeout_s = connection.timeout_s
         self._timeout_s = timeout_s
+        # guard: limit-not-size-refused
         if not connection.max_response_mb > 0:  # NaN too
             raise ValueError(
                 f"max_response_mb is {connection.max_response_mb!r}; give a size above 0 (MiB)"
@@ -190,6 +192,7 @@ class OpenAICompatClient:
             retry_after: float | None = None
             try:
                 response, started = await self._send(body, attempt)
+            # guard: reply-past-limit-api-error
             except ReplyTooLarge as exc:
                 raise ModelAPIError(
                     f"{exc} (--max-response-mb {self._max_response_mb:g})",
@@ -214,6 +217,7 @@ class OpenAICompatClient:
                     else:
                         if self._adaptive:
                             self.concurrency.succeeded()
+                        # guard: secrets-client-redacts-replies-tool
                         parsed = replace(parsed, message=self._redacted(parsed.message))
                         return (
                             parsed
@@ -231,6 +235,7 @@ class OpenAICompatClient:
                 tries = f"{attempt + 1} attempts" if attempt else "1 attempt"
                 message = f"{failure} (gave up after {tries})"
                 raise ModelAPIError(self._redact(message), status, attempt, usage=spent)
+            # guard: retry-after-beyond-cap-stops
             if retry_after is not None and retry_after > self._retry.max_delay_s:
                 raise ModelAPIError(
                     f"{self._redact(failure)}; the endpoint asked to retry after "
@@ -255,6 +260,7 @@ class OpenAICompatClient:
             if self._rate is not None:
                 await self._rate.wait()
             try:
+                # guard: timeout-bounds-whole-request
                 async with asyncio.timeout(self._timeout_s):
                     response = await self._transport.post(self._url, self._headers, body)
             except (TransportFailure, ReplyTooLarge, TimeoutError):

@@ -48,6 +48,7 @@ class SharedCalls:
             try:
                 shared = await asyncio.shield(known)
             except Exception:  # the first asker's call failed: make this run's own
+                # guard: failed-shared-call-leaves-each
                 return await inner.complete(request)
             return replace(shared, from_cache=True, retries=0)
         future: asyncio.Future[ModelResponse] = asyncio.get_running_loop().create_future()

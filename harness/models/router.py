@@ -15,6 +15,7 @@ class ModelRouter:
         self.clients = dict(clients)
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
+        # guard: each-request-goes-model-endpoint
         client = self.clients.get(request.model)
         if client is None:  # a bug in loopbench, recorded as pattern_error
             raise LookupError(

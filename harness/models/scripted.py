@@ -96,6 +96,7 @@ class FunctionModel:
         self.requests: list[ModelRequest] = []
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
+        # guard: function-model-keeps-no-request
         if self._keep:
             self.requests.append(request)
         reply = self._fn(request)

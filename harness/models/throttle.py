@@ -63,6 +63,7 @@ class AdaptiveLimit:
         return self._clock()
 
     def _slot_free(self) -> bool:
+        # guard: aimd-never-exceeds-limit-flight
         return self.in_flight < int(self.limit)
 
     def _hand_on(self) -> None:
@@ -73,6 +74,7 @@ class AdaptiveLimit:
     def _wake(self) -> None:
         """Give free slots to the longest waiting."""
         while self._waiters and self._slot_free():
+            # guard: request-slots-go-first-come
             waiter = self._waiters.popleft()
             if not waiter.done():  # else cancelled while it waited
                 self.in_flight += 1
@@ -83,12 +85,15 @@ class AdaptiveLimit:
 
     def succeeded(self) -> None:
         self.limit = min(float(self.ceiling), self.limit + 1 / self.limit)
+        # guard: limit-climbing-back-after-429
         self._wake()  # a slot more, when the limit passed a whole number
 
     def throttled(self, started: float) -> None:
         """A 429 for a request started at ``started``; halves the limit once per burst."""
+        # guard: aimd-counts-burst-once
         if started <= self._last_cut:
             return  # sent before the last cut: part of the burst already answered
+        # guard: aimd-cuts-429
         self.limit = max(float(self.floor), self.limit / 2)
         self._last_cut = self._clock()
         self.cuts += 1
@@ -150,6 +155,7 @@ class SlotWaits:
             self._since = self._clock()
 
     def _blocked(self) -> bool:
+        # guard: run-waits-only-while-all
         return self._calls > 0 and self._waiting == self._calls
 
 
@@ -173,6 +179,7 @@ def _step_paused() -> Iterator[None]:
     loop = asyncio.get_running_loop()
     left = when - loop.time()
     try:
+        # guard: step-timeout-stands-still-while
         deadline.reschedule(None)
     except RuntimeError:  # a deadline no longer running (a task that outlived its call)
         yield

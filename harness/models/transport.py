@@ -128,6 +128,7 @@ class AiohttpPost:
 
             ssl = httpx.create_ssl_context()
         connector = aiohttp.TCPConnector(limit=self._max_connections, ssl=ssl)
+        # guard: aiohttp-leaves-decoding-bounded-body
         return aiohttp.ClientSession(
             connector=connector,
             cookie_jar=aiohttp.DummyCookieJar(),  # an API keeps no cookies

@@ -148,12 +148,14 @@ def parse_usage(usage: object) -> Usage:
     number written as a float (``10.0``) is that number.
     """
     if usage is None or usage == {}:
+        # guard: missing-usage-not-zero
         return Usage(missing=1)
     usage = _object(usage, "usage")
     details = _object(usage.get("prompt_tokens_details") or {}, "usage.prompt_tokens_details")
     prompt = _count("prompt_tokens", usage.get("prompt_tokens"))
     completion = _count("completion_tokens", usage.get("completion_tokens"))
     cached = _count("cached_tokens", details.get("cached_tokens")) or 0
+    # guard: partial-usage-unknown-not-zero
     if prompt is None or completion is None:
         return Usage(missing=1)
     if cached > prompt:

@@ -55,6 +55,7 @@ class Actions:
                 step=step, tool=name, arguments=arguments, ok=result.ok, result=result.content
             )
         )
+        # guard: guard-counts-failed-repeats
         key = (name, result.args_key or _as_written(arguments))
         if key not in self.seen:
             self.seen.add(key)

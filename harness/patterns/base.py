@@ -142,6 +142,7 @@ class Pattern(Protocol):
     async def run(self, ctx: RunContext) -> Outcome: ...
 
 
+# guard: reflexion-one-call-patterns-refusal
 ONE_CALL = CallFloor(1, "at least one model call")
 #: Why an option needing the task set's answer check is refused on a set without one.
 NO_ANSWER_CHECK = (
@@ -167,12 +168,14 @@ def answer_reply(
     ``extract`` finds no answer in (an empty one, by default) is ``unparsed``, never an
     empty answer."""
     steps = ctx.model.calls
+    # guard: truncation-final-answers-rewoo
     if response.truncated:
         error = f"call {steps} hit the output-token limit; its half-written answer is not graded"
         return Outcome(
             "truncated", messages=messages, steps=steps, error=error, metrics=metrics or {}
         )
     answer = extract(response.message.content)
+    # guard: empty-reply-not-answer
     if not answer:
         ctx.emit(ParseFailureEvent(step=steps, text=response.message.content))
         return Outcome("unparsed", messages=messages, steps=steps, metrics=metrics or {})

@@ -85,13 +85,16 @@ class BestOfN:
 
     def call_floor(self) -> CallFloor:
         if self.options.verifier == "model":
+            # guard: best-n-refusal
             return CallFloor(2, "a candidate and its verdict")
         return CallFloor(1, "one candidate")
 
     async def run(self, ctx: RunContext) -> Outcome:
         opts = self.options
+        # guard: best-n-verifier-check-refused
         if opts.verifier == "check" and ctx.answer_check is None:
             return Outcome("refused", error=NO_ANSWER_CHECK.format(option="verifier=check"))
+        # guard: best-n-reserves-verdict
         verdict_calls = int(opts.verifier == "model")
         drawn = answered = 0
         last = Outcome("step_budget")
@@ -126,6 +129,7 @@ class BestOfN:
                 last.metrics["accepted"] = 1.0
                 return last
         metrics = {"candidates": float(drawn), "answered": float(answered), "accepted": 0.0}
+        # guard: best-n-none-accepted-not
         if answered:
             return Outcome(
                 "none_accepted",
@@ -148,6 +152,7 @@ class BestOfN:
             checked = ctx.answer_check(candidate.answer)
             return checked.correct, checked.reason
         if self.options.verifier == "evidence":
+            # guard: best-n-evidence-entries-exist
             if not (found := entries_found(trace)):
                 return False, "the answer rests on no entry: no look-up found one"
             failure = check_evidence(ctx.question, trace, candidate.answer)

@@ -120,6 +120,7 @@ def suite_from_tests(reply: str, entry_point: str) -> tuple[str, int]:
         return "", 0
     try:
         return _suite(ast.parse(code), entry_point)
+    # guard: own-tests-nested-too-deep
     except (SyntaxError, ValueError, MemoryError, RecursionError):  # nested too deep to read
         return "", 0
 
@@ -137,6 +138,7 @@ def _suite(module: ast.Module, entry_point: str) -> tuple[str, int]:
         elif isinstance(node, ast.Import | ast.ImportFrom | ast.FunctionDef | ast.ClassDef):
             if getattr(node, "name", None) != entry_point:  # never the model's own solution
                 kept.append(ast.unparse(node))
+        # guard: model-own-checks-loop-tests
         elif _checks(node):
             tests.append(_test(len(tests) + 1, entry_point, [*setup, ast.unparse(node)]))
         else:

@@ -124,6 +124,7 @@ class GoalDecomposition:
         failed = planned_phases = 0
         for phase in phases:
             tasks = phase.tasks
+            # guard: goal-decomposition-plans-empty-phase
             if not tasks:
                 if not can_plan_again(ctx, opts):
                     ctx.emit(PhaseStatusEvent(phase=phase.name, status="skipped"))

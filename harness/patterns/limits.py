@@ -106,10 +106,12 @@ class LimitedClient:
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
         opts = self._options
+        # guard: step-ceiling
         if self._counted.calls >= opts.max_steps:
             raise StepBudgetReached(
                 f"{self._counted.calls} model calls made; max_steps is {opts.max_steps}"
             )
+        # guard: token-ceiling-also-reflection
         if self.tokens_used >= opts.max_tokens:
             estimated = (
                 f" ({self.unreported_tokens} estimated by {self.estimated_by} for "
@@ -120,6 +122,7 @@ class LimitedClient:
             raise TokenCeilingReached(
                 f"{self.tokens_used} tokens used{estimated}; the ceiling is {opts.max_tokens}"
             )
+        # guard: completion-limit
         if opts.max_output_tokens is not None:
             request = replace(request, max_output_tokens=opts.max_output_tokens)
         self._sent, self._reply = request.messages, None
@@ -140,6 +143,7 @@ class LimitedClient:
         self._reply = response.message
         if self._estimate is None:  # the client below estimates what was not reported
             return response
+        # guard: token-ceiling-counts-calls-reported
         if response.usage.missing > response.usage.estimated:  # not estimated for the counts
             count, self.estimated_by = self._estimate()
             usage = estimated_usage(count, request, response)
@@ -165,6 +169,7 @@ class Limited:
 
     async def run(self, ctx: RunContext) -> Outcome:
         floor = self.inner.call_floor()
+        # guard: call-floor-refusal
         if self.options.max_steps < floor.calls:
             return Outcome(
                 "refused",
@@ -185,6 +190,7 @@ class Limited:
             )
         if estimated := client.ceiling_metrics():
             outcome.metrics = outcome.metrics | estimated
+        # guard: pipeline-limit-stage-traced-not
         if outcome.status in LIMIT_STATUSES and not ctx.trace.count(LimitReachedEvent):
             # (a pipeline's stage that hit the limit has traced it already)
             answers = ctx.trace.answers()

@@ -37,6 +37,7 @@ from harness.patterns.registry import PatternInfo, register
 from harness.tools import ToolChoices
 from harness.trace import Trace
 
+# guard: pipeline-handover-needs-answer
 PROMPTS = Prompts(
     Slot(
         "handover",
@@ -126,6 +127,7 @@ class _StageTrace(Trace):
     def emit(self, event: Event) -> None:
         step = getattr(event, "step", None)
         if isinstance(step, int):
+            # guard: pipeline-stage-step-numbers-carry
             event = event.model_copy(update={"step": step + self.offset})
         super().emit(event)
 
@@ -143,6 +145,7 @@ class Pipeline:
         floors = self._floors()
         each = zip(self.options.parsed_stages, floors, strict=True)
         added = ", ".join(f"{stage.spec} {calls}" for stage, calls in each)
+        # guard: pipeline-refusal-below-stages-call
         return CallFloor(sum(floors), f"its stages' call floors added up: {added}")
 
     async def run(self, ctx: RunContext) -> Outcome:
@@ -154,6 +157,7 @@ class Pipeline:
             given = ctx.question
             if number > 1:
                 variables = {"question": ctx.question, "answer": answer, "stage": number}
+                # guard: pipeline-each-stage-after-first
                 given = PROMPTS.render(ctx, "handover", **variables)
             outcome, measured = await self._stage(ctx, number, given, sum(floors[number:]))
             metrics |= measured | {"stage_ended": float(number)}
@@ -170,6 +174,7 @@ class Pipeline:
         stage = self.options.parsed_stages[number - 1]
         ctx.emit(StageEvent(stage=number, arm=stage.spec))
         own = stage.options
+        # guard: pipeline-each-stage-within-what
         steps = min(own.max_steps, ctx.calls_left(self.options) - reserved)
         limits = own.model_copy(update={"max_steps": steps})
         client = _StageClient(ctx.model)
@@ -178,6 +183,7 @@ class Pipeline:
         )
         inner = replace(ctx, question=given, model=client, trace=trace, prompts=stage.prompts)
         # The pipeline's own limits estimate a call that reported no usage: not the stage's too.
+        # guard: pipeline-call-reported-no-usage
         outcome = await Limited(stage.info.build(limits), limits, estimate=None).run(inner)
         measured = {"calls": client.calls, "tokens": client.tokens_used} | outcome.metrics
         return outcome, {f"stage_{number}_{key}": float(v) for key, v in measured.items()}

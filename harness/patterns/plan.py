@@ -57,6 +57,7 @@ class PlanThenAct:
     name: str = "plan"
 
     def call_floor(self) -> CallFloor:
+        # guard: plan-refusal
         return CallFloor(2, "one call to plan and one to act")
 
     async def run(self, ctx: RunContext) -> Outcome:
@@ -70,6 +71,7 @@ class PlanThenAct:
             max_output_tokens=400,
         )
         response = await ctx.model.complete(request)
+        # guard: truncation-plan
         if response.truncated:
             return Outcome("truncated", messages=messages, steps=1)
         if response.message.tool_calls:

@@ -147,6 +147,7 @@ class PlanExecute:
                 )
                 continue
             ctx.emit(StepStatusEvent(id=step.id, status="running"))
+            # guard: plan-execute-step-sees-every
             context = "\n".join(f"Result of step {i}: {r}" for i, r in results.items())
             request = PROMPTS.render(
                 ctx, "execute_step", question=ctx.question, results=context, step=step.description
@@ -163,6 +164,7 @@ class PlanExecute:
                 if isinstance(revised, Outcome):  # what finished stays; the plan goes on
                     replan_unusable = True
                     ctx.emit(ReplanFailedEvent(status=revised.status, error=revised.error))
+                    # guard: plan-execute-unusable-replan-keeps
                     continue
                 replanned = True
                 for dropped in queue:  # before the new plan's steps, which may reuse their ids
@@ -171,6 +173,7 @@ class PlanExecute:
                             id=dropped.id, status="skipped", reason="replaced by the replan"
                         )
                     )
+                # guard: plan-execute-reused-id-new
                 failed -= {s.id for s in revised}  # a reused id is a new step, not the failed one
                 queue = _pending(ctx, revised)
         summary = "\n".join(f"Step {i}: {r}" for i, r in sorted(results.items()))

@@ -88,11 +88,13 @@ class Prompts:
             slot = self.slots.get(name)
             if slot is None:
                 known = ", ".join(self.slots) or "none"
+                # guard: prompts-unknown-slot-refused
                 found.append(f"slot {name!r} is not one of its slots ({known})")
             elif not isinstance(text, str):
                 found.append(f"slot {name!r} must be a text (a TOML string)")
             elif problem := template_problem(text, slot.variables):
                 found.append(f"slot {name!r}: {problem}")
+            # guard: variable-written-name-refused
             elif written := python_style(text, {"question", *slot.variables, *self.variables}):
                 variable, line = written
                 found.append(
@@ -100,6 +102,7 @@ class Prompts:
                     f"would be sent as written: a variable is written {{{{ {variable} }}}}"
                     + ("" if variable in slot.variables else f" ({_receives(slot)})")
                 )
+        # guard: prompt-file-promises-checked-with
         return found or self.unsent({k: str(v) for k, v in overrides.items()})
 
     @property
@@ -125,6 +128,7 @@ class Prompts:
                     f"{{{{ {variable} }}}} in slot {host!r}, whose text leaves "
                     f"{{{{ {variable} }}}} out; add it there"
                 )
+            # guard: slot-text-must-keep-variables
             elif missing := [v for v in slot.needs if v not in used_variables(text)]:
                 *others, last = ["{{ " + v + " }}" for v in missing]
                 shown = f"{', '.join(others)} and {last}" if others else last
@@ -142,6 +146,7 @@ class Prompts:
         while slot.shown_in is not None and slot.shown_in[0] not in seen:
             host, variable = self.slots[slot.shown_in[0]], slot.shown_in[1]
             if variable not in used_variables(overrides.get(host.name, host.default)):
+                # guard: slot-shown-only-another-slot
                 return host.name, variable
             seen.add(host.name)
             slot = host

@@ -35,6 +35,7 @@ FINISH_TOOL = (
     f"When you know the answer, call {FINAL_ANSWER} with the answer in a few words and the "
     "titles of the entries it rests on."
 )
+# guard: react-thought-shown-system-thought
 PROMPTS = Prompts(
     Slot(
         "system",

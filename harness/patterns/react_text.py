@@ -195,6 +195,7 @@ class ReActText:
         actions = Actions(ctx, ctx.tools, opts.guard, PROMPTS.render(ctx, "guard"))
         steps = 0
         while steps < opts.max_steps:
+            # guard: clone-before-append-react-text
             request = ModelRequest(
                 model=ctx.model_name,
                 system=system,

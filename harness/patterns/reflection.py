@@ -103,6 +103,7 @@ class Reflection:
 
     def call_floor(self) -> CallFloor:
         cycles = self.options.cycles
+        # guard: reflection-refusal
         return CallFloor(2 * cycles + 1, f"{cycles} cycles need 2 calls each, plus 1 to answer")
 
     async def run(self, ctx: RunContext) -> Outcome:
@@ -111,6 +112,7 @@ class Reflection:
             return draft
         review = ANSWER_REVIEW if ctx.code is None else CODE_REVIEW
         answer, steps, conversation = draft.answer, draft.steps, draft.messages
+        # guard: reflection-traces-draft
         ctx.answer_given("draft", answer)
         for cycle in range(1, self.options.cycles + 1):
             asked = (*conversation, Message("user", PROMPTS.render(ctx, review.request)))
@@ -141,6 +143,7 @@ class Reflection:
         if ctx.code is not None:
             return await first_attempt(ctx, PROMPTS.render(ctx, "code"))
         opts = self.options
+        # guard: reflection-reserves-cycles
         generation_steps = opts.max_steps - 2 * opts.cycles
         loop = Loop(opts, PROMPTS.render(ctx, "draft"), ctx.tools, generation_steps)
         return await tool_loop(ctx, loop, [Message("user", ctx.question)])
@@ -185,6 +188,7 @@ class Reflection:
         """A critique or rewrite that did not finish. On code the last code stands (as in
         reflexion): the draft is an artefact, and losing it would count as no answer rather
         than as what the review did. Elsewhere the run ends with that status."""
+        # guard: unfinished-review-leaves-last-code
         if ctx.code is None:
             return unfinished
         ctx.emit(RevisionUnfinishedEvent(status=unfinished.status, error=unfinished.error))

@@ -113,6 +113,7 @@ class Reflexion:
 
     def call_floor(self) -> CallFloor:
         if self.options.check == "self_tests":
+            # guard: self-tests-need-call-for
             return CallFloor(2, "one call for the tests, one for the code")
         return ONE_CALL
 
@@ -126,6 +127,7 @@ class Reflexion:
         answered: Outcome | None = None
         system = PROMPTS.render(ctx, "attempt")
         for attempt in range(1, opts.attempts + 1):
+            # guard: reflexion-attempts-share-max-steps
             budget = min(opts.attempt_steps, ctx.calls_left(opts))
             if budget < 1 and answered is not None:
                 break  # no calls left for another attempt: the last answer stands
@@ -133,6 +135,7 @@ class Reflexion:
             loop = Loop(opts, system, ctx.tools, budget, ctx.model.calls)
             outcome = await tool_loop(ctx, loop, messages)
             if outcome.status != "answered" or outcome.answer is None:
+                # guard: reflexion-unfinished-retry-leaves
                 if answered is None:
                     return outcome
                 # A retry that did not finish takes nothing away: the last answer stands.
@@ -169,6 +172,7 @@ class Reflexion:
         attempt = 1
         while True:
             passed, failure = await self._check_code(ctx, check, answer, (suite, tests), attempt)
+            # guard: feedback-loop-stops-once-check
             if passed or attempt == opts.attempts or ctx.calls_left(opts) < 1:
                 break
             request = PROMPTS.render(ctx, "code_retry", critique=failure)
@@ -213,6 +217,7 @@ def _misfit(opts: ReflexionOptions, ctx: RunContext) -> str | None:
     if opts.check == "grader":
         fits = ctx.answer_check is not None and ctx.code is None
         return None if fits else NO_ANSWER_CHECK.format(option="check=grader")
+    # guard: reflexion-refuses-check-does-not
     if (opts.check == "evidence") != (ctx.code is None):
         wanted = "check=tests or check=self_tests" if ctx.code else "check=evidence"
         kind = "coding tasks" if ctx.code else "tasks whose answer is not code"

@@ -64,9 +64,12 @@ def substitute(value: Any, outputs: dict[int, str], failed: set[int], step: int)
 
         def replace(match: re.Match[str]) -> str:
             # No plan has a billion steps: a longer number is read as one that has not run.
+            # guard: rewoo-step-number-past-any
             n = int(match.group(1)) if len(match.group(1)) < 10 else 10**9
+            # guard: rewoo-reference-failed-step
             if n in failed:
                 raise UnresolvedReference(f"step {step} needs #E{n}, which failed")
+            # guard: rewoo-reference-step-not-run
             if n not in outputs:
                 raise UnresolvedReference(
                     f"step {step} needs #E{n}, which has not run (only steps before "
@@ -130,11 +133,13 @@ class ReWOO:
     name: str = "rewoo"
 
     def call_floor(self) -> CallFloor:
+        # guard: rewoo-refusal
         return CallFloor(2, "one call to plan and one to answer")
 
     async def run(self, ctx: RunContext) -> Outcome:
         opts = self.options
         messages = [Message("user", ctx.question)]
+        # guard: rewoo-refuses-task-set-without
         if not len(ctx.tools):
             return Outcome(
                 "refused",
@@ -200,6 +205,7 @@ class ReWOO:
             else:
                 result = await actions.run(number, step.tool, args)
                 evidence = result.content
+                # guard: rewoo-failed-tool-step-failed
                 if result.ok and not result.guarded:
                     outputs[number] = result.content
                 else:  # a failure, or the guard's warning: never an output to build on

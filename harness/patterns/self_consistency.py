@@ -52,6 +52,7 @@ def reading_of(ctx: RunContext) -> Callable[[str], Reading]:
     grader would read of it (graders/answer_size.py: a huge answer's end)."""
     canonical = ctx.canonical
     if canonical is None:
+        # guard: self-consistency-vote-with-no
         return lambda answer: typed_reading(read_part(answer))
 
     def read(answer: str) -> Reading:
@@ -77,17 +78,22 @@ def plurality(answers: list[str], read: Callable[[str], Reading] = typed_reading
     answer read by ``read``."""
     by_reading: dict[Reading, list[str]] = {}
     for answer in answers:
+        # guard: self-consistency-votes-typed-answer
         by_reading.setdefault(read(answer), []).append(answer)
 
     def rank(reading: Reading) -> tuple[int, int, tuple[float, ...], list[str]]:
+        # guard: self-consistency-takes-plurality
         votes = len(by_reading[reading])
+        # guard: self-consistency-tie-goes-supported
         support = sum(
             len(v) for r, v in by_reading.items() if r != NOTHING and supports(r, reading)
         )
         return -votes, -support, reading[0], sorted(reading[1])
 
+    # guard: self-consistency-sample-read-as
     standing = [r for r in by_reading if r != NOTHING] or list(by_reading)
     best = by_reading[min(standing, key=rank)]
+    # guard: self-consistency-answer-does-not
     text = min(best, key=lambda a: (-best.count(a), len(a), a))
     return Vote(text, len(best), len(by_reading))
 
@@ -107,6 +113,7 @@ class SelfConsistency:
     name: str = "self_consistency"
 
     def call_floor(self) -> CallFloor:
+        # guard: self-consistency-refusal
         return CallFloor(self.options.samples, "one call per sample")
 
     async def run(self, ctx: RunContext) -> Outcome:
@@ -122,6 +129,7 @@ class SelfConsistency:
         if not answers:
             return Outcome("unparsed", messages=last.messages, steps=steps)
         vote = plurality(answers, reading_of(ctx))
+        # guard: self-consistency-agreement-winner
         agreement = vote.votes / self.options.samples
         ctx.emit(VoteEvent(answers=answers, winner=vote.winner, agreement=agreement))
         metrics = {"agreement": agreement, "parsed_samples": float(len(answers))}

@@ -51,6 +51,7 @@ _BOUND: ContextVar[int] = ContextVar("slot_bound", default=MAX_SLOT_TEXT)
 
 
 def _within_bound(size: int, what: str) -> None:
+    # guard: templates-filter-checks-size-before
     if size > _BOUND.get():
         raise SlotTooLarge(
             f"would make {size} characters with the filter {what}, more than {_BOUND.get()}"
@@ -146,11 +147,14 @@ FILTERS: dict[str, Callable[..., object]] = {
 
 #: Templates render as written (no escaping, a last newline kept, an unknown name an
 #: error), sandboxed, with nothing but the slot's variables and ``FILTERS``.
+# guard: templates-slots-render-sandbox
 _ENV = ImmutableSandboxedEnvironment(
     undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False
 )
+# guard: templates-sandbox-has-no-globals
 _ENV.globals.clear()
 _ENV.tests.clear()
+# guard: templates-sandbox-has-only-listed
 _ENV.filters.clear()
 _ENV.filters.update(FILTERS)
 
@@ -164,6 +168,7 @@ def render(text: str, variables: dict[str, Any]) -> str:
         pieces, size = [], 0
         for piece in _template(text).generate(**variables):
             size += len(piece)
+            # guard: templates-render-stops-at-bound
             if size > bound:
                 raise SlotTooLarge(f"renders to more than {bound} characters")
             pieces.append(piece)
@@ -180,9 +185,11 @@ def _template(text: str) -> jinja2.Template:
 def template_problem(text: str, variables: tuple[str, ...]) -> str | None:
     """What makes ``text`` more than filling in ``variables``, in one phrase; None if
     nothing does."""
+    # guard: templates-slot-text-bounded
     if len(text) > MAX_SLOT_TEXT:
         return f"is {len(text)} characters long, more than the {MAX_SLOT_TEXT} a slot may hold"
     try:
+        # guard: templates-slot-tags-hold-bounded
         if _tag_tokens(text) > MAX_TAG_TOKENS:
             return (
                 f"holds more than {MAX_TAG_TOKENS} tokens in its {{{{ }}}} and {{% %}} tags; "
@@ -193,6 +200,7 @@ def template_problem(text: str, variables: tuple[str, ...]) -> str | None:
         return f"not a template: {_cut(exc.message or '')} (line {exc.lineno})"
     except RecursionError:
         return f"nests deeper than {MAX_DEPTH} levels"
+    # guard: templates-number-too-long-read
     except ValueError:  # a literal number of over 4300 digits, which Python will not read
         return "holds a number too long to read"
     check = _Check(variables)
@@ -224,6 +232,7 @@ def python_style(text: str, names: Iterable[str]) -> tuple[str, int] | None:
     known, raw = set(names), False
     for line, kind, value in _ENV.lex(text):
         raw = (raw or kind == "raw_begin") and kind != "raw_end"
+        # guard: name-looked-for-outside-tags
         if kind != "data" or raw:
             continue
         for found in _PYTHON_STYLE.finditer(value):
@@ -351,9 +360,11 @@ class _Check:
                 or self.body(list(node.elif_), depth + 1)
                 or self.body(node.else_, depth + 1)
             )
+        # guard: templates-loop-set-include-or
         return _refused(node, self.variables)  # a loop, a set, an include, a macro...
 
     def expr(self, node: nodes.Node, depth: int) -> str | None:
+        # guard: templates-expressions-nest-bounded
         if depth > MAX_DEPTH:
             return f"nests deeper than {MAX_DEPTH} levels (line {node.lineno})"
         inner = depth + 1
@@ -361,6 +372,7 @@ class _Check:
             return None
         if isinstance(node, nodes.Name) and node.ctx == "load":
             if node.name not in self.variables:
+                # guard: prompts-variable-slot-does-not
                 self.unknown.add(node.name)
             return None
         if isinstance(node, nodes.Const) and isinstance(node.value, _CONSTANTS):
@@ -370,6 +382,7 @@ class _Check:
         if isinstance(node, nodes.Not):
             return self.expr(node.node, inner)
         if isinstance(node, nodes.CondExpr):
+            # guard: templates-inline-if-has-else
             if node.expr2 is None:
                 return f"has an inline if without an else on line {node.lineno} of its text"
             return next(
@@ -377,16 +390,19 @@ class _Check:
                 None,
             )
         if isinstance(node, nodes.Compare):
+            # guard: templates-only-compare
             if any(op.op not in _COMPARISONS for op in node.ops):
                 return f"compares other than with == or != on line {node.lineno} of its text"
             operands = [node.expr, *(op.expr for op in node.ops)]
             return next(filter(None, (self.expr(n, inner) for n in operands)), None)
         if isinstance(node, nodes.Filter) and node.node is not None:
             return self.filter(node, inner)
+        # guard: templates-attribute-item-or-call
         return _refused(node, self.variables)  # an attribute, an item, a call, a test...
 
     def filter(self, node: nodes.Filter, depth: int) -> str | None:
         where = f"on line {node.lineno} of its text"
+        # guard: templates-filter-not-list-refused
         if node.name not in FILTERS:
             allowed = ", ".join(sorted(FILTERS))
             return (
@@ -394,9 +410,11 @@ class _Check:
                 f"may use: {allowed}"
             )
         self.filters += 1
+        # guard: templates-slot-applies-bounded
         if self.filters > MAX_FILTERS:
             return f"applies more than {MAX_FILTERS} filters"
         given = [*node.args, *(k.value for k in node.kwargs)]
+        # guard: templates-filter-arguments-literals
         if node.dyn_args or node.dyn_kwargs or not all(_literal(a) for a in given):
             return (
                 f"gives the filter {node.name!r} an argument other than a number, a text or "
@@ -406,6 +424,7 @@ class _Check:
         kwargs = {
             str(k.key): k.value.value for k in node.kwargs if isinstance(k.value, nodes.Const)
         }
+        # guard: templates-filter-arguments-tried
         if why := _cannot_take(node.name, args, kwargs):
             return f"gives the filter {node.name!r} arguments it cannot take {where} ({why})"
         return self.expr(node.node, depth) if node.node is not None else None

@@ -30,6 +30,7 @@ SYNTHESIS_REQUEST = Slot(
     needs=("question", "results"),
 )
 #: A plan, one step and the answer.
+# guard: plan-execute-goal-decomposition
 PLANNED_FLOOR = CallFloor(3, "one call to plan, one for a step and one to answer")
 #: Calls a planning call made mid-run must leave room for: one step and the answer.
 AFTER_PLANNING = 2
@@ -40,6 +41,7 @@ def step_request(name: str, about: str) -> Slot:
     so far (empty if none) and the step."""
     text = "Overall question: {{ question }}\n{{ results }}\nYour step: {{ step }}"
     variables = ("question", "results", "step")
+    # guard: step-message-needs-step
     return Slot(name, text, variables, about, needs=variables)
 
 
@@ -49,6 +51,7 @@ async def run_step(
     """One step of a plan (``request``, its message) as its own short tool loop, with the
     step system prompt of ``prompts`` (the pattern's); the final call stays reserved."""
     messages = [Message("user", request)]
+    # guard: executor-reserves-final-call
     budget = min(step_budget, ctx.calls_left(options) - 1)
     if budget < 1:
         return Outcome("step_budget", messages=messages)
@@ -59,6 +62,7 @@ async def run_step(
 
 def can_plan_again(ctx: RunContext, options: ToolLoopOptions) -> bool:
     """Whether a planning call now still leaves a step and the answer their calls."""
+    # guard: replan-phase-planning-leave-step
     return ctx.calls_left(options) >= 1 + AFTER_PLANNING
 
 

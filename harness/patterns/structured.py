@@ -99,6 +99,7 @@ async def ask_structured(
             max_output_tokens=max_output_tokens,
         )
     response = await ctx.model.complete(request)
+    # guard: truncation-structured-outputs
     if response.truncated:
         return Structured(None, response, failure="truncated")
     value = parse_structured(response, schema, name)

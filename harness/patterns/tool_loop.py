@@ -70,6 +70,7 @@ async def tool_loop(ctx: RunContext, loop: Loop, messages: list[Message]) -> Out
     steps = 0
     while steps < max_steps:
         step = first_step + steps + 1
+        # guard: clone-before-append-tool-loop
         request = ModelRequest(
             model=ctx.model_name,
             system=system,
@@ -82,6 +83,7 @@ async def tool_loop(ctx: RunContext, loop: Loop, messages: list[Message]) -> Out
         steps += 1
         reply = response.message
         messages.append(reply)
+        # guard: truncation-tool-loop
         if response.truncated:  # a half-written tool call must not be dispatched
             calls = len(reply.tool_calls)
             return Outcome(
@@ -102,6 +104,7 @@ async def tool_loop(ctx: RunContext, loop: Loop, messages: list[Message]) -> Out
             result = await actions.run(step, call.name, call.arguments)
             if call.name == FINAL_ANSWER and result.ok and answer is None:
                 # The arguments as the tool set validated them: parsed once, one way.
+                # guard: final-answer-read-as-tool
                 final = FinalAnswerArgs.model_validate_json(result.args_key or "{}")
                 answer = final.answer
                 ctx.emit(FinishEvent(step=step, answer=answer, evidence=final.evidence))

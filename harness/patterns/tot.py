@@ -121,6 +121,7 @@ class TreeOfThoughts:
         for level in range(1, opts.depth + 1):
             children: list[Node] = []
             for node in frontier:
+                # guard: tot-reserves-answer-per-node
                 if ctx.calls_left(opts) < BEFORE_PROPOSAL:
                     break
                 search.nodes_expanded += 1
@@ -143,10 +144,12 @@ class TreeOfThoughts:
         children = []
         for index in range(opts.breadth):
             if opts.propose == "list":
+                # guard: tot-reserves-answer-per-evaluation
                 if index == len(listed) or ctx.calls_left(opts) < BEFORE_PROPOSAL - 1:
                     break  # no approach left, or the answer call stays reserved
                 proposal: str | None = listed[index]
             else:
+                # guard: tot-reserves-answer-per-sampled
                 if ctx.calls_left(opts) < BEFORE_PROPOSAL:
                     break  # the answer call stays reserved
                 system = PROMPTS.render(ctx, "branch_sample")
@@ -163,6 +166,7 @@ class TreeOfThoughts:
             )
             score = judged.value.score if judged.value else None
             ctx.emit(ProposalEvent(path=[*node.path], proposal=proposal, score=score))
+            # guard: tot-unscored-child-not-kept
             if score is None:
                 search.unscored += 1
                 continue
@@ -180,6 +184,7 @@ class TreeOfThoughts:
         metrics = search.metrics()
         messages = [Message("user", ctx.question), response.message]
         steps = ctx.model.calls
+        # guard: truncation-tot-final-answer
         if response.truncated:
             return Outcome("truncated", messages=messages, steps=steps, metrics=metrics)
         answer = final_answer(response.message.content)

@@ -98,6 +98,7 @@ class Proposals:
             return []
         kept: list[str] = []
         for approach in proposed.value.approaches:
+            # guard: tot-list-cut-breadth
             if len(kept) == breadth:
                 break
             if self.distinct(approach):
@@ -115,6 +116,7 @@ class Proposals:
             max_output_tokens=STEP_TOKENS,
         )
         response = await self.ctx.model.complete(request)
+        # guard: truncation-tot-sampled-proposals
         if response.truncated:
             self.search.proposals += 1
             self.search.truncated_proposals += 1
@@ -127,6 +129,7 @@ class Proposals:
         """Whether ``approach`` is new at this node; a repeat (or a blank) is dropped."""
         self.search.proposals += 1
         key = normalise(approach)
+        # guard: tot-repeated-approach-dropped
         if key and key not in self.seen:
             self.seen.add(key)
             return True

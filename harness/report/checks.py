@@ -111,6 +111,7 @@ def code_measures(graded: pd.DataFrame) -> dict[str, float]:
     total = metrics.total
 
     first = graded["first_correct"].where(graded["first_correct"].notna(), graded["correct"])
+    # guard: false-accepts-need-check
     judged = total("judged") > 0  # an arm without a check has no false verdicts to count
     return {
         "first_pass": float(first.eq(True).mean()),

@@ -129,6 +129,7 @@ def match_same_configurations(before: pd.DataFrame, after: pd.DataFrame) -> dict
             (b for b, other in sorted(baseline.items()) if ran.same_as(other)),
             None,
         )
+        # guard: compare-matches-configuration
         if twin is not None and twin not in matched.values():
             matched[arm] = twin
     return matched
@@ -294,6 +295,7 @@ def option_changes(before: pd.Series, after: pd.Series) -> tuple[str, ...]:
     missing = "(absent)"
     sides = [_option_values(before), _option_values(after)]
     changes = []
+    # guard: compare-names-prompts-hash-not
     for key in sorted((set(sides[0]) | set(sides[1])) - {PROMPTS}):
         was, now = (", ".join(sorted(side.get(key, {missing}))) for side in sides)
         if was != now:
@@ -312,12 +314,14 @@ def prompts_change(before: pd.DataFrame, after: pd.DataFrame) -> str:
     when they are not the same on both sides; ``BUILT_IN`` for runs that overrode none, as
     runs recorded before prompts were slots (no ``prompts_hash``) read."""
     was, now = (", ".join(sorted(_prompt_hashes(side))) for side in (before, after))
+    # guard: compare-says-when-arm-prompts
     return "" if was == now else f"{was} → {now}"
 
 
 def _prompt_hashes(runs: pd.DataFrame) -> set[str]:
     if "prompts_hash" not in runs:
         return {BUILT_IN}
+    # guard: run-with-no-prompts-hash
     return {h if isinstance(h, str) else BUILT_IN for h in runs["prompts_hash"].unique()}
 
 

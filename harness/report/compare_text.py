@@ -46,6 +46,7 @@ def as_markdown(comparison: Comparison) -> str:
         p = r.paired
         costs = p.cost_per_correct_before, p.cost_per_correct_after
         decimals = money(list(costs))
+        # guard: terminal-compare-cells-one-line
         lines.append(
             f"| {one_line(r.arm)} | {p.n_pairs} | "
             f"{p.accuracy_before:.0%} → {p.accuracy_after:.0%} | "
@@ -68,7 +69,9 @@ def as_markdown(comparison: Comparison) -> str:
             lines.append(f"\nOnly in the {side}, not compared: {', '.join(arms)}.")
     for r in results:
         if r.left_out:
+            # guard: compare-says-how-many-runs
             lines.append(f"\n{runs_left_out_line(r.arm, r.left_out, r.paired.n_pairs)}")
+            # guard: compare-says-what-left-out
             lines.append(left_out_line(r.arm, r.left_out))
     coding = [r for r in results if r.repair]
     if coding:
@@ -80,6 +83,7 @@ def as_markdown(comparison: Comparison) -> str:
             "\nResolved options that differ between the two sides (compared all the same):"
         )
         lines += [f"- {r.arm}: {'; '.join(r.option_changes)}" for r in changed]
+    # guard: compare-markdown-lists-arms-whose
     prompted = [r for r in results if r.prompts_change]
     if prompted:
         lines.append(f"\n{PROMPTS_DIFFER}:")
@@ -109,6 +113,7 @@ def flipped(tasks: list[str]) -> str:
     and names the commonest tasks; ``--format json`` lists every pair."""
     if not tasks:
         return "—"
+    # guard: many-flipped-pairs-counted-per
     if len(tasks) <= FLIPS_LISTED:
         return ", ".join(tasks)
     counts = Counter(tasks).most_common()

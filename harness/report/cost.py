@@ -125,6 +125,7 @@ def tree_nodes(breadth: int, beam: int, depth: int) -> list[int]:
     nodes, expanded = [], 1
     for _ in range(depth):
         nodes.append(expanded)
+        # guard: cost-counts-nodes-beam-can
         expanded = min(beam, expanded * breadth)
     return nodes
 
@@ -132,6 +133,7 @@ def tree_nodes(breadth: int, beam: int, depth: int) -> list[int]:
 def tree_calls(breadth: int, beam: int, depth: int) -> int:
     """The most calls the tot arm (``propose=list``) makes: per node expanded, one call
     proposing ``breadth`` approaches and one evaluation each; then the answer."""
+    # guard: cost-prices-tot-as-arm
     return sum(tree_nodes(breadth, beam, depth)) * (1 + breadth) + 1
 
 
@@ -171,6 +173,7 @@ def chapter_tree(p: Planning, prices: Prices, breadth: int, depth: int) -> Patte
     prompt and half the deepest path on average; a level's generations write b thoughts
     and its evaluations one verdict each."""
     b, d, out = breadth, depth, p.token_s
+    # guard: cost-prints-chapter-tree
     calls = b * d + b * b * d
     latency = d * ((p.call_s + out * b * p.thought) + (p.call_s + out * p.evaluation))
     return PatternCost(

@@ -19,6 +19,7 @@ def percent_beyond(value: float, threshold: float) -> tuple[str, str]:
     """``value`` and ``threshold`` (shares, 0.05 for 5%) as percentages: the threshold
     exactly, with the fewest decimals that do it, and the value with the fewest (and no
     fewer than the threshold's) that show it on the same side of the threshold as it is."""
+    # guard: threshold-printed-exactly
     exact = next(
         d for d in range(MOST_DECIMALS + 1)
         if d == MOST_DECIMALS or math.isclose(

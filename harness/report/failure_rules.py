@@ -150,10 +150,12 @@ def arithmetic_slip(record: RunFacts, trace: RunTrace | None) -> bool:
 
 
 def _numbers_apply(record: RunFacts, trace: RunTrace) -> bool:
+    # guard: number-cut-from-trace-not
     return record.answer is not None and not trace.cut and not _coding(record)
 
 
 def _evidence(trace: RunTrace) -> list[float]:
+    # guard: only-successful-tool-result-supports
     texts = [trace.question, *(a.result for a in trace.actions if a.ok)]
     return [n for text in texts for n in numbers_in(text)]
 
@@ -194,6 +196,7 @@ def _near(n: float, result: float) -> bool:
     if abs(n - result) <= SAME:
         return False
     whole = n.is_integer() and result.is_integer()
+    # guard: answer-one-off-calc-result
     return abs(n - result) <= NEAR * result or (whole and abs(n - result) == 1)
 
 

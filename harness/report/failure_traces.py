@@ -97,6 +97,7 @@ def read_traces(folder: Path | str, wanted: Collection[str] | None = None) -> di
 
 def _names_another(raw: bytes, wanted: Collection[str]) -> bool:
     found = run_id_in(raw)
+    # guard: only-traces-runs-not-correct
     return found is not None and found not in wanted
 
 

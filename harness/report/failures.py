@@ -143,6 +143,7 @@ def _distinct_records(runs: pd.DataFrame, answers: pd.Series) -> np.ndarray:
     for name in ("options", "metrics"):
         facts[name] = np.fromiter(map(id, facts[name]), dtype=np.int64, count=len(facts))
     facts["answer"] = answers.to_numpy()
+    # guard: runs-labelled-once-per-distinct
     grouped = facts.groupby(list(facts.columns), dropna=False, sort=False)
     return grouped.ngroup().to_numpy()
 

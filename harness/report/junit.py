@@ -36,6 +36,7 @@ _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 def xml_safe(text: str) -> str:
     """``text`` with every character XML 1.0 cannot carry written as a Python escape."""
+    # guard: ci-characters-xml-cannot-hold
     return _NOT_XML.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
 
 
@@ -70,8 +71,10 @@ def _case(
     name = xml_safe(f"{LABELS[criterion]} of {arm}")
     case = ET.SubElement(suite, "testcase", name=name, classname=CLASSNAME, time="0")
     message, text = xml_safe("; ".join(lines)), xml_safe("\n".join(lines))
+    # guard: ci-regressed-criterion-failed-test
     if verdict is not None and verdict.regressed:
         ET.SubElement(case, "failure", message=message, type="regression").text = text
+    # guard: ci-cost-cannot-judged-skipped
     elif verdict is None or not verdict.judged:
         ET.SubElement(case, "skipped", message=message)
     else:
@@ -80,6 +83,7 @@ def _case(
 
 def _count(element: ET.Element, cases: list[ET.Element]) -> None:
     element.set("tests", str(len(cases)))
+    # guard: ci-junit-counts-cases
     element.set("failures", str(sum(c.find("failure") is not None for c in cases)))
     element.set("errors", "0")
     element.set("time", "0")
@@ -89,6 +93,7 @@ def _lines(arm: ArmComparison, criterion: Criterion) -> list[str]:
     """The verdict, then the figures it rests on."""
     p = arm.paired
     pairs = f"{p.n_pairs} pairs on {p.tasks} tasks"
+    # guard: compare-junit-says-prompts-differ
     prompts = [f"{PROMPTS_DIFFER}: {arm.prompts_change}"] if arm.prompts_change else []
     if criterion.name == "accuracy":
         return [

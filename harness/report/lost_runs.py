@@ -62,6 +62,7 @@ class LostRuns:
     def uneven(self) -> float:
         """1 when the failures fell on tasks harder or easier than the rest (p below
         UNEVEN_P), 0 when not shown, nan when nothing could be compared."""
+        # guard: failures-hard-tasks-warned-about
         return math.nan if math.isnan(self.p_value) else float(self.p_value < UNEVEN_P)
 
     def columns(self) -> dict[str, object]:

@@ -9,6 +9,7 @@ import pandas as pd
 def model_keys(frame: pd.DataFrame) -> list[str]:
     """["model"] when the runs are on several models (a model axis), so every summary,
     plot and comparison keeps them apart; [] for one model, as tables always were."""
+    # guard: tables-keep-models-apart
     return ["model"] if "model" in frame and frame["model"].nunique() > 1 else []
 
 

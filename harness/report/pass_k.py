@@ -51,8 +51,10 @@ class PassK:
         for i, (n, c) in enumerate(zip(runs.astype(int), right.astype(int), strict=True)):
             if n >= k:
                 if self.kind == "@":
+                    # guard: pass-k-unbiased-estimator
                     values[i] = 1 - math.comb(n - c, k) / math.comb(n, k)
                 else:
+                    # guard: pass-k-unbiased-estimator-2
                     values[i] = math.comb(c, k) / math.comb(n, k)
         return values
 
@@ -75,6 +77,7 @@ class PassK:
         estimate = float(values[kept].mean())
         low, high = clustered_interval(values[kept], np.ones(int(kept.sum())), most=groups)
         # Held to the estimate: a bound can land a rounding error past it (5.55e-17 at 0%).
+        # guard: pass-k-interval-holds-estimate
         low, high = min(low, estimate), max(high, estimate)
         return {
             name: estimate,

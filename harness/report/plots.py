@@ -17,6 +17,7 @@ from harness.report.model_axis import arms_by_model, config_labels, model_keys
 from harness.results.statuses import STATUSES
 from harness.terminal import one_line
 
+# guard: plots-matplotlib-imported-only-draw
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
@@ -69,6 +70,7 @@ def plot_outcomes(summary: pd.DataFrame, path: Path | str, title: str) -> None:
 def _shown(names: list[str]) -> list[str]:
     """Names as a plot shows them: a control character as its escape (a font has no glyph
     for it, and matplotlib warns of each)."""
+    # guard: plots-names-drawn-with-their
     return [one_line(str(name)) for name in names]
 
 

@@ -74,6 +74,7 @@ def difference_variance(
     """Var(d_t): the variance of one task's mean difference over ``repeats`` runs an arm."""
     v_a, v_b = p_a * (1 - p_a), p_b * (1 - p_b)
     arm_correlation = min(arm_correlation, feasible_correlation(p_a, p_b, icc))
+    # guard: arms-shared-difficulty-cancels
     between = icc * (v_a + v_b - 2 * arm_correlation * math.sqrt(v_a * v_b))
     return max(0.0, between + (1 - icc) * (v_a + v_b) / repeats)
 
@@ -111,6 +112,7 @@ def critical_t(tasks: int, alpha: float) -> float:
 def paired_power(tasks: int, sd: float, delta: float, alpha: float) -> float:
     """Power of the paired test on ``tasks`` per-task differences of mean ``delta``, sd ``sd``."""
     if sd <= 0:  # every task's difference is delta: the test rejects when it can
+        # guard: power-never-reports-fewer-tasks
         return 1.0 if tasks >= fewest_tasks(alpha) else 0.0
     return shift_power(abs(delta) * math.sqrt(tasks) / sd, tasks, alpha)
 
@@ -208,11 +210,13 @@ def design_power(design: Design, tasks: int, repeats: float | None = None) -> Po
     runs = design.repeats if repeats is None else repeats
     if tasks < fewest_tasks(design.alpha):  # no outcome of so few tasks rejects
         return Power(0.0, "exact")
+    # guard: at-icc-1-repeats-copies
     if design.icc >= 1:  # each task always or never right: its repeats are copies of one run
         runs = 1
     if runs == 1 and tasks <= EXACT_UP_TO:
         chances = (design.baseline, design.arm_b, design.icc, design.arm_correlation)
         return Power(one_run_power(tasks, chances, design.alpha), "exact")
+    # guard: with-repeats-few-tasks-power
     if math.isfinite(runs) and tasks < NORMAL_FROM:
         chances = (design.baseline, design.arm_b, design.icc, design.arm_correlation)
         return Power(simulated_power(tasks, int(runs), chances, design.alpha), "simulated")

@@ -102,6 +102,7 @@ def _graded_cells(records: Sequence[RunRecord], where: str) -> Cells:
     """The runs by arm and task, each model's arms apart; refused below two arms or two
     tasks (the paired test compares two arms over tasks)."""
     cells: Cells = defaultdict(lambda: defaultdict(list))
+    # guard: power-from-keeps-each-model
     several = len({r.model for r in records}) > 1  # a model axis: each model's arms apart
     for r in records:
         if r.status not in INFRASTRUCTURE_STATUSES:
@@ -151,6 +152,7 @@ def _best(cells: Cells, accuracy: dict[str, float], where: str) -> str:
         for arm in sorted(cells)
         if any(set(cells[arm]) & set(cells[other]) for other in cells if other != arm)
     ]
+    # guard: power-from-refuses-arms-with
     if not paired:
         raise PowerError(
             f"{where}no two of the {len(cells)} arms have graded runs of a task in common: the "
@@ -194,6 +196,7 @@ def pooled_icc(arms: Sequence[Sequence[Sequence[float]]]) -> float | None:
     n0 = size_terms / df_between
     if msb + (n0 - 1) * msw <= 0:
         return 0.0
+    # guard: icc-estimator
     return max(0.0, (msb - msw) / (msb + (n0 - 1) * msw))
 
 

@@ -33,6 +33,7 @@ EXACT_UP_TO = 3000
 
 def discordance(p_a: float, p_b: float, icc: float, kappa: float) -> tuple[float, float]:
     """P(a run of A right and B's wrong), P(A's wrong and B's right), on one task."""
+    # guard: one-run-task-shared-difficulty
     both = p_a * p_b + kappa * icc * math.sqrt(p_a * (1 - p_a) * p_b * (1 - p_b))
     both = min(both, p_a, p_b)  # no more than the weaker arm is right: kappa as feasible
     return p_a - both, p_b - both

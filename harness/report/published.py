@@ -24,8 +24,10 @@ def verdict(published: float, low: float, high: float) -> str:
     """Where ``published`` lies against the interval [low, high], its bounds inside."""
     if math.isnan(low) or math.isnan(high):
         return "no interval"
+    # guard: published-figure-bound-inside
     if published > high + TOLERANCE:
         return "above"
+    # guard: published-figure-under-interval
     return "below" if published < low - TOLERANCE else "inside"
 
 

@@ -88,13 +88,16 @@ def render(
         summary = summary[columns if fmt not in ("json", "csv") else _with_bounds(columns)]
     if fmt == "json":  # DEL escaped as json.dumps does: pandas leaves it, a terminal sees it
         text = str(summary.map(_exact_zero).to_json(orient="records", indent=2))
+        # guard: terminal-table-json-escapes-del
         return text.replace("\x7f", "\\u007f")
     if fmt == "csv":  # text cells a spreadsheet would run as formulas, as text
+        # guard: csv-table-writes-formula-cells
         return str(csv_frame(summary).to_csv(index=False))
     if fmt not in FORMATS:
         raise BadInput(f"unknown format {fmt!r}; choose {', '.join(FORMATS)}")
     # Names from data (arms, models, tasks) one line each, their control characters shown,
     # not acted on: a table is printed to a terminal, and LaTeX and HTML then escape them.
+    # guard: terminal-table-cells-one-line
     shown = _one_line(_chosen(whole, columns) if columns else _shown(summary))
     title = one_line(title)
     plain_title = title.replace("**", "")

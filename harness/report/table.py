@@ -96,6 +96,7 @@ def _summary(
         low, high = accuracy_interval(graded["task_id"].to_numpy(), right.to_numpy())
     total_cost = float(runs["cost_usd"].sum(min_count=len(runs))) if len(runs) else math.nan
     if retried is not None and len(retried):
+        # guard: superseded-runs-stay-cost
         total_cost += float(retried["cost_usd"].sum(min_count=len(retried)))
     statuses = runs["status"].value_counts()
     code = code_measures(graded)
@@ -149,6 +150,7 @@ def _repeats_agree(graded: pd.DataFrame) -> float:
     repeated = by_task.size() > 1
     if not repeated.any():
         return math.nan
+    # guard: repeats-add-no-information-only
     return float((by_task.nunique()[repeated] == 1).all())
 
 
@@ -171,6 +173,7 @@ def with_reference(frame: pd.DataFrame, summary: pd.DataFrame, reference: str) -
     arms = set(frame["arm"])
     if reference not in arms:
         raise BadInput(f"no arm {reference!r} in these results; arms: {', '.join(sorted(arms))}")
+    # guard: table-vs-leaves-failed-runs
     usable = frame[~frame["status"].isin(INFRASTRUCTURE_STATUSES)]
     base = usable[usable["arm"] == reference]
     columns: dict[str, list[float]] = {

@@ -36,6 +36,7 @@ ROUNDING = 1e-9
 def judge_accuracy(p: PairedDifference, max_drop: float, alpha: float) -> Criterion:
     """The difference is the mean of the per-task differences the test signs, so a fall
     is a fall of the tasks: a change that improved them is never a regression."""
+    # guard: compare-fall-max-drop-but
     if -p.difference > max_drop + ROUNDING and p.p_value < alpha:
         fall, limit = percent_beyond(-p.difference, max_drop)
         return Criterion(
@@ -61,11 +62,13 @@ def judge_cost(p: PairedDifference, max_rise: float, usage_unknown: int = 0) -> 
         ("baseline", p.accuracy_before, before),
         ("candidate", p.accuracy_after, after),
     ):
+        # guard: ci-cost-unknown-side-not
         if math.isnan(value):
             cause = "no run was correct" if accuracy == 0 else "runs without a price"
             return Criterion("cost", False, False, f"cost not compared: {cause} in the {side}")
     if before == 0:
         return Criterion("cost", False, False, "cost not compared: the baseline cost nothing")
+    # guard: ci-cost-rise-beyond-threshold
     if after / before - 1 > max_rise and p.cost_ci_low > 0:
         rise, limit = percent_beyond(after / before - 1, max_rise)
         return Criterion(

@@ -130,6 +130,7 @@ def read_frames(
         why = exc.why
     if (str(path), why) not in _ANNOUNCED:
         _ANNOUNCED.add((str(path), why))
+        # guard: reading-line-line-said
         print(f"warning: {path}: read line by line, slowly: {why}", file=sys.stderr)
     runs, replaced = read_both(path)
     frames = records_frame(runs, pricing), records_frame(replaced, pricing)
@@ -193,6 +194,7 @@ def _last_line_end(path: Path, size: int) -> int:
             data = handle.read(min(_TAIL, size - start))
             last = data.rfind(b"\n")
             if last >= 0:
+                # guard: torn-last-line-left-out
                 return start + last + 1
     return 0
 
@@ -256,6 +258,7 @@ def _supersedes(
         key = tuple(column[row] for column in keys)
         earlier = current.get(key)
         if earlier is not None:
+            # guard: run-recorded-twice-counts-once
             if not replaces(supersedes[row], run_id[earlier]):
                 keep[row] = False
                 repeated.append((row, earlier))

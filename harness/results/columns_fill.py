@@ -109,9 +109,11 @@ def finish(
     for name, shared in texts.items():
         columns[name] = _dicts(FIELDS[name], shared, vouched, schema_1, columns["pattern"])
     for row, record in records.items():
+        # guard: line-columns-do-not-vouch
         _patch(columns, row, record)
     options = texts.get("options")
     if options is not None and (records or any(REF in t for t in options.values if t)):
+        # guard: columns-put-prompt-texts-back
         columns["options"] = _with_prompts(columns["options"], folder)
     if records or schema_1.any():  # a run's key may differ from the line's
         keys = pd.DataFrame({n: columns[n] for n in ("model", "arm", "task_id", "repeat")})
@@ -136,6 +138,7 @@ def _record(line: str) -> RunRecord:
     try:
         return RunRecord.model_validate_json(line)
     except ValidationError:
+        # guard: line-model-refuses-refused-column
         raise Refused from None
 
 
@@ -150,10 +153,12 @@ def _upgrade(columns: dict[str, Array], vouched: Array) -> Array:
     vouched rows (the model upgraded the others); which rows are schema 1."""
     arm, pattern = columns["arm"], columns["pattern"]
     empty = vouched & (pattern == "")
+    # guard: pattern-read-from-arm-when
     if empty.any():
         pattern[empty] = _mapped(arm[empty], pattern_of)
     schema_1: Array = vouched & (columns["schema_version"] == 1)
     if schema_1.any():
+        # guard: schema-1-arm-read-as
         arm[schema_1] = _mapped(arm[schema_1], schema_1_identity)
     return schema_1
 
@@ -164,11 +169,13 @@ def _dicts(field: Field, texts: Shared, vouched: Array, schema_1: Array, pattern
     codes = texts.all_codes()
     codes[~vouched] = -1  # the model read these rows: patched later
     objects = np.empty(len(texts.values) + 1, dtype=object)  # absent (code -1) last
+    # guard: absent-dict-gets-field-default
     objects[:-1] = [field.default if t is None else _probe(field, t) for t in texts.values]
     objects[-1] = field.default
     values = objects[codes]
     if field.name == "options" and schema_1.any():
         held = np.array([t is not None for t in texts.values] + [False])[codes]
+        # guard: schema-1-record-options-read
         if (upgraded := schema_1 & held).any():
             text_of = np.array([*texts.values, None], dtype=object)
             pairs = zip(patterns[upgraded], text_of[codes[upgraded]], strict=True)
@@ -194,6 +201,7 @@ def _probe(field: Field, text: str | tuple[str, str]) -> Any:
     try:
         return getattr(RunRecord.model_validate_json(line), field.name)
     except ValidationError:
+        # guard: dict-model-refuses-refused-column
         raise Refused from None
 
 

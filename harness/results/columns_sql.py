@@ -122,6 +122,7 @@ def _whole(field: Field) -> str:
 
 def _within(number: str, field: Field) -> str:
     """The SQL condition that ``number`` is within the field's bounds, after an AND."""
+    # guard: columns-vouch-only-for-numbers
     least = "" if field.least is None else f" AND {number} >= {field.least}"
     return least + ("" if field.most is None else f" AND {number} <= {field.most}")
 
@@ -130,12 +131,14 @@ def _typed(field: Field) -> str:
     """The SQL condition that the field's JSON value (not null) is of the type it holds."""
     raw = _raw(field)
     if field.kind == "str":
+        # guard: string-field-must-hold-string
         check = f"starts_with({raw}, '\"')"
         if field.allowed:
             quoted = (sql_literal(json.dumps(value)) for value in field.allowed)
             check += f" AND {raw}::VARCHAR IN ({', '.join(quoted)})"
         return check
     if field.kind == "int":  # written as a whole number (5.0 and 1e2 are left to the model)
+        # guard: int-column-takes-whole-numbers
         return f"{_whole(field)}::VARCHAR = {raw}::VARCHAR" + _within(_whole(field), field)
     if field.kind == "float":  # finite: NaN and Infinity are the model's to refuse
         return f"isfinite({_number(field)})" + _within(_number(field), field)
@@ -162,6 +165,7 @@ def _valid(field: Field) -> str:
         return f"({raw} IS NULL OR {typed})"
     if field.required:
         return f"({raw} IS NOT NULL AND {typed})"
+    # guard: null-where-model-fills-default
     return f"(CASE WHEN {raw} IS NULL THEN NOT {_has(field)} ELSE {typed} END)"
 
 
@@ -195,6 +199,7 @@ def _value(field: Field) -> str:
     value = values[field.kind]
     default = _default(field)
     if default is not None:
+        # guard: field-line-leaves-out-gets
         value = f"coalesce({value}, {default})"
     return f"{value} AS {_quoted(field.name)}"
 
@@ -255,6 +260,7 @@ def select(names: list[str]) -> str:
     ``ANSWER_KEY``, ``GRADE_KIND`` and ``LINE`` from the file given as its one parameter,
     one row a line, in file order."""
     structure = json.dumps({name: "JSON" for name in FIELDS})
+    # guard: key-record-does-not-have
     vouched = " AND ".join(
         [
             f"len(_keys) = {' + '.join(map(_present, FIELDS.values()))}",  # none unknown, twice

@@ -33,6 +33,7 @@ NONE = -1
 def kind_code(correct: bool | None, reason: str | None) -> int:
     """The index in ``KINDS`` of a wrong grade's kind, by how its reason starts; ``NONE``
     for any other run."""
+    # guard: right-run-never-counted-as
     if correct is not False or not reason:
         return NONE
     for code, starts in enumerate(KINDS.values()):
@@ -48,6 +49,7 @@ def kind_sql(correct: str, reason: str) -> str:
         f"WHEN {' OR '.join(f'starts_with({reason}, {_literal(s)})' for s in starts)} THEN {code}"
         for code, starts in enumerate(KINDS.values())
     )
+    # guard: right-run-never-counted-as-2
     return (
         f"(CASE WHEN {correct} IS NOT DISTINCT FROM false THEN CASE {cases} ELSE {NONE} END "
         f"ELSE {NONE} END)::TINYINT"

@@ -23,6 +23,7 @@ def identity_changes(meta: dict[str, Any], expect: dict[str, Any]) -> list[str]:
     if "sampling" in expect:
         # A folder written before sampling was a setting was sent temperature 0.
         sent = meta.get("sampling")
+        # guard: folder-tied-sampling-settings
         if (LEGACY if sent is None else sent) != expect["sampling"]:
             differs.append(
                 f"sampling {describe(sent)}, not {describe(expect['sampling'])} (give the "
@@ -93,8 +94,10 @@ def describe_change(was: dict[str, Any], now: dict[str, Any]) -> list[str]:
     changed = sorted(t for t in set(old) & set(new) if old[t] != new[t])
     added, removed = sorted(set(new) - set(old)), sorted(set(old) - set(new))
     # The first tasks of a data file read with --limit ("first"): those past them unknown.
+    # guard: folder-read-with-limit-takes
     if "first" in was:
         added = []
+    # guard: folder-takes-run-read-with
     if "first" in now:
         removed = []
     for what, ids in (("changed", changed), ("added", added), ("removed", removed)):

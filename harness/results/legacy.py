@@ -106,6 +106,7 @@ def upgrade_record(data: dict[str, Any]) -> dict[str, Any]:
     if not upgraded.get("pattern"):
         upgraded["pattern"] = pattern_of(arm)
     if data.get("schema_version") == 1:
+        # guard: schema-1-arms-map-identities
         upgraded["arm"] = schema_1_identity(arm)
         if isinstance(data.get("options"), dict):
             upgraded["options"] = schema_1_options(upgraded["pattern"], data["options"])

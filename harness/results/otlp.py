@@ -68,6 +68,7 @@ def require_otlp() -> None:
         import google.protobuf.json_format  # noqa: F401
         import opentelemetry.exporter.otlp.proto.http.trace_exporter
         import opentelemetry.sdk.trace  # noqa: F401
+    # guard: otlp-without-extra-says-what
     except ImportError as exc:
         raise OtlpMissing(
             f"--format otlp: loopbench's otlp extra is not installed "
@@ -114,6 +115,7 @@ def folder_spans(folder: Path) -> FolderSpans:
                 continue  # a superseded run's, or a run this folder no longer counts
             try:
                 events = parse_events(line.get("events"))
+            # guard: otlp-damaged-trace-line-named
             except TraceError as exc:
                 raise ResultsError(f"{path}:{number}: damaged trace line ({exc})") from None
             spans += make(records[index], events)
@@ -139,12 +141,14 @@ def _trace_lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     try:
         with path.open("rb") as handle:
             for number, raw in enumerate(handle, start=1):
+                # guard: otlp-trace-line-kill-cut
                 if not raw.endswith(b"\n"):
                     return
                 if not raw.strip():
                     continue
                 try:
                     line = json_line(raw)
+                # guard: trace-line-nested-too-deep-2
                 except (ValueError, RecursionError) as exc:
                     raise ResultsError(f"{path}:{number}: not a JSON line ({exc})") from None
                 if not isinstance(line, dict) or not isinstance(line.get("run_id"), str):
@@ -221,6 +225,7 @@ def traces_url(endpoint: str) -> str:
     """The URL spans are posted to: ``endpoint`` as given, or with OTLP/HTTP's
     ``/v1/traces`` when it names no path (``http://localhost:4318``)."""
     scheme, _, rest = endpoint.partition("://")
+    # guard: otlp-endpoint-not-http-s
     if scheme not in ("http", "https") or not rest.strip("/"):
         raise OtlpError(
             f"--otlp-endpoint {endpoint}: not an http:// or https:// URL, "
@@ -251,6 +256,7 @@ def send(spans: Sequence[ReadableSpan], url: str, timeout: float | None = None) 
         for sent, start in enumerate(range(0, len(spans), SPANS_PER_REQUEST)):
             batch = spans[start : start + SPANS_PER_REQUEST]
             reasons.said.clear()  # what an earlier, accepted request went through
+            # guard: otlp-spans-receiver-did-not
             if exporter.export(batch) is not SpanExportResult.SUCCESS:
                 earlier = f" ({sent} earlier requests were accepted)" if sent else ""
                 raise SendFailed(

@@ -29,6 +29,7 @@ FOLDER = "prompts"
 REF = "$ref"
 PROMPTS = "prompts"
 #: What a reference names: a file in the folder's prompts/, by its SHA-256; nothing else.
+# guard: prompts-reference-names-file-prompts
 _NAME = re.compile(r"prompts/([0-9a-f]{64})\.json")
 #: Prompts files kept read, by path: a folder's few distinct prompts, read once a process.
 _READ: OrderedDict[str, dict[str, str]] = OrderedDict()
@@ -126,8 +127,10 @@ def _texts(ref: dict[str, Any], folder: Path) -> dict[str, str]:
 
 def _read(path: Path, digest: str) -> dict[str, str]:
     """The prompts a folder's prompts file holds, checked against the hash naming it."""
+    # guard: prompts-file-fifo-refused-before
     if problem := special_file_problem(path):
         raise ResultsError(f"{path}: {problem}; expected the prompt texts its runs reference")
+    # guard: missing-prompts-file-says-copy
     if not path.is_file():
         raise ResultsError(
             f"{path}: no such file; the runs of this folder reference their prompt texts "
@@ -137,10 +140,12 @@ def _read(path: Path, digest: str) -> dict[str, str]:
         body = read_bounded(path)
     except OSError as exc:
         raise ResultsError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    # guard: prompts-file-checked-against-hash
     if hashlib.sha256(body).hexdigest() != digest:
         raise ResultsError(f"{path}: its content does not match the hash naming it; it is damaged")
     try:
         data = json.loads(body.decode("utf-8"))
+    # guard: prompts-file-not-json-named
     except (ValueError, RecursionError):
         data = None
     if not isinstance(data, dict) or not all(

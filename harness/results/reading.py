@@ -35,6 +35,7 @@ RunKey = tuple[str, str, str, int]
 
 
 def run_key(record: RunRecord) -> RunKey:
+    # guard: run-key-holds-model
     return (record.model, record.arm, record.task_id, record.repeat)
 
 
@@ -58,8 +59,10 @@ def read_both(folder: Path | str) -> tuple[list[RunRecord], list[RunRecord]]:
     repeated: list[Repeated] = []
     for number, record in iter_records(path):
         key = run_key(record)
+        # guard: run-recorded-twice
         if key in current:
             line, earlier = current[key]
+            # guard: run-recorded-again-left-out
             if not replaces(record.supersedes, earlier.run_id):
                 repeated.append(
                     Repeated(number, line, key, (earlier.experiment_id, record.experiment_id))
@@ -75,6 +78,7 @@ def read_both(folder: Path | str) -> tuple[list[RunRecord], list[RunRecord]]:
 def replaces(supersedes: str | None, run_id: str) -> bool:
     """Whether a record naming ``supersedes`` replaces the earlier record ``run_id`` of its
     run (``--retry-errors``); if not, it records that run again and is not counted."""
+    # guard: superseding-record-must-name-one
     return bool(supersedes) and supersedes == run_id
 
 
@@ -124,6 +128,7 @@ def has_traces(folder: Path | str) -> bool:
     """Whether the results folder holds traces; ``ResultsError`` when its traces.jsonl is
     not a file (a folder in its place is not a folder without traces)."""
     path = Path(folder) / TRACES
+    # guard: traces-jsonl-not-file-refused
     if path.exists() and not path.is_file():
         raise ResultsError(f"{path}: is not a file; expected the traces `loopbench run` writes")
     return path.is_file()
@@ -147,6 +152,7 @@ def runs_file(folder: Path | str) -> Path:
     path = Path(folder)
     if path.is_dir() and path.name != RUNS:  # a folder named runs.jsonl is not a results folder
         path = path / RUNS
+    # guard: runs-jsonl-folder-named-as
     if path.is_dir():
         raise ResultsError(f"{path}: is a folder; expected the runs file `loopbench run` writes")
     if problem := special_file_problem(path):
@@ -176,6 +182,7 @@ def complete_lines(path: Path) -> Iterator[tuple[int, bytes]]:
     by a kill: that run was not finished, and the reading ends before it."""
     try:
         with path.open("rb") as handle:
+            # guard: carriage-return-whitespace-inside
             for number, raw in enumerate(handle, start=1):  # split at b"\n" only
                 if not raw.endswith(b"\n"):
                     return
@@ -257,9 +264,11 @@ def parse_line(path: Path, number: int, raw: bytes) -> RunRecord | None:
     try:
         record = RunRecord.model_validate_json(line)
     except ValidationError as exc:
+        # guard: record-escaping-lone-surrogate-read
         if (found := _with_valid_text(line)) is None:
             raise ResultsError(f"{path}:{number}: {describe_errors(exc, first=True)}") from None
         record = found
+    # guard: read-records-puts-prompt-texts
     return with_prompts(record, path.parent)
 
 
@@ -301,4 +310,5 @@ def json_line(raw: bytes) -> Any:
     """A JSON line read as Python reads it, every lone surrogate its text escapes (not text a
     reader can take) replaced with U+FFFD; ValueError or RecursionError when it is not JSON."""
     data = json.loads(raw)
+    # guard: trace-escaping-lone-surrogate-read
     return valid_value(data)[0] if _SURROGATE_ESCAPE.search(raw) else data

@@ -21,14 +21,17 @@ from harness.results.statuses import Status
 SCHEMA_VERSION = 2
 
 #: A count as written: a whole number, not negative (``"5"``, ``5.0`` and ``true`` refused).
+# guard: count-never-negative
 Count = Annotated[int, Field(ge=0), Strict()]
 #: Dollars or seconds as written: a finite number, not negative (NaN refused).
+# guard: cost-finite-number
 Amount = Annotated[float, Field(ge=0, allow_inf_nan=False), Strict()]
 #: A verdict as written: ``true`` or ``false``.
 Verdict = Annotated[bool, Strict()]
 #: A graded measure as written: a number from 0 to 1.
 Score = Annotated[float, Field(ge=0, le=1, allow_inf_nan=False), Strict()]
 #: A version this reader knows: a later one's fields may mean what it cannot tell.
+# guard: schema-version-this-reader-does
 Version = Annotated[int, Field(ge=1, le=SCHEMA_VERSION), Strict()]
 
 

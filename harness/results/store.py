@@ -60,6 +60,7 @@ def _line_start(handle: IO[bytes], end: int) -> int:
     before it, or 0; read backwards a chunk at a time."""
     position = end
     while position > 0:
+        # guard: resume-reads-traces-jsonl-chunk
         step = min(CHUNK, position)
         handle.seek(position - step)
         found = handle.read(step).rfind(b"\n")
@@ -106,11 +107,13 @@ def _drop_orphan_traces(folder: Path) -> int:
         while end > 0:
             start = _line_start(handle, end - 1)
             handle.seek(start)
+            # guard: resume-reads-only-trace-line
             run_id = run_id_in(handle.read(min(RUN_ID_OPENING, end - start)))
             if run_id is None:
                 break  # not ours to judge: readers say what is wrong with it
             if recorded is None:
                 recorded = _recorded_run_ids(folder / RUNS)
+            # guard: orphan-trace-line-dropped
             if run_id in recorded:
                 break
             end, dropped = start, dropped + 1
@@ -195,6 +198,7 @@ def _take_lock(folder: Path) -> IO[str]:
     except OSError as exc:
         raise ResultsError(f"{folder / LOCK}: cannot be opened ({exc.strerror})") from None
     try:
+        # guard: one-writer
         fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
         handle.seek(0)
@@ -230,6 +234,7 @@ def _check_or_create(folder: Path, expect: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(meta, dict):
         raise ResultsError(f"{meta_path}: not a JSON object; it is unusable")
     differs = identity_changes(meta, expect)
+    # guard: changed-task-set
     if differs:
         raise ResultsError(
             f"{folder} holds runs with {'; '.join(differs)}; write to another --out folder "
@@ -238,6 +243,7 @@ def _check_or_create(folder: Path, expect: dict[str, Any]) -> dict[str, Any]:
     # A folder written before fingerprints: from now on it is tied to this content. An
     # experiment file's published figures, added or changed since, are its current ones.
     updated = {key: expect[key] for key in ("fingerprint",) if key in expect and key not in meta}
+    # guard: folder-fingerprint-widens-as-more
     if _reads_more(meta.get("fingerprint"), expect.get("fingerprint")):
         updated["fingerprint"] = expect["fingerprint"]  # a data file read further since
     if "published" in expect and meta.get("published") != expect["published"]:
@@ -274,12 +280,14 @@ class RecordWriter:
         self._traces: IO[str] = (folder / TRACES).open("a", encoding="utf-8")
 
     def append(self, record: RunRecord, trace: list[dict[str, Any]]) -> None:
+        # guard: writer-stores-prompt-texts-once
         options = referenced(record.options, self._folder, self._prompts)
         if options is not record.options:  # the texts stored once in prompts/, referenced
             record = record.model_copy(update={"options": options})
         line = json.dumps({"run_id": record.run_id, "events": trace})
         replaced = 0
         if _ESCAPED_SURROGATE.search(line):  # a pair (a character past U+FFFF) or a lone one
+            # guard: writer-replaces-what-left
             events, replaced = valid_value(trace)
             if replaced:
                 line = json.dumps({"run_id": record.run_id, "events": events})
@@ -288,11 +296,14 @@ class RecordWriter:
         except PydanticSerializationError:
             text = ""
         if replaced or not text:
+            # guard: writer-counts-record
             fields, in_record = valid_value(record.model_dump())
             fields["replaced_characters"] = record.replaced_characters + replaced + in_record
             text = RunRecord.model_validate(fields).model_dump_json()
+        # guard: secrets-traces-jsonl-redacted-as
         self._traces.write(redact(line) + "\n")
         self._traces.flush()
+        # guard: secrets-runs-jsonl-redacted-as
         self._runs.write(redact(text) + "\n")
         self._runs.flush()
 

@@ -35,6 +35,7 @@ def beyond(noncentrality: float, df: int, critical: float) -> float:
 
     below = special.nctdtr(df, noncentrality, [-critical, critical])
     tails = [float(below[0]), 1 - float(below[1])]
+    # guard: noncentral-t-nan-tail-approximated
     if not all(math.isfinite(tail) for tail in tails):
         spread = math.sqrt(1 + noncentrality**2 / (2 * df))
         normal = NormalDist(noncentrality, spread)

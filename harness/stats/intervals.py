@@ -44,6 +44,7 @@ def wilson_interval(successes: float, n: float, z: float = Z95) -> tuple[float, 
     centre = (p + z * z / (2 * n)) / denom
     half = z * math.sqrt(max(0.0, p * (1 - p) / n + z * z / (4 * n * n))) / denom
     # Held to its estimate: at 0% or 100% centre - half is p only to rounding (5e-17 off).
+    # guard: wilson-interval-holds-estimate
     return (min(p, max(0.0, centre - half)), max(p, min(1.0, centre + half)))
 
 
@@ -74,16 +75,19 @@ def effective_runs(
     most = n if most is None else max(most, fewest)
     quantile = 1 - (1 - level) / 2
     # With repeats the design effect is estimated: t on the tasks' degrees of freedom.
+    # guard: estimated-design-effect-takes-t
     z = (
         t_quantile(quantile, tasks - 1)
         if most > fewest and tasks > 1
         else normal_quantile(quantile)
     )
     if run_variance <= 0 or tasks < 2:
+        # guard: at-0-or-100-interval
         return Effective(fewest, z)
     estimate = float(values.sum()) / n
     spread = tasks / (tasks - 1) * float(((values - estimate * runs) ** 2).sum()) / (n * n)
     estimated = run_variance / spread if spread > 0 else most
+    # guard: repeats-never-count-for-more
     return Effective(min(most, max(fewest, estimated)), z)
 
 
@@ -130,6 +134,7 @@ def newcombe_interval(
     n = both + only_a + only_b + neither
     if n <= 0:
         return (-1.0, 1.0)
+    # guard: paired-interval-no-pair-disagreeing
     if only_a <= 0 and only_b <= 0:
         bound = wilson_interval(0.0, n, z)[1]
         return (-bound, bound)
@@ -329,6 +334,7 @@ class _TaskMeans:
 
         def mean(values: np.ndarray) -> np.ndarray:
             totals = np.bincount(cluster_of, weights=values, minlength=self.count)
+            # guard: compare-cost-per-correct-weighs
             means: np.ndarray = totals / pairs
             return means
 
@@ -354,6 +360,7 @@ class _TaskMeans:
         drawn: np.ndarray, cost: np.ndarray, unpriced: np.ndarray, correct: np.ndarray
     ) -> float:
         right = drawn @ correct
+        # guard: resample-drawing-unpriced-task
         if not right or drawn[unpriced].any():
             return math.nan
         return float(drawn @ cost / right)

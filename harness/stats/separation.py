@@ -61,6 +61,7 @@ class SeparationRule:
     def look_alpha(self, arms: int) -> float:
         """The alpha of one look at one pair of arms."""
         pairs = max(1, arms * (arms - 1) // 2)
+        # guard: alpha-spent-across-rounds-pairs
         return self.alpha / (self.max_repeats * pairs)
 
 
@@ -109,6 +110,7 @@ class Separation:
 def judge(arm: np.ndarray, best: np.ndarray, alpha: float, margin: float) -> Look:
     """One look at one arm against the best: outcomes as (tasks, repeats) arrays of 1, 0, or
     NaN (not run, or not the arm's doing), aligned by task and repeat."""
+    # guard: pairs-need-both-runs
     made = ~(np.isnan(arm) | np.isnan(best))
     a, b = (arm == 1) & made, (best == 1) & made
     paired = PairedTasks(
@@ -123,6 +125,7 @@ def judge(arm: np.ndarray, best: np.ndarray, alpha: float, margin: float) -> Loo
     verdict: Verdict = "undecided"
     if pairs and p_value <= alpha:
         verdict = "better" if paired.difference > 0 else "worse"
+    # guard: within-margin-needs-whole-interval
     elif pairs and -margin < low and high < margin:
         verdict = "within margin"
     return Look(verdict, paired.difference, low, high, p_value, pairs)

@@ -58,6 +58,7 @@ def sign_flip_p(
         return 1.0
     lattice = _lcm(np.unique(m))
     if len(m) <= EXACT_TASKS and lattice is not None:
+        # guard: unequal-repeats-tested-their-common
         steps = (a - b) * (lattice // m)  # d_t * L, exactly
         if 2 * int(np.abs(steps).sum()) + 1 <= EXACT_POINTS:
             return _exact(steps)
@@ -82,6 +83,7 @@ def _exact(steps: np.ndarray) -> float:
     observed = abs(int(steps.sum()))
     beyond = dist[total + observed + 1 :].sum() + dist[: total - observed].sum()
     at = dist[total + observed] + (dist[total - observed] if observed else 0.0)
+    # guard: paired-test-counts-tie-at
     return float(min(1.0, beyond + at / 2))
 
 
@@ -109,5 +111,6 @@ def _fair_binomial(count: int) -> np.ndarray:
 
 def _normal(d: np.ndarray) -> float:
     """S against N(0, sum of d_t^2), the permutation distribution's own variance."""
+    # guard: past-exact-range-permutation
     z = abs(float(d.sum())) / math.sqrt(float((d * d).sum()))
     return min(1.0, math.erfc(z / math.sqrt(2)))

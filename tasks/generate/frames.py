@@ -230,6 +230,7 @@ class Answer:
 def hundredths(ratio: Fraction) -> float:
     """Rounded half up, as a person rounds, not to even as ``round`` does."""
     exact = Decimal(ratio.numerator) / Decimal(ratio.denominator)
+    # guard: ratios-round-half-up-as
     return float(exact.quantize(Decimal("0.01"), rounding=ROUND_HALF_UP))
 
 

@@ -144,6 +144,7 @@ class Walk:
 
     def _depot(self, ref: Ref) -> Record:
         convention = f"{ref.name} {ref.city} depot"
+        # guard: solver-uses-naming-convention-only
         if convention in self.produced and self.book.exact(convention) == convention:
             record = self.read(convention, "depot")
         else:  # a local title: only the company's entry says it

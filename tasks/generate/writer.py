@@ -73,6 +73,7 @@ def is_generated(folder: Path) -> bool:
 def write_set(made: Generated, out: Path) -> None:
     if out.exists() and not out.is_dir():
         raise GenerateError(f"--out {out}: is a file; give a new or empty folder")
+    # guard: generate-never-overwrites-folder-did
     if out.is_dir() and any(out.iterdir()) and not is_generated(out):
         raise GenerateError(
             f"--out {out}: holds files and is not a generated task set; give a new or empty "

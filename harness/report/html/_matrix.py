@@ -56,6 +56,7 @@ class TaskRow:
         """Arms disagree: one is mostly right on this task (over half its graded runs
         correct) and another mostly wrong (under half)."""
         cells = [c for c in self.cells if c is not None]
+        # guard: flip-needs-one-arm-mostly
         return any(c.mostly_right for c in cells) and any(c.mostly_wrong for c in cells)
 
     @property

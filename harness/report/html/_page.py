@@ -115,6 +115,7 @@ def build_page(results: Path, pricing: Pricing, reference: str | None = None) ->
         listed = run_list(results, records, costs, labels_by_run(labelled), several)
     failures = summarize_failures(labelled, examples=0)
     rules: dict[str, str] = {label: _rule(label) for label in LABELS}
+    # guard: report-shows-prompts-arms-overrode
     return Page(
         title=where,
         facts=facts(results, frame, pricing),
@@ -146,10 +147,12 @@ def _read(
     # Run ids find the listed runs; versions are a fact; prompt hashes name the prompts
     # arms overrode; answers, when the folder has traces, are what the failure rules read
     # beside them (labelled_frame reads again without).
+    # guard: report-keeps-prompts-hash
     kept = {"run_id", "loopbench_version", "prompts_hash"}
     kept |= {"answer"} if has_traces(results) else set()
     drop = [name for name in UNREAD if name not in kept]
     frame, retried = read_frames(results, pricing, drop=drop)
+    # guard: report-lists-every-run-up
     if len(frame) > LIST_ALL_RUNS:
         return frame, retried, None
     records = read_records(results)

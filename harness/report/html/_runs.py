@@ -25,6 +25,7 @@ SHOWN_TEXT = MAX_TEXT
 
 
 def _shown(text: str | None) -> str | None:
+    # guard: report-shows-record-texts-cut
     return None if text is None else cut(text, SHOWN_TEXT)
 
 

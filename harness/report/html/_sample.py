@@ -53,6 +53,7 @@ class Sample:
 def sample_rows(labelled: pd.DataFrame) -> np.ndarray[Any, np.dtype[np.intp]]:
     """Positions in ``labelled`` (as ``labelled_frame`` makes it) of the runs to list,
     ascending. Runs without a run_id are never chosen: their record cannot be found."""
+    # guard: sample-does-not-depend-python
     order = pd.util.hash_pandas_object(labelled[_KEY], index=False).to_numpy()
     findable = labelled["run_id"].fillna("").ne("").to_numpy(dtype=bool)
     runs = pd.DataFrame(
@@ -60,6 +61,7 @@ def sample_rows(labelled: pd.DataFrame) -> np.ndarray[Any, np.dtype[np.intp]]:
     )  # indexed by position
     failing = findable & labelled["failed"].to_numpy(dtype=bool)
     labels = runs[failing].assign(label=labelled["labels"].to_numpy()[failing]).explode("label")
+    # guard: large-report-lists-at-most
     by_label = _first(labels[labels["label"].notna()], ["model", "arm", "label"], PER_LABEL)
     correct = findable & labelled["correct"].eq(True).to_numpy(dtype=bool)
     by_arm = _first(runs[correct], ["model", "arm"], CORRECT_PER_ARM)

@@ -46,6 +46,7 @@ def records_of(folder: Path, wanted: Collection[str]) -> list[RunRecord]:
                 continue  # a line without a newline was cut short by a kill: not finished
             record = parse_line(path, number, raw)
             if record is not None and record.run_id in wanted:
+                # guard: copied-line-one-run-report
                 found.setdefault(record.run_id, record)
     return list(found.values())
 
@@ -74,5 +75,6 @@ def _trace_line(path: Path, number: int, raw: bytes) -> Any:
     nested past what a reader follows)."""
     try:
         return json_line(raw)
+    # guard: trace-line-nested-too-deep
     except (ValueError, RecursionError) as exc:  # UTF-8 errors are ValueErrors too
         raise ResultsError(f"{path}:{number}: damaged trace line ({exc})") from None

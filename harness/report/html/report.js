@@ -166,6 +166,7 @@
   let opener = null;
 
   function pre(text) {
+    // guard: report-shows-model-text-as
     return el("pre", null, text);
   }
 

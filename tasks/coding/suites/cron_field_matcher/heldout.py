@@ -94,6 +94,7 @@ def test_empty_items(candidate):
         candidate("3,", 3, "hour")
 
 
+# guard: held-out-cron-step-needs
 @rules("step-of-a-number")
 def test_a_step_needs_a_star_or_a_range(candidate):
     with raises(ValueError):

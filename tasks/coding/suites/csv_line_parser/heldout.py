@@ -14,6 +14,7 @@ def test_empty_fields(candidate):
     assert candidate("  ") == ["  "]
 
 
+# guard: held-out-empty-csv-line
 @rules("empty-line")
 def test_an_empty_line_is_one_empty_field(candidate):
     assert candidate("") == [""]
