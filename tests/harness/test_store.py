@@ -293,6 +293,8 @@ def test_an_unknown_price_as_is_refused_before_anything_runs(tmp_path, server):
 def test_a_number_that_would_disable_a_check_is_refused(args):
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 2 and "Traceback" not in result.output, result.output
+    if args[-1] in ("nan", "inf"):  # refused as the option is read, saying why
+        assert "is not a finite number" in result.output, result.output
 
 
 def test_a_reply_with_thousands_of_tool_calls_or_a_huge_name_stays_small_on_disk(tmp_path):
