@@ -227,3 +227,15 @@ def test_a_suite_timeout_beyond_an_hour_is_refused(tmp_path):
     (folder / "taskset.toml").write_text('name = "c"\ngrader = "code_tests"\ntimeout_s = 1e300\n')
     with pytest.raises(TaskSetError, match="timeout_s"):
         load_taskset(str(folder))
+
+
+@pytest.mark.parametrize("number", [float("nan"), float("inf"), -float("inf")])
+def test_an_answer_key_refuses_a_number_that_is_not_finite_given_from_python_too(number):
+    """A file's NaN is refused as it is read; a task made in Python meets the key's own
+    type: a NaN in the key would make every answer wrong, an infinity match nothing."""
+    from pydantic import ValidationError
+
+    from graders.task_models import Task
+
+    with pytest.raises(ValidationError, match="finite"):
+        Task.model_validate({"id": "t", "question": "q", "expected": {"numbers": [number]}})
