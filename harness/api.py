@@ -267,7 +267,7 @@ class Experiment:
         )
         separation = None
         if self.until_separated is None:
-            made = await run_grid(grid, client, folder, settings, observer, folder.records())
+            made = await run_grid(grid, client, folder, settings, observer)
         else:
             made, separation = await run_until_separated(
                 grid, self.until_separated, client, folder, settings, observer

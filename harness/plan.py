@@ -3,8 +3,9 @@
 ``Experiment.from_config`` asks for the plan, then runs it; nothing here is resolved
 again. In order, each refused (``BadInput``) before anything is sent:
 
-1. the plugins (``--plugin`` modules, then every installed plugin's entry points), so
-   that every name after is looked up among all that is registered;
+1. the plugins named (``--plugin``), so that every name after is looked up among all
+   that is registered (installed plugins' entry points are loaded as a kind is first
+   looked up, where a broken one is said with what named it);
 2. the arms, parsed and checked once, each pattern built once (``harness.arms``);
 3. the endpoints (unless given: resolved already; ``harness.endpoints``);
 4. the task set (``tasks.loading``);
@@ -16,19 +17,15 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from graders.registry import GRADERS
 from harness.arms import Arm, ArmError, parse_arms
 from harness.config import RunConfig
 from harness.endpoints import resolve_endpoints
 from harness.models.endpoint import Endpoint, EndpointNotConfigured
-from harness.patterns.registry import PATTERNS
-from harness.plugins import load_entry_points, load_plugin
+from harness.plugins import load_plugin
 from harness.run_settings import run_settings
 from harness.runner import RunSettings
 from tasks.loading import load_taskset
 from tasks.taskset import TaskSet
-from tasks.taskset_registry import TASKSETS
-from tasks.tool_registry import TOOLS
 
 
 @dataclass(frozen=True)
@@ -55,8 +52,6 @@ def plan_run(
     know (how isolated the sandbox is)."""
     for module in config.plugins:
         load_plugin(module)
-    for registry in (PATTERNS, TOOLS, GRADERS, TASKSETS):
-        registry.take(load_entry_points(registry.group))
     if not config.arms:
         raise ArmError("give at least one --arm, or an --experiment file that lists arms")
     arms = parse_arms(config.arms, config.arm_written_at)

@@ -10,7 +10,8 @@ with ``loopbench.register_taskset(name, loader)``, a tool with
 - when an installed package declares it as an entry point, in the group
   ``loopbench.patterns``, ``loopbench.tasksets``, ``loopbench.tools`` or
   ``loopbench.graders`` (``[project.entry-points]`` in its pyproject.toml): every such
-  entry point is loaded the first time a name of its kind is looked up (harness/registry.py).
+  entry point is loaded the first time a name of its kind is looked up (harness/registry.py,
+  ``load_entry_points``).
 
 A plugin that cannot be imported is refused with its name and the error, never a
 traceback.
@@ -20,7 +21,6 @@ from __future__ import annotations
 
 import importlib
 import sys
-from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 
 from harness.errors import BadInput
@@ -58,18 +58,3 @@ def _special_source(module: str) -> str | None:
                 if problem := special_file_problem(path):
                     return f"{path} {problem}"
     return None
-
-
-def load_entry_points(group: str) -> list[tuple[EntryPoint, object]]:
-    """Load every entry point of ``group``; returns each with what it names."""
-    loaded = []
-    for point in entry_points(group=group):
-        try:
-            loaded.append((point, point.load()))
-        except Exception as exc:  # a broken plugin names itself instead of a traceback
-            source = point.dist.name if point.dist is not None else "an installed package"
-            raise PluginError(
-                f"plugin {point.name!r} ({point.value}, from {source}, entry point group "
-                f"{group}) cannot be loaded: {type(exc).__name__}: {exc}"
-            ) from None
-    return loaded

@@ -1,19 +1,19 @@
 """Names -> what they stand for: one registry per kind (patterns, tools, graders, task sets).
 
 A kind's shipped entries are added as its modules are imported, those of installed plugins
-when a run is planned (``harness.plan``), or else the first time the kind is looked up:
-every entry point of its group (harness/plugins.py) is loaded then, once. A name is added
+the first time the kind is looked up: every entry point of its group (harness/plugins.py)
+is loaded then, once. A name is added
 once; a name no one added is refused with the registered names and how to add one.
 """
 
 from __future__ import annotations
 
-from importlib.metadata import EntryPoint
+from importlib.metadata import EntryPoint, entry_points
 from types import ModuleType
 from typing import Generic, TypeVar
 
 from harness.errors import UnknownName
-from harness.plugins import load_entry_points
+from harness.plugins import PluginError
 
 EntryT = TypeVar("EntryT")
 
@@ -46,8 +46,7 @@ class Registry(Generic[EntryT]):
         return dict(self._entries)
 
     def take(self, loaded: list[tuple[EntryPoint, object]]) -> None:
-        """Take the installed plugins' entry points of this kind, loaded (once: a run's
-        plan loads every kind's before anything is looked up)."""
+        """Take the installed plugins' entry points of this kind, loaded."""
         for point, found in loaded:
             if not isinstance(found, ModuleType):  # a module adds its own as it imports
                 self.adopt(point, found)
@@ -77,3 +76,18 @@ class Registry(Generic[EntryT]):
             f"or declare the module as an entry point in the group {self.group!r} of your "
             "package (docs/api.md: Plugins)"
         )
+
+
+def load_entry_points(group: str) -> list[tuple[EntryPoint, object]]:
+    """Load every entry point of ``group``; returns each with what it names."""
+    loaded = []
+    for point in entry_points(group=group):
+        try:
+            loaded.append((point, point.load()))
+        except Exception as exc:  # a broken plugin names itself instead of a traceback
+            source = point.dist.name if point.dist is not None else "an installed package"
+            raise PluginError(
+                f"plugin {point.name!r} ({point.value}, from {source}, entry point group "
+                f"{group}) cannot be loaded: {type(exc).__name__}: {exc}"
+            ) from None
+    return loaded

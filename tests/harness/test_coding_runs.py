@@ -132,7 +132,7 @@ def test_no_key_reaches_the_results(coding_run):
 def test_humaneval_runs_through_the_same_experiment(tmp_path, monkeypatch):
     full = load_taskset("humaneval")
     subset = replace(full, tasks=full.tasks[:12])
-    monkeypatch.setattr("harness.api.load_taskset", lambda spec, *given: subset)
+    monkeypatch.setattr("harness.plan.load_taskset", lambda spec, *given: subset)
     folder = tmp_path / "humaneval"
     run_grid(subset, folder)
     wrong, broken, right = parts(subset)
