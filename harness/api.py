@@ -146,10 +146,9 @@ class Experiment:
 
     @cached_property
     def parsed_arms(self) -> list[Arm]:
-        """The arms, checked against the registry before anything runs (parsed by the plan
-        already when made by ``from_config``)."""
-        planned = self.config is not None and all(isinstance(a, Arm) for a in self.arms)
-        arms = [a for a in self.arms if isinstance(a, Arm)] if planned else parse_arms(self.arms)
+        """The arms, checked against the registry before anything runs (an arm the plan
+        parsed already is taken as it is)."""
+        arms = parse_arms(self.arms)
         if not arms:
             raise ArmError("give at least one arm")
         if self.until_separated is not None and len(arms) < 2:

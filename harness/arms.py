@@ -99,7 +99,7 @@ class Arm:
             "spec": _written(self.info.name, self.set_options),
             "resolved": values | {"prompts": dict(self.prompts)} if self.prompts else values,
             "prompt_overrides": overrides,
-            "prompts_hash": prompts_hash(overrides) if overrides else None,
+            "prompts_hash": prompts_hash(overrides),
             "takes_tools": self.options.takes_tools or any(s.takes_tools for s in stages),
             "tool_choices": self.options.tool_options(),
             "runnable": Limited(self.built or self.info.build(self.options), self.options),

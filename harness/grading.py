@@ -79,7 +79,7 @@ class Grading:
         setup = GraderSetup(
             taskset.path, taskset.timeout_s, sandbox, taskset.grader_options, taskset.tasks
         )
-        self._grader = GRADERS.lookup(taskset.grader).factory(setup)
+        self._grader = GRADERS.lookup(taskset.grader).build(setup)
 
     def check(self, task: AnyTask) -> CodeCheck | None:
         return self._grader.check(task)

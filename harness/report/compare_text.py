@@ -7,7 +7,7 @@ import math
 from collections import Counter
 from typing import Any
 
-from harness.report.compare import REPAIR_MEASURES, Comparison
+from harness.report.compare import REPAIR_MEASURES, ArmComparison, Comparison
 from harness.report.deciding_digits import dollars, money
 from harness.report.pairing import LeftOut
 from harness.terminal import one_line, printable
@@ -36,7 +36,24 @@ def as_json(comparison: Comparison) -> dict[str, Any]:
 def as_markdown(comparison: Comparison) -> str:
     """The table and its notes, for a terminal and a job summary: a cell's names one line,
     every control character shown, not acted on (``harness.terminal``)."""
-    results = comparison.arms
+    lines = [*_table(comparison.arms), *_notes(comparison)]
+    return printable("\n".join(lines)) + "\n" + METHOD_NOTE
+
+
+#: What every comparison's figures mean, said under its table.
+METHOD_NOTE = (
+    "\nPairs are matched by (arm, task, repeat); runs that failed on infrastructure are left "
+    "out. Tasks are the unit: accuracy, the difference and cost per correct answer weigh "
+    "each task the same (the mean of the per-task differences; a task's mean cost over "
+    "its share correct), the difference's interval is Newcombe's on the effective "
+    "number of pairs and p is the paired test's (sign flips of the same per-task "
+    "differences, two-sided, mid-p), all about tasks like these, since repeats of a task "
+    "are correlated samples of it."
+)
+
+
+def _table(results: list[ArmComparison]) -> list[str]:
+    """One row per arm, its names on one line."""
     lines = [
         "| arm | pairs | accuracy before → after | difference [95% CI] | p (paired) | "
         "$/correct before → after | turns | tokens | right→wrong | wrong→right | verdict |",
@@ -57,6 +74,14 @@ def as_markdown(comparison: Comparison) -> str:
             f"{one_line(flipped(p.right_to_wrong))} | {one_line(flipped(p.wrong_to_right))} | "
             f"{'**REGRESSED**: ' + one_line(r.why) if r.regressed else 'ok'} |"
         )
+    return lines
+
+
+def _notes(comparison: Comparison) -> list[str]:
+    """What the table does not say: sampling, matched and unmatched arms, runs left out,
+    coding runs, options and prompts that differ."""
+    results = comparison.arms
+    lines: list[str] = []
     if comparison.sampling_differs:
         lines.append(
             f"\nSampling differs: the baseline was sent {comparison.sampling[0]}, the "
@@ -88,16 +113,7 @@ def as_markdown(comparison: Comparison) -> str:
     if prompted:
         lines.append(f"\n{PROMPTS_DIFFER}:")
         lines += [f"- {r.arm}: {r.prompts_change}" for r in prompted]
-    note = (
-        "\nPairs are matched by (arm, task, repeat); runs that failed on infrastructure are left "
-        "out. Tasks are the unit: accuracy, the difference and cost per correct answer weigh "
-        "each task the same (the mean of the per-task differences; a task's mean cost over "
-        "its share correct), the difference's interval is Newcombe's on the effective "
-        "number of pairs and p is the paired test's (sign flips of the same per-task "
-        "differences, two-sided, mid-p), all about tasks like these, since repeats of a task "
-        "are correlated samples of it."
-    )
-    return printable("\n".join(lines)) + "\n" + note
+    return lines
 
 
 #: Flipped pairs a table cell lists one by one (a depot grid's arm has at most 120 pairs).
