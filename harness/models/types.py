@@ -61,10 +61,25 @@ class ModelRequest:
     tool_choice: str | None = None
     top_p: float | None = None
     seed: int | None = None
+    #: Reasoning settings (``harness.reasoning``); None is not sent. An OpenAI-style
+    #: endpoint gets ``reasoning_effort``, Anthropic's a ``thinking`` budget.
+    reasoning_effort: ReasoningEffort | None = None
+    thinking_budget: int | None = None
+
+
+ReasoningEffort = Literal["none", "minimal", "low", "medium", "high"]
 
 
 @dataclass(frozen=True, slots=True)
 class Usage:
+    """Tokens as the endpoint billed them.
+
+    ``input_tokens`` is every input token, as OpenAI counts them: the cache reads
+    (``cached_tokens``) and the cache writes (``cache_write_tokens``) are shares of it,
+    whatever the provider reports apart. ``output_tokens`` is every output token, the
+    reasoning inside it (``reasoning_tokens``) included.
+    """
+
     input_tokens: int = 0
     output_tokens: int = 0
     cached_tokens: int = 0
@@ -72,6 +87,11 @@ class Usage:
     missing: int = 0
     #: Responses that reported no usage and whose tokens were estimated (--count-tokens).
     estimated: int = 0
+    #: The share of ``output_tokens`` the model spent reasoning, where the endpoint says.
+    reasoning_tokens: int = 0
+    #: The share of ``input_tokens`` written to the provider's prompt cache (Anthropic's
+    #: ``cache_creation_input_tokens``), priced at its own rate.
+    cache_write_tokens: int = 0
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
@@ -80,6 +100,8 @@ class Usage:
             self.cached_tokens + other.cached_tokens,
             self.missing + other.missing,
             self.estimated + other.estimated,
+            self.reasoning_tokens + other.reasoning_tokens,
+            self.cache_write_tokens + other.cache_write_tokens,
         )
 
 
@@ -95,6 +117,9 @@ class ModelResponse:
     retries: int = 0
     #: Replayed from loopbench's response cache: no request was sent for it.
     from_cache: bool = False
+    #: Seconds from sending the request to the first token of a streamed reply; None when
+    #: the reply was not streamed.
+    ttft_s: float | None = None
 
     @property
     def truncated(self) -> bool:
