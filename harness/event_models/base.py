@@ -85,6 +85,8 @@ class TracedResponse(TypedDict):
     usage: TracedUsage
     retries: int
     from_cache: NotRequired[bool]
+    #: The model's thinking as text, when its reply held thinking blocks (Anthropic's).
+    thinking: NotRequired[str]
 
 
 def question_at(messages: Sequence[Mapping[str, object]]) -> int | None:

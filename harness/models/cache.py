@@ -45,6 +45,7 @@ from harness.models.types import (
     ModelRequest,
     ModelResponse,
     Role,
+    ThinkingBlock,
     ToolCall,
     Usage,
 )
@@ -86,6 +87,8 @@ def _message_json(message: Message) -> dict[str, Any]:
         "content": message.content,
         "tool_calls": [asdict(c) for c in message.tool_calls],
         "tool_call_id": message.tool_call_id,
+        # Only when held, so that keys written before thinking was kept still match.
+        **({"thinking": [b.json for b in message.thinking]} if message.thinking else {}),
     }
 
 
@@ -114,6 +117,7 @@ def _response_from(text: bytes) -> ModelResponse:
         wire["content"],
         tuple(ToolCall(**c) for c in wire["tool_calls"]),
         wire["tool_call_id"],
+        tuple(ThinkingBlock(block) for block in wire.get("thinking", ())),
     )
     usage = Usage(**data["usage"])
     finish: FinishReason = data["finish_reason"]
@@ -132,6 +136,7 @@ def _well_typed(message: Message, finish: str, usage: Usage) -> bool:
         and isinstance(message.content, str)
         and (message.tool_call_id is None or isinstance(message.tool_call_id, str))
         and calls
+        and all(isinstance(block.json, str) for block in message.thinking)
         and finish in get_args(FinishReason)
         and all(type(n) is int and n >= 0 for n in counts)
     )

@@ -152,11 +152,11 @@ class CountingClient:
         if not replaced:
             return message
         self.replaced_characters += replaced
-        return Message(
-            message.role,
-            content,
-            tuple(calls),
-            call_id if message.tool_call_id is not None else None,
+        return replace(
+            message,
+            content=content,
+            tool_calls=tuple(calls),
+            tool_call_id=call_id if message.tool_call_id is not None else None,
         )
 
 
@@ -195,7 +195,7 @@ class WireMessages:
 
     def response(self, response: ModelResponse) -> TracedResponse:
         u = response.usage
-        return {
+        traced: TracedResponse = {
             "message": self.message(response.message),
             "finish_reason": response.finish_reason,
             "usage": {
@@ -206,3 +206,11 @@ class WireMessages:
             "retries": response.retries,
             "from_cache": response.from_cache,
         }
+        if response.message.thinking:  # Anthropic's thinking blocks, as text
+            traced["thinking"] = thinking_text(response.message)
+        return traced
+
+
+def thinking_text(message: Message) -> str:
+    """The thinking a message holds, its blocks' texts one after another, made valid text."""
+    return valid_text("\n\n".join(block.text for block in message.thinking))[0]
