@@ -126,6 +126,8 @@ class ModelEntry(BaseModel):
     """Its OpenAI-compatible endpoint; ``base_urls`` or LOOPBENCH_BASE_URL when unset."""
     api_key_env: Annotated[str, _filled("a variable")] | None = None
     """The variable holding its API key; ``api_key_env``'s when unset."""
+    provider: Literal["openai", "anthropic"] | None = None
+    """The API it is spoken to in; ``provider``'s when unset."""
 
 
 class RunConfig(BaseModel):
@@ -175,6 +177,10 @@ class RunConfig(BaseModel):
     """One shared by the models, one per model in order, or a single model's replicas."""
     api_key_env: str = DEFAULT_KEY_ENV
     """The variable holding the API key (OPENAI_API_KEY when it is unset)."""
+    provider: Literal["openai", "anthropic"] | None = None
+    """The API the models are spoken to in: ``openai`` (chat completions) or ``anthropic``
+    (the Messages API, docs/anthropic.md). Unset: ``anthropic`` for a model written
+    ``anthropic/...`` or when only ANTHROPIC_BASE_URL names an endpoint, else ``openai``."""
     local_chat_format: str = "chatml"
     """The embedded model's chat format."""
     timeout_s: float = Field(default=120.0, gt=0, allow_inf_nan=False)

@@ -25,6 +25,7 @@ import hashlib
 import itertools
 import json
 import threading
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -78,6 +79,8 @@ class Served:
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
     tool_calls: int = 0
+    #: The ``tool_use`` blocks served, by tool name (a pattern's structured outputs too).
+    tool_uses: Counter[str] = field(default_factory=Counter)
     bodies: list[dict[str, Any]] = field(default_factory=list)
     #: The ``x-api-key`` of every request, in order.
     keys: list[str | None] = field(default_factory=list)
@@ -151,6 +154,7 @@ class AnthropicFakeServer(LoopbackServer):
         with self._lock:
             self.served.messages += 1
             self.served.tool_calls += len(reply.tool_calls)
+            self.served.tool_uses.update(c["function"]["name"] for c in reply.tool_calls)
             self.served.input_tokens += (
                 usage["input_tokens"]
                 + usage["cache_read_input_tokens"]

@@ -9,7 +9,7 @@ from typing import Any
 from harness.sampling import LEGACY, describe
 
 #: What a folder's runs mean; each must match to add runs to it.
-IDENTITY = ("task_set", "model", "base_url")
+IDENTITY = ("task_set", "model", "base_url", "provider")
 
 
 def identity_changes(meta: dict[str, Any], expect: dict[str, Any]) -> list[str]:

@@ -66,10 +66,13 @@ class PriceTable:
 
     def find(self, model: str) -> Price | None:
         """The price of ``model``, or of the longest listed name it starts with
-        (``gpt-4o-mini-2024-07-18`` is priced as ``gpt-4o-mini``)."""
+        (``gpt-4o-mini-2024-07-18`` is priced as ``gpt-4o-mini``), or of the name after its
+        provider's prefix (``anthropic/claude-sonnet-4`` as ``claude-sonnet-4``)."""
         if model in self.models:
             return self.models[model]
         prefixes = [name for name in self.models if model.startswith(name)]
+        if not prefixes and "/" in model:  # a provider's prefix: anthropic/claude-sonnet-4
+            return self.find(model.partition("/")[2])
         return self.models[max(prefixes, key=len)] if prefixes else None
 
     def require(self, model: str) -> Price:
