@@ -117,7 +117,8 @@ def serving_line(endpoints: Sequence[Endpoint], embedded: str = "") -> str:
         urls = ", ".join(dict.fromkeys(shown_url(e.base_url) for e in replicas))
         sources = ", ".join(dict.fromkeys(e.source for e in replicas))
         named = f"{embedded} {model}" if embedded else model
-        said.append(f"{named} at {urls} ({sources})")
+        api = ", Anthropic's Messages API" if replicas[0].provider == ANTHROPIC else ""
+        said.append(f"{named} at {urls} ({sources}{api})")
     return "serving this run: " + "; ".join(said)
 
 

@@ -891,7 +891,7 @@ MUTATIONS = [
      ["tests/harness/models/test_openai_compat.py::test_a_key_or_url_token_a_model_repeats_is_"
       "redacted_from_its_reply_and_tool_calls"]),
     ("secrets-url-user-name-secret", "secrets: the URL's user name is a secret",
-     "value=Redactor(\n            (api_key, password), [(user, password)] if user is not None else []\n        )",
+     "value=Secrets((api_key, password), ((user, password),) if user is not None else ())",
      ["tests/harness/models/test_openai_compat.py::test_a_key_or_url_token_a_model_repeats_is_"
       "redacted_from_its_reply_and_tool_calls"]),
     ("secrets-runs-jsonl-redacted-as", "secrets: runs.jsonl redacted as written",
@@ -1704,6 +1704,27 @@ MUTATIONS = [
      "skip", ["tests/harness/report/test_compare.py::"
       "test_pairs_lost_to_api_error_on_one_side_do_not_make_cost_per_correct_rise",
       "tests/harness/report/test_compare.py::test_a_cost_rise_on_the_same_pairs_still_regresses"]),
+    # The Anthropic Messages client: its retries, its wire, its key and its choice.
+    ("anthropic-overloaded-retried", "Anthropic's 529 (overloaded) is retried",
+     "value=RETRYABLE_STATUS",
+     ["tests/harness/models/test_anthropic.py::test_retried_statuses_529_among_them_wait_what_retry_after_asks"]),
+    ("anthropic-429-waits-for-reset", "a 429 with no retry-after waits for its limit's reset",
+     "value=given", ["tests/harness/models/test_anthropic.py::test_a_429_without_retry_after_waits_for_the_limit_it_used_up_to_reset"]),
+    ("anthropic-forced-tool-no-thinking", "a request forcing a tool goes without thinking",
+     "value=thinking_budget(request)",
+     ["tests/harness/models/test_anthropic.py::test_a_request_forcing_a_tool_goes_without_thinking_which_the_api_refuses_then"]),
+    ("anthropic-thinking-sent-back", "thinking blocks go back first in their assistant turn",
+     "value=[]", ["tests/harness/models/test_anthropic.py::test_tool_calls_and_results_go_as_blocks_results_in_a_row_one_user_turn"]),
+    ("anthropic-input-counts-cache-tokens", "input tokens count Anthropic's cache reads and writes",
+     "value=Usage(fresh, output, cached_tokens=read, cache_write_tokens=written)",
+     ["tests/harness/models/test_anthropic.py::test_a_reply_is_read_text_joined_tool_uses_as_calls_thinking_kept"]),
+    ("secrets-anthropic-key-redacted", "secrets: the Anthropic client redacts its key",
+     "value=Secrets()",
+     ["tests/harness/models/test_anthropic.py::test_a_refusal_is_not_retried_and_quotes_the_api_error_with_the_key_redacted"]),
+    ("anthropic-key-only-its-own-url", "ANTHROPIC_API_KEY goes only to the URL it is for",
+     "on", ["tests/harness/test_anthropic_runs.py::test_the_key_goes_to_the_url_it_is_for_and_to_anthropics_own_by_default"]),
+    ("anthropic-base-url-chooses-provider", "ANTHROPIC_BASE_URL alone chooses Anthropic's API",
+     "off", ["tests/harness/test_anthropic_runs.py::test_the_provider_is_chosen_by_flag_model_prefix_or_anthropic_base_url"]),
 ]  # fmt: skip
 
 

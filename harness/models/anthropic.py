@@ -70,6 +70,7 @@ class AnthropicClient(HttpClient):
     """``ModelClient`` over Anthropic's Messages API. One instance serves every run of an
     experiment."""
 
+    # guard: anthropic-overloaded-retried
     retryable = RETRYABLE_STATUS | {OVERLOADED}
     throttling = frozenset({429, OVERLOADED})
 
@@ -112,4 +113,5 @@ class AnthropicClient(HttpClient):
 
     def wire_retry_after(self, headers: Mapping[str, str]) -> float | None:
         given = super().wire_retry_after(headers)
+        # guard: anthropic-429-waits-for-reset
         return given if given is not None else reset_wait(headers)

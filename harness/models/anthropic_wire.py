@@ -68,6 +68,7 @@ def thinking_budget(request: ModelRequest) -> int | None:
 
 def request_body(request: ModelRequest) -> dict[str, Any]:
     forced = request.tool_choice not in (None, "auto", "none")
+    # guard: anthropic-forced-tool-no-thinking
     budget = None if forced else thinking_budget(request)
     output = request.max_output_tokens or DEFAULT_MAX_TOKENS
     system = "\n\n".join(
@@ -127,6 +128,7 @@ def _turn(message: Message) -> dict[str, Any]:
     if message.role != "assistant" or not (message.tool_calls or message.thinking):
         return {"role": message.role, "content": message.content}
     # Thinking first, as it came: the API checks it unchanged within a tool loop.
+    # guard: anthropic-thinking-sent-back
     blocks: list[dict[str, Any]] = [json.loads(b.json) for b in message.thinking]
     if message.content:
         blocks.append({"type": "text", "text": message.content})
@@ -233,6 +235,7 @@ def parse_usage(usage: object) -> Usage:
     if fresh is None or output is None:
         return Usage(missing=1)
     written = written or 0
+    # guard: anthropic-input-counts-cache-tokens
     return Usage(fresh + read + written, output, cached_tokens=read, cache_write_tokens=written)
 
 

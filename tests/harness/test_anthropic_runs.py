@@ -11,10 +11,11 @@ from click.testing import CliRunner
 
 from harness.api import Experiment
 from harness.cli.main import main
+from harness.config import ModelEntry, RunConfig
+from harness.endpoints import resolve_endpoints
 from harness.fakes.anthropic_server import THINKING, AnthropicFakeServer, Fault
-from harness.fakes.fake_server import FakeServer
 from harness.models.anthropic import AnthropicClient
-from harness.models.anthropic_endpoint import DEFAULT_URL, resolve_anthropic
+from harness.models.anthropic_endpoint import DEFAULT_URL, chosen_provider, resolve_anthropic
 from harness.models.endpoint import EndpointNotConfigured
 from harness.models.http_client import Connection, Hooks, RetryPolicy
 from harness.models.types import ModelAPIError, ModelRequest, ModelResponse
@@ -130,6 +131,7 @@ def test_a_model_written_anthropic_slash_chooses_the_api_and_is_recorded_as_give
         monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")  # not this one's
         result = run(tmp_path / "o", "--arm", "direct", "--model", "anthropic/claude-fake")
     assert result.exit_code == 0, result.output
+    assert f"at {fake.base_url} (ANTHROPIC_BASE_URL, Anthropic's Messages API)" in result.output
     assert {b["model"] for b in fake.served.bodies} == {"claude-fake"}
     assert {r.model for r in read_records(tmp_path / "o")} == {"anthropic/claude-fake"}
 
@@ -155,10 +157,24 @@ def test_the_anthropic_key_reaches_no_other_host(tmp_path, monkeypatch):
         result = run(tmp_path / "o", "--arm", "direct", *given)
     assert result.exit_code == 0, result.output
     assert fake.served.keys == [None, None]
-    with FakeServer() as chat:  # nor does an OpenAI-style endpoint get it
-        result = run(tmp_path / "p", "--arm", "direct", "--base-url", chat.base_url, "--model", "m")
-    assert result.exit_code == 0, result.output
-    assert chat.served.requests == 2
+    # Nor does an OpenAI-style endpoint get it, nor Anthropic's default a LOOPBENCH key.
+    config = RunConfig(base_urls=["http://127.0.0.1:8/v1"], models=[ModelEntry(name="m")])
+    assert [e.api_key for e in resolve_endpoints(config)[1]] == [None]
+    monkeypatch.delenv("ANTHROPIC_BASE_URL")
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    monkeypatch.setenv("LOOPBENCH_API_KEY", "sk-loopbench-0123456789")
+    assert resolve_anthropic(None, "c").api_key is None
+
+
+def test_the_provider_is_chosen_by_flag_model_prefix_or_anthropic_base_url(monkeypatch):
+    assert chosen_provider(None, "claude-x", None) == "openai"
+    assert chosen_provider(None, "anthropic/claude-x", None) == "anthropic"
+    assert chosen_provider("openai", "anthropic/claude-x", None) == "openai"
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")
+    assert chosen_provider(None, "claude-x", None) == "anthropic"
+    assert chosen_provider(None, "claude-x", "http://127.0.0.1:8/v1") == "openai"
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:8/v1")
+    assert chosen_provider(None, "claude-x", None) == "openai"
 
 
 def test_the_key_goes_to_the_url_it_is_for_and_to_anthropics_own_by_default(monkeypatch):
