@@ -129,11 +129,28 @@ def test_a_model_written_anthropic_slash_chooses_the_api_and_is_recorded_as_give
     with AnthropicFakeServer() as fake:
         monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.base_url)
         monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")  # not this one's
-        result = run(tmp_path / "o", "--arm", "direct", "--model", "anthropic/claude-fake")
+        prices = tmp_path / "prices.toml"
+        prices.write_text(PRICES, encoding="utf-8")
+        model = ["--model", "anthropic/claude-fake", "--prices", str(prices)]
+        result = run(tmp_path / "o", "--arm", "direct", *model)
     assert result.exit_code == 0, result.output
     assert f"at {fake.base_url} (ANTHROPIC_BASE_URL, Anthropic's Messages API)" in result.output
     assert {b["model"] for b in fake.served.bodies} == {"claude-fake"}
-    assert {r.model for r in read_records(tmp_path / "o")} == {"anthropic/claude-fake"}
+    records = read_records(tmp_path / "o")
+    assert {r.model for r in records} == {"anthropic/claude-fake"}
+    assert all(r.cost_usd for r in records)  # priced as claude-fake, the prefix aside
+
+
+def test_a_model_entry_may_name_its_own_provider_beside_an_openai_model(monkeypatch):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-openai-0123456789")
+    models = [ModelEntry(name="claude-x", provider="anthropic"), ModelEntry(name="gpt-x")]
+    config = RunConfig(models=models, base_urls=["http://127.0.0.1:8/v1"])
+    found = {e.model: e for e in resolve_endpoints(config)[1]}
+    assert (found["claude-x"].provider, found["gpt-x"].provider) == ("anthropic", "openai")
+    assert found["claude-x"].base_url == "http://127.0.0.1:8/v1"  # the shared one given
+    assert found["claude-x"].api_key is None  # given, not Anthropic's: never its key
+    assert found["gpt-x"].api_key == "sk-openai-0123456789"
 
 
 def test_provider_in_an_experiment_file_chooses_the_api(tmp_path):

@@ -328,3 +328,54 @@ def test_a_key_the_model_repeats_is_redacted_from_its_text_calls_and_thinking():
         + [b.json for b in response.message.thinking]
     )
     assert "[redacted]" in held and not any(run in held for run in runs_of_eight(KEY))
+
+
+def test_thinking_is_cached_and_replayed_and_a_message_without_it_keeps_its_key(tmp_path):
+    from harness.models.cache import CachingClient, ResponseCache, canonical_request, request_key
+    from harness.models.scripted import FunctionModel
+
+    thought = Message("assistant", "a", thinking=(ThinkingBlock(json.dumps(THOUGHT)),))
+    model = FunctionModel(lambda request: "unused")
+
+    async def replayed():
+        cache = ResponseCache(tmp_path)
+        try:
+            request = ModelRequest("m", (Message("user", "q"),))
+            cache.put(request_key(canonical_request(request, "s", 0)), {}, _response(thought))
+            return await CachingClient(model, cache, "s").complete(request)
+        finally:
+            cache.close()
+
+    response = asyncio.run(replayed())
+    assert response.from_cache and response.message.thinking == thought.thinking
+    plain = ModelRequest("m", (Message("user", "q"), Message("assistant", "a")))
+    held = ModelRequest("m", (Message("user", "q"), thought))
+    assert "thinking" not in canonical_request(plain, "s", 0)["messages"][1]
+    assert request_key(canonical_request(plain, "s", 0)) != request_key(
+        canonical_request(held, "s", 0)
+    )
+
+
+def _response(message):
+    from harness.models.types import ModelResponse
+
+    return ModelResponse(message, usage=Usage(10, 3, cache_write_tokens=4))
+
+
+def test_the_fake_is_served_from_the_command_line_with_anthropic():
+    import subprocess
+    import sys
+
+    command = [sys.executable, "-m", "harness.fakes.serve", "--anthropic", "--latency", "0"]
+    with subprocess.Popen(command, stdout=subprocess.PIPE, text=True) as server:
+        try:
+            url = server.stdout.readline().strip()
+            assert url.startswith("http://127.0.0.1:") and not url.endswith("/v1")
+
+            async def call():
+                async with AnthropicClient(url, KEY) as client:
+                    return await client.complete(REQUEST)
+
+            assert asyncio.run(call()).message.content == "84"
+        finally:
+            server.terminate()
