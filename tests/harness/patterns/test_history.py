@@ -137,3 +137,16 @@ def test_rewoo_has_no_history_to_compact():
     assert parse_arm("rewoo:history=full").options.history == "full"
     with pytest.raises(ArmError, match="rewoo re-sends no steps"):
         parse_arm("rewoo:history=window:2")
+
+
+def test_reflections_critique_and_rewrite_see_the_draft_through_the_window():
+    critique = tool_reply(("critique", {"needs_refinement": True, "critique": "Say metres."}))
+    replies = [*NATIVE, critique, "2954 m"]
+    outcome, model, _ = run_pattern(pattern("reflection:history=window:2,max_steps=9"), replies)
+    assert (outcome.status, outcome.answer) == ("answered", "2954 m")
+    judged, rewrite = model.requests[-2:]
+    for request in (judged, rewrite):
+        assert len([m for m in request.messages if m.role == "assistant"]) == 2
+        assert len(summary_lines(request.messages[0])) == 5  # of seven steps, the answer last
+    _, whole, _ = run_pattern(pattern("reflection:max_steps=9"), replies)
+    assert len([m for m in whole.requests[-1].messages if m.role == "assistant"]) == 7
