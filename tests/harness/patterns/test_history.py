@@ -1,6 +1,8 @@
 """``history=window:N``: the last N steps of a tool loop sent in full, each older one as
 one line; ``history=full`` sends what it always sent."""
 
+import itertools
+
 import pytest
 
 from harness.arms import ArmError, parse_arm
@@ -37,10 +39,7 @@ def test_react_window_sends_the_last_two_steps_in_full_and_older_ones_a_line_eac
         older = summary_lines(sent[0])
         assert len(older) == max(0, number - 2)
         assert all(len(line) <= LINE_CHARS for line in older)
-        # Every tool result follows its own call: a conversation every API accepts.
-        calls = {c.id for m in sent for c in m.tool_calls}
-        assert all(m.tool_call_id in calls for m in sent if m.role == "tool")
-        assert [m.role for m in sent][:2] in (["user"], ["user", "assistant"])
+        assert accepted_by_chat_apis(sent)
     last = model.requests[-1].messages
     assert summary_lines(last[0])[0] == (
         "Step 1: lookup(title=Nile) -> River in north-east Africa flowing into the "
@@ -49,6 +48,28 @@ def test_react_window_sends_the_last_two_steps_in_full_and_older_ones_a_line_eac
     assert last[0].content.startswith("How many years after Porto?\n\nEarlier steps, in short")
     # The conversation kept (trace, outcome) is whole: only what was sent is compacted.
     assert len([m for m in outcome.messages if m.role == "tool"]) == 6
+
+
+def accepted_by_chat_apis(messages):
+    """Whether a conversation keeps the rules OpenAI's and Anthropic's APIs both hold it
+    to: each turn's tool results come right after it, one for each of its calls and none
+    for another's; the user opens, and user and assistant turns alternate (a turn's tool
+    results are one user turn, as Anthropic sends them)."""
+    waiting, turns = set(), []
+    for at, message in enumerate(messages):
+        if message.role == "tool":
+            if message.tool_call_id not in waiting:
+                return False
+            waiting.remove(message.tool_call_id)
+            if messages[at - 1].role != "tool":
+                turns.append("user")
+            continue
+        if waiting:
+            return False
+        waiting = {call.id for call in message.tool_calls}
+        turns.append("assistant" if message.role == "assistant" else "user")
+    alternate = all(a != b for a, b in itertools.pairwise(turns))
+    return not waiting and turns[0] == "user" and alternate
 
 
 def test_react_text_window_keeps_two_observation_blocks_in_full():
@@ -86,6 +107,7 @@ def test_a_reflexion_retry_compacts_across_attempts():
     outcome, model, _ = run_pattern(pattern("reflexion:history=window:1"), replies)
     assert (outcome.status, outcome.metrics["attempts"], len(model.requests)) == ("answered", 2, 9)
     assert all(len([m for m in r.messages if m.role == "assistant"]) <= 1 for r in model.requests)
+    assert all(accepted_by_chat_apis(r.messages) for r in model.requests)
     # The failed attempt's answer and the check's failure stay, as one line.
     assert "Step 5: 1 km -> A check of your answer failed" in model.requests[-1].messages[0].content
 
@@ -118,6 +140,11 @@ def test_steps_are_assistant_turns_with_what_answers_them():
     )
     # With no message before the first step, the lines open the request as a user turn.
     assert compacted(messages[1:], "window:1")[0].role == "user"
+    # What the check of a conversation refuses: a result with no call, a call with none.
+    call = Message("assistant", "", (ToolCall("x", "calc", "{}"),))
+    assert not accepted_by_chat_apis([Message("user", "q"), Message("tool", "r", tool_call_id="x")])
+    assert not accepted_by_chat_apis([Message("user", "q"), call, Message("user", "o")])
+    assert not accepted_by_chat_apis([Message("user", "q"), Message("user", "o")])
 
 
 @pytest.mark.parametrize("value", ["window:0", "window:x", "partial", "window:", "window:-1"])
@@ -147,6 +174,7 @@ def test_reflections_critique_and_rewrite_see_the_draft_through_the_window():
     judged, rewrite = model.requests[-2:]
     for request in (judged, rewrite):
         assert len([m for m in request.messages if m.role == "assistant"]) == 2
+        assert accepted_by_chat_apis(request.messages)
         assert len(summary_lines(request.messages[0])) == 5  # of seven steps, the answer last
     _, whole, _ = run_pattern(pattern("reflection:max_steps=9"), replies)
     assert len([m for m in whole.requests[-1].messages if m.role == "assistant"]) == 7
