@@ -1725,6 +1725,22 @@ MUTATIONS = [
      "on", ["tests/harness/test_anthropic_runs.py::test_the_key_goes_to_the_url_it_is_for_and_to_anthropics_own_by_default"]),
     ("anthropic-base-url-chooses-provider", "ANTHROPIC_BASE_URL alone chooses Anthropic's API",
      "off", ["tests/harness/test_anthropic_runs.py::test_the_provider_is_chosen_by_flag_model_prefix_or_anthropic_base_url"]),
+    # issue 40: history. A tool loop's history compacted to a window of steps (history=window:N).
+    ("history-window-at-least-one", "history takes full or window:N with N at least 1", "off",
+     ["tests/harness/patterns/test_history.py::test_a_bad_history_is_refused_naming_the_arm",
+      "tests/harness/cli/test_history_runs.py::test_a_bad_history_is_one_line_naming_the_arm_and_exit_2"]),
+    ("history-window-bound", "history=window:N sends at most N steps in full", "on",
+     ["tests/harness/patterns/test_history.py::test_react_window_sends_the_last_two_steps_in_full_and_older_ones_a_line_each",
+      "tests/harness/patterns/test_history.py::test_react_text_window_keeps_two_observation_blocks_in_full",
+      "tests/harness/cli/test_history_runs.py::test_a_window_of_two_sends_two_steps_in_full_and_bills_what_was_sent"]),
+    ("history-older-step-one-line", "an older step is sent as one bounded line",
+     'value=f"Step {number}: " + "; ".join(parts)',
+     ["tests/harness/patterns/test_history.py::test_an_older_step_is_one_bounded_line"]),
+    ("rewoo-refuses-history-window", "rewoo refuses history=window:N (it re-sends no steps)",
+     "off", ["tests/harness/patterns/test_history.py::test_rewoo_has_no_history_to_compact"]),
+    ("tool-loop-records-replayed-full", "a tool loop recorded before history read as full",
+     "off", ["tests/harness/test_history_records.py::"
+      "test_a_tool_loop_recorded_without_history_replayed_it_in_full"]),
 ]  # fmt: skip
 
 

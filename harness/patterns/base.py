@@ -17,13 +17,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import ClassVar, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from graders.base import AnswerCheck
 from graders.code_check import CodeCheck
 from harness.events import AnswerEvent, AnswerRole, Event, ParseFailureEvent
 from harness.models.counting import CountedClient
 from harness.models.types import Message, ModelResponse
+from harness.patterns.history import FULL, checked
 from harness.results.statuses import Status
 from harness.tools import ToolChoices, ToolSet
 from harness.trace import Trace
@@ -68,6 +69,14 @@ class ToolLoopOptions(PatternOptions):
     this loop' instead of its result."""
     tool: Literal["plain", "improved"] = "plain"
     """The lookup tool's option variant, when the task set offers the lookup."""
+    history: str = FULL
+    """What each request re-sends of the earlier steps: full (every step), or window:N
+    (the last N steps in full, each older one as one line: its action and result, cut)."""
+
+    @field_validator("history")
+    @classmethod
+    def _history(cls, value: str) -> str:
+        return checked(value)
 
     def tool_options(self) -> ToolChoices:
         return {"lookup": {"variant": self.tool}}
