@@ -279,3 +279,16 @@ def test_a_response_cached_before_the_shares_were_kept_still_loads():
     }  # fmt: skip
     response = _response_from(json.dumps(stored).encode())
     assert response.usage == Usage(5, 1) and response.from_cache
+
+
+def test_the_report_shows_each_kind_in_its_table_and_on_each_run(results, tmp_path):
+    out, _ = results
+    page = tmp_path / "report.html"
+    made = invoke("report", str(out), "-o", str(page))
+    assert made.exit_code == 0, made.output
+    html = page.read_text(encoding="utf-8")
+    assert "tok reasoning" in html and "tok cache write" in html
+    assert html.count('"tokens_reasoning"') == len(read_records(out))
+    old = tmp_path / "old.html"
+    assert invoke("report", str(OLD), "-o", str(old)).exit_code == 0
+    assert '"tokens_reasoning"' not in old.read_text(encoding="utf-8")
