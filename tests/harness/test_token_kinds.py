@@ -21,7 +21,7 @@ from harness.models.wire import parse_usage
 from harness.report.plots import plot_tokens
 from harness.report.table import summarize
 from harness.results.frames import Pricing, records_frame
-from harness.results.prices import load_prices
+from harness.results.prices import PriceError, load_prices
 from harness.results.reading import read_records
 from harness.results.records import RunRecord
 
@@ -292,3 +292,19 @@ def test_the_report_shows_each_kind_in_its_table_and_on_each_run(results, tmp_pa
     old = tmp_path / "old.html"
     assert invoke("report", str(OLD), "-o", str(old)).exit_code == 0
     assert '"tokens_reasoning"' not in old.read_text(encoding="utf-8")
+
+
+def test_the_shipped_anthropic_prices_follow_the_cache_multipliers():
+    table = load_prices()
+    for model in ("claude-sonnet-4-5", "claude-opus-4-1", "claude-haiku-4-5"):
+        price = table.require(f"{model}-20250929")
+        assert price.cache_write == pytest.approx(1.25 * price.input)
+        assert price.cached_input == pytest.approx(0.1 * price.input)
+
+
+@pytest.mark.parametrize("rate", ["-1.0", '"3.75"', "nan"])
+def test_a_cache_write_rate_that_is_not_a_price_is_refused_naming_it(tmp_path, rate):
+    prices = tmp_path / "prices.toml"
+    prices.write_text(PRICES.replace("cache_write = 2.5", f"cache_write = {rate}"), "utf-8")
+    with pytest.raises(PriceError, match="cache_write"):
+        load_prices(prices)
