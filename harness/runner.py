@@ -83,7 +83,9 @@ class Executor(Protocol):
 
 
 def _cost(price: Price, usage: Usage) -> float:
-    return price.cost(usage.input_tokens, usage.output_tokens, usage.cached_tokens)
+    return price.cost(
+        usage.input_tokens, usage.output_tokens, usage.cached_tokens, usage.cache_write_tokens
+    )
 
 
 def check_metrics(graded: list[tuple[bool | None, bool]]) -> dict[str, float]:
@@ -302,6 +304,8 @@ class Runner:
             "tokens_in": usage.input_tokens,
             "tokens_out": usage.output_tokens,
             "tokens_cached": usage.cached_tokens,
+            "tokens_reasoning": usage.reasoning_tokens,
+            "tokens_cache_write": usage.cache_write_tokens,
             "usage_missing": usage.missing,
             "usage_estimated": usage.estimated,
             "cost_usd": _cost(price, usage) if price else None,

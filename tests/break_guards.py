@@ -1741,6 +1741,15 @@ MUTATIONS = [
     ("tool-loop-records-replayed-full", "a tool loop recorded before history read as full",
      "off", ["tests/harness/test_history_records.py::"
       "test_a_tool_loop_recorded_without_history_replayed_it_in_full"]),
+    # Every token kind recorded and priced: a share larger than its total refused, the
+    # table's token-kind columns only when some run has them.
+    ("cache-writes-within-input", "usage: more cache writes than uncached input refused",
+     "off", ["tests/harness/test_token_kinds.py::test_a_share_that_cannot_be_true_makes_the_reply_unusable"]),
+    ("reasoning-within-output", "usage: more reasoning than output tokens refused",
+     "off", ["tests/harness/test_token_kinds.py::test_a_share_that_cannot_be_true_makes_the_reply_unusable"]),
+    ("token-kind-shown-only-when-some-run-has", "table: reasoning and cache-write columns only when some run has them",
+     "off", ["tests/harness/test_token_kinds.py::test_the_table_shows_reasoning_and_cache_writes_only_when_some_run_has_them",
+      "tests/harness/test_token_kinds.py::test_runs_that_report_no_shares_add_no_columns"]),
 ]  # fmt: skip
 
 

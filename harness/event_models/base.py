@@ -76,6 +76,10 @@ class TracedUsage(TypedDict):
     input: int
     output: int
     cached: int
+    #: The share of ``output`` spent reasoning; absent when none was reported.
+    reasoning: NotRequired[int]
+    #: The share of ``input`` written to the prompt cache; absent when none was reported.
+    cache_write: NotRequired[int]
 
 
 @with_config(STRICT)

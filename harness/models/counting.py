@@ -21,6 +21,7 @@ from harness.events import (
     ResponseEvent,
     TracedRequest,
     TracedResponse,
+    TracedUsage,
     WireMessage,
 )
 from harness.models.estimate import TokenCount, estimated_usage
@@ -198,11 +199,7 @@ class WireMessages:
         traced: TracedResponse = {
             "message": self.message(response.message),
             "finish_reason": response.finish_reason,
-            "usage": {
-                "input": u.input_tokens,
-                "output": u.output_tokens,
-                "cached": u.cached_tokens,
-            },
+            "usage": traced_usage(u),
             "retries": response.retries,
             "from_cache": response.from_cache,
         }
@@ -214,3 +211,18 @@ class WireMessages:
 def thinking_text(message: Message) -> str:
     """The thinking a message holds, its blocks' texts one after another, made valid text."""
     return valid_text("\n\n".join(block.text for block in message.thinking))[0]
+
+
+def traced_usage(u: Usage) -> TracedUsage:
+    """A response's usage as the trace holds it; the reasoning and cache-write shares only
+    when the endpoint reported some, so traces of endpoints that report none read as before."""
+    traced: TracedUsage = {
+        "input": u.input_tokens,
+        "output": u.output_tokens,
+        "cached": u.cached_tokens,
+    }
+    if u.reasoning_tokens:
+        traced["reasoning"] = u.reasoning_tokens
+    if u.cache_write_tokens:
+        traced["cache_write"] = u.cache_write_tokens
+    return traced

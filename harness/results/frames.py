@@ -26,7 +26,14 @@ from harness.results.prices import Price, PriceTable
 from harness.results.records import RunRecord
 
 #: What a run's cost is priced from: its model, its tokens, and the cost it recorded.
-PRICED = ("model", "tokens_in", "tokens_out", "tokens_cached", "cost_usd")
+PRICED = (
+    "model",
+    "tokens_in",
+    "tokens_out",
+    "tokens_cached",
+    "tokens_cache_write",
+    "cost_usd",
+)
 
 
 @dataclass(frozen=True)
@@ -67,13 +74,11 @@ def priced(columns: dict[str, np.ndarray[Any, Any]], pricing: Pricing) -> np.nda
         prices = {model: pricing.table.find(model) for model in set(models)}
     tokens_in, tokens_out = columns["tokens_in"], columns["tokens_out"]
     cached = columns["tokens_cached"]
+    # Null in records written before cache writes were recorded: none were priced then.
+    written = np.nan_to_num(np.asarray(columns["tokens_cache_write"], dtype=np.float64))
     for model, price in prices.items():
         if price is None:
             continue
         rows = models == model
-        rate = price.input if price.cached_input is None else price.cached_input
-        uncached = np.maximum(0, tokens_in[rows] - cached[rows])
-        cost[rows] = (
-            uncached * price.input + cached[rows] * rate + tokens_out[rows] * price.output
-        ) / 1e6
+        cost[rows] = price.costs(tokens_in[rows], tokens_out[rows], cached[rows], written[rows])
     return cost

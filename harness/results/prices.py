@@ -1,16 +1,25 @@
-"""Price tables: USD per million input, cached-input and output tokens, per model."""
+"""Price tables: USD per million input, cached-input, cache-write and output tokens, per model.
+
+A run's cost prices each kind of token at its own rate: the input neither read from nor
+written to the prompt cache at ``input``, cache reads at ``cached_input``, cache writes at
+``cache_write``, and every output token (reasoning included) at ``output``. A model listed
+without a cached-input or cache-write rate pays the input rate for those tokens.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 from pydantic_core import PydanticCustomError
 
 from harness.errors import BadInput
 from harness.files import read_toml, toml_problems
+
+if TYPE_CHECKING:
+    import numpy as np
 
 DEFAULT_PRICES = Path(__file__).with_name("prices.toml")
 
@@ -43,13 +52,44 @@ class Price(BaseModel):
     input: Rate
     cached_input: Rate | None = None
     output: Rate
+    cache_write: Rate | None = None
+    """Input tokens written to the prompt cache (Anthropic's cache writes, 1.25 times the
+    input rate for five minutes); the input rate when absent."""
 
-    def cost(self, tokens_in: int, tokens_out: int, tokens_cached: int = 0) -> float:
-        cached_rate = self.input if self.cached_input is None else self.cached_input
-        uncached = max(0, tokens_in - tokens_cached)
+    def cost(
+        self, tokens_in: int, tokens_out: int, tokens_cached: int = 0, tokens_cache_write: int = 0
+    ) -> float:
+        cached_rate, write_rate = self._share_rates()
+        uncached = max(0, tokens_in - tokens_cached - tokens_cache_write)
         return (
-            uncached * self.input + tokens_cached * cached_rate + tokens_out * self.output
+            uncached * self.input
+            + tokens_cached * cached_rate
+            + tokens_cache_write * write_rate
+            + tokens_out * self.output
         ) / 1e6
+
+    def costs(
+        self,
+        tokens_in: np.ndarray[Any, Any],
+        tokens_out: np.ndarray[Any, Any],
+        tokens_cached: np.ndarray[Any, Any],
+        tokens_cache_write: np.ndarray[Any, Any],
+    ) -> np.ndarray[Any, Any]:
+        """``cost`` of each run's tokens at once, in the same arithmetic."""
+        cached_rate, write_rate = self._share_rates()
+        uncached = (tokens_in - tokens_cached - tokens_cache_write).clip(min=0)
+        cost: np.ndarray[Any, Any] = (
+            uncached * self.input
+            + tokens_cached * cached_rate
+            + tokens_cache_write * write_rate
+            + tokens_out * self.output
+        ) / 1e6
+        return cost
+
+    def _share_rates(self) -> tuple[float, float]:
+        """The cache-read and cache-write rates: the input rate where the table has none."""
+        cached = self.input if self.cached_input is None else self.cached_input
+        return cached, self.input if self.cache_write is None else self.cache_write
 
 
 class _PriceFile(BaseModel):

@@ -96,7 +96,16 @@ class RunRecord(BaseModel):
     tokens_in: Count = 0
     """Input tokens as the endpoint reported them (cached ones included)."""
     tokens_out: Count = 0
+    """Output tokens as the endpoint reported them (reasoning ones included)."""
     tokens_cached: Count = 0
+    """The share of ``tokens_in`` read from the provider's prompt cache."""
+    tokens_reasoning: Count | None = None
+    """The share of ``tokens_out`` the model spent reasoning, as the endpoint reported it
+    (0 when it reported none). Null in records written before it was recorded."""
+    tokens_cache_write: Count | None = None
+    """The share of ``tokens_in`` written to the provider's prompt cache (Anthropic's
+    ``cache_creation_input_tokens``), priced at the cache-write rate; 0 when none was
+    reported. Null in records written before it was recorded."""
     usage_missing: Count = 0
     """Model calls whose response reported no usage (since schema 2): their tokens are
     unknown and are not in the token counts or the cost, unless estimated."""
