@@ -182,7 +182,9 @@ def parse_arm(text: str) -> Arm:
         options = info.options_model.model_validate(raw)
     except ValidationError as exc:
         problems = "; ".join(
-            f"{e['loc'][0]}={raw.get(str(e['loc'][0]))!r}: {e['msg']}" if e["loc"] else e["msg"]
+            f"{e['loc'][0]}={raw.get(str(e['loc'][0]))!r}: {_said(e['msg'])}"
+            if e["loc"]
+            else _said(e["msg"])
             for e in exc.errors()
         )
         raise ArmError(f"arm {text!r}: {problems} (booleans are on/off)") from None
@@ -201,6 +203,12 @@ def parse_arm(text: str) -> Arm:
             f"({floor.why}); max_steps is {options.max_steps}"
         )
     return Arm(info, options, prompts, prompts_name, built)
+
+
+def _said(message: str) -> str:
+    """A validation message as the arm's refusal says it: an option's own check's words
+    without pydantic's prefix."""
+    return message.removeprefix("Value error, ")
 
 
 def pipeline_written(text: str) -> str | None:

@@ -180,7 +180,7 @@ class WireMessages:
         return built[1]
 
     def request(self, request: ModelRequest) -> TracedRequest:
-        return {
+        traced: TracedRequest = {
             "model": request.model,
             "system": request.system,
             "messages": [self.message(m) for m in request.messages],
@@ -192,6 +192,12 @@ class WireMessages:
             "max_output_tokens": request.max_output_tokens,
             "stop": list(request.stop),
         }
+        # The reasoning settings only when set: a trace without them reads as before.
+        if request.reasoning_effort is not None:
+            traced["reasoning_effort"] = request.reasoning_effort
+        if request.thinking_budget is not None:
+            traced["thinking_budget"] = request.thinking_budget
+        return traced
 
     def response(self, response: ModelResponse) -> TracedResponse:
         u = response.usage

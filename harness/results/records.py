@@ -65,10 +65,11 @@ class RunRecord(BaseModel):
     """0-based repeat index; (model, arm, task_id, repeat) identifies a run in a folder, and
     (arm, task_id, repeat) across result sets of one model."""
     model: str = ""
-    sampling: dict[str, float | int] | None = None
+    sampling: dict[str, float | int | str] | None = None
     """The sampling settings sent on every request that did not set its own (temperature,
-    top_p, seed); {} when none (the endpoint's defaults). Null in records written before
-    sampling was a run setting, when loopbench sent temperature 0 (``harness.sampling``)."""
+    top_p, seed, and the reasoning settings reasoning_effort and thinking_budget); {} when
+    none (the endpoint's defaults). Null in records written before sampling was a run
+    setting, when loopbench sent temperature 0 (``harness.sampling``)."""
     status: Status
     """How the run ended; separate from correctness."""
     answer: str | None = None

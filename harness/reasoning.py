@@ -1,0 +1,76 @@
+"""Reasoning settings: an effort level (``reasoning_effort``) and a thinking budget in tokens
+(``thinking_budget``), set on an arm or for the run, sent only when set.
+
+An arm's setting goes on every request of the arm that does not set its own (the limits
+wrapper applies it); the run's on every request that still has none (the counting client,
+with the sampling settings). An OpenAI-style endpoint is sent ``reasoning_effort``, not the
+budget, which its API has no field for; Anthropic's is sent ``thinking`` with the budget
+given, else the budget its client maps the effort level to (docs/reasoning.md).
+
+An endpoint that refuses a setting it was sent (a model that does not reason) would fail
+every request of the grid alike, so it stops the grid in one line (``ReasoningRefused``)
+rather than recording a run of api_errors.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import get_args
+
+from harness.errors import BadInput
+from harness.models.types import ReasoningEffort
+
+#: The effort levels, least first.
+EFFORT_LEVELS: tuple[str, ...] = get_args(ReasoningEffort)
+#: The smallest thinking budget Anthropic's API takes, in tokens.
+MIN_THINKING_BUDGET = 1024
+#: Statuses an endpoint refuses a request's content with.
+REFUSING_STATUSES = (400, 422)
+#: What a refusal of a reasoning setting names.
+_NAMES_SETTING = re.compile(r"reasoning|thinking", re.IGNORECASE)
+
+
+class ReasoningError(BadInput):
+    """A reasoning setting no endpoint takes (exit code 2)."""
+
+
+class ReasoningRefused(BadInput):
+    """The endpoint refused a reasoning setting it was sent: the grid stops, in one line
+    (exit code 2); the records already written stay."""
+
+
+def check_effort(value: object) -> ReasoningEffort:
+    """``value`` as an effort level; ``ReasoningError`` naming the levels otherwise."""
+    # guard: reasoning-effort-level-checked
+    if value not in EFFORT_LEVELS:
+        raise ReasoningError(f"reasoning_effort {value!r}: give one of {', '.join(EFFORT_LEVELS)}")
+    return value  # type: ignore[return-value]  # one of the literal's values, checked
+
+
+def check_budget(value: object) -> int:
+    """``value`` as a thinking budget; ``ReasoningError`` saying the minimum otherwise."""
+    number = value
+    if isinstance(value, str) and value.strip().isdigit():  # as an arm writes it
+        number = int(value)
+    # guard: thinking-budget-at-least-minimum
+    if isinstance(number, bool) or not isinstance(number, int) or number < MIN_THINKING_BUDGET:
+        raise ReasoningError(
+            f"thinking_budget {value!r}: give a whole number of tokens, at least "
+            f"{MIN_THINKING_BUDGET} (Anthropic's minimum)"
+        )
+    return number
+
+
+def refusal(
+    setting: str, status: int | None, body: str, url: str, model: str
+) -> ReasoningRefused | None:
+    """The grid-stopping error for a request that carried ``setting`` and was answered
+    ``status`` with ``body``, when the endpoint refused it for that setting (a 400 or 422
+    whose body names reasoning or thinking); None for any other failure."""
+    # guard: reasoning-refusal-stops-grid
+    if status not in REFUSING_STATUSES or not _NAMES_SETTING.search(body):
+        return None
+    return ReasoningRefused(
+        f"the endpoint at {url} refused {setting} for model {model} (HTTP {status}: "
+        f"{body[:200]}): it may not be a reasoning model; leave the setting out"
+    )
