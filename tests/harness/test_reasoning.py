@@ -168,6 +168,13 @@ def test_a_pipeline_stage_sends_its_own(tmp_path):
         (None, 3000),
         ("high", 3000),
     ]
+    requests.clear()
+    arm = "pipeline:reasoning_effort=low,stages=cot>direct;reasoning_effort=high"
+    experiment = loopbench.Experiment(
+        tasks="depot", arms=[arm], model=model, out=tmp_path / "p", limit=1
+    )
+    experiment.run()
+    assert [r.reasoning_effort for r in requests] == ["low", "high"]  # the stage's own wins
 
 
 def test_a_folder_is_tied_to_its_reasoning_settings(server, tmp_path):
