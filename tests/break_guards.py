@@ -1719,6 +1719,8 @@ MUTATIONS = [
       REAS + "test_a_pipeline_stage_sends_its_own"]),
     ("cache-key-holds-reasoning", "requests differing in reasoning settings get two replies",
      "value={}", [REAS + "test_the_cache_key_tells_efforts_apart_and_keeps_older_keys"]),
+    ("record-sampling-numbers-but-effort", "a record's sampling settings are numbers, but the effort",
+     "off", [COLS + "test_a_bad_line_gives_the_error_read_records_gives"]),
     ("reasoning-refusal-stops-grid", "an endpoint refusing a reasoning setting stops the grid",
      "on", [REAS + "test_an_endpoint_refusing_the_setting_stops_the_grid_in_one_line",
       REAS + "test_other_failures_are_not_taken_for_a_refusal"]),
