@@ -18,7 +18,7 @@ import re
 from typing import get_args
 
 from harness.errors import BadInput
-from harness.models.types import ReasoningEffort
+from harness.models.types import ModelAPIError, ModelRequest, ReasoningEffort
 
 #: The effort levels, least first.
 EFFORT_LEVELS: tuple[str, ...] = get_args(ReasoningEffort)
@@ -61,16 +61,26 @@ def check_budget(value: object) -> int:
     return number
 
 
-def refusal(
-    setting: str, status: int | None, body: str, url: str, model: str
-) -> ReasoningRefused | None:
-    """The grid-stopping error for a request that carried ``setting`` and was answered
-    ``status`` with ``body``, when the endpoint refused it for that setting (a 400 or 422
-    whose body names reasoning or thinking); None for any other failure."""
+def refusal(request: ModelRequest, error: ModelAPIError) -> ReasoningRefused | None:
+    """The grid-stopping error for ``request`` failing with ``error``, when the endpoint
+    refused the reasoning settings it carried (an HTTP 400 or 422 whose body names reasoning
+    or thinking); None for any other failure, and for a request that carried none."""
+    settings = [
+        f"{name} {value}"
+        for name, value in (
+            ("reasoning_effort", request.reasoning_effort),
+            ("thinking_budget", request.thinking_budget),
+        )
+        if value is not None
+    ]
     # guard: reasoning-refusal-stops-grid
-    if status not in REFUSING_STATUSES or not _NAMES_SETTING.search(body):
+    if (
+        not settings
+        or error.status not in REFUSING_STATUSES
+        or not _NAMES_SETTING.search(str(error))
+    ):
         return None
     return ReasoningRefused(
-        f"the endpoint at {url} refused {setting} for model {model} (HTTP {status}: "
-        f"{body[:200]}): it may not be a reasoning model; leave the setting out"
+        f"the endpoint refused {' and '.join(settings)} for model {request.model} "
+        f"({str(error)[:300]}): it may not be a reasoning model; leave the setting out"
     )

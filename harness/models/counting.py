@@ -7,7 +7,8 @@ sampling settings fill in what the pattern left unset, before it is traced, cach
 sent. And it is where text enters and leaves a run: a lone surrogate (``"\\ud800"``) in a
 request (a task's question, a tool's result) or in a reply, from any client, is replaced
 with U+FFFD and counted (``harness.valid_text``), so nothing after it meets text that
-cannot be written.
+cannot be written. An endpoint refusing the reasoning settings a request carried stops the
+grid here, whichever client spoke to it (``harness.reasoning.refusal``).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from harness.models.types import (
     Usage,
 )
 from harness.models.wire import message_to_wire
+from harness.reasoning import refusal
 from harness.sampling import Sampling
 from harness.trace import Trace
 from harness.valid_text import valid_text, valid_value
@@ -103,6 +105,8 @@ class CountingClient:
                     call=self.calls, error=str(exc), status=exc.status, retries=exc.retries
                 )
             )
+            if (refused := refusal(request, exc)) is not None:
+                raise refused from None  # every request of the grid would fail alike
             raise
         # guard: reply-lone-surrogates-replaced
         response = self._valid_response(response)

@@ -52,7 +52,6 @@ from harness.models.types import (
     Usage,
 )
 from harness.models.wire import QUOTED, parse_response, request_body
-from harness.reasoning import refusal
 from harness.redaction import Redactor
 
 RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
@@ -228,14 +227,7 @@ class OpenAICompatClient:
                 else:
                     if status == 429 and self._adaptive:
                         self.concurrency.throttled(started)
-                    said = self._redact(response.opening(QUOTED))[:300]
-                    failure = f"HTTP {status}: {said}"
-                    if request.reasoning_effort is not None and (
-                        refused := refusal(
-                            "reasoning_effort", status, said, self.base_url, request.model
-                        )
-                    ):
-                        raise refused  # every request of the grid would fail alike
+                    failure = f"HTTP {status}: {self._redact(response.opening(QUOTED))[:300]}"
                     if status not in RETRYABLE_STATUS:
                         raise ModelAPIError(failure, status, attempt, usage=spent)
                     retry_after = parse_retry_after(response.headers.get("retry-after"))

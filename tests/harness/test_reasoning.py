@@ -16,7 +16,7 @@ from harness.cli.main import main
 from harness.events import RequestEvent
 from harness.fakes.fake_server import FakeServer
 from harness.models.cache import canonical_request, request_key
-from harness.models.types import Message, ModelRequest
+from harness.models.types import Message, ModelAPIError, ModelRequest
 from harness.models.wire import request_body
 from harness.reasoning import ReasoningError, check_budget, refusal
 from harness.results.otlp_spans import _call_attributes
@@ -269,9 +269,9 @@ def test_an_endpoint_refusing_the_setting_stops_the_grid_in_one_line(tmp_path):
     assert result.exit_code == 2, result.output
     errors = [line for line in result.output.splitlines() if line.startswith("Error:")]
     assert errors == [
-        f"Error: the endpoint at {srv.base_url} refused reasoning_effort for model fake (HTTP "
-        '400: {"error": {"message": "Unrecognized request argument supplied: '
-        'reasoning_effort"}}): it may not be a reasoning model; leave the setting out'
+        "Error: the endpoint refused reasoning_effort low for model fake (HTTP 400: "
+        '{"error": {"message": "Unrecognized request argument supplied: reasoning_effort"}}): '
+        "it may not be a reasoning model; leave the setting out"
     ]
     assert 1 <= refused <= 16  # the runs in flight at most, not every run of the grid
     records = read_records(out)
@@ -280,7 +280,14 @@ def test_an_endpoint_refusing_the_setting_stops_the_grid_in_one_line(tmp_path):
 
 
 def test_other_failures_are_not_taken_for_a_refusal():
-    assert refusal("reasoning_effort", 400, "context length exceeded", "u", "m") is None
-    assert refusal("reasoning_effort", 500, "reasoning failed", "u", "m") is None
-    said = refusal("reasoning_effort", 422, "thinking is not supported", "http://h/v1", "m")
-    assert said is not None and "HTTP 422" in str(said)
+    asked = ModelRequest("m", (), reasoning_effort="high", thinking_budget=2048)
+    assert refusal(asked, ModelAPIError("HTTP 400: context length exceeded", 400)) is None
+    assert refusal(asked, ModelAPIError("HTTP 500: reasoning failed", 500)) is None
+    plain = ModelRequest("m", ())
+    assert refusal(plain, ModelAPIError("HTTP 400: reasoning_effort unknown", 400)) is None
+    said = refusal(asked, ModelAPIError("HTTP 422: thinking is not supported", 422))
+    assert said is not None
+    assert str(said).startswith(
+        "the endpoint refused reasoning_effort high and thinking_budget 2048 for model m "
+        "(HTTP 422: thinking is not supported)"
+    )
