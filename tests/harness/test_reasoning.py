@@ -18,6 +18,8 @@ from harness.fakes.fake_server import FakeServer
 from harness.models.cache import canonical_request, request_key
 from harness.models.types import Message, ModelAPIError, ModelRequest
 from harness.models.wire import request_body
+from harness.patterns.base import PatternOptions
+from harness.patterns.limits import _with_reasoning
 from harness.reasoning import ReasoningError, check_budget, refusal
 from harness.results.otlp_spans import _call_attributes
 from harness.results.reading import read_records
@@ -224,6 +226,14 @@ def test_the_settings_and_their_checks():
     assert describe({"reasoning_effort": "low", "temperature": 0.5}) == (
         "reasoning_effort low, temperature 0.5"
     )
+
+
+def test_a_requests_own_setting_wins_over_the_arms():
+    arm = PatternOptions(reasoning_effort="low", thinking_budget=2048)
+    own = _with_reasoning(ModelRequest("m", (), reasoning_effort="high"), arm)
+    assert (own.reasoning_effort, own.thinking_budget) == ("high", 2048)
+    plain = ModelRequest("m", ())
+    assert _with_reasoning(plain, PatternOptions()) is plain
 
 
 def test_only_the_effort_is_on_the_wire_and_only_when_set():
