@@ -22,7 +22,6 @@ from pydantic import (
     Field,
     PrivateAttr,
     ValidationError,
-    field_validator,
     model_validator,
 )
 from pydantic_core import PydanticCustomError
@@ -31,8 +30,7 @@ from harness.errors import BadInput
 from harness.files import read_text, read_toml, toml_line, toml_problems
 from harness.models.endpoint import DEFAULT_KEY_ENV as DEFAULT_KEY_ENV
 from harness.models.local import CHAT_FORMATS as CHAT_FORMATS  # the command's choices
-from harness.models.types import ReasoningEffort
-from harness.reasoning import check_budget, check_effort
+from harness.reasoning import BudgetOption, EffortOption
 from harness.results.published import PublishedResult
 from harness.sampling import Sampling
 from harness.stats.separation import SeparationRule
@@ -197,10 +195,10 @@ class RunConfig(BaseModel):
     top_p: float | None = Field(default=None, gt=0, le=1, allow_inf_nan=False)
     seed: int | None = None
     """Unset, each is not sent: the endpoint's default applies."""
-    reasoning_effort: ReasoningEffort | None = None
+    reasoning_effort: EffortOption = None
     """Reasoning effort sent on every request of arms that do not set their own (none,
     minimal, low, medium, high); unset, none is sent."""
-    thinking_budget: int | None = None
+    thinking_budget: BudgetOption = None
     """Thinking budget in tokens (at least 1024) sent likewise (docs/reasoning.md)."""
 
     # How it is recorded and made.
@@ -230,16 +228,6 @@ class RunConfig(BaseModel):
     """Where the runs are made: this process, or Ray workers."""
     ray_address: Annotated[str, _filled("a cluster")] | None = None
     """With the ray executor: the cluster (auto, HOST:6379, ray://HOST:10001)."""
-
-    @field_validator("reasoning_effort", mode="before")
-    @classmethod
-    def _effort(cls, value: object) -> object:
-        return None if value is None else check_effort(value)
-
-    @field_validator("thinking_budget", mode="before")
-    @classmethod
-    def _budget(cls, value: object) -> object:
-        return None if value is None else check_budget(value)
 
     @model_validator(mode="after")
     def _consistent(self) -> RunConfig:

@@ -15,7 +15,9 @@ rather than recording a run of api_errors.
 from __future__ import annotations
 
 import re
-from typing import get_args
+from typing import Annotated, get_args
+
+from pydantic import BaseModel, BeforeValidator
 
 from harness.errors import BadInput
 from harness.models.types import ModelAPIError, ModelRequest, ReasoningEffort
@@ -59,6 +61,27 @@ def check_budget(value: object) -> int:
             f"{MIN_THINKING_BUDGET} (Anthropic's minimum)"
         )
     return number
+
+
+def _effort_option(value: object) -> object:
+    return None if value is None else check_effort(value)
+
+
+def _budget_option(value: object) -> object:
+    return None if value is None else check_budget(value)
+
+
+#: The options' types: unset, or checked as the run's settings are (one line saying why).
+EffortOption = Annotated[ReasoningEffort | None, BeforeValidator(_effort_option)]
+BudgetOption = Annotated[int | None, BeforeValidator(_budget_option)]
+#: The options sent as reasoning settings.
+REASONING_OPTIONS = ("reasoning_effort", "thinking_budget")
+
+
+def unset_reasoning(options: BaseModel) -> set[str]:
+    """The reasoning options ``options`` leave unset: left out of an arm's resolved
+    options, so an arm without them resolves as its records did before they existed."""
+    return {name for name in REASONING_OPTIONS if getattr(options, name, None) is None}
 
 
 def refusal(request: ModelRequest, error: ModelAPIError) -> ReasoningRefused | None:

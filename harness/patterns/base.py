@@ -15,23 +15,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal, Protocol
+from typing import ClassVar, Literal, Protocol
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    SerializerFunctionWrapHandler,
-    field_validator,
-    model_serializer,
-)
+from pydantic import BaseModel, ConfigDict, Field
 
 from graders.base import AnswerCheck
 from graders.code_check import CodeCheck
 from harness.events import AnswerEvent, AnswerRole, Event, ParseFailureEvent
 from harness.models.counting import CountedClient
-from harness.models.types import Message, ModelResponse, ReasoningEffort
-from harness.reasoning import check_budget, check_effort
+from harness.models.types import Message, ModelResponse
+from harness.reasoning import BudgetOption, EffortOption
 from harness.results.statuses import Status
 from harness.tools import ToolChoices, ToolSet
 from harness.trace import Trace
@@ -57,10 +50,10 @@ class PatternOptions(BaseModel):
     call's wait for a request slot in loopbench's own queue does not count."""
     max_output_tokens: int | None = Field(default=None, ge=1)
     """Completion limit on every model call; unset, each call keeps the pattern's own."""
-    reasoning_effort: ReasoningEffort | None = None
+    reasoning_effort: EffortOption = None
     """Reasoning effort sent on every model call that sets none of its own (none, minimal,
     low, medium, high); unset, the run's (--reasoning-effort), else none is sent."""
-    thinking_budget: int | None = None
+    thinking_budget: BudgetOption = None
     """Thinking budget in tokens (at least 1024) sent likewise; an Anthropic endpoint
     thinks this long, an OpenAI-style one is not sent it (docs/reasoning.md)."""
 
@@ -70,30 +63,6 @@ class PatternOptions(BaseModel):
     def tool_options(self) -> ToolChoices:
         """The options these give the task set's tools, by tool name; none by default."""
         return {}
-
-    @field_validator("reasoning_effort", mode="before")
-    @classmethod
-    def _effort(cls, value: object) -> object:
-        return None if value is None else check_effort(value)
-
-    @field_validator("thinking_budget", mode="before")
-    @classmethod
-    def _budget(cls, value: object) -> object:
-        return None if value is None else check_budget(value)
-
-    @model_serializer(mode="wrap")
-    def _dumped(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        """Every option, the reasoning settings only when set: an arm without them resolves
-        to the options its records held before they existed."""
-        values: dict[str, Any] = handler(self)
-        for name in REASONING_OPTIONS:
-            if values.get(name, 0) is None:
-                del values[name]
-        return values
-
-
-#: The options sent as reasoning settings, left out of an arm's resolved options unset.
-REASONING_OPTIONS = ("reasoning_effort", "thinking_budget")
 
 
 class ToolLoopOptions(PatternOptions):
