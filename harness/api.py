@@ -108,8 +108,9 @@ class Experiment:
     whole set. A slice the set does not have is refused (TaskSetError) naming those it has."""
     until_separated: SeparationRule | None = None
     sampling: Sampling = field(default_factory=Sampling)
-    """Temperature, top_p and seed sent on every request of every arm that does not set its
-    own; by default none, and the endpoint's own defaults apply. Recorded, and a folder is
+    """Temperature, top_p, seed and the reasoning settings (``reasoning_effort``,
+    ``thinking_budget``) sent on every request of every arm that does not set its own; by
+    default none, and the endpoint's own defaults apply. Recorded, and a folder is
     tied to them."""
     settings: RunSettings = field(default_factory=RunSettings)
     config: RunConfig | None = None

@@ -33,6 +33,7 @@ from harness.patterns.limits import Limited
 from harness.patterns.pipeline import PipelineOptions
 from harness.patterns.prompts import prompts_hash
 from harness.patterns.registry import PatternInfo, UnknownPattern
+from harness.reasoning import unset_reasoning
 from harness.tools import ToolChoices
 from tasks.tool_registry import ToolOptionsError, UnknownTool, check_tool_choices
 
@@ -91,7 +92,7 @@ class Arm:
         overrides = dict(self.prompts)
         for number, stage in enumerate(stages, start=1):
             overrides |= {f"stage {number}.{slot}": text for slot, text in stage.prompts.items()}
-        values = self.options.model_dump()
+        values = self.options.model_dump(exclude=unset_reasoning(self.options))
         if stages:
             values["stages"] = [{"pattern": s.pattern} | s.resolved for s in stages]
         resolved = {

@@ -30,6 +30,7 @@ from harness.errors import BadInput
 from harness.files import read_text, read_toml, toml_line, toml_problems
 from harness.models.endpoint import DEFAULT_KEY_ENV as DEFAULT_KEY_ENV
 from harness.models.local import CHAT_FORMATS as CHAT_FORMATS  # the command's choices
+from harness.reasoning import BudgetOption, EffortOption
 from harness.results.published import PublishedResult
 from harness.sampling import Sampling
 from harness.stats.separation import SeparationRule
@@ -200,6 +201,11 @@ class RunConfig(BaseModel):
     top_p: float | None = Field(default=None, gt=0, le=1, allow_inf_nan=False)
     seed: int | None = None
     """Unset, each is not sent: the endpoint's default applies."""
+    reasoning_effort: EffortOption = None
+    """Reasoning effort sent on every request of arms that do not set their own (none,
+    minimal, low, medium, high); unset, none is sent."""
+    thinking_budget: BudgetOption = None
+    """Thinking budget in tokens (at least 1024) sent likewise (docs/reasoning.md)."""
 
     # How it is recorded and made.
     out: (
@@ -283,7 +289,9 @@ class RunConfig(BaseModel):
 
     @property
     def sampling(self) -> Sampling:
-        return Sampling(self.temperature, self.top_p, self.seed)
+        return Sampling(
+            self.temperature, self.top_p, self.seed, self.reasoning_effort, self.thinking_budget
+        )
 
     @property
     def separation(self) -> SeparationRule | None:

@@ -50,6 +50,7 @@ BAD_LINE = COLS + "test_a_bad_line_gives_the_error_read_records_gives"
 LAX = COLS + "test_what_the_model_converts_is_read_by_the_model_alone"
 CMP, STAT = "tests/harness/report/test_compare.py::", "tests/harness/report/test_statistics.py::"
 SAMP = "tests/harness/test_sampling.py::"
+REAS = "tests/harness/test_reasoning.py::"
 PV = "tests/harness/report/test_prompt_versions.py::"
 STT = "tests/harness/patterns/test_slot_templates.py::"
 REGT = "tests/tasks/test_registries.py::"
@@ -760,6 +761,25 @@ MUTATIONS = [
     ("folder-tied-sampling-settings", "a folder is tied to its sampling settings",
      "off", [SAMP + "test_a_folder_is_tied_to_its_sampling_settings",
       SAMP + "test_a_folder_written_before_sampling_settings_was_sent_temperature_0"]),
+    # Reasoning settings: an effort level and a thinking budget an endpoint takes, the arm's
+    # sent on its requests, told apart by the response cache; an endpoint refusing them
+    # stops the grid in one line.
+    ("reasoning-effort-level-checked", "an effort level is one of the five",
+     "off", [REAS + "test_a_bad_arm_setting_is_one_line_naming_the_arm",
+      REAS + "test_the_settings_and_their_checks"]),
+    ("thinking-budget-at-least-minimum", "a thinking budget is at least Anthropic's 1024",
+     "off", [REAS + "test_a_bad_arm_setting_is_one_line_naming_the_arm",
+      REAS + "test_the_settings_and_their_checks"]),
+    ("arm-reasoning-settings-sent", "an arm's reasoning settings go on its requests",
+     "value=request", [REAS + "test_an_arms_effort_goes_on_every_request_of_that_arm_and_no_other",
+      REAS + "test_a_pipeline_stage_sends_its_own"]),
+    ("cache-key-holds-reasoning", "requests differing in reasoning settings get two replies",
+     "value={}", [REAS + "test_the_cache_key_tells_efforts_apart_and_keeps_older_keys"]),
+    ("record-sampling-numbers-but-effort", "a record's sampling settings are numbers, but the effort",
+     "off", [COLS + "test_a_bad_line_gives_the_error_read_records_gives"]),
+    ("reasoning-refusal-stops-grid", "an endpoint refusing a reasoning setting stops the grid",
+     "on", [REAS + "test_an_endpoint_refusing_the_setting_stops_the_grid_in_one_line",
+      REAS + "test_other_failures_are_not_taken_for_a_refusal"]),
     # CI: compare's JUnit report and job summary, and the workflow docs/ci.md runs.
     ("ci-regressed-criterion-failed-test", "CI: a regressed criterion is a failed test case",
      "off",

@@ -69,6 +69,9 @@ class TracedRequest(TypedDict):
     seed: NotRequired[int | None]
     max_output_tokens: int | None
     stop: list[str]
+    #: Written only when set (``harness.reasoning``).
+    reasoning_effort: NotRequired[str]
+    thinking_budget: NotRequired[int]
 
 
 @with_config(STRICT)

@@ -2,7 +2,8 @@
 
 ``--cache DIR`` keeps one SQLite file, ``DIR/responses.sqlite``. A response is stored
 under a hash of the canonical request: model, system text, messages, tools (names,
-descriptions and schemas), tool choice, sampling settings, stop sequences, and what
+descriptions and schemas), tool choice, sampling and reasoning settings (the latter only
+when set, so older keys still match), stop sequences, and what
 keeps samples independent: the run's scope (its arm and repeat index, so two arms
 that send the same first request do not share one sample, and repeats stay apart),
 and how many times this run has already sent the identical request (self-consistency
@@ -71,7 +72,19 @@ def canonical_request(request: ModelRequest, scope: str, occurrence: int) -> dic
         # Only when set, so that keys written before these settings existed still match.
         **({"top_p": request.top_p} if request.top_p is not None else {}),
         **({"seed": request.seed} if request.seed is not None else {}),
+        **_reasoning(request),
     }
+
+
+def _reasoning(request: ModelRequest) -> dict[str, Any]:
+    """The request's reasoning settings, those set: two requests differing only in effort
+    get two replies."""
+    settings: dict[str, Any] = {
+        "reasoning_effort": request.reasoning_effort,
+        "thinking_budget": request.thinking_budget,
+    }
+    # guard: cache-key-holds-reasoning
+    return {name: value for name, value in settings.items() if value is not None}
 
 
 def request_key(canonical: dict[str, Any]) -> str:

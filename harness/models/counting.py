@@ -7,7 +7,8 @@ sampling settings fill in what the pattern left unset, before it is traced, cach
 sent. And it is where text enters and leaves a run: a lone surrogate (``"\\ud800"``) in a
 request (a task's question, a tool's result) or in a reply, from any client, is replaced
 with U+FFFD and counted (``harness.valid_text``), so nothing after it meets text that
-cannot be written.
+cannot be written. An endpoint refusing the reasoning settings a request carried stops the
+grid here, whichever client spoke to it (``harness.reasoning.refusal``).
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from harness.models.types import (
     Usage,
 )
 from harness.models.wire import message_to_wire
+from harness.reasoning import refusal
 from harness.sampling import Sampling
 from harness.trace import Trace
 from harness.valid_text import valid_text, valid_value
@@ -104,6 +106,8 @@ class CountingClient:
                     call=self.calls, error=str(exc), status=exc.status, retries=exc.retries
                 )
             )
+            if (refused := refusal(request, exc)) is not None:
+                raise refused from None  # every request of the grid would fail alike
             raise
         # guard: reply-lone-surrogates-replaced
         response = self._valid_response(response)
@@ -181,7 +185,7 @@ class WireMessages:
         return built[1]
 
     def request(self, request: ModelRequest) -> TracedRequest:
-        return {
+        traced: TracedRequest = {
             "model": request.model,
             "system": request.system,
             "messages": [self.message(m) for m in request.messages],
@@ -193,6 +197,12 @@ class WireMessages:
             "max_output_tokens": request.max_output_tokens,
             "stop": list(request.stop),
         }
+        # The reasoning settings only when set: a trace without them reads as before.
+        if request.reasoning_effort is not None:
+            traced["reasoning_effort"] = request.reasoning_effort
+        if request.thinking_budget is not None:
+            traced["thinking_budget"] = request.thinking_budget
+        return traced
 
     def response(self, response: ModelResponse) -> TracedResponse:
         u = response.usage

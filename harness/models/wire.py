@@ -65,6 +65,10 @@ def request_body(request: ModelRequest) -> dict[str, Any]:
         body["top_p"] = request.top_p
     if request.seed is not None:
         body["seed"] = request.seed
+    # A thinking budget alone is not sent: the chat-completions API has no field for it
+    # (Anthropic's client sends it as ``thinking``).
+    if request.reasoning_effort is not None:
+        body["reasoning_effort"] = request.reasoning_effort
     if request.max_output_tokens is not None:
         body["max_tokens"] = request.max_output_tokens
     if request.stop:

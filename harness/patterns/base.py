@@ -25,6 +25,7 @@ from harness.events import AnswerEvent, AnswerRole, Event, ParseFailureEvent
 from harness.models.counting import CountedClient
 from harness.models.types import Message, ModelResponse
 from harness.patterns.history import FULL, checked
+from harness.reasoning import BudgetOption, EffortOption
 from harness.results.statuses import Status
 from harness.tools import ToolChoices, ToolSet
 from harness.trace import Trace
@@ -50,6 +51,12 @@ class PatternOptions(BaseModel):
     call's wait for a request slot in loopbench's own queue does not count."""
     max_output_tokens: int | None = Field(default=None, ge=1)
     """Completion limit on every model call; unset, each call keeps the pattern's own."""
+    reasoning_effort: EffortOption = None
+    """Reasoning effort sent on every model call that sets none of its own (none, minimal,
+    low, medium, high); unset, the run's (--reasoning-effort), else none is sent."""
+    thinking_budget: BudgetOption = None
+    """Thinking budget in tokens (at least 1024) sent likewise; an Anthropic endpoint
+    thinks this long, an OpenAI-style one is not sent it (docs/reasoning.md)."""
 
     #: The pattern calls the task set's tools (a record's ``tools_offered``).
     takes_tools: ClassVar[bool] = False

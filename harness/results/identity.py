@@ -27,7 +27,8 @@ def identity_changes(meta: dict[str, Any], expect: dict[str, Any]) -> list[str]:
         if (LEGACY if sent is None else sent) != expect["sampling"]:
             differs.append(
                 f"sampling {describe(sent)}, not {describe(expect['sampling'])} (give the "
-                "same --temperature, --top-p and --seed to add to them)"
+                "same --temperature, --top-p, --seed, --reasoning-effort and --thinking-budget "
+                "to add to them)"
             )
     if "fingerprint" in meta and "fingerprint" in expect:
         differs += describe_change(meta["fingerprint"], expect["fingerprint"])

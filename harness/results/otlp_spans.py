@@ -202,6 +202,9 @@ def _call_attributes(
         values["gen_ai.request.top_p"] = request.get("top_p")
         values["gen_ai.request.seed"] = request.get("seed")
         values["gen_ai.request.max_tokens"] = request["max_output_tokens"]
+        # The GenAI conventions name no reasoning setting yet: loopbench's own names.
+        values["loopbench.request.reasoning_effort"] = request.get("reasoning_effort")
+        values["loopbench.request.thinking_budget"] = request.get("thinking_budget")
     if isinstance(answered, ResponseEvent):
         response = answered.response
         values["gen_ai.usage.input_tokens"] = response["usage"]["input"]
