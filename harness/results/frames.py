@@ -13,7 +13,7 @@ price table, and which model's prices, cost them.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,9 +43,15 @@ class Pricing:
 
     @property
     def label(self) -> str:
+        return self.label_for(())
+
+    def label_for(self, models: Iterable[str]) -> str:
+        """What the costs of runs of ``models`` are priced at, with the prices' dates."""
         if self.price_as:
-            return f"cost priced as {self.price_as} (prices as of {self.table.as_of})"
-        return f"prices as of {self.table.as_of}"
+            return (
+                f"cost priced as {self.price_as} (prices as of {self.table.dated([self.price_as])})"
+            )
+        return f"prices as of {self.table.dated(models)}"
 
 
 def records_frame(records: Sequence[RunRecord], pricing: Pricing | None = None) -> pd.DataFrame:

@@ -8,6 +8,7 @@ without a cached-input or cache-write rate pays the input rate for those tokens.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -55,6 +56,8 @@ class Price(BaseModel):
     cache_write: Rate | None = None
     """Input tokens written to the prompt cache (Anthropic's cache writes, 1.25 times the
     input rate for five minutes); the input rate when absent."""
+    as_of: str | None = None
+    """When these rates were read, where not the table's own date."""
 
     def cost(
         self, tokens_in: int, tokens_out: int, tokens_cached: int = 0, tokens_cache_write: int = 0
@@ -114,6 +117,18 @@ class PriceTable:
         if not prefixes and "/" in model:  # a provider's prefix: anthropic/claude-sonnet-4
             return self.find(model.partition("/")[2])
         return self.models[max(prefixes, key=len)] if prefixes else None
+
+    def dated(self, models: Iterable[str]) -> str:
+        """When the prices of ``models`` were read: one date, or each model's where they
+        differ (``2025-08-07 (gpt-5), 2025-11-15 (claude-sonnet-4-5)``)."""
+        dates = {}
+        for model in sorted(models):
+            price = self.find(model)
+            if price is not None:
+                dates[model] = price.as_of or self.as_of
+        if len(set(dates.values())) <= 1:
+            return next(iter(dates.values()), self.as_of)
+        return ", ".join(f"{date} ({model})" for model, date in dates.items())
 
     def require(self, model: str) -> Price:
         price = self.find(model)

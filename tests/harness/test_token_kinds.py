@@ -308,3 +308,21 @@ def test_a_cache_write_rate_that_is_not_a_price_is_refused_naming_it(tmp_path, r
     prices.write_text(PRICES.replace("cache_write = 2.5", f"cache_write = {rate}"), "utf-8")
     with pytest.raises(PriceError, match="cache_write"):
         load_prices(prices)
+
+
+def test_a_table_title_gives_each_models_price_date_where_they_differ(tmp_path):
+    prices = tmp_path / "prices.toml"
+    prices.write_text(
+        'as_of = "2025-08-07"\n[models.old]\ninput = 1.0\noutput = 2.0\n'
+        '[models.new]\nas_of = "2025-11-15"\ninput = 1.0\noutput = 2.0\n',
+        "utf-8",
+    )
+    pricing = Pricing(load_prices(prices))
+    assert pricing.label_for(["old"]) == "prices as of 2025-08-07"
+    assert pricing.label_for(["new"]) == "prices as of 2025-11-15"
+    assert pricing.label_for(["old", "new", "unpriced"]) == (
+        "prices as of 2025-11-15 (new), 2025-08-07 (old)"
+    )
+    assert Pricing(load_prices(prices), "new").label_for(["old"]) == (
+        "cost priced as new (prices as of 2025-11-15)"
+    )
