@@ -240,6 +240,7 @@ class Experiment:
             "base_url": self.base_url,
             "sampling": self.sampling.sent(),
             "fingerprint": taskset.fingerprint(),
+            **({"stream": True} if self.config is not None and self.config.stream else {}),
             "grader": {"name": taskset.grader, "options": dict(taskset.grader_options)},
         }
         if published := self.config.published if self.config else {}:

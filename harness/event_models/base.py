@@ -85,6 +85,8 @@ class TracedResponse(TypedDict):
     usage: TracedUsage
     retries: int
     from_cache: NotRequired[bool]
+    #: Seconds from sending to the first token, when the reply was streamed.
+    ttft_s: NotRequired[float]
 
 
 def question_at(messages: Sequence[Mapping[str, object]]) -> int | None:

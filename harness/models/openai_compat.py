@@ -35,6 +35,8 @@ import httpx
 
 from harness.models.bounded_body import MIB
 from harness.models.endpoint import credentials, without_credentials
+from harness.models.openai_stream import ChatChunks
+from harness.models.streamed import StreamCut, StreamLimits
 from harness.models.throttle import RUN_SLOT_WAITS, AdaptiveLimit, RateLimit
 from harness.models.transport import (
     AiohttpPost,
@@ -51,7 +53,7 @@ from harness.models.types import (
     ModelResponse,
     Usage,
 )
-from harness.models.wire import QUOTED, parse_response, request_body
+from harness.models.wire import QUOTED, parse_response, reported_usage, request_body
 from harness.redaction import Redactor
 
 RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
@@ -91,6 +93,13 @@ class Connection:
     max_response_mb: float = 32.0
     """The most a reply's body may hold, in MiB once decompressed: a longer one is not read
     on, and the call fails (``--max-response-mb``)."""
+    stream: bool = False
+    """Ask for each reply as server-sent events and read it as it comes (``--stream``), so
+    the time to its first token is measured (``ModelResponse.ttft_s``)."""
+    stream_idle_s: float | None = None
+    """With ``stream``: the most time between one event and the next (the first counted
+    from sending) before the stream is given up as stalled; by default ``timeout_s``. The
+    whole request stays within ``timeout_s`` either way."""
 
 
 @dataclass(frozen=True)
@@ -167,6 +176,12 @@ class OpenAICompatClient:
         self._retry = connection.retry or RetryPolicy(max_retries=connection.max_retries)
         self._sleep = hooks.sleep
         self._rng = random.Random(hooks.seed)
+        #: None: replies are read whole.
+        self._stream = (
+            StreamLimits(timeout_s, connection.stream_idle_s or timeout_s)
+            if connection.stream
+            else None
+        )
 
     async def aclose(self) -> None:
         await self._transport.aclose()
@@ -185,7 +200,10 @@ class OpenAICompatClient:
             return await self._complete(request)
 
     async def _complete(self, request: ModelRequest) -> ModelResponse:
-        body = json.dumps(request_body(request)).encode()
+        wire = request_body(request)
+        if self._stream is not None:
+            wire |= {"stream": True, "stream_options": {"include_usage": True}}
+        body = json.dumps(wire).encode()
         attempt = 0
         spent = Usage()  # what unusable replies reported: billed, so counted
         while True:
@@ -206,6 +224,8 @@ class OpenAICompatClient:
             except TransportFailure as exc:
                 failure = str(exc)
                 status = None
+                if isinstance(exc, StreamCut):  # what it reported before it stopped was billed
+                    spent = spent + reported_usage(exc.partial)
             else:
                 status = response.status
                 if status == 200:
@@ -218,7 +238,11 @@ class OpenAICompatClient:
                         if self._adaptive:
                             self.concurrency.succeeded()
                         # guard: secrets-client-redacts-replies-tool
-                        parsed = replace(parsed, message=self._redacted(parsed.message))
+                        parsed = replace(
+                            parsed,
+                            message=self._redacted(parsed.message),
+                            ttft_s=response.ttft_s,
+                        )
                         return (
                             parsed
                             if spent == Usage()
@@ -260,9 +284,14 @@ class OpenAICompatClient:
             if self._rate is not None:
                 await self._rate.wait()
             try:
-                # guard: timeout-bounds-whole-request
-                async with asyncio.timeout(self._timeout_s):
-                    response = await self._transport.post(self._url, self._headers, body)
+                if self._stream is not None:  # bounded by the limits it is given
+                    response = await self._transport.post_stream(
+                        self._url, self._headers, body, ChatChunks(), self._stream
+                    )
+                else:
+                    # guard: timeout-bounds-whole-request
+                    async with asyncio.timeout(self._timeout_s):
+                        response = await self._transport.post(self._url, self._headers, body)
             except (TransportFailure, ReplyTooLarge, TimeoutError):
                 raise
             except Exception as exc:

@@ -181,6 +181,7 @@ def _run_attributes(record: RunRecord) -> dict[str, Any]:
         "loopbench.tokens_in": record.tokens_in,
         "loopbench.tokens_out": record.tokens_out,
         "loopbench.latency_s": record.latency_s,
+        "loopbench.ttft_s": record.ttft_s,
     }
     return {key: value for key, value in values.items() if value is not None}
 
@@ -208,6 +209,8 @@ def _call_attributes(
         values["loopbench.tokens_cached"] = response["usage"]["cached"]
         values["loopbench.retries"] = response["retries"]
         values["loopbench.from_cache"] = response.get("from_cache", False)
+        # The GenAI conventions' name (experimental): seconds to the first chunk streamed.
+        values["gen_ai.response.time_to_first_chunk"] = response.get("ttft_s")
     elif isinstance(answered, ApiErrorEvent):
         values["error.type"] = str(answered.status) if answered.status else "api_error"
         values["loopbench.retries"] = answered.retries
