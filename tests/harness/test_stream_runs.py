@@ -6,6 +6,7 @@ import json
 import time
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from harness.cli.main import main
@@ -113,3 +114,26 @@ def test_stream_idle_timeout_without_stream_is_refused(tmp_path):
     args = ["run", "--arm", "direct", "--stream-idle-timeout", "1", "--out", str(tmp_path)]
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 2 and "applies only with --stream" in result.output
+
+
+def test_a_reply_replayed_from_the_cache_has_no_ttft(tmp_path):
+    with FakeServer(stream=StreamScript(first_token_s=FIRST_TOKEN_S)) as server:
+        run(server, tmp_path / "first", "--stream", "--cache", str(tmp_path / "cache"))
+        run(server, tmp_path / "replayed", "--stream", "--cache", str(tmp_path / "cache"))
+    replayed = read_records(tmp_path / "replayed")
+    assert replayed and all(r.cache_hits == r.turns and r.ttft_s is None for r in replayed)
+    assert all(r.ttft_s is not None for r in read_records(tmp_path / "first"))
+
+
+def test_otlp_spans_carry_the_time_to_first_chunk(tmp_path):
+    pytest.importorskip("opentelemetry.sdk")
+    from harness.results.otlp import folder_spans
+
+    with FakeServer(stream=StreamScript(first_token_s=FIRST_TOKEN_S)) as server:
+        run(server, tmp_path / "streamed", "--stream")
+    spans = folder_spans(tmp_path / "streamed").spans
+    roots = [s for s in spans if s.attributes["gen_ai.operation.name"] == "invoke_agent"]
+    calls = [s for s in spans if s.attributes["gen_ai.operation.name"] == "chat"]
+    assert roots and all(s.attributes["loopbench.ttft_s"] >= FIRST_TOKEN_S for s in roots)
+    assert calls
+    assert all(s.attributes["gen_ai.response.time_to_first_chunk"] >= FIRST_TOKEN_S for s in calls)

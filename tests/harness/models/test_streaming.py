@@ -61,7 +61,10 @@ def event_stream(body: bytes | Pieces) -> httpx.Response:
     return httpx.Response(200, headers=headers, stream=body)
 
 
-def call(answer, connection=Connection(stream=True, max_retries=1)):
+STREAMED = Connection(stream=True, max_retries=1)
+
+
+def call(answer, connection=STREAMED):
     """Complete REQUEST against ``answer`` (a function of the request); what it returned or
     raised, the requests sent, and the seconds it took."""
     sent: list[httpx.Request] = []
@@ -137,8 +140,13 @@ def test_an_error_event_ends_the_stream_with_what_it_said():
 
 def test_a_stream_that_stalls_ends_after_the_limit_between_events():
     connection = Connection(stream=True, max_retries=1, stream_idle_s=0.2)
-    pieces = lambda: Pieces([sse(TEXT_STREAM[0], done=False), sse(*TEXT_STREAM[1:])], {1: 30})
-    response, sent, took = call(lambda r: event_stream(pieces()), connection)
+
+    def stalling(request):
+        return event_stream(
+            Pieces([sse(TEXT_STREAM[0], done=False), sse(*TEXT_STREAM[1:])], {1: 30})
+        )
+
+    response, sent, took = call(stalling, connection)
     assert isinstance(response, ModelAPIError) and "stalled: no event within 0.2 s" in str(response)
     assert len(sent) == 2 and took < 10
 
