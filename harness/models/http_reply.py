@@ -63,6 +63,9 @@ class ReplyTooLarge(ModelError):
             "the rest of it was not read"
         )
         self.status = status
+        #: A stream's reply as built until the limit (``harness.models.streamed``): the
+        #: usage it reported is counted.
+        self.partial = b""
 
 
 class Reading:

@@ -216,7 +216,7 @@ class OpenAICompatClient:
                     f"{exc} (--max-response-mb {self._max_response_mb:g})",
                     exc.status,
                     attempt,
-                    usage=spent,
+                    usage=spent + reported_usage(exc.partial) if exc.partial else spent,
                 ) from None
             except TimeoutError:
                 failure = f"no complete reply within --timeout {self._timeout_s:g} s"

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from harness.errors import ModelError
-from harness.models.http_reply import HttpReply, Reading, TransportFailure
+from harness.models.http_reply import HttpReply, Reading, ReplyTooLarge, TransportFailure
 from harness.models.sse import ServerEvent, SSEError, SSEReader
 
 
@@ -137,7 +137,11 @@ class StreamRead:
     def _decoded(self, chunk: bytes) -> bytes:
         """``chunk`` decoded, counted against the body's limit like any reply's (past it, a
         ReplyTooLarge goes up as it is: not retried)."""
-        self._reading.feed(chunk)
+        try:
+            self._reading.feed(chunk)
+        except ReplyTooLarge as exc:
+            exc.partial = self._accumulator.body()  # its usage so far was billed
+            raise
         return self._reading.take()
 
     def reply(self) -> HttpReply:

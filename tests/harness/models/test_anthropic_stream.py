@@ -1,10 +1,13 @@
+import asyncio
 import json
 
+import httpx
 import pytest
 
 from harness.models.anthropic_stream import MessageEvents
 from harness.models.sse import ServerEvent
-from harness.models.streamed import StreamEventError
+from harness.models.streamed import StreamEventError, StreamLimits
+from harness.models.transport import HttpxPost, ReplyTooLarge
 
 
 def event(data: dict) -> ServerEvent:
@@ -178,3 +181,54 @@ def test_a_tool_call_cut_by_max_tokens_is_kept_with_an_empty_input():
 def test_a_body_that_is_not_json_is_refused():
     with pytest.raises(StreamEventError, match="not JSON"):
         MessageEvents().add(ServerEvent("message_start", "{"))
+
+
+def sse(events: list[dict]) -> bytes:
+    return "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events).encode()
+
+
+class Pieces(httpx.AsyncByteStream):
+    def __init__(self, pieces: list[bytes]) -> None:
+        self.pieces = pieces
+
+    async def __aiter__(self):
+        for piece in self.pieces:
+            yield piece
+
+
+def post_stream(body: bytes | list[bytes], max_body_bytes: int = 1 << 20):
+    """``body`` (whole, or in pieces) as a Messages stream through the httpx transport,
+    into MessageEvents."""
+
+    def answer(request):
+        headers = {"content-type": "text/event-stream"}
+        if isinstance(body, bytes):
+            return httpx.Response(200, headers=headers, content=body)
+        return httpx.Response(200, headers=headers, stream=Pieces(body))
+
+    async def scenario():
+        post = HttpxPost(httpx.MockTransport(answer), 10.0, max_body_bytes)
+        limits = StreamLimits(total_s=10.0, idle_s=10.0)
+        try:
+            return await post.post_stream(
+                "http://x/v1/messages", [], b"{}", MessageEvents(), limits
+            )
+        finally:
+            await post.aclose()
+
+    return asyncio.run(scenario())
+
+
+def test_the_transport_reads_a_messages_stream_through_the_accumulator_it_is_given():
+    reply = post_stream(sse(TOOL_LOOP))
+    expected, _ = accumulate(TOOL_LOOP)
+    assert reply.status == 200 and reply.body == expected.body()
+    assert reply.ttft_s is not None
+
+
+def test_a_stream_past_the_size_limit_keeps_the_usage_it_reported():
+    long = [delta(0, type="text_delta", text="x" * 1000) for _ in range(50)]
+    events = [START, block_start(0, {"type": "text", "text": ""}), *long]
+    with pytest.raises(ReplyTooLarge) as raised:
+        post_stream([sse([event]) for event in events], max_body_bytes=20_000)
+    assert json.loads(raised.value.partial)["usage"] == START["message"]["usage"]
