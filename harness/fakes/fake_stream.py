@@ -7,9 +7,10 @@ id and name, then its arguments in two pieces); a chunk with the finish reason; 
 usage in a last chunk with no choices, when the request asked for it
 (``stream_options.include_usage``); then ``data: [DONE]``.
 
-A script can break the stream: ``cut_after`` ends the body cleanly after that many
-chunks (the connection closed before ``[DONE]``), ``stall_s`` stops sending for that long
-after the first chunk of text (a stream that stalls; stopping the server ends the wait).
+A script can break the stream: ``cut_after`` ends the body after that many chunks,
+cleanly or (``abort``) by dropping the connection, before ``[DONE]``; ``stall_s`` stops
+sending for that long after the first chunk of text (a stream that stalls; stopping the
+server ends the wait).
 """
 
 from __future__ import annotations
@@ -35,6 +36,8 @@ class StreamScript:
     """Chunks sent before the body ends, [DONE] not sent: a stream cut short."""
     stall_s: float = 0.0
     """Seconds of silence after the first chunk of text or tool call."""
+    abort: bool = False
+    """With cut_after: drop the connection there rather than end the body cleanly."""
 
 
 def chunks(
@@ -79,7 +82,10 @@ async def send_stream(
     waited = False
     for sent, event in enumerate(events):
         if script.cut_after is not None and sent >= script.cut_after:
-            await response.write_eof()
+            if script.abort and request.transport is not None:
+                request.transport.abort()  # the chunked body never ends
+            else:
+                await response.write_eof()
             return response
         carries = any(
             (c.get("delta") or {}).get("content") or (c.get("delta") or {}).get("tool_calls")

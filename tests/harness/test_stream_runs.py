@@ -137,3 +137,25 @@ def test_otlp_spans_carry_the_time_to_first_chunk(tmp_path):
     assert roots and all(s.attributes["loopbench.ttft_s"] >= FIRST_TOKEN_S for s in roots)
     assert calls
     assert all(s.attributes["gen_ai.response.time_to_first_chunk"] >= FIRST_TOKEN_S for s in calls)
+
+
+def test_a_dropped_connection_mid_stream_is_an_api_error_with_the_usage_it_reported(tmp_path):
+    with FakeServer(stream=StreamScript(cut_after=99, abort=True)) as server:
+        run(server, tmp_path / "dropped", "--stream", "--max-retries", "0")
+        served = server.served
+    records = read_records(tmp_path / "dropped")
+    assert {r.status for r in records} == {"api_error"}
+    assert sum(r.tokens_in for r in records) == served.prompt_tokens > 0
+
+
+def test_stream_through_the_api(tmp_path, monkeypatch):
+    from harness.api import Experiment
+    from harness.config import ModelEntry, RunConfig
+
+    monkeypatch.setenv("LOOPBENCH_API_KEY", "k")
+    with FakeServer(stream=StreamScript(first_token_s=FIRST_TOKEN_S)) as server:
+        config = RunConfig(arms=["react"], limit=1, stream=True, base_urls=[server.base_url],
+                           models=[ModelEntry(name="fake")], out=str(tmp_path / "api"))  # fmt: skip
+        Experiment.from_config(config).run()
+    (record,) = read_records(tmp_path / "api")
+    assert record.status == "answered" and record.ttft_s >= FIRST_TOKEN_S
