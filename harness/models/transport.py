@@ -129,14 +129,7 @@ class AiohttpPost:
             async with session.post(
                 url, data=body, headers=headers, allow_redirects=False
             ) as response:
-                reading = Reading(response.status, response.headers, self._max_body_bytes)
-                try:
-                    async for chunk in response.content.iter_any():
-                        reading.feed(chunk)
-                except ReplyTooLarge:
-                    response.close()  # the connection goes with the rest of the body
-                    raise
-                return reading.reply()
+                return await self._whole(response)
         except aiohttp.ClientError as exc:
             raise TransportFailure(aiohttp_failure(exc)) from exc
 
@@ -156,14 +149,15 @@ class AiohttpPost:
 
         session = self._check(url, headers)
         try:
-            # The request's limit bounds the wait for the headers; then StreamRead's limits.
-            async with asyncio.timeout(limits.total_s) as waiting:
+            # The request's limit bounds the wait for the headers, and a reply read whole;
+            # a stream is read within StreamRead's limits (the request's among them).
+            async with asyncio.timeout(limits.total_s) as whole:
                 async with session.post(
                     url, data=body, headers=headers, allow_redirects=False
                 ) as response:
-                    waiting.reschedule(None)
                     if response.status != 200 or not is_event_stream(response.headers):
                         return await self._whole(response)
+                    whole.reschedule(None)
                     stream = StreamRead(
                         response.headers, self._max_body_bytes, accumulator, limits, sent
                     )
@@ -180,12 +174,13 @@ class AiohttpPost:
             raise TransportFailure(aiohttp_failure(exc)) from exc
 
     async def _whole(self, response: aiohttp.ClientResponse) -> HttpReply:
+        """The reply, its body read whole."""
         reading = Reading(response.status, response.headers, self._max_body_bytes)
         try:
             async for chunk in response.content.iter_any():
                 reading.feed(chunk)
         except ReplyTooLarge:
-            response.close()
+            response.close()  # the connection goes with the rest of the body
             raise
         return reading.reply()
 
@@ -277,30 +272,40 @@ class HttpxPost:
             extensions={"timeout": dict.fromkeys(self._timeout, None)},
         )
         try:
-            async with asyncio.timeout(limits.total_s):
+            async with asyncio.timeout(limits.total_s) as whole:  # as for aiohttp's
                 response = await self._transport.handle_async_request(request)
-            try:
-                if response.status_code != 200 or not is_event_stream(response.headers):
-                    return await self._read(response)
-                stream = StreamRead(
-                    response.headers, self._max_body_bytes, accumulator, limits, sent
-                )
-                if response.is_stream_consumed:  # built whole by a test: one piece, then the end
-                    pieces = iter([response.content, b""])
-                    while not stream.done:
-                        stream.feed(next(pieces))
-                    return stream.reply()
-                chunks = response.aiter_raw()
                 try:
-                    while not stream.done:
-                        await _read_within(stream, anext(chunks, b""))
-                except httpx.RequestError as exc:
-                    raise stream.cut(f"{type(exc).__name__}: {exc}") from exc
-                return stream.reply()
-            finally:
-                await response.aclose()
+                    if response.status_code != 200 or not is_event_stream(response.headers):
+                        return await self._read(response)
+                    whole.reschedule(None)
+                    return await self._stream(response, accumulator, limits, sent)
+                finally:
+                    await response.aclose()
         except httpx.RequestError as exc:
             raise TransportFailure(f"{type(exc).__name__}: {exc}") from exc
+
+    async def _stream(
+        self,
+        response: httpx.Response,
+        accumulator: Accumulator,
+        limits: StreamLimits,
+        sent: float,
+    ) -> HttpReply:
+        import httpx
+
+        stream = StreamRead(response.headers, self._max_body_bytes, accumulator, limits, sent)
+        if response.is_stream_consumed:  # built whole by a test: one piece, then the end
+            pieces = iter([response.content, b""])
+            while not stream.done:
+                stream.feed(next(pieces))
+            return stream.reply()
+        chunks = response.aiter_raw()
+        try:
+            while not stream.done:
+                await _read_within(stream, anext(chunks, b""))
+        except httpx.RequestError as exc:
+            raise stream.cut(f"{type(exc).__name__}: {exc}") from exc
+        return stream.reply()
 
     async def aclose(self) -> None:
         await self._transport.aclose()

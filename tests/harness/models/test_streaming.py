@@ -199,3 +199,15 @@ def test_tool_call_deltas_are_joined_by_index():
 def test_a_chunk_that_is_not_a_chunk_is_refused(data):
     with pytest.raises(StreamEventError):
         ChatChunks().add(ServerEvent("message", data))
+
+
+def test_a_reply_sent_whole_to_a_stream_request_is_read_within_the_timeout():
+    whole = json.dumps({"choices": [{"message": {"content": "hi"}}], "usage": USAGE}).encode()
+
+    def dribbled(request):
+        return httpx.Response(200, json=None, stream=Pieces([whole[:10], whole[10:]], {1: 30}))
+
+    connection = Connection(timeout_s=0.5, stream=True, max_retries=0)
+    response, _, took = call(dribbled, connection)
+    assert isinstance(response, ModelAPIError) and "within --timeout 0.5 s" in str(response)
+    assert took < 10
