@@ -13,6 +13,12 @@ any way. 408, 409, 429, 5xx, transport failures and malformed 200 replies are re
 within ``RetryPolicy``; other statuses are not, nor is a reply whose body is past
 ``Connection.max_response_mb`` once decompressed (the transport stops reading it there).
 
+With ``Connection.stream`` (``--stream``) each reply is asked for as server-sent events
+and read as it comes (``harness.models.streamed``, ``harness.models.openai_stream``): the
+response is the one the endpoint would have sent whole, with its time to first token. A
+stream cut short (closed early, an error event, a stall past ``stream_idle_s``) is retried
+like a transport failure, and the usage it reported before it stopped is counted.
+
 A user name and password in the base URL (``http://user:password@host/v1``) are never
 part of the URL requested or reported; without an API key they are sent as HTTP Basic
 auth. The key, the user name and the password are redacted, in every form a server could
