@@ -108,8 +108,9 @@ class Experiment:
     whole set. A slice the set does not have is refused (TaskSetError) naming those it has."""
     until_separated: SeparationRule | None = None
     sampling: Sampling = field(default_factory=Sampling)
-    """Temperature, top_p and seed sent on every request of every arm that does not set its
-    own; by default none, and the endpoint's own defaults apply. Recorded, and a folder is
+    """Temperature, top_p, seed and the reasoning settings (``reasoning_effort``,
+    ``thinking_budget``) sent on every request of every arm that does not set its own; by
+    default none, and the endpoint's own defaults apply. Recorded, and a folder is
     tied to them."""
     settings: RunSettings = field(default_factory=RunSettings)
     config: RunConfig | None = None
@@ -124,6 +125,9 @@ class Experiment:
     from 0.5; recorded as the run's ``score``), or a ``loopbench.Grade`` saying its own
     verdict; it may be async. An exception it raises, or another value it returns, is the
     run's grading failure: recorded as a pattern_error saying so, and the grid goes on."""
+    provider: str | Mapping[str, str] | None = None
+    """The API the endpoint is spoken to in (``openai`` or ``anthropic``; per model, with
+    several), recorded in the folder's identity when known (``from_config`` sets it)."""
     concurrency: InitVar[int | None] = None
     """The former name of ``runs_in_flight``, still taken."""
 
@@ -238,6 +242,9 @@ class Experiment:
             # the sorted set, so a folder is tied to exactly the models its runs used.
             "model": names[0] if len(names) == 1 else sorted(names),
             "base_url": self.base_url,
+            # Only when known: a folder without it was written before Anthropic was spoken
+            # natively (every endpoint then spoke chat completions), or by a model function.
+            **({"provider": self.provider} if self.provider is not None else {}),
             "sampling": self.sampling.sent(),
             "fingerprint": taskset.fingerprint(),
             **({"stream": True} if self.config is not None and self.config.stream else {}),
@@ -317,9 +324,11 @@ class Experiment:
             self.model_name = names[0]
             urls = sorted(without_credentials(e.base_url) for e in endpoints)
             self.base_url = urls[0] if len(urls) == 1 else urls
+            self.provider = endpoints[0].provider
         elif names:
             self.models = dict.fromkeys(names)
             self.base_url = {e.model: without_credentials(e.base_url) for e in endpoints}
+            self.provider = {e.model: e.provider for e in endpoints}
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,7 @@ from harness.patterns.limits import Limited
 from harness.patterns.pipeline import PipelineOptions
 from harness.patterns.prompts import prompts_hash
 from harness.patterns.registry import PatternInfo, UnknownPattern
+from harness.reasoning import unset_reasoning
 from harness.tools import ToolChoices
 from tasks.tool_registry import ToolOptionsError, UnknownTool, check_tool_choices
 
@@ -91,7 +92,7 @@ class Arm:
         overrides = dict(self.prompts)
         for number, stage in enumerate(stages, start=1):
             overrides |= {f"stage {number}.{slot}": text for slot, text in stage.prompts.items()}
-        values = self.options.model_dump()
+        values = self.options.model_dump(exclude=unset_reasoning(self.options))
         if stages:
             values["stages"] = [{"pattern": s.pattern} | s.resolved for s in stages]
         resolved = {
@@ -182,7 +183,9 @@ def parse_arm(text: str) -> Arm:
         options = info.options_model.model_validate(raw)
     except ValidationError as exc:
         problems = "; ".join(
-            f"{e['loc'][0]}={raw.get(str(e['loc'][0]))!r}: {e['msg']}" if e["loc"] else e["msg"]
+            f"{e['loc'][0]}={raw.get(str(e['loc'][0]))!r}: {_said(e['msg'])}"
+            if e["loc"]
+            else _said(e["msg"])
             for e in exc.errors()
         )
         raise ArmError(f"arm {text!r}: {problems} (booleans are on/off)") from None
@@ -201,6 +204,11 @@ def parse_arm(text: str) -> Arm:
             f"({floor.why}); max_steps is {options.max_steps}"
         )
     return Arm(info, options, prompts, prompts_name, built)
+
+
+def _said(message: str) -> str:
+    """A validator's own words, without pydantic's prefix."""
+    return message.removeprefix("Value error, ")
 
 
 def pipeline_written(text: str) -> str | None:

@@ -30,6 +30,7 @@ from harness.errors import BadInput
 from harness.files import read_text, read_toml, toml_line, toml_problems
 from harness.models.endpoint import DEFAULT_KEY_ENV as DEFAULT_KEY_ENV
 from harness.models.local import CHAT_FORMATS as CHAT_FORMATS  # the command's choices
+from harness.reasoning import BudgetOption, EffortOption
 from harness.results.published import PublishedResult
 from harness.sampling import Sampling
 from harness.stats.separation import SeparationRule
@@ -126,6 +127,8 @@ class ModelEntry(BaseModel):
     """Its OpenAI-compatible endpoint; ``base_urls`` or LOOPBENCH_BASE_URL when unset."""
     api_key_env: Annotated[str, _filled("a variable")] | None = None
     """The variable holding its API key; ``api_key_env``'s when unset."""
+    provider: Literal["openai", "anthropic"] | None = None
+    """The API it is spoken to in; ``provider``'s when unset."""
 
 
 class RunConfig(BaseModel):
@@ -175,6 +178,10 @@ class RunConfig(BaseModel):
     """One shared by the models, one per model in order, or a single model's replicas."""
     api_key_env: str = DEFAULT_KEY_ENV
     """The variable holding the API key (OPENAI_API_KEY when it is unset)."""
+    provider: Literal["openai", "anthropic"] | None = None
+    """The API the models are spoken to in: ``openai`` (chat completions) or ``anthropic``
+    (the Messages API, docs/anthropic.md). Unset: ``anthropic`` for a model written
+    ``anthropic/...`` or when only ANTHROPIC_BASE_URL names an endpoint, else ``openai``."""
     local_chat_format: str = "chatml"
     """The embedded model's chat format."""
     timeout_s: float = Field(default=120.0, gt=0, allow_inf_nan=False)
@@ -201,6 +208,11 @@ class RunConfig(BaseModel):
     top_p: float | None = Field(default=None, gt=0, le=1, allow_inf_nan=False)
     seed: int | None = None
     """Unset, each is not sent: the endpoint's default applies."""
+    reasoning_effort: EffortOption = None
+    """Reasoning effort sent on every request of arms that do not set their own (none,
+    minimal, low, medium, high); unset, none is sent."""
+    thinking_budget: BudgetOption = None
+    """Thinking budget in tokens (at least 1024) sent likewise (docs/reasoning.md)."""
 
     # How it is recorded and made.
     out: (
@@ -288,7 +300,9 @@ class RunConfig(BaseModel):
 
     @property
     def sampling(self) -> Sampling:
-        return Sampling(self.temperature, self.top_p, self.seed)
+        return Sampling(
+            self.temperature, self.top_p, self.seed, self.reasoning_effort, self.thinking_budget
+        )
 
     @property
     def separation(self) -> SeparationRule | None:

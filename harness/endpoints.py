@@ -7,19 +7,30 @@ line saying which model at which URL serves the run, said before the first reque
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import sys
 from collections.abc import Callable, Iterator, Sequence
 
 from harness.config import ModelEntry, RunConfig
+from harness.models.anthropic import AnthropicClient
+from harness.models.anthropic_endpoint import (
+    ANTHROPIC,
+    OPENAI,
+    Provider,
+    chosen_provider,
+    resolve_anthropic,
+)
 from harness.models.endpoint import (
     LOCAL,
+    MODEL_ENV,
     Endpoint,
     EndpointNotConfigured,
     resolve_endpoint,
     shown_url,
     why_local_model,
 )
+from harness.models.http_client import HttpClient
 from harness.models.local import MODEL_NAME, LocalServer, model_file
 from harness.models.openai_compat import Connection, OpenAICompatClient
 
@@ -53,11 +64,20 @@ def resolve_endpoints(config: RunConfig) -> tuple[bool, list[Endpoint]]:
         entry = wanted[0] if wanted else ModelEntry(name="-")
         model = entry.name if wanted else None
         urls: list[str | None] = [entry.base_url] if entry.base_url else [*base_urls] or [None]
-        if why := why_local_model(urls[0], model):
+        provider = chosen_provider(
+            entry.provider or config.provider, model or os.environ.get(MODEL_ENV), urls[0]
+        )
+        if provider == ANTHROPIC and (model or os.environ.get(MODEL_ENV)) == LOCAL:
+            raise EndpointNotConfigured(
+                "--model local is the embedded model, not one Anthropic serves: drop "
+                "--provider anthropic (and unset ANTHROPIC_BASE_URL), or name a Claude model"
+            )
+        if provider == OPENAI and (why := why_local_model(urls[0], model)):
             model_file()  # says how to install the extra before anything is written
             where = f"{LOCAL_ENDPOINT} ({config.local_chat_format})"
             return True, [Endpoint(where, MODEL_NAME, source=why)]
-        return False, [resolve_endpoint(url, model, entry.api_key_env or key_env) for url in urls]
+        key_env = entry.api_key_env or key_env
+        return False, [_resolve(url, model, key_env, provider) for url in urls]
     names = [entry.name for entry in wanted]
     if len(base_urls) > 1 and len(base_urls) != len(wanted):
         raise EndpointNotConfigured(
@@ -70,14 +90,19 @@ def resolve_endpoints(config: RunConfig) -> tuple[bool, list[Endpoint]]:
     if len(set(names)) < len(names):
         raise EndpointNotConfigured(f"a model is named twice in {', '.join(names)}")
     shared = base_urls[0] if len(base_urls) == 1 else None
-    return False, [
-        resolve_endpoint(
-            entry.base_url or (base_urls[i] if len(base_urls) > 1 else shared),
-            entry.name,
-            entry.api_key_env or key_env,
-        )
-        for i, entry in enumerate(wanted)
-    ]
+    endpoints = []
+    for i, entry in enumerate(wanted):
+        url = entry.base_url or (base_urls[i] if len(base_urls) > 1 else shared)
+        provider = chosen_provider(entry.provider or config.provider, entry.name, url)
+        endpoints.append(_resolve(url, entry.name, entry.api_key_env or key_env, provider))
+    return False, endpoints
+
+
+def _resolve(url: str | None, model: str | None, key_env: str, provider: Provider) -> Endpoint:
+    """One endpoint, in the API it speaks."""
+    if provider == ANTHROPIC:
+        return resolve_anthropic(url, model, key_env)
+    return resolve_endpoint(url, model, key_env)
 
 
 def serving_line(endpoints: Sequence[Endpoint], embedded: str = "") -> str:
@@ -92,7 +117,8 @@ def serving_line(endpoints: Sequence[Endpoint], embedded: str = "") -> str:
         urls = ", ".join(dict.fromkeys(shown_url(e.base_url) for e in replicas))
         sources = ", ".join(dict.fromkeys(e.source for e in replicas))
         named = f"{embedded} {model}" if embedded else model
-        said.append(f"{named} at {urls} ({sources})")
+        api = ", Anthropic's Messages API" if replicas[0].provider == ANTHROPIC else ""
+        said.append(f"{named} at {urls} ({sources}{api})")
     return "serving this run: " + "; ".join(said)
 
 
@@ -111,17 +137,18 @@ def connection(config: RunConfig, concurrency: int) -> Connection:
 
 async def open_clients(
     stack: contextlib.AsyncExitStack, endpoints: list[Endpoint], how: Connection
-) -> dict[str, list[OpenAICompatClient]]:
-    """An HTTP client per endpoint, by model (several for one model are its replicas),
-    closed with ``stack``."""
-    clients: dict[str, list[OpenAICompatClient]] = {}
+) -> dict[str, list[HttpClient]]:
+    """An HTTP client per endpoint, in the API it speaks, by model (several for one model
+    are its replicas), closed with ``stack``."""
+    clients: dict[str, list[HttpClient]] = {}
     for endpoint in endpoints:
-        client = OpenAICompatClient(endpoint.base_url, endpoint.api_key, how)
+        kind = AnthropicClient if endpoint.provider == ANTHROPIC else OpenAICompatClient
+        client = kind(endpoint.base_url, endpoint.api_key, how)
         clients.setdefault(endpoint.model, []).append(await stack.enter_async_context(client))
     return clients
 
 
-def throttle_notes(clients: dict[str, list[OpenAICompatClient]]) -> list[str]:
+def throttle_notes(clients: dict[str, list[HttpClient]]) -> list[str]:
     """A note for each endpoint that answered 429 and had its concurrency cut."""
     return [
         f"note: {model}'s endpoint answered 429; concurrency was halved {used.concurrency.cuts} "

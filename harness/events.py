@@ -13,7 +13,8 @@ tool results.
 
 Older traces read. A field added later has a default (``api_error``'s ``retries``,
 ``proposal_dropped``'s ``reason`` and ``text``; a request's ``tool_choice``, ``top_p``
-and ``seed`` and a response's ``from_cache`` may be absent), a field no longer written
+and ``seed`` and a response's ``from_cache`` may be absent; a request's ``reasoning_effort``
+and ``thinking_budget`` are written only when set), a field no longer written
 is still declared (``proposal_dropped``'s ``truncated``), and a kind this version does
 not write reads as an ``OtherEvent`` keeping every field: one no longer written
 (reflexion's ``attempt``, tot's ``expand``) or one a later version added. A field this

@@ -35,6 +35,7 @@ from harness.models.throttle import RUN_SLOT_WAITS, SlotWaits
 from harness.models.types import ModelAPIError, ModelClient, Usage
 from harness.patterns.base import Outcome, RunContext
 from harness.patterns.slot_templates import SlotTooLarge
+from harness.reasoning import ReasoningRefused
 from harness.results.prices import Price, PriceTable
 from harness.results.records import RunRecord
 from harness.sampling import Sampling
@@ -83,7 +84,9 @@ class Executor(Protocol):
 
 
 def _cost(price: Price, usage: Usage) -> float:
-    return price.cost(usage.input_tokens, usage.output_tokens, usage.cached_tokens)
+    return price.cost(
+        usage.input_tokens, usage.output_tokens, usage.cached_tokens, usage.cache_write_tokens
+    )
 
 
 def check_metrics(graded: list[tuple[bool | None, bool]]) -> dict[str, float]:
@@ -142,8 +145,8 @@ class RunSettings:
     """Where the runs are made: this process when unset (``run_local``); a ``RayExecutor``
     sends them to Ray workers. This process writes the folder either way."""
     sampling: Sampling = field(default_factory=Sampling)
-    """Temperature, top_p and seed sent on every request that does not set its own; none
-    by default (the endpoint's defaults)."""
+    """Temperature, top_p, seed and the reasoning settings sent on every request that does
+    not set its own; none by default (the endpoint's defaults)."""
     grader: GraderFunction | None = None
     """Grades every answer instead of the task set's grader (``Experiment(grader=fn)``);
     in this process only."""
@@ -211,6 +214,8 @@ class Runner:
             outcome = await job.arm.runnable.run(ctx)
         except ModelAPIError as exc:
             outcome = Outcome("api_error", error=str(exc))
+        except ReasoningRefused:  # every run would fail alike: the grid stops, in one line
+            raise
         # guard: templates-slot-past-bound-refused
         except SlotTooLarge as exc:  # the arm's prompt file, on this task: never sent
             outcome = Outcome("refused", error=str(exc))
@@ -303,6 +308,8 @@ class Runner:
             "tokens_in": usage.input_tokens,
             "tokens_out": usage.output_tokens,
             "tokens_cached": usage.cached_tokens,
+            "tokens_reasoning": usage.reasoning_tokens,
+            "tokens_cache_write": usage.cache_write_tokens,
             "usage_missing": usage.missing,
             "usage_estimated": usage.estimated,
             "cost_usd": _cost(price, usage) if price else None,

@@ -1,4 +1,5 @@
-"""Sampling settings of a run: temperature, top_p and seed, sent only when set.
+"""Sampling settings of a run: temperature, top_p and seed, and the reasoning settings
+(``reasoning_effort``, ``thinking_budget``; ``harness.reasoning``), sent only when set.
 
 By default nothing is sent and the endpoint's own defaults apply, so that repeats are
 samples wherever the endpoint samples (seed 003's experiment sends no temperature). A
@@ -21,12 +22,16 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from harness.errors import BadInput
+from harness.reasoning import check_budget, check_effort
 
 if TYPE_CHECKING:
-    from harness.models.types import ModelRequest
+    from harness.models.types import ModelRequest, ReasoningEffort
+
+#: A setting's value as sent: a number, or an effort level.
+Setting = float | int | str
 
 #: What records and folders written before sampling settings existed were sent.
-LEGACY: dict[str, float | int] = {"temperature": 0.0}
+LEGACY: dict[str, Setting] = {"temperature": 0.0}
 
 
 class SamplingError(BadInput):
@@ -40,6 +45,8 @@ class Sampling:
     temperature: float | None = None
     top_p: float | None = None
     seed: int | None = None
+    reasoning_effort: ReasoningEffort | None = None
+    thinking_budget: int | None = None
 
     def __post_init__(self) -> None:
         if self.temperature is not None and not (
@@ -54,10 +61,20 @@ class Sampling:
             isinstance(self.seed, bool) or not isinstance(self.seed, int)
         ):
             raise SamplingError(f"seed {self.seed!r}: give a whole number")
+        if self.reasoning_effort is not None:
+            check_effort(self.reasoning_effort)
+        if self.thinking_budget is not None:
+            check_budget(self.thinking_budget)
 
-    def sent(self) -> dict[str, float | int]:
+    def sent(self) -> dict[str, Setting]:
         """The settings sent, by their API names: what records hold."""
-        settings = {"temperature": self.temperature, "top_p": self.top_p, "seed": self.seed}
+        settings: dict[str, Setting | None] = {
+            "temperature": self.temperature,
+            "top_p": self.top_p,
+            "seed": self.seed,
+            "reasoning_effort": self.reasoning_effort,
+            "thinking_budget": self.thinking_budget,
+        }
         return {name: value for name, value in settings.items() if value is not None}
 
     def apply(self, request: ModelRequest) -> ModelRequest:
@@ -68,19 +85,29 @@ class Sampling:
             temperature=self.temperature if request.temperature is None else request.temperature,
             top_p=self.top_p if request.top_p is None else request.top_p,
             seed=self.seed if request.seed is None else request.seed,
+            reasoning_effort=self.reasoning_effort
+            if request.reasoning_effort is None
+            else request.reasoning_effort,
+            thinking_budget=self.thinking_budget
+            if request.thinking_budget is None
+            else request.thinking_budget,
         )
 
 
-def describe(sent: Mapping[str, float | int] | None) -> str:
+def describe(sent: Mapping[str, Setting] | None) -> str:
     """What a run sent, in words: ``temperature 0.7, seed 3``."""
     if sent is None:
         return f"{describe(LEGACY)} (as loopbench sent before sampling was a run setting)"
     if not sent:
         return "no sampling settings sent (the endpoint's defaults)"
-    return ", ".join(f"{name} {value:g}" for name, value in sorted(sent.items()))
+    return ", ".join(f"{name} {_shown(value)}" for name, value in sorted(sent.items()))
 
 
-def describe_runs(sent: Iterable[Mapping[str, float | int] | None]) -> str:
+def _shown(value: Setting) -> str:
+    return value if isinstance(value, str) else f"{value:g}"
+
+
+def describe_runs(sent: Iterable[Mapping[str, Setting] | None]) -> str:
     """What a set of runs sent (each run's record), in words; every setting seen when they
     differ. Runs read as columns share one dict per distinct value: each is read once."""
     distinct = {}

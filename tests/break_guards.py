@@ -50,6 +50,7 @@ BAD_LINE = COLS + "test_a_bad_line_gives_the_error_read_records_gives"
 LAX = COLS + "test_what_the_model_converts_is_read_by_the_model_alone"
 CMP, STAT = "tests/harness/report/test_compare.py::", "tests/harness/report/test_statistics.py::"
 SAMP = "tests/harness/test_sampling.py::"
+REAS = "tests/harness/test_reasoning.py::"
 PV = "tests/harness/report/test_prompt_versions.py::"
 STT = "tests/harness/patterns/test_slot_templates.py::"
 REGT = "tests/tasks/test_registries.py::"
@@ -760,6 +761,25 @@ MUTATIONS = [
     ("folder-tied-sampling-settings", "a folder is tied to its sampling settings",
      "off", [SAMP + "test_a_folder_is_tied_to_its_sampling_settings",
       SAMP + "test_a_folder_written_before_sampling_settings_was_sent_temperature_0"]),
+    # Reasoning settings: an effort level and a thinking budget an endpoint takes, the arm's
+    # sent on its requests, told apart by the response cache; an endpoint refusing them
+    # stops the grid in one line.
+    ("reasoning-effort-level-checked", "an effort level is one of the five",
+     "off", [REAS + "test_a_bad_arm_setting_is_one_line_naming_the_arm",
+      REAS + "test_the_settings_and_their_checks"]),
+    ("thinking-budget-at-least-minimum", "a thinking budget is at least Anthropic's 1024",
+     "off", [REAS + "test_a_bad_arm_setting_is_one_line_naming_the_arm",
+      REAS + "test_the_settings_and_their_checks"]),
+    ("arm-reasoning-settings-sent", "an arm's reasoning settings go on its requests",
+     "value=request", [REAS + "test_an_arms_effort_goes_on_every_request_of_that_arm_and_no_other",
+      REAS + "test_a_pipeline_stage_sends_its_own"]),
+    ("cache-key-holds-reasoning", "requests differing in reasoning settings get two replies",
+     "value={}", [REAS + "test_the_cache_key_tells_efforts_apart_and_keeps_older_keys"]),
+    ("record-sampling-numbers-but-effort", "a record's sampling settings are numbers, but the effort",
+     "off", [COLS + "test_a_bad_line_gives_the_error_read_records_gives"]),
+    ("reasoning-refusal-stops-grid", "an endpoint refusing a reasoning setting stops the grid",
+     "on", [REAS + "test_an_endpoint_refusing_the_setting_stops_the_grid_in_one_line",
+      REAS + "test_other_failures_are_not_taken_for_a_refusal"]),
     # CI: compare's JUnit report and job summary, and the workflow docs/ci.md runs.
     ("ci-regressed-criterion-failed-test", "CI: a regressed criterion is a failed test case",
      "off",
@@ -891,7 +911,7 @@ MUTATIONS = [
      ["tests/harness/models/test_openai_compat.py::test_a_key_or_url_token_a_model_repeats_is_"
       "redacted_from_its_reply_and_tool_calls"]),
     ("secrets-url-user-name-secret", "secrets: the URL's user name is a secret",
-     "value=Redactor(\n            (api_key, password), [(user, password)] if user is not None else []\n        )",
+     "value=Secrets((api_key, password), ((user, password),) if user is not None else ())",
      ["tests/harness/models/test_openai_compat.py::test_a_key_or_url_token_a_model_repeats_is_"
       "redacted_from_its_reply_and_tool_calls"]),
     ("secrets-runs-jsonl-redacted-as", "secrets: runs.jsonl redacted as written",
@@ -1716,6 +1736,52 @@ MUTATIONS = [
      "off", ["tests/harness/models/test_sse.py::test_an_endless_line_is_refused_before_the_body_limit"]),
     ("embedded-model-refuses-stream", "the embedded model refuses --stream in one line",
      "off", ["tests/harness/test_stream_runs.py::test_the_embedded_model_refuses_stream_in_one_line"]),
+    # The Anthropic Messages client: its retries, its wire, its key and its choice.
+    ("anthropic-overloaded-retried", "Anthropic's 529 (overloaded) is retried",
+     "value=RETRYABLE_STATUS",
+     ["tests/harness/models/test_anthropic.py::test_retried_statuses_529_among_them_wait_what_retry_after_asks"]),
+    ("anthropic-429-waits-for-reset", "a 429 with no retry-after waits for its limit's reset",
+     "value=given", ["tests/harness/models/test_anthropic.py::test_a_429_without_retry_after_waits_for_the_limit_it_used_up_to_reset"]),
+    ("anthropic-forced-tool-no-thinking", "a request forcing a tool goes without thinking",
+     "value=thinking_budget(request)",
+     ["tests/harness/models/test_anthropic.py::test_a_request_forcing_a_tool_goes_without_thinking_which_the_api_refuses_then"]),
+    ("anthropic-thinking-sent-back", "thinking blocks go back first in their assistant turn",
+     "value=[]", ["tests/harness/models/test_anthropic.py::test_tool_calls_and_results_go_as_blocks_results_in_a_row_one_user_turn"]),
+    ("anthropic-input-counts-cache-tokens", "input tokens count Anthropic's cache reads and writes",
+     "value=Usage(fresh, output, cached_tokens=read, cache_write_tokens=written)",
+     ["tests/harness/models/test_anthropic.py::test_a_reply_is_read_text_joined_tool_uses_as_calls_thinking_kept"]),
+    ("secrets-anthropic-key-redacted", "secrets: the Anthropic client redacts its key",
+     "value=Secrets()",
+     ["tests/harness/models/test_anthropic.py::test_a_refusal_is_not_retried_and_quotes_the_api_error_with_the_key_redacted"]),
+    ("anthropic-key-only-its-own-url", "ANTHROPIC_API_KEY goes only to the URL it is for",
+     "on", ["tests/harness/test_anthropic_runs.py::test_the_key_goes_to_the_url_it_is_for_and_to_anthropics_own_by_default"]),
+    ("anthropic-base-url-chooses-provider", "ANTHROPIC_BASE_URL alone chooses Anthropic's API",
+     "off", ["tests/harness/test_anthropic_runs.py::test_the_provider_is_chosen_by_flag_model_prefix_or_anthropic_base_url"]),
+    # issue 40: history. A tool loop's history compacted to a window of steps (history=window:N).
+    ("history-window-at-least-one", "history takes full or window:N with N at least 1", "off",
+     ["tests/harness/patterns/test_history.py::test_a_bad_history_is_refused_naming_the_arm",
+      "tests/harness/cli/test_history_runs.py::test_a_bad_history_is_one_line_naming_the_arm_and_exit_2"]),
+    ("history-window-bound", "history=window:N sends at most N steps in full", "on",
+     ["tests/harness/patterns/test_history.py::test_react_window_sends_the_last_two_steps_in_full_and_older_ones_a_line_each",
+      "tests/harness/patterns/test_history.py::test_react_text_window_keeps_two_observation_blocks_in_full",
+      "tests/harness/cli/test_history_runs.py::test_a_window_of_two_sends_two_steps_in_full_and_bills_what_was_sent"]),
+    ("history-older-step-one-line", "an older step is sent as one bounded line",
+     'value=f"Step {number}: " + "; ".join(parts)',
+     ["tests/harness/patterns/test_history.py::test_an_older_step_is_one_bounded_line"]),
+    ("rewoo-refuses-history-window", "rewoo refuses history=window:N (it re-sends no steps)",
+     "off", ["tests/harness/patterns/test_history.py::test_rewoo_has_no_history_to_compact"]),
+    ("tool-loop-records-replayed-full", "a tool loop recorded before history read as full",
+     "off", ["tests/harness/test_history_records.py::"
+      "test_a_tool_loop_recorded_without_history_replayed_it_in_full"]),
+    # Every token kind recorded and priced: a share larger than its total refused, the
+    # table's token-kind columns only when some run has them.
+    ("cache-writes-within-input", "usage: more cache writes than uncached input refused",
+     "off", ["tests/harness/test_token_kinds.py::test_a_share_that_cannot_be_true_makes_the_reply_unusable"]),
+    ("reasoning-within-output", "usage: more reasoning than output tokens refused",
+     "off", ["tests/harness/test_token_kinds.py::test_a_share_that_cannot_be_true_makes_the_reply_unusable"]),
+    ("token-kind-shown-only-when-some-run-has", "table: reasoning and cache-write columns only when some run has them",
+     "off", ["tests/harness/test_token_kinds.py::test_the_table_shows_reasoning_and_cache_writes_only_when_some_run_has_them",
+      "tests/harness/test_token_kinds.py::test_runs_that_report_no_shares_add_no_columns"]),
 ]  # fmt: skip
 
 

@@ -1,5 +1,6 @@
 """Every test starts without a developer's endpoint settings: a run must not reach an
-endpoint named in the shell (OPENAI_BASE_URL is read as LOOPBENCH_BASE_URL is)."""
+endpoint named in the shell (OPENAI_BASE_URL is read as LOOPBENCH_BASE_URL is, and
+ANTHROPIC_BASE_URL chooses Anthropic's API)."""
 
 import pytest
 
@@ -9,6 +10,8 @@ ENDPOINT_VARIABLES = (
     "LOOPBENCH_API_KEY",
     "OPENAI_BASE_URL",
     "OPENAI_API_KEY",
+    "ANTHROPIC_BASE_URL",
+    "ANTHROPIC_API_KEY",
 )
 
 

@@ -31,7 +31,8 @@ endpoint being a fake OpenAI-compatible server on loopback (harness.fakes.FakeSe
 which drives every shipped pattern to an answer). The URLs the examples name are mapped
 to loopback servers of this test before a block runs: ``https://api.openai.com/v1`` and
 a local vLLM's ``http://localhost:8000/v1`` to that fake, the two replicas
-``http://vllm-1:8000/v1`` and ``http://vllm-2:8000/v1`` to fakes of their own, and an
+``http://vllm-1:8000/v1`` and ``http://vllm-2:8000/v1`` to fakes of their own, Anthropic's
+``https://api.anthropic.com`` to a fake of its Messages API, and an
 OTLP receiver's ``http://localhost:4318`` to a receiver that accepts every POST. Any
 other URL in an example fails the test, so no example reaches beyond loopback. For
 ``--ray-address auto`` (docs/ray.md) the test starts a local Ray instance and names it
@@ -54,6 +55,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.fakes.anthropic_server import AnthropicFakeServer
 from harness.fakes.fake_server import FakeServer
 
 ROOT = Path(__file__).parents[1]
@@ -141,9 +143,14 @@ def loopback() -> Iterator[dict[str, str]]:
     """The loopback servers, by the URL the examples write for them."""
     receiver = Receiver()
     threading.Thread(target=receiver.serve_forever, args=(0.05,), daemon=True).start()
-    with FakeServer(keep_bodies=False) as main, FakeServer(keep_bodies=False) as replica:
+    with (
+        FakeServer(keep_bodies=False) as main,
+        FakeServer(keep_bodies=False) as replica,
+        AnthropicFakeServer() as anthropic,
+    ):
         yield {
             "https://api.openai.com/v1": main.base_url,
+            "https://api.anthropic.com": anthropic.base_url,
             "http://localhost:8000/v1": main.base_url,
             "http://vllm-1:8000/v1": main.base_url,
             "http://vllm-2:8000/v1": replica.base_url,
@@ -216,7 +223,7 @@ def environment(loopback: dict[str, str], ray: str | None) -> dict[str, str]:
     env = {
         k: v
         for k, v in os.environ.items()
-        if not k.startswith(("LOOPBENCH_", "OPENAI_")) and k != "RAY_ADDRESS"
+        if not k.startswith(("LOOPBENCH_", "OPENAI_", "ANTHROPIC_")) and k != "RAY_ADDRESS"
     }
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))

@@ -10,6 +10,7 @@ from typing import TypeVar
 import click
 
 from harness.cli.errors import Finite
+from harness.reasoning import EFFORT_LEVELS, MIN_THINKING_BUDGET
 
 F = TypeVar("F", bound=Callable[..., object])
 
@@ -56,6 +57,18 @@ SAMPLING_OPTIONS = [
         type=int,
         help="Sampling seed, sent likewise (on servers that honour it, repeats with one seed "
         "give one sample: the table says so when every repeat agrees).",
+    ),
+    click.option(
+        "--reasoning-effort",
+        type=click.Choice(EFFORT_LEVELS),
+        help="Reasoning effort sent likewise, on every request of every arm that does not set "
+        "its own reasoning_effort (docs/reasoning.md). Unset: none is sent.",
+    ),
+    click.option(
+        "--thinking-budget",
+        type=click.IntRange(min=MIN_THINKING_BUDGET),
+        help=f"Thinking budget in tokens (at least {MIN_THINKING_BUDGET}, Anthropic's "
+        "minimum), sent likewise to Anthropic's API; an OpenAI-style endpoint is not sent it.",
     ),
 ]
 
@@ -106,7 +119,7 @@ CONNECTION_OPTIONS = [
 
 
 def sampling_options(command: F) -> F:
-    """--temperature, --top-p and --seed."""
+    """--temperature, --top-p, --seed, --reasoning-effort and --thinking-budget."""
     for option in reversed(SAMPLING_OPTIONS):
         command = option(command)
     return command

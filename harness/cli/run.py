@@ -131,6 +131,14 @@ from harness.trace import MAX_TEXT
     help="Chat format of the embedded model's server.",
 )
 @click.option(
+    "--provider",
+    type=click.Choice(["openai", "anthropic"]),
+    help="The API the model is spoken to in: openai (chat completions) or anthropic (the "
+    "Messages API; key from ANTHROPIC_API_KEY, URL from ANTHROPIC_BASE_URL or "
+    "https://api.anthropic.com). Default: anthropic for a model written anthropic/..., or "
+    "when only ANTHROPIC_BASE_URL is set; else openai.",
+)
+@click.option(
     "--api-key-env",
     default=DEFAULT_KEY_ENV,
     show_default=True,

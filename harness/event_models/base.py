@@ -69,6 +69,9 @@ class TracedRequest(TypedDict):
     seed: NotRequired[int | None]
     max_output_tokens: int | None
     stop: list[str]
+    #: Written only when set (``harness.reasoning``).
+    reasoning_effort: NotRequired[str]
+    thinking_budget: NotRequired[int]
 
 
 @with_config(STRICT)
@@ -76,6 +79,10 @@ class TracedUsage(TypedDict):
     input: int
     output: int
     cached: int
+    #: The share of ``output`` spent reasoning; absent when none was reported.
+    reasoning: NotRequired[int]
+    #: The share of ``input`` written to the prompt cache; absent when none was reported.
+    cache_write: NotRequired[int]
 
 
 @with_config(STRICT)
@@ -87,6 +94,8 @@ class TracedResponse(TypedDict):
     from_cache: NotRequired[bool]
     #: Seconds from sending to the first token, when the reply was streamed.
     ttft_s: NotRequired[float]
+    #: The model's thinking as text, when its reply held thinking blocks (Anthropic's).
+    thinking: NotRequired[str]
 
 
 def question_at(messages: Sequence[Mapping[str, object]]) -> int | None:

@@ -11,6 +11,7 @@ from harness.event_models.base import (
     TracedResponse,
     TraceEvent,
     WireMessage,
+    cut,
     cut_message,
     question_at,
 )
@@ -59,6 +60,8 @@ class ResponseEvent(TraceEvent):
     def on_disk(self, max_text: int) -> dict[str, Any]:
         response = self.response.copy()
         response["message"] = cut_message(response["message"], max_text)
+        if "thinking" in response:
+            response["thinking"] = cut(response["thinking"], max_text)
         return {"t": round(self.t, 6), "kind": self.kind, "call": self.call, "response": response}
 
 

@@ -42,6 +42,7 @@ from harness.models.replicas import grid_client
 from harness.models.types import ModelClient
 from harness.patterns.registry import UnknownPattern
 from harness.plugins import PluginError, load_plugin
+from harness.reasoning import ReasoningRefused
 from harness.results.prices import PriceTable
 from harness.results.records import RunRecord
 from harness.runner import VERSION, Finish, Job, Runner, RunSettings
@@ -311,7 +312,7 @@ class RayExecutor:
                     made = await actor.run.remote([RemoteJob.of(job) for job in batch])
                 except errors.RayTaskError as exc:  # raised by the worker: the same every time
                     cause = exc.cause
-                    if isinstance(cause, WorkerSetupError):
+                    if isinstance(cause, WorkerSetupError | ReasoningRefused):  # said as it is
                         raise ExecutorError(str(cause)) from None
                     raise ExecutorError(
                         f"a Ray worker failed ({type(cause).__name__}: {cause}); every run "

@@ -17,6 +17,9 @@ from aiohttp import web
 
 
 class LoopbackServer:
+    #: The path it answers a POST on.
+    path = "/v1/chat/completions"
+
     def __init__(self) -> None:
         self.port = 0
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -30,12 +33,12 @@ class LoopbackServer:
         return f"http://127.0.0.1:{self.port}/v1"
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
-        """Answer one POST to /v1/chat/completions."""
+        """Answer one POST to ``path``."""
         raise NotImplementedError
 
     async def _start(self) -> None:
         app = web.Application()
-        app.router.add_post("/v1/chat/completions", self.handle)
+        app.router.add_post(self.path, self.handle)
         self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", self.port)

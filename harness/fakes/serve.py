@@ -1,9 +1,11 @@
 """A fake endpoint on loopback for a benchmark or a hand run: scripted replies
 (``harness.fakes.fake_server``), or a scripted coder for a coding task set
-(``harness.fakes.code_responder``).
+(``harness.fakes.code_responder``); speaking Anthropic's Messages API with --anthropic
+(``harness.fakes.anthropic_server``).
 
     python -m harness.fakes.serve --latency 0.05   # prints its base URL
     python -m harness.fakes.serve --tasks coding   # a scripted coder for that set
+    python -m harness.fakes.serve --anthropic      # the Messages API, at ANTHROPIC_BASE_URL
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import argparse
 import threading
 
+from harness.fakes.anthropic_server import AnthropicFakeServer
 from harness.fakes.code_responder import CodeResponder
 from harness.fakes.fake_server import FakeServer, Responder, default_responder
 from tasks.loading import load_taskset
@@ -24,11 +27,20 @@ def main() -> None:
         "--tasks",
         help="a coding task set: answer its tasks as a scripted coder (see code_responder)",
     )
+    parser.add_argument(
+        "--anthropic",
+        action="store_true",
+        help="speak Anthropic's Messages API (POST /v1/messages) instead of chat completions",
+    )
     args = parser.parse_args()
     responder: Responder = default_responder
     if args.tasks:
         responder = CodeResponder(load_taskset(args.tasks))
-    server = FakeServer(responder, latency_s=args.latency, keep_bodies=False)
+    server: FakeServer | AnthropicFakeServer = (
+        AnthropicFakeServer(responder, latency_s=args.latency)
+        if args.anthropic
+        else FakeServer(responder, latency_s=args.latency, keep_bodies=False)
+    )
     server.port = args.port
     server.start()
     print(server.base_url, flush=True)

@@ -2,7 +2,8 @@
 
 ``--cache DIR`` keeps one SQLite file, ``DIR/responses.sqlite``. A response is stored
 under a hash of the canonical request: model, system text, messages, tools (names,
-descriptions and schemas), tool choice, sampling settings, stop sequences, and what
+descriptions and schemas), tool choice, sampling and reasoning settings (the latter only
+when set, so older keys still match), stop sequences, and what
 keeps samples independent: the run's scope (its arm and repeat index, so two arms
 that send the same first request do not share one sample, and repeats stay apart),
 and how many times this run has already sent the identical request (self-consistency
@@ -48,6 +49,7 @@ from harness.models.types import (
     ModelRequest,
     ModelResponse,
     Role,
+    ThinkingBlock,
     ToolCall,
     Usage,
 )
@@ -73,7 +75,19 @@ def canonical_request(request: ModelRequest, scope: str, occurrence: int) -> dic
         # Only when set, so that keys written before these settings existed still match.
         **({"top_p": request.top_p} if request.top_p is not None else {}),
         **({"seed": request.seed} if request.seed is not None else {}),
+        **_reasoning(request),
     }
+
+
+def _reasoning(request: ModelRequest) -> dict[str, Any]:
+    """The request's reasoning settings, those set: two requests differing only in effort
+    get two replies."""
+    settings: dict[str, Any] = {
+        "reasoning_effort": request.reasoning_effort,
+        "thinking_budget": request.thinking_budget,
+    }
+    # guard: cache-key-holds-reasoning
+    return {name: value for name, value in settings.items() if value is not None}
 
 
 def request_key(canonical: dict[str, Any]) -> str:
@@ -89,6 +103,8 @@ def _message_json(message: Message) -> dict[str, Any]:
         "content": message.content,
         "tool_calls": [asdict(c) for c in message.tool_calls],
         "tool_call_id": message.tool_call_id,
+        # Only when held, so that keys written before thinking was kept still match.
+        **({"thinking": [b.json for b in message.thinking]} if message.thinking else {}),
     }
 
 
@@ -117,6 +133,7 @@ def _response_from(text: bytes) -> ModelResponse:
         wire["content"],
         tuple(ToolCall(**c) for c in wire["tool_calls"]),
         wire["tool_call_id"],
+        tuple(ThinkingBlock(block) for block in wire.get("thinking", ())),
     )
     usage = Usage(**data["usage"])
     finish: FinishReason = data["finish_reason"]
@@ -135,6 +152,7 @@ def _well_typed(message: Message, finish: str, usage: Usage) -> bool:
         and isinstance(message.content, str)
         and (message.tool_call_id is None or isinstance(message.tool_call_id, str))
         and calls
+        and all(isinstance(block.json, str) for block in message.thinking)
         and finish in get_args(FinishReason)
         and all(type(n) is int and n >= 0 for n in counts)
     )

@@ -7,7 +7,8 @@ sampling settings fill in what the pattern left unset, before it is traced, cach
 sent. And it is where text enters and leaves a run: a lone surrogate (``"\\ud800"``) in a
 request (a task's question, a tool's result) or in a reply, from any client, is replaced
 with U+FFFD and counted (``harness.valid_text``), so nothing after it meets text that
-cannot be written.
+cannot be written. An endpoint refusing the reasoning settings a request carried stops the
+grid here, whichever client spoke to it (``harness.reasoning.refusal``).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from harness.events import (
     ResponseEvent,
     TracedRequest,
     TracedResponse,
+    TracedUsage,
     WireMessage,
 )
 from harness.models.estimate import TokenCount, estimated_usage
@@ -35,6 +37,7 @@ from harness.models.types import (
     Usage,
 )
 from harness.models.wire import message_to_wire
+from harness.reasoning import refusal
 from harness.sampling import Sampling
 from harness.trace import Trace
 from harness.valid_text import valid_text, valid_value
@@ -107,6 +110,8 @@ class CountingClient:
                     call=self.calls, error=str(exc), status=exc.status, retries=exc.retries
                 )
             )
+            if (refused := refusal(request, exc)) is not None:
+                raise refused from None  # every request of the grid would fail alike
             raise
         # guard: reply-lone-surrogates-replaced
         response = self._valid_response(response)
@@ -158,11 +163,11 @@ class CountingClient:
         if not replaced:
             return message
         self.replaced_characters += replaced
-        return Message(
-            message.role,
-            content,
-            tuple(calls),
-            call_id if message.tool_call_id is not None else None,
+        return replace(
+            message,
+            content=content,
+            tool_calls=tuple(calls),
+            tool_call_id=call_id if message.tool_call_id is not None else None,
         )
 
 
@@ -186,7 +191,7 @@ class WireMessages:
         return built[1]
 
     def request(self, request: ModelRequest) -> TracedRequest:
-        return {
+        traced: TracedRequest = {
             "model": request.model,
             "system": request.system,
             "messages": [self.message(m) for m in request.messages],
@@ -198,20 +203,44 @@ class WireMessages:
             "max_output_tokens": request.max_output_tokens,
             "stop": list(request.stop),
         }
+        # The reasoning settings only when set: a trace without them reads as before.
+        if request.reasoning_effort is not None:
+            traced["reasoning_effort"] = request.reasoning_effort
+        if request.thinking_budget is not None:
+            traced["thinking_budget"] = request.thinking_budget
+        return traced
 
     def response(self, response: ModelResponse) -> TracedResponse:
         u = response.usage
         traced: TracedResponse = {
             "message": self.message(response.message),
             "finish_reason": response.finish_reason,
-            "usage": {
-                "input": u.input_tokens,
-                "output": u.output_tokens,
-                "cached": u.cached_tokens,
-            },
+            "usage": traced_usage(u),
             "retries": response.retries,
             "from_cache": response.from_cache,
         }
         if response.ttft_s is not None:
             traced["ttft_s"] = response.ttft_s
+        if response.message.thinking:  # Anthropic's thinking blocks, as text
+            traced["thinking"] = thinking_text(response.message)
         return traced
+
+
+def thinking_text(message: Message) -> str:
+    """The thinking a message holds, its blocks' texts one after another, made valid text."""
+    return valid_text("\n\n".join(block.text for block in message.thinking))[0]
+
+
+def traced_usage(u: Usage) -> TracedUsage:
+    """A response's usage as the trace holds it; the reasoning and cache-write shares only
+    when the endpoint reported some, so traces of endpoints that report none read as before."""
+    traced: TracedUsage = {
+        "input": u.input_tokens,
+        "output": u.output_tokens,
+        "cached": u.cached_tokens,
+    }
+    if u.reasoning_tokens:
+        traced["reasoning"] = u.reasoning_tokens
+    if u.cache_write_tokens:
+        traced["cache_write"] = u.cache_write_tokens
+    return traced

@@ -56,6 +56,8 @@ class Endpoint:
     #: Where base_url was found (``--base-url``, or the variable that held it), as said on
     #: stderr before the first request.
     source: str = GIVEN
+    #: The API it speaks: ``openai`` (chat completions) or ``anthropic`` (Messages).
+    provider: str = "openai"
 
     def __repr__(self) -> str:
         return f"Endpoint(base_url={without_credentials(self.base_url)!r}, model={self.model!r})"
@@ -105,7 +107,7 @@ def resolve_endpoint(
         base_url, source = found
     model = model or os.environ.get(MODEL_ENV)
     if base_url:
-        _check_base_url(base_url, source)
+        check_base_url(base_url, source)
     if base_url and not model:
         raise EndpointNotConfigured(
             f"the endpoint {shown_url(base_url)!r} ({source}) needs the name of the model it "
@@ -123,6 +125,12 @@ def resolve_endpoint(
         )
     assert model
     key_env, key = _key(api_key_env, source)
+    check_key(key_env, key)
+    return Endpoint(base_url=base_url, model=model, api_key=key, source=source)
+
+
+def check_key(key_env: str, key: str | None) -> None:
+    """Refuse a key no header could carry, naming its variable, never the key."""
     if key is not None and not all("!" <= c <= "~" for c in key):
         at = next(i for i, c in enumerate(key) if not "!" <= c <= "~")
         raise EndpointNotConfigured(
@@ -130,7 +138,6 @@ def resolve_endpoint(
             f"a line break or other control character, or a non-ASCII letter) at position "
             f"{at + 1} of {len(key)}; set {key_env} to the key alone"
         )
-    return Endpoint(base_url=base_url, model=model, api_key=key, source=source)
 
 
 def _key(api_key_env: str, source: str) -> tuple[str, str | None]:
@@ -144,7 +151,7 @@ def _key(api_key_env: str, source: str) -> tuple[str, str | None]:
     return key_env, os.environ.get(key_env) or None
 
 
-def _check_base_url(base_url: str, source: str = GIVEN) -> None:
+def check_base_url(base_url: str, source: str = GIVEN) -> None:
     """Refuse a base URL no request could go to, naming it without its credentials."""
     fix = "give one like https://api.openai.com/v1 or http://127.0.0.1:8000/v1"
     authority = _authority(base_url)
@@ -214,8 +221,8 @@ def environment_secrets() -> Secrets:
     """The keys and URL credentials the usual variables hold, for a command that reads no
     endpoint but may still print or write what one sent."""
     return secrets_of(
-        [os.environ.get(name) for name in BASE_URL_ENVS],
-        [os.environ.get(DEFAULT_KEY_ENV), os.environ.get(FALLBACK_KEY_ENV)],
+        [os.environ.get(name) for name in (*BASE_URL_ENVS, "ANTHROPIC_BASE_URL")],
+        [os.environ.get(name) for name in (DEFAULT_KEY_ENV, FALLBACK_KEY_ENV, "ANTHROPIC_API_KEY")],
     )
 
 

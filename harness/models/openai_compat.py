@@ -3,21 +3,17 @@
 Works against OpenAI, vLLM, Ollama, llama.cpp's server and LiteLLM proxies. Requests go
 to aiohttp straight (``harness.models.transport``): the endpoint, not the client, should
 be what limits a run (``bench/overhead.py``). Tests inject an httpx transport
-(``httpx.MockTransport``) instead.
+(``httpx.MockTransport``) instead. Retries, request slots, the time limit, the reply's
+size bound and redaction are ``harness.models.http_client``'s, shared with the Anthropic
+client; the wire is ``harness.models.wire``.
 
-Whatever goes wrong on the way is a ``ModelAPIError`` naming the cause, never another
-exception: a status, a transport failure (a refused or reset connection, a reply
-that outlasts ``timeout_s``, a broken HTTP message), a request the transport refuses
-to send (a header or URL it cannot carry) or a body that is not a chat completion in
-any way. 408, 409, 429, 5xx, transport failures and malformed 200 replies are retried
-within ``RetryPolicy``; other statuses are not, nor is a reply whose body is past
+408, 409, 429, 5xx, transport failures and malformed 200 replies are retried within
+``RetryPolicy``; other statuses are not, nor is a reply whose body is past
 ``Connection.max_response_mb`` once decompressed (the transport stops reading it there).
 
-With ``Connection.stream`` (``--stream``) each reply is asked for as server-sent events
-and read as it comes (``harness.models.streamed``, ``harness.models.openai_stream``): the
-response is the one the endpoint would have sent whole, with its time to first token. A
-stream cut short (closed early, an error event, a stall past ``stream_idle_s``) is retried
-like a transport failure, and the usage it reported before it stopped is counted.
+With ``Connection.stream`` (``--stream``) the request asks for server-sent events with
+usage in the last chunk (``stream_options: {include_usage: true}``), read back into a
+chat completion by ``harness.models.openai_stream``.
 
 A user name and password in the base URL (``http://user:password@host/v1``) are never
 part of the URL requested or reported; without an API key they are sent as HTTP Basic
@@ -28,169 +24,62 @@ holds (its text and its tool calls) before anything else sees it.
 
 from __future__ import annotations
 
-import asyncio
 import base64
-import email.utils
-import json
-import random
-import time
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, replace
+from typing import Any
 
-import httpx
-
-from harness.models.bounded_body import MIB
 from harness.models.endpoint import credentials, without_credentials
+from harness.models.http_client import (
+    DEFAULT_CONNECTION,
+    NO_HOOKS,
+    RETRYABLE_STATUS,
+    Connection,
+    Hooks,
+    HttpClient,
+    RetryPolicy,
+    Secrets,
+    parse_retry_after,
+)
 from harness.models.openai_stream import ChatChunks
-from harness.models.streamed import StreamCut, StreamLimits
-from harness.models.throttle import RUN_SLOT_WAITS, AdaptiveLimit, RateLimit
-from harness.models.transport import (
-    AiohttpPost,
-    HttpReply,
-    HttpxPost,
-    ReplyTooLarge,
-    Transport,
-    TransportFailure,
-)
-from harness.models.types import (
-    Message,
-    ModelAPIError,
-    ModelRequest,
-    ModelResponse,
-    Usage,
-)
+from harness.models.streamed import Accumulator
+from harness.models.transport import HttpReply
+from harness.models.types import ModelRequest, ModelResponse, Usage
 from harness.models.wire import QUOTED, parse_response, reported_usage, request_body
-from harness.redaction import Redactor
 
-RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
-
-
-@dataclass(frozen=True)
-class RetryPolicy:
-    """Bounded retries with exponential back-off and jitter."""
-
-    max_retries: int = 3
-    base_delay_s: float = 0.5
-    max_delay_s: float = 30.0
-
-    def delay(self, attempt: int, retry_after: float | None, rng: random.Random) -> float:
-        backoff = min(self.max_delay_s, self.base_delay_s * 2.0**attempt)
-        jittered = backoff * (0.5 + rng.random() / 2)
-        if retry_after is not None:
-            return min(self.max_delay_s, max(retry_after, jittered))
-        return jittered
+#: What tests, benches and callers import from here, where the client once held them all.
+__all__ = [
+    "RETRYABLE_STATUS",
+    "Connection",
+    "Hooks",
+    "OpenAICompatClient",
+    "RetryPolicy",
+    "parse_retry_after",
+]
 
 
-@dataclass(frozen=True)
-class Connection:
-    """How a client talks to its endpoint."""
-
-    timeout_s: float = 120.0
-    """The limit on a whole request, connecting to its last byte."""
-    max_retries: int = 3
-    """Retries of a request on 408, 409, 429, 5xx, transport failures and malformed replies."""
-    rate_limit: float | None = None
-    """Requests started a second at most (an endpoint's published limit)."""
-    concurrency: int = 64
-    """Requests in flight at most: fewer while the endpoint answers 429, when ``adaptive``."""
-    adaptive: bool = True
-    retry: RetryPolicy | None = None
-    """The back-off itself; by default ``RetryPolicy(max_retries)``."""
-    max_response_mb: float = 32.0
-    """The most a reply's body may hold, in MiB once decompressed: a longer one is not read
-    on, and the call fails (``--max-response-mb``)."""
-    stream: bool = False
-    """Ask for each reply as server-sent events and read it as it comes (``--stream``), so
-    the time to its first token is measured (``ModelResponse.ttft_s``)."""
-    stream_idle_s: float | None = None
-    """With ``stream``: the most time between one event and the next (the first counted
-    from sending) before the stream is given up as stalled; by default ``timeout_s``. The
-    whole request stays within ``timeout_s`` either way."""
-
-
-@dataclass(frozen=True)
-class Hooks:
-    """What a test puts in the client's place: the transport, the clock it sleeps on, and the
-    seed of its back-off's jitter."""
-
-    transport: httpx.AsyncBaseTransport | None = None
-    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
-    seed: int | None = None
-
-
-def parse_retry_after(value: str | None) -> float | None:
-    """Seconds to wait from a ``Retry-After`` header (delta-seconds or an HTTP date)."""
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - time.time())
-
-
-class OpenAICompatClient:
+class OpenAICompatClient(HttpClient):
     """``ModelClient`` over HTTP. One instance serves every run of an experiment."""
 
     def __init__(
         self,
         base_url: str,
         api_key: str | None = None,
-        connection: Connection = Connection(),
-        hooks: Hooks = Hooks(),
+        connection: Connection = DEFAULT_CONNECTION,
+        hooks: Hooks = NO_HOOKS,
     ) -> None:
-        self._headers = [("content-type", "application/json")]
+        headers = [("content-type", "application/json")]
         user, password = credentials(base_url)
         if api_key:
-            self._headers.append(("authorization", f"Bearer {api_key}"))
+            headers.append(("authorization", f"Bearer {api_key}"))
         elif user is not None:
             pair = base64.b64encode(f"{user}:{password}".encode()).decode()
-            self._headers.append(("authorization", f"Basic {pair}"))
+            headers.append(("authorization", f"Basic {pair}"))
         #: The endpoint without the user name and password it may embed: the one to report.
         self.base_url = without_credentials(base_url)
-        httpx.URL(self.base_url)  # refused here, before any request, if it is not a URL
-        self._url = self.base_url + "/chat/completions"
         # guard: secrets-url-user-name-secret
-        self._redact = Redactor(
-            (api_key, user, password), [(user, password)] if user is not None else []
+        secrets = Secrets(
+            (api_key, user, password), ((user, password),) if user is not None else ()
         )
-        #: The limit on a whole request, connect to last byte.
-        timeout_s = connection.timeout_s
-        self._timeout_s = timeout_s
-        # guard: limit-not-size-refused
-        if not connection.max_response_mb > 0:  # NaN too
-            raise ValueError(
-                f"max_response_mb is {connection.max_response_mb!r}; give a size above 0 (MiB)"
-            )
-        #: At least a byte, or every reply would fail.
-        max_body = max(1, int(connection.max_response_mb * MIB))
-        self._max_response_mb = connection.max_response_mb
-        self._transport: Transport = (
-            AiohttpPost(connection.concurrency, max_body)
-            if hooks.transport is None
-            else HttpxPost(hooks.transport, timeout_s, max_body)
-        )
-        #: Requests in flight: at most the connection's concurrency, fewer while the endpoint
-        #: answers 429 (AIMD, see harness.models.throttle) unless it is not ``adaptive``.
-        self.concurrency = AdaptiveLimit(connection.concurrency)
-        self._adaptive = connection.adaptive
-        self._rate = RateLimit(connection.rate_limit) if connection.rate_limit else None
-        self._retry = connection.retry or RetryPolicy(max_retries=connection.max_retries)
-        self._sleep = hooks.sleep
-        self._rng = random.Random(hooks.seed)
-        #: None: replies are read whole.
-        self._stream = (
-            StreamLimits(timeout_s, connection.stream_idle_s or timeout_s)
-            if connection.stream
-            else None
-        )
-
-    async def aclose(self) -> None:
-        await self._transport.aclose()
+        super().__init__(self.base_url + "/chat/completions", headers, secrets, connection, hooks)
 
     async def __aenter__(self) -> OpenAICompatClient:
         return self
@@ -198,129 +87,20 @@ class OpenAICompatClient:
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
 
-    async def complete(self, request: ModelRequest) -> ModelResponse:
-        run = RUN_SLOT_WAITS.get()
-        if run is None:
-            return await self._complete(request)
-        with run.call():  # its waits for a slot are not the run's latency
-            return await self._complete(request)
+    def wire_body(self, request: ModelRequest) -> dict[str, Any]:
+        return request_body(request)
 
-    async def _complete(self, request: ModelRequest) -> ModelResponse:
-        wire = request_body(request)
-        if self._stream is not None:
-            wire |= {"stream": True, "stream_options": {"include_usage": True}}
-        body = json.dumps(wire).encode()
-        attempt = 0
-        spent = Usage()  # what unusable replies reported: billed, so counted
-        while True:
-            retry_after: float | None = None
-            try:
-                response, started = await self._send(body, attempt)
-            # guard: reply-past-limit-api-error
-            except ReplyTooLarge as exc:
-                raise ModelAPIError(
-                    f"{exc} (--max-response-mb {self._max_response_mb:g})",
-                    exc.status,
-                    attempt,
-                    usage=spent + reported_usage(exc.partial) if exc.partial else spent,
-                ) from None
-            except TimeoutError:
-                failure = f"no complete reply within --timeout {self._timeout_s:g} s"
-                status = None
-            except TransportFailure as exc:
-                failure = str(exc)
-                status = None
-                if isinstance(exc, StreamCut):  # what it reported before it stopped was billed
-                    spent = spent + reported_usage(exc.partial)
-            else:
-                status = response.status
-                if status == 200:
-                    try:
-                        parsed = parse_response(response, retries=attempt, redact=self._redact)
-                    except ModelAPIError as exc:  # a malformed reply is retried like a 5xx
-                        failure = str(exc)
-                        spent = spent + exc.usage
-                    else:
-                        if self._adaptive:
-                            self.concurrency.succeeded()
-                        # guard: secrets-client-redacts-replies-tool
-                        parsed = replace(
-                            parsed,
-                            message=self._redacted(parsed.message),
-                            ttft_s=response.ttft_s,
-                        )
-                        return (
-                            parsed
-                            if spent == Usage()
-                            else replace(parsed, usage=parsed.usage + spent)
-                        )
-                else:
-                    if status == 429 and self._adaptive:
-                        self.concurrency.throttled(started)
-                    failure = f"HTTP {status}: {self._redact(response.opening(QUOTED))[:300]}"
-                    if status not in RETRYABLE_STATUS:
-                        raise ModelAPIError(failure, status, attempt, usage=spent)
-                    retry_after = parse_retry_after(response.headers.get("retry-after"))
-            if attempt >= self._retry.max_retries:
-                tries = f"{attempt + 1} attempts" if attempt else "1 attempt"
-                message = f"{failure} (gave up after {tries})"
-                raise ModelAPIError(self._redact(message), status, attempt, usage=spent)
-            # guard: retry-after-beyond-cap-stops
-            if retry_after is not None and retry_after > self._retry.max_delay_s:
-                raise ModelAPIError(
-                    f"{self._redact(failure)}; the endpoint asked to retry after "
-                    f"{retry_after:.0f} s, beyond the {self._retry.max_delay_s:g} s "
-                    "allowed, so the call was stopped rather than retried early",
-                    status=status,
-                    retries=attempt,
-                    usage=spent,
-                )
-            await self._sleep(self._retry.delay(attempt, retry_after, self._rng))
-            attempt += 1
+    def wire_stream_fields(self) -> dict[str, Any]:
+        return {"stream": True, "stream_options": {"include_usage": True}}
 
-    async def _send(self, body: bytes, attempt: int) -> tuple[HttpReply, float]:
-        """One attempt, in a concurrency slot and within the rate limit; when it started.
+    def wire_accumulator(self) -> Accumulator:
+        return ChatChunks()
 
-        A transport failure is a TransportFailure (retried); anything else that stops
-        the request (a header or URL the transport refuses) is a ModelAPIError naming it,
-        not retried, as it would fail the same way again.
-        """
-        started = await self.concurrency.acquire()
-        try:
-            if self._rate is not None:
-                await self._rate.wait()
-            try:
-                if self._stream is not None:  # bounded by the limits it is given
-                    response = await self._transport.post_stream(
-                        self._url, self._headers, body, ChatChunks(), self._stream
-                    )
-                else:
-                    # guard: timeout-bounds-whole-request
-                    async with asyncio.timeout(self._timeout_s):
-                        response = await self._transport.post(self._url, self._headers, body)
-            except (TransportFailure, ReplyTooLarge, TimeoutError):
-                raise
-            except Exception as exc:
-                failure = (
-                    f"the request could not be sent ({type(exc).__name__}: {exc}); "
-                    "check the API key and the base URL"
-                )
-                raise ModelAPIError(self._redact(failure), retries=attempt) from exc
-        finally:
-            await self.concurrency.release()
-        return response, started
+    def wire_reported_usage(self, body: bytes) -> Usage:
+        return reported_usage(body)
 
-    def _redacted(self, message: Message) -> Message:
-        """A reply without the endpoint's secrets: a model can repeat what it was sent."""
-        if not self._redact:
-            return message
-        calls = tuple(
-            replace(
-                call,
-                id=self._redact(call.id),
-                name=self._redact(call.name),
-                arguments=self._redact.json_text(call.arguments),
-            )
-            for call in message.tool_calls
-        )
-        return replace(message, content=self._redact(message.content), tool_calls=calls)
+    def wire_parse(self, reply: HttpReply, retries: int) -> ModelResponse:
+        return parse_response(reply, retries=retries, redact=self._redact)
+
+    def wire_error(self, reply: HttpReply) -> str:
+        return self._redact(reply.opening(QUOTED))[:300]

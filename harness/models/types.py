@@ -13,6 +13,7 @@ Errors (the family is ``harness.errors.ModelError``, importable from here as wel
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -31,11 +32,32 @@ class ToolCall:
 
 
 @dataclass(frozen=True, slots=True)
+class ThinkingBlock:
+    """A block of a model's thinking as its provider gave it: Anthropic's ``thinking`` or
+    ``redacted_thinking`` block, signature included, as JSON text. Within a tool loop it is
+    sent back unchanged, as that API requires; the chat-completions wire leaves it out."""
+
+    json: str
+
+    @property
+    def text(self) -> str:
+        """The thinking it holds as text (a redacted block holds none that can be read)."""
+        try:
+            block = json.loads(self.json)
+        except ValueError:
+            return ""
+        text = block.get("thinking") if isinstance(block, dict) else None
+        return text if isinstance(text, str) else ""
+
+
+@dataclass(frozen=True, slots=True)
 class Message:
     role: Role
     content: str = ""
     tool_calls: tuple[ToolCall, ...] = ()
     tool_call_id: str | None = None
+    #: An assistant message's thinking blocks, in the order given (Anthropic's).
+    thinking: tuple[ThinkingBlock, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

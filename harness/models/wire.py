@@ -65,6 +65,10 @@ def request_body(request: ModelRequest) -> dict[str, Any]:
         body["top_p"] = request.top_p
     if request.seed is not None:
         body["seed"] = request.seed
+    # A thinking budget alone is not sent: the chat-completions API has no field for it
+    # (Anthropic's client sends it as ``thinking``).
+    if request.reasoning_effort is not None:
+        body["reasoning_effort"] = request.reasoning_effort
     if request.max_output_tokens is not None:
         body["max_tokens"] = request.max_output_tokens
     if request.stop:
@@ -150,10 +154,14 @@ def _reported(data: object) -> Usage:
 
 def parse_usage(usage: object) -> Usage:
     """The reply's token counts; a reply without input or output tokens is counted as
-    missing, never as zero (only cached tokens may go unsaid, meaning none).
+    missing, never as zero (only the shares of them may go unsaid, meaning none).
 
-    Counts that cannot be true (negative, not whole numbers, more cached than input
-    tokens) make the reply unusable: a ValueError, reported as a response error. A whole
+    The shares: cache reads (``prompt_tokens_details.cached_tokens``), cache writes
+    (``prompt_tokens_details.cache_write_tokens`` or ``cache_creation_tokens``, or the
+    ``cache_creation_input_tokens`` LiteLLM reports beside the others for Anthropic) of the
+    input, and reasoning (``completion_tokens_details.reasoning_tokens``) of the output.
+    Counts that cannot be true (negative, not whole numbers, a share larger than its
+    total) make the reply unusable: a ValueError, reported as a response error. A whole
     number written as a float (``10.0``) is that number.
     """
     if usage is None or usage == {}:
@@ -161,15 +169,41 @@ def parse_usage(usage: object) -> Usage:
         return Usage(missing=1)
     usage = _object(usage, "usage")
     details = _object(usage.get("prompt_tokens_details") or {}, "usage.prompt_tokens_details")
+    out_details = _object(
+        usage.get("completion_tokens_details") or {}, "usage.completion_tokens_details"
+    )
     prompt = _count("prompt_tokens", usage.get("prompt_tokens"))
     completion = _count("completion_tokens", usage.get("completion_tokens"))
     cached = _count("cached_tokens", details.get("cached_tokens")) or 0
+    written = _cache_writes(usage, details)
+    reasoning = _count("reasoning_tokens", out_details.get("reasoning_tokens")) or 0
     # guard: partial-usage-unknown-not-zero
     if prompt is None or completion is None:
         return Usage(missing=1)
     if cached > prompt:
         raise ValueError(f"usage reports {cached} cached of {prompt} input tokens")
-    return Usage(prompt, completion, cached)
+    # guard: cache-writes-within-input
+    if written > prompt - cached:
+        raise ValueError(
+            f"usage reports {written} cache_write and {cached} cached of {prompt} input tokens"
+        )
+    # guard: reasoning-within-output
+    if reasoning > completion:
+        raise ValueError(f"usage reports {reasoning} reasoning of {completion} output tokens")
+    return Usage(prompt, completion, cached, reasoning_tokens=reasoning, cache_write_tokens=written)
+
+
+#: Where servers report the input tokens written to a prompt cache, in the order read.
+_CACHE_WRITES = ("cache_write_tokens", "cache_creation_tokens")
+
+
+def _cache_writes(usage: dict[str, Any], details: dict[str, Any]) -> int:
+    """The input tokens written to the cache, from the first place that says (0 if none)."""
+    for name in _CACHE_WRITES:
+        count = _count(name, details.get(name))
+        if count is not None:
+            return count
+    return _count("cache_creation_input_tokens", usage.get("cache_creation_input_tokens")) or 0
 
 
 def _count(name: str, value: object) -> int | None:

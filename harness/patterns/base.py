@@ -17,13 +17,15 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import ClassVar, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from graders.base import AnswerCheck
 from graders.code_check import CodeCheck
 from harness.events import AnswerEvent, AnswerRole, Event, ParseFailureEvent
 from harness.models.counting import CountedClient
 from harness.models.types import Message, ModelResponse
+from harness.patterns.history import FULL, checked
+from harness.reasoning import BudgetOption, EffortOption
 from harness.results.statuses import Status
 from harness.tools import ToolChoices, ToolSet
 from harness.trace import Trace
@@ -49,6 +51,12 @@ class PatternOptions(BaseModel):
     call's wait for a request slot in loopbench's own queue does not count."""
     max_output_tokens: int | None = Field(default=None, ge=1)
     """Completion limit on every model call; unset, each call keeps the pattern's own."""
+    reasoning_effort: EffortOption = None
+    """Reasoning effort sent on every model call that sets none of its own (none, minimal,
+    low, medium, high); unset, the run's (--reasoning-effort), else none is sent."""
+    thinking_budget: BudgetOption = None
+    """Thinking budget in tokens (at least 1024) sent likewise; an Anthropic endpoint
+    thinks this long, an OpenAI-style one is not sent it (docs/reasoning.md)."""
 
     #: The pattern calls the task set's tools (a record's ``tools_offered``).
     takes_tools: ClassVar[bool] = False
@@ -68,6 +76,14 @@ class ToolLoopOptions(PatternOptions):
     this loop' instead of its result."""
     tool: Literal["plain", "improved"] = "plain"
     """The lookup tool's option variant, when the task set offers the lookup."""
+    history: str = FULL
+    """What each request re-sends of the earlier steps: full (every step), or window:N
+    (the last N steps in full, each older one as one line: its action and result, cut)."""
+
+    @field_validator("history")
+    @classmethod
+    def _history(cls, value: str) -> str:
+        return checked(value)
 
     def tool_options(self) -> ToolChoices:
         return {"lookup": {"variant": self.tool}}

@@ -15,6 +15,8 @@ is still ``react``. It stands between the pattern and the counted client:
 - a call that outlives ``step_timeout_s`` is cancelled (step_timeout); its wait for a
   request slot in loopbench's own queue does not count;
 - ``max_output_tokens``, when set, is the completion limit of every call;
+- ``reasoning_effort`` and ``thinking_budget``, when set, go on every call that sets
+  none of its own (the run's settings fill in what is still unset, further down);
 - an endpoint failure ends the run as api_error, so patterns never catch it.
 
 Whichever limit ends the run, the partial work stays: the conversation as of the
@@ -125,6 +127,7 @@ class LimitedClient:
         # guard: completion-limit
         if opts.max_output_tokens is not None:
             request = replace(request, max_output_tokens=opts.max_output_tokens)
+        request = _with_reasoning(request, opts)
         self._sent, self._reply = request.messages, None
         if not opts.step_timeout_s:
             response = await self._counted.complete(request)
@@ -150,6 +153,19 @@ class LimitedClient:
             self.unreported_calls += 1
             self.unreported_tokens += usage.input_tokens + usage.output_tokens
         return response
+
+
+def _with_reasoning(request: ModelRequest, options: PatternOptions) -> ModelRequest:
+    """``request`` with the arm's reasoning settings where it sets none of its own."""
+    effort, budget = options.reasoning_effort, options.thinking_budget
+    if effort is None and budget is None:
+        return request
+    # guard: arm-reasoning-settings-sent
+    return replace(
+        request,
+        reasoning_effort=effort if request.reasoning_effort is None else request.reasoning_effort,
+        thinking_budget=budget if request.thinking_budget is None else request.thinking_budget,
+    )
 
 
 @dataclass(frozen=True)

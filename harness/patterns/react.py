@@ -1,6 +1,7 @@
 """react: the native tool-calling loop (seed 000, and seed 003's structured loop).
 
-Every request carries the whole conversation. The model calls tools (several may
+Every request carries the whole conversation (``history=window:N``: the last N steps in
+full, the older ones a line each). The model calls tools (several may
 arrive in one turn); each result goes back as a tool message, failures included.
 With ``finish=text`` the run ends when the model replies without a tool call; with
 ``finish=tool`` it ends only when the model calls ``final_answer`` with an answer

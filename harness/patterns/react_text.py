@@ -4,7 +4,8 @@ The model writes ``Thought: ...`` and ``Action: tool[argument]``; the loop runs 
 action and appends ``Observation: ...``; ``finish[answer]`` ends the run. Each call
 carries the whole conversation so far, after one worked example given as chat turns
 (small models follow a format they have seen themselves write far more often than
-one described in the system prompt).
+one described in the system prompt). With ``history=window:N`` only the last N
+Thought/Action/Observation steps are sent in full (``harness.patterns.history``).
 
 Small models rarely keep the format, so parsing is lenient about case, ``Action 2:``
 numbering, markdown emphasis, round brackets, quotes and trailing text, but exact
@@ -29,6 +30,7 @@ from harness.events import FinishEvent, ParseFailureEvent
 from harness.models.types import Message, ModelRequest
 from harness.patterns.acting import GUARD_SLOT, Actions
 from harness.patterns.base import ONE_CALL, CallFloor, Outcome, RunContext, ToolLoopOptions
+from harness.patterns.history import compacted
 from harness.patterns.prompts import Prompts, Slot
 from harness.patterns.registry import register
 
@@ -199,7 +201,7 @@ class ReActText:
             request = ModelRequest(
                 model=ctx.model_name,
                 system=system,
-                messages=(*example, *messages),
+                messages=(*example, *compacted(messages, opts.history)),
                 max_output_tokens=MAX_OUTPUT_TOKENS,
                 stop=("\nObservation:",),
             )

@@ -13,6 +13,8 @@
 - The draft is traced before any critique, and so is every rewrite, so the record
   says whether the first answer was right (``first_correct``).
 - The rewrite replaces the draft in the conversation; the critique never enters it.
+- With ``history=window:N`` the critique and the rewrite are sent the draft's steps as
+  its tool loop sends them: the last N in full, each older one as a line.
 - ``cycles=0`` is the plain tool loop, so the cycle count is an ablation axis.
 - On a coding task the draft is the first attempt every code arm makes, and the
   critique reviews the code against the specification: self-review with no test run
@@ -30,6 +32,7 @@ from harness.events import CritiqueEvent, RevisionUnfinishedEvent
 from harness.models.types import Message, ModelRequest
 from harness.patterns.base import CallFloor, Outcome, RunContext, ToolLoopOptions, answer_reply
 from harness.patterns.coding import CODE_OUTPUT_TOKENS, CODE_SLOT, first_attempt
+from harness.patterns.history import compacted
 from harness.patterns.prompts import Prompts, Slot
 from harness.patterns.react import react_system
 from harness.patterns.registry import register
@@ -115,7 +118,8 @@ class Reflection:
         # guard: reflection-traces-draft
         ctx.answer_given("draft", answer)
         for cycle in range(1, self.options.cycles + 1):
-            asked = (*conversation, Message("user", PROMPTS.render(ctx, review.request)))
+            shown = compacted(conversation, self.options.history)
+            asked = (*shown, Message("user", PROMPTS.render(ctx, review.request)))
             steps += 1
             judged = await self._critique(ctx, cycle, asked, steps)
             if (critique := judged.value) is None:
@@ -127,7 +131,7 @@ class Reflection:
             if not critique.critique.strip():
                 error = "the critique asked for changes without saying which"
                 return Outcome("refused", messages=conversation, steps=steps, error=error)
-            rewritten = await self._rewrite(ctx, conversation, critique.critique, review)
+            rewritten = await self._rewrite(ctx, conversation, critique.critique, review, shown)
             steps += 1
             if rewritten.answer is None:  # truncated or empty: the rewrite is not an answer
                 return self._unfinished(ctx, replace(rewritten, steps=steps), answer)
@@ -171,13 +175,18 @@ class Reflection:
 
     @staticmethod
     async def _rewrite(
-        ctx: RunContext, conversation: list[Message], critique: str, review: Review
+        ctx: RunContext,
+        conversation: list[Message],
+        critique: str,
+        review: Review,
+        sent: tuple[Message, ...],
     ) -> Outcome:
-        """The answer rewritten to meet the critique, with no tools."""
+        """The answer rewritten to meet the critique, with no tools; ``sent`` is what the
+        request carries of ``conversation`` (all of it, or its window of steps)."""
         shown = PROMPTS.render(ctx, "rewrite_request", critique=critique)
         request = ModelRequest(
             ctx.model_name,
-            (*conversation, Message("user", shown)),
+            (*sent, Message("user", shown)),
             system=PROMPTS.render(ctx, review.rewrite),
             max_output_tokens=review.rewrite_tokens,
         )

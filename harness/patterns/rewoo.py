@@ -26,13 +26,14 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from harness.errors import HarnessFault
 from harness.events import PlanEvent, PlannedCall, StepFailedEvent
 from harness.models.types import Message, ModelRequest
 from harness.patterns.acting import GUARD_SLOT, Actions
 from harness.patterns.base import CallFloor, Outcome, RunContext, ToolLoopOptions, answer_reply
+from harness.patterns.history import FULL
 from harness.patterns.prompts import Prompts, Slot
 from harness.patterns.registry import register
 from harness.patterns.structured import JSON_REPLY_SLOT, Form, OutputMode, Prompt, ask_structured
@@ -125,6 +126,17 @@ class ReWOOOptions(ToolLoopOptions):
     """Structured output: tool calling, or prompted JSON for endpoints without it."""
     plan_steps: int = Field(default=8, ge=1)
     """The longest plan accepted; a longer one is refused."""
+
+    @field_validator("history")
+    @classmethod
+    def _no_window(cls, value: str) -> str:
+        # guard: rewoo-refuses-history-window
+        if value != FULL:
+            raise ValueError(
+                "rewoo re-sends no steps (its planner never sees a result), so there is "
+                "no history to compact; only full applies"
+            )
+        return value
 
 
 @dataclass(frozen=True)

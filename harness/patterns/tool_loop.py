@@ -1,10 +1,12 @@
 """The native tool-calling loop shared by react, plan, reflection and the patterns built on them.
 
-Every request carries the whole conversation. Each tool call's result goes back as a
-tool message, failures included. With ``finish_by_tool`` the loop ends only on a
-valid ``final_answer`` call; otherwise on a reply without tool calls. The two texts the
-loop writes itself, the nudge and the guard's warning, are slots (``NUDGE_SLOT``,
-``acting.GUARD_SLOT``) that a pattern renders into its ``Loop``; built-in otherwise.
+Every request carries the whole conversation (or, with ``history=window:N``, its last N
+steps in full and the older ones a line each: ``harness.patterns.history``). Each tool
+call's result goes back as a tool message, failures included. With ``finish_by_tool``
+the loop ends only on a valid ``final_answer`` call; otherwise on a reply without tool
+calls. The two texts the loop writes itself, the nudge and the guard's warning, are
+slots (``NUDGE_SLOT``, ``acting.GUARD_SLOT``) that a pattern renders into its ``Loop``;
+built-in otherwise.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from harness.events import FINAL_ANSWER, FinishEvent, ParseFailureEvent
 from harness.models.types import Message, ModelRequest
 from harness.patterns.acting import GUARD_OBSERVATION, Actions
 from harness.patterns.base import Outcome, RunContext, ToolLoopOptions, answer_reply
+from harness.patterns.history import compacted
 from harness.patterns.prompts import Slot
 from harness.tools import Tool, ToolSet
 
@@ -74,7 +77,7 @@ async def tool_loop(ctx: RunContext, loop: Loop, messages: list[Message]) -> Out
         request = ModelRequest(
             model=ctx.model_name,
             system=system,
-            messages=tuple(messages),
+            messages=compacted(messages, options.history),
             tools=tools.specs,
             max_output_tokens=MAX_OUTPUT_TOKENS,
             temperature=temperature,

@@ -44,7 +44,9 @@ class Planning(BaseModel):
     cache_rate: float = 0.10
     """r: price of a cached input token relative to a fresh one."""
     window: int = 3
-    """W: steps kept in full under compaction."""
+    """W: steps kept in full under compaction (an arm's history=window:W)."""
+    step_line: int = 0
+    """S: an older step's one line under compaction; 0 drops it, as the chapter counts."""
 
 
 @dataclass(frozen=True)
@@ -102,8 +104,13 @@ def caching_input(n: int, p: Planning) -> float:
 
 
 def compaction_input(n: int, p: Planning) -> int:
+    """Call k re-reads the prompt, its last ``window`` steps in full and each older step
+    as one line (``step_line`` tokens: what ``history=window:N`` sends)."""
     step = p.thought + p.observation
-    return sum(p.prompt + min(k, p.window) * step for k in range(n + 1))
+    return sum(
+        p.prompt + min(k, p.window) * step + max(0, k - p.window) * p.step_line
+        for k in range(n + 1)
+    )
 
 
 def growth(steps: list[int], p: Planning) -> list[dict[str, float]]:

@@ -7,6 +7,7 @@ has had a chance to print anything (such as that it is building its font cache).
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -140,14 +141,30 @@ def plot_frontier(summary: pd.DataFrame, path: Path | str, title: str) -> None:
     fig.savefig(path, dpi=120)
 
 
+def _share(summary: pd.DataFrame, column: str) -> pd.Series[float]:
+    """A token kind's mean per arm; all NaN (left out of the plot) when no run has it."""
+    if column in summary:
+        return pd.to_numeric(summary[column]).astype(float)
+    return pd.Series(math.nan, index=summary.index, dtype=float)
+
+
 def plot_tokens(summary: pd.DataFrame, path: Path | str, title: str) -> None:
-    """Mean tokens per run and arm: fresh input, cached input and output, stacked."""
+    """Mean tokens per run and arm: fresh input, cached input, input written to the cache
+    and output (its reasoning apart), stacked; cache writes and reasoning only when some run
+    has them (``table.unreported``)."""
     arms = _shown(config_labels(summary))
-    fresh = summary["tokens_in"] - summary["tokens_cached"]
+    written = _share(summary, "tokens_cache_write")
+    reasoning = _share(summary, "tokens_reasoning")
+    fresh = summary["tokens_in"] - summary["tokens_cached"] - written.fillna(0)
     parts = [
         ("input (fresh)", fresh, "#4c78a8"),
         ("input (cached)", summary["tokens_cached"], "#9ecae9"),
-        ("output", summary["tokens_out"], "#f58518"),
+        ("input (cache write)", written, "#72b7b2"),
+        ("output", summary["tokens_out"] - reasoning.fillna(0), "#f58518"),
+        ("output (reasoning)", reasoning, "#ffbf79"),
+    ]
+    parts = [
+        (label, values.fillna(0), colour) for label, values, colour in parts if values.notna().any()
     ]
     fig = _figure(8, 1.8 + 0.45 * len(arms))
     ax = fig.subplots()

@@ -31,5 +31,5 @@ def table_title(frame: pd.DataFrame, pricing: Pricing, results: Path) -> str:
     graded = graded_by(read_experiment(results), code)
     return (
         f"**{sets}** on {models}, {repeats} repeat(s), graded by {graded}; sampling: "
-        f"{sampling}; {pricing.label}"
+        f"{sampling}; {pricing.label_for(frame['model'].unique())}"
     )

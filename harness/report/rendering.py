@@ -360,6 +360,11 @@ def _shown(summary: pd.DataFrame) -> pd.DataFrame:
     shown["tools"] = summary["tool_calls"].map("{:.1f}".format)
     shown["tok in"] = summary["tokens_in"].map("{:,.0f}".format)
     shown["tok out"] = summary["tokens_out"].map("{:,.0f}".format)
+    # Only when some run has them (``table.unreported``): reasoning is part of tok out, cache
+    # writes part of tok in.
+    for column, label in TOKEN_LABELS.items():
+        if column in summary:
+            shown[label] = summary[column].map(_tokens)
     shown["cost $"] = summary["cost_usd"].map(_money)
     shown["$/correct"] = summary["cost_per_correct"].map(_money)
     shown["p50 s"] = summary["latency_p50"].map("{:.2f}".format)
@@ -387,6 +392,15 @@ def _shown(summary: pd.DataFrame) -> pd.DataFrame:
         for _, row in summary.iterrows()
     ]
     return shown
+
+
+#: The token kinds a table shows when some run has them, as shown.
+TOKEN_LABELS = {"tokens_reasoning": "tok reasoning", "tokens_cache_write": "tok cache write"}
+
+
+def _tokens(mean: float) -> str:
+    """A mean token count; a dash where no run of the row recorded the kind."""
+    return "—" if math.isnan(mean) else f"{mean:,.0f}"
 
 
 #: The wrong grades the reading could not tell, counted (``table.why_wrong``), as shown.

@@ -75,7 +75,24 @@ def summarize(
             earlier = spent[same]
         summary = _summary(runs, earlier, measures) | lost_runs(runs, others).columns()
         rows.append(dict(zip(keys, group, strict=True)) | summary)
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows).drop(columns=unreported(frame, rows))
+
+
+#: Token kinds a table shows only when some run has them: older records hold none (null),
+#: and most endpoints report none (0).
+TOKEN_KINDS = ("tokens_reasoning", "tokens_cache_write")
+
+
+def unreported(frame: pd.DataFrame, rows: list[dict[str, object]]) -> list[str]:
+    """The ``TOKEN_KINDS`` no run of ``frame`` has (null or 0 in every one), which the
+    summary leaves out, so a table of runs without them reads as it did before them."""
+    missing: list[str] = []
+    for kind in TOKEN_KINDS if rows else ():
+        has = kind in frame and bool(pd.to_numeric(frame[kind]).fillna(0).gt(0).any())
+        # guard: token-kind-shown-only-when-some-run-has
+        if not has:
+            missing.append(kind)
+    return missing
 
 
 def _column(by: str) -> str:
@@ -111,6 +128,8 @@ def _summary(
         "tokens_in": runs["tokens_in"].mean(),
         "tokens_out": runs["tokens_out"].mean(),
         "tokens_cached": runs["tokens_cached"].mean(),
+        # Means of the runs that recorded them (null before they were recorded).
+        **{kind: pd.to_numeric(runs[kind]).mean() for kind in TOKEN_KINDS if kind in runs},
         "cost_usd": total_cost,
         "cost_per_correct": total_cost / correct if correct else math.nan,
         "latency_p50": runs["latency_s"].quantile(0.5),

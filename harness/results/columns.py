@@ -315,11 +315,14 @@ def _frame(
 
 def _typed(values: np.ndarray[Any, Any], field: Field) -> Any:
     """What pandas infers for these values in a list of dicts: NaN for None among numbers
-    and strings, None kept among booleans, all-None columns as objects."""
-    if field.kind in ("int", "dict"):
+    and strings, None kept among booleans, all-None columns as objects, whole numbers
+    without a None as int64."""
+    if field.kind == "dict" or (field.kind == "int" and not field.nullable):
         return values
     if field.nullable and pd.isna(values[0]) and pd.isna(values).all():  # first: cheap
         return np.full(len(values), None, dtype=object)
+    if field.kind == "int":
+        return values if np.isnan(values).any() else values.astype(np.int64)
     if field.kind == "float":
         return values
     if field.kind == "bool":

@@ -84,6 +84,8 @@ class Shared:
 
 def plain(column: pd.Series[Any], field: Field) -> Array:
     """A fetched number, bool or unshared string column as a numpy array."""
+    if field.kind == "int" and field.nullable:  # NaN for null, as pandas reads None
+        return column.to_numpy(dtype=np.float64, na_value=np.nan)
     if field.kind == "int":
         return column.to_numpy(dtype=np.int64)
     if field.kind == "float":
@@ -214,6 +216,10 @@ def _patch(columns: dict[str, Array], row: int, record: RunRecord) -> None:
             values[row] = kind_code(record.correct, record.grade_reason)
         elif name != RUN_KEY:
             value = getattr(record, name)
-            if FIELDS[name].kind == "int" and not _INT64[0] <= value <= _INT64[1]:
+            if (
+                FIELDS[name].kind == "int"
+                and value is not None
+                and not _INT64[0] <= value <= _INT64[1]
+            ):
                 raise Unreadable(f"{name} {value} is beyond a 64-bit integer")
             values[row] = np.nan if value is None and values.dtype.kind == "f" else value

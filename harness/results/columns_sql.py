@@ -172,9 +172,10 @@ def _valid(field: Field) -> str:
 def _default(field: Field) -> str | None:
     """The field's default as an SQL literal of its column's type; None for null, and for
     a dict (``harness.results.columns_fill`` tells an absent dict from an empty one). An int
-    is never null (0 on a line the model reads)."""
+    is never null (0 on a line the model reads), unless the model takes null for it (a
+    token kind older records do not hold)."""
     value = field.default
-    if field.kind == "int":
+    if field.kind == "int" and not field.nullable:
         return str(int(value or 0))
     if value is None or field.kind == "dict":
         return None

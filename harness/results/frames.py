@@ -13,7 +13,7 @@ price table, and which model's prices, cost them.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,7 +26,14 @@ from harness.results.prices import Price, PriceTable
 from harness.results.records import RunRecord
 
 #: What a run's cost is priced from: its model, its tokens, and the cost it recorded.
-PRICED = ("model", "tokens_in", "tokens_out", "tokens_cached", "cost_usd")
+PRICED = (
+    "model",
+    "tokens_in",
+    "tokens_out",
+    "tokens_cached",
+    "tokens_cache_write",
+    "cost_usd",
+)
 
 
 @dataclass(frozen=True)
@@ -36,9 +43,15 @@ class Pricing:
 
     @property
     def label(self) -> str:
+        return self.label_for(())
+
+    def label_for(self, models: Iterable[str]) -> str:
+        """What the costs of runs of ``models`` are priced at, with the prices' dates."""
         if self.price_as:
-            return f"cost priced as {self.price_as} (prices as of {self.table.as_of})"
-        return f"prices as of {self.table.as_of}"
+            return (
+                f"cost priced as {self.price_as} (prices as of {self.table.dated([self.price_as])})"
+            )
+        return f"prices as of {self.table.dated(models)}"
 
 
 def records_frame(records: Sequence[RunRecord], pricing: Pricing | None = None) -> pd.DataFrame:
@@ -67,13 +80,11 @@ def priced(columns: dict[str, np.ndarray[Any, Any]], pricing: Pricing) -> np.nda
         prices = {model: pricing.table.find(model) for model in set(models)}
     tokens_in, tokens_out = columns["tokens_in"], columns["tokens_out"]
     cached = columns["tokens_cached"]
+    # Null in records written before cache writes were recorded: none were priced then.
+    written = np.nan_to_num(np.asarray(columns["tokens_cache_write"], dtype=np.float64))
     for model, price in prices.items():
         if price is None:
             continue
         rows = models == model
-        rate = price.input if price.cached_input is None else price.cached_input
-        uncached = np.maximum(0, tokens_in[rows] - cached[rows])
-        cost[rows] = (
-            uncached * price.input + cached[rows] * rate + tokens_out[rows] * price.output
-        ) / 1e6
+        cost[rows] = price.costs(tokens_in[rows], tokens_out[rows], cached[rows], written[rows])
     return cost

@@ -9,7 +9,7 @@ from typing import Any
 from harness.sampling import LEGACY, describe
 
 #: What a folder's runs mean; each must match to add runs to it.
-IDENTITY = ("task_set", "model", "base_url")
+IDENTITY = ("task_set", "model", "base_url", "provider")
 
 
 def identity_changes(meta: dict[str, Any], expect: dict[str, Any]) -> list[str]:
@@ -27,7 +27,8 @@ def identity_changes(meta: dict[str, Any], expect: dict[str, Any]) -> list[str]:
         if (LEGACY if sent is None else sent) != expect["sampling"]:
             differs.append(
                 f"sampling {describe(sent)}, not {describe(expect['sampling'])} (give the "
-                "same --temperature, --top-p and --seed to add to them)"
+                "same --temperature, --top-p, --seed, --reasoning-effort and --thinking-budget "
+                "to add to them)"
             )
     if "fingerprint" in meta and "fingerprint" in expect:
         differs += describe_change(meta["fingerprint"], expect["fingerprint"])

@@ -11,7 +11,9 @@ Options whose meaning has changed since are written in today's terms, so that
 ``compare`` states what really differs: in schema 1, best_of_n's ``max_steps`` was
 per candidate (today ``candidate_steps``) and reflexion's per attempt (today
 ``attempt_steps``), and tot kept one node per level (today ``beam=1``) and sampled each
-proposal with a call of its own (today ``propose=sample``).
+proposal with a call of its own (today ``propose=sample``). An option added later whose
+default is what every earlier run did is filled in, in any schema: a tool-using pattern's
+``history`` (``full``: every step re-sent).
 """
 
 from __future__ import annotations
@@ -110,6 +112,11 @@ def upgrade_record(data: dict[str, Any]) -> dict[str, Any]:
         upgraded["arm"] = schema_1_identity(arm)
         if isinstance(data.get("options"), dict):
             upgraded["options"] = schema_1_options(upgraded["pattern"], data["options"])
+    options = upgraded.get("options")
+    # guard: tool-loop-records-replayed-full
+    if isinstance(options, dict) and "tool" in options and "history" not in options:
+        # Every tool loop replayed its whole history before ``history`` was an option.
+        upgraded["options"] = options | {"history": "full"}
     return upgraded
 
 

@@ -180,6 +180,8 @@ def _run_attributes(record: RunRecord) -> dict[str, Any]:
         "loopbench.tool_calls": record.tool_calls,
         "loopbench.tokens_in": record.tokens_in,
         "loopbench.tokens_out": record.tokens_out,
+        "loopbench.tokens_reasoning": record.tokens_reasoning,
+        "loopbench.tokens_cache_write": record.tokens_cache_write,
         "loopbench.latency_s": record.latency_s,
         "loopbench.ttft_s": record.ttft_s,
     }
@@ -201,12 +203,19 @@ def _call_attributes(
         values["gen_ai.request.top_p"] = request.get("top_p")
         values["gen_ai.request.seed"] = request.get("seed")
         values["gen_ai.request.max_tokens"] = request["max_output_tokens"]
+        # The GenAI conventions name no reasoning setting yet: loopbench's own names.
+        values["loopbench.request.reasoning_effort"] = request.get("reasoning_effort")
+        values["loopbench.request.thinking_budget"] = request.get("thinking_budget")
     if isinstance(answered, ResponseEvent):
         response = answered.response
         values["gen_ai.usage.input_tokens"] = response["usage"]["input"]
         values["gen_ai.usage.output_tokens"] = response["usage"]["output"]
         values["gen_ai.response.finish_reasons"] = [response["finish_reason"]]
         values["loopbench.tokens_cached"] = response["usage"]["cached"]
+        # The GenAI conventions' names for the shares; absent when none was reported.
+        values["gen_ai.usage.cache_read.input_tokens"] = response["usage"]["cached"] or None
+        values["gen_ai.usage.cache_creation.input_tokens"] = response["usage"].get("cache_write")
+        values["gen_ai.usage.reasoning.output_tokens"] = response["usage"].get("reasoning")
         values["loopbench.retries"] = response["retries"]
         values["loopbench.from_cache"] = response.get("from_cache", False)
         # The GenAI conventions' name (experimental): seconds to the first chunk streamed.

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, Strict, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, Strict, model_validator
 
 from harness.results.legacy import upgrade_record
 from harness.results.statuses import Status
@@ -33,6 +33,20 @@ Score = Annotated[float, Field(ge=0, le=1, allow_inf_nan=False), Strict()]
 #: A version this reader knows: a later one's fields may mean what it cannot tell.
 # guard: schema-version-this-reader-does
 Version = Annotated[int, Field(ge=1, le=SCHEMA_VERSION), Strict()]
+
+
+def _settings_sent(sent: dict[str, float | int | str]) -> dict[str, float | int | str]:
+    """The sampling settings sent: numbers, but for the reasoning effort, a level's name."""
+    for name, value in sent.items():
+        # guard: record-sampling-numbers-but-effort
+        if isinstance(value, str) != (name == "reasoning_effort"):
+            kind = "an effort level's name" if name == "reasoning_effort" else "a number"
+            raise ValueError(f"sampling's {name} is {value!r}, not {kind}")
+    return sent
+
+
+#: What a record's ``sampling`` holds (``harness.sampling``).
+SettingsSent = Annotated[dict[str, float | int | str], AfterValidator(_settings_sent)]
 
 
 class RunRecord(BaseModel):
@@ -65,10 +79,11 @@ class RunRecord(BaseModel):
     """0-based repeat index; (model, arm, task_id, repeat) identifies a run in a folder, and
     (arm, task_id, repeat) across result sets of one model."""
     model: str = ""
-    sampling: dict[str, float | int] | None = None
+    sampling: SettingsSent | None = None
     """The sampling settings sent on every request that did not set its own (temperature,
-    top_p, seed); {} when none (the endpoint's defaults). Null in records written before
-    sampling was a run setting, when loopbench sent temperature 0 (``harness.sampling``)."""
+    top_p, seed, and the reasoning settings reasoning_effort and thinking_budget); {} when
+    none (the endpoint's defaults). Null in records written before sampling was a run
+    setting, when loopbench sent temperature 0 (``harness.sampling``)."""
     status: Status
     """How the run ended; separate from correctness."""
     answer: str | None = None
@@ -96,7 +111,16 @@ class RunRecord(BaseModel):
     tokens_in: Count = 0
     """Input tokens as the endpoint reported them (cached ones included)."""
     tokens_out: Count = 0
+    """Output tokens as the endpoint reported them (reasoning ones included)."""
     tokens_cached: Count = 0
+    """The share of ``tokens_in`` read from the provider's prompt cache."""
+    tokens_reasoning: Count | None = None
+    """The share of ``tokens_out`` the model spent reasoning, as the endpoint reported it
+    (0 when it reported none). Null in records written before it was recorded."""
+    tokens_cache_write: Count | None = None
+    """The share of ``tokens_in`` written to the provider's prompt cache (Anthropic's
+    ``cache_creation_input_tokens``), priced at the cache-write rate; 0 when none was
+    reported. Null in records written before it was recorded."""
     usage_missing: Count = 0
     """Model calls whose response reported no usage (since schema 2): their tokens are
     unknown and are not in the token counts or the cost, unless estimated."""

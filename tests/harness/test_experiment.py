@@ -29,6 +29,7 @@ def test_resolved_holds_every_option_with_its_default():
         "max_output_tokens": None,
         "guard": True,
         "tool": "plain",
+        "history": "full",
     }
     assert parse_arm("plan_execute").resolved["max_steps"] == 16
 
@@ -64,8 +65,8 @@ def test_empty_name_is_refused_by_naming_the_field():
     [
         (
             "react_text:gaurd=on",
-            "has no option 'gaurd'; its options: guard, max_output_tokens, max_steps, "
-            "max_tokens, step_timeout_s, tool",
+            "has no option 'gaurd'; its options: guard, history, max_output_tokens, "
+            "max_steps, max_tokens, reasoning_effort, step_timeout_s, thinking_budget, tool",
         ),
         ("react_text:guard=maybe", "guard='maybe'"),
         ("react_text:max_steps=-1", "max_steps='-1'"),
@@ -74,7 +75,7 @@ def test_empty_name_is_refused_by_naming_the_field():
         (
             "direct:guard=on",
             "direct has no option 'guard'; its options: max_output_tokens, max_steps, "
-            "max_tokens, step_timeout_s",
+            "max_tokens, reasoning_effort, step_timeout_s, thinking_budget",
         ),
     ],
 )

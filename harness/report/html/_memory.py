@@ -17,6 +17,8 @@ SUMMARY_ONLY = (
     "tokens_in",
     "tokens_out",
     "tokens_cached",
+    "tokens_reasoning",
+    "tokens_cache_write",
     "usage_missing",
     "usage_estimated",
     "first_correct",

@@ -86,6 +86,8 @@ def run_list(
                 "tool_calls": record.tool_calls,
                 "tokens_in": record.tokens_in,
                 "tokens_out": record.tokens_out,
+                # The shares only where some were recorded: older runs' pages as before.
+                **_shares(record),
                 "cost": None if cost is None or math.isnan(cost) else float(cost),
                 "latency": record.latency_s,
                 "answer": _shown(record.answer),
@@ -106,3 +108,10 @@ def _traces(results: Path, wanted: set[str]) -> dict[str, tuple[str, list[Entry]
         events = line["events"]
         traces[line["run_id"]] = (RunTrace.of(events).question, conversation(events))
     return traces
+
+
+def _shares(record: RunRecord) -> dict[str, int]:
+    """The run's reasoning and cache-write tokens, those it recorded some of."""
+    shares = {"tokens_reasoning": record.tokens_reasoning}
+    shares["tokens_cache_write"] = record.tokens_cache_write
+    return {name: count for name, count in shares.items() if count}

@@ -241,7 +241,10 @@
     fact(verdict, "failure labels", run.labels.length ? labelChips(run) : el("span", "muted", "none"));
     fact(verdict, "error", run.error);
     const many = (n, what) => `${n.toLocaleString("en")} ${what}${n === 1 ? "" : "s"}`;
-    fact(verdict, "cost", `${many(run.turns, "model call")}, ${many(run.tool_calls, "tool call")}, ${many(run.tokens_in, "token")} in, ${run.tokens_out.toLocaleString("en")} out, $${money(run.cost)}, ${run.latency} s`);
+    // The shares of the tokens, only for runs that recorded some (see _runs.py).
+    const written = run.tokens_cache_write ? ` (${run.tokens_cache_write.toLocaleString("en")} written to the cache)` : "";
+    const reasoning = run.tokens_reasoning ? ` (${run.tokens_reasoning.toLocaleString("en")} reasoning)` : "";
+    fact(verdict, "cost", `${many(run.turns, "model call")}, ${many(run.tool_calls, "tool call")}, ${many(run.tokens_in, "token")} in${written}, ${run.tokens_out.toLocaleString("en")} out${reasoning}, $${money(run.cost)}, ${run.latency} s`);
     fact(verdict, "run id", el("span", "mono", run.id));
     body.append(verdict);
     const question = run.question !== undefined ? run.question : data.questions[run.task];

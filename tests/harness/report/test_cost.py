@@ -126,3 +126,16 @@ def test_small_prices_and_flags_change_the_figures():
     )
     rows = json.loads(cli("growth", "--steps", "1", "--prompt", "100", "--format", "json"))
     assert rows[0]["full_replay"] == 100 + 100 + 450
+
+
+def test_compaction_counts_each_older_step_as_its_line():
+    def compaction(*flags):
+        return json.loads(cli("growth", "--steps", "5", *flags, "--format", "json"))[0]
+
+    # Calls 0..5 re-read 0, 1, 2, 2, 2, 2 steps in full (450 tokens each) and 0, 0, 0, 1, 2,
+    # 3 older steps as a line each.
+    assert compaction("--window", "2")["compaction"] == 6 * 1500 + 9 * 450
+    assert compaction("--window", "2", "--step-line", "40")["compaction"] == 6 * 1500 + (
+        9 * 450 + 6 * 40
+    )
+    assert compaction("--step-line", "40")["full_replay"] == 15_750  # nothing else moves

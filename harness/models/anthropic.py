@@ -1,0 +1,117 @@
+"""A client for Anthropic's Messages API, ``POST {base_url}/v1/messages``, spoken natively.
+
+The wire is ``harness.models.anthropic_wire``; retries, request slots, the time limit,
+the reply's size bound and redaction are ``harness.models.http_client``'s, as for the
+OpenAI-compatible client. Beyond that client's retried statuses, 529 (the API is
+overloaded) is retried too, and it halves the requests in flight as a 429 does. A retry
+waits what ``retry-after`` asks; a 429 that gives none waits until the limit it hit is
+reset (``anthropic-ratelimit-*-reset`` where ``-remaining`` is 0).
+
+The key goes in ``x-api-key``; a base URL may end in ``/v1`` or not (the SDKs' own
+``ANTHROPIC_BASE_URL`` does not). A user name and password in it are sent as Basic auth
+when there is no key, and never reported, as for the other client.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from harness.models.anthropic_wire import (
+    ANTHROPIC_VERSION,
+    error_text,
+    parse_response,
+    request_body,
+)
+from harness.models.endpoint import credentials, without_credentials
+from harness.models.http_client import (
+    DEFAULT_CONNECTION,
+    NO_HOOKS,
+    RETRYABLE_STATUS,
+    Connection,
+    Hooks,
+    HttpClient,
+    Secrets,
+)
+from harness.models.transport import HttpReply
+from harness.models.types import ModelRequest, ModelResponse
+
+#: Anthropic's "overloaded": retried, and it halves the requests in flight.
+OVERLOADED = 529
+#: The limits a 429 may have hit, each with ``-remaining`` and ``-reset`` headers.
+RATE_LIMITS = ("requests", "tokens", "input-tokens", "output-tokens")
+
+
+def messages_url(base_url: str) -> str:
+    """Where requests go: ``{base}/v1/messages``, whether or not the base ends in /v1."""
+    return base_url.removesuffix("/v1") + "/v1/messages"
+
+
+def reset_wait(headers: Mapping[str, str]) -> float | None:
+    """Seconds until the latest reset of the limits used up (``anthropic-ratelimit-X-reset``,
+    an RFC 3339 time, where ``anthropic-ratelimit-X-remaining`` is 0); None if none is."""
+    waits = []
+    for limit in RATE_LIMITS:
+        prefix = f"anthropic-ratelimit-{limit}"
+        if headers.get(f"{prefix}-remaining", "").strip() != "0":
+            continue
+        try:
+            when = datetime.fromisoformat(headers.get(f"{prefix}-reset", "").strip())
+        except ValueError:
+            continue
+        if when.tzinfo is not None:
+            waits.append(max(0.0, when.timestamp() - datetime.now(when.tzinfo).timestamp()))
+    return max(waits, default=None)
+
+
+class AnthropicClient(HttpClient):
+    """``ModelClient`` over Anthropic's Messages API. One instance serves every run of an
+    experiment."""
+
+    # guard: anthropic-overloaded-retried
+    retryable = RETRYABLE_STATUS | {OVERLOADED}
+    throttling = frozenset({429, OVERLOADED})
+
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str | None = None,
+        connection: Connection = DEFAULT_CONNECTION,
+        hooks: Hooks = NO_HOOKS,
+    ) -> None:
+        headers = [("content-type", "application/json"), ("anthropic-version", ANTHROPIC_VERSION)]
+        user, password = credentials(base_url)
+        if api_key:
+            headers.append(("x-api-key", api_key))
+        elif user is not None:
+            pair = base64.b64encode(f"{user}:{password}".encode()).decode()
+            headers.append(("authorization", f"Basic {pair}"))
+        #: The endpoint without the user name and password it may embed: the one to report.
+        self.base_url = without_credentials(base_url)
+        # guard: secrets-anthropic-key-redacted
+        secrets = Secrets(
+            (api_key, user, password), ((user, password),) if user is not None else ()
+        )
+        super().__init__(messages_url(self.base_url), headers, secrets, connection, hooks)
+
+    async def __aenter__(self) -> AnthropicClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    def wire_body(self, request: ModelRequest) -> dict[str, Any]:
+        return request_body(request)
+
+    def wire_parse(self, reply: HttpReply, retries: int) -> ModelResponse:
+        return parse_response(reply, retries=retries, redact=self._redact)
+
+    def wire_error(self, reply: HttpReply) -> str:
+        return error_text(reply, self._redact)
+
+    def wire_retry_after(self, headers: Mapping[str, str]) -> float | None:
+        given = super().wire_retry_after(headers)
+        # guard: anthropic-429-waits-for-reset
+        return given if given is not None else reset_wait(headers)
