@@ -247,6 +247,7 @@ class Experiment:
             **({"provider": self.provider} if self.provider is not None else {}),
             "sampling": self.sampling.sent(),
             "fingerprint": taskset.fingerprint(),
+            **({"stream": True} if self.config is not None and self.config.stream else {}),
             "grader": {"name": taskset.grader, "options": dict(taskset.grader_options)},
         }
         if published := self.config.published if self.config else {}:

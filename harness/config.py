@@ -194,6 +194,13 @@ class RunConfig(BaseModel):
     max_response_mb: float = Field(default=32.0, gt=0, allow_inf_nan=False)
     """The most a reply's body may hold, in MiB once decompressed; past it the call is an
     api_error, and the rest is not read."""
+    stream: bool = False
+    """Ask for every reply as server-sent events, read as it comes, so the time to its first
+    token is measured (each record's ``ttft_s``); records are otherwise as unstreamed."""
+    stream_idle_s: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    """With stream: the most seconds between one event and the next before the stream is
+    given up as stalled (an api_error, retried as a dropped connection is); ``timeout_s``
+    when unset."""
     runs_in_flight: int | None = Field(default=None, ge=1)
     """Runs in flight at once; when unset, twice the requests allowed (``runs_at_once``)."""
     temperature: float | None = Field(default=None, ge=0, allow_inf_nan=False)
@@ -256,6 +263,10 @@ class RunConfig(BaseModel):
             raise ValueError(
                 "repeats: --until-separated decides how many repeats to run; give "
                 "--max-repeats instead of --repeats (max_repeats, not repeats)"
+            )
+        if self.stream_idle_s is not None and not self.stream:
+            raise ValueError(
+                "stream_idle_s: --stream-idle-timeout applies only with --stream (stream)"
             )
         if self.executor != "ray" and self.ray_address is not None:
             raise ValueError(

@@ -130,6 +130,8 @@ def connection(config: RunConfig, concurrency: int) -> Connection:
         config.rate_limit,
         concurrency,
         max_response_mb=config.max_response_mb,
+        stream=config.stream,
+        stream_idle_s=config.stream_idle_s,
     )
 
 

@@ -63,6 +63,12 @@ def plan_run(
             "--executor ray: the embedded model listens on this machine's loopback only; "
             "give --model and --base-url of a served model"
         )
+    # guard: embedded-model-refuses-stream
+    if config.stream and embedded:
+        raise EndpointNotConfigured(
+            "--stream: the embedded model's server reports no usage in a stream, so every "
+            "run's tokens would be unknown; run it without --stream"
+        )
     taskset = load_taskset(
         config.tasks, config.grader, config.columns, config.rows_to_read, config.preset
     )

@@ -277,6 +277,7 @@ class Runner:
             repeated_actions=trace.count(RepeatedActionEvent),
             **self._usage(model, counted),
             latency_s=round(timing.latency_s, 4),
+            ttft_s=None if counted.ttft_s is None else round(counted.ttft_s, 4),
             error=outcome.error,
             started_at=timing.started_at,
             supersedes=job.supersedes,

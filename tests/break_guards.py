@@ -1724,6 +1724,18 @@ MUTATIONS = [
      "skip", ["tests/harness/report/test_compare.py::"
       "test_pairs_lost_to_api_error_on_one_side_do_not_make_cost_per_correct_rise",
       "tests/harness/report/test_compare.py::test_a_cost_rise_on_the_same_pairs_still_regresses"]),
+    # Streaming (--stream): a stream that stalls ends after the limit between events; what
+    # a stream brings counts against the reply's size limit; the embedded model refuses it.
+    ("stream-idle-limit-between-events", "a stream that stalls ends after the limit between events",
+     "value=self._last_event + 1e9",
+     ["tests/harness/models/test_streaming.py::test_a_stream_that_stalls_ends_after_the_limit_between_events"]),
+    ("stream-read-within-size-limit", "a stream counts against the reply's size limit",
+     "value=chunk",
+     ["tests/harness/models/test_streaming.py::test_a_stream_past_the_size_limit_is_refused_and_not_retried"]),
+    ("sse-open-line-bounded", "an event stream's open line is bounded",
+     "off", ["tests/harness/models/test_sse.py::test_an_endless_line_is_refused_before_the_body_limit"]),
+    ("embedded-model-refuses-stream", "the embedded model refuses --stream in one line",
+     "off", ["tests/harness/test_stream_runs.py::test_the_embedded_model_refuses_stream_in_one_line"]),
     # The Anthropic Messages client: its retries, its wire, its key and its choice.
     ("anthropic-overloaded-retried", "Anthropic's 529 (overloaded) is retried",
      "value=RETRYABLE_STATUS",

@@ -100,6 +100,21 @@ CONNECTION_OPTIONS = [
         "there and the call is an api_error (not retried), so a compression bomb costs "
         "this much memory and no more.",
     ),
+    click.option(
+        "--stream",
+        is_flag=True,
+        help="Ask for every reply as server-sent events and read it as it comes, so each "
+        "run records ttft_s (time to its first token) and the table shows p50 ttft; records "
+        "are otherwise those of an unstreamed run. A stream cut short is an api_error with "
+        "the usage it reported (not with the embedded model).",
+    ),
+    click.option(
+        "--stream-idle-timeout",
+        type=Finite(0, min_open=True),
+        help="With --stream: seconds allowed between one event of a stream and the next "
+        "(the first counted from sending) before it is given up as stalled and retried. "
+        "Default: --timeout, which bounds the whole request either way.",
+    ),
 ]
 
 
@@ -125,7 +140,7 @@ def executor_options(command: F) -> F:
 
 
 def connection_options(command: F) -> F:
-    """--max-response-mb."""
+    """--max-response-mb, --stream and --stream-idle-timeout."""
     for option in reversed(CONNECTION_OPTIONS):
         command = option(command)
     return command

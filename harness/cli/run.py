@@ -300,6 +300,7 @@ FIELDS = {
     "timeout": "timeout_s",
     "cache_dir": "cache",
     "executor_name": "executor",
+    "stream_idle_timeout": "stream_idle_s",
 }
 
 

@@ -92,6 +92,8 @@ class TracedResponse(TypedDict):
     usage: TracedUsage
     retries: int
     from_cache: NotRequired[bool]
+    #: Seconds from sending to the first token, when the reply was streamed.
+    ttft_s: NotRequired[float]
     #: The model's thinking as text, when its reply held thinking blocks (Anthropic's).
     thinking: NotRequired[str]
 

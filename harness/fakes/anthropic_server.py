@@ -15,6 +15,11 @@ back unchanged at the start of an assistant turn that called a tool. With ``api_
 any other ``x-api-key`` gets 401. ``fail_next`` scripts errors (400, 401, 429 with
 ``retry-after``, 500, 529) and malformed bodies for the next requests.
 
+A request asking ``stream: true`` is answered with the Messages API's server-sent events
+(``harness.fakes.fake_stream.message_events``), as its ``StreamScript`` says, as the
+chat-completions fake does: a delay before the first token, a stream cut short or one
+that stalls. Its tokens are counted as served when the event reporting them is sent.
+
     python -m harness.fakes.serve --anthropic   # prints its base URL
 """
 
@@ -31,7 +36,8 @@ from typing import Any
 
 from aiohttp import web
 
-from harness.fakes.fake_server import Reply, Responder, default_responder
+from harness.fakes.fake_server import NO_SCRIPT, Reply, Responder, default_responder
+from harness.fakes.fake_stream import MESSAGES_WIRE, StreamScript, message_events, send_stream
 from harness.fakes.loopback import LoopbackServer
 
 #: Each status's error type, as the API names it.
@@ -46,6 +52,13 @@ ERROR_TYPES = {
     529: "overloaded_error",
 }
 THINKING = "Let me work through this step by step."
+#: A message's usage counts, as the API names them.
+USAGE_KEYS = (
+    "input_tokens",
+    "output_tokens",
+    "cache_read_input_tokens",
+    "cache_creation_input_tokens",
+)
 _STOP_REASONS = {"stop": "end_turn", "tool_calls": "tool_use", "length": "max_tokens"}
 
 
@@ -97,8 +110,11 @@ class AnthropicFakeServer(LoopbackServer):
         api_key: str | None = None,
         cache: CacheShares = CacheShares(),
         latency_s: float = 0.0,
+        stream: StreamScript = NO_SCRIPT,
     ) -> None:
         super().__init__()
+        #: How a request asking ``stream: true`` is answered (``harness.fakes.fake_stream``).
+        self.stream = stream
         self.responder = responder
         self.api_key = api_key
         self.cache = cache
@@ -136,7 +152,32 @@ class AnthropicFakeServer(LoopbackServer):
         reply = self.responder(as_chat(body))
         if reply.status != 200:
             return _fault(Fault(reply.status, headers=reply.headers))
-        return web.json_response(self._message(body, reply))
+        message = self._message(body, reply)
+        if body.get("stream"):
+            counted: dict[str, int] = {}  # what this stream has reported so far
+
+            def on_usage(usage: dict[str, Any]) -> None:
+                self._count(usage, counted)
+
+            events = message_events(message)
+            return await send_stream(
+                request, events, self.stream, self.closing, on_usage, MESSAGES_WIRE
+            )
+        self._count(message["usage"], {})
+        return web.json_response(message)
+
+    def _count(self, usage: dict[str, Any], before: dict[str, int]) -> None:
+        """The tokens ``usage`` reports served, beyond what the same message reported
+        ``before`` (a stream's later count of a kind replaces its earlier one)."""
+        now = before | {key: usage[key] for key in USAGE_KEYS if key in usage}
+        more = {key: now.get(key, 0) - before.get(key, 0) for key in USAGE_KEYS}
+        read, written = more["cache_read_input_tokens"], more["cache_creation_input_tokens"]
+        with self._lock:
+            self.served.input_tokens += more["input_tokens"] + read + written
+            self.served.output_tokens += more["output_tokens"]
+            self.served.cache_read_tokens += read
+            self.served.cache_write_tokens += written
+        before.update(now)
 
     def _message(self, body: dict[str, Any], reply: Reply) -> dict[str, Any]:
         content: list[dict[str, Any]] = []
@@ -155,14 +196,6 @@ class AnthropicFakeServer(LoopbackServer):
             self.served.messages += 1
             self.served.tool_calls += len(reply.tool_calls)
             self.served.tool_uses.update(c["function"]["name"] for c in reply.tool_calls)
-            self.served.input_tokens += (
-                usage["input_tokens"]
-                + usage["cache_read_input_tokens"]
-                + usage["cache_creation_input_tokens"]
-            )
-            self.served.output_tokens += usage["output_tokens"]
-            self.served.cache_read_tokens += usage["cache_read_input_tokens"]
-            self.served.cache_write_tokens += usage["cache_creation_input_tokens"]
         return {
             "id": f"msg_{self.served.requests}",
             "type": "message",

@@ -7,6 +7,10 @@ recorded equals what the server served. It listens on 127.0.0.1 only.
 
     python -m harness.fakes.serve --latency 0.05   # prints its base URL
     python -m harness.fakes.serve --tasks coding   # a scripted coder for that set
+
+A request asking ``stream: true`` is answered with server-sent events
+(``harness.fakes.fake_stream``), as its ``StreamScript`` says: a delay before the first
+token, a stream cut short or one that stalls.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from typing import Any
 from aiohttp import web
 
 from harness.events import question_at
+from harness.fakes.fake_stream import StreamScript, chunks, send_stream
 from harness.fakes.loopback import LoopbackServer
 
 
@@ -35,6 +40,8 @@ class Reply:
 
 
 Responder = Callable[[dict[str, Any]], Reply]
+#: Streams sent whole, at once.
+NO_SCRIPT = StreamScript()
 
 
 # Valid arguments for every structured output a shipped pattern asks for, by tool name.
@@ -171,13 +178,24 @@ class FakeServer(LoopbackServer):
         responder: Responder = default_responder,
         latency_s: float = 0.0,
         keep_bodies: bool = True,
+        stream: StreamScript = NO_SCRIPT,
     ) -> None:
         super().__init__()
+        #: How a request asking ``stream: true`` is answered (``harness.fakes.fake_stream``).
+        self.stream = stream
         self.responder = responder
         self.latency_s = latency_s
         self.keep_bodies = keep_bodies
         self.served = Served()
         self._lock = threading.Lock()
+
+    def _count(self, usage: dict[str, Any]) -> None:
+        """A completion served, and its usage reported."""
+        with self._lock:
+            self.served.completions += 1
+            self.served.prompt_tokens += usage["prompt_tokens"]
+            self.served.completion_tokens += usage["completion_tokens"]
+            self.served.cached_tokens += usage["prompt_tokens_details"]["cached_tokens"]
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
         body = await request.json()
@@ -195,11 +213,12 @@ class FakeServer(LoopbackServer):
                 headers=reply.headers,
             )
         usage = usage_for(body, reply)
-        with self._lock:
-            self.served.completions += 1
-            self.served.prompt_tokens += usage["prompt_tokens"]
-            self.served.completion_tokens += usage["completion_tokens"]
-            self.served.cached_tokens += usage["prompt_tokens_details"]["cached_tokens"]
+        if body.get("stream"):
+            wanted = (body.get("stream_options") or {}).get("include_usage")
+            events = chunks(reply.content, reply.tool_calls, reply.finish_reason,
+                            usage if wanted else None)  # fmt: skip
+            return await send_stream(request, events, self.stream, self.closing, self._count)
+        self._count(usage)
         message: dict[str, Any] = {"role": "assistant", "content": reply.content or None}
         if reply.tool_calls:
             message["tool_calls"] = reply.tool_calls

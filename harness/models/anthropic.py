@@ -10,6 +10,13 @@ reset (``anthropic-ratelimit-*-reset`` where ``-remaining`` is 0).
 The key goes in ``x-api-key``; a base URL may end in ``/v1`` or not (the SDKs' own
 ``ANTHROPIC_BASE_URL`` does not). A user name and password in it are sent as Basic auth
 when there is no key, and never reported, as for the other client.
+
+With ``Connection.stream`` (``--stream``) the request asks ``stream: true`` and the
+Messages events are built back into the whole message by
+``harness.models.anthropic_stream``, then read as an unstreamed one: its usage is
+``message_start``'s (input and both cache counts) with ``message_delta``'s (output) over
+it. Time to first token is the first text or tool call; thinking does not count, as an
+OpenAI-style endpoint's reasoning does not.
 """
 
 from __future__ import annotations
@@ -19,10 +26,12 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
+from harness.models.anthropic_stream import MessageEvents
 from harness.models.anthropic_wire import (
     ANTHROPIC_VERSION,
     error_text,
     parse_response,
+    reported_usage,
     request_body,
 )
 from harness.models.endpoint import credentials, without_credentials
@@ -35,8 +44,9 @@ from harness.models.http_client import (
     HttpClient,
     Secrets,
 )
+from harness.models.streamed import Accumulator
 from harness.models.transport import HttpReply
-from harness.models.types import ModelRequest, ModelResponse
+from harness.models.types import ModelRequest, ModelResponse, Usage
 
 #: Anthropic's "overloaded": retried, and it halves the requests in flight.
 OVERLOADED = 529
@@ -104,6 +114,15 @@ class AnthropicClient(HttpClient):
 
     def wire_body(self, request: ModelRequest) -> dict[str, Any]:
         return request_body(request)
+
+    def wire_stream_fields(self) -> dict[str, Any]:
+        return {"stream": True}
+
+    def wire_accumulator(self) -> Accumulator:
+        return MessageEvents()
+
+    def wire_reported_usage(self, body: bytes) -> Usage:
+        return reported_usage(body)
 
     def wire_parse(self, reply: HttpReply, retries: int) -> ModelResponse:
         return parse_response(reply, retries=retries, redact=self._redact)

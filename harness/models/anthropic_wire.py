@@ -250,6 +250,15 @@ def _reported(data: object) -> Usage:
     return Usage() if reported.missing else reported
 
 
+def reported_usage(body: bytes) -> Usage:
+    """The usage a message's body reports, if it is JSON reporting one that can be true (the
+    message built from a stream cut short); else none."""
+    try:
+        return _reported(json.loads(body))
+    except (ValueError, RecursionError):
+        return Usage()
+
+
 def error_text(reply: HttpReply, redact: Callable[[str], str]) -> str:
     """What an error reply says: its ``error``'s type and message when it is the API's
     error object, else the opening of its body; redacted, then cut short."""

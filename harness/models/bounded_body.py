@@ -131,6 +131,13 @@ class BoundedBody:
             raise BodyTooLarge(self.limit) from None
         return b"".join(self._chunks)
 
+    def take(self) -> bytes:
+        """What was decoded since the last ``take``, no longer kept: a streamed body is
+        read as it comes, and its size is still counted against the limit."""
+        taken = b"".join(self._chunks)
+        self._chunks.clear()
+        return taken
+
     def _room(self) -> int:
         return self.limit - self._size
 

@@ -19,7 +19,10 @@ another program) it is bypassed with one warning and the calls go to the endpoin
 
 Replayed responses keep the usage the endpoint reported when they were first served,
 so a re-run reproduces the same records; they are marked ``from_cache`` in the trace
-and counted apart in the record (``cache_hits``, ``cost_from_cache_usd``).
+and counted apart in the record (``cache_hits``, ``cost_from_cache_usd``). A replayed
+response has no time to first token (``ttft_s`` None, even with ``--stream``): nothing
+was sent, so nothing was waited on. The stream setting is not part of the key: a
+streamed reply is the reply sent whole.
 
 On a miss, ``debug`` (``--cache-debug``) is told which part of the request differed
 from the nearest cached one: the cause of most surprise misses (a changed system

@@ -81,6 +81,9 @@ class CountingClient:
         self.usage_from_cache = Usage()
         #: Lone surrogates replaced with U+FFFD in what the run sent and received.
         self.replaced_characters = 0
+        #: The time to first token of the run's first call, when its reply was streamed
+        #: (None: not streamed, replayed from the cache, or failed): what a user waits on.
+        self.ttft_s: float | None = None
 
     @property
     def tokens_used(self) -> int:
@@ -93,6 +96,7 @@ class CountingClient:
         # guard: request-lone-surrogates-replaced
         request = self._valid_request(request)
         self.calls += 1
+        number = self.calls
         self._trace.emit(RequestEvent.unchecked(self.calls, self._wire.request(request)))
         try:
             response = await self._inner.complete(request)
@@ -115,6 +119,8 @@ class CountingClient:
             response = replace(response, usage=estimated_usage(self._estimate, request, response))
         self.usage = self.usage + response.usage
         self.retries += response.retries
+        if number == 1:
+            self.ttft_s = response.ttft_s
         if response.from_cache:
             self.cache_hits += 1
             self.usage_from_cache = self.usage_from_cache + response.usage
@@ -213,6 +219,8 @@ class WireMessages:
             "retries": response.retries,
             "from_cache": response.from_cache,
         }
+        if response.ttft_s is not None:
+            traced["ttft_s"] = response.ttft_s
         if response.message.thinking:  # Anthropic's thinking blocks, as text
             traced["thinking"] = thinking_text(response.message)
         return traced

@@ -13,6 +13,14 @@ statuses, transport failures and malformed 200 replies are retried within
 ``RetryPolicy``; other statuses are not, nor is a reply whose body is past
 ``Connection.max_response_mb`` once decompressed (the transport stops reading it there).
 
+With ``Connection.stream`` (``--stream``) each reply is asked for as server-sent events
+(the wire's ``wire_stream_fields``) and read as it comes (``harness.models.streamed``),
+its events built back by the wire's accumulator (``wire_accumulator``) into the reply the
+endpoint would have sent whole, which ``wire_parse`` reads as any other: the response is
+the same, with its time to first token. A stream cut short (closed early, an error event,
+a stall past ``stream_idle_s``) is retried like a transport failure, and the usage it
+reported before it stopped (``wire_reported_usage``) is counted.
+
 The secrets given (a key, a user name and password) are redacted, in every form a server
 could echo them (see ``harness.redaction``), from every error text and from everything a
 reply holds (its text, its tool calls and its thinking) before anything else sees it.
@@ -32,6 +40,7 @@ from typing import Any, ClassVar
 import httpx
 
 from harness.models.bounded_body import MIB
+from harness.models.streamed import Accumulator, StreamCut, StreamLimits
 from harness.models.throttle import RUN_SLOT_WAITS, AdaptiveLimit, RateLimit
 from harness.models.transport import (
     AiohttpPost,
@@ -89,6 +98,13 @@ class Connection:
     max_response_mb: float = 32.0
     """The most a reply's body may hold, in MiB once decompressed: a longer one is not read
     on, and the call fails (``--max-response-mb``)."""
+    stream: bool = False
+    """Ask for each reply as server-sent events and read it as it comes (``--stream``), so
+    the time to its first token is measured (``ModelResponse.ttft_s``)."""
+    stream_idle_s: float | None = None
+    """With ``stream``: the most time between one event and the next (the first counted
+    from sending) before the stream is given up as stalled; by default ``timeout_s``. The
+    whole request stays within ``timeout_s`` either way."""
 
 
 @dataclass(frozen=True)
@@ -175,6 +191,12 @@ class HttpClient:
         self._retry = connection.retry or RetryPolicy(max_retries=connection.max_retries)
         self._sleep = hooks.sleep
         self._rng = random.Random(hooks.seed)
+        #: None: replies are read whole.
+        self._stream = (
+            StreamLimits(timeout_s, connection.stream_idle_s or timeout_s)
+            if connection.stream
+            else None
+        )
 
     # What a wire says: the request's body, a 200 reply read, an error reply quoted.
 
@@ -188,6 +210,19 @@ class HttpClient:
 
     def wire_error(self, reply: HttpReply) -> str:
         """What an error reply says, redacted and short."""
+        raise NotImplementedError
+
+    def wire_stream_fields(self) -> dict[str, Any]:
+        """What a request's body adds to ask for its reply as a stream."""
+        raise NotImplementedError
+
+    def wire_accumulator(self) -> Accumulator:
+        """A new builder of the whole reply from a stream's events."""
+        raise NotImplementedError
+
+    def wire_reported_usage(self, body: bytes) -> Usage:
+        """The usage a reply built from a stream cut short reported (none if it cannot be
+        true): billed, so counted."""
         raise NotImplementedError
 
     def wire_retry_after(self, headers: Mapping[str, str]) -> float | None:
@@ -205,7 +240,10 @@ class HttpClient:
             return await self._complete(request)
 
     async def _complete(self, request: ModelRequest) -> ModelResponse:
-        body = json.dumps(self.wire_body(request)).encode()
+        wire = self.wire_body(request)
+        if self._stream is not None:
+            wire |= self.wire_stream_fields()
+        body = json.dumps(wire).encode()
         attempt = 0
         spent = Usage()  # what unusable replies reported: billed, so counted
         while True:
@@ -218,7 +256,7 @@ class HttpClient:
                     f"{exc} (--max-response-mb {self._max_response_mb:g})",
                     exc.status,
                     attempt,
-                    usage=spent,
+                    usage=spent + self.wire_reported_usage(exc.partial) if exc.partial else spent,
                 ) from None
             except TimeoutError:
                 failure = f"no complete reply within --timeout {self._timeout_s:g} s"
@@ -226,6 +264,8 @@ class HttpClient:
             except TransportFailure as exc:
                 failure = str(exc)
                 status = None
+                if isinstance(exc, StreamCut):  # what it reported before it stopped was billed
+                    spent = spent + self.wire_reported_usage(exc.partial)
             else:
                 status = response.status
                 if status == 200:
@@ -238,7 +278,11 @@ class HttpClient:
                         if self._adaptive:
                             self.concurrency.succeeded()
                         # guard: secrets-client-redacts-replies-tool
-                        parsed = replace(parsed, message=self._redacted(parsed.message))
+                        parsed = replace(
+                            parsed,
+                            message=self._redacted(parsed.message),
+                            ttft_s=response.ttft_s,
+                        )
                         return (
                             parsed
                             if spent == Usage()
@@ -280,9 +324,14 @@ class HttpClient:
             if self._rate is not None:
                 await self._rate.wait()
             try:
-                # guard: timeout-bounds-whole-request
-                async with asyncio.timeout(self._timeout_s):
-                    response = await self._transport.post(self._url, self._headers, body)
+                if self._stream is not None:  # bounded by the limits it is given
+                    response = await self._transport.post_stream(
+                        self._url, self._headers, body, self.wire_accumulator(), self._stream
+                    )
+                else:
+                    # guard: timeout-bounds-whole-request
+                    async with asyncio.timeout(self._timeout_s):
+                        response = await self._transport.post(self._url, self._headers, body)
             except (TransportFailure, ReplyTooLarge, TimeoutError):
                 raise
             except Exception as exc:

@@ -11,6 +11,10 @@ client; the wire is ``harness.models.wire``.
 ``RetryPolicy``; other statuses are not, nor is a reply whose body is past
 ``Connection.max_response_mb`` once decompressed (the transport stops reading it there).
 
+With ``Connection.stream`` (``--stream``) the request asks for server-sent events with
+usage in the last chunk (``stream_options: {include_usage: true}``), read back into a
+chat completion by ``harness.models.openai_stream``.
+
 A user name and password in the base URL (``http://user:password@host/v1``) are never
 part of the URL requested or reported; without an API key they are sent as HTTP Basic
 auth. The key, the user name and the password are redacted, in every form a server could
@@ -35,9 +39,11 @@ from harness.models.http_client import (
     Secrets,
     parse_retry_after,
 )
+from harness.models.openai_stream import ChatChunks
+from harness.models.streamed import Accumulator
 from harness.models.transport import HttpReply
-from harness.models.types import ModelRequest, ModelResponse
-from harness.models.wire import QUOTED, parse_response, request_body
+from harness.models.types import ModelRequest, ModelResponse, Usage
+from harness.models.wire import QUOTED, parse_response, reported_usage, request_body
 
 #: What tests, benches and callers import from here, where the client once held them all.
 __all__ = [
@@ -83,6 +89,15 @@ class OpenAICompatClient(HttpClient):
 
     def wire_body(self, request: ModelRequest) -> dict[str, Any]:
         return request_body(request)
+
+    def wire_stream_fields(self) -> dict[str, Any]:
+        return {"stream": True, "stream_options": {"include_usage": True}}
+
+    def wire_accumulator(self) -> Accumulator:
+        return ChatChunks()
+
+    def wire_reported_usage(self, body: bytes) -> Usage:
+        return reported_usage(body)
 
     def wire_parse(self, reply: HttpReply, retries: int) -> ModelResponse:
         return parse_response(reply, retries=retries, redact=self._redact)

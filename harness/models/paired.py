@@ -50,7 +50,7 @@ class SharedCalls:
             except Exception:  # the first asker's call failed: make this run's own
                 # guard: failed-shared-call-leaves-each
                 return await inner.complete(request)
-            return replace(shared, from_cache=True, retries=0)
+            return replace(shared, from_cache=True, retries=0, ttft_s=None)  # nothing was sent
         future: asyncio.Future[ModelResponse] = asyncio.get_running_loop().create_future()
         self._responses[key] = future
         try:

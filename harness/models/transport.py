@@ -1,4 +1,4 @@
-"""How a request reaches the endpoint: one POST, its reply read whole.
+"""How a request reaches the endpoint: one POST, its reply read whole or as a stream.
 
 The client needs one thing of HTTP: post these bytes with these headers and give back
 the status, the headers and the whole body. There are two ways, and both are needed:
@@ -14,11 +14,17 @@ the status, the headers and the whole body. There are two ways, and both are nee
   such seam; its own path is tested against the fault server on loopback
   (``tests.fakes.fault_server``).
 
-Both read the body through ``Reading`` below, so the limits and failures are the same.
+Both read the body through ``Reading`` (``harness.models.http_reply``), so the limits and
+failures are the same. A body is read a chunk at a time through ``BoundedBody``, which
+decodes it (gzip, deflate) and counts it: memory never holds more than ``max_body_bytes``
+of one, however well it compresses. A longer one is a ``ReplyTooLarge``, and the rest of
+it is not read.
 
-A body is read a chunk at a time through ``BoundedBody``, which decodes it (gzip,
-deflate) and counts it: memory never holds more than ``max_body_bytes`` of one, however
-well it compresses. A longer one is a ``ReplyTooLarge``, and the rest of it is not read.
+``post_stream`` (``--stream``) reads a reply of server-sent events as it comes, into the
+API's accumulator (``harness.models.streamed``): the same size limit over the whole
+stream, a limit on the time between its events, and the whole request within the
+client's timeout (the wait for the headers included; there the limit is a TimeoutError,
+as for ``post``).
 
 Every failure to get a reply is a ``TransportFailure`` named after its cause
 (``ReadError: ServerDisconnectedError: Server disconnected``): the client retries it and
@@ -28,19 +34,18 @@ sent at all (a header the library will not carry) is any other exception.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+import time
+from collections.abc import Awaitable, Coroutine, Sequence
 from typing import TYPE_CHECKING, Protocol
 
-from harness.errors import ModelError
-from harness.models.bounded_body import (
-    ACCEPT_ENCODING,
-    MIB,
-    BodyTooLarge,
-    BodyUndecodable,
-    BoundedBody,
-)
+from harness.models.bounded_body import ACCEPT_ENCODING, MIB
+
+# Re-exported: a client imports what it reads replies with from here, as before.
+from harness.models.http_reply import HttpReply as HttpReply
+from harness.models.http_reply import Reading as Reading
+from harness.models.http_reply import ReplyTooLarge as ReplyTooLarge
+from harness.models.http_reply import TransportFailure as TransportFailure
+from harness.models.streamed import Accumulator, StreamLimits, StreamRead, is_event_stream
 
 if TYPE_CHECKING:  # imported when a transport is made: `--help` needs none of them
     from ssl import SSLContext
@@ -53,55 +58,21 @@ Headers = Sequence[tuple[str, str]]
 MAX_BODY_BYTES = 32 * MIB
 
 
-@dataclass(frozen=True)
-class HttpReply:
-    status: int
-    #: Looked up without regard to case (aiohttp's and httpx's headers both are).
-    headers: Mapping[str, str]
-    body: bytes
-
-    def json(self) -> object:
-        return json.loads(self.body)
-
-    @property
-    def text(self) -> str:
-        """The body as text, in the charset its content-type names (else UTF-8)."""
-        return self.opening(len(self.body))
-
-    def opening(self, size: int) -> str:
-        """The first ``size`` bytes of the body as text (what an error message quotes: a
-        body may be megabytes long)."""
-        charset = "utf-8"
-        for parameter in self.headers.get("content-type", "").split(";")[1:]:
-            key, _, value = parameter.strip().partition("=")
-            if key.lower() == "charset" and value:
-                charset = value.strip('"')
-        start = self.body[:size]
-        try:
-            return start.decode(charset, errors="replace")
-        except LookupError:
-            return start.decode("utf-8", errors="replace")
-
-
-class TransportFailure(ModelError):
-    """No reply, or not a whole one: a refused or dropped connection, a broken HTTP
-    message, a body that does not decode. Its text names the cause."""
-
-
-class ReplyTooLarge(ModelError):
-    """A reply whose body is past the limit: the endpoint's failure, not retried (the same
-    request would most likely bring the same reply, and each one is billed)."""
-
-    def __init__(self, status: int, limit: int) -> None:
-        super().__init__(
-            f"the reply (HTTP {status}) is {BodyTooLarge(limit)}, the most a reply may hold; "
-            "the rest of it was not read"
-        )
-        self.status = status
-
-
 class Transport(Protocol):
     async def post(self, url: str, headers: Headers, body: bytes) -> HttpReply: ...
+
+    async def post_stream(
+        self,
+        url: str,
+        headers: Headers,
+        body: bytes,
+        accumulator: Accumulator,
+        limits: StreamLimits,
+    ) -> HttpReply:
+        """A request whose reply is server-sent events, read as they come into
+        ``accumulator`` (``harness.models.streamed``); a reply that is not a stream (an
+        error status, or a server answering whole) is read whole, as by ``post``."""
+        ...
 
     async def aclose(self) -> None: ...
 
@@ -137,9 +108,7 @@ class AiohttpPost:
             headers={"accept-encoding": ACCEPT_ENCODING},
         )
 
-    async def post(self, url: str, headers: Headers, body: bytes) -> HttpReply:
-        import aiohttp
-
+    def _check(self, url: str, headers: Headers) -> aiohttp.ClientSession:
         if headers is not self._checked:  # the client sends the same headers every time
             for name, value in headers:  # refused before a connection is opened for it
                 if not value.isascii() or "\r" in value or "\n" in value:
@@ -150,20 +119,70 @@ class AiohttpPost:
             self._checked = headers
         if self._session is None:
             self._session = self._open(url)
+        return self._session
+
+    async def post(self, url: str, headers: Headers, body: bytes) -> HttpReply:
+        import aiohttp
+
+        session = self._check(url, headers)
         try:
-            async with self._session.post(
+            async with session.post(
                 url, data=body, headers=headers, allow_redirects=False
             ) as response:
-                reading = Reading(response.status, response.headers, self._max_body_bytes)
-                try:
-                    async for chunk in response.content.iter_any():
-                        reading.feed(chunk)
-                except ReplyTooLarge:
-                    response.close()  # the connection goes with the rest of the body
-                    raise
-                return reading.reply()
+                return await self._whole(response)
         except aiohttp.ClientError as exc:
             raise TransportFailure(aiohttp_failure(exc)) from exc
+
+    async def post_stream(
+        self,
+        url: str,
+        headers: Headers,
+        body: bytes,
+        accumulator: Accumulator,
+        limits: StreamLimits,
+    ) -> HttpReply:
+        import asyncio
+
+        import aiohttp
+
+        sent = time.monotonic()  # time to first token counts from here
+
+        session = self._check(url, headers)
+        try:
+            # The request's limit bounds the wait for the headers, and a reply read whole;
+            # a stream is read within StreamRead's limits (the request's among them).
+            async with asyncio.timeout(limits.total_s) as whole:
+                async with session.post(
+                    url, data=body, headers=headers, allow_redirects=False
+                ) as response:
+                    if response.status != 200 or not is_event_stream(response.headers):
+                        return await self._whole(response)
+                    whole.reschedule(None)
+                    stream = StreamRead(
+                        response.headers, self._max_body_bytes, accumulator, limits, sent
+                    )
+                    try:
+                        while not stream.done:
+                            await _read_within(stream, response.content.readany())
+                    except ReplyTooLarge:
+                        response.close()
+                        raise
+                    except aiohttp.ClientError as exc:
+                        raise stream.cut(aiohttp_failure(exc)) from exc
+                    return stream.reply()
+        except aiohttp.ClientError as exc:
+            raise TransportFailure(aiohttp_failure(exc)) from exc
+
+    async def _whole(self, response: aiohttp.ClientResponse) -> HttpReply:
+        """The reply, its body read whole."""
+        reading = Reading(response.status, response.headers, self._max_body_bytes)
+        try:
+            async for chunk in response.content.iter_any():
+                reading.feed(chunk)
+        except ReplyTooLarge:
+            response.close()  # the connection goes with the rest of the body
+            raise
+        return reading.reply()
 
     async def aclose(self) -> None:
         if self._session is not None:
@@ -183,36 +202,6 @@ def aiohttp_failure(exc: aiohttp.ClientError) -> str:
     else:  # a status line or headers that are not HTTP
         kind = "RemoteProtocolError"
     return f"{kind}: {type(exc).__name__}: {exc}"
-
-
-class Reading:
-    """A reply being read: its status and headers, and its body so far, bounded."""
-
-    def __init__(self, status: int, headers: Mapping[str, str], max_body_bytes: int) -> None:
-        self.status, self.headers = status, headers
-        try:
-            self._body = BoundedBody(headers.get("content-encoding"), max_body_bytes)
-            self._body.expect(headers.get("content-length"))
-        except BodyUndecodable as exc:
-            raise TransportFailure(f"DecodingError: {exc}") from None
-        except BodyTooLarge:
-            raise ReplyTooLarge(status, max_body_bytes) from None
-
-    def feed(self, chunk: bytes) -> None:
-        try:
-            self._body.feed(chunk)
-        except BodyUndecodable as exc:
-            raise TransportFailure(f"DecodingError: {exc}") from None
-        except BodyTooLarge:
-            raise ReplyTooLarge(self.status, self._body.limit) from None
-
-    def reply(self) -> HttpReply:
-        try:
-            return HttpReply(self.status, self.headers, self._body.finish())
-        except BodyUndecodable as exc:
-            raise TransportFailure(f"DecodingError: {exc}") from None
-        except BodyTooLarge:
-            raise ReplyTooLarge(self.status, self._body.limit) from None
 
 
 class HttpxPost:
@@ -261,5 +250,79 @@ class HttpxPost:
             reading.feed(chunk)
         return reading.reply()
 
+    async def post_stream(
+        self,
+        url: str,
+        headers: Headers,
+        body: bytes,
+        accumulator: Accumulator,
+        limits: StreamLimits,
+    ) -> HttpReply:
+        import asyncio
+
+        import httpx
+
+        sent = time.monotonic()  # time to first token counts from here
+
+        request = httpx.Request(
+            "POST",
+            url,
+            headers=[("accept-encoding", ACCEPT_ENCODING), *headers],
+            content=body,
+            extensions={"timeout": dict.fromkeys(self._timeout, None)},
+        )
+        try:
+            async with asyncio.timeout(limits.total_s) as whole:  # as for aiohttp's
+                response = await self._transport.handle_async_request(request)
+                try:
+                    if response.status_code != 200 or not is_event_stream(response.headers):
+                        return await self._read(response)
+                    whole.reschedule(None)
+                    return await self._stream(response, accumulator, limits, sent)
+                finally:
+                    await response.aclose()
+        except httpx.RequestError as exc:
+            raise TransportFailure(f"{type(exc).__name__}: {exc}") from exc
+
+    async def _stream(
+        self,
+        response: httpx.Response,
+        accumulator: Accumulator,
+        limits: StreamLimits,
+        sent: float,
+    ) -> HttpReply:
+        import httpx
+
+        stream = StreamRead(response.headers, self._max_body_bytes, accumulator, limits, sent)
+        if response.is_stream_consumed:  # built whole by a test: one piece, then the end
+            pieces = iter([response.content, b""])
+            while not stream.done:
+                stream.feed(next(pieces))
+            return stream.reply()
+        chunks = response.aiter_raw()
+        try:
+            while not stream.done:
+                await _read_within(stream, anext(chunks, b""))
+        except httpx.RequestError as exc:
+            raise stream.cut(f"{type(exc).__name__}: {exc}") from exc
+        return stream.reply()
+
     async def aclose(self) -> None:
         await self._transport.aclose()
+
+
+async def _read_within(stream: StreamRead, piece: Awaitable[bytes]) -> None:
+    """Feed ``stream`` the next piece of its body, if it comes within the stream's limits."""
+    import asyncio
+
+    wait = stream.wait_s()
+    try:
+        if wait <= 0:
+            raise TimeoutError
+        async with asyncio.timeout(wait):
+            chunk = await piece
+    except TimeoutError:
+        if isinstance(piece, Coroutine):
+            piece.close()
+        raise stream.stalled() from None
+    stream.feed(chunk)

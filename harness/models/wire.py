@@ -132,6 +132,15 @@ def parse_response(
     )
 
 
+def reported_usage(body: bytes) -> Usage:
+    """The usage a reply's body reports, if it is JSON reporting one that can be true (the
+    reply built from a stream cut short); else none."""
+    try:
+        return _reported(json.loads(body))
+    except (ValueError, RecursionError):
+        return Usage()
+
+
 def _reported(data: object) -> Usage:
     """The usage an unusable reply still reported, when it reported one that can be true."""
     if not isinstance(data, dict) or not data.get("usage"):

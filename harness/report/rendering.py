@@ -369,6 +369,8 @@ def _shown(summary: pd.DataFrame) -> pd.DataFrame:
     shown["$/correct"] = summary["cost_per_correct"].map(_money)
     shown["p50 s"] = summary["latency_p50"].map("{:.2f}".format)
     shown["p95 s"] = summary["latency_p95"].map("{:.2f}".format)
+    if "ttft_p50" in summary and summary["ttft_p50"].notna().any():
+        shown["p50 ttft"] = summary["ttft_p50"].map(lambda s: "—" if math.isnan(s) else f"{s:.2f}")
     if _shows(summary, "first_pass"):
         shown["first pass"] = summary["first_pass"].map(_share)
     if _shows(summary, "wrong_to_right"):

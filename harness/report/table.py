@@ -134,6 +134,8 @@ def _summary(
         "cost_per_correct": total_cost / correct if correct else math.nan,
         "latency_p50": runs["latency_s"].quantile(0.5),
         "latency_p95": runs["latency_s"].quantile(0.95),
+        # NaN when no run was streamed (the column is shown only when some was).
+        "ttft_p50": _ttft(runs),
         "parse_failures": int(runs["parse_failures"].sum()),
         "retried_runs": 0 if retried is None else len(retried),
         "usage_missing": int(runs["usage_missing"].sum()),
@@ -150,6 +152,13 @@ def _summary(
         "repeats_agree": _repeats_agree(graded),
         **why_wrong(graded),
     }
+
+
+def _ttft(runs: pd.DataFrame) -> float:
+    """The median time to first token of the runs that measured one (streamed runs)."""
+    if "ttft_s" not in runs:  # a frame built without the column (an older reader's)
+        return math.nan
+    return float(pd.to_numeric(runs["ttft_s"], errors="coerce").quantile(0.5))
 
 
 def why_wrong(graded: pd.DataFrame) -> dict[str, int]:

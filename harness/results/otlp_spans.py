@@ -183,6 +183,7 @@ def _run_attributes(record: RunRecord) -> dict[str, Any]:
         "loopbench.tokens_reasoning": record.tokens_reasoning,
         "loopbench.tokens_cache_write": record.tokens_cache_write,
         "loopbench.latency_s": record.latency_s,
+        "loopbench.ttft_s": record.ttft_s,
     }
     return {key: value for key, value in values.items() if value is not None}
 
@@ -217,6 +218,8 @@ def _call_attributes(
         values["gen_ai.usage.reasoning.output_tokens"] = response["usage"].get("reasoning")
         values["loopbench.retries"] = response["retries"]
         values["loopbench.from_cache"] = response.get("from_cache", False)
+        # The GenAI conventions' name (experimental): seconds to the first chunk streamed.
+        values["gen_ai.response.time_to_first_chunk"] = response.get("ttft_s")
     elif isinstance(answered, ApiErrorEvent):
         values["error.type"] = str(answered.status) if answered.status else "api_error"
         values["loopbench.retries"] = answered.retries

@@ -148,6 +148,10 @@ class RunRecord(BaseModel):
     cost_from_cache_usd: Amount | None = None
     """The part of cost_usd that replayed calls stand for: not spent again on this run."""
     latency_s: Amount = 0.0
+    ttft_s: Amount | None = None
+    """Seconds from sending the run's first model call to the first token of its reply
+    (``--stream``); null when that reply was not streamed (or was replayed from the
+    response cache, or failed), and in records written before it was measured."""
     error: str | None = None
     started_at: str = ""
     """UTC, ISO 8601."""

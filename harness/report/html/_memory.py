@@ -25,6 +25,7 @@ SUMMARY_ONLY = (
     "cache_hits",
     "cost_from_cache_usd",
     "latency_s",
+    "ttft_s",
 )
 
 
