@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import time
 import uuid
 from collections.abc import Callable, Iterable
@@ -276,8 +277,10 @@ class Runner:
             parse_failures=trace.count(ParseFailureEvent),
             repeated_actions=trace.count(RepeatedActionEvent),
             **self._usage(model, counted),
-            latency_s=round(timing.latency_s, 4),
-            ttft_s=None if counted.ttft_s is None else round(counted.ttft_s, 4),
+            # To 0.1 ms, the first token's time down and the run's up: a first token that
+            # came before the run ended stays below its latency in the record too.
+            latency_s=math.ceil(timing.latency_s * 1e4) / 1e4,
+            ttft_s=None if counted.ttft_s is None else math.floor(counted.ttft_s * 1e4) / 1e4,
             error=outcome.error,
             started_at=timing.started_at,
             supersedes=job.supersedes,
