@@ -21,7 +21,6 @@ OpenAI-style endpoint's reasoning does not.
 
 from __future__ import annotations
 
-import base64
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
@@ -34,15 +33,14 @@ from harness.models.anthropic_wire import (
     reported_usage,
     request_body,
 )
-from harness.models.endpoint import credentials, without_credentials
 from harness.models.http_client import (
     DEFAULT_CONNECTION,
     NO_HOOKS,
     RETRYABLE_STATUS,
     Connection,
+    Credentials,
     Hooks,
     HttpClient,
-    Secrets,
 )
 from harness.models.streamed import Accumulator
 from harness.models.transport import HttpReply
@@ -91,26 +89,15 @@ class AnthropicClient(HttpClient):
         connection: Connection = DEFAULT_CONNECTION,
         hooks: Hooks = NO_HOOKS,
     ) -> None:
-        headers = [("content-type", "application/json"), ("anthropic-version", ANTHROPIC_VERSION)]
-        user, password = credentials(base_url)
-        if api_key:
-            headers.append(("x-api-key", api_key))
-        elif user is not None:
-            pair = base64.b64encode(f"{user}:{password}".encode()).decode()
-            headers.append(("authorization", f"Basic {pair}"))
+        auth = Credentials.of(base_url, api_key, lambda key: ("x-api-key", key))
         #: The endpoint without the user name and password it may embed: the one to report.
-        self.base_url = without_credentials(base_url)
-        # guard: secrets-anthropic-key-redacted
-        secrets = Secrets(
-            (api_key, user, password), ((user, password),) if user is not None else ()
-        )
-        super().__init__(messages_url(self.base_url), headers, secrets, connection, hooks)
-
-    async def __aenter__(self) -> AnthropicClient:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
+        self.base_url = auth.base_url
+        headers = [
+            ("content-type", "application/json"),
+            ("anthropic-version", ANTHROPIC_VERSION),
+            *auth.headers,
+        ]
+        super().__init__(messages_url(self.base_url), headers, auth.secrets, connection, hooks)
 
     def wire_body(self, request: ModelRequest) -> dict[str, Any]:
         return request_body(request)

@@ -29,17 +29,19 @@ reply holds (its text, its tool calls and its thinking) before anything else see
 from __future__ import annotations
 
 import asyncio
+import base64
 import email.utils
 import json
 import random
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, replace
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Self
 
 import httpx
 
 from harness.models.bounded_body import MIB
+from harness.models.endpoint import credentials, without_credentials
 from harness.models.streamed import Accumulator, StreamCut, StreamLimits
 from harness.models.throttle import RUN_SLOT_WAITS, AdaptiveLimit, RateLimit
 from harness.models.transport import (
@@ -146,6 +148,35 @@ class Secrets:
     pairs: tuple[tuple[str, str], ...] = ()
 
 
+@dataclass(frozen=True)
+class Credentials:
+    """What a base URL and a key give a client: the URL to report (without the user name and
+    password it may embed), the header that authorizes its requests, the secrets to redact."""
+
+    base_url: str
+    headers: tuple[tuple[str, str], ...]
+    secrets: Secrets
+
+    @classmethod
+    def of(
+        cls, base_url: str, api_key: str | None, key_header: Callable[[str], tuple[str, str]]
+    ) -> Credentials:
+        """The key in the wire's own header; without one, the URL's user name and password
+        as HTTP Basic auth."""
+        user, password = credentials(base_url)
+        headers = []
+        if api_key:
+            headers.append(key_header(api_key))
+        elif user is not None:
+            pair = base64.b64encode(f"{user}:{password}".encode()).decode()
+            headers.append(("authorization", f"Basic {pair}"))
+        # guard: secrets-url-user-name-secret
+        secrets = Secrets(
+            (api_key, user, password), ((user, password),) if user is not None else ()
+        )
+        return cls(without_credentials(base_url), tuple(headers), secrets)
+
+
 class HttpClient:
     """``ModelClient`` over HTTP, a wire apart. One instance serves every run of an
     experiment."""
@@ -231,6 +262,12 @@ class HttpClient:
 
     async def aclose(self) -> None:
         await self._transport.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
         run = RUN_SLOT_WAITS.get()

@@ -24,19 +24,17 @@ holds (its text and its tool calls) before anything else sees it.
 
 from __future__ import annotations
 
-import base64
 from typing import Any
 
-from harness.models.endpoint import credentials, without_credentials
 from harness.models.http_client import (
     DEFAULT_CONNECTION,
     NO_HOOKS,
     RETRYABLE_STATUS,
     Connection,
+    Credentials,
     Hooks,
     HttpClient,
     RetryPolicy,
-    Secrets,
     parse_retry_after,
 )
 from harness.models.openai_stream import ChatChunks
@@ -66,26 +64,13 @@ class OpenAICompatClient(HttpClient):
         connection: Connection = DEFAULT_CONNECTION,
         hooks: Hooks = NO_HOOKS,
     ) -> None:
-        headers = [("content-type", "application/json")]
-        user, password = credentials(base_url)
-        if api_key:
-            headers.append(("authorization", f"Bearer {api_key}"))
-        elif user is not None:
-            pair = base64.b64encode(f"{user}:{password}".encode()).decode()
-            headers.append(("authorization", f"Basic {pair}"))
+        auth = Credentials.of(base_url, api_key, lambda key: ("authorization", f"Bearer {key}"))
         #: The endpoint without the user name and password it may embed: the one to report.
-        self.base_url = without_credentials(base_url)
-        # guard: secrets-url-user-name-secret
-        secrets = Secrets(
-            (api_key, user, password), ((user, password),) if user is not None else ()
+        self.base_url = auth.base_url
+        headers = [("content-type", "application/json"), *auth.headers]
+        super().__init__(
+            self.base_url + "/chat/completions", headers, auth.secrets, connection, hooks
         )
-        super().__init__(self.base_url + "/chat/completions", headers, secrets, connection, hooks)
-
-    async def __aenter__(self) -> OpenAICompatClient:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
 
     def wire_body(self, request: ModelRequest) -> dict[str, Any]:
         return request_body(request)
