@@ -30,7 +30,7 @@ from harness.models.anthropic_wire import (
     ANTHROPIC_VERSION,
     error_text,
     parse_response,
-    reported_usage,
+    parse_usage,
     request_body,
 )
 from harness.models.http_client import (
@@ -45,6 +45,7 @@ from harness.models.http_client import (
 from harness.models.streamed import Accumulator
 from harness.models.transport import HttpReply
 from harness.models.types import ModelRequest, ModelResponse, Usage
+from harness.models.wire import reported_usage
 
 #: Anthropic's "overloaded": retried, and it halves the requests in flight.
 OVERLOADED = 529
@@ -109,7 +110,7 @@ class AnthropicClient(HttpClient):
         return MessageEvents()
 
     def wire_reported_usage(self, body: bytes) -> Usage:
-        return reported_usage(body)
+        return reported_usage(body, parse_usage)
 
     def wire_parse(self, reply: HttpReply, retries: int) -> ModelResponse:
         return parse_response(reply, retries=retries, redact=self._redact)

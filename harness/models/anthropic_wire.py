@@ -36,7 +36,7 @@ from harness.models.types import (
     ToolCall,
     Usage,
 )
-from harness.models.wire import QUOTED, _count, _kind, _object
+from harness.models.wire import QUOTED, _count, _kind, _object, reported
 
 ANTHROPIC_VERSION = "2023-06-01"
 #: ``max_tokens`` of a request that sets no output limit (the API requires one).
@@ -168,7 +168,9 @@ def parse_response(
         # Redacted before it is cut short, so no part of a key survives at the cut.
         body = response.opening(QUOTED)
         text = redact(f"the endpoint's reply is not a Messages API message ({exc}): {body}")
-        raise ModelAPIError(text[:400], response.status, retries, usage=_reported(data)) from exc
+        raise ModelAPIError(
+            text[:400], response.status, retries, usage=reported(data, parse_usage)
+        ) from exc
     return ModelResponse(parsed.message, parsed.finish_reason, parsed.usage, retries=retries)
 
 
@@ -237,26 +239,6 @@ def parse_usage(usage: object) -> Usage:
     written = written or 0
     # guard: anthropic-input-counts-cache-tokens
     return Usage(fresh + read + written, output, cached_tokens=read, cache_write_tokens=written)
-
-
-def _reported(data: object) -> Usage:
-    """The usage an unusable reply still reported, when it reported one that can be true."""
-    if not isinstance(data, dict) or not data.get("usage"):
-        return Usage()
-    try:
-        reported = parse_usage(data["usage"])
-    except ValueError:
-        return Usage()
-    return Usage() if reported.missing else reported
-
-
-def reported_usage(body: bytes) -> Usage:
-    """The usage a message's body reports, if it is JSON reporting one that can be true (the
-    message built from a stream cut short); else none."""
-    try:
-        return _reported(json.loads(body))
-    except (ValueError, RecursionError):
-        return Usage()
 
 
 def error_text(reply: HttpReply, redact: Callable[[str], str]) -> str:

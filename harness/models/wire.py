@@ -24,6 +24,9 @@ from harness.models.types import (
 if TYPE_CHECKING:
     from harness.models.transport import HttpReply
 
+#: Reads a reply's ``usage`` object; a ValueError when it cannot be true.
+UsageParser = Callable[[object], Usage]
+
 #: Bytes of an unusable body an error quotes, redacted, before it is cut to 400 characters.
 QUOTED = 4000
 
@@ -123,7 +126,7 @@ def parse_response(
         # Redacted before it is cut short, so no part of a key survives at the cut.
         body = response.opening(QUOTED)
         text = redact(f"the endpoint's reply is not a chat completion ({exc}): {body}")
-        raise ModelAPIError(text[:400], response.status, retries, usage=_reported(data)) from exc
+        raise ModelAPIError(text[:400], response.status, retries, usage=reported(data)) from exc
     return ModelResponse(
         message=message,
         finish_reason=_FINISH_REASONS.get(finish, "other"),
@@ -132,24 +135,25 @@ def parse_response(
     )
 
 
-def reported_usage(body: bytes) -> Usage:
-    """The usage a reply's body reports, if it is JSON reporting one that can be true (the
-    reply built from a stream cut short); else none."""
+def reported_usage(body: bytes, parse: UsageParser | None = None) -> Usage:
+    """The usage a reply's body reports, read by ``parse`` (a wire's own; chat completions'
+    by default), if it is JSON reporting one that can be true (the reply built from a stream
+    cut short); else none."""
     try:
-        return _reported(json.loads(body))
+        return reported(json.loads(body), parse)
     except (ValueError, RecursionError):
         return Usage()
 
 
-def _reported(data: object) -> Usage:
+def reported(data: object, parse: UsageParser | None = None) -> Usage:
     """The usage an unusable reply still reported, when it reported one that can be true."""
     if not isinstance(data, dict) or not data.get("usage"):
         return Usage()
     try:
-        reported = parse_usage(data["usage"])
+        usage = (parse or parse_usage)(data["usage"])
     except ValueError:
         return Usage()
-    return Usage() if reported.missing else reported
+    return Usage() if usage.missing else usage
 
 
 def parse_usage(usage: object) -> Usage:
