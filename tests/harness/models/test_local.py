@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -23,8 +24,10 @@ from harness.results.store import iter_traces
 from tasks.taskset import BUILTIN_DIR
 
 
-def llama_servers(parent: int | None = None) -> set[int]:
-    """Pids of running llama_cpp.server processes (children of ``parent`` if given)."""
+def llama_servers(parent: int | None = None, tag: str | None = None) -> set[int]:
+    """Pids of running llama_cpp.server processes: children of ``parent`` if given, those
+    whose environment holds ``tag`` (``TAG_VARIABLE``, given to the run that started
+    them) if given, so that another run on the machine is never counted."""
     found = set()
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -32,9 +35,11 @@ def llama_servers(parent: int | None = None) -> set[int]:
         try:
             cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ")
             ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            environ = (entry / "environ").read_bytes().split(b"\0") if tag else []
         except (OSError, IndexError, ValueError):
             continue
-        if b"llama_cpp.server" in cmdline and (parent is None or ppid == parent):
+        tagged = tag is None or f"{TAG_VARIABLE}={tag}".encode() in environ
+        if b"llama_cpp.server" in cmdline and (parent is None or ppid == parent) and tagged:
             found.add(int(entry.name))
     return found
 
@@ -85,12 +90,14 @@ def loopbench(*args: str) -> list[str]:
 #: Nothing names an endpoint: neither loopbench's variables nor the openai SDK's.
 ENDPOINT_VARIABLES = ("LOOPBENCH_BASE_URL", "LOOPBENCH_MODEL", "OPENAI_BASE_URL")
 ENV = {k: v for k, v in os.environ.items() if k not in ENDPOINT_VARIABLES}
+#: Marks the processes a test's run started (a server inherits its run's environment).
+TAG_VARIABLE = "LOOPBENCH_TEST_RUN"
 
 
 def test_run_without_an_endpoint_uses_the_real_model_and_leaves_no_server(tmp_path):
     tasks = two_task_set(tmp_path / "two")
     out = tmp_path / "r"
-    before = llama_servers()
+    tag = uuid.uuid4().hex
     finished = subprocess.run(
         loopbench(
             "--tasks",
@@ -105,7 +112,7 @@ def test_run_without_an_endpoint_uses_the_real_model_and_leaves_no_server(tmp_pa
             "--concurrency",
             "1",
         ),
-        env=ENV,
+        env={**ENV, TAG_VARIABLE: tag},
         capture_output=True,
         text=True,
         timeout=300,
@@ -129,7 +136,7 @@ def test_run_without_an_endpoint_uses_the_real_model_and_leaves_no_server(tmp_pa
     ]
     assert len(replies) == sum(r.turns for r in records) and any(r.strip() for r in replies)
     assert json.loads((out / "experiment.json").read_text())["base_url"].startswith("llama.cpp")
-    assert llama_servers() <= before
+    assert not llama_servers(tag=tag)
 
 
 @pytest.mark.parametrize(
