@@ -18,7 +18,8 @@ from typing import Any, Generic, TypeVar
 from graders.code_check import CodeCheck
 from graders.exact import Grade, normalise
 from graders.reading import answer_text
-from harness.errors import BadInput
+from harness.errors import BadInput, ModelError
+from harness.models.types import ModelClient, Usage
 from sandbox.run import Sandbox
 
 TaskT = TypeVar("TaskT")
@@ -31,6 +32,30 @@ AnswerCheck = Callable[[str], Grade]
 class GraderOptionError(BadInput):
     """A grader option the grader does not take, or a value it cannot use; names the option
     and what is expected."""
+
+
+@dataclass(frozen=True)
+class JudgeEndpoint:
+    """The model a grader asks for its verdict (the ``judge`` grader's): its own endpoint,
+    made by the runner like the runs' (keys, retries, rate limits, the response cache)."""
+
+    client: ModelClient
+    model: str
+    sampling: Mapping[str, float | int | str] = field(default_factory=dict)
+    """What every judge request sends, pinned so a verdict repeats: temperature 0, and a
+    seed where the endpoint takes one; recorded with the grader's identity."""
+
+
+class JudgeFailed(ModelError):
+    """The judge gave no verdict on an answer: its endpoint failed after retries
+    (``judge_api_error``) or its reply held no verdict that could be read
+    (``judge_unreadable``). A grading status of the run, never a failure of the pattern;
+    ``usage`` is what the judge's calls took all the same."""
+
+    def __init__(self, kind: str, message: str, usage: Usage | None = None) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.usage = usage if usage is not None else Usage()
 
 
 @dataclass(frozen=True)
@@ -50,6 +75,9 @@ class GraderSetup:
     tasks: Sequence[Any] = ()
     """The set's tasks, for what a grader reads from the whole set (the labels a label
     set uses)."""
+    judge: JudgeEndpoint | None = None
+    """The judge's endpoint (``--judge-model``, ``[judge]``), for a grader that asks a model;
+    a grader that needs one and is given none refuses to be built (``BadInput``)."""
 
 
 @dataclass(frozen=True)
@@ -67,6 +95,16 @@ class SelfCase:
 
 class Grader(ABC, Generic[TaskT]):
     """Grades answers to tasks of its registered task model."""
+
+    grades_on_the_way: bool = True
+    """Whether the answers given on the way (reflection's draft, best_of_n's candidates) are
+    graded too; a grader whose every verdict is a paid model call grades the final one only."""
+
+    def identity(self) -> dict[str, Any]:
+        """What besides its name and options makes this grader's verdicts what they are (the
+        judge's model, sampling and prompt texts), recorded in the folder's experiment.json:
+        runs graded otherwise are not added to it. Empty by default."""
+        return {}
 
     @abstractmethod
     async def grade(self, task: TaskT, answer: str) -> Grade:

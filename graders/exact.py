@@ -24,6 +24,8 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from harness.models.types import Usage
+
 DEFAULT_TOLERANCE = 1e-9
 
 _SMALL = [
@@ -71,6 +73,9 @@ class Grade:
     reason: str
     score: float | None = None
     """A graded measure in [0, 1] besides the verdict (an F1 score), recorded with the run."""
+    usage: Usage | None = None
+    """What a grader's own model calls took to reach the verdict (the judge's), recorded
+    apart from the run's; None for a grader that calls no model."""
 
 
 def numbers_in(text: str) -> list[float]:

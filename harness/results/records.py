@@ -161,6 +161,21 @@ class RunRecord(BaseModel):
     failed); the replaced record stays in runs.jsonl and readers leave it out."""
     loopbench_version: str | None = None
     """The loopbench release that wrote the record (since schema 2)."""
+    grade_status: Literal["judge_api_error", "judge_unreadable"] | None = None
+    """Why an answered run has no verdict although it has an answer: its judge failed
+    (``judge_api_error``: the judge's endpoint failed after retries; ``judge_unreadable``:
+    no verdict could be read from the judge's reply). The run's own ``status`` is untouched;
+    ``grade --regrade`` grades it again. Null when the grader gave its verdict, when there
+    was nothing to grade, and in records written before judges."""
+    judge_tokens_in: Count | None = None
+    """Input tokens the judge's calls on this run's answer took (the ``judge`` grader, as
+    its endpoint reported them); null when no judge graded the run."""
+    judge_tokens_out: Count | None = None
+    """Output tokens of the judge's calls on this run's answer; null when no judge graded it."""
+    judge_cost_usd: Amount | None = None
+    """The judge's calls on this run's answer, priced as the judge's model: kept apart from
+    ``cost_usd`` (the runs' own cost); null when no judge graded the run or its model has no
+    price."""
     replaced_characters: Count = 0
     """Lone surrogates (half of a UTF-16 pair alone, such as the JSON escape ``\\ud800``:
     not text any file can hold) replaced with U+FFFD in what the run sent and received and in
