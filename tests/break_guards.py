@@ -1779,6 +1779,10 @@ MUTATIONS = [
     ("token-kind-shown-only-when-some-run-has", "table: reasoning and cache-write columns only when some run has them",
      "off", ["tests/harness/test_token_kinds.py::test_the_table_shows_reasoning_and_cache_writes_only_when_some_run_has_them",
       "tests/harness/test_token_kinds.py::test_runs_that_report_no_shares_add_no_columns"]),
+    # Accuracy corrected for a judge's error: no correction from a judge no better than
+    # chance.
+    ("judge-no-better-than-chance-not-corrected", "judge correction: se + sp <= 1 gives no estimate",
+     "value=np.clip(value, 0.0, 1.0)", ["tests/harness/report/test_judge_correction.py::test_a_judge_no_better_than_chance_corrects_nothing"]),
 ]  # fmt: skip
 
 
