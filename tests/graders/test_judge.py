@@ -11,7 +11,9 @@ from graders.judge import MAX_JUDGE_TOKENS, JudgeTask
 from graders.judge_verdict import MAX_STARTS, Unread, Verdict, read_verdict
 from graders.registry import GRADERS
 from harness.errors import BadInput
+from harness.fakes.fake_server import FakeServer
 from harness.fakes.judge import ScriptedJudge
+from harness.models.openai_compat import OpenAICompatClient
 from harness.models.types import Message, ModelAPIError, ModelResponse, Usage
 from tasks.loading import load_taskset
 
@@ -218,3 +220,19 @@ def test_the_scripted_judge_answers_500s_and_unreadable_replies_when_asked():
         with pytest.raises(JudgeFailed) as failed:
             asyncio.run(judge(scripted, (made,)).grade(made, "x"))
         assert failed.value.kind == kind
+
+
+def test_the_scripted_judge_serves_a_judge_endpoint_over_http():
+    made = task(expected="Canberra")
+
+    async def both():
+        async with OpenAICompatClient(server.base_url) as client:
+            grader = judge(client, (made,))
+            return [(await grader.grade(made, said)).correct for said in ("Canberra.", "Perth")]
+
+    scripted = ScriptedJudge()
+    with FakeServer(scripted) as server:
+        assert asyncio.run(both()) == [True, False]
+        sent = server.served.bodies[0]
+    assert (sent["temperature"], sent["seed"]) == (0, 7)
+    assert scripted.calls == 2
