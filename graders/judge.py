@@ -72,10 +72,13 @@ class JudgeOptions(GraderOptions):
 
 
 def reference_text(expected: Any) -> str:
-    """The reference answer as the judge reads it: a text as it is, other JSON as JSON."""
+    """The reference answer as the judge reads it: a text as it is (a blank one is none),
+    other JSON as JSON."""
     if expected is None:
         return ""
-    return expected if isinstance(expected, str) else json.dumps(expected, ensure_ascii=False)
+    return (
+        expected.strip() if isinstance(expected, str) else json.dumps(expected, ensure_ascii=False)
+    )
 
 
 class JudgeGrader(Grader[JudgeTask]):
@@ -158,7 +161,11 @@ def judged_options(setup: GraderSetup) -> tuple[JudgeOptions, dict[str, str]]:
         prompts = read_prompt_file(Path(options.prompts), options.prompts)
     for task in setup.tasks if options.rubric is None else ():
         # guard: judge-task-needs-rubric-or
-        if isinstance(task, JudgeTask) and task.rubric is None and task.expected is None:
+        if (
+            isinstance(task, JudgeTask)
+            and task.rubric is None
+            and not reference_text(task.expected)
+        ):
             raise JudgeSetupError(
                 f"task {task.id!r}: no rubric and no reference answer, so the judge has "
                 "nothing to judge it by; give it a rubric or an expected answer, or give "

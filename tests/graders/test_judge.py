@@ -160,6 +160,8 @@ def test_a_task_with_no_rubric_and_no_reference_is_refused_in_one_line():
     with pytest.raises(BadInput) as refused:
         judge(Replies(), (task(rubric="r"), task(id="bare")))
     assert "'bare'" in str(refused.value) and "\n" not in str(refused.value)
+    with pytest.raises(BadInput, match="'blank'"):  # an empty answer cell is no reference
+        judge(Replies(), (task(id="blank", expected="  "),))
     judge(Replies(), (task(id="bare"),), rubric="the set's")  # the set's rubric serves
 
 
@@ -236,3 +238,12 @@ def test_the_scripted_judge_serves_a_judge_endpoint_over_http():
         sent = server.served.bodies[0]
     assert (sent["temperature"], sent["seed"]) == (0, 7)
     assert scripted.calls == 2
+
+
+def test_a_data_files_answer_column_is_the_judges_reference(tmp_path):
+    data = tmp_path / "open.csv"
+    data.write_text("id,question,answer\nc1,Capital of Australia?,Canberra\n", encoding="utf-8")
+    taskset = load_taskset(str(data), grader="judge")
+    assert taskset.tasks[0].expected == "Canberra"
+    request = judge(Replies(), taskset.tasks).request(taskset.tasks[0], "Canberra")
+    assert "<reference>\nCanberra\n</reference>" in request.messages[0].content
