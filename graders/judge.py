@@ -116,7 +116,7 @@ class JudgeGrader(Grader[JudgeTask]):
             },
         )
         sampling: dict[str, Any] = {"max_output_tokens": MAX_JUDGE_TOKENS}
-        sampling |= {k: v for k, v in self._endpoint.sampling.items() if k in SAMPLING_FIELDS}
+        sampling |= self._endpoint.sampling
         return ModelRequest(
             model=self._endpoint.model,
             messages=(Message("user", texts["user"]),),
@@ -192,5 +192,12 @@ def judge_grader(setup: GraderSetup) -> JudgeGrader:
         raise JudgeSetupError(
             "grader 'judge' needs a judge model: give --judge-model (and --judge-base-url), "
             "or [judge] in an experiment file"
+        )
+    unknown = sorted(set(setup.judge.sampling) - set(SAMPLING_FIELDS))
+    # guard: judge-sampling-only-sendable
+    if unknown:
+        raise JudgeSetupError(
+            f"the judge's sampling {', '.join(map(repr, unknown))} is not sent by a judge "
+            f"request; it sends {', '.join(SAMPLING_FIELDS)}"
         )
     return JudgeGrader(setup.judge, options, prompts)

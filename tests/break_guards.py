@@ -1790,6 +1790,8 @@ MUTATIONS = [
      "value=starts", [JT + "test_only_a_bounded_number_of_braces_is_tried"]),
     ("judge-needs-endpoint", "judge: refused without a judge endpoint",
      "off", [JT + "test_without_a_judge_endpoint_the_grader_is_refused_naming_the_flags"]),
+    ("judge-sampling-only-sendable", "judge: a sampling setting no judge request sends is refused",
+     "off", [JT + "test_the_endpoints_max_output_tokens_wins_and_a_setting_no_request_sends_is_refused"]),
     ("judge-task-needs-rubric-or", "judge: a task with no rubric and no reference is refused",
      "off", [JT + "test_a_task_with_no_rubric_and_no_reference_is_refused_in_one_line"]),
     ("judge-prompt-file-bounded", "judge: a prompt file over 1 MiB is refused unread",

@@ -134,6 +134,18 @@ def test_every_request_sends_the_pinned_sampling_and_a_bounded_reply():
     assert sent.max_output_tokens == MAX_JUDGE_TOKENS
 
 
+def test_the_endpoints_max_output_tokens_wins_and_a_setting_no_request_sends_is_refused():
+    endpoint = JudgeEndpoint(Replies(), "m", {"temperature": 0, "max_output_tokens": 2048})
+    setup = GraderSetup(Path("."), tasks=(task(rubric="r"),), judge=endpoint)
+    assert (
+        GRADERS.lookup("judge").build(setup).request(task(rubric="r"), "a").max_output_tokens
+        == 2048
+    )
+    endpoint = JudgeEndpoint(Replies(), "m", {"temperature": 0, "top_k": 5})
+    with pytest.raises(BadInput, match="'top_k'"):
+        GRADERS.lookup("judge").build(GraderSetup(Path("."), judge=endpoint))
+
+
 def test_the_prompt_shows_the_question_answer_rubric_and_reference():
     client = Replies('{"verdict": "pass", "reason": "r"}')
     made = task(rubric="Names Rayleigh scattering.", expected={"answer": "scattering"})
