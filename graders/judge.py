@@ -133,7 +133,7 @@ class JudgeGrader(Grader[JudgeTask]):
             usage = getattr(exc, "usage", None)
             raise JudgeFailed(
                 "judge_api_error",
-                f"the judge's endpoint failed: {exc}",
+                f"the judge's endpoint failed: {' '.join(str(exc).split())}",
                 usage if isinstance(usage, Usage) else None,
             ) from exc
         reply = response.message.content
