@@ -11,7 +11,7 @@ from __future__ import annotations
 import resource
 import time
 
-from harness.patterns.slot_templates import (
+from harness.slot_templates import (
     MAX_TAG_TOKENS,
     SlotTooLarge,
     render,

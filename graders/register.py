@@ -50,6 +50,12 @@ class GraderDetails:
     from_target: TargetReader | None = None
     """How a row of a CSV, JSONL, Parquet or Inspect file becomes its ``expected``; a grader
     without one grades only sets in its own tasks.jsonl format."""
+    check: Callable[[GraderSetup], object] | None = None
+    """How a set's options and tasks are checked when it loads, for a grader that cannot be
+    built then (the judge's needs the run's judge endpoint); building it otherwise."""
+    file_options: tuple[str, ...] = ()
+    """Options naming a file: a relative path given in taskset.toml is read from the set's
+    folder, one given by ``--grader`` from the current directory."""
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,18 @@ import json
 import re
 from typing import Any
 
-from graders import asserts, builtin, choice, game24, json_answer, label, number, regex, squad
+from graders import (
+    asserts,
+    builtin,
+    choice,
+    game24,
+    json_answer,
+    judge,
+    label,
+    number,
+    regex,
+    squad,
+)
 from graders.register import GRADERS as GRADERS
 from graders.register import GraderInfo as GraderInfo
 from graders.register import UnknownGrader
@@ -29,7 +40,7 @@ from harness.errors import BadInput
 #: imported first: importing one registers its graders (builtin: ``exact`` and
 #: ``code_tests``; json_answer: ``json``; squad: ``f1`` and ``em``; the others one each, of
 #: the module's name). A new grader's module joins this list.
-SHIPPED = (builtin, choice, label, number, regex, json_answer, squad, game24, asserts)
+SHIPPED = (builtin, choice, label, number, regex, json_answer, squad, game24, asserts, judge)
 GRADERS.list_shipped(tuple(module.__name__ for module in SHIPPED))
 
 

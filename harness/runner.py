@@ -35,11 +35,11 @@ from harness.models.replicas import Replicas
 from harness.models.throttle import RUN_SLOT_WAITS, SlotWaits
 from harness.models.types import ModelAPIError, ModelClient, Usage
 from harness.patterns.base import Outcome, RunContext
-from harness.patterns.slot_templates import SlotTooLarge
 from harness.reasoning import ReasoningRefused
 from harness.results.prices import Price, PriceTable
 from harness.results.records import RunRecord
 from harness.sampling import Sampling
+from harness.slot_templates import SlotTooLarge
 from harness.tools import ToolSet
 from harness.trace import MAX_TEXT, Trace, cut
 from sandbox.run import Sandbox

@@ -219,7 +219,7 @@ def read_taskset(
             path=folder.resolve(),
             timeout_s=config.timeout_s,
             generated_by=config.generated_by,
-            grader_options=options,
+            grader_options=options if grader else in_folder(folder, options, name),
             more=more,
             mapping=mapping,
         )
@@ -248,9 +248,24 @@ def checked_options(taskset: TaskSet) -> TaskSet:
     """``taskset``, its grader options refused now if its grader's factory refuses them
     (a grader running code is built with its sandbox, later)."""
     info = GRADERS.lookup(taskset.grader)
-    if taskset.grader_options and not info.runs_code:
-        info.build(GraderSetup(taskset.path, options=taskset.grader_options, tasks=taskset.tasks))
+    setup = GraderSetup(taskset.path, options=taskset.grader_options, tasks=taskset.tasks)
+    if info.details.check is not None:
+        info.details.check(setup)
+    elif taskset.grader_options and not info.runs_code:
+        info.build(setup)
     return taskset
+
+
+def in_folder(folder: Path, options: Mapping[str, Any], grader: str) -> dict[str, Any]:
+    """taskset.toml's grader ``options``, each naming a file (the grader's ``file_options``)
+    by a relative path made a path in the set's ``folder``."""
+    named = GRADERS.lookup(grader).details.file_options
+    return {
+        key: str(folder / value)
+        if key in named and isinstance(value, str) and not Path(value).is_absolute()
+        else value
+        for key, value in options.items()
+    }
 
 
 CONFIG_EXAMPLE = (

@@ -72,6 +72,8 @@ CORPT = "tests/graders/test_corpus.py::"
 OTLPT = "tests/harness/cli/test_export_otlp.py::"
 OTLPBAD = OTLPT + "test_bad_input_is_one_line_and_exit_2"
 RD = "tests/graders/test_reading.py::"
+JT = "tests/graders/test_judge.py::"
+JPT = "tests/graders/test_judge_prompts.py::"
 
 # (marker, what the guard does, how it is broken, tests that must catch it)
 MUTATIONS = [
@@ -1783,6 +1785,28 @@ MUTATIONS = [
     # chance.
     ("judge-no-better-than-chance-not-corrected", "judge correction: se + sp <= 1 gives no estimate",
      "value=np.clip(value, 0.0, 1.0)", ["tests/harness/report/test_judge_correction.py::test_a_judge_no_better_than_chance_corrects_nothing"]),
+    # The judge grader (graders/judge*.py): its refusals and bounds.
+    ("judge-verdict-only-pass-or-fail", 'judge: a verdict other than "pass" or "fail" is unreadable',
+     "off", [JT + "test_a_reply_with_no_readable_verdict_is_judge_unreadable_with_its_usage"]),
+    ("judge-score-within-scale", "judge: a score off the 1-5 scale is unreadable",
+     "off", [JT + "test_a_score_off_the_scale_is_unreadable"]),
+    ("judge-reply-starts-tried-bounded", "judge: a bounded number of a reply's braces is tried",
+     "value=starts", [JT + "test_only_a_bounded_number_of_braces_is_tried"]),
+    ("judge-needs-endpoint", "judge: refused without a judge endpoint",
+     "off", [JT + "test_without_a_judge_endpoint_the_grader_is_refused_naming_the_flags"]),
+    ("judge-sampling-only-sendable", "judge: a sampling setting no judge request sends is refused",
+     "off", [JT + "test_the_endpoints_max_output_tokens_wins_and_a_setting_no_request_sends_is_refused"]),
+    ("judge-task-needs-rubric-or", "judge: a task with no rubric and no reference is refused",
+     "off", [JT + "test_a_task_with_no_rubric_and_no_reference_is_refused_in_one_line"]),
+    ("judge-prompt-file-bounded", "judge: a prompt file over 1 MiB is refused unread",
+     "value=read_toml(path, refused, expected)",
+     [JPT + "test_a_prompt_file_over_1_mib_is_refused_unread"]),
+    ("judge-unknown-slot-refused", "judge: a prompt file's unknown slot is refused",
+     "skip", [JPT + "test_a_bad_prompt_file_is_refused_in_one_line_naming_it"]),
+    ("judge-python-style-variable-refused", "judge: a variable written {name} is refused",
+     "off", [JPT + "test_a_bad_prompt_file_is_refused_in_one_line_naming_it"]),
+    ("judge-prompt-shows-answer", "judge: slots that leave out the answer are refused",
+     "off", [JPT + "test_a_bad_prompt_file_is_refused_in_one_line_naming_it"]),
 ]  # fmt: skip
 
 

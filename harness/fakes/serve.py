@@ -6,6 +6,7 @@
     python -m harness.fakes.serve --latency 0.05   # prints its base URL
     python -m harness.fakes.serve --tasks coding   # a scripted coder for that set
     python -m harness.fakes.serve --anthropic      # the Messages API, at ANTHROPIC_BASE_URL
+    python -m harness.fakes.serve --judge --false-pass 0.1  # a scripted judge (fakes/judge.py)
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import threading
 from harness.fakes.anthropic_server import AnthropicFakeServer
 from harness.fakes.code_responder import CodeResponder
 from harness.fakes.fake_server import FakeServer, Responder, default_responder
+from harness.fakes.judge import ScriptedJudge
 from tasks.loading import load_taskset
 
 
@@ -32,10 +34,18 @@ def main() -> None:
         action="store_true",
         help="speak Anthropic's Messages API (POST /v1/messages) instead of chat completions",
     )
+    parser.add_argument(
+        "--judge", action="store_true", help="answer as a scripted judge (harness/fakes/judge.py)"
+    )
+    parser.add_argument("--false-pass", type=float, default=0.0, help="--judge: 1 - specificity")
+    parser.add_argument("--false-fail", type=float, default=0.0, help="--judge: 1 - sensitivity")
+    parser.add_argument("--seed", type=int, default=0, help="--judge: the seed of its errors")
     args = parser.parse_args()
     responder: Responder = default_responder
     if args.tasks:
         responder = CodeResponder(load_taskset(args.tasks))
+    if args.judge:
+        responder = ScriptedJudge(args.false_pass, args.false_fail, seed=args.seed)
     server: FakeServer | AnthropicFakeServer = (
         AnthropicFakeServer(responder, latency_s=args.latency)
         if args.anthropic

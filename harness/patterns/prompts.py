@@ -1,7 +1,7 @@
 """A pattern's prompts as named slots an arm may override (seed 004, "Configurable
 Prompts"): each slot has a built-in text, what runs send unless an arm overrides it, and
 the variables it receives. A text is a Jinja2 template that can only fill in those
-variables (``harness.patterns.slot_templates``): it renders in a sandbox, bounded in size.
+variables (``harness.slot_templates``): it renders in a sandbox, bounded in size.
 
 A pattern declares its slots once (``PROMPTS = Prompts(Slot(...), ...)``), registers them
 with itself, and renders one with the run's overrides: ``PROMPTS.render(ctx, "step")``.
@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from harness.patterns.slot_templates import (
+from harness.slot_templates import (
     SlotTooLarge,
     python_style,
     render,

@@ -21,7 +21,9 @@ def test_the_self_test_runs_every_graders_cases_and_passes():
     lines = result.output.splitlines()
     graders = {line.split()[1] for line in lines if line.startswith("ok")}
     assert graders == {name for name, info in GRADERS.registered().items() if info.cases}
-    assert {name for name, info in GRADERS.registered().items() if not info.runs_code} <= graders
+    # The judge's verdicts are a model's, given none here: tests/graders/test_judge.py.
+    own = {name for name, info in GRADERS.registered().items() if not info.runs_code} - {"judge"}
+    assert own <= graders
     assert lines[-1].endswith("0 failed")
 
 

@@ -18,7 +18,7 @@ from harness.cli.main import main
 from harness.errors import BadInput
 from harness.fakes.fake_server import FakeServer
 from harness.patterns.catalog import registered
-from harness.patterns.slot_templates import python_style, used_variables
+from harness.slot_templates import python_style, used_variables
 
 
 def cli_run(arm: str, out: Path) -> tuple[Any, FakeServer]:

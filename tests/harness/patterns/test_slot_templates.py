@@ -18,7 +18,7 @@ from harness.arms import MAX_PROMPT_FILE_BYTES
 from harness.cli.main import main
 from harness.errors import BadInput
 from harness.patterns.catalog import registered
-from harness.patterns.slot_templates import (
+from harness.slot_templates import (
     _ENV,
     FILTERS,
     MAX_SLOT_TEXT,

@@ -1,5 +1,6 @@
 """What a prompt slot's text may hold, and how it renders: it fills in the variables the
-slot receives, and nothing more.
+slot receives, and nothing more. A pattern's slots (harness/patterns/prompts.py) and the
+judge grader's (graders/judge_prompts.py) are checked and rendered alike.
 
 A slot's text is a Jinja2 template read from a prompt file, which teams share as data; it
 must never run code, read the interpreter's insides, loop, or grow past a bound. So a text
