@@ -179,3 +179,12 @@ def test_a_summary_built_in_memory_leaves_judge_failures_out_of_accuracy():
     ]
     row = summarize(records_frame(runs, PRICING), measures=Measures()).iloc[0]
     assert row["n"] == 3 and row["accuracy"] == pytest.approx(0.5)
+
+
+def test_the_html_report_says_whose_accuracy_it_shows(tmp_path):
+    from harness.report.html._page import build_page
+
+    folder, _ = folder_with_failures(tmp_path)
+    page = build_page(folder, PRICING)
+    assert any("Accuracy is the judge's verdicts, uncorrected" in note for note in page.notes)
+    assert any("3 run(s) not graded" in note for note in page.notes)
