@@ -99,8 +99,9 @@ def _notes(comparison: Comparison) -> list[str]:
     if judged:
         level = judged[0].judge.level if judged[0].judge else 0.95
         lines.append(
-            f"\nGraded by a judge; the accuracy gate used (corrected [CI]: Rogan-Gladen, "
-            f"{level:.0%} interval carrying the tasks' sampling and the labels' uncertainty):"
+            "\nGraded by a judge. corrected [CI]: the difference corrected for each side's "
+            f"judge (Rogan-Gladen), its {level:.0%} interval carrying the tasks' sampling and "
+            "the labels' uncertainty. The accuracy gate judged:"
         )
         lines += [f"- {r.arm}: {r.judge.why}" for r in judged if r.judge]
     if comparison.sampling_differs:

@@ -46,8 +46,9 @@ def judge_measures(runs: pd.DataFrame, with_judge_cost: bool = False) -> dict[st
     runs it failed to grade by why, and whether cost per correct answer counts its cost."""
     judged = runs[_judged(runs)]
     cost = 0.0
-    if len(judged):
-        cost = float(pd.to_numeric(judged["judge_cost_usd"]).sum(min_count=len(judged)))
+    if len(judged):  # a frame without the cost column (tokens only) has no known cost
+        known = judged.get("judge_cost_usd")
+        cost = math.nan if known is None else float(pd.to_numeric(known).sum(min_count=len(judged)))
     failed = runs.loc[not_graded(runs), "grade_status"] if "grade_status" in runs else None
     counts = failed.value_counts() if failed is not None else pd.Series(dtype=int)
     return {

@@ -3,6 +3,7 @@ correct unless asked, the runs it failed to grade out of accuracy and counted, a
 accuracy said uncorrected, or corrected by the folder's calibration."""
 
 import json
+from collections import defaultdict
 
 import numpy as np
 import pandas as pd
@@ -188,3 +189,25 @@ def test_the_html_report_says_whose_accuracy_it_shows(tmp_path):
     page = build_page(folder, PRICING)
     assert any("Accuracy is the judge's verdicts, uncorrected" in note for note in page.notes)
     assert any("3 run(s) not graded" in note for note in page.notes)
+
+
+def test_otlp_spans_and_the_report_run_list_carry_the_judges_fields(tmp_path):
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.util.instrumentation import InstrumentationScope
+
+    from harness.report.html._runs import run_list
+    from harness.results.otlp_spans import run_spans
+
+    failed = judged("a", "t1", 0, True, grade_status="judge_unreadable")
+    plain = record(arm="a", task="t2")
+    scope = InstrumentationScope("test")
+    spans = [run_spans(r, [], Resource.create({}), scope, 0)[0] for r in (failed, plain)]
+    assert spans[0].attributes["loopbench.grade_status"] == "judge_unreadable"
+    assert spans[0].attributes["loopbench.judge_cost_usd"] == pytest.approx(0.001)
+    assert not any("judge" in key or "grade_status" in key for key in spans[1].attributes)
+    folder = write_folder(tmp_path / "listed", [failed, plain])
+    listed = run_list(folder, [failed, plain], [0.0, 0.0], defaultdict(tuple)).runs
+    by_task = {run["task"]: run for run in listed}
+    assert by_task["t1"]["grade_status"] == "judge_unreadable"
+    assert by_task["t1"]["judge_tokens_in"] == 400
+    assert "grade_status" not in by_task["t2"]
