@@ -14,7 +14,9 @@ that kept ten pairs when failures left the others one does not make cost per cor
 while accuracy rose. Runs that ended in an
 infrastructure failure on either side are left out of the pairs: they say nothing about
 the pattern. What is in no pair (tasks or repeats one side did not run, failed pairs) is
-counted in ``ArmComparison.left_out`` and said.
+counted in ``ArmComparison.left_out`` and said, as are pairs in which a side's judge
+failed to grade its run. Graded by a judge, both sides calibrated, the accuracy criterion
+is judged on the difference corrected for each side's judge (``harness.report.judge_compare``).
 """
 
 from __future__ import annotations

@@ -211,3 +211,38 @@ def test_otlp_spans_and_the_report_run_list_carry_the_judges_fields(tmp_path):
     assert by_task["t1"]["grade_status"] == "judge_unreadable"
     assert by_task["t1"]["judge_tokens_in"] == 400
     assert "grade_status" not in by_task["t2"]
+
+
+@pytest.mark.parametrize("by", ["slice", "task"])
+def test_a_broken_down_table_corrects_each_row_on_its_own_runs(tmp_path, by):
+    folder, runs = folder_with_failures(tmp_path)
+    calibrate(folder, (40, 10, 35, 15))
+    result = CliRunner().invoke(main, ["table", str(folder), "--by", by, "--format", "json"])
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.output)
+    row = next(r for r in rows if r["arm"] == "cot" and (by == "slice" or r["task"] == "t3"))
+    graded = [
+        r
+        for r in runs
+        if r.arm == "cot" and r.grade_status is None and (by == "slice" or r.task_id == "t3")
+    ]
+    expected = corrected_accuracy(
+        np.array([r.task_id for r in graded]),
+        np.array([bool(r.correct) for r in graded]),
+        JudgeRates(40, 10, 35, 15),
+    )
+    assert row["corrected_accuracy"] == pytest.approx(expected.estimate)
+
+
+def test_on_a_model_axis_each_models_arm_takes_the_arms_counts(tmp_path):
+    runs = [
+        judged("cot", f"t{t}", 0, t % 3 != 0, model=model)
+        for model in ("gpt-5-mini", "big")
+        for t in range(12)
+    ]
+    folder = write_folder(tmp_path / "models", runs)
+    calibrate(folder, (40, 10, 35, 15), {"cot": (30, 2, 20, 8)})
+    result = CliRunner().invoke(main, ["table", str(folder), "--format", "json"])
+    rows = json.loads(result.output)
+    assert {row["model"] for row in rows} == {"gpt-5-mini", "big"}
+    assert all(row["corrected_by"] == "arm" for row in rows)
