@@ -246,3 +246,16 @@ def test_on_a_model_axis_each_models_arm_takes_the_arms_counts(tmp_path):
     rows = json.loads(result.output)
     assert {row["model"] for row in rows} == {"gpt-5-mini", "big"}
     assert all(row["corrected_by"] == "arm" for row in rows)
+
+
+def test_exports_hold_the_judges_fields(tmp_path):
+    from harness.cli.export import export_command
+
+    folder, runs = folder_with_failures(tmp_path)
+    out = tmp_path / "runs.csv"
+    result = CliRunner().invoke(export_command, [str(folder), "--format", "csv", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    exported = pd.read_csv(out)
+    assert exported["judge_cost_usd"].sum() == pytest.approx(sum(r.judge_cost_usd for r in runs))
+    assert exported["grade_status"].notna().sum() == 3
+    assert (exported["judge_tokens_out"] == 20).all()
