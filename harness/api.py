@@ -54,8 +54,9 @@ from harness.models.scripted import ModelLike, as_client
 from harness.models.types import ModelClient
 from harness.observer import Observer
 from harness.plan import plan_run
-from harness.report.compare import Comparison, compare
+from harness.report.compare import Comparison, JudgeChoice, Thresholds, compare_judged
 from harness.report.failures import ArmFailures, labelled_frame, summarize_failures
+from harness.report.judge_accuracy import Judging, with_corrected, with_corrected_reference
 from harness.report.pass_k import parse_all
 from harness.report.printed import stopping_note, table_title
 from harness.report.published import with_published
@@ -380,7 +381,11 @@ class Results:
             raise ValueError(f"{unknown[0]!r} is not pass@k or pass^k (e.g. pass@5, pass^3)")
         pricing = Pricing(prices or load_prices(), price_as)
         frame, summary = self._summary(pricing, by, Measures(interval, tuple(measures)))
-        return with_reference(frame, summary, arm_identity(vs)) if vs else summary
+        if not vs:
+            return summary
+        reference = arm_identity(vs)
+        summary = with_reference(frame, summary, reference)
+        return with_corrected_reference(frame, summary, reference, Judging.of(self.path))
 
     def render(self, fmt: str = "md", **table: Any) -> str:
         """The table as ``loopbench table --format FMT`` prints it (md, csv, json, latex,
@@ -393,6 +398,8 @@ class Results:
         pricing = Pricing(prices or load_prices(), price_as)
         frame, summary = self._summary(pricing)
         text = render(summary, "md", table_title(frame, pricing, self.path))
+        if said := Judging.of(self.path).note():
+            text = f"{text}\n\n{said}"
         if note := stopping_note(self.path, frame):
             text = f"{text}\n\n{note}"
         errors = int((frame["status"] == "api_error").sum()) if "status" in frame else 0
@@ -404,6 +411,7 @@ class Results:
         """The folder's runs, read once, and their table beside what papers published."""
         frame, retried = read_frames(self.path, pricing, drop=UNREAD)
         summary = summarize(frame, by, retried, measures or Measures())
+        summary = with_corrected(frame, summary, Judging.of(self.path))
         return frame, with_published(summary, read_published(self.path))
 
     def compare(
@@ -417,7 +425,11 @@ class Results:
         """These results against ``before`` (the baseline), as ``loopbench compare`` does:
         per arm, the paired difference and whether it regressed."""
         baseline = before if isinstance(before, Results) else load(before)
-        return compare(baseline.frame(), self.frame(), arms, max_drop, alpha, max_cost_rise)
+        judging = (Judging.of(baseline.path), Judging.of(self.path))
+        thresholds = Thresholds(max_drop, alpha, max_cost_rise)
+        return compare_judged(
+            baseline.frame(), self.frame(), arms, thresholds, JudgeChoice(judging=judging)
+        )
 
     def failures(self, examples: int = 3) -> list[ArmFailures]:
         """Per arm, the failed runs' labels (the failure taxonomy) with example runs."""

@@ -56,6 +56,8 @@ STT = "tests/harness/patterns/test_slot_templates.py::"
 REGT = "tests/tasks/test_registries.py::"
 BAD = "tests/test_bad_input.py::test_bad_input_exits_2_with_one_line_naming_file_line_and_field"
 JUNITT = "tests/harness/report/test_junit.py::"
+JTABLE = "tests/harness/report/test_judge_table.py::"
+JCOMP = "tests/harness/report/test_judge_compare.py::"
 SUMMARYT = "tests/harness/cli/test_step_summary.py::"
 EVT = "tests/harness/test_events.py::"
 PATHS = "tests/hostile/test_path_errors.py::"
@@ -1807,6 +1809,32 @@ MUTATIONS = [
      "off", [JPT + "test_a_bad_prompt_file_is_refused_in_one_line_naming_it"]),
     ("judge-prompt-shows-answer", "judge: slots that leave out the answer are refused",
      "off", [JPT + "test_a_bad_prompt_file_is_refused_in_one_line_naming_it"]),
+    # What the reports show of a judge: its cost apart, the runs it failed to grade out of
+    # accuracy, its accuracy said uncorrected or corrected by the folder's calibration, and
+    # compare's gate on the corrected difference.
+    ("judge-failed-runs-left-out-of-accuracy", "table: runs the judge failed to grade left out of accuracy",
+     'value=runs[~runs["status"].isin(INFRASTRUCTURE_STATUSES)]',
+     [JTABLE + "test_runs_the_judge_failed_are_out_of_accuracy_in_cost_and_counted",
+      JTABLE + "test_a_summary_built_in_memory_leaves_judge_failures_out_of_accuracy"]),
+    ("judge-cost-out-of-cost-per-correct", "table: the judge's cost out of cost per correct unless asked",
+     "off", [JTABLE + "test_cost_per_correct_is_the_runs_cost_unless_asked"]),
+    ("calibration-of-another-grader-does-not-apply", "table: a calibration of another grader corrects nothing",
+     "value=calibration is not None", [JTABLE + "test_a_calibration_of_another_grader_does_not_apply"]),
+    ("corrected-uses-the-arms-own-counts", "correction: an arm's own label counts where the calibration covers it",
+     "off", [JTABLE + "test_the_corrected_column_is_corrected_accuracy_with_each_arms_counts",
+      JCOMP + "test_each_side_is_corrected_with_its_own_calibration"]),
+    ("judge-accuracy-said-uncorrected", "table: an uncalibrated judge's accuracy said uncorrected",
+     'value=""', [JTABLE + "test_an_uncalibrated_judge_is_said_uncorrected"]),
+    ("compare-leaves-out-pairs-the-judge-failed", "compare: pairs a judge failed to grade left out",
+     "value=usable & ~usable", [JCOMP + "test_pairs_the_judge_failed_to_grade_are_left_out_and_said"]),
+    ("compare-gate-uses-corrected-difference", "compare: both sides calibrated, the gate judges the corrected difference",
+     "off", [JCOMP + "test_a_fall_the_labels_cannot_vouch_for_is_no_regression_once_corrected",
+      JCOMP + "test_a_fall_within_the_threshold_regresses_once_corrected"]),
+    ("corrected-gate-needs-interval-below-zero", "compare: a corrected fall regresses only with its interval below zero",
+     "value=-corrected.estimate > max_drop + ROUNDING",
+     [JCOMP + "test_a_fall_the_labels_cannot_vouch_for_is_no_regression_once_corrected"]),
+    ("compare-judge-cost-only-when-asked", "compare: the judge's cost in cost per correct only when asked",
+     "value=name not in pairs", [JCOMP + "test_the_judges_cost_counts_in_cost_per_correct_only_when_asked"]),
 ]  # fmt: skip
 
 

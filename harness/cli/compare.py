@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 import click
@@ -11,8 +12,9 @@ from harness.arms import arm_identity
 from harness.cli.bundles import bundled
 from harness.cli.errors import Command, Finite
 from harness.cli.step_summary import append_step_summary
-from harness.report.compare import CompareError, Thresholds, compare
+from harness.report.compare import CompareError, JudgeChoice, Thresholds, compare_judged
 from harness.report.compare_text import as_json, as_markdown
+from harness.report.judge_accuracy import Judging
 from harness.results.columns import FIELDS, read_frame
 from harness.results.frames import Pricing
 from harness.results.legacy import schema_1_identity
@@ -27,8 +29,17 @@ COMPARED = frozenset(
     | {"correct"}
     | {"first_correct", "metrics", "cost_usd", "usage_missing", "turns", "tokens_in"}
     | {"tokens_out", "prompts_hash"}
+    | {"grade_status", "judge_cost_usd", "judge_tokens_in"}
 )
 NOT_COMPARED = tuple(name for name in FIELDS if name not in COMPARED)
+
+
+@dataclass(frozen=True)
+class Costing:
+    """How both sides' runs are costed: ``--price-as`` and ``--with-judge-cost``."""
+
+    price_as: str | None
+    with_judge_cost: bool
 
 
 @click.command("compare", cls=Command)
@@ -61,6 +72,12 @@ NOT_COMPARED = tuple(name for name in FIELDS if name not in COMPARED)
 )
 @click.option("--price-as", help="Price both sides' tokens as this model.")
 @click.option(
+    "--with-judge-cost",
+    is_flag=True,
+    help="Count the judge's cost in cost per correct answer (and its gate); by default it "
+    "is the runs' cost only.",
+)
+@click.option(
     "--format",
     "fmt",
     type=click.Choice(["text", "md", "json", "junit"]),
@@ -71,16 +88,17 @@ NOT_COMPARED = tuple(name for name in FIELDS if name not in COMPARED)
     "table is also appended to that file, whatever the format.",
 )
 @bundled("thresholds", Thresholds)
+@bundled("costing", Costing)
 def compare_command(
     baseline: Path,
     candidate: Path,
     arms: tuple[str, ...],
     thresholds: Thresholds,
-    price_as: str | None,
+    costing: Costing,
     fmt: str,
 ) -> None:
     """Compare CANDIDATE against BASELINE; exit 1 if an arm regressed, 2 on bad input."""
-    pricing = Pricing(load_prices(), price_as)
+    pricing = Pricing(load_prices(), costing.price_as)
     before = read_frame(baseline, pricing, drop=NOT_COMPARED)
     after = read_frame(candidate, pricing, drop=NOT_COMPARED)
     for folder, frame in ((baseline, before), (candidate, after)):
@@ -88,8 +106,9 @@ def compare_command(
             raise CompareError(f"{folder}: holds no finished runs")
     known = set(before["arm"].unique()) | set(after["arm"].unique())
     wanted = _canonical(list(arms), known)
-    t = thresholds
-    comparison = compare(before, after, wanted, t.max_drop, t.alpha, t.max_cost_rise)
+    judging = (Judging.of(baseline), Judging.of(candidate))
+    judged = JudgeChoice(costing.with_judge_cost, judging)
+    comparison = compare_judged(before, after, wanted, thresholds, judged)
     markdown = as_markdown(comparison)
     if fmt == "json":
         click.echo(json.dumps(as_json(comparison), indent=2))

@@ -11,6 +11,7 @@ import pandas as pd
 from harness.cli.bundles import bundled
 from harness.cli.errors import Command
 from harness.errors import BadInput
+from harness.report.judge_accuracy import Judging, with_corrected, with_corrected_reference
 from harness.report.model_axis import config_labels
 from harness.report.pass_k import parse_all
 from harness.report.printed import stopping_note, table_title
@@ -34,6 +35,7 @@ class Contents:
     reference: str | None
     interval: str
     with_failures: bool
+    with_judge_cost: bool
 
 
 @click.command("table", cls=Command)
@@ -78,6 +80,12 @@ class Contents:
     is_flag=True,
     help="Add each arm's commonest failure labels (`loopbench failures`; reads the traces).",
 )
+@click.option(
+    "--with-judge-cost",
+    is_flag=True,
+    help="Count the judge's cost (its own column) in cost per correct answer; by default "
+    "cost per correct is the runs' cost only.",
+)
 @bundled("contents", Contents)
 def table_command(
     results: Path, fmt: str, contents: Contents, prices: Path | None, price_as: str | None
@@ -94,17 +102,24 @@ def table_command(
         raise BadInput(f"{results}: no finished runs yet")
     chosen = [c.strip() for c in contents.columns.split(",")] if contents.columns else None
     pass_k, _ = parse_all(chosen or [])
-    summary = summarize(frame, contents.by, retried, Measures(contents.interval, tuple(pass_k)))
+    measures = Measures(contents.interval, tuple(pass_k), contents.with_judge_cost)
+    summary = summarize(frame, contents.by, retried, measures)
     summary = with_published(summary, read_published(results))
+    judging = Judging.of(results)
+    summary = with_corrected(frame, summary, judging)
     if contents.reference:
         from harness.arms import arm_identity  # the arms' registry: only for --vs
 
-        summary = with_reference(frame, summary, arm_identity(contents.reference))
+        reference = arm_identity(contents.reference)
+        summary = with_reference(frame, summary, reference)
+        summary = with_corrected_reference(frame, summary, reference, judging)
     if contents.with_failures:
         described = pd.Series(config_labels(summary), index=summary.index)
         summary = summary.assign(failures=described.map(commonest_failures(results, frame)))
     table = render(summary, fmt, table_title(frame, pricing, results), chosen)
     click.echo(printable(table))  # a CSV's control characters shown, not acted on
+    if fmt == "md" and (said := judging.note()):
+        click.echo(f"\n{said}")
     if fmt == "md" and (note := stopping_note(results, frame)):
         click.echo(f"\n{note}")
 

@@ -14,7 +14,9 @@ that kept ten pairs when failures left the others one does not make cost per cor
 while accuracy rose. Runs that ended in an
 infrastructure failure on either side are left out of the pairs: they say nothing about
 the pattern. What is in no pair (tasks or repeats one side did not run, failed pairs) is
-counted in ``ArmComparison.left_out`` and said.
+counted in ``ArmComparison.left_out`` and said, as are pairs in which a side's judge
+failed to grade its run. Graded by a judge, both sides calibrated, the accuracy criterion
+is judged on the difference corrected for each side's judge (``harness.report.judge_compare``).
 """
 
 from __future__ import annotations
@@ -29,6 +31,13 @@ import pandas as pd
 
 from harness.errors import BadInput
 from harness.report.checks import answer_changes, code_measures
+from harness.report.judge_compare import (
+    JudgeChoice,
+    JudgedDifference,
+    judge_corrected_accuracy,
+    judged_difference,
+    paid,
+)
 from harness.report.model_axis import MODEL_AND_ARM, arms_by_model, model_keys
 from harness.report.pairing import LeftOut, pairs_of
 from harness.report.verdict import Criterion, judge_accuracy, judge_cost
@@ -60,6 +69,9 @@ class ArmComparison:
     criteria: tuple[Criterion, ...] = ()
     #: The runs in no pair: compared on the rest, and said so.
     left_out: LeftOut = field(default_factory=LeftOut)
+    #: Runs graded by a judge on a side: the difference corrected for the judge's error
+    #: (both sides calibrated), and which difference the accuracy gate used, in words.
+    judge: JudgedDifference | None = None
 
     def row(self) -> dict[str, Any]:
         p = self.paired
@@ -87,6 +99,7 @@ class ArmComparison:
             "option_changes": list(self.option_changes),
             "prompts_change": self.prompts_change or None,
             "left_out": self.left_out.row(),
+            **(self.judge.row() if self.judge else {}),
             **{
                 f"{measure}_{side}": _none_if_nan(value)
                 for measure, values in self.repair.items()
@@ -188,16 +201,29 @@ def compare(
     alpha: float = 0.05,
     max_cost_rise: float = 0.10,
 ) -> Comparison:
+    return compare_judged(
+        before, after, arms, Thresholds(max_drop, alpha, max_cost_rise), JudgeChoice()
+    )
+
+
+def compare_judged(
+    before: pd.DataFrame,
+    after: pd.DataFrame,
+    arms: list[str] | None,
+    thresholds: Thresholds,
+    judged: JudgeChoice,
+) -> Comparison:
+    """``compare``, with what the judges of either side add: their cost in cost per
+    correct answer when asked, and each side's calibration (``judged.judging``)."""
     _same_task_set(before, after)
     if model_keys(before) or model_keys(after):  # a model axis: compare each model's arms
         before, after = arms_by_model(before), arms_by_model(after)
     matched = match_same_configurations(before, after)
     after = after.assign(arm=after["arm"].replace(matched))
     arms_before, arms_after = set(before["arm"].unique()), set(after["arm"].unique())
-    thresholds = Thresholds(max_drop, alpha, max_cost_rise)
     return Comparison(
         [
-            _compare_arm(before, after, arm, thresholds)
+            _compare_arm(before, after, arm, thresholds, judged)
             for arm in _chosen(arms, sorted(arms_before & arms_after))
         ],
         tuple(sorted(arms_before - arms_after)),
@@ -229,7 +255,11 @@ def _chosen(arms: list[str] | None, shared: list[str]) -> list[str]:
 
 
 def _compare_arm(
-    before: pd.DataFrame, after: pd.DataFrame, arm: str, thresholds: Thresholds
+    before: pd.DataFrame,
+    after: pd.DataFrame,
+    arm: str,
+    thresholds: Thresholds,
+    judged: JudgeChoice,
 ) -> ArmComparison:
     pairs, left_out = pairs_of(before, after, arm)
     if pairs.empty:
@@ -238,13 +268,11 @@ def _compare_arm(
         pairs["task_id"].to_numpy(),
         pairs["correct_b"].eq(True).to_numpy(),  # None (not graded) is not correct
         pairs["correct_a"].eq(True).to_numpy(),
-        (
-            pairs["cost_usd_b"].to_numpy(dtype=float, na_value=math.nan),
-            pairs["cost_usd_a"].to_numpy(dtype=float, na_value=math.nan),
-        ),
+        (paid(pairs, "_b", judged.with_judge_cost), paid(pairs, "_a", judged.with_judge_cost)),
     )
     unknown = int(pairs["usage_missing_b"].sum() + pairs["usage_missing_a"].sum())
-    regressed, why, criteria = _verdict(paired, thresholds, unknown)
+    judge = judged_difference(pairs, arm, judged, thresholds.alpha)
+    regressed, why, criteria = _verdict(paired, thresholds, unknown, judge)
     sides = before[before["arm"] == arm], after[after["arm"] == arm]
     changes = option_changes(sides[0]["options"], sides[1]["options"])
     return ArmComparison(
@@ -261,6 +289,7 @@ def _compare_arm(
         repair_measures(pairs),
         criteria,
         left_out,
+        judge,
     )
 
 
@@ -336,11 +365,22 @@ def _option_values(options: pd.Series) -> dict[str, set[str]]:
 
 
 def _verdict(
-    p: PairedDifference, thresholds: Thresholds, usage_unknown: int
+    p: PairedDifference,
+    thresholds: Thresholds,
+    usage_unknown: int,
+    judge: JudgedDifference | None = None,
 ) -> tuple[bool, str, tuple[Criterion, Criterion]]:
-    """The arm's verdict in one line, and each criterion's on its own (a JUnit case each)."""
+    """The arm's verdict in one line, and each criterion's on its own (a JUnit case each).
+    With both sides' judges calibrated, accuracy is judged on the corrected difference."""
+    # guard: compare-gate-uses-corrected-difference
+    if judge is not None and judge.corrected is not None:
+        accuracy_criterion = judge_corrected_accuracy(
+            judge.corrected, p.tasks, thresholds.max_drop, thresholds.alpha
+        )
+    else:
+        accuracy_criterion = judge_accuracy(p, thresholds.max_drop, thresholds.alpha)
     criteria = (
-        judge_accuracy(p, thresholds.max_drop, thresholds.alpha),
+        accuracy_criterion,
         judge_cost(p, thresholds.max_cost_rise, usage_unknown),
     )
     accuracy, cost = criteria
@@ -353,4 +393,12 @@ def _verdict(
     return False, "within thresholds", criteria
 
 
-__all__ = ["ArmComparison", "CompareError", "Comparison", "LeftOut", "compare"]
+__all__ = [
+    "ArmComparison",
+    "CompareError",
+    "Comparison",
+    "JudgeChoice",
+    "LeftOut",
+    "compare",
+    "compare_judged",
+]

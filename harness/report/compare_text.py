@@ -53,21 +53,26 @@ METHOD_NOTE = (
 
 
 def _table(results: list[ArmComparison]) -> list[str]:
-    """One row per arm, its names on one line."""
+    """One row per arm, its names on one line; the corrected difference beside the judge's
+    own when a side's judge was calibrated."""
+    corrected = any(r.judge is not None and r.judge.corrected is not None for r in results)
     lines = [
-        "| arm | pairs | accuracy before → after | difference [95% CI] | p (paired) | "
+        "| arm | pairs | accuracy before → after | difference [95% CI] | "
+        + ("corrected [CI] | " if corrected else "")
+        + "p (paired) | "
         "$/correct before → after | turns | tokens | right→wrong | wrong→right | verdict |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|" + ("---|" if corrected else ""),
     ]
     for r in results:
         p = r.paired
         costs = p.cost_per_correct_before, p.cost_per_correct_after
         decimals = money(list(costs))
+        extra = f"{corrected_cell(r)} | " if corrected else ""
         # guard: terminal-compare-cells-one-line
         lines.append(
             f"| {one_line(r.arm)} | {p.n_pairs} | "
             f"{p.accuracy_before:.0%} → {p.accuracy_after:.0%} | "
-            f"{difference_cell(p.difference, p.ci_low, p.ci_high)} | {p.p_value:.3g} | "
+            f"{difference_cell(p.difference, p.ci_low, p.ci_high)} | {extra}{p.p_value:.3g} | "
             f"{dollars(costs[0], decimals)} → {dollars(costs[1], decimals)} | "
             f"{r.turns_before:.1f} → {r.turns_after:.1f} | "
             f"{r.tokens_before:,.0f} → {r.tokens_after:,.0f} | "
@@ -77,11 +82,28 @@ def _table(results: list[ArmComparison]) -> list[str]:
     return lines
 
 
+def corrected_cell(r: ArmComparison) -> str:
+    """The corrected difference and its interval (at 1 - alpha), or a dash."""
+    c = r.judge.corrected if r.judge else None
+    if c is None or math.isnan(c.estimate):
+        return "—"
+    return difference_cell(c.estimate, c.low, c.high)
+
+
 def _notes(comparison: Comparison) -> list[str]:
     """What the table does not say: sampling, matched and unmatched arms, runs left out,
-    coding runs, options and prompts that differ."""
+    coding runs, options and prompts that differ, and which accuracy the gate judged."""
     results = comparison.arms
     lines: list[str] = []
+    judged = [r for r in results if r.judge is not None]
+    if judged:
+        level = judged[0].judge.level if judged[0].judge else 0.95
+        lines.append(
+            "\nGraded by a judge. corrected [CI]: the difference corrected for each side's "
+            f"judge (Rogan-Gladen), its {level:.0%} interval carrying the tasks' sampling and "
+            "the labels' uncertainty. The accuracy gate judged:"
+        )
+        lines += [f"- {r.arm}: {r.judge.why}" for r in judged if r.judge]
     if comparison.sampling_differs:
         lines.append(
             f"\nSampling differs: the baseline was sent {comparison.sampling[0]}, the "
@@ -208,6 +230,11 @@ def left_out_line(arm: str, left: LeftOut) -> str:
         )
         parts.append(
             f"{_count(left.failed_pairs, 'pair')} where a side failed on infrastructure{lost}"
+        )
+    if left.ungraded_pairs:
+        parts.append(
+            f"{_count(left.ungraded_pairs, 'pair')} where the judge failed to grade a side's "
+            "run (`loopbench grade --regrade RESULTS` grades it again)"
         )
     return f"Left out of {arm}'s pairs, and so not compared: {'; '.join(parts)}."
 

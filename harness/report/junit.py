@@ -89,6 +89,21 @@ def _count(element: ET.Element, cases: list[ET.Element]) -> None:
     element.set("time", "0")
 
 
+def _corrected_lines(arm: ArmComparison) -> list[str]:
+    """The difference corrected for the judges' error, and which difference the gate used."""
+    if arm.judge is None:
+        return []
+    c = arm.judge.corrected
+    lines = [f"accuracy gate: {arm.judge.why}"]
+    if c is not None and not math.isnan(c.estimate):
+        lines.insert(
+            0,
+            f"corrected difference {c.estimate * 100:+.1f} points [{arm.judge.level:.0%} CI "
+            f"{c.low * 100:+.1f}, {c.high * 100:+.1f}]",
+        )
+    return lines
+
+
 def _lines(arm: ArmComparison, criterion: Criterion) -> list[str]:
     """The verdict, then the figures it rests on."""
     p = arm.paired
@@ -102,6 +117,7 @@ def _lines(arm: ArmComparison, criterion: Criterion) -> list[str]:
             f"difference {p.difference * 100:+.1f} points [95% CI {p.ci_low * 100:+.1f}, "
             f"{p.ci_high * 100:+.1f}]",
             f"paired p = {p.p_value:.3g}",
+            *_corrected_lines(arm),
             pairs,
             *prompts,
             *([left_out_line(arm.arm, arm.left_out)] if arm.left_out else []),

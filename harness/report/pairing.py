@@ -49,20 +49,23 @@ class LeftOut:
     failed_pairs: int = 0
     #: Tasks both sides ran whose every pair was left out for such a failure.
     tasks_all_failed: tuple[str, ...] = ()
+    #: Pairs left out because a side's judge failed to grade its run (``grade_status``):
+    #: no verdict to compare until ``grade --regrade``.
+    ungraded_pairs: int = 0
 
     def __bool__(self) -> bool:
-        return bool(self.before.runs or self.after.runs or self.failed_pairs)
+        return bool(self.before.runs or self.after.runs or self.failed_pairs or self.ungraded_pairs)
 
     @property
     def runs_before(self) -> int:
         """The baseline's runs in no pair: its own unpaired runs and its half of each
-        failed pair."""
-        return self.before.runs + self.failed_pairs
+        failed or ungraded pair."""
+        return self.before.runs + self.failed_pairs + self.ungraded_pairs
 
     @property
     def runs_after(self) -> int:
         """The candidate's, likewise."""
-        return self.after.runs + self.failed_pairs
+        return self.after.runs + self.failed_pairs + self.ungraded_pairs
 
     def row(self) -> dict[str, Any]:
         return {
@@ -70,6 +73,7 @@ class LeftOut:
             "after": self.after.row(),
             "failed_pairs": self.failed_pairs,
             "tasks_all_failed": list(self.tasks_all_failed),
+            **({"ungraded_pairs": self.ungraded_pairs} if self.ungraded_pairs else {}),
             "runs_before": self.runs_before,
             "runs_after": self.runs_after,
         }
@@ -85,14 +89,23 @@ def pairs_of(before: pd.DataFrame, after: pd.DataFrame, arm: str) -> tuple[pd.Da
         merged["status_b"].isin(INFRASTRUCTURE_STATUSES)
         | merged["status_a"].isin(INFRASTRUCTURE_STATUSES)
     )
-    pairs = merged[usable]
+    # guard: compare-leaves-out-pairs-the-judge-failed
+    ungraded = usable & (_not_graded(merged, "_b") | _not_graded(merged, "_a"))
+    pairs = merged[usable & ~ungraded]
     left_out = LeftOut(
         _unpaired(runs_b, runs_a),
         _unpaired(runs_a, runs_b),
         int((~usable).sum()),
-        _sorted(set(merged["task_id"]) - set(pairs["task_id"])),
+        _sorted(set(merged["task_id"]) - set(merged.loc[usable, "task_id"])),
+        int(ungraded.sum()),
     )
     return pairs, left_out
+
+
+def _not_graded(merged: pd.DataFrame, suffix: str) -> pd.Series:
+    """The pairs whose run on one side the judge failed to grade (``grade_status``)."""
+    name = "grade_status" + suffix
+    return merged[name].notna() if name in merged else pd.Series(False, index=merged.index)
 
 
 def _unpaired(side: pd.DataFrame, other: pd.DataFrame) -> Unpaired:

@@ -11,6 +11,8 @@ from html import escape
 import pandas as pd
 
 from harness.errors import BadInput
+from harness.report.judge_accuracy import CORRECTED
+from harness.report.judge_cost import judge_cost_note, not_graded_note
 from harness.report.lost_runs import OTHER_ARMS
 from harness.report.model_axis import model_and_arm
 from harness.report.pass_k import PassK
@@ -134,6 +136,8 @@ def footnotes(summary: pd.DataFrame) -> str:
     note += CODE_NOTE if _shows(summary, "first_pass") else ""
     note += WHY_NOTE if any(_shows_count(summary, column) for column in WHY_WRONG) else ""
     notes = repeats_note(summary) + usage_warning(summary) + cache_note(summary)
+    note += judge_cost_note(summary)
+    notes += not_graded_note(summary)
     return note + notes + retried_note(summary) + lost_note(summary)
 
 
@@ -339,6 +343,8 @@ def _shown(summary: pd.DataFrame) -> pd.DataFrame:
     shown["arm"] = summary["arm"]
     shown["n"] = summary["n"]
     shown["accuracy [95% CI]"] = _with_interval(summary, "accuracy")
+    if CORRECTED in summary:
+        shown["corrected [95% CI]"] = _with_interval(summary, CORRECTED)
     if "published_accuracy" in summary:
         shown["published"] = [described(row) for _, row in summary.iterrows()]
     for column in summary.columns:
@@ -356,6 +362,17 @@ def _shown(summary: pd.DataFrame) -> pd.DataFrame:
                 strict=True,
             )
         ]
+    if "vs_corrected" in summary:
+        label = f"vs {summary['vs_reference'].iloc[0]} corrected [95% CI]"
+        shown[label] = [
+            "—" if math.isnan(d) else f"{d:+.0%} [{lo:+.0%}, {hi:+.0%}]"
+            for d, lo, hi in zip(
+                summary["vs_corrected"],
+                summary["vs_corrected_low"],
+                summary["vs_corrected_high"],
+                strict=True,
+            )
+        ]
     shown["turns"] = summary["turns"].map("{:.1f}".format)
     shown["tools"] = summary["tool_calls"].map("{:.1f}".format)
     shown["tok in"] = summary["tokens_in"].map("{:,.0f}".format)
@@ -366,7 +383,12 @@ def _shown(summary: pd.DataFrame) -> pd.DataFrame:
         if column in summary:
             shown[label] = summary[column].map(_tokens)
     shown["cost $"] = summary["cost_usd"].map(_money)
-    shown["$/correct"] = summary["cost_per_correct"].map(_money)
+    if "judge_cost_usd" in summary:
+        shown["judge $"] = summary["judge_cost_usd"].map(_money)
+    with_judge = "judge_in_cost" in summary and bool(summary["judge_in_cost"].any())
+    shown["$/correct (with judge $)" if with_judge else "$/correct"] = summary[
+        "cost_per_correct"
+    ].map(_money)
     shown["p50 s"] = summary["latency_p50"].map("{:.2f}".format)
     shown["p95 s"] = summary["latency_p95"].map("{:.2f}".format)
     if "ttft_p50" in summary and summary["ttft_p50"].notna().any():

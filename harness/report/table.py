@@ -4,7 +4,9 @@ Accuracy is correct answers over runs that reached the model's reasoning: runs
 that ended in ``api_error`` or ``pattern_error`` say nothing about the pattern, so
 they are left out of accuracy, but their tokens stay in cost. Cost per correct
 answer is the total cost of all runs, failures included, divided by the number
-correct.
+correct. A run whose judge failed (``grade_status``) has no verdict: it is left out of
+accuracy and kept in cost. The judge's own cost is a column of its own, in cost per
+correct answer only when asked (``Measures.with_judge_cost``).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import pandas as pd
 
 from harness.errors import BadInput
 from harness.report.checks import answer_changes, check_measures, code_measures
+from harness.report.judge_cost import judge_measures, judge_share, judge_unreported, not_graded
 from harness.report.lost_runs import lost_runs
 from harness.report.model_axis import model_keys
 from harness.report.pass_k import PassK
@@ -37,6 +40,8 @@ class Measures:
     """The accuracy interval: about tasks like these ("tasks") or the runs made ("runs")."""
     pass_k: tuple[PassK, ...] = ()
     """pass@k and pass^k columns to add (coding runs always get pass@1)."""
+    with_judge_cost: bool = False
+    """Cost per correct answer counts the judge's cost too (``--with-judge-cost``)."""
 
 
 def repeat_measures(frame: pd.DataFrame) -> tuple[PassK, ...]:
@@ -75,7 +80,7 @@ def summarize(
             earlier = spent[same]
         summary = _summary(runs, earlier, measures) | lost_runs(runs, others).columns()
         rows.append(dict(zip(keys, group, strict=True)) | summary)
-    return pd.DataFrame(rows).drop(columns=unreported(frame, rows))
+    return pd.DataFrame(rows).drop(columns=unreported(frame, rows) + judge_unreported(frame, rows))
 
 
 #: Token kinds a table shows only when some run has them: older records hold none (null),
@@ -104,7 +109,9 @@ def _column(by: str) -> str:
 def _summary(
     runs: pd.DataFrame, retried: pd.DataFrame | None, measures: Measures
 ) -> dict[str, object]:
-    graded = runs[~runs["status"].isin(INFRASTRUCTURE_STATUSES)]
+    # A run whose judge failed has no verdict yet: out of accuracy, kept in cost.
+    # guard: judge-failed-runs-left-out-of-accuracy
+    graded = runs[~runs["status"].isin(INFRASTRUCTURE_STATUSES) & ~not_graded(runs)]
     right = graded["correct"].eq(True)  # None (not graded) is not correct
     correct = int(right.sum())
     if measures.interval == "runs":
@@ -115,6 +122,8 @@ def _summary(
     if retried is not None and len(retried):
         # guard: superseded-runs-stay-cost
         total_cost += float(retried["cost_usd"].sum(min_count=len(retried)))
+    judge = judge_measures(runs, measures.with_judge_cost)
+    paid = total_cost + judge_share(judge, measures.with_judge_cost)
     statuses = runs["status"].value_counts()
     code = code_measures(graded)
     return {
@@ -131,7 +140,8 @@ def _summary(
         # Means of the runs that recorded them (null before they were recorded).
         **{kind: pd.to_numeric(runs[kind]).mean() for kind in TOKEN_KINDS if kind in runs},
         "cost_usd": total_cost,
-        "cost_per_correct": total_cost / correct if correct else math.nan,
+        "cost_per_correct": paid / correct if correct else math.nan,
+        **judge,
         "latency_p50": runs["latency_s"].quantile(0.5),
         "latency_p95": runs["latency_s"].quantile(0.95),
         # NaN when no run was streamed (the column is shown only when some was).
@@ -202,7 +212,7 @@ def with_reference(frame: pd.DataFrame, summary: pd.DataFrame, reference: str) -
     if reference not in arms:
         raise BadInput(f"no arm {reference!r} in these results; arms: {', '.join(sorted(arms))}")
     # guard: table-vs-leaves-failed-runs
-    usable = frame[~frame["status"].isin(INFRASTRUCTURE_STATUSES)]
+    usable = frame[~frame["status"].isin(INFRASTRUCTURE_STATUSES) & ~not_graded(frame)]
     base = usable[usable["arm"] == reference]
     columns: dict[str, list[float]] = {
         "vs_difference": [],

@@ -184,6 +184,11 @@ def _run_attributes(record: RunRecord) -> dict[str, Any]:
         "loopbench.tokens_cache_write": record.tokens_cache_write,
         "loopbench.latency_s": record.latency_s,
         "loopbench.ttft_s": record.ttft_s,
+        # Only a judge's runs hold these (the judge's own calls, apart from the run's).
+        "loopbench.grade_status": record.grade_status,
+        "loopbench.judge_tokens_in": record.judge_tokens_in,
+        "loopbench.judge_tokens_out": record.judge_tokens_out,
+        "loopbench.judge_cost_usd": record.judge_cost_usd,
     }
     return {key: value for key, value in values.items() if value is not None}
 

@@ -29,6 +29,7 @@ from harness.report.html._memory import after_summary
 from harness.report.html._prompts import ArmPrompts, overridden_prompts
 from harness.report.html._runs import run_list
 from harness.report.html._sample import LIST_ALL_RUNS, Sample, labels_by_run, sampled_runs
+from harness.report.judge_accuracy import Judging, with_corrected, with_corrected_reference
 from harness.report.model_axis import config_labels, model_keys
 from harness.report.plots import STATUS_COLOURS, plot_frontier, plot_outcomes
 from harness.report.published import with_published
@@ -95,13 +96,18 @@ def build_page(results: Path, pricing: Pricing, reference: str | None = None) ->
         raise BadInput(f"{results}: no finished runs yet")
     summary = summarize(frame, retried=retried, measures=Measures(pass_k=repeat_measures(frame)))
     summary = with_published(summary, read_published(results))
+    judging = Judging.of(results)
+    summary = with_corrected(frame, summary, judging)
     if reference:
         summary = with_reference(frame, summary, reference)
+        summary = with_corrected_reference(frame, summary, reference, judging)
     where = (
         f"{', '.join(sorted(frame['task_set'].unique()))} on "
         f"{', '.join(sorted(frame['model'].unique()))}"
     )
     _, notes = render(summary, "md").split("\n\n", 1)  # the table, then its notes
+    if said := judging.note():
+        notes = f"{notes}\n\n{said}"
     frame = after_summary(frame)  # memory peaks next, while the runs are labelled
     stopped = StoppedRun.load(results)
     labelled = labelled_frame(results, runs=frame)

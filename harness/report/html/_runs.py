@@ -89,6 +89,8 @@ def run_list(
                 # The shares only where some were recorded: older runs' pages as before.
                 **_shares(record),
                 "cost": None if cost is None or math.isnan(cost) else float(cost),
+                # Only a judge's runs: older runs' pages as before.
+                **_judged(record),
                 "latency": record.latency_s,
                 "answer": _shown(record.answer),
                 "reason": _shown(record.grade_reason),
@@ -99,6 +101,17 @@ def run_list(
             }
         )
     return RunList(runs, questions, list(systems))
+
+
+def _judged(record: RunRecord) -> dict[str, object]:
+    """The judge's grading of a run: why it failed, its tokens and cost, where recorded."""
+    values = {
+        "grade_status": record.grade_status,
+        "judge_tokens_in": record.judge_tokens_in,
+        "judge_tokens_out": record.judge_tokens_out,
+        "judge_cost": record.judge_cost_usd,
+    }
+    return {key: value for key, value in values.items() if value is not None}
 
 
 def _traces(results: Path, wanted: set[str]) -> dict[str, tuple[str, list[Entry]]]:

@@ -59,6 +59,7 @@
   function verdictNode(run) {
     if (run.correct === true) return el("span", "yes", "✓ correct");
     if (run.correct === false) return el("span", "no", "✗ wrong");
+    if (run.grade_status) return el("span", "muted", `not graded: ${run.grade_status} (grade --regrade)`);
     return el("span", "muted", "not graded");
   }
 
