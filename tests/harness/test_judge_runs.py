@@ -1,0 +1,119 @@
+"""The judge's endpoint wired into a grid: its calls on their own loopback endpoint, counted
+and priced apart from the runs', its sampling pinned and recorded, and a judge that fails a
+grading status of its own, never the pattern's."""
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from harness.cli.main import main
+from harness.fakes.fake_server import FakeServer
+from harness.results.reading import read_records
+from tests.harness.judge_fixtures import JudgeScript, register, runs_reply, write_set
+
+PRICES = """as_of = "2026-12-01"
+[models.runner]
+input = 1.0
+cached_input = 0.1
+output = 10.0
+[models.judge-big]
+input = 2.0
+cached_input = 0.2
+output = 20.0
+"""
+
+
+def cli(*args, env=None):
+    return CliRunner().invoke(main, list(args), env=env, catch_exceptions=False)
+
+
+@pytest.fixture
+def endpoints():
+    script = JudgeScript()
+    with FakeServer(runs_reply) as runs, FakeServer(script) as judge:
+        yield runs, judge, script
+
+
+def grid(tmp_path, runs, judge, *more):
+    register()
+    prices = tmp_path / "prices.toml"
+    prices.write_text(PRICES)
+    tasks = write_set(tmp_path / "set")
+    out = tmp_path / "r"
+    ran = cli(
+        "run", "--out", str(out), "--quiet", "--prices", str(prices), "--tasks", str(tasks),
+        "--model", "runner", "--base-url", runs.base_url,
+        "--judge-model", "judge-big", "--judge-base-url", judge.base_url,
+        "--arm", "direct", "--arm", "cot", "--max-retries", "1", *more,
+    )  # fmt: skip
+    return ran, out
+
+
+def test_the_judges_tokens_are_what_its_endpoint_served_and_none_are_the_runs(
+    registries, tmp_path, endpoints
+):
+    runs, judge, _ = endpoints
+    ran, out = grid(tmp_path, runs, judge)
+    assert ran.exit_code == 0, ran.output
+    records = read_records(out)
+    assert len(records) == 8
+    assert sum(r.judge_tokens_in or 0 for r in records) == judge.served.prompt_tokens
+    assert sum(r.judge_tokens_out or 0 for r in records) == judge.served.completion_tokens
+    assert sum(r.tokens_in for r in records) == runs.served.prompt_tokens
+    assert sum(r.tokens_out for r in records) == runs.served.completion_tokens
+    for r in records:
+        assert r.cost_usd == pytest.approx(r.tokens_in * 1e-6 + r.tokens_out * 10e-6)
+        assert r.judge_cost_usd == pytest.approx(
+            (r.judge_tokens_in or 0) * 2e-6 + (r.judge_tokens_out or 0) * 20e-6
+        )
+    # The judge's endpoint saw only the judge's requests, the runs' only theirs.
+    assert all(b["model"] == "judge-big" for b in judge.served.bodies)
+    assert all(b["model"] == "runner" for b in runs.served.bodies)
+
+
+def test_a_judge_that_fails_is_a_grading_status_and_the_patterns_outcome_stands(
+    registries, tmp_path, endpoints
+):
+    runs, judge, _ = endpoints
+    ran, out = grid(tmp_path, runs, judge)
+    assert ran.exit_code == 0, ran.output
+    by_task = {}
+    for r in read_records(out):
+        by_task.setdefault(r.task_id, []).append(r)
+    for tid, status, correct in [
+        ("good", None, True),
+        ("bad", None, False),
+        ("down", "judge_api_error", None),
+        ("garbled", "judge_unreadable", None),
+    ]:
+        for r in by_task[tid]:
+            assert (r.status, r.grade_status, r.correct) == ("answered", status, correct), tid
+    down = by_task["down"][0]
+    assert down.judge_tokens_in == 0 and down.retries == 0  # the runs' calls never retried
+    garbled = by_task["garbled"][0]
+    assert garbled.judge_tokens_in and garbled.judge_tokens_out  # a failed verdict still paid
+    traces = [json.loads(line) for line in (out / "traces.jsonl").read_text().splitlines()]
+    events = {t["run_id"]: t["events"] for t in traces}
+    grading = [e for e in events[down.run_id] if e["kind"] == "grading"]
+    assert grading and grading[0]["status"] == "judge_api_error"
+    assert not any(e["kind"] == "pattern_error" for e in events[down.run_id])
+
+
+def test_the_judges_sampling_is_pinned_sent_and_recorded(registries, tmp_path, endpoints):
+    runs, judge, _ = endpoints
+    ran, out = grid(tmp_path, runs, judge, "--seed", "7", "--temperature", "0.9")
+    assert ran.exit_code == 0, ran.output
+    assert {(b["temperature"], b["seed"]) for b in judge.served.bodies} == {(0.0, 7)}
+    assert {b["temperature"] for b in runs.served.bodies} == {0.9}
+    meta = json.loads((out / "experiment.json").read_text())
+    identity = meta["grader"]["identity"]
+    assert identity["model"] == "judge-big"
+    assert identity["sampling"] == {"temperature": 0.0, "seed": 7}
+
+
+def test_without_a_seed_the_judge_is_sent_seed_0(registries, tmp_path, endpoints):
+    runs, judge, _ = endpoints
+    ran, _ = grid(tmp_path, runs, judge)
+    assert ran.exit_code == 0, ran.output
+    assert {(b["temperature"], b["seed"]) for b in judge.served.bodies} == {(0.0, 0)}
