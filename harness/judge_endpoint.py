@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Mapping
+from contextvars import ContextVar
 from dataclasses import replace
 
 from graders.base import JudgeEndpoint
@@ -15,13 +16,17 @@ from harness.config import JudgeConfig, RunConfig
 from harness.endpoints import open_clients
 from harness.models.anthropic_endpoint import ANTHROPIC, OPENAI, chosen_provider, resolve_anthropic
 from harness.models.cache import CachingClient, ResponseCache
-from harness.models.endpoint import Endpoint, EndpointNotConfigured, resolve_endpoint
+from harness.models.endpoint import GIVEN, Endpoint, EndpointNotConfigured, resolve_endpoint
 from harness.models.openai_compat import Connection
 from harness.models.types import ModelClient, ModelRequest, ModelResponse
 
 #: The response cache's scope of the judge's calls: one for every run, so the same answer
-#: graded again (a resumed run, a regrade) replays the verdict already paid for.
+#: graded again (a resumed run, the same regrade again) replays the verdict already paid for.
 JUDGE_SCOPE = "judge"
+#: Which attempt at a run's verdict this is: 0 as the run is made, then one more for each
+#: ``grade --regrade`` of it. Each attempt has a scope of its own in the response cache, so
+#: a regrade asks the judge afresh instead of replaying the reply it could not read.
+JUDGE_ATTEMPT: ContextVar[int] = ContextVar("JUDGE_ATTEMPT", default=0)
 
 
 def judge_sampling(provider: str, seed: int | None) -> dict[str, float | int | str]:
@@ -51,10 +56,14 @@ def resolve_judge_at(judge: JudgeConfig, url: str | None, key_env: str, provider
     assert judge.model is not None
     try:
         if provider == ANTHROPIC:
-            return resolve_anthropic(url, judge.model, key_env)
-        return resolve_endpoint(url, judge.model, key_env)
+            found = resolve_anthropic(url, judge.model, key_env)
+        else:
+            found = resolve_endpoint(url, judge.model, key_env)
     except EndpointNotConfigured as exc:
         raise EndpointNotConfigured(f"the judge's endpoint (--judge-base-url): {exc}") from None
+    if found.source == GIVEN and judge.base_url is not None:
+        return replace(found, source="--judge-base-url")
+    return found
 
 
 def _runs_url(config: RunConfig) -> str | None:
@@ -90,7 +99,9 @@ class PinnedJudgeClient:
         )
         if self._cache is None:
             return await self._inner.complete(request)
-        return await CachingClient(self._inner, self._cache, JUDGE_SCOPE).complete(request)
+        attempt = JUDGE_ATTEMPT.get()
+        scope = JUDGE_SCOPE if attempt == 0 else f"{JUDGE_SCOPE}#{attempt}"
+        return await CachingClient(self._inner, self._cache, scope).complete(request)
 
 
 def pinned_judge(

@@ -11,6 +11,7 @@ from typing import Any
 
 import loopbench
 from graders.base import GraderSetup, JudgeFailed
+from harness.errors import BadInput
 from harness.fakes.fake_server import Reply
 from harness.models.types import Message, ModelAPIError, ModelRequest
 
@@ -26,14 +27,14 @@ class AskingJudge(loopbench.Grader[RubricTask]):
 
     def __init__(self, setup: GraderSetup) -> None:
         if setup.judge is None:
-            raise loopbench.BadInput(f"grader {GRADER} needs --judge-model")
+            raise BadInput(f"grader {GRADER} needs --judge-model")
         self.judge = setup.judge
         self.prompt = str(setup.options.get("prompt", "Does the answer meet the rubric?"))
 
     def identity(self) -> dict[str, Any]:
         return {
-            "model": self.judge.model,
-            "sampling": dict(self.judge.sampling),
+            "judge_model": self.judge.model,
+            "judge_sampling": dict(self.judge.sampling),
             "prompt": self.prompt,
         }
 

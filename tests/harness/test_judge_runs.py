@@ -7,8 +7,11 @@ import json
 import pytest
 from click.testing import CliRunner
 
+import loopbench
 from harness.cli.main import main
 from harness.fakes.fake_server import FakeServer
+from harness.judge_endpoint import judge_sampling
+from harness.results.identity import identity_changes
 from harness.results.reading import read_records
 from tests.harness.judge_fixtures import JudgeScript, register, runs_reply, write_set
 
@@ -108,8 +111,8 @@ def test_the_judges_sampling_is_pinned_sent_and_recorded(registries, tmp_path, e
     assert {b["temperature"] for b in runs.served.bodies} == {0.9}
     meta = json.loads((out / "experiment.json").read_text())
     identity = meta["grader"]["identity"]
-    assert identity["model"] == "judge-big"
-    assert identity["sampling"] == {"temperature": 0.0, "seed": 7}
+    assert identity["judge_model"] == "judge-big"
+    assert identity["judge_sampling"] == {"temperature": 0.0, "seed": 7}
 
 
 def test_without_a_seed_the_judge_is_sent_seed_0(registries, tmp_path, endpoints):
@@ -117,3 +120,118 @@ def test_without_a_seed_the_judge_is_sent_seed_0(registries, tmp_path, endpoints
     ran, _ = grid(tmp_path, runs, judge)
     assert ran.exit_code == 0, ran.output
     assert {(b["temperature"], b["seed"]) for b in judge.served.bodies} == {(0.0, 0)}
+
+
+def test_a_folder_graded_by_another_judge_takes_no_more_runs(registries, tmp_path, endpoints):
+    runs, judge, _ = endpoints
+    ran, out = grid(tmp_path, runs, judge)
+    assert ran.exit_code == 0, ran.output
+    again = cli(
+        "run", "--out", str(out), "--quiet", "--tasks", str(tmp_path / "set"),
+        "--model", "runner", "--base-url", runs.base_url,
+        "--judge-model", "judge-small", "--judge-base-url", judge.base_url, "--arm", "direct",
+    )  # fmt: skip
+    assert again.exit_code == 2
+    [refused] = [line for line in again.output.splitlines() if line.startswith("Error")]
+    assert "judge_model 'judge-big' before, 'judge-small' now" in refused
+    same = cli(
+        "run", "--out", str(out), "--quiet", "--tasks", str(tmp_path / "set"),
+        "--model", "runner", "--base-url", runs.base_url, "--max-retries", "1",
+        "--judge-model", "judge-big", "--judge-base-url", judge.base_url, "--arm", "direct",
+    )  # fmt: skip
+    assert same.exit_code == 0, same.output  # the same judge resumes
+
+
+def test_a_folder_written_before_identities_resumes():
+    grader = {"name": "exact", "options": {}}
+    assert identity_changes({"grader": grader}, {"grader": grader}) == []
+    judged = {**grader, "identity": {"judge_model": "a"}}
+    assert identity_changes({"grader": grader}, {"grader": judged})
+    assert identity_changes({"grader": judged}, {"grader": judged}) == []
+
+
+def test_a_judge_base_url_without_a_model_is_refused_in_one_line(tmp_path):
+    ran = cli("run", "--judge-base-url", "http://127.0.0.1:9/v1", "--arm", "direct")
+    assert ran.exit_code == 2
+    assert "needs --judge-model" in ran.output
+    assert len(ran.output.strip().splitlines()) == 1
+    experiment = tmp_path / "e.toml"
+    experiment.write_text('arms = ["direct"]\n[judge]\nbase_url = "http://127.0.0.1:9/v1"\n')
+    ran = cli("run", "--experiment", str(experiment))
+    assert ran.exit_code == 2 and "needs --judge-model" in ran.output
+    assert str(experiment) in ran.output
+
+
+def test_a_judge_grader_without_a_judge_is_refused_before_any_request(
+    registries, tmp_path, endpoints
+):
+    runs, _, _ = endpoints
+    register()
+    ran = cli(
+        "run", "--out", str(tmp_path / "r"), "--quiet", "--tasks", str(write_set(tmp_path / "s")),
+        "--model", "runner", "--base-url", runs.base_url, "--arm", "direct",
+    )  # fmt: skip
+    assert ran.exit_code == 2 and "needs --judge-model" in ran.output
+    assert runs.served.requests == 0
+
+
+def test_the_judge_of_an_experiment_file_and_its_key_kept_out_of_every_file(
+    registries, tmp_path, endpoints
+):
+    runs, judge, _ = endpoints
+    register()
+    tasks = write_set(tmp_path / "set")
+    experiment = tmp_path / "e.toml"
+    experiment.write_text(
+        f'arms = ["direct"]\ntasks = "{tasks}"\nmax_retries = 0\n'
+        f'[judge]\nmodel = "judge-big"\nbase_url = "{judge.base_url}"\n'
+        'api_key_env = "JUDGE_KEY"\n'
+    )
+    secret = "sk-judge-0123456789abcdef"
+    out = tmp_path / "r"
+    ran = CliRunner().invoke(
+        main,
+        ["run", "--experiment", str(experiment), "--out", str(out), "--quiet",
+         "--model", "runner", "--base-url", runs.base_url],
+        env={"JUDGE_KEY": secret},
+        catch_exceptions=False,
+    )  # fmt: skip
+    assert ran.exit_code == 0, ran.output
+    assert secret not in ran.output
+    assert judge.served.requests == 4
+    for path in out.rglob("*"):
+        if path.is_file():
+            assert secret not in path.read_text(errors="replace"), path
+
+
+def test_anthropics_judge_is_sent_no_seed():
+    assert judge_sampling("anthropic", 5) == {"temperature": 0.0}
+    assert judge_sampling("openai", None) == {"temperature": 0.0, "seed": 0}
+
+
+def test_the_python_api_takes_a_judge_function(registries, tmp_path):
+    register()
+    asked = []
+
+    def judge_fn(request):
+        asked.append(request)
+        return "PASS" if "rubric good" in request.messages[-1].content else "FAIL"
+
+    experiment = loopbench.Experiment(
+        tasks=str(write_set(tmp_path / "set")),
+        arms=["direct"],
+        model=lambda request: "Answer: it",
+        judge=judge_fn,
+        judge_model="judge-big",
+        out=tmp_path / "r",
+        sampling=loopbench.Sampling(seed=3),
+    )
+    records = experiment.run().records()
+    assert {r.task_id: r.correct for r in records} == {
+        "good": True,
+        "bad": False,
+        "down": False,
+        "garbled": False,
+    }
+    assert all(r.judge_tokens_in is not None for r in records)
+    assert {(q.temperature, q.seed, q.model) for q in asked} == {(0.0, 3, "judge-big")}
