@@ -142,3 +142,16 @@ def test_regrading_with_another_judge_or_no_folder_is_refused(registries, tmp_pa
     assert not (tmp_path / "nowhere").exists()
     wrong_set = cli("grade", "--regrade", str(out), "--tasks", "depot")
     assert wrong_set.exit_code == 2 and "were made on 'rubrics'" in wrong_set.output
+
+
+def test_a_run_whose_task_changed_since_is_left_as_it_was(registries, tmp_path, endpoints):
+    runs, judge, script = endpoints
+    out = grid(tmp_path, runs, judge)
+    tasks = tmp_path / "set" / "tasks.jsonl"
+    tasks.write_text(tasks.read_text().replace("Explain down.", "Explain down again."))
+    script.mended = True
+    done = regrade(tmp_path, out, judge)
+    assert done.exit_code == 0, done.output
+    assert "regraded 2 runs" in done.output
+    assert "2 runs left as they were" in done.output
+    assert {r.task_id for r in read_records(out) if r.grade_status} == {"down"}

@@ -235,3 +235,24 @@ def test_the_python_api_takes_a_judge_function(registries, tmp_path):
     }
     assert all(r.judge_tokens_in is not None for r in records)
     assert {(q.temperature, q.seed, q.model) for q in asked} == {(0.0, 3, "judge-big")}
+
+
+def test_a_judge_grades_the_final_answer_only(registries, tmp_path, endpoints):
+    runs, judge, _ = endpoints
+    register()
+    ran = cli(
+        "run", "--out", str(tmp_path / "r"), "--quiet", "--tasks", str(write_set(tmp_path / "s")),
+        "--model", "runner", "--base-url", runs.base_url, "--max-retries", "1",
+        "--judge-model", "judge-big", "--judge-base-url", judge.base_url,
+        "--arm", "self_consistency:samples=3",
+    )  # fmt: skip
+    assert ran.exit_code == 0, ran.output
+    records = read_records(tmp_path / "r")
+    assert {r.status for r in records} == {"answered"}
+    assert all(r.first_correct is None for r in records)
+    assert judge.served.requests == 5  # one a run, and the failing one's retry
+
+
+def test_a_judge_on_ray_workers_is_refused():
+    ran = cli("run", "--executor", "ray", "--judge-model", "j", "--arm", "direct")
+    assert ran.exit_code == 2 and "--executor local" in ran.output
