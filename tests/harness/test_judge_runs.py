@@ -9,6 +9,7 @@ from click.testing import CliRunner
 
 import loopbench
 from harness.cli.main import main
+from harness.config import JudgeConfig, load_experiment
 from harness.fakes.fake_server import FakeServer
 from harness.judge_endpoint import judge_sampling
 from harness.results.identity import identity_changes
@@ -256,3 +257,12 @@ def test_a_judge_grades_the_final_answer_only(registries, tmp_path, endpoints):
 def test_a_judge_on_ray_workers_is_refused():
     ran = cli("run", "--executor", "ray", "--judge-model", "j", "--arm", "direct")
     assert ran.exit_code == 2 and "--executor local" in ran.output
+
+
+def test_a_judge_flag_overrides_one_key_of_the_files_judge(tmp_path):
+    experiment = tmp_path / "e.toml"
+    experiment.write_text(
+        'arms = ["direct"]\n[judge]\nmodel = "judge-big"\nbase_url = "http://127.0.0.1:9/v1"\n'
+    )
+    config = load_experiment(experiment).merged({"judge": {"model": "judge-small"}})
+    assert config.judge == JudgeConfig(model="judge-small", base_url="http://127.0.0.1:9/v1")
