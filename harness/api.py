@@ -31,6 +31,8 @@ from typing import Any
 
 import pandas as pd
 
+from graders.base import JudgeEndpoint
+from graders.registry import GRADERS
 from harness.arms import Arm, ArmError, arm_identity, parse_arms
 from harness.config import RunConfig
 from harness.endpoints import (
@@ -41,11 +43,13 @@ from harness.endpoints import (
 )
 from harness.errors import BadInput
 from harness.executors import OnWorkers
-from harness.grading import GraderFunction
+from harness.grading import GraderFunction, Grading
 from harness.grid import Grid, run_grid
+from harness.judge_endpoint import open_judge, pinned_judge
 from harness.models.endpoint import (
     Endpoint,
     protecting,
+    shown_url,
     without_credentials,
 )
 from harness.models.replicas import grid_client
@@ -71,7 +75,7 @@ from harness.results.records import RunRecord
 from harness.results.store import ResultsFolder
 from harness.rounds import run_until_separated
 from harness.runner import RunSettings
-from harness.sampling import Sampling
+from harness.sampling import Sampling, describe
 from harness.stats.separation import Separation, SeparationRule
 from tasks.loading import load_taskset
 from tasks.taskset import TaskSet
@@ -129,6 +133,16 @@ class Experiment:
     provider: str | Mapping[str, str] | None = None
     """The API the endpoint is spoken to in (``openai`` or ``anthropic``; per model, with
     several), recorded in the folder's identity when known (``from_config`` sets it)."""
+    judge: ModelLike | JudgeEndpoint | None = None
+    """The judge a grader asks for its verdicts (the ``judge`` grader): a ModelClient or a
+    function of the request, sent temperature 0 and ``sampling``'s seed (0 unset), through
+    ``settings.cache``; or a ``JudgeEndpoint`` taken as it is. Its usage is recorded apart
+    (``judge_tokens_in``, ``judge_cost_usd``), priced as ``judge_model``."""
+    judge_model: str = "judge"
+    """The judge's model name, sent to it and priced as itself."""
+    judge_endpoint: Endpoint | None = None
+    """Where the judge's requests go when no ``judge`` is given (``from_config`` resolves
+    it from ``[judge]``): opened like the runs' endpoints."""
     concurrency: InitVar[int | None] = None
     """The former name of ``runs_in_flight``, still taken."""
 
@@ -189,9 +203,49 @@ class Experiment:
             )
         # guard: slice-set-lacks-refused-before
         _ = self.chosen  # and so is a slice the set does not have
+        observer = observer or Observer()
+        given_settings = self.settings
+        try:
+            async with contextlib.AsyncExitStack() as judged:
+                judge = await self._open_judge(judged, observer)
+                if judge is not None:
+                    self.settings = replace(self.settings, judge=judge)
+                return await self._run_with(model, observer)
+        finally:
+            self.settings = given_settings
+
+    async def _open_judge(
+        self, stack: contextlib.AsyncExitStack, observer: Observer
+    ) -> JudgeEndpoint | None:
+        """The judge's endpoint for the run, opened with ``stack`` (its secrets redacted
+        while it is open), said to ``observer``; None without a judge."""
+        settings = self.settings
+        seed = self.sampling.seed
+        if settings.judge is not None:
+            return settings.judge
+        if isinstance(self.judge, JudgeEndpoint):
+            return self.judge
+        if self.judge is not None:
+            return pinned_judge(
+                as_client(self.judge), self.judge_model, seed=seed, cache=settings.cache
+            )
+        endpoint = self.judge_endpoint
+        if endpoint is None:
+            return None
+        stack.enter_context(protecting([endpoint]))
+        config = self.config or RunConfig()
+        how = connection(config, config.concurrency)
+        judge = await open_judge(stack, endpoint, how, seed, settings.cache)
+        observer.note(
+            f"judging with {judge.model} at {shown_url(endpoint.base_url)} ({endpoint.source}), "
+            f"sampling {describe(judge.sampling)}"
+        )
+        return judge
+
+    async def _run_with(self, model: ModelLike | None, observer: Observer) -> Results:
         given = model if model is not None else self.model
         if given is None and self.endpoints:
-            return await self._served(observer or Observer())
+            return await self._served(observer)
         if self.models:
             client: ModelClient = ModelRouter({n: as_client(m) for n, m in self.models.items()})
         elif given is None and self.settings.executor is not None:
@@ -249,7 +303,11 @@ class Experiment:
             "sampling": self.sampling.sent(),
             "fingerprint": taskset.fingerprint(),
             **({"stream": True} if self.config is not None and self.config.stream else {}),
-            "grader": {"name": taskset.grader, "options": dict(taskset.grader_options)},
+            "grader": {
+                "name": taskset.grader,
+                "options": dict(taskset.grader_options),
+                **self._grader_identity(),
+            },
         }
         if published := self.config.published if self.config else {}:
             # guard: published-run-records-experiment
@@ -259,6 +317,18 @@ class Experiment:
             }
         out = self.out or Path("results") / datetime.now().strftime("%Y%m%d-%H%M%S")
         return ResultsFolder.open(out, meta)
+
+    def _grader_identity(self) -> dict[str, Any]:
+        """What besides its name and options makes the set's grader's verdicts (the judge's
+        model, sampling and prompts: ``Grader.identity``), when it says any. A grader that
+        runs code says none (building it would make a sandbox); a grader function neither."""
+        if self.grader is not None or self.settings.grader is not None:
+            return {}
+        if GRADERS.lookup(self.taskset.grader).runs_code:
+            return {}
+        # guard: grader-identity-recorded
+        identity = Grading(self.taskset, judge=self.settings.judge).identity()
+        return {"identity": identity} if identity else {}
 
     async def run_in(
         self, folder: ResultsFolder, client: ModelClient, observer: Observer | None = None
@@ -312,6 +382,8 @@ class Experiment:
             endpoints=plan.endpoints,
             embedded=plan.embedded,
             settings=plan.settings,
+            judge_endpoint=plan.judge,
+            judge_model=plan.judge.model if plan.judge is not None else "judge",
         )
         experiment._name_models(plan.endpoints)
         _ = experiment.parsed_arms  # --until-separated's two arms on one model: refused now

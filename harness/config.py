@@ -131,6 +131,21 @@ class ModelEntry(BaseModel):
     """The API it is spoken to in; ``provider``'s when unset."""
 
 
+class JudgeConfig(BaseModel):
+    """The judge's endpoint (``[judge]``, ``--judge-model``, ``--judge-base-url``): the model
+    a grader asks for its verdicts (the ``judge`` grader), apart from the runs' models."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+    model: Annotated[str, _filled("the judge's model")] | None = None
+    """The judge's model name, sent to its endpoint and priced as itself."""
+    base_url: Annotated[str, _filled("a URL")] | None = None
+    """Its endpoint; the runs' (``base_urls``, LOOPBENCH_BASE_URL) when unset."""
+    api_key_env: Annotated[str, _filled("a variable")] | None = None
+    """The variable holding its API key; the runs' ``api_key_env`` when unset."""
+    provider: Literal["openai", "anthropic"] | None = None
+    """The API it is spoken to in; chosen as the runs' is when unset."""
+
+
 class RunConfig(BaseModel):
     """Everything a grid run needs to be made, as plain data."""
 
@@ -184,6 +199,9 @@ class RunConfig(BaseModel):
     ``anthropic/...`` or when only ANTHROPIC_BASE_URL names an endpoint, else ``openai``."""
     local_chat_format: str = "chatml"
     """The embedded model's chat format."""
+    judge: JudgeConfig | None = None
+    """The judge's endpoint, for a grader that asks a model for its verdicts (``[judge]``);
+    its sampling is pinned (temperature 0, and the run's seed or 0 where it takes one)."""
     timeout_s: float = Field(default=120.0, gt=0, allow_inf_nan=False)
     """Seconds allowed for one request, from connecting to its last byte."""
     max_retries: int = Field(default=3, ge=0)
@@ -272,6 +290,18 @@ class RunConfig(BaseModel):
             raise ValueError(
                 "ray_address: --ray-address applies only with --executor ray (executor)"
             )
+        # guard: judge-base-url-needs-model
+        if self.judge is not None and self.judge.model is None:
+            raise ValueError(
+                "judge: --judge-base-url (or [judge]'s base_url, api_key_env, provider) "
+                "needs --judge-model (the judge's model name, e.g. gpt-4o)"
+            )
+        # guard: judge-refused-on-ray
+        if self.judge is not None and self.executor == "ray":
+            raise ValueError(
+                "judge: the judge grades in this process and Ray workers grade on theirs: "
+                "drop --judge-model, or run with --executor local"
+            )
         if self.executor == "ray" and (self.cache is not None or self.paired):
             raise ValueError(
                 "executor: --cache and --paired share responses within one process, and Ray "
@@ -329,6 +359,8 @@ class RunConfig(BaseModel):
                 data[added] = [*getattr(self, added), *given[added]]
         if "columns" in given:
             data["columns"] = self.columns | given["columns"]
+        if "judge" in given and self.judge is not None:  # a flag overrides one key of [judge]
+            data["judge"] = self.judge.model_dump(exclude_unset=True) | given["judge"]
         config = build(data)
         config._file, config._file_arms = self._file, self._file_arms
         return config

@@ -83,6 +83,7 @@ from harness.event_models.run import (
     AnswerRole,
     ApiErrorEvent,
     FinishEvent,
+    GradingEvent,
     LimitReachedEvent,
     ParseFailureEvent,
     PatternErrorEvent,
@@ -107,6 +108,7 @@ __all__ = [
     "DecompositionEvent",
     "Event",
     "FinishEvent",
+    "GradingEvent",
     "LevelEvent",
     "LimitReachedEvent",
     "OtherEvent",
@@ -161,6 +163,7 @@ Event = (
     | AnswerEvent
     | LimitReachedEvent
     | PatternErrorEvent
+    | GradingEvent
     | PlanEvent
     | ReplanEvent
     | StepStatusEvent

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from graders.answer_size import canonical_read, check_read, grade_read, read_part
-from graders.base import AnswerCheck, Grader, GraderSetup
+from graders.base import AnswerCheck, Grader, GraderSetup, JudgeEndpoint
 from graders.code_check import CodeCheck
 from graders.exact import Grade
 from graders.registry import GRADERS
@@ -69,6 +69,7 @@ class Grading:
         taskset: TaskSet,
         sandbox: Sandbox | None = None,
         function: GraderFunction | None = None,
+        judge: JudgeEndpoint | None = None,
     ) -> None:
         self._grader: Grader[Any]
         self._whole = function is not None
@@ -77,9 +78,18 @@ class Grading:
             self._grader = FunctionGrader(function)
             return
         setup = GraderSetup(
-            taskset.path, taskset.timeout_s, sandbox, taskset.grader_options, taskset.tasks
+            taskset.path, taskset.timeout_s, sandbox, taskset.grader_options, taskset.tasks, judge
         )
         self._grader = GRADERS.lookup(taskset.grader).build(setup)
+
+    @property
+    def grades_on_the_way(self) -> bool:
+        """Whether the answers given on the way are graded too (not by a judge)."""
+        return self._grader.grades_on_the_way
+
+    def identity(self) -> dict[str, Any]:
+        """What besides its name and options makes the grader's verdicts (``Grader.identity``)."""
+        return self._grader.identity()
 
     def check(self, task: AnyTask) -> CodeCheck | None:
         return self._grader.check(task)

@@ -7,7 +7,8 @@ again. In order, each refused (``BadInput``) before anything is sent:
    that is registered (installed plugins' entry points are loaded as a kind is first
    looked up, where a broken one is said with what named it);
 2. the arms, parsed and checked once, each pattern built once (``harness.arms``);
-3. the endpoints (unless given: resolved already; ``harness.endpoints``);
+3. the endpoints (unless given: resolved already; ``harness.endpoints``), and the judge's
+   (``harness.judge_endpoint``);
 4. the task set (``tasks.loading``);
 5. the runtime objects the config asks for (unless given; ``harness.run_settings``).
 """
@@ -20,6 +21,7 @@ from dataclasses import dataclass, replace
 from harness.arms import Arm, ArmError, parse_arms
 from harness.config import RunConfig
 from harness.endpoints import resolve_endpoints
+from harness.judge_endpoint import resolve_judge
 from harness.models.endpoint import Endpoint, EndpointNotConfigured
 from harness.plugins import load_plugin
 from harness.run_settings import run_settings
@@ -40,6 +42,8 @@ class RunPlan:
     embedded: bool
     """No endpoint is configured: the embedded model serves the run."""
     settings: RunSettings
+    judge: Endpoint | None = None
+    """The judge's endpoint (``[judge]``, ``--judge-model``), opened with the runs'."""
 
 
 def plan_run(
@@ -69,6 +73,7 @@ def plan_run(
             "--stream: the embedded model's server reports no usage in a stream, so every "
             "run's tokens would be unknown; run it without --stream"
         )
+    judge = resolve_judge(config)
     taskset = load_taskset(
         config.tasks, config.grader, config.columns, config.rows_to_read, config.preset
     )
@@ -78,4 +83,4 @@ def plan_run(
             from harness.executors.ray import RayExecutor  # needs the ray extra
 
             settings = replace(settings, executor=RayExecutor.for_config(config, found))
-    return RunPlan(config, arms, taskset, found, embedded, settings)
+    return RunPlan(config, arms, taskset, found, embedded, settings, judge)

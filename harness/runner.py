@@ -17,10 +17,12 @@ from collections.abc import Callable, Iterable
 from dataclasses import InitVar, dataclass, field
 from datetime import UTC, datetime
 from importlib.metadata import version
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
+from graders.base import JudgeEndpoint, JudgeFailed
 from harness.arms import Arm
 from harness.events import (
+    GradingEvent,
     ParseFailureEvent,
     PatternErrorEvent,
     RepeatedActionEvent,
@@ -46,6 +48,8 @@ from sandbox.run import Sandbox
 from tasks.taskset import AnyTask, TaskSet
 
 VERSION = version("loopbench")
+#: Why an answer has no verdict: its judge failed (a record's ``grade_status``).
+GradeStatus = Literal["judge_api_error", "judge_unreadable"]
 
 
 @dataclass(frozen=True)
@@ -69,6 +73,10 @@ class Grades:
     metrics: dict[str, float]
     score: float | None = None
     canonical: str | None = None
+    grade_status: GradeStatus | None = None
+    """Why an answer has no verdict: its judge failed (``JudgeFailed.kind``)."""
+    judge_usage: Usage | None = None
+    """What the grader's own model calls took (the judge's), a failed verdict's too."""
 
 
 #: Takes one finished run: its record, and its trace as written to traces.jsonl.
@@ -151,6 +159,9 @@ class RunSettings:
     grader: GraderFunction | None = None
     """Grades every answer instead of the task set's grader (``Experiment(grader=fn)``);
     in this process only."""
+    judge: JudgeEndpoint | None = None
+    """The judge's endpoint a grader asks for its verdicts (``--judge-model``), its calls
+    counted and priced apart from the runs'; in this process only."""
     concurrency: InitVar[int | None] = None
     """The former name of ``runs_in_flight``, still taken."""
 
@@ -169,7 +180,8 @@ class Runner:
 
     def __post_init__(self) -> None:
         self._toolsets: dict[str, ToolSet] = {}
-        self._grading = Grading(self.taskset, self.settings.sandbox, self.settings.grader)
+        settings = self.settings
+        self._grading = Grading(self.taskset, settings.sandbox, settings.grader, settings.judge)
         self._shared = SharedCalls(self.settings.cache) if self.settings.paired else None
 
     def _tools(self, arm: Arm) -> ToolSet:
@@ -277,6 +289,7 @@ class Runner:
             parse_failures=trace.count(ParseFailureEvent),
             repeated_actions=trace.count(RepeatedActionEvent),
             **self._usage(model, counted),
+            **judge_fields(grades.judge_usage, self.settings.judge, self.settings.prices),
             # To 0.1 ms, the first token's time down and the run's up: a first token that
             # came before the run ended stays below its latency in the record too.
             latency_s=math.ceil(timing.latency_s * 1e4) / 1e4,
@@ -285,6 +298,7 @@ class Runner:
             started_at=timing.started_at,
             supersedes=job.supersedes,
             loopbench_version=VERSION,
+            grade_status=grades.grade_status,
         )
 
     async def _graded(self, job: Job, outcome: Outcome, trace: Trace) -> tuple[Outcome, Grades]:
@@ -323,14 +337,21 @@ class Runner:
 
     async def _grades(self, job: Job, outcome: Outcome, trace: Trace) -> Grades:
         grading = self._grading
-        canonical = None
+        canonical, used = None, None
         if outcome.status == "answered" and outcome.answer is not None:
-            verdict = await grading.grade(job.task, outcome.answer)
+            try:
+                verdict = await grading.grade(job.task, outcome.answer)
+            # guard: judge-failure-is-grading-status
+            except JudgeFailed as exc:  # no verdict: the pattern's outcome stands
+                return judge_failed(exc, trace, outcome.metrics)
             correct: bool | None = verdict.correct
-            reason, score = verdict.reason, verdict.score
+            reason, score, used = verdict.reason, verdict.score, verdict.usage
             canonical = grading.canonical(job.task)(outcome.answer)
         else:
             correct, reason, score = None, f"not graded: {outcome.status}", None
+        # guard: judge-grades-final-answer-only
+        if not grading.grades_on_the_way:  # every verdict a paid call: the final one only
+            return Grades(correct, reason, None, outcome.metrics, score, canonical, None, used)
         answers = trace.answers()
         verdicts = await asyncio.gather(*(grading.grade(job.task, a.answer) for a in answers))
         on_the_way = list(zip(answers, verdicts, strict=True))
@@ -340,4 +361,39 @@ class Runner:
             | check_metrics([(event.accepted, verdict.correct) for event, verdict in on_the_way])
             | grading.measures(job.task, [a.answer for a in answers], [v.correct for v in verdicts])
         )
-        return Grades(correct, reason, first_correct, metrics, score, canonical)
+        for on_the_way_verdict in verdicts:
+            if on_the_way_verdict.usage is not None:
+                used = on_the_way_verdict.usage + (used or Usage())
+        return Grades(correct, reason, first_correct, metrics, score, canonical, None, used)
+
+
+def judge_failed(exc: JudgeFailed, trace: Trace, metrics: dict[str, float]) -> Grades:
+    """The grades of an answer its judge gave no verdict on, said in the trace: a grading
+    status of its own, the judge's usage kept."""
+    # A kind no record takes is the judge's reply unread, never a pattern's failure.
+    kind: GradeStatus = "judge_api_error" if exc.kind == "judge_api_error" else "judge_unreadable"
+    trace.emit(
+        GradingEvent(
+            status=kind,
+            error=str(exc),
+            judge_tokens_in=exc.usage.input_tokens,
+            judge_tokens_out=exc.usage.output_tokens,
+        )
+    )
+    reason = f"not graded: {kind}: {exc}"
+    return Grades(None, reason, None, metrics, grade_status=kind, judge_usage=exc.usage)
+
+
+def judge_fields(
+    usage: Usage | None, judge: JudgeEndpoint | None, prices: PriceTable | None
+) -> dict[str, Any]:
+    """The record's fields of the judge's calls on a run's answer: its tokens, priced as the
+    judge's model (null unpriced); all null when no judge was asked."""
+    if usage is None:
+        return {}
+    price = prices.find(judge.model) if prices is not None and judge is not None else None
+    return {
+        "judge_tokens_in": usage.input_tokens,
+        "judge_tokens_out": usage.output_tokens,
+        "judge_cost_usd": _cost(price, usage) if price else None,
+    }

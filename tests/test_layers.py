@@ -35,6 +35,8 @@ AREAS = (
             "harness.runner",
             "harness.run_settings",
             "harness.plan",
+            "harness.judge_endpoint",
+            "harness.regrade",
         ),
     ),
     ("patterns", ("harness.patterns",)),

@@ -18,6 +18,7 @@ from graders.registry import GRADERS, parse_grader_spec
 from graders.selftest import CaseResult, as_task, grade_one, read_expected, run_self_test
 from harness.cli.bundles import bundled
 from harness.cli.errors import Command
+from harness.cli.regrade import Regrade, regrade_options, run_regrade
 from harness.errors import BadInput
 from harness.files import read_text
 from sandbox.limits import Limits
@@ -25,6 +26,15 @@ from sandbox.printable import printable
 from sandbox.run import Sandbox
 from tasks.loading import load_taskset
 from tasks.taskset import CodeTask
+
+
+@dataclass(frozen=True)
+class OneAnswer:
+    """``--answer``, ``--expected`` and ``--grader``: one answer graded."""
+
+    answer: str | None
+    expected: str | None
+    grader_spec: str
 
 
 @dataclass(frozen=True)
@@ -81,14 +91,12 @@ class SuiteRun:
     show_default=True,
     help="Which of the task's suites to run.",
 )
+@regrade_options
 @bundled("code", SuiteRun)
+@bundled("again", Regrade)
+@bundled("one", OneAnswer)
 def grade_command(
-    self_test: bool,
-    answer: str | None,
-    expected: str | None,
-    grader_spec: str,
-    fmt: str,
-    code: SuiteRun,
+    self_test: bool, one: OneAnswer, fmt: str, code: SuiteRun, again: Regrade
 ) -> None:
     """Grade an answer with a registered grader (the typed exact grader by default), run
     every grader's self-test, or run code against a coding task's suite in the sandbox.
@@ -96,7 +104,12 @@ def grade_command(
     Grading exits 0 whatever the verdict (it is printed); 2 on bad input. The self-test
     exits 1 when a case fails: the grader itself has regressed. It then grades the labelled
     corpus of replies and prints the agreement per grader, for information.
+
+    ``--regrade RESULTS`` grades again the runs whose judge gave no verdict (docs/judge.md).
     """
+    if again.regrade is not None:
+        run_regrade(again)
+        return
     if code.task_spec is not None or code.code_file is not None:
         if code.task_spec is None or code.code_file is None:
             raise click.UsageError("give both --task and --code-file")
@@ -110,9 +123,12 @@ def grade_command(
         failed = sum(not result.ok for result in results)
         click.echo(f"{len(results) - failed} passed, {failed} failed")
         raise SystemExit(1 if failed else 0)
+    answer, expected = one.answer, one.expected
     if answer is None or expected is None:
-        raise click.UsageError("give --self-test, or both --answer and --expected")
-    name, options = parse_grader_spec(grader_spec)
+        raise click.UsageError(
+            "give --self-test, --regrade RESULTS, or both --answer and --expected"
+        )
+    name, options = parse_grader_spec(one.grader_spec)
     info = GRADERS.lookup(name)
     if info.runs_code:
         raise BadInput(f"--grader {name} runs code: give --task SET/ID and --code-file instead")

@@ -118,6 +118,34 @@ CONNECTION_OPTIONS = [
 ]
 
 
+JUDGE_OPTIONS = [
+    click.option(
+        "--judge-model",
+        help="The model a judge grader asks for its verdicts (the judge grader), sent with "
+        "temperature 0 and the run's --seed (0 unset; none to Anthropic's API); its tokens "
+        "and cost are recorded apart from the runs' (docs/judge.md).",
+    ),
+    click.option(
+        "--judge-base-url",
+        help="The judge's endpoint, with the runs' key variable (--api-key-env), retries, "
+        "rate limit and --cache. Default: the runs' endpoint. Needs --judge-model.",
+    ),
+]
+
+
+def judge_options(command: F) -> F:
+    """--judge-model and --judge-base-url."""
+    for option in reversed(JUDGE_OPTIONS):
+        command = option(command)
+    return command
+
+
+def judge_flags(flags: dict[str, object]) -> dict[str, object]:
+    """The judge's flags given (taken out of ``flags``), as RunConfig's ``judge`` table."""
+    given = {"model": flags.pop("judge_model", None), "base_url": flags.pop("judge_base_url", None)}
+    return {key: value for key, value in given.items() if value is not None}
+
+
 def sampling_options(command: F) -> F:
     """--temperature, --top-p, --seed, --reasoning-effort and --thinking-budget."""
     for option in reversed(SAMPLING_OPTIONS):

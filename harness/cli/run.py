@@ -14,6 +14,8 @@ from harness.cli.errors import Command, Finite
 from harness.cli.grid_options import (
     connection_options,
     executor_options,
+    judge_flags,
+    judge_options,
     sampling_options,
     stopping_options,
 )
@@ -167,6 +169,7 @@ from harness.trace import MAX_TEXT
 )
 @connection_options
 @sampling_options
+@judge_options
 @click.option("--prices", type=click.Path(), help="Price table (TOML) for cost.")
 @click.option("--price-as", help="In the printed table, price tokens as this model.")
 @click.option(
@@ -264,6 +267,8 @@ EXPECTED = {
     "cache_dir": "a cache folder",
     "plugins": "a module to import (e.g. mypackage.patterns)",
     "ray_address": "a Ray cluster (auto, HOST:6379, ray://HOST:10001)",
+    "judge_model": "the judge's model name (e.g. gpt-4o)",
+    "judge_base_url": "the judge's base URL (e.g. https://api.openai.com/v1)",
 }
 
 
@@ -283,10 +288,13 @@ def _refuse_blank(command: click.Command, flags: dict[str, Any]) -> None:
 
 def _config(flags: dict[str, Any], given: Callable[[str], ParameterSource | None]) -> RunConfig:
     """The run's settings: the experiment file's, with the flags given laid over them."""
+    judge = judge_flags(flags)
     written = {field: value for field, value in _fields(flags).items() if _given(given, field)}
     columns = {c.removesuffix("_column"): flags[c] for c in COLUMN_FLAGS if flags[c] is not None}
     if columns:
         written["columns"] = columns
+    if judge:
+        written["judge"] = judge
     if flags["experiment"] is None:
         return build(written, "the run's flags")
     return load_experiment(Path(flags["experiment"])).merged(written)

@@ -176,3 +176,18 @@ class PatternErrorEvent(TraceEvent):
 
     kind: Literal["pattern_error"] = "pattern_error"
     error: str
+
+
+class GradingEvent(TraceEvent):
+    """The run's answer graded by a judge that failed (``judge_api_error``,
+    ``judge_unreadable``), or graded again by ``grade --regrade`` (``regraded``): the
+    pattern's outcome stands either way."""
+
+    kind: Literal["grading"] = "grading"
+    status: str
+    """The grading status: ``judge_api_error``, ``judge_unreadable``, or ``regraded``."""
+    error: str | None = None
+    """Why the judge gave no verdict."""
+    judge_tokens_in: int = 0
+    judge_tokens_out: int = 0
+    """What the judge's calls on this answer took, this time."""

@@ -40,7 +40,31 @@ def identity_changes(meta: dict[str, Any], expect: dict[str, Any]) -> list[str]:
                 f"grader {describe_grader(was)}, not {describe_grader(now)} (give the "
                 "grader options its runs were graded by to add to them)"
             )
+        # A folder written before graders had an identity has none: its graders had none.
+        was_made, now_made = (
+            meta["grader"].get("identity") or {},
+            expect["grader"].get("identity") or {},
+        )
+        # guard: folder-tied-grader-identity
+        if was_made != now_made:
+            differs.append(
+                f"grader {describe_grader(now)} {describe_identity(was_made, now_made)} (give "
+                "the judge model, and the prompt files, its runs were graded with to add to them)"
+            )
     return differs
+
+
+def describe_identity(was: dict[str, Any], now: dict[str, Any]) -> str:
+    """How two grader identities differ, in words: each key that differs, its values when
+    short (a prompt's text is said changed, not quoted)."""
+    said = []
+    for key in sorted(set(was) | set(now)):
+        before, after = was.get(key), now.get(key)
+        if before == after:
+            continue
+        shown = f"{before!r} before, {after!r} now"
+        said.append(f"{key} {shown}" if len(shown) <= 80 else f"{key} changed")
+    return "made otherwise: " + "; ".join(said)
 
 
 #: The exact grader's rules, by option value: what a table title says of each.
