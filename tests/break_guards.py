@@ -1783,6 +1783,27 @@ MUTATIONS = [
     # chance.
     ("judge-no-better-than-chance-not-corrected", "judge correction: se + sp <= 1 gives no estimate",
      "value=np.clip(value, 0.0, 1.0)", ["tests/harness/report/test_judge_correction.py::test_a_judge_no_better_than_chance_corrects_nothing"]),
+    # Measuring the judge's error (loopbench judge sample / calibrate).
+    ("judge-sample-at-most-per-arm", "judge sample: at most --per-arm answers an arm",
+     "on", ["tests/harness/cli/test_judge_sample.py::test_each_arm_gives_its_share_of_graded_answers"]),
+    ("judge-sample-keeps-labels", "judge sample: a file with labels filled in is not replaced",
+     "off", ["tests/harness/cli/test_judge_sample.py::test_a_labelled_file_is_never_replaced"]),
+    ("judge-sample-needs-graded-runs", "judge sample: a folder without graded answers refused",
+     "off", ["tests/harness/cli/test_judge_sample.py::test_a_folder_without_graded_answers_is_refused"]),
+    ("judge-labels-columns-needed", "judge calibrate: a labels file without run_id or label refused",
+     "off", ["tests/harness/cli/test_judge_calibrate.py::test_a_file_without_a_label_column_is_refused"]),
+    ("judge-label-value-known", "judge calibrate: a label neither right nor wrong refused",
+     "off", ["tests/harness/cli/test_judge_calibrate.py::test_bad_labels_are_one_line_naming_the_line"]),
+    ("judge-label-run-once", "judge calibrate: a run labelled twice refused",
+     "off", ["tests/harness/cli/test_judge_calibrate.py::test_bad_labels_are_one_line_naming_the_line"]),
+    ("judge-label-run-in-folder", "judge calibrate: a label of a run the folder does not hold refused",
+     "off", ["tests/harness/cli/test_judge_calibrate.py::test_bad_labels_are_one_line_naming_the_line"]),
+    ("judge-calibrate-needs-a-label", "judge calibrate: a labels file with no label filled in refused",
+     "off", ["tests/harness/cli/test_judge_calibrate.py::test_bad_labels_are_one_line_naming_the_line"]),
+    ("arms-test-needs-labels-of-kind", "judge calibrate: an arm without labels of a kind left out of that rate's test",
+     "value=dict(counts)", ["tests/harness/cli/test_judge_calibrate.py::test_an_arm_without_labels_of_a_kind_is_left_out_of_that_test"]),
+    ("arm-rates-own-when-labels-cover", "judge correction: an arm's own rates only when its labels hold right and wrong answers",
+     "on", ["tests/harness/report/test_judge_correction.py::test_an_arm_is_corrected_with_its_own_rates_when_its_labels_allow"]),
 ]  # fmt: skip
 
 
