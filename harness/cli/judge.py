@@ -218,17 +218,11 @@ def _print_text(report: dict[str, Any], pooled: Any, arms: dict[str, Any]) -> No
     rows = []
     for name, agreement in [("all", pooled), *(arms.items() if len(arms) > 1 else [])]:
         rates = [agreement.agreement, agreement.sensitivity, agreement.specificity]
-        rows.append(
-            [
-                name,
-                agreement.labelled,
-                *(
-                    _shown(r.value, r.low, r.high) + (f" n={r.n}" if r is not rates[0] else "")
-                    for r in rates
-                ),
-                _shown(agreement.kappa.value, agreement.kappa.low, agreement.kappa.high),
-            ]
-        )
+        shown = [_shown(r.value, r.low, r.high) for r in rates]
+        for at in (1, 2):  # sensitivity and specificity: over how many answers
+            shown[at] += f" n={rates[at].n}" if rates[at].n else ""
+        kappa = agreement.kappa
+        rows.append([name, agreement.labelled, *shown, _shown(kappa.value, kappa.low, kappa.high)])
     headers = ["arm", "labelled", "agreement", "sensitivity", "specificity", "kappa"]
     click.echo(tabulate(rows, headers=headers, tablefmt="github", disable_numparse=True))
     click.echo("95% intervals: Wilson's for the rates, Fleiss' asymptotic one for kappa.")
