@@ -1790,6 +1790,8 @@ MUTATIONS = [
      "off", ["tests/harness/cli/test_judge_sample.py::test_a_labelled_file_is_never_replaced"]),
     ("judge-sample-needs-graded-runs", "judge sample: a folder without graded answers refused",
      "off", ["tests/harness/cli/test_judge_sample.py::test_a_folder_without_graded_answers_is_refused"]),
+    ("judge-sample-tasks-as-they-ran", "judge sample --tasks: a task changed since its run refused",
+     "off", ["tests/harness/cli/test_judge_sample.py::test_a_task_changed_since_its_run_is_refused"]),
     ("judge-labels-columns-needed", "judge calibrate: a labels file without run_id or label refused",
      "off", ["tests/harness/cli/test_judge_calibrate.py::test_a_file_without_a_label_column_is_refused"]),
     ("judge-label-value-known", "judge calibrate: a label neither right nor wrong refused",

@@ -30,6 +30,7 @@ from harness.results.judge_labels import (
     sample_runs,
     write_sample,
 )
+from harness.results.records import RunRecord
 
 SAMPLE_FILE = "judge_sample.csv"
 
@@ -56,10 +57,20 @@ def judge_group() -> None:
     "replaced.",
 )
 @click.option("--seed", type=int, default=0, show_default=True, help="Which answers are drawn.")
-def sample_command(results: Path, per_arm: int, output: Path | None, seed: int) -> None:
+@click.option(
+    "--tasks",
+    "tasks_spec",
+    help="The task set the folder ran (a name, folder or data file): adds each answer's "
+    "question, reference answer and rubric from it.",
+)
+def sample_command(
+    results: Path, per_arm: int, output: Path | None, seed: int, tasks_spec: str | None
+) -> None:
     """Write a CSV of answers for a person to label: PER_ARM graded answers of each arm,
-    drawn at random, with the question when the folder's traces hold it, and an empty
-    ``label`` column. The judge's verdict is not in it: label blind."""
+    drawn at random, with the question when the folder's traces hold it (with ``--tasks``,
+    the question, reference answer and rubric from the task set), the grader's rubric when
+    the folder records one, and an empty ``label`` column. The judge's verdict is not in
+    it: label blind."""
     from harness.cli.output_file import output_file
 
     output = output or results / SAMPLE_FILE
@@ -74,17 +85,14 @@ def sample_command(results: Path, per_arm: int, output: Path | None, seed: int) 
     if not chosen:
         raise BadInput(f"{results}: no answer graded by its grader yet; nothing to label")
     questions = _questions(results, {record.run_id for record in chosen})
-    rows = [
-        SampleRow(
-            r.run_id,
-            r.arm,
-            r.task_id,
-            r.repeat,
-            r.answer or "",
-            {"question": questions[r.run_id]} if questions.get(r.run_id) else {},
-        )
-        for r in chosen
-    ]
+    tasks = _task_texts(tasks_spec, chosen) if tasks_spec is not None else {}
+    rubric = _set_rubric(results)
+    rows = []
+    for r in chosen:
+        texts = {"rubric": rubric} if rubric else {}
+        texts |= {"question": questions[r.run_id]} if questions.get(r.run_id) else {}
+        texts |= tasks.get(r.task_id, {})
+        rows.append(SampleRow(r.run_id, r.arm, r.task_id, r.repeat, r.answer or "", texts))
     with output_file(output):
         write_sample(output, rows)
     arms: dict[str, int] = {}
@@ -105,6 +113,46 @@ def _questions(results: Path, wanted: set[str]) -> dict[str, str]:
     if not has_traces(results):
         return {}
     return {run_id: trace.question for run_id, trace in read_traces(results, wanted).items()}
+
+
+def _set_rubric(results: Path) -> str:
+    """The set's rubric, as the folder's grader options record it ("" without one)."""
+    from harness.results.reading import read_experiment
+
+    grader = (read_experiment(results) or {}).get("grader")
+    options = grader.get("options") if isinstance(grader, dict) else None
+    rubric = options.get("rubric") if isinstance(options, dict) else None
+    return rubric if isinstance(rubric, str) else ""
+
+
+def _task_texts(spec: str, chosen: list[RunRecord]) -> dict[str, dict[str, str]]:
+    """By task id, the question, reference answer and rubric the task set gives; refused
+    when a sampled run's task has changed since it ran (its labels would be about another
+    task)."""
+    from tasks.loading import load_taskset
+
+    by_id = {task.id: task for task in load_taskset(spec).tasks}
+    texts: dict[str, dict[str, str]] = {}
+    for record in chosen:
+        task = by_id.get(record.task_id)
+        # guard: judge-sample-tasks-as-they-ran
+        if task is None or (
+            record.task_fingerprint and record.task_fingerprint != task.fingerprint
+        ):
+            what = "has no task" if task is None else "has changed task"
+            raise BadInput(
+                f"--tasks {spec}: {what} {record.task_id!r} since run {record.run_id} ran; "
+                "give the task set the folder ran"
+            )
+        data = task.model_dump(mode="json")
+        expected, rubric = data.get("expected"), data.get("rubric")
+        found = {"question": task.question}
+        if expected not in (None, ""):
+            found["reference"] = expected if isinstance(expected, str) else json.dumps(expected)
+        if isinstance(rubric, str) and rubric:
+            found["rubric"] = rubric
+        texts[record.task_id] = found
+    return texts
 
 
 @judge_group.command("calibrate")

@@ -108,3 +108,42 @@ def test_a_folder_without_graded_answers_is_refused(tmp_path: Path) -> None:
 def test_a_missing_folder_is_one_line(tmp_path: Path) -> None:
     outcome = judge("sample", str(tmp_path / "nowhere"), "--per-arm", "3")
     assert outcome.exit_code == 2 and outcome.output.strip().count("\n") == 0
+
+
+REFERENCE = Path(__file__).parents[3] / "results" / "reference" / "local-smollm2"
+
+
+def test_the_task_set_gives_the_reference_answer(tmp_path: Path) -> None:
+    import shutil
+
+    results = shutil.copytree(REFERENCE, tmp_path / "mine")
+    outcome = judge("sample", str(results), "--per-arm", "2", "--tasks", "depot")
+    assert outcome.exit_code == 0, outcome.output
+    sample = rows(results / "judge_sample.csv")
+    assert all(row["question"] and '"numbers"' in row["reference"] for row in sample)
+
+
+def test_a_task_changed_since_its_run_is_refused(tmp_path: Path) -> None:
+    import re
+    import shutil
+
+    results = shutil.copytree(REFERENCE, tmp_path / "mine")
+    runs = results / "runs.jsonl"
+    text = runs.read_text(encoding="utf-8")
+    runs.write_text(re.sub(r'"task_fingerprint":"\w+"', '"task_fingerprint":"0"', text))
+    outcome = judge("sample", str(results), "--per-arm", "2", "--tasks", "depot")
+    assert outcome.exit_code == 2 and "has changed task" in outcome.output
+    assert not (results / "judge_sample.csv").exists()
+
+
+def test_the_sets_rubric_comes_from_the_folders_grader(tmp_path: Path) -> None:
+    import json
+
+    results, _ = folder(tmp_path)
+    experiment = json.loads((results / "experiment.json").read_text(encoding="utf-8"))
+    experiment["grader"]["options"]["rubric"] = "Names the cause and the fix."
+    (results / "experiment.json").write_text(json.dumps(experiment), encoding="utf-8")
+    judge("sample", str(results), "--per-arm", "2")
+    assert {r["rubric"] for r in rows(results / "judge_sample.csv")} == {
+        "Names the cause and the fix."
+    }
