@@ -25,6 +25,7 @@ accuracy corrected from the judge_calibration.json it saved.
 
     .venv/bin/python -m bench.judge_correction --sims 1000       # ~4 minutes on 2 busy cores
     .venv/bin/python -m bench.judge_correction --sims 200 --folders 20 --labels 50
+    .venv/bin/python -m bench.judge_correction --sims 1000 --folders 0 --labels-elsewhere
 """
 
 from __future__ import annotations
@@ -156,13 +157,23 @@ class Tally:
 
 
 def measure(
-    scenario: Scenario, tasks: int, repeats: int, labels: int, sims: int, seed: int
+    scenario: Scenario,
+    tasks: int,
+    repeats: int,
+    labels: int,
+    sims: int,
+    seed: int,
+    elsewhere: bool = False,
 ) -> Tally:
+    """The tallies over ``sims`` folders; ``elsewhere``: the person labels answers of
+    another folder of the same arms and judge, not the folder's own."""
     rng = np.random.default_rng(seed)
     true_a, true_b = scenario.accuracy
     tally = Tally.empty()
-    for folder in folders(scenario, tasks, repeats, sims, rng):
-        calibration = calibration_of(folder, labels, rng)
+    made = folders(scenario, tasks, repeats, sims, rng)
+    labelled = folders(scenario, tasks, repeats, sims, rng) if elsewhere else made
+    for folder, source in zip(made, labelled, strict=True):
+        calibration = calibration_of(source, labels, rng)
         rates = (arm_rates(calibration, "a"), arm_rates(calibration, "b"))
         judged_a, judged_b = folder.judged
         fixed = corrected_accuracy(folder.tasks, judged_a, rates[0])
@@ -254,13 +265,24 @@ def main() -> None:
     parser.add_argument("--labels", type=int, nargs="+", default=[50, 150], help="per arm")
     parser.add_argument("--folders", type=int, default=50, help="folders the whole way")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--labels-elsewhere",
+        action="store_true",
+        help="label answers of another folder of the same arms and judge",
+    )
     args = parser.parse_args()
     started = time.monotonic()
     rows = []
     for labels in args.labels:
         for number, scenario in enumerate(SCENARIOS):
             tally = measure(
-                scenario, args.tasks, args.repeats, labels, args.sims, args.seed + number
+                scenario,
+                args.tasks,
+                args.repeats,
+                labels,
+                args.sims,
+                args.seed + number,
+                args.labels_elsewhere,
             )
             share = [f"{x / tally.sims:.3f}" for x in (*tally.accuracy, *tally.difference)]
             equal = scenario.accuracy[0] == scenario.accuracy[1]
