@@ -127,10 +127,31 @@ class Labels:
     """Each labelled run's line in the file, to name it."""
 
 
+#: The longest cell read back: an answer is written whole, and may be longer than the csv
+#: module's default limit (128 KiB).
+LONGEST_CELL = 1 << 30
+#: How a spreadsheet may save the file again: commas, or semicolons where the comma is the
+#: decimal mark, or tabs.
+DELIMITERS = (",", ";", "\t")
+
+
+def _delimiter(first_line: str) -> str:
+    """The delimiter of a file whose header is ``first_line``: the first of ``DELIMITERS``
+    that splits it into a run_id and a label column."""
+    for delimiter in DELIMITERS:
+        names = [name.strip() for name in first_line.strip().split(delimiter)]
+        if "run_id" in names and LABEL in names:
+            return delimiter
+    return ","
+
+
 def _rows(path: Path) -> Iterator[tuple[int, str, str]]:
     """(line, run_id, label) of each row; refused when the columns are missing."""
+    csv.field_size_limit(max(csv.field_size_limit(), LONGEST_CELL))
     with path.open(encoding="utf-8-sig", newline="") as handle:
-        reader = csv.reader(handle)
+        delimiter = _delimiter(handle.readline())
+        handle.seek(0)
+        reader = csv.reader(handle, delimiter=delimiter)
         header = next(reader, None)
         if header is None:
             raise LabelsUnusable(f"{path}:1: empty; expected the CSV `judge sample` writes")

@@ -202,3 +202,36 @@ def test_an_arm_without_labels_of_a_kind_is_left_out_of_that_test() -> None:
     # Arm b has no answer labelled wrong: its specificity is unknown, not tested.
     tests = arms_tests({"a": JudgeRates(30, 10, 5, 5), "b": JudgeRates(20, 20, 0, 0)})
     assert [t.rate for t in tests] == ["sensitivity"]
+
+
+def test_a_file_saved_again_with_semicolons_or_tabs_reads(small: Path, tmp_path: Path) -> None:
+    for delimiter in (";", "\t"):
+        labels = tmp_path / "l.csv"
+        labels.write_text(
+            delimiter.join(["run_id", "answer", "label"])
+            + "\n"
+            + delimiter.join(["r1", "1,5", "pass"])
+            + "\n",
+            encoding="utf-8",
+        )
+        outcome = judge("calibrate", str(small), "--labels", str(labels), "--format", "json")
+        assert outcome.exit_code == 0, outcome.output
+        assert json.loads(outcome.output)["labelled"] == 1
+
+
+def test_an_answer_longer_than_the_csv_modules_limit_reads_back(tmp_path: Path) -> None:
+    long = RunRecord(
+        run_id="long",
+        arm="a",
+        task_id="t",
+        repeat=0,
+        status="answered",
+        answer="x" * 300_000,
+        correct=True,
+    )
+    results = write_folder(tmp_path / "results", [long], questions=False)
+    assert judge("sample", str(results), "--per-arm", "1").exit_code == 0
+    labels = label_sample(results / "judge_sample.csv", {"long": True})
+    outcome = judge("calibrate", str(results), "--labels", str(labels), "--format", "json")
+    assert outcome.exit_code == 0, outcome.output
+    assert json.loads(outcome.output)["labelled"] == 1
