@@ -44,6 +44,11 @@ COMMANDS: Mapping[str, tuple[str, str]] = {
         "Grade an answer with a registered grader (the typed exact grader by default), run "
         "every grader's self-test, or run code against a coding task's suite in the sandbox.",
     ),
+    "judge": (
+        "harness.cli.judge:judge_group",
+        "Measure a judge's error: sample answers for a person to label, then count the labels "
+        "against the judge's verdicts.",
+    ),
     "patterns": (
         "harness.cli.patterns:patterns_command",
         "List registered patterns (or PATTERN) with their options, defaults and cost in "

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from harness.results.judge_calibration import Calibration, LabelCounts
 from harness.stats.intervals import LEVEL, effective_runs, task_totals
 
 DRAWS = 4000
@@ -79,6 +80,24 @@ class JudgeRates:
         se = rng.beta(self.true_pass + 0.5, self.false_fail + 0.5, count)
         sp = rng.beta(self.true_fail + 0.5, self.false_pass + 0.5, count)
         return se, sp
+
+
+def rates_of(counts: LabelCounts) -> JudgeRates:
+    """A calibration's counts (``harness.results.judge_calibration``) as rates."""
+    return JudgeRates(counts.true_pass, counts.false_fail, counts.true_fail, counts.false_pass)
+
+
+def arm_rates(calibration: Calibration, arm: str) -> JudgeRates:
+    """The rates that correct an arm: its own when the labels hold both right and wrong
+    answers of it (a judge may treat arms differently, and a difference the labels are too
+    few to show would still bias a pooled correction), else the pooled ones."""
+    counts = calibration.arms.get(arm)
+    if counts is not None:
+        own = rates_of(counts)
+        # guard: arm-rates-own-when-labels-cover
+        if own.true_pass + own.false_fail and own.true_fail + own.false_pass:
+            return own
+    return rates_of(calibration.pooled)
 
 
 def corrected(judged: float | np.ndarray, se: float | np.ndarray, sp: float | np.ndarray) -> Any:

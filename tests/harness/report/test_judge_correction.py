@@ -54,3 +54,22 @@ def test_each_arm_is_corrected_with_its_own_rates() -> None:
     assert result.judged > 0.1  # the judge's own difference credits arm a
     assert result.low <= 0 <= result.high
     assert abs(result.estimate) < 0.06
+
+
+def test_an_arm_is_corrected_with_its_own_rates_when_its_labels_allow() -> None:
+    from harness.results.judge_calibration import Calibration, LabelCounts
+    from harness.stats.judge_correction import arm_rates
+
+    own = LabelCounts(true_pass=9, false_fail=1, true_fail=3, false_pass=7)
+    right_only = LabelCounts(true_pass=5, false_fail=0, true_fail=0, false_pass=0)
+    pooled = LabelCounts(true_pass=14, false_fail=1, true_fail=3, false_pass=7)
+    calibration = Calibration(
+        labels_file="l.csv",
+        labels_sha256="0",
+        pooled=pooled,
+        arms={"cot": own, "direct": right_only},
+    )
+    assert arm_rates(calibration, "cot") == JudgeRates(9, 1, 3, 7)
+    # No wrong answer of direct labelled: its specificity unknown, the pooled rates apply.
+    assert arm_rates(calibration, "direct") == JudgeRates(14, 1, 3, 7)
+    assert arm_rates(calibration, "unlabelled") == JudgeRates(14, 1, 3, 7)
