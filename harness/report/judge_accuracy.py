@@ -22,7 +22,7 @@ import pandas as pd
 
 from harness.report.judge_cost import not_graded
 from harness.report.model_axis import MODEL_AND_ARM, model_and_arm, model_keys
-from harness.results.judge_calibration import Calibration, LabelCounts, load_calibration
+from harness.results.judge_calibration import Calibration, load_calibration
 from harness.results.reading import read_experiment, runs_file
 from harness.results.statuses import INFRASTRUCTURE_STATUSES
 from harness.stats.judge_correction import (
@@ -30,6 +30,8 @@ from harness.stats.judge_correction import (
     JudgeRates,
     corrected_accuracy,
     corrected_difference,
+    own_rates,
+    rates_of,
 )
 
 #: The grader name whose verdicts are a judge model's.
@@ -41,10 +43,6 @@ CALIBRATE = (
     "`loopbench judge calibrate RESULTS --labels FILE` counts the judge's errors, and the "
     "table then corrects for them"
 )
-
-
-def rates_of(counts: LabelCounts) -> JudgeRates:
-    return JudgeRates(counts.true_pass, counts.false_fail, counts.true_fail, counts.false_pass)
 
 
 @dataclass(frozen=True)
@@ -71,14 +69,14 @@ class Judging:
 
     def rates(self, arm: str) -> tuple[JudgeRates, str]:
         """The counts that correct ``arm`` (an arm identity, after its model on a model
-        axis): the arm's own when the calibration covers it, else the pooled ones; and
-        which."""
+        axis): the arm's own when the labels hold right and wrong answers of it, else the
+        pooled ones (``harness.stats.judge_correction.own_rates``); and which."""
         assert self.calibration is not None
-        arms = self.calibration.arms
         for name in (arm, arm.rpartition(MODEL_AND_ARM)[2]):
+            own = own_rates(self.calibration, name)
             # guard: corrected-uses-the-arms-own-counts
-            if name in arms:
-                return rates_of(arms[name]), "arm"
+            if own is not None:
+                return own, "arm"
         return rates_of(self.calibration.pooled), "pooled"
 
     def note(self) -> str:

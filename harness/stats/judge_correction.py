@@ -87,17 +87,23 @@ def rates_of(counts: LabelCounts) -> JudgeRates:
     return JudgeRates(counts.true_pass, counts.false_fail, counts.true_fail, counts.false_pass)
 
 
-def arm_rates(calibration: Calibration, arm: str) -> JudgeRates:
-    """The rates that correct an arm: its own when the labels hold both right and wrong
-    answers of it (a judge may treat arms differently, and a difference the labels are too
-    few to show would still bias a pooled correction), else the pooled ones."""
+def own_rates(calibration: Calibration, arm: str) -> JudgeRates | None:
+    """An arm's own rates when the labels hold both right and wrong answers of it (a judge
+    may treat arms differently, and a difference the labels are too few to show would still
+    bias a pooled correction); None when they do not."""
     counts = calibration.arms.get(arm)
-    if counts is not None:
-        own = rates_of(counts)
-        # guard: arm-rates-own-when-labels-cover
-        if own.true_pass + own.false_fail and own.true_fail + own.false_pass:
-            return own
-    return rates_of(calibration.pooled)
+    if counts is None:
+        return None
+    own = rates_of(counts)
+    # guard: arm-rates-own-when-labels-cover
+    if own.true_pass + own.false_fail and own.true_fail + own.false_pass:
+        return own
+    return None
+
+
+def arm_rates(calibration: Calibration, arm: str) -> JudgeRates:
+    """The rates that correct an arm: its own (``own_rates``), else the pooled ones."""
+    return own_rates(calibration, arm) or rates_of(calibration.pooled)
 
 
 def corrected(judged: float | np.ndarray, se: float | np.ndarray, sp: float | np.ndarray) -> Any:
