@@ -22,6 +22,7 @@ from harness.results.reading import ResultsError, RunKey, run_key
 from harness.results.records import RunRecord
 from harness.results.store import RecordWriter, ResultsFolder
 from harness.runner import Job, Runner, RunSettings
+from tasks.mcp_tools import stop_servers
 from tasks.taskset import TaskSet
 
 
@@ -165,8 +166,11 @@ async def run_grid(
     experiment_id = folder.experiment["experiment_id"]
     runner = Runner(grid.taskset, client, grid.model_name, settings, experiment_id)
     in_flight = min(settings.runs_in_flight, max(1, total - skipped))
-    with folder.writer() as writer:
-        ran = await _make(runner, jobs, writer, in_flight, watch)
+    try:
+        with folder.writer() as writer:
+            ran = await _make(runner, jobs, writer, in_flight, watch)
+    finally:  # the set's MCP servers, started once for the grid: none left behind
+        stop_servers()
     return GridResult(ran=ran, skipped=skipped)
 
 
