@@ -79,9 +79,9 @@ class McpServerSettings(BaseModel):
         command = list(self.command or [])
         if command[0] in THIS_PYTHON:
             return [sys.executable, *command[1:]]
-        beside = folder / command[0]
-        if "/" in command[0] and beside.is_file():
-            return [str(beside.resolve()), *command[1:]]
+        beside = folder / command[0]  # not resolved: a venv's python is a link to keep
+        if "/" in command[0] and not Path(command[0]).is_absolute() and beside.is_file():
+            return [str(beside.absolute()), *command[1:]]
         return command
 
     def checked_command(self, folder: Path, where: str) -> list[str]:

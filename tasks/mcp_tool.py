@@ -5,13 +5,15 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from mcp_types import Tool as ListedTool
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from harness.models.types import ToolSpec
 from harness.tools import Tool
+
+if TYPE_CHECKING:
+    from mcp_types import Tool as ListedTool
 
 #: Sends one call to the server: the tool's name and its arguments -> the result's text.
 Call = Callable[[str, dict[str, Any]], Awaitable[str]]

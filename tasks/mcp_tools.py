@@ -28,18 +28,16 @@ from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-from mcp import ClientSession, StdioServerParameters
-from mcp.client.stdio import stdio_client
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared.exceptions import MCPError
-from mcp_types import CONNECTION_CLOSED, CallToolResult, TextContent
-from mcp_types import Tool as ListedTool
+from typing import TYPE_CHECKING, Any
 
 from harness.tools import Tool, ToolFailure, ToolServerFailure
 from tasks.mcp_settings import McpServerError, McpServerSettings
 from tasks.mcp_tool import mcp_tool
+
+if TYPE_CHECKING:  # the SDK takes a second to import: only a set naming a server needs it
+    from mcp import ClientSession
+    from mcp_types import CallToolResult
+    from mcp_types import Tool as ListedTool
 
 
 @dataclass(frozen=True)
@@ -91,6 +89,10 @@ class _Session:
             self.loop.close()
 
     def _transport(self) -> AbstractAsyncContextManager[Any]:
+        from mcp import StdioServerParameters
+        from mcp.client.stdio import stdio_client
+        from mcp.client.streamable_http import streamable_http_client
+
         if self.settings.url is not None:
             return streamable_http_client(self.settings.url)
         argv = self.settings.argv(self.folder)
@@ -98,6 +100,8 @@ class _Session:
         return stdio_client(params, errlog=_QUIET)
 
     async def _serve(self) -> None:
+        from mcp import ClientSession
+
         try:
             async with self._transport() as (read, write), ClientSession(read, write) as session:
                 hello = await session.initialize()
@@ -166,8 +170,7 @@ class McpServer:
                 why = _why(started.failure) if started.failure else "no answer"
                 raise McpServerError(
                     f"{self.where}: MCP server {self.settings.name!r} did not start and list "
-                    f"its tools within {self.settings.start_timeout_s:g} s "
-                    f"(start_timeout_s): {why}"
+                    f"its tools (start_timeout_s = {self.settings.start_timeout_s:g}): {why}"
                 )
             return started
 
@@ -202,6 +205,9 @@ class McpServer:
     async def call(self, tool: str, arguments: dict[str, Any]) -> str:
         """The tool's result as text, cut to ``max_result_chars``; ``ToolFailure`` for its
         error result, ``ToolServerFailure`` when the server crashed or hung."""
+        from mcp.shared.exceptions import MCPError
+        from mcp_types import CONNECTION_CLOSED
+
         name, limit = self.settings.name, self.settings.timeout_s
         try:
             session = await asyncio.to_thread(self.live)
@@ -249,6 +255,8 @@ class McpServer:
         session.close()
 
     def _text(self, result: CallToolResult) -> str:
+        from mcp_types import TextContent
+
         parts = [c.text if isinstance(c, TextContent) else f"[{c.type}]" for c in result.content]
         text = "\n".join(parts)
         if not parts and result.structured_content is not None:

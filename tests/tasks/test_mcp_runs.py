@@ -1,0 +1,100 @@
+"""Tools served by an MCP server in runs: counted as the server counts them, observed as it
+answered, a crashed or hung server recorded as tool_error, and no server left running."""
+
+import time
+
+import pytest
+
+import loopbench
+from harness.results.errors import ResultsError
+
+from .mcp_helpers import (
+    TOOL_ARMS,
+    alive,
+    calls,
+    pids,
+    runs,
+    scripted,
+    server_set,
+    tool_events,
+)
+
+
+def _tool(word):
+    return (
+        ("shout", {"text": word[6:]}) if word.startswith("shout:") else ("reverse", {"text": word})
+    )
+
+
+def _seen(said):
+    return "Observation:" in said.split("WORD=")[-1] or "#E1" in said
+
+
+def _run(folder, out, arms=("react",), runs_in_flight=1):
+    experiment = loopbench.Experiment(
+        tasks=folder,
+        arms=list(arms),
+        model=scripted(_tool, _seen),
+        out=out,
+        runs_in_flight=runs_in_flight,
+    )
+    return experiment.run()
+
+
+def test_every_tool_pattern_calls_the_server_as_it_counts_and_sees_what_it_returned(tmp_path):
+    folder = server_set(tmp_path / "set", ["abc", "shout:hey"])
+    _run(folder, tmp_path / "out", TOOL_ARMS)
+    records, served = runs(tmp_path / "out"), calls(folder)
+    assert {r["status"] for r in records} == {"answered"} and len(records) == 10
+    assert {r["arm"] for r in records if r["tool_calls"]} == set(TOOL_ARMS)
+    assert sum(r["tool_calls"] for r in records) == len(served) > 0
+    observed = sorted((e["tool"], e["result"]) for e in tool_events(tmp_path / "out"))
+    assert observed == sorted((c["tool"], c["result"]) for c in served)
+    assert {c["result"] for c in served} == {"cba", "HEY!"}
+    assert pids(folder) and not any(alive(p) for p in pids(folder))
+
+
+def test_a_server_killed_mid_run_is_that_runs_tool_error_and_the_rest_finish(tmp_path):
+    folder = server_set(tmp_path / "set", ["abc", "die", "shout:hey"])
+    _run(folder, tmp_path / "out")
+    status = {r["task_id"]: r["status"] for r in runs(tmp_path / "out")}
+    assert status == {"t0": "answered", "t1": "tool_error", "t2": "answered"}
+    failed = next(r for r in runs(tmp_path / "out") if r["status"] == "tool_error")
+    assert "counting" in failed["error"] and failed["correct"] is None
+    assert not any(alive(p) for p in pids(folder))
+
+
+def test_a_call_that_hangs_ends_its_run_within_the_time_limit(tmp_path):
+    folder = server_set(tmp_path / "set", ["hang", "abc"], extra="timeout_s = 1\n")
+    began = time.monotonic()
+    _run(folder, tmp_path / "out")
+    assert time.monotonic() - began < 30
+    status = {r["task_id"]: (r["status"], r["error"]) for r in runs(tmp_path / "out")}
+    assert status["t0"][0] == "tool_error" and "timeout_s" in status["t0"][1]
+    assert status["t1"] == ("answered", None)
+    assert not any(alive(p) for p in pids(folder))
+
+
+def test_a_changed_tool_list_is_refused_on_resume(tmp_path):
+    folder = server_set(tmp_path / "set", ["abc"])
+    _run(folder, tmp_path / "out")
+    server_set(tmp_path / "set", ["abc"], server_args="--extra")
+    with pytest.raises(ResultsError, match="other MCP tools: .*whisper") as refused:
+        _run(folder, tmp_path / "out", arms=("react", "rewoo"))
+    assert "\n" not in str(refused.value)
+    assert not any(alive(p) for p in pids(folder))
+
+
+def test_the_folder_records_the_servers_name_version_and_tools(tmp_path):
+    import json
+
+    folder = server_set(tmp_path / "set", ["abc"])
+    _run(folder, tmp_path / "out")
+    meta = json.loads((tmp_path / "out" / "experiment.json").read_text())
+    (server,) = meta["fingerprint"]["mcp"]
+    assert (server["name"], server["server"], server["version"]) == (
+        "counting",
+        "counting-test-server",
+        "0.1.0",
+    )
+    assert server["tools"] == ["reverse", "shout"] and len(server["tools_hash"]) == 64
