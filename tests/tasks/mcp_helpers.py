@@ -24,11 +24,9 @@ def server_set(folder: Path, words: list[str], extra: str = "", server_args: str
     ]
     (folder / "tasks.jsonl").write_text("\n".join(lines) + "\n")
     command = [sys.executable, str(SERVER), str(folder / "calls.jsonl"), str(folder / "pids")]
-    extra_args = [server_args] if server_args else []
-    (folder / "taskset.toml").write_text(
-        f'name = "served"\n\n[[mcp]]\nname = "counting"\ncommand = {json.dumps(command + extra_args)}\n'
-        + extra
-    )
+    argv = json.dumps(command + ([server_args] if server_args else []))
+    entry = f'[[mcp]]\nname = "counting"\ncommand = {argv}\n{extra}'
+    (folder / "taskset.toml").write_text(f'name = "served"\n\n{entry}')
     return folder
 
 

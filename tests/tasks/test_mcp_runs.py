@@ -79,7 +79,7 @@ def test_a_changed_tool_list_is_refused_on_resume(tmp_path):
     folder = server_set(tmp_path / "set", ["abc"])
     _run(folder, tmp_path / "out")
     server_set(tmp_path / "set", ["abc"], server_args="--extra")
-    with pytest.raises(ResultsError, match="other MCP tools: .*whisper") as refused:
+    with pytest.raises(ResultsError, match=r"other MCP tools: .*whisper") as refused:
         _run(folder, tmp_path / "out", arms=("react", "rewoo"))
     assert "\n" not in str(refused.value)
     assert not any(alive(p) for p in pids(folder))
