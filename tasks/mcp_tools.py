@@ -161,13 +161,18 @@ class McpServer:
             if self._session is not None:
                 self._session.close()
             _exit_on_sigterm()
+            import mcp.client.session  # noqa: F401 - imported before the clock starts (1 s)
+
             started = _Session(self.settings, self.folder)
             self._session = started
             # guard: mcp-start-time-limit
-            if not started.ready.wait(self.settings.start_timeout_s) or not started.alive:
+            answered = started.ready.wait(self.settings.start_timeout_s)
+            if not answered or not started.alive:
                 started.close()
                 self._session = None
-                why = _why(started.failure) if started.failure else "no answer"
+                why = "no answer in time"
+                if answered and started.failure is not None:
+                    why = _why(started.failure)
                 raise McpServerError(
                     f"{self.where}: MCP server {self.settings.name!r} did not start and list "
                     f"its tools (start_timeout_s = {self.settings.start_timeout_s:g}): {why}"
