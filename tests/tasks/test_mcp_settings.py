@@ -18,7 +18,7 @@ from tasks.mcp_settings import McpServerError
 from tasks.mcp_tools import stop_servers
 from tasks.taskset import TaskSetError, read_taskset
 
-from .mcp_helpers import SERVER, alive, calls, pids, server_set
+from .mcp_helpers import alive, calls, pids, server_set
 
 ROOT = Path(__file__).parents[2]
 DEPOT_SERVER = ROOT / "examples" / "mcp" / "depot_server.py"
@@ -41,11 +41,15 @@ def _set(folder: Path, toml: str) -> Path:
 
 
 def _refusal(folder: Path) -> str:
-    with pytest.raises(BadInput) as refused:
+    with pytest.raises(McpServerError) as refused:
         read_taskset(folder)
     message = str(refused.value)
     assert "\n" not in message and str(folder / "taskset.toml") in message
     return message
+
+
+def test_a_refusal_is_bad_input_one_line_exit_2():
+    assert issubclass(McpServerError, BadInput)
 
 
 def test_no_such_command_is_refused_naming_the_field(tmp_path):
