@@ -55,14 +55,19 @@ def _plan_step(tool: str, args: dict) -> dict:
     return {"tool": tool, "args": args, "why": "asked"}
 
 
-def scripted(tool_for, results_seen):
-    """A model playing every tool-using pattern: it calls ``tool_for(word)`` with the
-    question's word once, then answers; ``results_seen(text)`` says whether a tool's
-    result is in the conversation already."""
+def the_word(text):
+    """The word a test question names: ``WORD=abc``."""
+    return re.search(r"WORD=(\S+?)(?=[\s.,;]|$)", text).group(1)
+
+
+def scripted(tool_for, results_seen, find=the_word):
+    """A model playing every tool-using pattern: it calls ``tool_for(word)`` with what
+    ``find`` reads in the request (the question's word) once, then answers;
+    ``results_seen(text)`` says whether a tool's result is in the conversation already."""
 
     def reply(request):
         said = "\n".join(m.content for m in request.messages)
-        word = re.search(r"WORD=(\S+?)(?=[\s.,;]|$)", said + "\n" + request.system).group(1)
+        word = find(said + "\n" + request.system)
         tool, args = tool_for(word)
         if request.tool_choice == "submit_plan":
             return tool_reply(("submit_plan", {"steps": [_plan_step(tool, args)]}))
