@@ -153,3 +153,29 @@ def test_no_server_is_left_after_ctrl_c_or_sigterm(tmp_path, stop):
         run.kill()
         log.close()
     assert pids(folder) and not any(alive(p) for p in pids(folder))
+
+
+def test_tasks_list_shows_a_sets_mcp_tools(tmp_path):
+    from click.testing import CliRunner
+
+    from harness.cli.main import main
+
+    folder = server_set(tmp_path / "set", ["abc"])
+    shown = CliRunner().invoke(main, ["tasks", "list", "--tasks", str(folder)])
+    assert shown.exit_code == 0, shown.output
+    assert "reverse (MCP counting), shout (MCP counting)" in shown.output
+    listed = CliRunner().invoke(main, ["tasks", "list", "--tasks", str(folder), "--format", "json"])
+    (served,) = json.loads(listed.output)[-1]["mcp"]
+    assert (served["server"], served["tools"]) == ("counting-test-server", ["reverse", "shout"])
+
+
+def test_a_bad_server_is_exit_2_in_one_line_from_the_command_line(tmp_path):
+    from click.testing import CliRunner
+
+    from harness.cli.main import main
+
+    folder = _set(tmp_path, 'name = "s"\n[[mcp]]\nname = "x"\ncommand = ["no-such-program-here"]\n')
+    refused = CliRunner().invoke(main, ["tasks", "list", "--tasks", str(folder)])
+    assert refused.exit_code == 2
+    assert "field 'command': no such command 'no-such-program-here'" in refused.output
+    assert "Traceback" not in refused.output
