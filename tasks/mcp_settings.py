@@ -84,6 +84,13 @@ class McpServerSettings(BaseModel):
             return [str(beside.absolute()), *command[1:]]
         return command
 
+    def in_folder(self, folder: Path) -> McpServerSettings:
+        """These settings with a command a path from ``folder`` names made absolute (an
+        experiment file's, whose task set is elsewhere)."""
+        if self.command is None:
+            return self
+        return self.model_copy(update={"command": self.argv(folder)})
+
     def checked_command(self, folder: Path, where: str) -> list[str]:
         """``argv``, refused (``McpServerError``) when its program does not exist."""
         argv = self.argv(folder)

@@ -21,7 +21,7 @@ that made it; none of these enter a fingerprint.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Annotated, Any
@@ -245,14 +245,21 @@ def read_taskset(
 
 
 def _served(config: TaskSetConfig, folder: Path) -> tuple[dict[str, Any], ...]:
-    """What the folder records of each of the set's MCP servers, each started and asked
-    for its tools now, before any model request; ``McpServerError`` for a server that does
-    not start, or a tool name that is not one an endpoint takes or that is offered twice."""
-    if not config.mcp:
+    """What the folder records of each of the set's MCP servers (see ``served``)."""
+    return served(config.mcp, tuple(config.tools), folder.resolve(), str(folder / "taskset.toml"))
+
+
+def served(
+    entries: Sequence[McpServerSettings], tools: Sequence[str], folder: Path, where: str
+) -> tuple[dict[str, Any], ...]:
+    """What the folder records of each MCP server ``entries`` name, each started and asked
+    for its tools now, before any model request; ``McpServerError`` naming ``where`` for a
+    server that does not start, or a tool name that is not one an endpoint takes or that is
+    offered twice (by ``tools``, the set's built-in ones, or two servers)."""
+    if not entries:
         return ()
-    where = str(folder / "taskset.toml")
-    identities = mcp_tools(config.mcp, folder.resolve(), where)[1]
-    offered_by = {name: "the built-in tools" for name in config.tools}
+    identities = mcp_tools(entries, folder, where)[1]
+    offered_by = {name: "the built-in tools" for name in tools}
     for tool, server in ((t, s) for s in identities for t in s.tools):
         # guard: mcp-tool-name-endpoint-takes
         if not TOOL_NAME.fullmatch(tool):
@@ -268,6 +275,15 @@ def _served(config: TaskSetConfig, folder: Path) -> tuple[dict[str, Any], ...]:
             )
         offered_by[tool] = f"MCP server {server.entry!r}"
     return tuple(identity.recorded() for identity in identities)
+
+
+def with_servers(taskset: TaskSet, entries: Sequence[McpServerSettings], where: str) -> TaskSet:
+    """``taskset`` offering the tools of the MCP servers ``entries`` name too (an experiment
+    file's ``[[mcp]]``, named in errors by ``where``), checked as its own are."""
+    if not entries:
+        return taskset
+    both = (*taskset.mcp, *entries)
+    return replace(taskset, mcp=both, mcp_servers=served(both, taskset.tools, taskset.path, where))
 
 
 def data_taskset(

@@ -179,3 +179,30 @@ def test_a_bad_server_is_exit_2_in_one_line_from_the_command_line(tmp_path):
     assert refused.exit_code == 2
     assert "field 'command': no such command 'no-such-program-here'" in refused.output
     assert "Traceback" not in refused.output
+
+
+def test_an_experiment_files_servers_are_offered_beside_the_sets_tools(tmp_path):
+    from harness.config import load_experiment
+    from harness.plan import plan_run
+    from harness.runner import RunSettings
+
+    served = server_set(tmp_path / "served", ["abc"])
+    entry = (served / "taskset.toml").read_text().split("\n\n", 1)[1]
+    (tmp_path / "exp.toml").write_text(f'tasks = "depot"\narms = ["react"]\n\n{entry}')
+    plan = plan_run(load_experiment(tmp_path / "exp.toml"), [], RunSettings(), print)
+    assert plan.taskset.toolset().names == ["lookup", "calc", "reverse", "shout"]
+    assert plan.taskset.fingerprint()["mcp"][0]["tools"] == ["reverse", "shout"]
+
+
+def test_an_experiment_files_server_clashing_with_the_sets_tool_is_refused(tmp_path):
+    from harness.config import load_experiment
+    from harness.plan import plan_run
+    from harness.runner import RunSettings
+
+    command = json.dumps(["python", str(DEPOT_SERVER), str(BOOK)])
+    entry = f'[[mcp]]\nname = "depot"\ncommand = {command}\ntools = ["lookup"]\n'
+    (tmp_path / "exp.toml").write_text(f'tasks = "depot"\narms = ["react"]\n\n{entry}')
+    with pytest.raises(McpServerError) as refused:
+        plan_run(load_experiment(tmp_path / "exp.toml"), [], RunSettings(), print)
+    assert str(refused.value).startswith(str(tmp_path / "exp.toml"))
+    assert "'lookup' is offered by the built-in tools too" in str(refused.value)
