@@ -1,11 +1,12 @@
 """A stdio MCP server for the tests: two tools, each call counted in a file.
 
-    python mcp_test_server.py CALLS_FILE PIDS_FILE [--extra]
+    python mcp_test_server.py CALLS_FILE PIDS_FILE [--extra] [--odd]
 
 ``reverse`` and ``shout`` answer at once; the text ``hang`` makes a call never end, and
 ``die`` ends the server mid-call. Every call is a JSON line in CALLS_FILE (the tool, its
 text, what it returned), written before the answer; the server's process id is a line of
-PIDS_FILE. ``--extra`` offers a third tool, so the tool list differs.
+PIDS_FILE. ``--extra`` offers a third tool, so the tool list differs; ``--odd`` one named
+``odd.name``.
 """
 
 import json
@@ -50,6 +51,14 @@ if "--extra" in sys.argv:
     def whisper(text: str) -> str:
         """Repeat a text in lower case."""
         return text.lower()
+
+
+if "--odd" in sys.argv:
+
+    @server.tool(name="odd.name")
+    def odd(text: str) -> str:
+        """A tool whose name no endpoint takes."""
+        return text
 
 
 server.run()

@@ -59,7 +59,7 @@ def test_no_such_command_is_refused_naming_the_field(tmp_path):
 
 
 def test_a_server_that_never_says_hello_is_refused_within_its_limit(tmp_path):
-    script = "import os, time; open('pid', 'w').write(str(os.getpid())); time.sleep(120)"
+    script = "import os, time; open('pid', 'w').write(str(os.getpid())); time.sleep(40)"
     command = json.dumps([sys.executable, "-c", script])
     folder = _set(
         tmp_path, f'name = "s"\n[[mcp]]\nname = "mute"\ncommand = {command}\nstart_timeout_s = 1\n'
@@ -86,6 +86,12 @@ def test_a_tool_two_servers_offer_is_refused(tmp_path):
         text + text.split("\n\n", 1)[1].replace('"counting"', '"again"')
     )
     assert "offered by MCP server 'counting' too" in _refusal(folder)
+
+
+def test_a_tool_name_no_endpoint_takes_is_refused(tmp_path):
+    folder = server_set(tmp_path, ["abc"], server_args="--odd")
+    message = _refusal(folder)
+    assert "the tool name 'odd.name' is not one an endpoint takes" in message
 
 
 def test_a_tool_the_server_does_not_list_is_refused(tmp_path):
