@@ -6,7 +6,7 @@
 ``die`` ends the server mid-call. Every call is a JSON line in CALLS_FILE (the tool, its
 text, what it returned), written before the answer; the server's process id is a line of
 PIDS_FILE. ``--extra`` offers a third tool, so the tool list differs; ``--odd`` one named
-``odd.name``.
+``odd.name``; ``--http PORT`` serves streamable HTTP on that loopback port.
 """
 
 import json
@@ -61,4 +61,8 @@ if "--odd" in sys.argv:
         return text
 
 
-server.run()
+if "--http" in sys.argv:  # streamable HTTP on this loopback port, instead of stdio
+    port = int(sys.argv[sys.argv.index("--http") + 1])
+    server.run("streamable-http", host="127.0.0.1", port=port)
+else:
+    server.run()

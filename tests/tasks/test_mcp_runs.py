@@ -98,3 +98,37 @@ def test_the_folder_records_the_servers_name_version_and_tools(tmp_path):
         "0.1.0",
     )
     assert server["tools"] == ["reverse", "shout"] and len(server["tools_hash"]) == 64
+
+
+def test_a_server_over_streamable_http_is_called_as_a_stdio_one(tmp_path):
+    import socket
+    import subprocess
+    import sys
+
+    from .mcp_helpers import SERVER
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    folder = tmp_path / "set"
+    folder.mkdir()
+    argv = [sys.executable, str(SERVER), str(folder / "calls.jsonl"), str(folder / "pids")]
+    served = subprocess.Popen([*argv, "--http", str(port)], stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                time.sleep(0.1)
+        server_set(folder, ["abc", "shout:hey"])
+        url = f'[[mcp]]\nname = "counting"\nurl = "http://127.0.0.1:{port}/mcp"\n'
+        (folder / "taskset.toml").write_text(f'name = "served"\n\n{url}')
+        _run(folder, tmp_path / "out", arms=("react", "react_text"))
+    finally:
+        served.terminate()
+        served.wait(timeout=30)
+    records = runs(tmp_path / "out")
+    assert {r["status"] for r in records} == {"answered"}
+    assert sum(r["tool_calls"] for r in records) == len(calls(folder)) == 4
