@@ -20,14 +20,14 @@ from typing import Annotated
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, FiniteFloat, model_validator
 from pydantic_core import PydanticCustomError
 
-from harness.errors import BadInput
+from graders.task_models import TaskSetError
 
 #: A command starting with one of these runs the interpreter loopbench runs on, which has
 #: the ``mcp`` SDK a Python server imports (the ``python`` on PATH may not).
 THIS_PYTHON = ("python", "python3")
 
 
-class McpServerError(BadInput):
+class McpServerError(TaskSetError):
     """A server named in ``[[mcp]]`` that cannot be used: no such command, no hello within
     its time limit, a tool name that clashes. Said in one line before any model request."""
 
