@@ -106,13 +106,17 @@ def cache_fault(record: RunRecord) -> bool:
     return record.status == "pattern_error" and bool(_SQLITE_ERROR.match(record.error or ""))
 
 
+#: What ``--retry-errors`` runs again: an endpoint's failure, and a tool server's.
+RETRIED = frozenset({"api_error", "tool_error"})
+
+
 def recorded_runs(
     records: list[RunRecord], taskset: TaskSet, retry_errors: bool = False
 ) -> tuple[set[RunKey], dict[RunKey, str]]:
     """The runs already done, and those to run again with the run_id each supersedes: a
     run whose task has changed since (its question or expected answer), and with
-    ``retry_errors`` a run that ended in api_error or that a cache fault ended (see
-    ``cache_fault``). A record written before task fingerprints is taken as it is."""
+    ``retry_errors`` a run that ended in api_error or tool_error or that a cache fault
+    ended (see ``cache_fault``). A record written before task fingerprints is taken as it is."""
     fingerprints = {t.id: t.fingerprint for t in taskset.tasks}
     recorded = {run_key(r): r for r in records}
     # guard: cache-retry-errors-reruns-runs
@@ -120,7 +124,7 @@ def recorded_runs(
         key: record.run_id
         for key, record in recorded.items()
         if record.task_fingerprint not in ("", fingerprints.get(record.task_id))
-        or (retry_errors and (record.status == "api_error" or cache_fault(record)))
+        or (retry_errors and (record.status in RETRIED or cache_fault(record)))
     }
     return recorded.keys() - again.keys(), again
 

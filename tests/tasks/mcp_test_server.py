@@ -1,12 +1,13 @@
 """A stdio MCP server for the tests: two tools, each call counted in a file.
 
-    python mcp_test_server.py CALLS_FILE PIDS_FILE [--extra] [--odd]
+    python mcp_test_server.py CALLS_FILE PIDS_FILE [--extra] [--odd] [--http PORT]
 
 ``reverse`` and ``shout`` answer at once; the text ``hang`` makes a call never end, and
-``die`` ends the server mid-call. Every call is a JSON line in CALLS_FILE (the tool, its
-text, what it returned), written before the answer; the server's process id is a line of
-PIDS_FILE. ``--extra`` offers a third tool, so the tool list differs; ``--odd`` one named
-``odd.name``; ``--http PORT`` serves streamable HTTP on that loopback port.
+``die`` ends the server mid-call (the first time only: a ``died`` file beside CALLS_FILE
+says so). Every call is a JSON line in CALLS_FILE (the tool, its text, what it returned),
+written before the answer; the server's process id is a line of PIDS_FILE. ``--extra``
+offers a third tool, so the tool list differs; ``--odd`` one named ``odd.name``; ``--http
+PORT`` serves streamable HTTP on that loopback port.
 """
 
 import json
@@ -24,7 +25,9 @@ server = MCPServer("counting-test-server", version="0.1.0")
 
 
 async def answer(tool: str, text: str, result: str) -> str:
-    if text == "die":
+    died = calls.with_name("died")
+    if text == "die" and not died.exists():  # once: a run made again finds it working
+        died.touch()
         os._exit(1)
     with calls.open("a") as out:
         out.write(json.dumps({"tool": tool, "text": text, "result": result}) + "\n")

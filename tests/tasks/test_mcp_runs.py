@@ -62,6 +62,17 @@ def test_a_server_killed_mid_run_is_that_runs_tool_error_and_the_rest_finish(tmp
     failed = next(r for r in runs(tmp_path / "out") if r["status"] == "tool_error")
     assert "counting" in failed["error"] and failed["correct"] is None
     assert not any(alive(p) for p in pids(folder))
+    again = loopbench.Experiment(
+        tasks=folder,
+        arms=["react"],
+        model=scripted(_tool, _seen),
+        out=tmp_path / "out",
+        settings=loopbench.RunSettings(retry_errors=True),
+    ).run()
+    redone = runs(tmp_path / "out")[-1]
+    assert again.ran == 1 and redone["supersedes"] == failed["run_id"]
+    assert (redone["task_id"], redone["status"]) == ("t1", "answered")
+    assert not any(alive(p) for p in pids(folder))
 
 
 def test_a_call_that_hangs_ends_its_run_within_the_time_limit(tmp_path):
