@@ -83,6 +83,10 @@ def test_a_call_that_hangs_ends_its_run_within_the_time_limit(tmp_path):
     status = {r["task_id"]: (r["status"], r["error"]) for r in runs(tmp_path / "out")}
     assert status["t0"][0] == "tool_error" and "timeout_s" in status["t0"][1]
     assert status["t1"] == ("answered", None)
+    # The call that hung was made: the server counted it, and so does the record.
+    assert sum(r["tool_calls"] for r in runs(tmp_path / "out")) == len(calls(folder)) == 2
+    hung = next(e for e in tool_events(tmp_path / "out") if not e["ok"])
+    assert "gave no result within 1 s" in hung["result"]
     assert not any(alive(p) for p in pids(folder))
 
 
