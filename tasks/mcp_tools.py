@@ -20,9 +20,9 @@ import atexit
 import contextlib
 import hashlib
 import json
-import os
 import signal
 import sys
+import tempfile
 import threading
 from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager
@@ -72,13 +72,14 @@ class _Session:
         self.session: ClientSession | None = None
         self.server, self.version = "", ""
         self.listed: list[ListedTool] = []
-        self._task: asyncio.Task[None] | None = None
+        #: What a stdio server writes to stderr: its last line is shown when it fails to start.
+        self.errlog = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")  # noqa: SIM115
+        self._task = self.loop.create_task(self._serve())  # before the thread: close() has it
         self.thread = threading.Thread(target=self._main, name=f"mcp-{settings.name}", daemon=True)
         self.thread.start()
 
     def _main(self) -> None:
         asyncio.set_event_loop(self.loop)
-        self._task = self.loop.create_task(self._serve())
         try:
             self.loop.run_until_complete(self._task)
         except BaseException as exc:  # cancelled by close(), or the server went away
@@ -97,7 +98,7 @@ class _Session:
             return streamable_http_client(self.settings.url)
         argv = self.settings.argv(self.folder)
         params = StdioServerParameters(command=argv[0], args=argv[1:], cwd=self.folder)
-        return stdio_client(params, errlog=_QUIET)
+        return stdio_client(params, errlog=self.errlog)
 
     async def _serve(self) -> None:
         from mcp import ClientSession
@@ -128,19 +129,27 @@ class _Session:
 
     def close(self) -> None:
         """Cancel the session, which stops the server (its process tree, for stdio)."""
-        if self.thread.is_alive() and self._task is not None:
+        if self.thread.is_alive():
             with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
                 self.loop.call_soon_threadsafe(self._task.cancel)
         self.thread.join(timeout=15)
+        self.errlog.close()
+
+    def said_last(self) -> str:
+        """The last line the server wrote to stderr (cut to 300 characters), or ""."""
+        try:
+            self.errlog.seek(0)
+            lines = [line.strip() for line in self.errlog.read()[-20_000:].splitlines()]
+        except (OSError, ValueError):  # closed already
+            return ""
+        said = next((line for line in reversed(lines) if line), "")
+        return said[:300]
 
 
 def _page(cursor: str) -> Any:
     from mcp_types import PaginatedRequestParams
 
     return PaginatedRequestParams(cursor=cursor)
-
-
-_QUIET = open(os.devnull, "w")  # noqa: SIM115 - a server's stderr, for the process's life
 
 
 class McpServer:
@@ -168,11 +177,14 @@ class McpServer:
             # guard: mcp-start-time-limit
             answered = started.ready.wait(self.settings.start_timeout_s)
             if not answered or not started.alive:
+                said = started.said_last()
                 started.close()
                 self._session = None
                 why = "no answer in time"
                 if answered and started.failure is not None:
                     why = _why(started.failure)
+                if said:
+                    why += f"; its stderr ends: {said}"
                 raise McpServerError(
                     f"{self.where}: MCP server {self.settings.name!r} did not start and list "
                     f"its tools (start_timeout_s = {self.settings.start_timeout_s:g}): {why}"

@@ -70,6 +70,13 @@ def test_a_server_that_never_says_hello_is_refused_within_its_limit(tmp_path):
     assert not alive(int((folder / "pid").read_text()))
 
 
+def test_a_server_that_exits_at_start_is_refused_with_its_last_words(tmp_path):
+    command = json.dumps([sys.executable, "-c", "import sys; sys.exit('broken: no config')"])
+    folder = _set(tmp_path, f'name = "s"\n[[mcp]]\nname = "x"\ncommand = {command}\n')
+    message = _refusal(folder)
+    assert "did not start" in message and "its stderr ends: broken: no config" in message
+
+
 def test_a_tool_name_a_builtin_tool_has_is_refused(tmp_path):
     command = json.dumps(["python", str(DEPOT_SERVER), str(BOOK)])
     folder = _set(
