@@ -245,7 +245,7 @@ class McpServer:
             # guard: mcp-call-time-limit
             result = await asyncio.wait_for(asyncio.wrap_future(sent), limit)
         except TimeoutError:
-            self._drop(session)
+            await asyncio.to_thread(self._drop, session)  # off the runs' event loop
             raise ToolServerFailure(
                 f"MCP server {name!r}: {tool} gave no result within {limit:g} s (timeout_s); "
                 "the server is started again for the next call"
@@ -253,13 +253,13 @@ class McpServer:
         except MCPError as exc:
             if exc.code != CONNECTION_CLOSED:  # an error reply: the model reads it
                 raise ToolFailure(f"Error: {tool} failed: {exc.error.message}") from None
-            self._drop(session)
+            await asyncio.to_thread(self._drop, session)  # off the runs' event loop
             raise ToolServerFailure(
                 f"MCP server {name!r} went away during {tool} ({exc.error.message}); it is "
                 "started again for the next call"
             ) from None
         except Exception as exc:
-            self._drop(session)
+            await asyncio.to_thread(self._drop, session)  # off the runs' event loop
             raise ToolServerFailure(
                 f"MCP server {name!r} failed during {tool}: {_why(exc)}"
             ) from None

@@ -75,6 +75,15 @@ def test_a_server_killed_mid_run_is_that_runs_tool_error_and_the_rest_finish(tmp
     assert not any(alive(p) for p in pids(folder))
 
 
+def test_runs_in_flight_when_the_server_dies_end_as_tool_error_or_answered(tmp_path):
+    folder = server_set(tmp_path / "set", ["abc", "die", "shout:hey", "xyz", "more"])
+    _run(folder, tmp_path / "out", arms=("react", "rewoo"), runs_in_flight=4)
+    records = runs(tmp_path / "out")
+    assert len(records) == 10 and {r["status"] for r in records} <= {"answered", "tool_error"}
+    assert any(r["task_id"] == "t1" and r["status"] == "tool_error" for r in records)
+    assert not any(alive(p) for p in pids(folder))
+
+
 def test_a_call_that_hangs_ends_its_run_within_the_time_limit(tmp_path):
     folder = server_set(tmp_path / "set", ["hang", "abc"], extra="timeout_s = 1\n")
     began = time.monotonic()
