@@ -78,6 +78,7 @@ from harness.runner import RunSettings
 from harness.sampling import Sampling, describe
 from harness.stats.separation import Separation, SeparationRule
 from tasks.loading import load_taskset
+from tasks.mcp_tools import stop_servers
 from tasks.taskset import TaskSet
 
 
@@ -194,6 +195,12 @@ class Experiment:
     async def run_async(
         self, model: ModelLike | None = None, observer: Observer | None = None
     ) -> Results:
+        try:
+            return await self._run_async(model, observer)
+        finally:  # the set's MCP servers, however the run ended (a refusal too): none left
+            stop_servers()
+
+    async def _run_async(self, model: ModelLike | None, observer: Observer | None) -> Results:
         # guard: unknown-arm-refused-before-api
         _ = self.parsed_arms  # refused before a folder is made: a typo leaves nothing behind
         if self.grader is not None and self.settings.executor is not None:

@@ -35,6 +35,7 @@ from harness.results.published import PublishedResult
 from harness.sampling import Sampling
 from harness.stats.separation import SeparationRule
 from harness.trace import MAX_TEXT
+from tasks.mcp_settings import McpServerSettings
 
 
 class ConfigError(BadInput):
@@ -159,6 +160,9 @@ class RunConfig(BaseModel):
     """The grader instead of the set's own, and its options: ``NAME`` or ``NAME:K=V,...``."""
     columns: dict[str, Annotated[str, _filled("a column")]] = Field(default_factory=dict)
     """A data file's columns: the one holding ``question``, ``answer``, ``id``, ``choices``."""
+    mcp: list[McpServerSettings] = Field(default_factory=list)
+    """MCP servers whose tools are offered beside the set's own, as a taskset.toml's
+    ``[[mcp]]`` (docs/tools.md); a command is run from the experiment file's folder."""
     preset: Annotated[str, _filled("a preset")] | None = None
     """The dataset a data file is (``gsm8k``, ``mmlu``, ...), read as it is published."""
     arms: list[ArmText] = Field(default_factory=list)
@@ -460,7 +464,9 @@ def load_experiment(path: Path) -> RunConfig:
     published = {prompt_files_in(arm, path.parent): p for arm, p in config.published.items()}
     folder = path.parent / config.tasks  # a folder or a data file
     tasks = str(folder) if folder.exists() else config.tasks
-    config = config.model_copy(update={"tasks": tasks, "arms": arms, "published": published})
+    servers = [s.in_folder(path.parent) for s in config.mcp]  # run from the file's folder
+    update = {"tasks": tasks, "arms": arms, "published": published, "mcp": servers}
+    config = config.model_copy(update=update)
     config._file, config._file_arms = path, tuple(arms)
     return config
 

@@ -22,6 +22,7 @@ from harness.results.reading import ResultsError, RunKey, run_key
 from harness.results.records import RunRecord
 from harness.results.store import RecordWriter, ResultsFolder
 from harness.runner import Job, Runner, RunSettings
+from tasks.mcp_tools import stop_servers
 from tasks.taskset import TaskSet
 
 
@@ -105,13 +106,17 @@ def cache_fault(record: RunRecord) -> bool:
     return record.status == "pattern_error" and bool(_SQLITE_ERROR.match(record.error or ""))
 
 
+#: What ``--retry-errors`` runs again: an endpoint's failure, and a tool server's.
+RETRIED = frozenset({"api_error", "tool_error"})
+
+
 def recorded_runs(
     records: list[RunRecord], taskset: TaskSet, retry_errors: bool = False
 ) -> tuple[set[RunKey], dict[RunKey, str]]:
     """The runs already done, and those to run again with the run_id each supersedes: a
     run whose task has changed since (its question or expected answer), and with
-    ``retry_errors`` a run that ended in api_error or that a cache fault ended (see
-    ``cache_fault``). A record written before task fingerprints is taken as it is."""
+    ``retry_errors`` a run that ended in api_error or tool_error or that a cache fault
+    ended (see ``cache_fault``). A record written before task fingerprints is taken as it is."""
     fingerprints = {t.id: t.fingerprint for t in taskset.tasks}
     recorded = {run_key(r): r for r in records}
     # guard: cache-retry-errors-reruns-runs
@@ -119,7 +124,7 @@ def recorded_runs(
         key: record.run_id
         for key, record in recorded.items()
         if record.task_fingerprint not in ("", fingerprints.get(record.task_id))
-        or (retry_errors and (record.status == "api_error" or cache_fault(record)))
+        or (retry_errors and (record.status in RETRIED or cache_fault(record)))
     }
     return recorded.keys() - again.keys(), again
 
@@ -165,8 +170,11 @@ async def run_grid(
     experiment_id = folder.experiment["experiment_id"]
     runner = Runner(grid.taskset, client, grid.model_name, settings, experiment_id)
     in_flight = min(settings.runs_in_flight, max(1, total - skipped))
-    with folder.writer() as writer:
-        ran = await _make(runner, jobs, writer, in_flight, watch)
+    try:
+        with folder.writer() as writer:
+            ran = await _make(runner, jobs, writer, in_flight, watch)
+    finally:  # the set's MCP servers, started once for the grid: none left behind
+        stop_servers()
     return GridResult(ran=ran, skipped=skipped)
 
 

@@ -27,7 +27,7 @@ from harness.plugins import load_plugin
 from harness.run_settings import run_settings
 from harness.runner import RunSettings
 from tasks.loading import load_taskset
-from tasks.taskset import TaskSet
+from tasks.taskset import TaskSet, with_servers
 
 
 @dataclass(frozen=True)
@@ -77,6 +77,10 @@ def plan_run(
     taskset = load_taskset(
         config.tasks, config.grader, config.columns, config.rows_to_read, config.preset
     )
+    # guard: experiment-mcp-servers-offered
+    if config.mcp:  # an experiment file's MCP servers: started and checked now, as a set's
+        where = str(config._file or "the run's settings")
+        taskset = with_servers(taskset, config.mcp, where)
     if settings is None:
         settings = run_settings(config, taskset, say)
         if config.executor == "ray":

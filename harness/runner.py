@@ -42,7 +42,7 @@ from harness.results.prices import Price, PriceTable
 from harness.results.records import RunRecord
 from harness.sampling import Sampling
 from harness.slot_templates import SlotTooLarge
-from harness.tools import ToolSet
+from harness.tools import ToolServerFailure, ToolSet
 from harness.trace import MAX_TEXT, Trace, cut
 from sandbox.run import Sandbox
 from tasks.taskset import AnyTask, TaskSet
@@ -227,6 +227,8 @@ class Runner:
             outcome = await job.arm.runnable.run(ctx)
         except ModelAPIError as exc:
             outcome = Outcome("api_error", error=str(exc))
+        except ToolServerFailure as exc:  # a tool's server crashed or hung: not the pattern's
+            outcome = Outcome("tool_error", error=str(exc))
         except ReasoningRefused:  # every run would fail alike: the grid stops, in one line
             raise
         # guard: templates-slot-past-bound-refused

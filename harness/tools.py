@@ -40,6 +40,12 @@ class ToolFailure(HarnessFault):
     text as it is, and patterns see a failed result, never an output to build on."""
 
 
+class ToolServerFailure(HarnessFault):
+    """The server behind a tool crashed or did not answer within its time limit: not the
+    model's doing, so not an observation; the run ends as ``tool_error`` and the grid goes
+    on (tasks/mcp_tools.py)."""
+
+
 @dataclass(frozen=True)
 class Tool:
     name: str
@@ -131,6 +137,8 @@ class ToolSet:
                 result = await result
         except ToolFailure as exc:
             return ToolResult(False, str(exc), key)
+        except ToolServerFailure:  # the run ends as tool_error: no observation to show
+            raise
         except Exception as exc:  # a tool's failure is the model's observation, not a crash
             return ToolResult(False, f"Error: {name} failed: {type(exc).__name__}: {exc}", key)
         return ToolResult(True, str(result), key)

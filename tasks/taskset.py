@@ -21,7 +21,7 @@ that made it; none of these enter a fingerprint.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Annotated, Any
@@ -46,9 +46,11 @@ from harness.registry import Registry
 from harness.structured import StructureError, has_surrogate, load_json, without_surrogates_in
 from harness.tools import ToolChoices, ToolSet
 from tasks.data_files import SUFFIXES, data_tasks
+from tasks.mcp_settings import McpServerError, McpServerSettings
+from tasks.mcp_tools import mcp_tools
 from tasks.presets import PRESETS
 from tasks.rows import Columns
-from tasks.tool_registry import TOOLS
+from tasks.tool_registry import TOOL_NAME, TOOLS
 from tasks.tools import Encyclopedia, ToolSource
 
 BUILTIN_DIR = Path(__file__).parent
@@ -113,6 +115,8 @@ class TaskSetConfig(BaseModel):
     """With ``file``: the column holding each of question, answer, id, choices, ..."""
     preset: Annotated[str, AfterValidator(_known_preset)] | None = None
     """With ``file``: the dataset it is (``gsm8k``, ``mmlu``, ...), read as published."""
+    mcp: list[McpServerSettings] = Field(default_factory=list)
+    """MCP servers whose tools are offered beside ``tools`` (docs/tools.md)."""
 
 
 @dataclass(frozen=True)
@@ -134,6 +138,10 @@ class TaskSet:
     more: bool = False
     #: A data file's: what its rows were read as (a preset's name, ``columns``, ...).
     mapping: str = ""
+    #: The MCP servers whose tools are offered beside ``tools`` (taskset.toml's ``[[mcp]]``).
+    mcp: tuple[McpServerSettings, ...] = ()
+    #: What the folder records of each server: its name, version and offered tools' hash.
+    mcp_servers: tuple[dict[str, Any], ...] = ()
 
     @property
     def is_code(self) -> bool:
@@ -150,7 +158,12 @@ class TaskSet:
             if book is None
             else {"entries": book.entries, "related": book.related, "naming": book.naming},
         }
-        fingerprint = {"tasks": {t.id: t.fingerprint for t in self.tasks}, "tools": digest(tools)}
+        fingerprint: dict[str, Any] = {
+            "tasks": {t.id: t.fingerprint for t in self.tasks},
+            "tools": digest(tools),
+        }
+        if self.mcp_servers:  # only then: a set without servers keeps its fingerprint
+            fingerprint["mcp"] = [dict(server) for server in self.mcp_servers]
         # The first tasks of a file read with a limit: the tasks after them are not known.
         return fingerprint | {"first": len(self.tasks)} if self.more else fingerprint
 
@@ -172,7 +185,9 @@ class TaskSet:
         the set does not name are left unused."""
         source = ToolSource(self.path, self.encyclopedia)
         given = choices or {}
-        return ToolSet(TOOLS.lookup(name).build(source, given.get(name, {})) for name in self.tools)
+        built = [TOOLS.lookup(name).build(source, given.get(name, {})) for name in self.tools]
+        served = mcp_tools(self.mcp, self.path, str(self.path / "taskset.toml"))[0]
+        return ToolSet([*built, *served])
 
 
 def read_taskset(
@@ -208,6 +223,7 @@ def read_taskset(
     book = None
     if any(TOOLS.lookup(tool).reads_encyclopedia for tool in config.tools):
         book = _read_encyclopedia(folder / "encyclopedia.json")
+    servers = _served(config, folder)
     return checked_options(
         TaskSet(
             name=config.name,
@@ -222,8 +238,52 @@ def read_taskset(
             grader_options=options if grader else in_folder(folder, options, name),
             more=more,
             mapping=mapping,
+            mcp=tuple(config.mcp),
+            mcp_servers=servers,
         )
     )
+
+
+def _served(config: TaskSetConfig, folder: Path) -> tuple[dict[str, Any], ...]:
+    """What the folder records of each of the set's MCP servers (see ``served``)."""
+    return served(config.mcp, tuple(config.tools), folder.resolve(), str(folder / "taskset.toml"))
+
+
+def served(
+    entries: Sequence[McpServerSettings], tools: Sequence[str], folder: Path, where: str
+) -> tuple[dict[str, Any], ...]:
+    """What the folder records of each MCP server ``entries`` name, each started and asked
+    for its tools now, before any model request; ``McpServerError`` naming ``where`` for a
+    server that does not start, or a tool name that is not one an endpoint takes or that is
+    offered twice (by ``tools``, the set's built-in ones, or two servers)."""
+    if not entries:
+        return ()
+    identities = mcp_tools(entries, folder, where)[1]
+    offered_by = {name: "the built-in tools" for name in tools}
+    for tool, server in ((t, s) for s in identities for t in s.tools):
+        # guard: mcp-tool-name-endpoint-takes
+        if not TOOL_NAME.fullmatch(tool):
+            raise McpServerError(
+                f"{where}: field 'mcp' ({server.entry!r}): the tool name {tool!r} is not one an "
+                "endpoint takes (1 to 64 letters, digits, _ or -); leave it out with tools = [...]"
+            )
+        # guard: mcp-tool-name-clash-refused
+        if tool in offered_by:
+            raise McpServerError(
+                f"{where}: field 'mcp' ({server.entry!r}): the tool {tool!r} is offered by "
+                f"{offered_by[tool]} too; offer one of them (tools = [...])"
+            )
+        offered_by[tool] = f"MCP server {server.entry!r}"
+    return tuple(identity.recorded() for identity in identities)
+
+
+def with_servers(taskset: TaskSet, entries: Sequence[McpServerSettings], where: str) -> TaskSet:
+    """``taskset`` offering the tools of the MCP servers ``entries`` name too (an experiment
+    file's ``[[mcp]]``, named in errors by ``where``), checked as its own are."""
+    if not entries:
+        return taskset
+    both = (*taskset.mcp, *entries)
+    return replace(taskset, mcp=both, mcp_servers=served(both, taskset.tools, taskset.path, where))
 
 
 def data_taskset(

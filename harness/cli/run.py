@@ -201,8 +201,9 @@ from harness.trace import MAX_TEXT
 @click.option(
     "--retry-errors",
     is_flag=True,
-    help="Run again the runs recorded as api_error, and those a failing response cache "
-    "ended (pattern_error naming a SQLite error, before the cache was bypassed on failing); "
+    help="Run again the runs recorded as api_error or tool_error, and those a failing "
+    "response cache ended (pattern_error naming a SQLite error, before the cache was "
+    "bypassed on failing); "
     "each new record supersedes the old, which stays in runs.jsonl.",
 )
 @click.option(

@@ -55,8 +55,9 @@ def tasks_group() -> None:
     type=click.Choice(["text", "json"]),
     default="text",
     show_default=True,
-    help="A table, or a JSON list of objects with name, tasks (how many), tools, grader and "
-    "mapping (what a data file's rows were read as).",
+    help="A table, or a JSON list of objects with name, tasks (how many), tools, grader, "
+    "mapping (what a data file's rows were read as) and, for a set offering an MCP "
+    "server's tools, mcp (each server's name, server, version, tools and tools_hash).",
 )
 def list_command(given: tuple[str, ...], preset: str | None, fmt: str) -> None:
     """Every built-in and plugin task set, and those given: its tasks, tools and grader,
@@ -77,7 +78,7 @@ def list_command(given: tuple[str, ...], preset: str | None, fmt: str) -> None:
             s["tasks"] or "-",
             s["grader"] or "-",
             s["mapping"] or "-",
-            ", ".join(s["tools"]) or "-",
+            ", ".join([*s["tools"], *_served(s.get("mcp", []))]) or "-",
         ]
         for s in sets
     ]
@@ -104,7 +105,14 @@ def _summary(spec: str, built_in: bool, preset: str | None = None) -> dict[str, 
         "tools": list(taskset.tools),
         "grader": taskset.grader,
         "mapping": taskset.mapping or None,
+        # Only for a set naming servers: every other set's summary is as it was.
+        **({"mcp": [dict(server) for server in taskset.mcp_servers]} if taskset.mcp else {}),
     }
+
+
+def _served(servers: list[dict[str, Any]]) -> list[str]:
+    """Each MCP server's tools, as the tools column shows them: ``reverse (MCP counting)``."""
+    return [f"{tool} (MCP {server['name']})" for server in servers for tool in server["tools"]]
 
 
 @dataclass(frozen=True)

@@ -50,7 +50,8 @@ from sandbox.isolation import SandboxError
 from sandbox.limits import Limits
 from sandbox.run import Sandbox
 from tasks.loading import load_taskset
-from tasks.taskset import AnyTask, TaskSetError
+from tasks.mcp_tools import stop_servers
+from tasks.taskset import AnyTask, TaskSetError, with_servers
 
 #: How many times a batch is sent again after its worker died.
 RETRIES = 3
@@ -128,6 +129,7 @@ class Worker:
 
     async def close(self) -> None:
         await self._stack.aclose()
+        stop_servers()  # the MCP servers this worker started for its runs
 
     async def _start(self) -> Runner:
         setup, config = self.setup, self.setup.config
@@ -142,6 +144,8 @@ class Worker:
             taskset = load_taskset(
                 config.tasks, config.grader, config.columns, config.rows_to_read, config.preset
             )
+            # An experiment file's MCP servers, as the driver offered them (its own start).
+            taskset = with_servers(taskset, config.mcp, str(config.tasks))
             estimate = shipped_tokenizer() if config.count_tokens else None
             limits = Limits(timeout_s=taskset.timeout_s)
             sandbox = Sandbox(limits, workers=config.grading_workers) if taskset.is_code else None

@@ -19,7 +19,7 @@ from typing import Any
 from harness.events import RepeatedActionEvent, ToolCallEvent
 from harness.patterns.base import RunContext
 from harness.patterns.prompts import Slot
-from harness.tools import ToolResult, ToolSet
+from harness.tools import ToolResult, ToolServerFailure, ToolSet
 
 GUARD_OBSERVATION = (
     "You have been round this loop: you already ran this exact action. "
@@ -48,8 +48,16 @@ class Actions:
     seen: set[tuple[str, str]] = field(default_factory=set)
 
     async def run(self, step: int, name: str, arguments: str | dict[str, Any]) -> ToolResult:
-        """Invoke a tool; never raises. With the guard on, a repeat's result is replaced."""
-        result = await self.tools.invoke(name, arguments)
+        """Invoke a tool; with the guard on, a repeat's result is replaced. Raises only
+        ``ToolServerFailure`` (its server crashed or hung), after recording the call."""
+        try:
+            result = await self.tools.invoke(name, arguments)
+        except ToolServerFailure as exc:  # the call was made: counted, then the run ends
+            failed = ToolCallEvent(
+                step=step, tool=name, arguments=arguments, ok=False, result=str(exc)
+            )
+            self.ctx.emit(failed)
+            raise
         self.ctx.emit(
             ToolCallEvent(
                 step=step, tool=name, arguments=arguments, ok=result.ok, result=result.content

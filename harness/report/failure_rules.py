@@ -40,6 +40,7 @@ Label = Literal[
     "refused",
     "api error",
     "harness error",
+    "tool error",
     "wrong but grounded",
     "wrong with no trace",
 ]
@@ -272,6 +273,7 @@ RULES: dict[Label, Rule] = {
     "refused": _status("refused"),
     "api error": _status("api_error"),
     "harness error": _status("pattern_error"),
+    "tool error": _status("tool_error"),
 }
 
 

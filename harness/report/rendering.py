@@ -31,8 +31,8 @@ INTERVAL_NOTES = {
     "only, not tasks like these (--interval tasks)",
 }
 NOTE = (
-    "Accuracy: correct / runs graded or out of budget (api_error and pattern_error runs left "
-    "out), with {interval}. Cost per correct: total cost of all runs / correct. "
+    "Accuracy: correct / runs graded or out of budget (api_error, pattern_error and tool_error "
+    "runs left out), with {interval}. Cost per correct: total cost of all runs / correct. "
     "Turns: model calls per run. Arms name the options set; the rest are defaults."
 )
 VS_NOTE = (
@@ -152,7 +152,8 @@ def lost_note(summary: pd.DataFrame) -> str:
         f"{int(row['tasks'])} tasks"
         for label, (_, row) in zip(_row_labels(hit), hit.iterrows(), strict=True)
     )
-    note = f"\n\nRuns lost to failures (api_error, pattern_error: left out of accuracy): {counts}."
+    lost = "api_error, pattern_error, tool_error: left out of accuracy"
+    note = f"\n\nRuns lost to failures ({lost}): {counts}."
     for label, (_, row) in zip(_row_labels(hit), hit.iterrows(), strict=True):
         if row["failures_uneven"] == 1:
             note += "\n\n" + _uneven_warning(label, row)
@@ -245,8 +246,8 @@ def retried_note(summary: pd.DataFrame) -> str:
     if not retried:
         return ""
     return (
-        f"\n\nCost includes {retried} runs that ended in api_error and were run again "
-        "(--retry-errors): they are not counted as runs, but their tokens were spent."
+        f"\n\nCost includes {retried} runs that ended in api_error or tool_error and were "
+        "run again (--retry-errors): they are not counted as runs, but their tokens were spent."
     )
 
 

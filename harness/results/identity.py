@@ -131,4 +131,20 @@ def describe_change(was: dict[str, Any], now: dict[str, Any]) -> list[str]:
             differs.append(f"tasks {what} since: {shown}")
     if was.get("tools") != now.get("tools"):
         differs.append("other tools (the tool list or the encyclopedia changed)")
+    # guard: folder-tied-mcp-tools
+    if was.get("mcp") != now.get("mcp"):
+        differs.append(
+            f"other MCP tools: {_servers(was.get('mcp'))} there, {_servers(now.get('mcp'))} now"
+        )
     return differs
+
+
+def _servers(recorded: Any) -> str:
+    """A fingerprint's MCP servers in words: name, version and tools hash of each."""
+    if not recorded:
+        return "none"
+    return "; ".join(
+        f"{s.get('name')} ({s.get('server')} {s.get('version')}: {', '.join(s.get('tools', []))}; "
+        f"tools hash {str(s.get('tools_hash'))[:12]})"
+        for s in recorded
+    )

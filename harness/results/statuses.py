@@ -19,9 +19,10 @@ Status = Literal[
     "refused",  # the pattern refused its inputs (a budget too small, a plan too long...)
     "api_error",  # the endpoint failed after retries
     "pattern_error",  # the pattern itself raised: a bug, recorded instead of crashing the grid
+    "tool_error",  # a tool's server crashed or did not answer in time (an MCP server)
 ]
 STATUSES: tuple[str, ...] = Status.__args__  # type: ignore[attr-defined]
 #: Statuses that say nothing about the pattern's reasoning; left out of accuracy, kept in cost.
-INFRASTRUCTURE_STATUSES = frozenset({"api_error", "pattern_error"})
+INFRASTRUCTURE_STATUSES = frozenset({"api_error", "pattern_error", "tool_error"})
 #: Statuses that mean a run limit ended the run.
 LIMIT_STATUSES = frozenset({"step_budget", "token_budget", "step_timeout"})

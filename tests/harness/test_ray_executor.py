@@ -331,3 +331,43 @@ def test_what_ray_workers_cannot_do_is_refused_before_anything_runs(tmp_path, ar
     result = CliRunner().invoke(main, [*base, "--out", str(tmp_path / "r"), *args])
     assert result.exit_code == 2 and says in result.output, result.output
     assert not (tmp_path / "r").exists()
+
+
+@needs_ray
+def test_ray_workers_start_their_own_mcp_servers_and_leave_none(cluster, tmp_path):
+    import shutil
+
+    example = Path(__file__).parents[2] / "examples" / "mcp"
+    served = tmp_path / "served"
+    shutil.copytree(example, served)
+    book = Path(__file__).parents[2] / "tasks" / "depot" / "encyclopedia.json"
+    toml = (
+        (served / "taskset.toml")
+        .read_text()
+        .replace("../../tasks/depot/encyclopedia.json", str(book))
+    )
+    (served / "taskset.toml").write_text(toml)
+
+    def servers():
+        found = []
+        for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+            try:
+                if str(served).encode() in cmdline.read_bytes():
+                    found.append(cmdline.parent.name)
+            except OSError:
+                continue
+        return found
+
+    grid = ["--tasks", str(served), "--arm", "react", "--limit", "4"]
+    with Server() as server:
+        local = run(tmp_path / "local", "--base-url", server.base_url, *grid)
+        on_ray = run(tmp_path / "ray", "--base-url", server.base_url, *grid, "--executor", "ray")
+    assert local.exit_code == 0, local.output
+    assert on_ray.exit_code == 0, on_ray.output
+    made = outcomes(tmp_path / "ray")
+    assert made == outcomes(tmp_path / "local") and len(made) == 4
+    assert sum(r.tool_calls for r in read_records(tmp_path / "ray")) > 0
+    deadline = time.monotonic() + 30
+    while servers() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert servers() == []
