@@ -34,7 +34,8 @@ def test_failures_on_the_hard_tasks_are_counted_and_warned_about():
     assert row["other_tasks_reference_accuracy"] == 20 / 28
     assert row["lost_tasks_p"] < UNEVEN_P and row["failures_uneven"] == 1
     table = render(summary, "md")
-    assert "Runs lost to failures (api_error, pattern_error, tool_error: left out of accuracy): " in table
+    lost = "Runs lost to failures (api_error, pattern_error, tool_error: left out of accuracy): "
+    assert lost in table
     assert "a 12 run(s) on 12 of 40 tasks." in table
     assert "Failures not spread evenly: the 12 tasks where a lost runs are harder" in table
     assert "the other arms were right 0% of the time on them, 71% on the others" in table
