@@ -3,7 +3,8 @@
 A reply is read tolerantly but never guessed at. The object may stand alone, in a
 ```json fence, or with text around it; its ``verdict`` ("pass" or "fail", any case) or
 ``score`` (a whole number from 1 to 5) is taken as written. A reply holding no such
-object, or one whose verdict is anything else ("maybe", "6", true), has no verdict:
+object, or one whose verdict is anything else ("maybe", "6", true), has no verdict
+(a reply that is the verdict alone, "PASS" or "4", is read as that verdict):
 ``None``, with why, for the grader to record as ``judge_unreadable``.
 """
 
@@ -24,6 +25,9 @@ LOWEST, HIGHEST = 1, 5
 #: object, and a long one full of braces must not take quadratic time.
 MAX_STARTS = 64
 
+#: A reply that is a verdict alone ("PASS", "fail.", "4"): read as written, quotes and a
+#: closing full stop aside.
+_BARE = re.compile(r"\s*[\"'`*]*(pass|fail|\d)[\"'`*]*\.?\s*", re.IGNORECASE)
 _FENCE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.DOTALL)
 
 
@@ -46,6 +50,9 @@ class Unread:
 def read_verdict(reply: str, scale: Scale, threshold: int) -> Verdict | Unread:
     """The verdict in ``reply`` on ``scale`` (a score passes from ``threshold``), or why
     there is none."""
+    bare = _BARE.fullmatch(reply)
+    if bare is not None:
+        return _bare(bare.group(1).lower(), scale, threshold)
     found = _object(reply)
     if found is None:
         return Unread("holds no JSON object")
@@ -62,6 +69,21 @@ def read_verdict(reply: str, scale: Scale, threshold: int) -> Verdict | Unread:
     if not isinstance(verdict, str) or verdict.strip().lower() not in ("pass", "fail"):
         return Unread('holds no verdict "pass" or "fail"')
     return Verdict(verdict.strip().lower() == "pass", said)
+
+
+def _bare(word: str, scale: Scale, threshold: int) -> Verdict | Unread:
+    """A reply that is the verdict alone, without its object: the word on ``pass_fail``,
+    the number on ``score``."""
+    if scale == "score":
+        score = _score(word)
+        return (
+            Unread(f"holds no score from {LOWEST} to {HIGHEST}")
+            if score is None
+            else Verdict(score >= threshold, "", score)
+        )
+    if word not in ("pass", "fail"):
+        return Unread('holds no verdict "pass" or "fail"')
+    return Verdict(word == "pass", "")
 
 
 def _score(value: Any) -> int | None:

@@ -91,6 +91,8 @@ def test_a_score_passes_from_the_threshold_and_is_recorded_from_0_to_1(score, th
         '{"verdict": true}',
         '["pass"]',
         '{"reason": "no verdict"}',
+        "pass, I think",
+        "Fail: it misses the point",
     ],
 )
 def test_a_reply_with_no_readable_verdict_is_judge_unreadable_with_its_usage(reply):
@@ -100,6 +102,28 @@ def test_a_reply_with_no_readable_verdict_is_judge_unreadable_with_its_usage(rep
     assert failed.value.usage == Usage(100, 20)
     assert reply[:10] in str(failed.value)
     assert "\n" not in str(failed.value)
+
+
+@pytest.mark.parametrize(
+    ("reply", "scale", "verdict"),
+    [
+        ("PASS", "pass_fail", Verdict(True, "")),
+        (" fail.\n", "pass_fail", Verdict(False, "")),
+        ('"Pass"', "pass_fail", Verdict(True, "")),
+        ("**fail**", "pass_fail", Verdict(False, "")),
+        ("4", "score", Verdict(True, "", 4)),
+        ("2.", "score", Verdict(False, "", 2)),
+    ],
+)
+def test_a_reply_that_is_the_verdict_alone_is_read_as_written(reply, scale, verdict):
+    assert read_verdict(reply, scale, 4) == verdict
+
+
+@pytest.mark.parametrize(
+    ("reply", "scale"), [("7", "score"), ("pass", "score"), ("3", "pass_fail")]
+)
+def test_a_bare_verdict_off_its_scale_is_unreadable(reply, scale):
+    assert isinstance(read_verdict(reply, scale, 4), Unread)
 
 
 @pytest.mark.parametrize("reply", ['{"score": 6}', '{"score": 0}', '{"score": 3.5}', "{}"])
