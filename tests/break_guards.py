@@ -1906,6 +1906,8 @@ MUTATIONS = [
     ("experiment-mcp-servers-offered", "an experiment file's [[mcp]] servers offered and checked",
      "off", ["tests/tasks/test_mcp_settings.py::test_an_experiment_files_servers_are_offered_beside_the_sets_tools",
       "tests/tasks/test_mcp_settings.py::test_an_experiment_files_server_clashing_with_the_sets_tool_is_refused"]),
+    ("judge-label-names-one-run", "judge calibrate: a label by arm, task and repeat naming runs of several models refused",
+     "off", ["tests/harness/cli/test_judge_calibrate.py::test_a_place_in_the_grid_held_by_runs_of_several_models_needs_run_ids"]),
 ]  # fmt: skip
 
 

@@ -135,18 +135,32 @@ LONGEST_CELL = 1 << 30
 DELIMITERS = (",", ";", "\t")
 
 
+#: Without a run_id column, a run is named by where it stands in the grid.
+POSITION = ("arm", "task_id", "repeat")
+
+
+def position_key(arm: str, task_id: str, repeat: object) -> str:
+    """A run named by its arm, task and repeat, as a labels file without run_ids names it."""
+    return f"arm {arm!r}, task_id {task_id!r}, repeat {str(repeat).strip()}"
+
+
+def _names_runs(names: list[str]) -> bool:
+    return "run_id" in names or all(name in names for name in POSITION)
+
+
 def _delimiter(first_line: str) -> str:
     """The delimiter of a file whose header is ``first_line``: the first of ``DELIMITERS``
-    that splits it into a run_id and a label column."""
+    that splits it into columns naming runs and a label column."""
     for delimiter in DELIMITERS:
         names = [name.strip() for name in first_line.strip().split(delimiter)]
-        if "run_id" in names and LABEL in names:
+        if _names_runs(names) and LABEL in names:
             return delimiter
     return ","
 
 
 def _rows(path: Path) -> Iterator[tuple[int, str, str]]:
-    """(line, run_id, label) of each row; refused when the columns are missing."""
+    """(line, run, label) of each row, the run its run_id or, in a file without that
+    column, its ``position_key``; refused when the columns are missing."""
     csv.field_size_limit(max(csv.field_size_limit(), LONGEST_CELL))
     with path.open(encoding="utf-8-sig", newline="") as handle:
         delimiter = _delimiter(handle.readline())
@@ -156,18 +170,32 @@ def _rows(path: Path) -> Iterator[tuple[int, str, str]]:
         if header is None:
             raise LabelsUnusable(f"{path}:1: empty; expected the CSV `judge sample` writes")
         names = [name.strip() for name in header]
-        for needed in ("run_id", LABEL):
+        for needed, present in (("run_id", _names_runs(names)), (LABEL, LABEL in names)):
             # guard: judge-labels-columns-needed
-            if needed not in names:
+            if not present:
                 raise LabelsUnusable(
-                    f"{path}:1: no {needed!r} column; expected the CSV `judge sample` writes"
+                    f"{path}:1: no {needed!r} column (nor arm, task_id and repeat); expected "
+                    "the CSV `judge sample` writes"
                 )
-        run_at, label_at = names.index("run_id"), names.index(LABEL)
+        label_at = names.index(LABEL)
         line = reader.line_num + 1
         for values in reader:
             if any(value.strip() for value in values):
-                yield line, _cell(values, run_at).removeprefix("'"), _cell(values, label_at)
+                yield line, _run(names, values), _cell(values, label_at)
             line = reader.line_num + 1
+
+
+def _named(run: str) -> str:
+    """A labelled run as a message names it."""
+    return run if run.startswith("arm ") else f"run_id {run!r}"
+
+
+def _run(names: list[str], values: list[str]) -> str:
+    """The run a row labels: its run_id, else its place in the grid."""
+    if "run_id" in names:
+        return _cell(values, names.index("run_id")).removeprefix("'")
+    arm, task_id, repeat = (_cell(values, names.index(name)) for name in POSITION)
+    return position_key(arm, task_id.removeprefix("'"), repeat)
 
 
 def _cell(values: list[str], index: int) -> str:
@@ -194,7 +222,7 @@ def read_labels(path: Path) -> Labels:
             # guard: judge-label-run-once
             if run_id in right:
                 raise LabelsUnusable(
-                    f"{path}:{line}: run_id {run_id!r} is labelled again (first on line "
+                    f"{path}:{line}: {_named(run_id)} is labelled again (first on line "
                     f"{lines[run_id]}); keep one label a run"
                 )
             right[run_id], lines[run_id] = said in RIGHT, line
@@ -219,13 +247,21 @@ def count_labels(folder: Path, labels: Labels) -> Counted:
     run_id the folder does not hold is refused, naming the labels' line."""
     verdicts: dict[str, tuple[str, bool | None]] = {}
     for record in _current(folder):
-        if record.run_id in labels.right:
-            verdicts[record.run_id] = (record.arm, record.correct if graded(record) else None)
+        for key in (record.run_id, position_key(record.arm, record.task_id, record.repeat)):
+            if key not in labels.right:
+                continue
+            # guard: judge-label-names-one-run
+            if key in verdicts and key != record.run_id:
+                raise LabelsUnusable(
+                    f"{labels.path}:{labels.lines[key]}: {key} is more than one run of "
+                    f"{folder} (one a model); label by run_id"
+                )
+            verdicts[key] = (record.arm, record.correct if graded(record) else None)
     for run_id, line in labels.lines.items():
         # guard: judge-label-run-in-folder
         if run_id not in verdicts:
             raise LabelsUnusable(
-                f"{labels.path}:{line}: run_id {run_id!r} is not a run of {folder}; label the "
+                f"{labels.path}:{line}: {_named(run_id)} is not a run of {folder}; label the "
                 "sample `judge sample` wrote of this folder"
             )
     pooled, ungraded = LabelCounts(), 0

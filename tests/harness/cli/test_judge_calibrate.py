@@ -235,3 +235,40 @@ def test_an_answer_longer_than_the_csv_modules_limit_reads_back(tmp_path: Path) 
     outcome = judge("calibrate", str(results), "--labels", str(labels), "--format", "json")
     assert outcome.exit_code == 0, outcome.output
     assert json.loads(outcome.output)["labelled"] == 1
+
+
+def test_labels_without_run_ids_name_runs_by_arm_task_and_repeat(
+    small: Path, tmp_path: Path
+) -> None:
+    labels = tmp_path / "l.csv"
+    labels.write_text(
+        "arm,task_id,repeat,label\na,r1,0,pass\na,r3,0,pass\na,r4,0,fail\n", encoding="utf-8"
+    )
+    outcome = judge("calibrate", str(small), "--labels", str(labels))
+    assert outcome.exit_code == 0, outcome.output
+    calibration = load_calibration(small)
+    assert calibration is not None
+    assert calibration.pooled.model_dump() == {
+        "true_pass": 1,
+        "false_fail": 1,
+        "true_fail": 1,
+        "false_pass": 0,
+    }
+    missing = tmp_path / "m.csv"
+    missing.write_text("arm,task_id,repeat,label\na,r9,0,pass\n", encoding="utf-8")
+    outcome = judge("calibrate", str(small), "--labels", str(missing))
+    assert outcome.exit_code == 2
+    assert f"{missing}:2: arm 'a', task_id 'r9', repeat 0 is not a run of" in outcome.output
+
+
+def test_a_place_in_the_grid_held_by_runs_of_several_models_needs_run_ids(
+    tmp_path: Path,
+) -> None:
+    both = [record("r1", "a", True), record("r2", "a", False)]
+    both[1] = both[1].model_copy(update={"task_id": "r1", "model": "other"})
+    folder = write_folder(tmp_path / "results", both, questions=False)
+    labels = tmp_path / "l.csv"
+    labels.write_text("arm,task_id,repeat,label\na,r1,0,pass\n", encoding="utf-8")
+    outcome = judge("calibrate", str(folder), "--labels", str(labels))
+    assert outcome.exit_code == 2
+    assert "is more than one run of" in outcome.output and "label by run_id" in outcome.output
