@@ -65,6 +65,7 @@ from harness.report.pass_k import parse_all
 from harness.report.printed import stopping_note, table_title
 from harness.report.published import with_published
 from harness.report.rendering import render
+from harness.report.step_budget import KEEP_SHARE, step_budgets
 from harness.report.table import Measures, summarize, with_reference
 from harness.results.columns import FIELDS, UNREAD, read_frame, read_frames
 from harness.results.frames import Pricing
@@ -465,6 +466,20 @@ class Results:
         reference = arm_identity(vs)
         summary = with_reference(frame, summary, reference)
         return with_corrected_reference(frame, summary, reference, Judging.of(self.path))
+
+    def step_budgets(
+        self,
+        share: float = KEEP_SHARE,
+        by: str | None = None,
+        price_as: str | None = None,
+        prices: PriceTable | None = None,
+    ) -> pd.DataFrame:
+        """One row per arm (per arm and ``by``), as ``loopbench table --step-budget SHARE``
+        shows it: the turns of correct and failed runs, the smallest max_steps keeping
+        ``share`` of the correct runs, and what it would have saved on the failed runs
+        (``harness.report.step_budget``)."""
+        frame = self.frame(price_as, prices)
+        return step_budgets(frame, share, [by] if by else [])
 
     def render(self, fmt: str = "md", **table: Any) -> str:
         """The table as ``loopbench table --format FMT`` prints it (md, csv, json, latex,

@@ -1908,6 +1908,17 @@ MUTATIONS = [
       "tests/tasks/test_mcp_settings.py::test_an_experiment_files_server_clashing_with_the_sets_tool_is_refused"]),
     ("judge-label-names-one-run", "judge calibrate: a label by arm, task and repeat naming runs of several models refused",
      "off", ["tests/harness/cli/test_judge_calibrate.py::test_a_place_in_the_grid_held_by_runs_of_several_models_needs_run_ids"]),
+    # The step budget read from correct runs (table --step-budget, the report's section).
+    ("step-budget-share-in-range", "table --step-budget: a share not above 0 and at most 1 refused",
+     "off", ["tests/harness/report/test_step_budget.py::test_a_share_outside_0_to_1_is_refused_in_one_line"]),
+    ("step-budget-leaves-out-ungraded", "step budget: runs not graded (infrastructure, failed judge) left out",
+     "stmt=return runs", ["tests/harness/report/test_step_budget.py::test_runs_not_graded_are_left_out"]),
+    ("step-budget-smallest-keeping-share", "step budget: the smallest budget keeping the share, not the longest correct run",
+     "text=[needed - 1]->[-1]", ["tests/harness/report/test_step_budget.py::test_budget_is_the_smallest_keeping_the_share"]),
+    ("step-budget-saves-only-beyond", "step budget: only failed runs beyond the budget save, by their turns beyond it",
+     "text=bad > budget->bad >= 0", ["tests/harness/report/test_step_budget.py::test_savings_are_the_turns_and_cost_beyond_the_budget"]),
+    ("report-step-budget-shown-when-graded", "report: the step budget section shown when some run was graded",
+     "on", ["tests/harness/report/test_step_budget.py::test_the_report_has_a_step_budget_section"]),
 ]  # fmt: skip
 
 

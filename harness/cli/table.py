@@ -17,6 +17,8 @@ from harness.report.pass_k import parse_all
 from harness.report.printed import stopping_note, table_title
 from harness.report.published import with_published
 from harness.report.rendering import FORMATS, render
+from harness.report.step_budget import KEEP_SHARE, with_step_budget
+from harness.report.step_budget_text import has_step_budget, render_budgets
 from harness.report.table import GROUPINGS, INTERVALS, Measures, summarize, with_reference
 from harness.results.columns import UNREAD, read_frames
 from harness.results.frames import Pricing
@@ -36,6 +38,8 @@ class Contents:
     interval: str
     with_failures: bool
     with_judge_cost: bool
+    step_budget: float | None = None
+    """``--step-budget``: the share of correct runs a step budget keeps, or None."""
 
 
 @click.command("table", cls=Command)
@@ -86,6 +90,17 @@ class Contents:
     help="Count the judge's cost (its own column) in cost per correct answer; by default "
     "cost per correct is the runs' cost only.",
 )
+@click.option(
+    "--step-budget",
+    type=float,
+    is_flag=False,
+    flag_value=KEEP_SHARE,
+    default=None,
+    metavar="[SHARE]",
+    help="Add each arm's turns of correct and failed runs, the step budget that keeps "
+    f"SHARE of its correct runs (default {KEEP_SHARE}), and what it would have saved on "
+    "the failed runs.",
+)
 @bundled("contents", Contents)
 def table_command(
     results: Path, fmt: str, contents: Contents, prices: Path | None, price_as: str | None
@@ -107,6 +122,8 @@ def table_command(
     summary = with_published(summary, read_published(results))
     judging = Judging.of(results)
     summary = with_corrected(frame, summary, judging)
+    if contents.step_budget is not None:
+        summary = with_step_budget(summary, frame, contents.step_budget, contents.by)
     if contents.reference:
         from harness.arms import arm_identity  # the arms' registry: only for --vs
 
@@ -122,6 +139,8 @@ def table_command(
         click.echo(f"\n{said}")
     if fmt == "md" and (note := stopping_note(results, frame)):
         click.echo(f"\n{note}")
+    if fmt not in ("csv", "json") and has_step_budget(summary):  # csv and json: its columns
+        click.echo(f"\n{printable(render_budgets(summary, fmt))}")
 
 
 def commonest_failures(

@@ -34,6 +34,8 @@ from harness.report.model_axis import config_labels, model_keys
 from harness.report.plots import STATUS_COLOURS, plot_frontier, plot_outcomes
 from harness.report.published import with_published
 from harness.report.rendering import render
+from harness.report.step_budget import KEEP_SHARE, step_budgets
+from harness.report.step_budget_text import render_budgets, step_budget_note
 from harness.report.table import Measures, repeat_measures, summarize, with_reference
 from harness.results.columns import UNREAD, read_frames
 from harness.results.frames import Pricing, records_frame
@@ -82,6 +84,10 @@ class Page:
     """Set when the page lists only some runs (more than ``LIST_ALL_RUNS``)."""
     prompts: list[ArmPrompts] = field(default_factory=list)
     """The prompt slots each arm overrode, with their text."""
+    step_budget: str = ""
+    """The step budget table (``harness.report.step_budget``, escaped HTML); empty when no
+    run was graded."""
+    step_budget_note: str = ""
 
 
 def build_page(results: Path, pricing: Pricing, reference: str | None = None) -> Page:
@@ -108,6 +114,7 @@ def build_page(results: Path, pricing: Pricing, reference: str | None = None) ->
     _, notes = render(summary, "md").split("\n\n", 1)  # the table, then its notes
     if said := judging.note():
         notes = f"{notes}\n\n{said}"
+    budget, budget_note = _step_budget(frame)
     frame = after_summary(frame)  # memory peaks next, while the runs are labelled
     stopped = StoppedRun.load(results)
     labelled = labelled_frame(results, runs=frame)
@@ -142,7 +149,19 @@ def build_page(results: Path, pricing: Pricing, reference: str | None = None) ->
         },
         sample=sample,
         prompts=overridden_prompts(frame),
+        step_budget=budget,
+        step_budget_note=budget_note,
     )
+
+
+def _step_budget(frame: pd.DataFrame) -> tuple[str, str]:
+    """The step budget table at the default share and its note; empty with no graded run."""
+    budgets = step_budgets(frame, KEEP_SHARE)
+    graded = budgets["step_budget_correct_runs"] + budgets["step_budget_failed_runs"]
+    # guard: report-step-budget-shown-when-graded
+    if not graded.sum():
+        return "", ""
+    return render_budgets(budgets, "html"), step_budget_note(KEEP_SHARE)
 
 
 def _read(

@@ -57,6 +57,7 @@ def render_page(page: Page) -> str:
     return template.render(
         page=page,
         summary=Markup(page.summary),
+        step_budget=Markup(page.step_budget),
         css=Markup(_resource("report.css")),
         js=Markup(script),
         script_hash=f"sha256-{digest}",
