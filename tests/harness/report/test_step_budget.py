@@ -184,3 +184,12 @@ def test_the_worked_example_in_docs_is_what_table_prints(tmp_path):
     budget_part = printed.output.split("**Step budget**", 1)[1]
     shown = [line for line in listing.splitlines() if line.startswith("|")]
     assert shown and all(line in budget_part for line in shown)
+
+
+@pytest.mark.parametrize("fmt", ["html", "latex"])
+def test_html_and_latex_tables_have_the_budget_table_under_the_main_one(tmp_path, fmt):
+    folder = example_folder(tmp_path)
+    out = CliRunner().invoke(main, ["table", str(folder), "--format", fmt, "--step-budget"])
+    assert out.exit_code == 0, out.output
+    main_table, budget_table = out.output.split("Step budget", 1)
+    assert "none: no correct run" in budget_table and "no correct run" not in main_table
