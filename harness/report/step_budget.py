@@ -86,10 +86,13 @@ def check_share(share: float) -> float:
     return share
 
 
-def graded_runs(runs: pd.DataFrame) -> pd.DataFrame:
-    """The runs a budget is read from: graded, as accuracy counts them."""
+def counted_runs(runs: pd.DataFrame) -> np.ndarray:
+    """Which of ``runs`` a budget is read from: graded, as accuracy counts them, with their
+    turns recorded."""
+    counted: np.ndarray = pd.to_numeric(runs["turns"]).notna().to_numpy(copy=True)
     # guard: step-budget-leaves-out-ungraded
-    return runs[~runs["status"].isin(INFRASTRUCTURE_STATUSES) & ~not_graded(runs)]
+    counted &= ~(runs["status"].isin(INFRASTRUCTURE_STATUSES) | not_graded(runs)).to_numpy()
+    return counted
 
 
 def smallest_budget(correct_turns: np.ndarray, share: float) -> float:
@@ -105,13 +108,24 @@ def smallest_budget(correct_turns: np.ndarray, share: float) -> float:
 
 def step_budget(runs: pd.DataFrame, share: float = KEEP_SHARE) -> StepBudget:
     """The step budget of one arm's ``runs`` (every status; the ungraded are left out)."""
-    graded = graded_runs(runs)
-    counted = pd.to_numeric(graded["turns"]).notna().to_numpy()  # a record without turns: out
-    right = graded["correct"].eq(True).to_numpy()[counted]
-    turns = pd.to_numeric(graded["turns"]).to_numpy(dtype=float)[counted]
-    cost = pd.to_numeric(graded["cost_usd"]).to_numpy(dtype=float)[counted]
+    counted = counted_runs(runs)
+    right, turns, cost = _arrays(runs)
+    return _budget(right[counted], turns[counted], cost[counted], check_share(share))
+
+
+def _arrays(runs: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each run's verdict (right or not), turns and cost."""
+    return (
+        runs["correct"].eq(True).to_numpy(),
+        pd.to_numeric(runs["turns"]).to_numpy(dtype=float),
+        pd.to_numeric(runs["cost_usd"]).to_numpy(dtype=float),
+    )
+
+
+def _budget(right: np.ndarray, turns: np.ndarray, cost: np.ndarray, share: float) -> StepBudget:
+    """The budget of one arm's counted runs, given as their verdicts, turns and costs."""
     good, bad = turns[right], turns[~right]
-    budget = smallest_budget(good, check_share(share))
+    budget = smallest_budget(good, share)
     # guard: step-budget-saves-only-beyond
     over = bad > budget if not math.isnan(budget) else np.zeros(len(bad), dtype=bool)
     beyond = bad[over] - budget
@@ -145,12 +159,19 @@ def step_budgets(
     for column in by:
         if column not in GROUPINGS:
             raise BadInput(f"cannot group by {column!r}; choose one of {', '.join(GROUPINGS)}")
+    check_share(share)
     keys = list(dict.fromkeys([*model_keys(frame), "arm", *by]))
+    # Once over the whole frame, then each arm's positions: a million runs in a fraction
+    # of a second, where taking each arm's rows of every column took most of one.
+    counted = counted_runs(frame)
+    right, turns, cost = _arrays(frame)
     rows = []
-    for group, runs in frame.groupby(keys, sort=True, dropna=False):
+    for group, positions in frame[keys].groupby(keys, sort=True, dropna=False).indices.items():
         values = group if isinstance(group, tuple) else (group,)
-        rows.append(dict(zip(keys, values, strict=True)) | step_budget(runs, share).columns())
-    return pd.DataFrame(rows)
+        kept = positions[counted[positions]]
+        budget = _budget(right[kept], turns[kept], cost[kept], share)
+        rows.append(dict(zip(keys, values, strict=True)) | budget.columns())
+    return pd.DataFrame(rows).sort_values(keys, na_position="last", ignore_index=True)
 
 
 def with_step_budget(
