@@ -160,7 +160,7 @@ def _task_texts(spec: str, chosen: list[RunRecord]) -> dict[str, dict[str, str]]
 @click.option(
     "--labels",
     "labels_path",
-    type=click.Path(path_type=Path, exists=True, dir_okay=False),
+    type=click.Path(path_type=Path, dir_okay=False),
     required=True,
     help="The labelled CSV (`judge sample`'s, its label column filled in).",
 )

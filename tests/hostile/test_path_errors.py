@@ -52,6 +52,7 @@ CLOSED_TOO = (
     "tasks check",
     "tasks list",
     "grade --task c",
+    "judge",
     "run",
 )
 
@@ -78,6 +79,12 @@ def _cases() -> list[tuple[str, str]]:
         "tasks list --tasks {}/T",
         "grade --task coding/roman_numerals --code-file {}/code.py",
         "grade --task {}/T/q1 --code-file code.py",
+        "grade --regrade {}/R",
+        "grade --regrade R --prices {}/prices.toml",
+        "grade --regrade R --cache {}/C",
+        "judge sample {}/R --per-arm 2 --output out/{}-sample.csv",
+        "judge calibrate {}/R --labels labels.csv",
+        "judge calibrate R --labels {}/labels.csv",
         f"run {NOWHERE} --tasks {{}}/T --out out/{{}}-tasks",
         f"run {NOWHERE} --experiment {{}}/exp.toml --out out/{{}}-exp",
         RUN + " --out {}/R",
@@ -107,6 +114,8 @@ def _cases() -> list[tuple[str, str]]:
     # Outputs in a read-only folder, under a regular file, and where nothing can be made.
     for line in (
         "report R -o ro/report.html",
+        "judge sample R --per-arm 2 --output ro/sample.csv",
+        "judge sample R --per-arm 2 --output afile/sample.csv",
         "export R -o ro/runs.parquet",
         "export R --format csv -o ro/runs.csv",
         "plot R --kind status -o ro/plot.png",
@@ -218,13 +227,14 @@ def _fill(root: Path) -> None:
     (root / "prices.toml").write_text(PRICES)
     (root / "exp.toml").write_text('arms = ["direct"]\n')
     (root / "code.py").write_text("def f():\n    return 1\n")
+    (root / "labels.csv").write_text("run_id,label\n")
     (root / "afile").write_text("a file\n")
     (root / "out").mkdir()
     run = [*shlex.split(RUN), "--tasks", str(root / "T"), "--out", str(root / "Wkept")]
     ran = CliRunner().invoke(main, run)
     assert ran.exit_code == 0, ran.output
     for copy in ("shut", "closed", "ro"):
-        for name in ("R", "T", "C", "prices.toml", "exp.toml", "code.py"):
+        for name in ("R", "T", "C", "prices.toml", "exp.toml", "code.py", "labels.csv"):
             _copy(root / name, root / copy / name)
     for name, unread in (("Rfiles", "runs.jsonl"), ("Rtraces", "traces.jsonl")):
         _copy(root / "R", root / name)
