@@ -81,8 +81,9 @@ class FakeBatchServer(FakeServer):
         self,
         responder: Responder = default_responder,
         script: BatchScript | None = None,
+        keep_bodies: bool = True,
     ) -> None:
-        super().__init__(responder, stream=NO_SCRIPT)
+        super().__init__(responder, keep_bodies=keep_bodies, stream=NO_SCRIPT)
         self.script = script or BatchScript()
         self.files: dict[str, bytes] = {}
         self.batches: dict[str, FakeBatch] = {}
@@ -185,7 +186,8 @@ class FakeBatchServer(FakeServer):
             body = line["body"]
             with self._lock:
                 self.served.requests += 1
-                self.served.bodies.append(body)
+                if self.keep_bodies:
+                    self.served.bodies.append(body)
             status, answer = self.answer(body, self.responder(body))
             made = {"status_code": status, "request_id": f"req_{len(output)}", "body": answer}
             row = {"id": f"batch_req_{len(output)}", "custom_id": line["custom_id"]}

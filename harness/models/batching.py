@@ -27,7 +27,6 @@ import asyncio
 import contextlib
 import hashlib
 import json
-import time
 import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -40,6 +39,7 @@ from harness.models.batch_api import CHAT_PATH, BatchApi, BatchApiFailure
 from harness.models.batch_journal import BatchJournal, Journaled
 from harness.models.http_client import HttpClient
 from harness.models.http_reply import HttpReply
+from harness.models.pending_batches import PENDING_BATCHES
 from harness.models.types import ModelAPIError, ModelRequest, ModelResponse, Usage
 
 #: The run a request belongs to (its arm, task and repeat), set by the runner: part of
@@ -128,8 +128,6 @@ class BatchingClient:
         self._worker: asyncio.Task[None] | None = None
         self._sent: Counter[str] = Counter()
         RUNS_IN_FLIGHT.listen(self._arrived.set)
-        #: Batches pending now, and when each was submitted (``time.time()``).
-        self.pending: dict[str, float] = {}
         #: Batches submitted, and ones resumed from the journal, by this client.
         self.submitted = 0
         self.resumed = 0
@@ -211,7 +209,8 @@ class BatchingClient:
             fresh.extend(lines.values())
             return
         self.resumed += 1
-        await self._collect(batch_id, lines, time.time())
+        PENDING_BATCHES.submitted(batch_id, len(lines), resumed=True)
+        await self._collect(batch_id, lines)
 
     async def _submit(self, fresh: list[Waiting]) -> None:
         lines = {f"{i}-{uuid.uuid4().hex[:12]}": w for i, w in enumerate(fresh)}
@@ -230,20 +229,23 @@ class BatchingClient:
                 self._failed(waiting, str(exc), exc.status)
             return
         self.submitted += 1
-        await self._collect(batch_id, lines, time.time())
+        PENDING_BATCHES.submitted(batch_id, len(lines))
+        await self._collect(batch_id, lines)
 
-    async def _collect(self, batch_id: str, lines: dict[str, Waiting], since: float) -> None:
+    async def _collect(self, batch_id: str, lines: dict[str, Waiting]) -> None:
         """Poll the batch until it is done, and settle each line from its files."""
-        self.pending[batch_id] = since
         try:
             batch = await self._polled(batch_id)
         except BatchApiFailure as exc:
+            PENDING_BATCHES.done(batch_id, "not polled to its end")
             for waiting in lines.values():
                 self._failed(waiting, str(exc), exc.status)
             return
-        finally:
-            self.pending.pop(batch_id, None)
+        except asyncio.CancelledError:  # the grid stopped: still pending, and journaled
+            PENDING_BATCHES.done(batch_id, "left pending")
+            raise
         state = str(batch["status"])
+        PENDING_BATCHES.done(batch_id, state)
         if self._journal is not None:
             self._journal.finished(batch_id, state)
         rows: dict[str, dict[str, Any]] = {}
