@@ -7,6 +7,7 @@ import pytest
 from click.testing import CliRunner
 
 from harness.cli.main import main
+from harness.config import load_experiment
 from harness.fakes.batch_server import BatchScript, FakeBatchServer
 from harness.results.columns import read_frame
 from harness.results.frames import Pricing
@@ -98,3 +99,22 @@ def test_the_embedded_model_is_refused_a_batch_before_it_starts(tmp_path):
     assert result.exit_code == 2, result.output
     assert "--batch needs an endpoint with a Batch API" in result.output
     assert "starting it" not in result.output
+
+
+def test_the_response_cache_replays_a_batched_grid_without_a_batch(tmp_path):
+    cache = str(tmp_path / "cache")
+    with FakeBatchServer() as server:
+        run(server, tmp_path / "first", "--batch", "--batch-poll", "0.01", "--cache", cache)
+        made = server.created
+        run(server, tmp_path / "again", "--batch", "--batch-poll", "0.01", "--cache", cache)
+        assert server.created == made > 0  # every request replayed: no batch made
+    again = read_records(tmp_path / "again")
+    assert all(r.cache_hits == r.turns and r.batched_calls is None for r in again)
+    assert by_run(tmp_path / "again").keys() == by_run(tmp_path / "first").keys()
+
+
+def test_an_experiment_file_asks_for_batches(tmp_path):
+    path = tmp_path / "x.toml"
+    path.write_text('arms = ["direct"]\nbatch = true\nbatch_poll_s = 5\n')
+    config = load_experiment(path)
+    assert config.batch and config.batch_poll_s == 5

@@ -146,3 +146,18 @@ def test_a_journal_cut_short_is_read_to_its_last_whole_line(tmp_path, cut):
             f.write('{"state": "submitting", "input_')
     sent = journal.sent()
     assert sent["d1"].batch_id == "batch_1" and sent["d1"].custom_id == "a"
+
+
+def test_a_batch_journaled_as_submitting_is_found_among_the_endpoints_batches(tmp_path):
+    """Killed between making the batch and journaling its id: the resumed client finds the
+    batch made of the journaled file, and reads it rather than sending again."""
+    journal = tmp_path / "batches.jsonl"
+    settings = BatchSettings(poll_s=0.001, gather_s=0.01, journal=journal)
+    with FakeBatchServer() as server:
+        first = asyncio.run(ask(server, QUESTIONS, settings=settings))
+        lines = journal.read_text().splitlines()
+        journal.write_text("".join(f"{line}\n" for line in lines if '"created"' not in line))
+        again = asyncio.run(ask(server, QUESTIONS, settings=settings))
+        assert server.created == 1 and len(server.lines) == len(QUESTIONS)
+    assert [r.message for r in again] == [r.message for r in first]
+    assert [r.usage for r in again] == [r.usage for r in first]
