@@ -46,8 +46,11 @@ from harness.executors import OnWorkers
 from harness.grading import GraderFunction, Grading
 from harness.grid import Grid, run_grid
 from harness.judge_endpoint import open_judge, pinned_judge
+from harness.models.batch_journal import JOURNAL
+from harness.models.batching import BatchSettings
 from harness.models.endpoint import (
     Endpoint,
+    EndpointNotConfigured,
     protecting,
     shown_url,
     without_credentials,
@@ -269,6 +272,12 @@ class Experiment:
         executor's workers open their own); the runtime objects made for it closed after."""
         config = self.config or RunConfig()
         executor = self.settings.executor
+        # guard: batch-refused-for-embedded-model
+        if config.batch and self.embedded:
+            raise EndpointNotConfigured(
+                "--batch needs an endpoint with a Batch API; the embedded model has none: "
+                "name an endpoint (--base-url, --model) or drop --batch"
+            )
         try:
             with contextlib.ExitStack() as held:
                 # guard: secrets-run-holds-endpoints
@@ -278,13 +287,15 @@ class Experiment:
                 folder = held.enter_context(self.open())
                 for repair in folder.repairs:
                     observer.note(f"warning: {repair}")
+                batch = BatchSettings(config.batch_poll_s, journal=folder.path / JOURNAL)
                 serve = serving(
                     self.embedded, config.local_chat_format, [*self.endpoints], observer.note
                 )
                 live = held.enter_context(serve)
                 async with contextlib.AsyncExitStack() as opened:
                     how = connection(config, config.concurrency)
-                    clients = await open_clients(opened, [] if executor else live, how)
+                    used = batch if config.batch else None
+                    clients = await open_clients(opened, [] if executor else live, how, used)
                     client = grid_client(dict(clients.items())) if clients else OnWorkers()
                     results = await self.run_in(folder, client, observer)
                     for note in throttle_notes(clients):

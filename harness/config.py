@@ -223,6 +223,11 @@ class RunConfig(BaseModel):
     """With stream: the most seconds between one event and the next before the stream is
     given up as stalled (an api_error, retried as a dropped connection is); ``timeout_s``
     when unset."""
+    batch: bool = False
+    """Send the requests through the endpoint's Batch API at its batch price, one batch a
+    round of the runs in flight (docs/batch.md)."""
+    batch_poll_s: float = Field(default=30.0, gt=0, allow_inf_nan=False)
+    """With batch: seconds between polls of a pending batch."""
     runs_in_flight: int | None = Field(default=None, ge=1)
     """Runs in flight at once; when unset, twice the requests allowed (``runs_at_once``)."""
     temperature: float | None = Field(default=None, ge=0, allow_inf_nan=False)
@@ -306,6 +311,15 @@ class RunConfig(BaseModel):
                 "judge: the judge grades in this process and Ray workers grade on theirs: "
                 "drop --judge-model, or run with --executor local"
             )
+        # guard: batch-refused-with-stream-or-ray
+        if self.batch and (self.stream or self.executor == "ray"):
+            raise ValueError(
+                "batch: a batch's replies come whole, in this process: drop --stream and "
+                "--executor ray, or drop --batch"
+            )
+        # guard: batch-poll-needs-batch
+        if "batch_poll_s" in self.model_fields_set and not self.batch:
+            raise ValueError("batch_poll_s: --batch-poll applies only with --batch (batch)")
         if self.executor == "ray" and (self.cache is not None or self.paired):
             raise ValueError(
                 "executor: --cache and --paired share responses within one process, and Ray "

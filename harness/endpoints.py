@@ -21,6 +21,8 @@ from harness.models.anthropic_endpoint import (
     chosen_provider,
     resolve_anthropic,
 )
+from harness.models.batch_api import BatchApi
+from harness.models.batching import BatchingClient, BatchSettings
 from harness.models.endpoint import (
     LOCAL,
     MODEL_ENV,
@@ -136,19 +138,33 @@ def connection(config: RunConfig, concurrency: int) -> Connection:
 
 
 async def open_clients(
-    stack: contextlib.AsyncExitStack, endpoints: list[Endpoint], how: Connection
-) -> dict[str, list[HttpClient]]:
+    stack: contextlib.AsyncExitStack,
+    endpoints: list[Endpoint],
+    how: Connection,
+    batch: BatchSettings | None = None,
+) -> dict[str, list[HttpClient | BatchingClient]]:
     """An HTTP client per endpoint, in the API it speaks, by model (several for one model
-    are its replicas), closed with ``stack``."""
-    clients: dict[str, list[HttpClient]] = {}
+    are its replicas), closed with ``stack``; with ``batch``, each through its endpoint's
+    Batch API (``harness.models.batching``)."""
+    clients: dict[str, list[HttpClient | BatchingClient]] = {}
     for endpoint in endpoints:
         kind = AnthropicClient if endpoint.provider == ANTHROPIC else OpenAICompatClient
-        client = kind(endpoint.base_url, endpoint.api_key, how)
-        clients.setdefault(endpoint.model, []).append(await stack.enter_async_context(client))
+        http = await stack.enter_async_context(kind(endpoint.base_url, endpoint.api_key, how))
+        client: HttpClient | BatchingClient = http
+        if batch is not None:
+            # guard: batch-refused-for-anthropic
+            if endpoint.provider == ANTHROPIC:
+                raise EndpointNotConfigured(
+                    f"--batch speaks OpenAI's Batch API; {endpoint.model} is spoken to in "
+                    "Anthropic's Messages API, whose batches are not supported yet: drop --batch"
+                )
+            api = BatchApi(endpoint.base_url, endpoint.api_key, how.timeout_s)
+            client = await stack.enter_async_context(BatchingClient(http, api, batch))
+        clients.setdefault(endpoint.model, []).append(client)
     return clients
 
 
-def throttle_notes(clients: dict[str, list[HttpClient]]) -> list[str]:
+def throttle_notes(clients: dict[str, list[HttpClient | BatchingClient]]) -> list[str]:
     """A note for each endpoint that answered 429 and had its concurrency cut."""
     return [
         f"note: {model}'s endpoint answered 429; concurrency was halved {used.concurrency.cuts} "

@@ -29,6 +29,7 @@ from harness.events import (
     ToolCallEvent,
 )
 from harness.grading import GraderFunction, Grading
+from harness.models.batching import BATCH_RUN, RUNS_IN_FLIGHT
 from harness.models.cache import CachingClient, ResponseCache
 from harness.models.counting import CountingClient
 from harness.models.estimate import TokenCount
@@ -223,8 +224,12 @@ class Runner:
         began = time.perf_counter()
         waits = SlotWaits()
         token = RUN_SLOT_WAITS.set(waits)
+        # Names the run's requests in a batch's journal, so a resumed run finds them.
+        run = f"{job.model or self.model_name}|{job.arm.spec}|{job.task.id}|{job.repeat}"
+        named = BATCH_RUN.set(run)
         try:
-            outcome = await job.arm.runnable.run(ctx)
+            with RUNS_IN_FLIGHT.running():  # a batch's round waits for the runs in flight
+                outcome = await job.arm.runnable.run(ctx)
         except ModelAPIError as exc:
             outcome = Outcome("api_error", error=str(exc))
         except ToolServerFailure as exc:  # a tool's server crashed or hung: not the pattern's
@@ -240,6 +245,7 @@ class Runner:
             trace.emit(PatternErrorEvent(error=error))
         finally:
             RUN_SLOT_WAITS.reset(token)
+            BATCH_RUN.reset(named)
         # More runs are in flight than requests: a wait for a request slot is loopbench's
         # queue, not the run's latency.
         # guard: run-latency-leaves-out-waits
@@ -321,6 +327,12 @@ class Runner:
         usage, prices = counted.usage, self.settings.prices
         price = prices.find(model) if prices else None
         replayed = _cost(price, counted.usage_from_cache) if price and counted.cache_hits else None
+        cost = None
+        if price is not None and prices is not None:
+            cost = _cost(price, usage)
+            if counted.batched_calls:  # the batched calls' tokens at the batch price
+                # guard: batched-calls-at-batch-price
+                cost -= (1 - prices.batch_share(price)) * _cost(price, counted.usage_batched)
         return {
             "turns": counted.calls,
             "retries": counted.retries,
@@ -331,8 +343,9 @@ class Runner:
             "tokens_cache_write": usage.cache_write_tokens,
             "usage_missing": usage.missing,
             "usage_estimated": usage.estimated,
-            "cost_usd": _cost(price, usage) if price else None,
+            "cost_usd": cost,
             "cache_hits": counted.cache_hits,
+            "batched_calls": counted.batched_calls if counted.batched_calls else None,
             "cost_from_cache_usd": replayed,
             "replaced_characters": counted.replaced_characters,
         }

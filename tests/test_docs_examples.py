@@ -28,10 +28,11 @@ What stands for the reader's machine: loopbench as installed here (this interpre
 ``bin`` on PATH, this checkout first on PYTHONPATH), and an endpoint as the README's
 ``export`` lines set one (LOOPBENCH_BASE_URL, LOOPBENCH_MODEL, LOOPBENCH_API_KEY), the
 endpoint being a fake OpenAI-compatible server on loopback (harness.fakes.FakeServer,
-which drives every shipped pattern to an answer). The URLs the examples name are mapped
-to loopback servers of this test before a block runs: ``https://api.openai.com/v1`` and
-a local vLLM's ``http://localhost:8000/v1`` to that fake, the two replicas
-``http://vllm-1:8000/v1`` and ``http://vllm-2:8000/v1`` to fakes of their own, Anthropic's
+which drives every shipped pattern to an answer, with the fake Batch API beside it). The
+URLs the examples name are mapped to loopback servers of this test before a block runs:
+``https://api.openai.com/v1`` and a local vLLM's ``http://localhost:8000/v1`` to that
+fake, the two replicas ``http://vllm-1:8000/v1`` and ``http://vllm-2:8000/v1`` to fakes of
+their own, Anthropic's
 ``https://api.anthropic.com`` to a fake of its Messages API, and an
 OTLP receiver's ``http://localhost:4318`` to a receiver that accepts every POST. Any
 other URL in an example fails the test, so no example reaches beyond loopback. For
@@ -56,6 +57,7 @@ from pathlib import Path
 import pytest
 
 from harness.fakes.anthropic_server import AnthropicFakeServer
+from harness.fakes.batch_server import FakeBatchServer
 from harness.fakes.fake_server import FakeServer
 
 ROOT = Path(__file__).parents[1]
@@ -144,7 +146,7 @@ def loopback() -> Iterator[dict[str, str]]:
     receiver = Receiver()
     threading.Thread(target=receiver.serve_forever, args=(0.05,), daemon=True).start()
     with (
-        FakeServer(keep_bodies=False) as main,
+        FakeBatchServer(keep_bodies=False) as main,  # its Batch API too (docs/batch.md)
         FakeServer(keep_bodies=False) as replica,
         AnthropicFakeServer() as anthropic,
     ):

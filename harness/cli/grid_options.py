@@ -109,6 +109,19 @@ CONNECTION_OPTIONS = [
         "the usage it reported (not with the embedded model).",
     ),
     click.option(
+        "--batch",
+        is_flag=True,
+        help="Send the requests through the endpoint's Batch API (OpenAI's /v1/batches), "
+        "at its batch price: the requests the runs in flight wait on go as one batch a "
+        "round, polled until done. Journaled in the folder (batches.jsonl), so a run "
+        "killed while its batch is pending resumes by polling it (docs/batch.md).",
+    ),
+    click.option(
+        "--batch-poll",
+        type=Finite(0, min_open=True),
+        help="With --batch: seconds between polls of a pending batch. Default: 30.",
+    ),
+    click.option(
         "--stream-idle-timeout",
         type=Finite(0, min_open=True),
         help="With --stream: seconds allowed between one event of a stream and the next "

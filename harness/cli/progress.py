@@ -23,6 +23,7 @@ from rich.file_proxy import FileProxy
 from rich.live import Live
 
 from harness.cli.progress_view import NONE, GridCounts, Tally, clock_time, counted, frame
+from harness.models.pending_batches import PENDING_BATCHES, PendingBatches
 from harness.observer import Observer
 from harness.results.records import RunRecord
 from harness.stats.separation import Separation
@@ -41,6 +42,7 @@ class Progress(Observer):
         rounds: bool = False,
         console: Console | None = None,
         clock: Callable[[], float] = time.monotonic,
+        batches: PendingBatches = PENDING_BATCHES,
     ) -> None:
         # guard: terminal-live-view-draws-below
         self._console = console or Console(file=unescaped(sys.stderr))
@@ -52,6 +54,9 @@ class Progress(Observer):
         self._live: Live | None = None
         self._closed = False
         self._lock = threading.Lock()  # rich redraws from its own thread
+        #: The batches pending (``--batch``): said as each is submitted and done, and shown.
+        self._batches = batches
+        batches.listen(self.note)
 
     def __enter__(self) -> Progress:
         return self
@@ -84,8 +89,10 @@ class Progress(Observer):
         todo = now.todo or 0
         if self.plain and (now.done % max(1, todo // 10) == 0 or now.done == todo):
             replayed = f", {now.replayed} replayed" if now.replayed else ""
+            pending = f"; {batches}" if (batches := self._batches.summary()) else ""
             self.note(
                 f"  {now.done}/{todo} runs, {now.correct} correct, {self._rest(now)}{replayed}"
+                f"{pending}"
             )
 
     def decided(self, state: Separation) -> None:
@@ -104,6 +111,7 @@ class Progress(Observer):
             self._console.print(printable(text), markup=False, highlight=False)
 
     def close(self) -> None:
+        self._batches.ignore(self.note)
         if self._live is not None:
             self._live.stop()
             self._live = None
@@ -128,7 +136,7 @@ class Progress(Observer):
 
     def _frame(self) -> RenderableType:
         with self._lock:
-            return frame(self.counts, self._elapsed())
+            return frame(self.counts, self._elapsed(), self._batches.summary())
 
 
 def _printable_above_proxies() -> None:

@@ -134,8 +134,9 @@ def clock_time(seconds: float | None) -> str:
     return NONE if seconds is None else str(timedelta(seconds=round(seconds)))
 
 
-def frame(counts: GridCounts, elapsed: float) -> RenderableType:
-    """The live view: where this round stands, a row per arm, and the totals."""
+def frame(counts: GridCounts, elapsed: float, batches: str = "") -> RenderableType:
+    """The live view: where this round stands, a row per arm, the totals, and the batches
+    pending (``batches``, their summary, under ``--batch``)."""
     now, every = counts.this_round, counts.everything
     todo = now.todo or 0
     runs = f"{now.done}/{todo} runs"
@@ -169,8 +170,7 @@ def frame(counts: GridCounts, elapsed: float) -> RenderableType:
         totals.append(replay)
     top = Table.grid(padding=(0, 1))
     top.add_row(ProgressBar(total=max(1, todo), completed=now.done, width=40), Text(header))
-    return Group(
-        top,
-        table,
-        Text(" · ".join(totals)),
-    )
+    shown: list[RenderableType] = [top, table, Text(" · ".join(totals))]
+    if batches:
+        shown.append(Text(batches))
+    return Group(*shown)

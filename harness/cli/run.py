@@ -310,6 +310,7 @@ FIELDS = {
     "cache_dir": "cache",
     "executor_name": "executor",
     "stream_idle_timeout": "stream_idle_s",
+    "batch_poll": "batch_poll_s",
 }
 
 

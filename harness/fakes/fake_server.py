@@ -206,28 +206,30 @@ class FakeServer(LoopbackServer):
         if self.latency_s:
             await asyncio.sleep(self.latency_s)
         reply = self.responder(body)
-        if reply.status != 200:
-            return web.json_response(
-                {"error": {"message": "scripted failure"}},
-                status=reply.status,
-                headers=reply.headers,
-            )
-        usage = usage_for(body, reply)
-        if body.get("stream"):
+        if body.get("stream") and reply.status == 200:
+            usage = usage_for(body, reply)
             wanted = (body.get("stream_options") or {}).get("include_usage")
             events = chunks(reply.content, reply.tool_calls, reply.finish_reason,
                             usage if wanted else None)  # fmt: skip
             return await send_stream(request, events, self.stream, self.closing, self._count)
+        status, answer = self.answer(body, reply)
+        return web.json_response(answer, status=status, headers=reply.headers)
+
+    def answer(self, body: dict[str, Any], reply: Reply) -> tuple[int, dict[str, Any]]:
+        """The status and JSON body a request gets unstreamed, its usage counted: the
+        chat endpoint's answer, and each line of a batch's output
+        (``harness.fakes.batch_server``)."""
+        if reply.status != 200:
+            return reply.status, {"error": {"message": "scripted failure"}}
+        usage = usage_for(body, reply)
         self._count(usage)
         message: dict[str, Any] = {"role": "assistant", "content": reply.content or None}
         if reply.tool_calls:
             message["tool_calls"] = reply.tool_calls
-        return web.json_response(
-            {
-                "id": f"chatcmpl-{self.served.requests}",
-                "object": "chat.completion",
-                "model": body.get("model", "fake"),
-                "choices": [{"index": 0, "message": message, "finish_reason": reply.finish_reason}],
-                "usage": usage,
-            }
-        )
+        return 200, {
+            "id": f"chatcmpl-{self.served.requests}",
+            "object": "chat.completion",
+            "model": body.get("model", "fake"),
+            "choices": [{"index": 0, "message": message, "finish_reason": reply.finish_reason}],
+            "usage": usage,
+        }

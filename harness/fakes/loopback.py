@@ -36,9 +36,13 @@ class LoopbackServer:
         """Answer one POST to ``path``."""
         raise NotImplementedError
 
+    def routes(self, app: web.Application) -> None:
+        """What the server answers: a POST to ``path``; a server of more paths adds them."""
+        app.router.add_post(self.path, self.handle)
+
     async def _start(self) -> None:
         app = web.Application()
-        app.router.add_post(self.path, self.handle)
+        self.routes(app)
         self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", self.port)

@@ -79,6 +79,9 @@ class CountingClient:
         #: Calls replayed from the response cache, and the usage they replayed.
         self.cache_hits = 0
         self.usage_from_cache = Usage()
+        #: Calls answered within a batch (``--batch``), and their usage: the batch price's.
+        self.batched_calls = 0
+        self.usage_batched = Usage()
         #: Lone surrogates replaced with U+FFFD in what the run sent and received.
         self.replaced_characters = 0
         #: The time to first token of the run's first call, when its reply was streamed
@@ -121,6 +124,9 @@ class CountingClient:
         self.retries += response.retries
         if number == 1:
             self.ttft_s = response.ttft_s
+        if response.batched:
+            self.batched_calls += 1
+            self.usage_batched = self.usage_batched + response.usage
         if response.from_cache:
             self.cache_hits += 1
             self.usage_from_cache = self.usage_from_cache + response.usage

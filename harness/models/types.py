@@ -142,6 +142,8 @@ class ModelResponse:
     #: Seconds from sending the request to the first token of a streamed reply; None when
     #: the reply was not streamed.
     ttft_s: float | None = None
+    #: Answered within a batch (``--batch``), so priced at the batch rate.
+    batched: bool = False
 
     @property
     def truncated(self) -> bool:

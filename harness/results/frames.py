@@ -33,6 +33,8 @@ PRICED = (
     "tokens_cached",
     "tokens_cache_write",
     "cost_usd",
+    "turns",
+    "batched_calls",
 )
 
 
@@ -82,9 +84,23 @@ def priced(columns: dict[str, np.ndarray[Any, Any]], pricing: Pricing) -> np.nda
     cached = columns["tokens_cached"]
     # Null in records written before cache writes were recorded: none were priced then.
     written = np.nan_to_num(np.asarray(columns["tokens_cache_write"], dtype=np.float64))
+    batched = _batched_share(columns)
     for model, price in prices.items():
         if price is None:
             continue
         rows = models == model
         cost[rows] = price.costs(tokens_in[rows], tokens_out[rows], cached[rows], written[rows])
+        share = pricing.table.batch_share(price)
+        if share < 1:  # the batched calls at the batch price (docs/batch.md)
+            cost[rows] *= 1 - (1 - share) * batched[rows]
     return cost
+
+
+def _batched_share(columns: dict[str, np.ndarray[Any, Any]]) -> np.ndarray[Any, Any]:
+    """Each run's share of its calls answered within a batch: 0 where none was (null in
+    records written before batches); a run's tokens are priced at the batch share in
+    this proportion (exact when all of its calls, or none, were batched)."""
+    # guard: table-prices-batched-calls
+    batched = np.nan_to_num(np.asarray(columns["batched_calls"], dtype=np.float64))
+    turns = np.asarray(columns["turns"], dtype=np.float64)
+    return np.divide(batched, turns, out=np.zeros_like(batched), where=turns > 0)

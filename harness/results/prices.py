@@ -46,6 +46,8 @@ def _at_most_max(price: float) -> float:
 
 #: USD per million tokens: finite, from 0 to ``MAX_PRICE``.
 Rate = Annotated[float, Field(ge=0, allow_inf_nan=False), AfterValidator(_at_most_max)]
+#: A share of the full rates: above 0, at most 1.
+Discount = Annotated[float, Field(gt=0, le=1, allow_inf_nan=False)]
 
 
 class Price(BaseModel):
@@ -58,6 +60,9 @@ class Price(BaseModel):
     input rate for five minutes); the input rate when absent."""
     as_of: str | None = None
     """When these rates were read, where not the table's own date."""
+    batch: Discount | None = None
+    """What a batched call's tokens cost, as a share of these rates (OpenAI's and
+    Anthropic's batches: 0.5); the table's ``batch`` when absent, else the full rates."""
 
     def cost(
         self, tokens_in: int, tokens_out: int, tokens_cached: int = 0, tokens_cache_write: int = 0
@@ -98,6 +103,7 @@ class Price(BaseModel):
 class _PriceFile(BaseModel):
     model_config = ConfigDict(extra="forbid")
     as_of: str = "unknown"
+    batch: Discount | None = None
     models: dict[str, Price]
 
 
@@ -106,6 +112,14 @@ class PriceTable:
     models: dict[str, Price]
     as_of: str = "unknown"
     source: str = ""
+    batch: float | None = None
+    """The batch share of every model that gives none of its own (``Price.batch``)."""
+
+    def batch_share(self, price: Price) -> float:
+        """What a batched call's tokens cost at ``price``, as a share of its full rates."""
+        if price.batch is not None:
+            return price.batch
+        return self.batch if self.batch is not None else 1.0
 
     def find(self, model: str) -> Price | None:
         """The price of ``model``, or of the longest listed name it starts with
@@ -156,4 +170,4 @@ def load_prices(path: Path | str | None = None) -> PriceTable:
             f"{toml_problems(source, text, exc)}; each model needs input and output, "
             f"USD per million tokens, e.g. {PRICES_EXAMPLE}"
         ) from None
-    return PriceTable(table.models, table.as_of, str(source))
+    return PriceTable(table.models, table.as_of, str(source), table.batch)

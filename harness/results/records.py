@@ -147,6 +147,10 @@ class RunRecord(BaseModel):
     tokens are in the token counts as first served."""
     cost_from_cache_usd: Amount | None = None
     """The part of cost_usd that replayed calls stand for: not spent again on this run."""
+    batched_calls: Count | None = None
+    """Model calls answered within a batch (``--batch``), whose tokens cost_usd prices at
+    the price table's batch share; null when none was, and in records written before
+    batches were sent."""
     latency_s: Amount = 0.0
     ttft_s: Amount | None = None
     """Seconds from sending the run's first model call to the first token of its reply
