@@ -11,6 +11,12 @@ process and reads its peak resident memory and CPU time from ``getrusage(RUSAGE_
     .venv/bin/python bench/records_scale.py --records 200000 --keep /tmp/scale
     .venv/bin/python bench/records_scale.py --traced 20000       # also a folder with traces
     .venv/bin/python bench/records_scale.py --older --only table # also an older folder
+    .venv/bin/python bench/records_scale.py --cold               # no sidecar to read
+
+Each folder gets the columnar sidecar ``loopbench run`` leaves at the end of a run
+(``harness.results.columns_sidecar``); ``--cold`` removes it before each command, which
+then reads runs.jsonl's JSON and writes the sidecar again, as a first read of a folder
+written by something else does.
 
 ``--older`` also writes folders as loopbench wrote them before ``usage_estimated``,
 ``cache_hits``, ``cost_from_cache_usd``, ``supersedes`` and ``sampling`` existed (those
@@ -37,6 +43,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from harness.results.columns_sidecar import SIDECAR, write_columns
 
 LOOP = {"max_steps": 8, "max_tokens": 20000, "step_timeout_s": 0, "max_output_tokens": None}
 TOOLS = {"guard": False, "tool": "plain"}
@@ -323,6 +331,7 @@ def _folder(
             f"{time.perf_counter() - start:.0f} s",
             file=sys.stderr,
         )
+    write_columns(folder)  # as a run leaves it (nothing when it holds the file already)
     return folder
 
 
@@ -345,6 +354,7 @@ def main() -> None:
     parser.add_argument("--keep", type=Path, help="Write the folders here and keep them.")
     parser.add_argument("--timeout", type=float, default=600.0)
     parser.add_argument("--only", nargs="*", default=["table", "compare", "failures", "report"])
+    parser.add_argument("--cold", action="store_true", help="Remove the sidecars first.")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         root = args.keep or Path(tmp)
@@ -362,10 +372,14 @@ def main() -> None:
             for name, argvs in _commands(root, "traced-", traced, traced).items():
                 if name in ("failures", "report") and name in runs:
                     runs[name] += [("current", argv) for argv in argvs]
+        print(f"sidecar: {'removed before each command' if args.cold else 'present'}")
         print("| command | format | runs.jsonl | wall s | CPU s | peak RSS MB | exit |")
         print("|---|---|---:|---:|---:|---:|---|")
         for name in args.only:
             for label, argv in runs[name]:
+                if args.cold:
+                    for folder in {Path(arg) for arg in argv[2:]} & {*root.iterdir()}:
+                        (folder / SIDECAR).unlink(missing_ok=True)
                 row = measure(argv, args.timeout)
                 lines = sum(1 for _ in (Path(argv[2]) / "runs.jsonl").open("rb"))
                 print(

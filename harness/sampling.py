@@ -111,7 +111,9 @@ def describe_runs(sent: Iterable[Mapping[str, Setting] | None]) -> str:
     """What a set of runs sent (each run's record), in words; every setting seen when they
     differ. Runs read as columns share one dict per distinct value: each is read once."""
     distinct = {}
-    for value in {id(v): v for v in sent}.values():
+    listed = getattr(sent, "tolist", None)  # a column: a list at once, not an item at a time
+    values = listed() if callable(listed) else list(sent)
+    for value in dict(zip(map(id, values), values, strict=True)).values():
         distinct[json.dumps(value, sort_keys=True)] = value
     if len(distinct) == 1:
         return describe(next(iter(distinct.values())))

@@ -135,9 +135,10 @@ def match_same_configurations(before: pd.DataFrame, after: pd.DataFrame) -> dict
     (``react_text:guard=off,tool=plain`` ran ``react_text``). An option only one side's
     records hold (one added since the other ran) must be at its default there: not named
     in that side's arm. An arm whose records hold no options matches none."""
-    baseline = _configurations(before, set(before["arm"]) - set(after["arm"]))
+    arms_before, arms_after = set(before["arm"].unique()), set(after["arm"].unique())
+    baseline = _configurations(before, arms_before - arms_after)
     matched: dict[str, str] = {}
-    for arm, ran in sorted(_configurations(after, set(after["arm"]) - set(before["arm"])).items()):
+    for arm, ran in sorted(_configurations(after, arms_after - arms_before).items()):
         twin = next(
             (b for b, other in sorted(baseline.items()) if ran.same_as(other)),
             None,
@@ -358,7 +359,8 @@ def _option_values(options: pd.Series) -> dict[str, set[str]]:
     values: dict[str, set[str]] = {}
     # Runs of one arm share a handful of option dicts (the column reader makes one per
     # distinct text): each is read once, not once per run.
-    for resolved in {id(o): o for o in options}.values():
+    listed = options.tolist()  # at once: a million runs' column an item at a time is slow
+    for resolved in dict(zip(map(id, listed), listed, strict=True)).values():
         for key, value in (resolved or {}).items():
             values.setdefault(key, set()).add(json.dumps(value))
     return values

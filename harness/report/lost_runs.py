@@ -78,12 +78,16 @@ class LostRuns:
         }
 
 
+#: The columns of the other arms' runs ``lost_runs`` reads.
+LOST_READS = ["task_id", "status", "correct"]
+
+
 def lost_runs(runs: pd.DataFrame, others: pd.DataFrame) -> LostRuns:
     """``runs``: one arm's runs, every status; ``others``: other arms' runs (any status) of
     the same tasks, empty with one arm."""
     failed = runs["status"].isin(INFRASTRUCTURE_STATUSES)
-    lost = set(runs.loc[failed, "task_id"])
-    tasks = set(runs["task_id"])
+    lost = set(runs.loc[failed, "task_id"].unique())  # unique(): not a row at a time
+    tasks = set(runs["task_id"].unique())
     if not lost:
         return LostRuns(0, 0, len(tasks), "", math.nan, math.nan, math.nan)
     graded = others[~others["status"].isin(INFRASTRUCTURE_STATUSES)]

@@ -96,7 +96,7 @@ def pairs_of(before: pd.DataFrame, after: pd.DataFrame, arm: str) -> tuple[pd.Da
         _unpaired(runs_b, runs_a),
         _unpaired(runs_a, runs_b),
         int((~usable).sum()),
-        _sorted(set(merged["task_id"]) - set(merged.loc[usable, "task_id"])),
+        _sorted(set(merged["task_id"].unique()) - set(merged.loc[usable, "task_id"].unique())),
         int(ungraded.sum()),
     )
     return pairs, left_out
@@ -112,13 +112,13 @@ def _unpaired(side: pd.DataFrame, other: pd.DataFrame) -> Unpaired:
     """``side``'s runs with no (task, repeat) in ``other``."""
     keys = pd.MultiIndex.from_frame(side[KEYS[1:]])
     alone = side[~keys.isin(pd.MultiIndex.from_frame(other[KEYS[1:]]))]
-    on_own_task = ~alone["task_id"].isin(set(other["task_id"]))
+    on_own_task = ~alone["task_id"].isin(other["task_id"].unique())  # unique(): not row by row
     repeated = alone[~on_own_task]
     return Unpaired(
         runs=len(alone),
-        tasks=_sorted(set(alone.loc[on_own_task, "task_id"])),
+        tasks=_sorted(set(alone.loc[on_own_task, "task_id"].unique())),
         task_runs=int(on_own_task.sum()),
-        repeats=tuple(sorted(int(r) for r in set(repeated["repeat"]))),
+        repeats=tuple(sorted(int(r) for r in repeated["repeat"].unique())),
         repeat_tasks=int(repeated["task_id"].nunique()),
     )
 

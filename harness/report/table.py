@@ -19,7 +19,7 @@ import pandas as pd
 from harness.errors import BadInput
 from harness.report.checks import answer_changes, check_measures, code_measures
 from harness.report.judge_cost import judge_measures, judge_share, judge_unreported, not_graded
-from harness.report.lost_runs import lost_runs
+from harness.report.lost_runs import LOST_READS, lost_runs
 from harness.report.model_axis import model_keys
 from harness.report.pass_k import PassK
 from harness.results.columns_sql import ANSWER_KEY
@@ -71,7 +71,8 @@ def summarize(
         for key, value in zip(keys, group, strict=True):
             if key in arm_keys:
                 same_arm &= frame[key] == value
-        others = frame[~same_arm & frame["task_id"].isin(set(runs["task_id"]))]
+        in_tasks = frame["task_id"].isin(runs["task_id"].unique())
+        others = frame[LOST_READS][~same_arm & in_tasks]  # what lost_runs reads (memory)
         earlier = None
         if spent is not None:
             same = pd.Series(True, index=spent.index)

@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 
 from harness.results.columns_fill import Refused, Shared, Unreadable, finish, plain
+from harness.results.columns_sidecar import select_sidecar, sidecar
 from harness.results.columns_sql import (
     ANSWER_KEY,
     FIELDS,
@@ -171,7 +172,8 @@ def _columns(path: Path, wanted: list[str]) -> dict[str, np.ndarray[Any, Any]] |
     if end == 0:
         return None
     if end == before.st_size and not any(c in str(path) for c in "*?[{"):
-        columns = _fetch(path, wanted, path.parent)
+        found = sidecar(path)
+        columns = _fetch(path, wanted, path.parent, found)
         after = path.stat()
         if (after.st_size, after.st_mtime_ns) == (before.st_size, before.st_mtime_ns):
             return columns
@@ -199,10 +201,13 @@ def _last_line_end(path: Path, size: int) -> int:
     return 0
 
 
-def _fetch(path: Path, wanted: list[str], folder: Path) -> dict[str, np.ndarray[Any, Any]] | None:
+def _fetch(
+    path: Path, wanted: list[str], folder: Path, columnar: Path | None = None
+) -> dict[str, np.ndarray[Any, Any]] | None:
     """Every row of ``path`` as arrays, in file order, finished as records (their prompt
-    texts read from ``folder``'s prompts/; None for no rows); ``duckdb.Error`` for a line
-    DuckDB cannot parse, ``Refused`` for one the record model refuses."""
+    texts read from ``folder``'s prompts/; None for no rows), from its sidecar ``columnar``
+    when given (``harness.results.columns_sidecar``); ``duckdb.Error`` for a line DuckDB
+    cannot parse, ``Refused`` for one the record model refuses."""
     names = list(dict.fromkeys([*wanted, *_KEY, *PRICED]))
     derived = {RUN_KEY: np.uint64, ANSWER_KEY: np.uint64, GRADE_KIND: np.int8}
     strings: dict[str, str] = {}
@@ -215,7 +220,10 @@ def _fetch(path: Path, wanted: list[str], folder: Path) -> dict[str, np.ndarray[
     with duckdb.connect(":memory:") as con:
         no_progress_bar(con)
         con.execute(f"SET streaming_buffer_size = '{READ_AHEAD}'")
-        result = con.execute(select(names), [str(path)])
+        if columnar is None:
+            result = con.execute(select(names), [str(path)])
+        else:
+            result = con.execute(select_sidecar(names), [str(columnar)])
         while len(chunk := result.fetch_df_chunk(vectors_per_chunk=CHUNK // 2048)):
             for name in names:
                 if name in shared:

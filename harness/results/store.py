@@ -30,6 +30,7 @@ from pydantic_core import PydanticSerializationError
 
 from harness.files import read_bounded, special_file_problem
 from harness.redaction import redact
+from harness.results.columns_sidecar import write_columns
 from harness.results.identity import identity_changes
 from harness.results.prompt_texts import referenced
 from harness.results.reading import (
@@ -314,8 +315,10 @@ class RecordWriter:
     def __enter__(self) -> RecordWriter:
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, kind: object, *exc: object) -> None:
         self.close()
+        if kind is None:  # a run ended: its columns kept beside its records
+            write_columns(self._folder)
 
 
 def iter_traces(folder: Path | str) -> Iterator[dict[str, Any]]:

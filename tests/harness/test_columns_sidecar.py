@@ -1,0 +1,206 @@
+"""runs.jsonl's columns kept in a Parquet sidecar: the same frame and the same tables with it
+as without, read only while it agrees with runs.jsonl, rebuilt when stale or damaged."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from pandas.testing import assert_frame_equal
+
+from harness.cli.main import main
+from harness.results import columns, columns_sidecar, reading
+from harness.results.columns import read_frames
+from harness.results.columns_sidecar import SIDECAR, fresh_sidecar
+from harness.results.frames import records_frame
+from harness.results.reading import read_records
+from harness.results.store import RecordWriter
+
+from .test_columns import FIXTURE, PRICINGS, folder, run
+from .test_columns_formats import NEWER, without
+
+
+@pytest.fixture
+def every_size(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A sidecar for any runs.jsonl, however small."""
+    monkeypatch.setattr(columns_sidecar, "SIDECAR_FROM", 0)
+
+
+def lines(count: int, **fields: Any) -> list[dict[str, Any] | str]:
+    made = [run(n, **fields) for n in range(count)]
+    retry = made[4] | {"run_id": "again", "supersedes": made[4]["run_id"], "status": "answered"}
+    twice = json.dumps(made[9])[:-1] + ', "task_id": "task-9"}'  # the model reads this line
+    return [*made, retry, made[7] | {"run_id": "copied"}, twice, made[10] | {"pattern": 0}]
+
+
+def json_query_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    """From here on, reading runs.jsonl's JSON fails: only a sidecar can give the frame."""
+
+    def refused(names: list[str]) -> str:
+        raise AssertionError("runs.jsonl read as JSON")
+
+    monkeypatch.setattr(columns, "select", refused)
+
+
+def assert_same_as_records(path: Path) -> None:
+    for pricing in PRICINGS:
+        runs, replaced = read_frames(path, pricing)
+        assert_frame_equal(runs, records_frame(read_records(path), pricing))
+        assert_frame_equal(replaced, records_frame(read_records(path, superseded=True), pricing))
+
+
+@pytest.mark.usefixtures("every_size")
+@pytest.mark.parametrize("older", [False, True], ids=["current", "older"])
+def test_the_sidecar_gives_the_frame_runs_jsonl_gives(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, older: bool
+) -> None:
+    made = lines(36)
+    if older:
+        made = [without(NEWER, line) if isinstance(line, dict) else line for line in made]
+    path = folder(tmp_path, made)
+    read_frames(path)  # writes it
+    assert fresh_sidecar(path / "runs.jsonl") is not None
+    json_query_refused(monkeypatch)
+    assert_same_as_records(path)
+
+
+@pytest.mark.usefixtures("every_size")
+def test_a_schema_1_folder_reads_the_same_through_its_sidecar(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "old"
+    shutil.copytree(FIXTURE, path)
+    read_frames(path)
+    json_query_refused(monkeypatch)
+    assert_same_as_records(path)
+
+
+def test_the_table_is_the_same_with_and_without_the_sidecar(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = folder(tmp_path / "out", lines(48))
+    commands = [["table", str(path)], ["failures", str(path)], ["compare", str(path), str(path)]]
+
+    def outputs() -> list[str]:
+        said = []
+        for args in commands:  # each warning said again, as by a command of its own
+            monkeypatch.setattr(reading, "_SAID", set())
+            said.append(CliRunner().invoke(main, args).output)
+        return said
+
+    without_one = outputs()
+    assert not (path / SIDECAR).exists()  # a small file has none
+    monkeypatch.setattr(columns_sidecar, "SIDECAR_FROM", 0)
+    with_one = outputs()
+    assert (path / SIDECAR).is_file()
+    assert with_one == without_one and "repeats line" in with_one[0]
+
+
+@pytest.mark.usefixtures("every_size")
+def test_runs_appended_make_the_sidecar_stale_and_it_is_rebuilt(tmp_path: Path) -> None:
+    path = folder(tmp_path, lines(24))
+    runs = path / "runs.jsonl"
+    assert len(read_frames(path)[0]) == 25
+    with runs.open("a") as handle:
+        handle.write(json.dumps(run(50)) + "\n")
+    assert fresh_sidecar(runs) is None
+    assert len(read_frames(path)[0]) == 26
+    assert fresh_sidecar(runs) is not None
+    assert_same_as_records(path)
+
+
+@pytest.mark.usefixtures("every_size")
+def test_a_file_rewritten_to_the_same_size_and_times_is_not_read_from_the_sidecar(
+    tmp_path: Path,
+) -> None:
+    path = folder(tmp_path, lines(24))
+    runs = path / "runs.jsonl"
+    read_frames(path)
+    seen = runs.stat()
+    text = runs.read_text().replace('"turns": 1', '"turns": 2')
+    runs.write_text(text)
+    os.utime(runs, ns=(seen.st_atime_ns, seen.st_mtime_ns))
+    assert runs.stat().st_size == seen.st_size
+    assert fresh_sidecar(runs) is None
+    assert_same_as_records(path)
+
+
+@pytest.mark.usefixtures("every_size")
+@pytest.mark.parametrize("damage", [b"", b"PAR1 not parquet", b"\x00" * 4096])
+def test_a_damaged_sidecar_is_ignored_and_rebuilt(tmp_path: Path, damage: bytes) -> None:
+    path = folder(tmp_path, lines(24))
+    (path / SIDECAR).write_bytes(damage)
+    assert_same_as_records(path)
+    assert fresh_sidecar(path / "runs.jsonl") is not None
+
+
+@pytest.mark.usefixtures("every_size")
+def test_another_folders_sidecar_is_not_taken(tmp_path: Path) -> None:
+    other = folder(tmp_path / "other", lines(24, model="another-model"))
+    read_frames(other)
+    path = folder(tmp_path / "this", lines(24))
+    shutil.copy(other / SIDECAR, path / SIDECAR)
+    assert fresh_sidecar(path / "runs.jsonl") is None
+    assert set(read_frames(path)[0]["model"]) == {"gpt-5-mini", "unpriced-model"}
+
+
+@pytest.mark.usefixtures("every_size")
+def test_a_sidecar_that_is_a_link_is_replaced_not_followed(tmp_path: Path) -> None:
+    path = folder(tmp_path, lines(24))
+    read_frames(path)
+    target = tmp_path / "elsewhere.parquet"
+    (path / SIDECAR).rename(target)
+    (path / SIDECAR).symlink_to(target)
+    before = target.read_bytes()
+    assert_same_as_records(path)
+    assert not (path / SIDECAR).is_symlink() and (path / SIDECAR).is_file()
+    assert target.read_bytes() == before
+
+
+@pytest.mark.usefixtures("every_size")
+def test_a_folder_where_nothing_can_be_written_is_read_without_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = folder(tmp_path, lines(24))
+
+    def refused(*args: object, **kwargs: object) -> tuple[int, str]:
+        raise PermissionError("read-only")
+
+    monkeypatch.setattr(tempfile, "mkstemp", refused)
+    assert_same_as_records(path)
+    assert sorted(p.name for p in path.iterdir()) == ["runs.jsonl"]
+
+
+@pytest.mark.usefixtures("every_size")
+def test_a_file_that_changes_while_its_sidecar_is_written_gets_none(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = folder(tmp_path, lines(24))
+    keys = iter(["before", "after"])
+    monkeypatch.setattr(columns_sidecar, "key_of", lambda runs: next(keys))
+    assert columns_sidecar.write_sidecar(path / "runs.jsonl") is None
+    assert sorted(p.name for p in path.iterdir()) == ["runs.jsonl"]
+
+
+def test_a_small_folder_gets_no_sidecar(tmp_path: Path) -> None:
+    path = folder(tmp_path, lines(24))
+    read_frames(path)
+    assert not (path / SIDECAR).exists()
+
+
+@pytest.mark.usefixtures("every_size")
+def test_a_run_ending_writes_the_sidecar_and_a_run_killed_does_not(tmp_path: Path) -> None:
+    path = folder(tmp_path / "ended", lines(24))
+    with RecordWriter(path):
+        pass
+    assert fresh_sidecar(path / "runs.jsonl") is not None
+    killed = folder(tmp_path / "killed", lines(24))
+    with pytest.raises(KeyboardInterrupt), RecordWriter(killed):
+        raise KeyboardInterrupt
+    assert not (killed / SIDECAR).exists()
