@@ -69,8 +69,10 @@ def spent(alpha: float, fraction: float, spending: Spending) -> float:
     fraction = min(fraction, 1.0)
     if spending == "pocock":
         return alpha * math.log(1 + (math.e - 1) * fraction)
-    z = _NORMAL.inv_cdf(1 - alpha / 2)
-    return 2 * (1 - _NORMAL.cdf(z / math.sqrt(fraction)))
+    from scipy import special
+
+    z = -float(special.ndtri(alpha / 2))
+    return 2 * float(special.ndtr(-z / math.sqrt(fraction)))
 
 
 def _tail(x: np.ndarray, bound: float, sd: float) -> np.ndarray:
@@ -127,7 +129,9 @@ def _crossing(
 
 def _first(target: float) -> float:
     """The first look's bound: the z with two-sided tail ``target``."""
-    return math.inf if target <= 0 else _NORMAL.inv_cdf(1 - target / 2)
+    from scipy import special
+
+    return math.inf if target <= 0 else -float(special.ndtri(target / 2))
 
 
 def _solve(crossing: Callable[[float], float], target: float) -> float:
@@ -147,7 +151,9 @@ def _solve(crossing: Callable[[float], float], target: float) -> float:
 
 def nominal_alpha(bound: float) -> float:
     """The two-sided p-value at which a look's z reaches ``bound``."""
-    return 0.0 if math.isinf(bound) else 2 * (1 - _NORMAL.cdf(bound))
+    from scipy import special
+
+    return 2 * float(special.ndtr(-bound))
 
 
 def conditional_power(z: float, fraction: float, final_bound: float, drift: float) -> float:

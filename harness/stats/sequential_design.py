@@ -25,7 +25,7 @@ from harness.stats.boundaries import FUTILITY_FROM
 from harness.stats.separation import SeparationRule
 
 #: Simulated paths a figure (its standard error at most 0.5 / sqrt(PATHS)).
-PATHS = 20_000
+PATHS = 10_000
 SEED = 43
 
 _NORMAL = NormalDist()
