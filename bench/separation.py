@@ -19,7 +19,9 @@ from harness.stats.separation import SeparationRule, replay
 
 
 class Peeking(SeparationRule):
-    def look_alpha(self, arms: int) -> float:
+    """The same test at full alpha after every round, nothing spent, no futility."""
+
+    def look_alpha(self, arms: int, round_: int | None = None) -> float:
         return self.alpha
 
 
@@ -61,7 +63,8 @@ def main() -> None:
         for gap in (0.0, 0.1, 0.2, 0.3):
             seed = 1000 * tasks + int(100 * gap)
             got = simulate(rule, tasks, gap, runs, seed)
-            peek = simulate(Peeking(**vars(rule)), tasks, gap, runs, seed)["declared"]
+            peeking = Peeking(rule.alpha, rule.margin, rule.max_repeats, "bonferroni", 0.0)
+            peek = simulate(peeking, tasks, gap, runs, seed)["declared"]
             print(
                 f"| {tasks} | {gap:.1f} | {got['declared']:.3f} | {peek:.3f} | {got['rounds']:.1f} "
                 f"| {got['early']:.0%} | {got['saved']:.0%} |"

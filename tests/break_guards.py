@@ -37,6 +37,7 @@ SB, IS = "tests/sandbox/test_sandbox.py::", "tests/sandbox/test_isolation.py::"
 HO, BX = "tests/sandbox/test_hostile.py::", "tests/sandbox/test_box.py::"
 PDT, RULES = "tests/sandbox/test_plain_data.py::", "tests/tasks/test_coding_rules.py::"
 SEPT = "tests/harness/report/test_separation.py::"
+BOUNDS = "tests/harness/report/test_boundaries.py::"
 GEN, POW = "tests/tasks/test_generate.py::", "tests/harness/report/test_power.py::"
 FAILT = "tests/harness/report/test_failures.py::"
 FOLDER = "tests/harness/report/test_failure_folder.py::"
@@ -550,13 +551,26 @@ MUTATIONS = [
      "value=self.alpha",
      [SEPT + "test_identical_arms_are_declared_different_at_most_alpha_of_the_time"]),
     ("within-margin-needs-whole-interval", "within the margin needs the whole interval inside it",
-     "value=pairs and (-margin < low or high < margin)",
+     "value=-margin < low or high < margin",
      [SEPT + "test_a_thirty_point_gap_stops_before_the_maximum_and_names_the_worse_arm"]),
     ("pairs-need-both-runs", "pairs need both runs",
      "value=~np.isnan(arm)", [SEPT + "test_runs_the_endpoint_failed_are_left_out_of_the_pairs"]),
     ("stopped-arm-runs-no-more", "a stopped arm runs no more rounds",
      "value=arms", ["tests/harness/test_rounds.py::test_an_arm_stopped_early_runs_no_more_rounds",
       "tests/harness/test_rounds.py::test_the_cli_stops_early_and_the_table_counts_the_runs_not_spent"]),
+    # The group-sequential boundaries of run --until-separated (issue 43).
+    ("each-look-spends-its-increment", "each look spends its increment of alpha, not the total",
+     "value=spent(alpha, t, spending)",
+     [BOUNDS + "test_the_bounds_cross_for_identical_arms_alpha_of_the_time"]),
+    ("efficacy-needs-the-round-bound", "a look declares a difference only past its round's bound",
+     "value=abs(z) >= 1.0",
+     [SEPT + "test_identical_arms_are_declared_different_at_most_alpha_of_the_time"]),
+    ("futility-below-threshold", "futility stops an arm only below the threshold", "off",
+     [BOUNDS + "test_futility_stops_identical_arms_early",
+      "tests/harness/test_rounds.py::test_identical_arms_stop_for_futility_before_the_last_round"]),
+    ("rule-before-boundaries-is-bonferroni", "a folder run before the boundaries replays by its rule",
+     "value=data[\"rule\"]",
+     [BOUNDS + "test_a_folder_run_before_the_boundaries_replays_by_its_own_rule"]),
     # Generated task sets: what a question expects, how many look-ups it takes.
     ("ratios-round-half-up-as", "ratios round half up, as the question says",
      'value=float(exact.quantize(Decimal("0.01"), rounding=ROUND_HALF_EVEN))',

@@ -19,8 +19,9 @@ STOPPING_OPTIONS = [
         "--until-separated",
         is_flag=True,
         help="Run in rounds (one repeat of every arm on every task) and stop running an arm once "
-        "its difference from the best arm is known: an interval that excludes zero, or lies "
-        "within --margin. Anytime-valid: alpha is spent across rounds and pairs of arms.",
+        "its difference from the best arm is known: past the round's group-sequential bound, "
+        "within --margin, or a gap of --margin no longer likely (futility). Alpha is spent "
+        "across rounds (Pocock-like) and pairs of arms.",
     ),
     click.option(
         "--max-repeats",

@@ -27,6 +27,7 @@ from harness.report.power import (
     smallest_detectable,
 )
 from harness.report.power_estimate import Estimates, estimate
+from harness.report.power_sequential import sequential_plan
 from harness.report.power_text import Setting, markdown
 
 DEFAULT_REPEATS = 3
@@ -246,6 +247,11 @@ def _design(settings: dict[str, Setting], delta: float, alpha: float, wanted: fl
 
 def _planned(design: Design, settings: dict[str, Setting], tasks: int | None) -> dict[str, Any]:
     rows = plan(design, tasks)
+    planned = tasks if tasks is not None else rows[0].tasks_needed
+    sequential = None
+    if planned is not None and design.delta != 0:
+        fixed_power = rows[0].power if tasks is not None else design_power(design, planned).value
+        sequential = sequential_plan(design, planned, fixed_power or 0.0)
     return {
         "design": {**asdict(design), "arm_b": design.arm_b, "tasks": tasks},
         "sources": {name: s.source for name, s in settings.items()},
@@ -259,6 +265,7 @@ def _planned(design: Design, settings: dict[str, Setting], tasks: int | None) ->
             {**asdict(row), "repeats": None if math.isinf(row.repeats) else int(row.repeats)}
             for row in rows
         ],
+        "sequential": sequential,
     }
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.report.power import INDEPENDENT, MAX_TASKS, SHARED
+from harness.report.power_sequential import sequential_markdown
 
 
 @dataclass(frozen=True)
@@ -143,6 +144,8 @@ def _planned_markdown(report: dict[str, Any]) -> str:
     ]
     if SIMULATED in "\n".join(lines[2:]):
         lines += ["", _simulated_note(bound)]
+    if report.get("sequential"):
+        lines += ["", sequential_markdown(report["sequential"], runs)]
     return "\n".join(lines)
 
 

@@ -12,11 +12,19 @@ runs both made (same task, same repeat), and it stops once the decision is made:
   (-margin, +margin).
 
 Looking after every round with a fixed-sample test at alpha would declare identical
-arms different far more often than alpha. Here alpha is spent across the rounds and the
-pairs of arms (Bonferroni): each look at each pair gets alpha / (max_repeats * pairs),
-so by the union bound the chance of declaring any difference between identical arms,
-over the whole run and whichever round it stops at, is at most alpha
-(``bench/separation.py`` measures it).
+arms different far more often than alpha. Here alpha is spent across the rounds by a
+group-sequential boundary (``harness.stats.boundaries``: Lan-DeMets alpha spending,
+Pocock-like by default), and across the pairs of arms by Bonferroni (alpha / pairs a pair),
+so the chance of declaring any difference between identical arms, over the whole run and
+whichever round it stops at, is at most alpha. A look also stops an arm for **futility**
+when a difference of the margin (or the one seen, when larger) is no longer likely to be found by
+the last round (conditional power below ``rule.futility``): identical arms stop early
+instead of running every round. The futility boundary is non-binding: the efficacy bounds
+are computed as if it never stopped a run, so it only lowers the false alarms
+(``bench/stopping.py`` and ``bench/separation.py`` measure both).
+
+Folders run before the group-sequential rule saved no ``boundary``: they replay with the
+rule they ran by (``bonferroni``: alpha / (max_repeats * pairs) at every look, no futility).
 
 The test treats tasks as the unit, so a decision is about tasks like these: repeats of a
 task are correlated samples of it, and an arm is not called better for having been lucky
@@ -29,8 +37,9 @@ reach the ones the run reached.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
@@ -41,12 +50,23 @@ from harness.files import read_bounded, special_file_problem
 from harness.results.reading import ResultsError
 from harness.results.records import RunRecord
 from harness.results.statuses import INFRASTRUCTURE_STATUSES
+from harness.stats.boundaries import (
+    FUTILITY,
+    FUTILITY_FROM,
+    conditional_power,
+    efficacy_bounds,
+    nominal_alpha,
+)
 from harness.stats.intervals import PairedTasks
 
 #: Beside runs.jsonl: the rule a run stopped by, so the table can replay it.
 RULE_FILE = "separation.json"
 
-Verdict = Literal["better", "worse", "within margin", "undecided"]
+Verdict = Literal["better", "worse", "within margin", "futile", "undecided"]
+#: How alpha is spent over the rounds: a Lan-DeMets spending function, or the rule of
+#: folders run before them (the same alpha at every look, no futility).
+Boundary = Literal["pocock", "obrien-fleming", "bonferroni"]
+BOUNDARIES: tuple[Boundary, ...] = ("pocock", "obrien-fleming", "bonferroni")
 
 
 @dataclass(frozen=True)
@@ -56,13 +76,31 @@ class SeparationRule:
     margin: float = 0.05
     """A difference whose interval lies within +-margin counts as none."""
     max_repeats: int = 10
-    """Rounds at most: the fixed design this run is measured against."""
+    """Rounds at most."""
+    boundary: Boundary = "pocock"
+    """How alpha is spent over the rounds (``harness.stats.boundaries``)."""
+    futility: float = FUTILITY
+    """Stop an arm once the chance of finding a gap of the margin falls below this (0:
+    never)."""
 
-    def look_alpha(self, arms: int) -> float:
-        """The alpha of one look at one pair of arms."""
+    def pair_alpha(self, arms: int) -> float:
+        """The alpha of one pair of arms over the whole run."""
         pairs = max(1, arms * (arms - 1) // 2)
-        # guard: alpha-spent-across-rounds-pairs
-        return self.alpha / (self.max_repeats * pairs)
+        return self.alpha / pairs
+
+    def look_alpha(self, arms: int, round_: int | None = None) -> float:
+        """The nominal alpha of one look (the last round's when ``round_`` is None) at one
+        pair of arms: the paired test's p must be at most this."""
+        if self.boundary == "bonferroni":
+            # guard: alpha-spent-across-rounds-pairs
+            return self.pair_alpha(arms) / self.max_repeats
+        bounds = self.bounds(arms)
+        return nominal_alpha(bounds[(round_ or self.max_repeats) - 1])
+
+    def bounds(self, arms: int) -> tuple[float, ...]:
+        """The z bound of each round's look at one pair of arms."""
+        assert self.boundary != "bonferroni"
+        return efficacy_bounds(self.pair_alpha(arms), self.max_repeats, self.boundary)
 
 
 @dataclass(frozen=True)
@@ -76,6 +114,8 @@ class Look:
     high: float
     p_value: float
     pairs: int
+    conditional_power: float | None = None
+    """The chance the last round would find a gap of the margin (the futility check)."""
 
 
 @dataclass(frozen=True)
@@ -125,16 +165,57 @@ def judge(arm: np.ndarray, best: np.ndarray, alpha: float, margin: float) -> Loo
     verdict: Verdict = "undecided"
     if pairs and p_value <= alpha:
         verdict = "better" if paired.difference > 0 else "worse"
-    # guard: within-margin-needs-whole-interval
-    elif pairs and -margin < low and high < margin:
+    elif pairs and _within(low, high, margin):
         verdict = "within margin"
     return Look(verdict, paired.difference, low, high, p_value, pairs)
+
+
+def _within(low: float, high: float, margin: float) -> bool:
+    """An interval within the margin: all of it, not one end."""
+    # guard: within-margin-needs-whole-interval
+    return -margin < low and high < margin
+
+
+def judge_look(arm: np.ndarray, best: np.ndarray, rule: SeparationRule, arms: int) -> Look:
+    """One look at round ``arm.shape[1]`` under ``rule``. The group-sequential rules decide
+    on the paired test's normal approximation, z = sum of d_t / sqrt(sum of d_t^2), against
+    the round's bound (the exact mid-p, shown, runs over alpha at the small levels of many
+    looks), then the interval within the margin, then futility."""
+    round_ = arm.shape[1]
+    look = judge(arm, best, rule.look_alpha(arms, round_), rule.margin)
+    if rule.boundary == "bonferroni" or not look.pairs:
+        return look
+    made = ~(np.isnan(arm) | np.isnan(best))
+    counts = made.sum(axis=1)
+    kept = counts > 0
+    d = (np.where(made, arm, 0).sum(axis=1) - np.where(made, best, 0).sum(axis=1))[kept]
+    d = d / counts[kept]
+    spread = math.sqrt(float((d**2).sum()))
+    z = float(d.sum()) / spread if spread else 0.0
+    bounds = rule.bounds(arms)
+    verdict: Verdict = "undecided"
+    # guard: efficacy-needs-the-round-bound
+    if abs(z) >= bounds[round_ - 1]:
+        verdict = "better" if z > 0 else "worse"
+    elif _within(look.low, look.high, rule.margin):
+        verdict = "within margin"
+    fraction = round_ / rule.max_repeats
+    if verdict != "undecided" or not FUTILITY_FROM <= fraction < 1:
+        return replace(look, verdict=verdict)
+    # The z the last round would expect if the gap were the margin, or the gap seen when it
+    # is larger, in the direction seen.
+    shift = max(rule.margin * len(d) / spread, abs(z)) if spread else math.inf
+    drift = shift / math.sqrt(fraction)
+    power = conditional_power(z, fraction, bounds[-1], math.copysign(drift, z))
+    # guard: futility-below-threshold
+    if power < rule.futility:
+        verdict = "futile"
+    return replace(look, verdict=verdict, conditional_power=power)
 
 
 def replay(outcomes: dict[str, np.ndarray], rule: SeparationRule, rounds: int) -> Separation:
     """The decisions after ``rounds`` rounds; ``outcomes[arm]`` is (tasks, repeats)."""
     state = Separation(rule, list(outcomes))
-    alpha = rule.look_alpha(len(outcomes))
     for round_ in range(1, min(rounds, rule.max_repeats) + 1):
         running = state.running
         if len(running) <= 1:
@@ -145,7 +226,7 @@ def replay(outcomes: dict[str, np.ndarray], rule: SeparationRule, rounds: int) -
         state.last.pop(best, None)
         for arm in running:
             if arm != best:
-                look = judge(seen[arm], seen[best], alpha, rule.margin)
+                look = judge_look(seen[arm], seen[best], rule, len(outcomes))
                 state.last[arm] = Decision(arm, best, round_, look)
                 if look.verdict != "undecided":
                     state.decisions[arm] = state.last[arm]
@@ -198,7 +279,12 @@ class StoppedRun:
             return None
         try:
             data = json.loads(read_bounded(path))
-            return cls(SeparationRule(**data["rule"]), list(data["arms"]), list(data["tasks"]))
+            # A rule saved before boundaries were recorded is the one it ran by.
+            # guard: rule-before-boundaries-is-bonferroni
+            rule = {"boundary": "bonferroni", "futility": 0.0} | data["rule"]
+            if rule["boundary"] not in BOUNDARIES:
+                raise ValueError(f"boundary {rule['boundary']!r} is none of {BOUNDARIES}")
+            return cls(SeparationRule(**rule), list(data["arms"]), list(data["tasks"]))
         except OSError as exc:
             raise ValueError(f"{path}: cannot be read ({exc.strerror})") from None
         except (ValueError, KeyError, TypeError) as exc:
@@ -222,14 +308,12 @@ class StoppedRun:
         )
         fixed = len(self.arms) * len(self.tasks) * rule.max_repeats
         saved = fixed - spent
-        look_alpha = rule.look_alpha(len(self.arms))
         lines = [
-            f"Run until separated (--until-separated: alpha {rule.alpha:g} over the whole run, "
-            f"spent as {look_alpha:.2g} per look at a pair of arms; margin {100 * rule.margin:g} "
-            f"points): {state.rounds} of at most {rule.max_repeats} rounds; {spent} runs made, "
-            f"{saved} not spent ({saved / fixed:.0%}) against running every arm "
-            f"{rule.max_repeats} times. Intervals are at {1 - look_alpha:.2%}, the level of "
-            "one look."
+            f"Run until separated (--until-separated: {_spending(rule, len(self.arms))}; "
+            f"margin {100 * rule.margin:g} points): {state.rounds} of at most "
+            f"{rule.max_repeats} rounds; {spent} runs made, {saved} not spent "
+            f"({saved / fixed:.0%}) against running every arm {rule.max_repeats} times. "
+            f"{_levels(rule, len(self.arms))}"
         ]
         for arm in self.arms:
             decision = state.last.get(arm)
@@ -254,6 +338,31 @@ class StoppedRun:
         return self.footnote(records)
 
 
+def _spending(rule: SeparationRule, arms: int) -> str:
+    if rule.boundary == "bonferroni":
+        return (
+            f"alpha {rule.alpha:g} over the whole run, spent as {rule.look_alpha(arms):.2g} per "
+            "look at a pair of arms"
+        )
+    first, last = rule.look_alpha(arms, 1), rule.look_alpha(arms)
+    futile = (
+        f", futility below {rule.futility:.0%} conditional power at the margin"
+        if rule.futility
+        else ""
+    )
+    return (
+        f"alpha {rule.alpha:g} over the whole run, spent {rule.boundary.replace('-', ' ')}-like "
+        f"over the rounds (p at most {first:.2g} at round 1 to {last:.2g} at round "
+        f"{rule.max_repeats}){futile}"
+    )
+
+
+def _levels(rule: SeparationRule, arms: int) -> str:
+    if rule.boundary == "bonferroni":
+        return f"Intervals are at {1 - rule.look_alpha(arms):.2%}, the level of one look."
+    return "Intervals are at the level of the round's look."
+
+
 def _describe(decision: Decision, stopped: bool) -> str:
     look = decision.look
     gap = (
@@ -262,5 +371,10 @@ def _describe(decision: Decision, stopped: bool) -> str:
     )
     if not stopped:
         return f"- {decision.arm}: undecided after round {decision.round} ({gap})"
+    if look.verdict == "futile":
+        return (
+            f"- {decision.arm}: no gap of the margin likely against {decision.against} at "
+            f"round {decision.round} (conditional power {look.conditional_power:.0%}; {gap})"
+        )
     said = "within the margin of" if look.verdict == "within margin" else look.verdict + " than"
     return f"- {decision.arm}: {said} {decision.against} at round {decision.round} ({gap})"

@@ -66,8 +66,23 @@ def test_a_thirty_point_gap_stops_before_the_maximum(tmp_path):
     assert result.ran == len(records) == 2 * len(DEPOT.tasks) * state.rounds
 
 
-def test_identical_arms_run_every_round_and_are_not_declared_different(tmp_path):
-    rule = SeparationRule(max_repeats=4)
+def test_identical_arms_stop_for_futility_before_the_last_round(tmp_path):
+    """No gap of the margin is likely on twelve tasks: the run stops early, nothing declared
+    different, and the table says why."""
+    rule = SeparationRule(max_repeats=10)
+    _, state, records = run(tmp_path, ["direct", "cot"], model({DIRECT: 0.5, COT: 0.5}), rule)
+    (decision,) = state.decisions.values()
+    assert decision.look.verdict == "futile" and decision.round == state.rounds < 10
+    assert decision.look.conditional_power < rule.futility
+    assert len(records) == 2 * len(DEPOT.tasks) * state.rounds
+    stopped = StoppedRun(rule, ["direct", "cot"], [task.id for task in DEPOT.tasks])
+    assert f"no gap of the margin likely against {decision.against} at round {state.rounds}" in (
+        stopped.footnote(records)
+    )
+
+
+def test_identical_arms_without_futility_run_every_round_undeclared(tmp_path):
+    rule = SeparationRule(max_repeats=4, futility=0.0)
     _, state, records = run(tmp_path, ["direct", "cot"], model({DIRECT: 0.5, COT: 0.5}), rule)
     assert state.rounds == 4 and not state.decisions
     assert len(records) == 2 * len(DEPOT.tasks) * 4
@@ -87,7 +102,7 @@ def test_an_arm_stopped_early_runs_no_more_rounds(tmp_path):
 def test_the_folder_is_read_once_and_each_round_replays_what_it_holds(tmp_path, monkeypatch):
     reads, real = [], ResultsFolder.records
     monkeypatch.setattr(ResultsFolder, "records", lambda self: reads.append(1) or real(self))
-    rule = SeparationRule(max_repeats=4)
+    rule = SeparationRule(max_repeats=4, futility=0.0)
     _, state, records = run(tmp_path, ["direct", "cot"], model({DIRECT: 0.5, COT: 0.5}), rule)
     assert state.rounds == 4 and len(reads) == 1
     stopped = StoppedRun(rule, ["direct", "cot"], [task.id for task in DEPOT.tasks])
@@ -137,7 +152,13 @@ def test_the_cli_stops_early_and_the_table_counts_the_runs_not_spent(tmp_path):
         )
     assert ran.exit_code == 0, ran.output
     rule = json.loads((tmp_path / "r" / RULE_FILE).read_text())["rule"]
-    assert rule == {"alpha": 0.05, "margin": 0.05, "max_repeats": 10}
+    assert rule == {
+        "alpha": 0.05,
+        "margin": 0.05,
+        "max_repeats": 10,
+        "boundary": "pocock",
+        "futility": 0.2,
+    }
     made = len(read_records(out))
     fixed = 2 * len(DEPOT.tasks) * 10
     assert made < fixed

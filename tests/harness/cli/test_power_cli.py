@@ -179,3 +179,27 @@ def test_bad_results_folders_are_refused_in_one_line(tmp_path):
     wrong = write_results(tmp_path / "w", {"a": 0.0, "b": 0.0}, 5, 2, 0.0, True, seed=0)
     refused(power("--from", str(wrong)), "0% of the time", "--baseline")
     assert power("--from", str(wrong), "--baseline", "0.2").exit_code == 0
+
+
+def test_the_expected_runs_of_both_designs():
+    """Beside the fixed design, the rounds of --until-separated that match its power, and
+    the runs an arm each spends: fewer on average for the sequential rule when the arms
+    share a task's difficulty."""
+    args = ("--baseline", "0.5", "--delta", "0.05", "--tasks", "200", "--repeats", "7")
+    args += ("--icc", "0.2", "--arm-correlation", "shared")
+    plan = as_json(*args)["sequential"]
+    assert plan["tasks"] == 200 and plan["fixed_runs"] == 1400 and plan["margin"] == 0.05
+    assert plan["max_repeats"] >= 7
+    assert plan["power"] >= plan["fixed_power"]
+    assert plan["false_alarms"] <= 0.05 + 0.01  # simulated: within its error of alpha
+    assert plan["runs_at_delta"] < plan["fixed_runs"]
+    out = shown(*args)
+    assert "**Expected runs an arm**: the fixed design, 200 tasks at 7 repeat(s): 1,400" in out
+    assert f"--until-separated --margin 0.05 --max-repeats {plan['max_repeats']}" in out
+    assert f"{plan['runs_at_delta']:,.0f} on average at this difference" in out
+
+
+def test_the_expected_runs_plan_on_the_tasks_needed_when_none_are_given():
+    report = as_json("--baseline", "0.56", "--delta", "0.10", "--arm-correlation", "shared")
+    assert report["sequential"]["tasks"] == report["tasks_needed"]
+    assert report["sequential"]["fixed_runs"] == report["tasks_needed"] * 3

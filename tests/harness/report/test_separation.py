@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from harness.stats.intervals import newcombe_interval
-from harness.stats.separation import SeparationRule, judge, replay
+from harness.stats.separation import BOUNDARIES, SeparationRule, judge, replay
 
 SIMULATIONS = 1000
 
@@ -28,10 +28,11 @@ def declared(state):
     return any(d.look.verdict in ("better", "worse") for d in state.decisions.values())
 
 
+@pytest.mark.parametrize("boundary", BOUNDARIES)
 @pytest.mark.parametrize("arms", [2, 3])
-def test_identical_arms_are_declared_different_at_most_alpha_of_the_time(arms):
+def test_identical_arms_are_declared_different_at_most_alpha_of_the_time(arms, boundary):
     rng = np.random.default_rng(11)
-    rule = SeparationRule(alpha=0.05, margin=0.0, max_repeats=10)
+    rule = SeparationRule(alpha=0.05, margin=0.0, max_repeats=10, boundary=boundary)
     false = 0
     for _ in range(SIMULATIONS):
         p = tasks(rng)
@@ -45,11 +46,11 @@ def test_a_fixed_sample_test_checked_every_round_would_not_hold_alpha():
     declares identical arms different more often than alpha."""
 
     class Peeking(SeparationRule):
-        def look_alpha(self, arms):
+        def look_alpha(self, arms, round_=None):
             return self.alpha
 
     rng = np.random.default_rng(12)
-    rule = Peeking(alpha=0.05, margin=0.0, max_repeats=10)
+    rule = Peeking(alpha=0.05, margin=0.0, max_repeats=10, boundary="bonferroni")
     false = 0
     for _ in range(SIMULATIONS):
         p = tasks(rng)
@@ -60,18 +61,19 @@ def test_a_fixed_sample_test_checked_every_round_would_not_hold_alpha():
 def test_a_thirty_point_gap_stops_before_the_maximum_and_names_the_worse_arm():
     rng = np.random.default_rng(13)
     rule = SeparationRule(alpha=0.05, margin=0.05, max_repeats=10)
-    rounds, wrong_way, decided = [], 0, 0
+    rounds, wrong_way, worse = [], 0, 0
     for _ in range(SIMULATIONS // 4):
         good = rng.uniform(0.5, 0.95, 12)
         state = replay(simulate(rng, {"good": good, "poor": good - 0.3}, 10), rule, 10)
         rounds.append(state.rounds)
-        verdict = state.decisions.get("poor")
-        decided += verdict is not None
-        wrong_way += verdict is not None and verdict.look.verdict != "worse"
+        verdicts = [d.look.verdict for d in state.decisions.values()]
+        worse += verdicts == ["worse"] and "poor" in state.decisions
+        wrong_way += "better" in verdicts or "within margin" in verdicts
     assert wrong_way == 0
     assert np.mean(rounds) < 0.6 * rule.max_repeats  # the fixed design always runs 10
-    # Twelve tasks are twelve pieces of evidence, however many repeats: most runs decide.
-    assert decided / (SIMULATIONS // 4) >= 0.9
+    # Twelve tasks are twelve pieces of evidence, however many repeats: most runs decide;
+    # the rest stop for futility, a gap too unlikely to be found on so few tasks.
+    assert worse / (SIMULATIONS // 4) >= 0.85
 
 
 def test_arms_alike_on_many_tasks_stop_as_within_the_margin():
@@ -79,7 +81,8 @@ def test_arms_alike_on_many_tasks_stop_as_within_the_margin():
     rule = SeparationRule(alpha=0.05, margin=0.10, max_repeats=10)
     p = tasks(rng, 400)
     state = replay(simulate(rng, {"a": p, "b": p}, 10), rule, 10)
-    assert [d.look.verdict for d in state.decisions.values()] == ["within margin"]
+    # Within the margin, or no gap of it likely any more: either stops the arm.
+    assert [d.look.verdict for d in state.decisions.values()] in (["within margin"], ["futile"])
     assert state.rounds < rule.max_repeats
 
 

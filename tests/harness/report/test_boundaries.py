@@ -1,0 +1,138 @@
+"""The group-sequential boundaries of --until-separated: the alpha spent over the rounds sums
+to alpha, the bounds hold it for identical arms, futility stops identical arms early, and a
+real gap is still found."""
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+from harness.stats.boundaries import (
+    SPENDINGS,
+    conditional_power,
+    efficacy_bounds,
+    nominal_alpha,
+    spent,
+)
+from harness.stats.separation import SeparationRule, StoppedRun, replay
+from harness.stats.sequential_design import expected
+
+
+@pytest.mark.parametrize("spending", SPENDINGS)
+def test_the_alpha_spent_over_the_rounds_sums_to_alpha(spending):
+    fractions = [k / 10 for k in range(11)]
+    steps = [
+        spent(0.05, b, spending) - spent(0.05, a, spending)
+        for a, b in itertools.pairwise(fractions)
+    ]
+    assert all(step >= 0 for step in steps)
+    assert sum(steps) == pytest.approx(0.05, abs=1e-12)
+
+
+@pytest.mark.parametrize("spending", SPENDINGS)
+@pytest.mark.parametrize("looks", [1, 4, 10])
+def test_the_bounds_cross_for_identical_arms_alpha_of_the_time(spending, looks):
+    """Brownian paths at the looks: the share crossing any look's bound is alpha."""
+    bounds = np.array(efficacy_bounds(0.05, looks, spending))
+    rng = np.random.default_rng(1)
+    motion = np.cumsum(rng.standard_normal((200_000, looks)), axis=1)
+    z = motion / np.sqrt(np.arange(1, looks + 1))
+    crossed = (np.abs(z) >= bounds).any(axis=1).mean()
+    assert crossed == pytest.approx(0.05, abs=0.003)
+
+
+def test_pocock_spends_early_and_obrien_fleming_late():
+    pocock, late = efficacy_bounds(0.05, 5, "pocock"), efficacy_bounds(0.05, 5, "obrien-fleming")
+    assert pocock[0] < 2.5 < late[0]  # known values: 2.44 and 4.38
+    assert late[-1] < pocock[-1]
+    assert nominal_alpha(pocock[0]) == pytest.approx(
+        2 * 0.05 * math.log(1 + (math.e - 1) / 5) / 2, rel=0.02
+    )
+
+
+def test_conditional_power_falls_as_the_gap_seen_shrinks():
+    strong = conditional_power(2.0, 0.5, 2.0, 2.8)
+    none = conditional_power(0.0, 0.5, 2.0, 2.8)
+    assert strong > none > conditional_power(0.0, 0.9, 2.0, 2.8)
+    assert conditional_power(2.5, 1.0, 2.0, 0.0) == 1.0
+
+
+def simulate(rng, chances, repeats):
+    return {
+        arm: (rng.random((len(p), repeats)) < p[:, None]).astype(float)
+        for arm, p in chances.items()
+    }
+
+
+def test_futility_stops_identical_arms_early():
+    """Over a grid of task counts, identical arms stop well before the last round, most of
+    them for futility; without the futility check they run to it."""
+    rng = np.random.default_rng(21)
+    for tasks in (50, 200):
+        rule = SeparationRule(alpha=0.05, margin=0.05, max_repeats=10)
+        rounds, futile = [], 0
+        for _ in range(60):
+            p = rng.beta(2, 2, tasks)
+            state = replay(simulate(rng, {"a": p, "b": p}, 10), rule, 10)
+            rounds.append(state.rounds)
+            futile += any(d.look.verdict == "futile" for d in state.decisions.values())
+        assert np.mean(rounds) < 0.8 * rule.max_repeats
+        assert futile / 60 >= 0.5
+    never = SeparationRule(alpha=0.05, margin=0.05, max_repeats=10, futility=0.0)
+    p = rng.beta(2, 2, 50)
+    assert replay(simulate(rng, {"a": p, "b": p}, 10), never, 10).rounds >= 9
+
+
+def test_a_real_gap_is_still_found_and_early():
+    rng = np.random.default_rng(22)
+    rule = SeparationRule(alpha=0.05, margin=0.05, max_repeats=10)
+    found, rounds = 0, []
+    for _ in range(60):
+        good = rng.beta(2, 2, 200)
+        state = replay(
+            simulate(rng, {"good": good, "poor": np.clip(good - 0.1, 0, 1)}, 10), rule, 10
+        )
+        found += (
+            state.decisions.get("poor") is not None
+            and state.decisions["poor"].look.verdict == "worse"
+        )
+        rounds.append(state.rounds)
+    assert found / 60 >= 0.95
+    assert np.mean(rounds) < 4
+
+
+def test_the_planner_agrees_with_the_rule_it_plans():
+    """The canonical normal paths ``power`` plans with give the rule's power and rounds
+    within simulation error of replaying the rule on simulated runs."""
+    rule = SeparationRule(alpha=0.05, margin=0.05, max_repeats=10)
+    planned = expected(rule, [200 * k / 0.4 for k in range(1, 11)], 0.1, paths=4000)
+    rng = np.random.default_rng(23)
+    rounds = []
+    for _ in range(60):
+        good = rng.beta(2, 2, 200)
+        rounds.append(
+            replay(simulate(rng, {"g": good, "p": np.clip(good - 0.1, 0, 1)}, 10), rule, 10).rounds
+        )
+    assert planned.declared > 0.99
+    assert abs(planned.rounds - np.mean(rounds)) < 0.5
+
+
+def test_a_folder_run_before_the_boundaries_replays_by_its_own_rule(tmp_path):
+    (tmp_path / "separation.json").write_text(
+        '{"rule": {"alpha": 0.05, "margin": 0.05, "max_repeats": 10},'
+        ' "arms": ["a", "b"], "tasks": ["t"]}'
+    )
+    loaded = StoppedRun.load(tmp_path)
+    assert loaded is not None
+    assert loaded.rule.boundary == "bonferroni" and loaded.rule.futility == 0.0
+    assert loaded.rule.look_alpha(2) == pytest.approx(0.005)
+
+
+def test_a_boundary_loopbench_does_not_know_is_refused(tmp_path):
+    (tmp_path / "separation.json").write_text(
+        '{"rule": {"alpha": 0.05, "margin": 0.05, "max_repeats": 10, "boundary": "haybittle"},'
+        ' "arms": ["a", "b"], "tasks": ["t"]}'
+    )
+    with pytest.raises(ValueError, match="haybittle"):
+        StoppedRun.load(tmp_path)
