@@ -70,6 +70,9 @@ class CountingClient:
         self._sampling = sampling if sampling is not None and sampling.sent() else None
         self._trace = trace if trace is not None else Trace()
         self._wire = WireMessages()
+        #: The messages found valid, by id (each kept, so that its id is not reused): every
+        #: request repeats the conversation so far, and each message is checked once a run.
+        self._valid: dict[int, Message] = {}
         #: Counts the text of a call whose response reported no usage (--count-tokens).
         self._estimate = estimate
         self.calls = 0
@@ -156,6 +159,8 @@ class CountingClient:
     def _valid_message(self, message: Message) -> Message:
         """``message`` itself when its texts are valid, else a copy with them made valid
         (the replacements counted)."""
+        if id(message) in self._valid:
+            return message
         content, replaced = valid_text(message.content)
         calls = []
         for call in message.tool_calls:
@@ -166,6 +171,7 @@ class CountingClient:
         call_id, in_id = valid_text(message.tool_call_id or "")
         replaced += in_id
         if not replaced:
+            self._valid[id(message)] = message
             return message
         self.replaced_characters += replaced
         return replace(
