@@ -25,7 +25,7 @@ Rounds alternate the clients so that the machine's noise falls on each alike. Th
 loopbench's CPU per call is measured in this process (``run_grid`` on the same grid,
 after a warm-up), beside the bare conversations' CPU per call.
 
-    .venv/bin/python bench/overhead.py                            # C=16 and C=64, 3 rounds
+    .venv/bin/python bench/overhead.py                            # C=16, 64 and 256, 3 rounds
     .venv/bin/python bench/overhead.py --inspect /tmp/inspect-venv/bin/python
     .venv/bin/python bench/overhead.py --concurrency 64 --samples 400 --rounds 5
 
@@ -295,7 +295,7 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.05)
     parser.add_argument("--samples", type=int, default=200)
     parser.add_argument("--tool-turns", type=int, default=3, help="lookups before the answer")
-    parser.add_argument("--concurrency", type=int, nargs="*", default=[16, 64])
+    parser.add_argument("--concurrency", type=int, nargs="*", default=[16, 64, 256])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--inspect", help="a Python with inspect_ai installed")
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
@@ -332,7 +332,8 @@ def main() -> None:
                         sys.exit(f"{client} made {seen['calls']:.0f} calls, not {calls}")
                     rates[client].append(calls_per_second(seen))
             ideal = concurrency / args.latency
-            print(f"\nconcurrency {concurrency} (ideal {ideal:.0f} calls/s)")
+            load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+            print(f"\nconcurrency {concurrency} (ideal {ideal:.0f} calls/s; load {load})")
             for client in clients:
                 got = ", ".join(f"{rate:.0f}" for rate in rates[client])
                 median = statistics.median(rates[client])

@@ -31,23 +31,56 @@ from graders.task_models import CodeTask, Task, TaskBase
 from sandbox.limits import Limits
 from sandbox.run import Sandbox
 
+#: Answers up to this long have their verdict and reading kept (``ExactGrader``) ...
+MEMO_CHARS = 1_000
+#: ... this many of each at most (all are let go when it is full).
+MEMO_SIZE = 4_096
+
 
 class ExactGrader(Grader[Task]):
     """The answer must state exactly the expected numbers and name the expected entities;
-    under the strict rule (the default), in its final answer, and hedging not."""
+    under the strict rule (the default), in its final answer, and hedging not.
+
+    A verdict depends on the answer and its task's answer key alone, and a grid's runs
+    often answer a task alike ("84"), so a short answer's verdict and reading are kept and
+    given again: reading an answer costs more than the rest of a run's own work."""
 
     def __init__(self, rule: str = "strict") -> None:
         self.rule = rule
+        #: By the answer key (each kept, so that its id is not reused) and the answer.
+        self._grades: dict[tuple[int, str], tuple[Any, Grade]] = {}
+        self._readings: dict[tuple[int, str], tuple[Any, str]] = {}
 
     async def grade(self, task: Task, answer: str) -> Grade:
         expected = task.expected
+        key = (id(expected), answer)
+        if (kept := self._grades.get(key)) is not None:
+            return kept[1]
         if self.rule == "seed":
-            return grade(answer, expected.numbers, expected.entities, expected.tolerance)
-        return strict_grade(answer, expected)
+            verdict = grade(answer, expected.numbers, expected.entities, expected.tolerance)
+        else:
+            verdict = strict_grade(answer, expected)
+        _keep(self._grades, key, expected, verdict)
+        return verdict
 
     def canonical(self, task: Task, answer: str) -> str:
         """The typed reading of what the rule reads: the final answer, or (seed) all of it."""
-        return typed_key(answer if self.rule == "seed" else answer_text(answer).value or "")
+        key = (id(task.expected), answer)
+        if (kept := self._readings.get(key)) is not None:
+            return kept[1]
+        reading = typed_key(answer if self.rule == "seed" else answer_text(answer).value or "")
+        _keep(self._readings, key, task.expected, reading)
+        return reading
+
+
+def _keep(memo: dict[tuple[int, str], tuple[Any, Any]], key: tuple[int, str], *kept: Any) -> None:
+    """Keep what was read of a short answer, and the answer key it was read against."""
+    # guard: exact-memo-short-answers-only
+    if len(key[1]) > MEMO_CHARS:
+        return
+    if len(memo) >= MEMO_SIZE:
+        memo.clear()
+    memo[key] = (kept[0], kept[1])
 
 
 class ExactOptions(GraderOptions):

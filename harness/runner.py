@@ -184,6 +184,8 @@ class Runner:
         settings = self.settings
         self._grading = Grading(self.taskset, settings.sandbox, settings.grader, settings.judge)
         self._shared = SharedCalls(self.settings.cache) if self.settings.paired else None
+        #: Each task's fingerprint by its id, hashed once a grid rather than once a run.
+        self._fingerprints: dict[str, str] = {}
 
     def _tools(self, arm: Arm) -> ToolSet:
         """The set's tools with the options the arm gives them, built once per choice."""
@@ -273,7 +275,7 @@ class Runner:
             prompts_hash=job.arm.prompts_hash,
             task_set=self.taskset.name,
             task_id=job.task.id,
-            task_fingerprint=job.task.fingerprint,
+            task_fingerprint=self._fingerprint(job.task),
             slice=job.task.slice,
             repeat=job.repeat,
             model=model,
@@ -293,9 +295,7 @@ class Runner:
             else cut(grades.canonical, self.settings.max_trace_text),
             first_correct=grades.first_correct,
             metrics=grades.metrics,
-            tool_calls=trace.count(ToolCallEvent),
-            parse_failures=trace.count(ParseFailureEvent),
-            repeated_actions=trace.count(RepeatedActionEvent),
+            **trace_counts(trace),
             **self._usage(model, counted),
             **judge_fields(grades.judge_usage, self.settings.judge, self.settings.prices),
             # To 0.1 ms, the first token's time down and the run's up: a first token that
@@ -308,6 +308,12 @@ class Runner:
             loopbench_version=VERSION,
             grade_status=grades.grade_status,
         )
+
+    def _fingerprint(self, task: AnyTask) -> str:
+        found = self._fingerprints.get(task.id)
+        if found is None:
+            found = self._fingerprints[task.id] = task.fingerprint
+        return found
 
     async def _graded(self, job: Job, outcome: Outcome, trace: Trace) -> tuple[Outcome, Grades]:
         """The outcome and its grades; a grader that fails makes the run a pattern_error,
@@ -380,6 +386,26 @@ class Runner:
             if on_the_way_verdict.usage is not None:
                 used = on_the_way_verdict.usage + (used or Usage())
         return Grades(correct, reason, first_correct, metrics, score, canonical, None, used)
+
+
+#: The record's counts of a run's events, by the kind each counts.
+_COUNTED = {
+    ToolCallEvent: "tool_calls",
+    ParseFailureEvent: "parse_failures",
+    RepeatedActionEvent: "repeated_actions",
+}
+
+
+def trace_counts(trace: Trace) -> dict[str, int]:
+    """The record's counts of the run's tool calls, parse failures and repeated actions,
+    in one pass over its events."""
+    counts = dict.fromkeys(_COUNTED.values(), 0)
+    kinds = tuple(_COUNTED)
+    for event in trace.events:
+        if isinstance(event, kinds):
+            kind = next(k for k in kinds if isinstance(event, k))  # a subclass counts too
+            counts[_COUNTED[kind]] += 1
+    return counts
 
 
 def judge_failed(exc: JudgeFailed, trace: Trace, metrics: dict[str, float]) -> Grades:

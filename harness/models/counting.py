@@ -70,6 +70,9 @@ class CountingClient:
         self._sampling = sampling if sampling is not None and sampling.sent() else None
         self._trace = trace if trace is not None else Trace()
         self._wire = WireMessages()
+        #: The messages found valid, by id (each kept, so that its id is not reused): every
+        #: request repeats the conversation so far, and each message is checked once a run.
+        self._valid: dict[int, Message] = {}
         #: Counts the text of a call whose response reported no usage (--count-tokens).
         self._estimate = estimate
         self.calls = 0
@@ -140,9 +143,14 @@ class CountingClient:
         messages = tuple(self._valid_message(m) for m in request.messages)
         tools = []
         for tool in request.tools:
+            if id(tool) in _VALID_TOOLS:  # offered on every call: walked once, not each time
+                tools.append(tool)
+                continue
             spec, in_tool = valid_value((tool.name, tool.description, tool.parameters))
             tools.append(ToolSpec(*spec) if in_tool else tool)
             replaced += in_tool
+            if not in_tool:
+                _remember_valid(tool)
         stop, in_stop = valid_value(request.stop)
         replaced += in_stop
         if not replaced and all(a is b for a, b in zip(messages, request.messages, strict=True)):
@@ -157,6 +165,8 @@ class CountingClient:
     def _valid_message(self, message: Message) -> Message:
         """``message`` itself when its texts are valid, else a copy with them made valid
         (the replacements counted)."""
+        if id(message) in self._valid:
+            return message
         content, replaced = valid_text(message.content)
         calls = []
         for call in message.tool_calls:
@@ -167,6 +177,7 @@ class CountingClient:
         call_id, in_id = valid_text(message.tool_call_id or "")
         replaced += in_id
         if not replaced:
+            self._valid[id(message)] = message
             return message
         self.replaced_characters += replaced
         return replace(
@@ -175,6 +186,19 @@ class CountingClient:
             tool_calls=tuple(calls),
             tool_call_id=call_id if message.tool_call_id is not None else None,
         )
+
+
+#: The tools whose texts were found valid, by id (each kept, so that its id is not reused):
+#: a tool's schema is walked once, not on every call that offers it. Bounded, should a
+#: pattern make its tools anew for each request.
+_VALID_TOOLS: dict[int, ToolSpec] = {}
+_MOST_VALID_TOOLS = 1024
+
+
+def _remember_valid(tool: ToolSpec) -> None:
+    if len(_VALID_TOOLS) >= _MOST_VALID_TOOLS:
+        _VALID_TOOLS.clear()
+    _VALID_TOOLS[id(tool)] = tool
 
 
 def wire_message(message: Message) -> WireMessage:

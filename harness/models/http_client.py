@@ -31,7 +31,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import email.utils
-import json
 import random
 import time
 from collections.abc import Awaitable, Callable, Mapping
@@ -40,6 +39,7 @@ from typing import Any, ClassVar, Self
 
 import httpx
 
+from harness import fast_json
 from harness.models.bounded_body import MIB
 from harness.models.endpoint import credentials, without_credentials
 from harness.models.streamed import Accumulator, StreamCut, StreamLimits
@@ -280,7 +280,7 @@ class HttpClient:
         wire = self.wire_body(request)
         if self._stream is not None:
             wire |= self.wire_stream_fields()
-        body = json.dumps(wire).encode()
+        body = fast_json.dumps(wire)
         attempt = 0
         spent = Usage()  # what unusable replies reported: billed, so counted
         while True:

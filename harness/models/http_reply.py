@@ -8,10 +8,10 @@ well it compresses. A longer one is a ``ReplyTooLarge``, and the rest of it is n
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from harness import fast_json
 from harness.errors import ModelError
 from harness.models.bounded_body import BodyTooLarge, BodyUndecodable, BoundedBody
 
@@ -26,7 +26,7 @@ class HttpReply:
     ttft_s: float | None = None
 
     def json(self) -> object:
-        return json.loads(self.body)
+        return fast_json.loads(self.body)
 
     @property
     def text(self) -> str:

@@ -152,3 +152,24 @@ def test_the_reference_runs_hold_graded_depot_answers():
 @pytest.mark.parametrize("case", GRADERS.lookup("exact").cases, ids=lambda c: c.why)
 def test_the_exact_graders_self_test_cases_hold(case):
     assert verdict(case.expected, case.answer, **case.options).correct is case.correct
+
+
+def test_a_short_answer_graded_again_is_given_its_verdict_again_against_its_own_key():
+    grader = exact()
+    rotterdam = Task(id="q", question="Which depot, and who runs it?", expected=ROTTERDAM)
+    hamburg = Task(id="q", question="Which depot, and who runs it?", expected=HAMBURG)
+    answer = "Rotterdam, 79 km."
+    first = asyncio.run(grader.grade(rotterdam, answer))
+    assert first.correct and asyncio.run(grader.grade(rotterdam, answer)) == first
+    assert grader.canonical(rotterdam, answer) == grader.canonical(rotterdam, answer)
+    # The same task id under another answer key is graded against that key.
+    assert not asyncio.run(grader.grade(hamburg, answer)).correct
+
+
+def test_a_long_answers_verdict_is_not_kept():
+    grader = exact()
+    task = Task(id="q", question="Which depot, and who runs it?", expected=ROTTERDAM)
+    long = "Worked through. " * 100 + "Answer: Rotterdam, 79 km."
+    assert asyncio.run(grader.grade(task, long)).correct
+    assert grader.canonical(task, long)
+    assert grader._grades == {} and grader._readings == {}  # memory stays small

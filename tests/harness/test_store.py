@@ -2,6 +2,7 @@
 run twice."""
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -317,4 +318,6 @@ def test_a_reply_with_thousands_of_tool_calls_or_a_huge_name_stays_small_on_disk
         assert CliRunner().invoke(main, args).exit_code == 0
     size = (tmp_path / "r" / "traces.jsonl").stat().st_size
     assert size < 12 * 2_000_000  # 12 runs, each well under 2 MB
-    assert '"cut": "4900 more tool calls"' in (tmp_path / "r" / "traces.jsonl").read_text()
+    # Written compact (harness.fast_json); the same marker either way a line is spaced.
+    traces = (tmp_path / "r" / "traces.jsonl").read_text()
+    assert re.search(r'"cut": ?"4900 more tool calls"', traces)
