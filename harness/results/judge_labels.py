@@ -158,10 +158,19 @@ def _delimiter(first_line: str) -> str:
     return ","
 
 
-def _rows(path: Path) -> Iterator[tuple[int, str, str]]:
+def _rows(path: Path) -> list[tuple[int, str, str]]:
     """(line, run, label) of each row, the run its run_id or, in a file without that
     column, its ``position_key``; refused when the columns are missing."""
-    csv.field_size_limit(max(csv.field_size_limit(), LONGEST_CELL))
+    # The limit is the csv module's, for the whole process: raised while this file is
+    # read, and put back, so that other readers keep theirs.
+    limit = csv.field_size_limit(max(csv.field_size_limit(), LONGEST_CELL))
+    try:
+        return list(_read_rows(path))
+    finally:
+        csv.field_size_limit(limit)
+
+
+def _read_rows(path: Path) -> Iterator[tuple[int, str, str]]:
     with path.open(encoding="utf-8-sig", newline="") as handle:
         delimiter = _delimiter(handle.readline())
         handle.seek(0)

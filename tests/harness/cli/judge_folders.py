@@ -107,8 +107,12 @@ def write_folder(folder: Path, records: list[RunRecord], questions: bool = True)
 
 def label_sample(sample: Path, truth: dict[str, bool], words: tuple[str, str] = ("pass", "fail")):
     """The sample CSV with each row's label filled in from the truth."""
-    with sample.open(encoding="utf-8", newline="") as handle:
-        rows = list(csv.DictReader(handle))
+    limit = csv.field_size_limit(1 << 30)  # answers may be longer than its default
+    try:
+        with sample.open(encoding="utf-8", newline="") as handle:
+            rows = list(csv.DictReader(handle))
+    finally:
+        csv.field_size_limit(limit)
     with sample.open("w", encoding="utf-8", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
         writer.writeheader()

@@ -272,3 +272,13 @@ def test_a_place_in_the_grid_held_by_runs_of_several_models_needs_run_ids(
     outcome = judge("calibrate", str(folder), "--labels", str(labels))
     assert outcome.exit_code == 2
     assert "is more than one run of" in outcome.output and "label by run_id" in outcome.output
+
+
+def test_reading_labels_leaves_the_csv_modules_limit_as_it_was(small: Path, tmp_path: Path) -> None:
+    # The limit is process-wide: a task file read after the labels keeps its own refusal.
+    before = csv.field_size_limit()
+    labels = write_labels(tmp_path / "l.csv", [("r1", "pass")])
+    assert judge("calibrate", str(small), "--labels", str(labels)).exit_code == 0
+    bad = write_labels(tmp_path / "bad.csv", [("r1", "soso")])
+    assert judge("calibrate", str(small), "--labels", str(bad)).exit_code == 2
+    assert csv.field_size_limit() == before
