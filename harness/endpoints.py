@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator, Sequence
 
 from harness.config import ModelEntry, RunConfig
 from harness.models.anthropic import AnthropicClient
+from harness.models.anthropic_batches import AnthropicBatches
 from harness.models.anthropic_endpoint import (
     ANTHROPIC,
     OPENAI,
@@ -145,20 +146,15 @@ async def open_clients(
 ) -> dict[str, list[HttpClient | BatchingClient]]:
     """An HTTP client per endpoint, in the API it speaks, by model (several for one model
     are its replicas), closed with ``stack``; with ``batch``, each through its endpoint's
-    Batch API (``harness.models.batching``)."""
+    batch API, OpenAI's or Anthropic's (``harness.models.batching``)."""
     clients: dict[str, list[HttpClient | BatchingClient]] = {}
     for endpoint in endpoints:
         kind = AnthropicClient if endpoint.provider == ANTHROPIC else OpenAICompatClient
         http = await stack.enter_async_context(kind(endpoint.base_url, endpoint.api_key, how))
         client: HttpClient | BatchingClient = http
         if batch is not None:
-            # guard: batch-refused-for-anthropic
-            if endpoint.provider == ANTHROPIC:
-                raise EndpointNotConfigured(
-                    f"--batch speaks OpenAI's Batch API; {endpoint.model} is spoken to in "
-                    "Anthropic's Messages API, whose batches are not supported yet: drop --batch"
-                )
-            api = BatchApi(endpoint.base_url, endpoint.api_key, how.timeout_s)
+            wire = AnthropicBatches if endpoint.provider == ANTHROPIC else BatchApi
+            api = wire(endpoint.base_url, endpoint.api_key, how.timeout_s)
             client = await stack.enter_async_context(BatchingClient(http, api, batch))
         clients.setdefault(endpoint.model, []).append(client)
     return clients

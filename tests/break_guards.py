@@ -1937,15 +1937,14 @@ MUTATIONS = [
     # batch's lines retried within the limit, polls bounded, refusals of what has no batch.
     ("batch-journaled-before-made", "--batch: what a batch holds is journaled before it is made",
      "skip", ["tests/harness/batch/test_batch_resume.py::test_a_run_killed_while_its_batch_is_pending_resumes_by_polling_it",
-      "tests/harness/batch/test_batching_client.py::test_the_journal_holds_a_batch_before_it_is_made"]),
+      "tests/harness/batch/test_batching_client.py::test_the_journal_holds_a_batch_before_it_is_made",
+      "tests/harness/batch/test_anthropic_batch_resume.py::test_a_run_killed_while_its_message_batch_is_pending_resumes_by_polling_it"]),
     ("batch-line-status-not-retried", "--batch: a line's status not retried is the run's api_error at once",
      "off", ["tests/harness/batch/test_batching_client.py::test_a_status_not_retried_is_the_runs_api_error_at_once"]),
     ("batch-retries-bounded", "--batch: a line failed or expired is sent again up to the retry limit",
      "off", ["tests/harness/batch/test_batching_client.py::test_requests_expired_past_the_retry_limit_are_the_runs_api_errors"]),
     ("batch-poll-failures-bounded", "--batch: polls that keep failing end in api_errors",
      "off", ["tests/harness/batch/test_batching_client.py::test_polls_that_keep_failing_end_in_api_errors_not_a_hang"]),
-    ("batch-refused-for-anthropic", "--batch: refused for Anthropic's Messages API",
-     "off", ["tests/harness/batch/test_batch_runs.py::test_batch_settings_that_cannot_go_together_are_refused_in_one_line"]),
     ("batch-refused-for-embedded-model", "--batch: refused for the embedded model, before it starts",
      "off", ["tests/harness/batch/test_batch_runs.py::test_the_embedded_model_is_refused_a_batch_before_it_starts"]),
     ("batch-refused-with-stream-or-ray", "--batch: refused with --stream and --executor ray",
@@ -1956,6 +1955,17 @@ MUTATIONS = [
      "skip", ["tests/harness/batch/test_batch_runs.py::test_a_batched_grid_records_what_a_direct_one_does_at_the_batch_price"]),
     ("table-prices-batched-calls", "table: a batched run's tokens priced again at the batch share",
      "value=np.zeros(len(columns['turns']))", ["tests/harness/batch/test_batch_runs.py::test_a_batched_grid_records_what_a_direct_one_does_at_the_batch_price"]),
+    # issue 43: batch execution on Anthropic's Message Batches. A results_url elsewhere
+    # not sent the key, a batch found again only if it holds the request, an invalid
+    # request not retried, a round cut into batches of the API's most lines.
+    ("anthropic-results-url-same-host", "--batch: a results_url on another host is not followed with the key",
+     "off", ["tests/harness/batch/test_anthropic_batches.py::test_a_results_url_on_another_host_is_not_followed_nor_sent_the_key"]),
+    ("anthropic-found-batch-holds-the-request", "--batch: an ended batch found after a kill is taken only if it holds the request",
+     "value=True", ["tests/harness/batch/test_anthropic_batches.py::test_an_ended_batch_that_does_not_hold_the_journaled_requests_is_not_taken"]),
+    ("anthropic-errored-type-as-status", "--batch: an errored line's type is its status, so an invalid request is not retried",
+     "value=None", ["tests/harness/batch/test_anthropic_batches.py::test_an_invalid_request_errored_in_a_batch_is_the_runs_api_error_at_once"]),
+    ("batch-most-lines-a-batch", "--batch: a round holds at most the API's most lines a batch",
+     "value=(self._queue, [])", ["tests/harness/batch/test_anthropic_batches.py::test_a_round_of_more_requests_than_a_batch_holds_goes_as_several_batches"]),
     # issue 43: a million records. runs.jsonl's columns kept in a Parquet sidecar, read only
     # while it agrees with the file, never a link, none for a small file or a changing one.
     ("sidecar-key-must-agree", "columns sidecar: read only while its key agrees with runs.jsonl",

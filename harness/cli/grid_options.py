@@ -112,7 +112,8 @@ CONNECTION_OPTIONS = [
     click.option(
         "--batch",
         is_flag=True,
-        help="Send the requests through the endpoint's Batch API (OpenAI's /v1/batches), "
+        help="Send the requests through the endpoint's batch API (OpenAI's /v1/batches, "
+        "Anthropic's /v1/messages/batches), "
         "at its batch price: the requests the runs in flight wait on go as one batch a "
         "round, polled until done. Journaled in the folder (batches.jsonl), so a run "
         "killed while its batch is pending resumes by polling it (docs/batch.md).",

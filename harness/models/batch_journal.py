@@ -4,14 +4,17 @@ for its requests again.
 
 One JSON object a line, appended as a batch goes::
 
-    {"state": "submitting", "input_file_id": ..., "requests": {custom_id: [run, digest]},
-     "submitted_at": ...}                     the file uploaded; the batch not yet made
-    {"state": "created", "input_file_id": ..., "batch_id": ...}
-    {"state": "completed" | "expired" | "failed" | "cancelled", "batch_id": ..., ...}
+    {"state": "submitting", KEY: ..., "requests": {custom_id: [run, digest]},
+     "submitted_at": ...}                     the batch not yet made
+    {"state": "created", KEY: ..., "batch_id": ...}
+    {"state": "completed" | "expired" | "failed" | "cancelled" | "ended", "batch_id": ...}
 
-A request's ``digest`` names it within its run (the run's key, the request's body and how
-many identical requests the run sent before it), so the same request of the same run made
-again after a resume finds the batch that holds it. A line cut short by a kill is skipped.
+KEY names what the batch is made of: ``input_file_id`` for OpenAI's Batch API (the file
+uploaded), ``submission`` for Anthropic's Message Batches (an id made before the batch
+is, which the API never sees). A request's ``digest`` names it within its run (the run's
+key, the request's body and how many identical requests the run sent before it), so the
+same request of the same run made again after a resume finds the batch that holds it. A
+line cut short by a kill is skipped.
 """
 
 from __future__ import annotations
@@ -23,15 +26,20 @@ from pathlib import Path
 from typing import Any
 
 JOURNAL = "batches.jsonl"
+#: The names a submission's key is journaled under, one a batch API.
+KEYS = ("input_file_id", "submission")
 
 
 @dataclass(frozen=True)
 class Journaled:
-    """Where a request was sent: its batch (None while only its file is known) and line."""
+    """Where a request was sent: its batch (None while only its submission is known) and
+    line, with when its submission was journaled and how many lines it held."""
 
-    input_file_id: str
+    submission: str
     batch_id: str | None
     custom_id: str
+    submitted_at: str = ""
+    lines: int = 0
 
 
 class BatchJournal:
@@ -40,37 +48,38 @@ class BatchJournal:
     def __init__(self, path: Path) -> None:
         self.path = path
 
-    def submitting(self, input_file_id: str, requests: dict[str, tuple[str, str]]) -> None:
-        """Before the batch is made: its file, and each line's run and digest."""
+    def submitting(
+        self, key: str, requests: dict[str, tuple[str, str]], named: str = KEYS[0]
+    ) -> None:
+        """Before the batch is made: its submission's key, and each line's run and digest."""
         held = {custom_id: list(pair) for custom_id, pair in requests.items()}
-        self._append({"state": "submitting", "input_file_id": input_file_id,
+        self._append({"state": "submitting", named: key,
                       "requests": held, "submitted_at": _now()})  # fmt: skip
 
-    def created(self, input_file_id: str, batch_id: str) -> None:
-        self._append({"state": "created", "input_file_id": input_file_id,
-                      "batch_id": batch_id, "at": _now()})  # fmt: skip
+    def created(self, key: str, batch_id: str, named: str = KEYS[0]) -> None:
+        self._append({"state": "created", named: key, "batch_id": batch_id, "at": _now()})
 
     def finished(self, batch_id: str, state: str) -> None:
         self._append({"state": state, "batch_id": batch_id, "at": _now()})
 
     def sent(self) -> dict[str, Journaled]:
         """Every request journaled, by digest: the latest batch holding each."""
-        files: dict[str, str | None] = {}
-        lines: list[tuple[str, dict[str, Any]]] = []
+        batches: dict[str, str | None] = {}
+        submissions: list[tuple[str, dict[str, Any], str]] = []
         for entry in self._entries():
-            file_id = entry.get("input_file_id")
-            if not isinstance(file_id, str):
+            key = next((k for name in KEYS if isinstance(k := entry.get(name), str)), None)
+            if key is None:
                 continue
             if entry.get("state") == "submitting" and isinstance(entry.get("requests"), dict):
-                files.setdefault(file_id, None)
-                lines.append((file_id, entry["requests"]))
+                batches.setdefault(key, None)
+                submissions.append((key, entry["requests"], str(entry.get("submitted_at", ""))))
             elif entry.get("state") == "created" and isinstance(entry.get("batch_id"), str):
-                files[file_id] = entry["batch_id"]
+                batches[key] = entry["batch_id"]
         found: dict[str, Journaled] = {}
-        for file_id, requests in lines:
+        for key, requests, at in submissions:
             for custom_id, pair in requests.items():
                 if isinstance(pair, list) and len(pair) == 2 and isinstance(pair[1], str):
-                    found[pair[1]] = Journaled(file_id, files[file_id], custom_id)
+                    found[pair[1]] = Journaled(key, batches[key], custom_id, at, len(requests))
         return found
 
     def _entries(self) -> list[dict[str, Any]]:

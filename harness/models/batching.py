@@ -1,16 +1,18 @@
 """Batch execution (``--batch``): the requests the runs in flight are waiting on, sent as
-one batch a round through the endpoint's Batch API (``harness.models.batch_api``) at its
-lower price, and handed back to their runs.
+one batch a round through the endpoint's batch API at its lower price, and handed back to
+their runs. The batch API is a wire (``harness.models.batch_wire``): OpenAI's Batch API
+(``harness.models.batch_api``) or Anthropic's Message Batches
+(``harness.models.anthropic_batches``); this loop is the same for both.
 
 Runs call ``complete`` as they would on the HTTP client. A round starts when as many
 requests wait as runs are in flight (``RUNS_IN_FLIGHT``), or when none has come for
 ``gather_s``; its batch is submitted, polled every ``poll_s`` until it is done, and
 each line's reply is read as the HTTP client reads a reply (``wire_parse``, the usage as
-the batch output reports it) and handed to the run that asked. A multi-turn pattern's next
-turn is in the next round. Requests arriving meanwhile wait for the next round.
+the batch's results report it) and handed to the run that asked. A multi-turn pattern's
+next turn is in the next round. Requests arriving meanwhile wait for the next round.
 
-A line that failed (in the error file with a retried status, or no reply because the
-batch expired, failed or was cancelled) goes into the next round, up to the connection's
+A line that failed (with a retried status, or no reply because the batch or the line
+expired, failed or was cancelled) goes into the next round, up to the connection's
 retry limit; then, and at once for a status not retried, the run gets a ``ModelAPIError``
 (its api_error), never silence.
 
@@ -35,8 +37,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Self
 
-from harness.models.batch_api import CHAT_PATH, BatchApi, BatchApiFailure
 from harness.models.batch_journal import BatchJournal, Journaled
+from harness.models.batch_wire import BatchApiFailure, BatchWire, LineResult
 from harness.models.http_client import HttpClient
 from harness.models.http_reply import HttpReply
 from harness.models.pending_batches import PENDING_BATCHES
@@ -78,11 +80,6 @@ class RunsInFlight:
 
 RUNS_IN_FLIGHT = RunsInFlight()
 
-#: A batch in one of these states is done: its files are what it will ever answer.
-FINISHED = frozenset({"completed", "expired", "failed", "cancelled"})
-#: OpenAI's most lines in one batch.
-MAX_LINES = 50_000
-
 
 @dataclass(frozen=True)
 class BatchSettings:
@@ -115,7 +112,7 @@ class BatchingClient:
     """``ModelClient`` through an endpoint's Batch API; ``http`` reads the replies (its wire)
     and gives the retried statuses and the retry limit."""
 
-    def __init__(self, http: HttpClient, api: BatchApi, settings: BatchSettings) -> None:
+    def __init__(self, http: HttpClient, api: BatchWire, settings: BatchSettings) -> None:
         self._http = http
         self._api = api
         self._settings = settings
@@ -158,7 +155,9 @@ class BatchingClient:
         try:
             while self._queue:
                 await self._gather()
-                taken, self._queue = self._queue[:MAX_LINES], self._queue[MAX_LINES:]
+                most = self._api.max_lines
+                # guard: batch-most-lines-a-batch
+                taken, self._queue = self._queue[:most], self._queue[most:]
                 taken = [w for w in taken if not w.future.done()]  # a cancelled run's
                 if taken:
                     await self._round(taken)
@@ -180,15 +179,15 @@ class BatchingClient:
         """One round: the requests a journaled batch holds are read from it; the rest sent."""
         fresh: list[Waiting] = []
         held: dict[str, dict[str, Waiting]] = {}
-        files: dict[str, Journaled] = {}
+        submissions: dict[str, Journaled] = {}
         for waiting in taken:
             found = self._journaled.pop(waiting.digest, None)
             if found is None:
                 fresh.append(waiting)
             else:
-                held.setdefault(found.input_file_id, {})[found.custom_id] = waiting
-                files[found.input_file_id] = found
-        work = [self._resume(files[file_id], lines, fresh) for file_id, lines in held.items()]
+                held.setdefault(found.submission, {})[found.custom_id] = waiting
+                submissions[found.submission] = found
+        work = [self._resume(submissions[key], lines, fresh) for key, lines in held.items()]
         await asyncio.gather(*work)
         if fresh:
             await self._submit(fresh)
@@ -200,12 +199,12 @@ class BatchingClient:
         batch_id = found.batch_id
         if batch_id is None:
             try:
-                batch_id = await self._api.made_of(found.input_file_id)
+                batch_id = await self._api.made_of(found)
             except BatchApiFailure as exc:
                 for waiting in lines.values():
                     self._failed(waiting, str(exc), exc.status)
                 return
-        if batch_id is None:  # killed between uploading the file and making the batch
+        if batch_id is None:  # killed between journaling the batch and making it
             fresh.extend(lines.values())
             return
         self.resumed += 1
@@ -214,16 +213,17 @@ class BatchingClient:
 
     async def _submit(self, fresh: list[Waiting]) -> None:
         lines = {f"{i}-{uuid.uuid4().hex[:12]}": w for i, w in enumerate(fresh)}
-        rows = [{"custom_id": custom_id, "method": "POST", "url": CHAT_PATH, "body": w.body}
-                for custom_id, w in lines.items()]  # fmt: skip
+        rows = [self._api.line(custom_id, w.body) for custom_id, w in lines.items()]
+        named = self._api.journal_key
         try:
-            file_id = await self._api.upload(rows)
+            key = await self._api.prepare(rows)
             if self._journal is not None:
+                held = {c: (w.run, w.digest) for c, w in lines.items()}
                 # guard: batch-journaled-before-made
-                self._journal.submitting(file_id, {c: (w.run, w.digest) for c, w in lines.items()})
-            batch_id = await self._api.create(file_id, self._settings.window)
+                self._journal.submitting(key, held, named)
+            batch_id = await self._api.create(key, rows, self._settings.window)
             if self._journal is not None:
-                self._journal.created(file_id, batch_id)
+                self._journal.created(key, batch_id, named)
         except BatchApiFailure as exc:
             for waiting in lines.values():
                 self._failed(waiting, str(exc), exc.status)
@@ -233,9 +233,9 @@ class BatchingClient:
         await self._collect(batch_id, lines)
 
     async def _collect(self, batch_id: str, lines: dict[str, Waiting]) -> None:
-        """Poll the batch until it is done, and settle each line from its files."""
+        """Poll the batch until it is done, and settle each line from its results."""
         try:
-            batch = await self._polled(batch_id)
+            batch, state = await self._polled(batch_id)
         except BatchApiFailure as exc:
             PENDING_BATCHES.done(batch_id, "not polled to its end")
             for waiting in lines.values():
@@ -244,24 +244,21 @@ class BatchingClient:
         except asyncio.CancelledError:  # the grid stopped: still pending, and journaled
             PENDING_BATCHES.done(batch_id, "left pending")
             raise
-        state = str(batch["status"])
         PENDING_BATCHES.done(batch_id, state)
         if self._journal is not None:
             self._journal.finished(batch_id, state)
-        rows: dict[str, dict[str, Any]] = {}
         try:
-            for name in ("output_file_id", "error_file_id"):
-                if isinstance(file_id := batch.get(name), str) and file_id:
-                    rows |= {str(r.get("custom_id")): r for r in await self._api.rows(file_id)}
+            results = await self._api.results(batch)
         except BatchApiFailure as exc:
             for waiting in lines.values():
                 self._failed(waiting, str(exc), exc.status)
             return
         for custom_id, waiting in lines.items():
-            self._settle(waiting, rows.get(custom_id), f"the batch {batch_id} {state}")
+            self._settle(waiting, results.get(custom_id), f"the batch {batch_id} {state}")
 
-    async def _polled(self, batch_id: str) -> dict[str, Any]:
-        """The batch once it is done; a poll that fails is tried again, up to the limit."""
+    async def _polled(self, batch_id: str) -> tuple[dict[str, Any], str]:
+        """The batch once it is done, and its end state; a poll that fails is tried again,
+        up to the limit."""
         failures = 0
         while True:
             try:
@@ -273,17 +270,15 @@ class BatchingClient:
                     raise
             else:
                 failures = 0
-                if batch["status"] in FINISHED:
-                    return batch
+                if (state := self._api.ended(batch)) is not None:
+                    return batch, state
             await asyncio.sleep(self._settings.poll_s)
 
-    def _settle(self, waiting: Waiting, row: dict[str, Any] | None, why: str) -> None:
+    def _settle(self, waiting: Waiting, line: LineResult | None, why: str) -> None:
         """Hand a line's reply to its run, or send the request again, or fail it."""
         if waiting.future.done():  # its run was cancelled
             return
-        response = row.get("response") if row else None
-        status = response.get("status_code") if isinstance(response, dict) else None
-        body = response.get("body") if isinstance(response, dict) else None
+        status, body = (line.status, line.body) if line else (None, None)
         if status == 200:
             reply = HttpReply(200, {}, json.dumps(body).encode())
             try:
@@ -295,11 +290,10 @@ class BatchingClient:
             usage = parsed.usage + waiting.spent
             waiting.future.set_result(replace(parsed, message=message, usage=usage, batched=True))
             return
-        error = row.get("error") if row else None
-        if isinstance(error, dict):
-            failure = f"{why}: {error.get('code')}: {error.get('message')}"
+        if line is not None and line.error:
+            failure = self._http._redact(f"{why}: {line.error}")
         elif isinstance(status, int):
-            said = json.dumps(body)[:300] if body is not None else ""
+            said = self._http._redact(json.dumps(body))[:300] if body is not None else ""
             failure = f"{why}: HTTP {status}: {said}"
         else:
             failure = f"{why} without answering it"
@@ -309,7 +303,7 @@ class BatchingClient:
                 ModelAPIError(failure, status, waiting.attempts, usage=waiting.spent)
             )
             return
-        self._failed(waiting, failure, status if isinstance(status, int) else None)
+        self._failed(waiting, failure, status)
 
     def _failed(
         self, waiting: Waiting, failure: str, status: int | None, spent: Usage | None = None

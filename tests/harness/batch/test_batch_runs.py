@@ -82,7 +82,6 @@ def test_a_batched_grid_records_what_a_direct_one_does_at_the_batch_price(tmp_pa
         (["--batch", "--stream"], "batch: a batch's replies come whole"),
         (["--batch", "--executor", "ray"], "batch: a batch's replies come whole"),
         (["--batch-poll", "5"], "--batch-poll applies only with --batch"),
-        (["--batch", "--provider", "anthropic"], "Anthropic's Messages API, whose batches"),
     ],
 )
 def test_batch_settings_that_cannot_go_together_are_refused_in_one_line(tmp_path, flags, said):

@@ -132,7 +132,7 @@ def test_the_journal_holds_a_batch_before_it_is_made(tmp_path):
         )  # fmt: skip
     assert all(isinstance(r, ModelAPIError) for r in replies)
     sent = BatchJournal(journal).sent()
-    assert {j.input_file_id for j in sent.values()} == {"file-7"} and len(sent) == 2
+    assert {j.submission for j in sent.values()} == {"file-7"} and len(sent) == 2
     assert all(j.batch_id is None for j in sent.values())
 
 
