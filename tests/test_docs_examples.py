@@ -33,7 +33,7 @@ URLs the examples name are mapped to loopback servers of this test before a bloc
 ``https://api.openai.com/v1`` and a local vLLM's ``http://localhost:8000/v1`` to that
 fake, the two replicas ``http://vllm-1:8000/v1`` and ``http://vllm-2:8000/v1`` to fakes of
 their own, Anthropic's
-``https://api.anthropic.com`` to a fake of its Messages API, and an
+``https://api.anthropic.com`` to a fake of its Messages API (and its Message Batches), and an
 OTLP receiver's ``http://localhost:4318`` to a receiver that accepts every POST. Any
 other URL in an example fails the test, so no example reaches beyond loopback. For
 ``--ray-address auto`` (docs/ray.md) the test starts a local Ray instance and names it
@@ -56,7 +56,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.fakes.anthropic_server import AnthropicFakeServer
+from harness.fakes.anthropic_batch_server import AnthropicBatchServer
 from harness.fakes.batch_server import FakeBatchServer
 from harness.fakes.fake_server import FakeServer
 
@@ -148,7 +148,7 @@ def loopback() -> Iterator[dict[str, str]]:
     with (
         FakeBatchServer(keep_bodies=False) as main,  # its Batch API too (docs/batch.md)
         FakeServer(keep_bodies=False) as replica,
-        AnthropicFakeServer() as anthropic,
+        AnthropicBatchServer() as anthropic,  # its Message Batches too
     ):
         yield {
             "https://api.openai.com/v1": main.base_url,

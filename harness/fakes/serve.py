@@ -1,7 +1,7 @@
 """A fake endpoint on loopback for a benchmark or a hand run: scripted replies
 (``harness.fakes.fake_server``), or a scripted coder for a coding task set
 (``harness.fakes.code_responder``); speaking Anthropic's Messages API with --anthropic
-(``harness.fakes.anthropic_server``).
+(``harness.fakes.anthropic_server``), its Message Batches beside it.
 
     python -m harness.fakes.serve --latency 0.05   # prints its base URL
     python -m harness.fakes.serve --tasks coding   # a scripted coder for that set
@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import threading
 
+from harness.fakes.anthropic_batch_server import AnthropicBatchServer
 from harness.fakes.anthropic_server import AnthropicFakeServer
 from harness.fakes.code_responder import CodeResponder
 from harness.fakes.fake_server import FakeServer, Responder, default_responder
@@ -47,7 +48,7 @@ def main() -> None:
     if args.judge:
         responder = ScriptedJudge(args.false_pass, args.false_fail, seed=args.seed)
     server: FakeServer | AnthropicFakeServer = (
-        AnthropicFakeServer(responder, latency_s=args.latency)
+        AnthropicBatchServer(responder, latency_s=args.latency)
         if args.anthropic
         else FakeServer(responder, latency_s=args.latency, keep_bodies=False)
     )
