@@ -93,7 +93,7 @@ class AnthropicBatches(BatchHttp):
         return batch
 
     def ended(self, batch: dict[str, Any]) -> str | None:
-        return "ended" if batch["processing_status"] == "ended" else None
+        return "ended" if batch.get("processing_status") == "ended" else None
 
     async def made_of(self, found: Journaled) -> str | None:
         """The batch of as many requests as the submission held, made nearest the time it

@@ -8,7 +8,9 @@ import json
 import httpx
 import pytest
 
+from harness.api import Experiment
 from harness.fakes.anthropic_batch_server import AnthropicBatchServer, BatchScript
+from harness.fakes.anthropic_server import THINKING
 from harness.fakes.fake_server import Reply, default_responder
 from harness.models.anthropic import AnthropicClient
 from harness.models.anthropic_batches import AnthropicBatches
@@ -16,6 +18,8 @@ from harness.models.batch_journal import BatchJournal
 from harness.models.batching import BATCH_RUN, BatchingClient, BatchSettings
 from harness.models.http_client import Connection
 from harness.models.types import Message, ModelAPIError, ModelRequest
+from harness.results.reading import read_records
+from tests.harness.test_anthropic_runs import Thinking
 
 KEY = "sk-ant-client-0123456789abcdefghij"
 FAST = BatchSettings(poll_s=0.001, gather_s=0.01)
@@ -155,3 +159,34 @@ def test_an_ended_batch_that_does_not_hold_the_journaled_requests_is_not_taken(t
         assert server.created == 2 and server.served.requests == 2 * len(QUESTIONS)
     # Sent afresh at once, not first awaited from the other batch and then sent again.
     assert all(not isinstance(r, Exception) and r.retries == 0 for r in replies)
+
+
+def test_thinking_comes_back_from_a_batch_and_goes_back_within_a_tool_loop(tmp_path):
+    """The fake errors a request whose tool loop lost its signed thinking block, so every
+    run answered means each batched reply's thinking was kept and sent back."""
+
+    async def grid(url):
+        http = AnthropicClient(url, KEY)
+        api = AnthropicBatches(url, KEY)
+        settings = BatchSettings(poll_s=0.005, gather_s=0.05)
+        async with http, BatchingClient(http, api, settings) as client:
+            experiment = Experiment("depot", ["react", "rewoo"], limit=2, out=tmp_path / "o")
+            await experiment.run_async(Thinking(client))
+
+    with AnthropicBatchServer(api_key=KEY) as server:
+        asyncio.run(grid(server.base_url))
+        bodies = [line["params"] for line in server.lines]
+    records = read_records(tmp_path / "o")
+    assert {r.status for r in records} == {"answered"}
+    assert all(r.batched_calls == r.turns for r in records)
+    assert any(r.pattern == "react" and r.turns > 1 for r in records)
+    later = [b for b in bodies if "thinking" in b and len(b["messages"]) > 1]
+    sent_back = [
+        block
+        for body in later
+        for turn in body["messages"]
+        if turn["role"] == "assistant" and isinstance(turn["content"], list)
+        for block in turn["content"]
+        if block.get("type") == "thinking"
+    ]
+    assert sent_back and all(block["thinking"] == THINKING for block in sent_back)
