@@ -53,7 +53,8 @@ class BatchScript:
     expire: int = 0
     """The first this many batches expire: every request ``expired``, none answered."""
     cancel: int = 0
-    """The next this many batches are cancelled: every request ``canceled``."""
+    """The next this many batches are cancelled: ``canceling`` for a poll, then ended with
+    every request ``canceled``."""
     expire_lines: int = 0
     """The first this many requests expire, in whichever batch they are."""
     fail_lines: int = 0
@@ -71,6 +72,7 @@ class FakeMessageBatch:
     polls: int = 0
     status: str = "in_progress"
     ended_at: datetime | None = None
+    cancel_initiated_at: datetime | None = None
     results: list[dict[str, Any]] = field(default_factory=list)
 
     def counts(self) -> dict[str, int]:
@@ -164,7 +166,13 @@ class AnthropicBatchServer(AnthropicFakeServer):
             return _fault(Fault(404, "no such message batch"))
         with self._batch_lock:
             batch.polls += 1
-            if batch.status == "in_progress" and batch.polls > self.script.pending_polls:
+            number = int(batch.id.removeprefix("msgbatch_"))
+            script = self.script
+            cancelled = script.expire < number <= script.expire + script.cancel
+            if batch.status == "in_progress" and cancelled:
+                batch.status = "canceling"
+                batch.cancel_initiated_at = datetime.now(UTC)
+            elif batch.status != "ended" and batch.polls > self.script.pending_polls:
                 self._end(batch)
         return web.json_response(self._wire(batch, request))
 
@@ -191,7 +199,9 @@ class AnthropicBatchServer(AnthropicFakeServer):
             "created_at": _rfc3339(batch.created_at),
             "expires_at": _rfc3339(batch.created_at + timedelta(hours=24)),
             "archived_at": None,
-            "cancel_initiated_at": None,
+            "cancel_initiated_at": (
+                _rfc3339(batch.cancel_initiated_at) if batch.cancel_initiated_at else None
+            ),
             "results_url": f"{host}/v1/messages/batches/{batch.id}/results" if ended else None,
         }
 

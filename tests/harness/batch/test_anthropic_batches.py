@@ -79,6 +79,9 @@ def test_requests_a_batch_did_not_answer_are_sent_again_and_none_is_lost(script)
         replies = asyncio.run(ask(server, QUESTIONS))
         assert server.created == 2
         assert server.served.requests == len(QUESTIONS)  # each answered once
+        first = server.batches["msgbatch_0001"]
+        assert first.status == "ended"  # a cancelled one was "canceling" on a poll first
+        assert (first.cancel_initiated_at is not None) == bool(script.cancel)
     assert all(not isinstance(r, Exception) and r.batched for r in replies)
 
 
