@@ -1962,6 +1962,8 @@ MUTATIONS = [
      "off", ["tests/harness/batch/test_anthropic_batches.py::test_a_results_url_on_another_host_is_not_followed_nor_sent_the_key"]),
     ("anthropic-found-batch-holds-the-request", "--batch: an ended batch found after a kill is taken only if it holds the request",
      "value=True", ["tests/harness/batch/test_anthropic_batches.py::test_an_ended_batch_that_does_not_hold_the_journaled_requests_is_not_taken"]),
+    ("anthropic-found-batch-not-anothers", "--batch: a batch found after a kill is never one journaled as another submission's",
+     "off", ["tests/harness/batch/test_anthropic_batches.py::test_a_batch_journaled_as_another_submissions_is_not_taken_for_one_never_made"]),
     ("anthropic-errored-type-as-status", "--batch: an errored line's type is its status, so an invalid request is not retried",
      "value=None", ["tests/harness/batch/test_anthropic_batches.py::test_an_invalid_request_errored_in_a_batch_is_the_runs_api_error_at_once"]),
     ("batch-most-lines-a-batch", "--batch: a round holds at most the API's most lines a batch",

@@ -95,9 +95,10 @@ class AnthropicBatches(BatchHttp):
     def ended(self, batch: dict[str, Any]) -> str | None:
         return "ended" if batch.get("processing_status") == "ended" else None
 
-    async def made_of(self, found: Journaled) -> str | None:
+    async def made_of(self, found: Journaled, known: frozenset[str]) -> str | None:
         """The batch of as many requests as the submission held, made nearest the time it
-        was journaled; an ended one only if its results hold the journaled line."""
+        was journaled and not known to be another's; an ended one only if its results
+        hold the journaled line."""
         listed = await self._call("list the batches", "GET", "/messages/batches",
                                   params={"limit": 100})  # fmt: skip
         submitted = _time(found.submitted_at)
@@ -105,6 +106,9 @@ class AnthropicBatches(BatchHttp):
         for batch in listed.get("data") or []:
             made = _time(batch.get("created_at")) if isinstance(batch, dict) else None
             if made is None or submitted is None or _total(batch) != found.lines:
+                continue
+            # guard: anthropic-found-batch-not-anothers
+            if batch.get("id") in known:
                 continue
             if abs(made - submitted) <= SKEW_S:
                 near.append((abs(made - submitted), batch))

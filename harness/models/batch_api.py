@@ -69,7 +69,7 @@ class BatchApi(BatchHttp):
         status = str(batch["status"])
         return status if status in FINISHED else None
 
-    async def made_of(self, found: Journaled) -> str | None:
+    async def made_of(self, found: Journaled, known: frozenset[str]) -> str | None:
         """The id of the batch made of the journaled file, if one was (the newest listed)."""
         listed = await self._call("list the batches", "GET", "/batches", params={"limit": 100})
         for batch in listed.get("data") or []:

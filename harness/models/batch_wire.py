@@ -74,9 +74,10 @@ class BatchWire(Protocol):
         """The batch's end state once it is done; None while it is pending."""
         ...
 
-    async def made_of(self, found: Journaled) -> str | None:
+    async def made_of(self, found: Journaled, known: frozenset[str]) -> str | None:
         """The batch made of a journaled submission whose batch id was never journaled
-        (killed between making it and journaling it), if one was."""
+        (killed between making it and journaling it), if one was; never one of ``known``,
+        the batches known to hold other submissions."""
         ...
 
     async def results(self, batch: dict[str, Any]) -> dict[str, LineResult]:

@@ -120,6 +120,8 @@ class BatchingClient:
         self._journal = BatchJournal(settings.journal) if settings.journal else None
         #: Requests journaled by an earlier process, by digest, not yet claimed here.
         self._journaled = self._journal.sent() if self._journal else {}
+        #: Batches known to hold a submission: journaled as made, or made here.
+        self._made = {j.batch_id for j in self._journaled.values() if j.batch_id is not None}
         self._queue: list[Waiting] = []
         self._arrived = asyncio.Event()
         self._worker: asyncio.Task[None] | None = None
@@ -199,7 +201,7 @@ class BatchingClient:
         batch_id = found.batch_id
         if batch_id is None:
             try:
-                batch_id = await self._api.made_of(found)
+                batch_id = await self._api.made_of(found, frozenset(self._made))
             except BatchApiFailure as exc:
                 for waiting in lines.values():
                     self._failed(waiting, str(exc), exc.status)
@@ -207,6 +209,7 @@ class BatchingClient:
         if batch_id is None:  # killed between journaling the batch and making it
             fresh.extend(lines.values())
             return
+        self._made.add(batch_id)
         self.resumed += 1
         PENDING_BATCHES.submitted(batch_id, len(lines), resumed=True)
         await self._collect(batch_id, lines)
@@ -228,6 +231,7 @@ class BatchingClient:
             for waiting in lines.values():
                 self._failed(waiting, str(exc), exc.status)
             return
+        self._made.add(batch_id)
         self.submitted += 1
         PENDING_BATCHES.submitted(batch_id, len(lines))
         await self._collect(batch_id, lines)

@@ -15,7 +15,7 @@ from harness.fakes.fake_server import Reply, default_responder
 from harness.models.anthropic import AnthropicClient
 from harness.models.anthropic_batches import AnthropicBatches
 from harness.models.batch_journal import BatchJournal
-from harness.models.batching import BATCH_RUN, BatchingClient, BatchSettings
+from harness.models.batching import BATCH_RUN, BatchingClient, BatchSettings, _digest
 from harness.models.http_client import Connection
 from harness.models.types import Message, ModelAPIError, ModelRequest
 from harness.results.reading import read_records
@@ -193,3 +193,38 @@ def test_thinking_comes_back_from_a_batch_and_goes_back_within_a_tool_loop(tmp_p
         if block.get("type") == "thinking"
     ]
     assert sent_back and all(block["thinking"] == THINKING for block in sent_back)
+
+
+def test_a_batch_journaled_as_another_submissions_is_not_taken_for_one_never_made(tmp_path):
+    """Journaled: a pending batch of two requests, made; and a submission of two others
+    that was never made. The pending batch is as large and as recent, but it is known to
+    be the other's: the two requests are sent afresh, not awaited from it."""
+    journal = BatchJournal(tmp_path / "batches.jsonl")
+    script = BatchScript(pending_polls=10**9)
+    with AnthropicBatchServer(api_key=KEY, script=script) as server:
+
+        async def pending_batch():
+            async with AnthropicBatches(server.base_url, KEY) as api:
+                lines = [api.line(c, {"model": "m", "max_tokens": 9}) for c in ("a", "b")]
+                return await api.create("sub_other", lines, "24h")
+
+        made = asyncio.run(pending_batch())
+        journal.submitting("sub_other", {"a": ("x", "da"), "b": ("y", "db")}, "submission")
+        journal.created("sub_other", made, "submission")
+        http = AnthropicClient(server.base_url, KEY)
+        held = {
+            f"line-{i}": (f"run{i}", digest(f"run{i}", http.wire_body(request(q))))
+            for i, q in enumerate(QUESTIONS[:2])
+        }
+        journal.submitting("sub_never_made", held, "submission")
+        script.pending_polls = 0
+        settings = BatchSettings(poll_s=0.001, gather_s=0.01, journal=journal.path)
+        replies = asyncio.run(ask(server, QUESTIONS[:2], settings=settings))
+        assert server.created == 2 and server.batches[made].polls == 0
+    assert all(not isinstance(r, Exception) and r.retries == 0 for r in replies)
+
+
+def digest(run, body):
+    """The digest the batching client gives a run's first request of this body."""
+    same = _digest(run + "\n" + json.dumps(body, sort_keys=True))
+    return _digest(f"{same}#0")
