@@ -154,8 +154,12 @@ class _Reader:
         while self.peek() not in ("", "|", ")"):
             text, counted, repeatable = self.term()
             if (quantified := self.quantifier()) is not None:
+                # guard: js-regex-nothing-to-repeat-refused
                 if not repeatable:
-                    raise NotARegex(f"nothing to repeat at position {self.at}")
+                    raise NotARegex(
+                        f"nothing to repeat at position {self.at} (an assertion such as ^, $, "
+                        "\\b or a lookaround is not repeated here)"
+                    )
                 suffix, times = quantified
                 text, counted = f"(?:{text}){suffix}", max(times, 1) * counted
             out.append(text)
@@ -238,13 +242,7 @@ class _Reader:
         if self.peek() != ")":
             raise NotARegex("unterminated group")
         self.at += 1
-        # guard: js-regex-quantified-lookahead-refused
-        if head in ("?=", "?!") and self._repeat_follows():
-            raise NotARegex("a repeated lookahead ((?=a)*) is not read here; drop the repeat")
         return f"({head}{text})", 1 + pieces, repeatable
-
-    def _repeat_follows(self) -> bool:
-        return self.peek() in ("*", "+", "?") or _braces(self.p, self.at) is not None
 
     def atom_escape(self) -> tuple[str, int, bool]:
         char = self.peek()
@@ -312,8 +310,8 @@ class _Reader:
                     "write \\uHHHH"
                 )
             return _literal(char)
+        # guard: js-regex-unknown-letter-escape-refused
         if char == "" or char.isdigit() or (char.isascii() and char.isalpha()):
-            # guard: js-regex-unknown-letter-escape-refused
             raise NotARegex(_unknown_escape(char, in_class))
         return _literal(char)
 

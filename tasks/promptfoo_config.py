@@ -33,6 +33,7 @@ def config_rows(path: Path, config: dict[str, Any], read: Callable[[Path], list[
         raise TaskSetError(
             f"{path}: a promptfoo config, named as a file of tests; name the tests file"
         )
+    # guard: promptfoo-config-without-tests-hint
     if "tests" not in config:
         raise TaskSetError(
             f"{path}: holds a mapping without tests (keys: {', '.join(map(str, config))[:80]}); "
@@ -84,6 +85,7 @@ def _tests_file(config: Path, named: str) -> Path:
             "glob); name each file"
         )
     file = config.parent / text
+    # guard: promptfoo-config-csv-tests-refused
     if file.suffix.lower() not in TEST_FILE_SUFFIXES:
         raise TaskSetError(
             f"{config}: tests {named!r}: expected a YAML, JSON or JSONL file of tests (a CSV "

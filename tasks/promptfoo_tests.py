@@ -90,6 +90,7 @@ def _check_test(row: Row, variables: Mapping[str, Any]) -> None:
                 f"{_named(row)}: vars.{name} holds a list, for which promptfoo runs the test "
                 "once per item; write a test for each"
             )
+        # guard: promptfoo-file-variable-refused
         if isinstance(value, str) and value.startswith("file://"):
             raise PromptfooTestError(
                 f"{_named(row)}: vars.{name} names a file ({value!r:.60}), which is not read "

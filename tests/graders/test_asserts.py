@@ -64,6 +64,8 @@ def test_regex_asserts_are_javascripts_on_the_whole_output(asserts, answer, corr
         ("(?P<city>x)", "JavaScript names a group (?<name>...)"),
         (r"\p{L}", "only with the u flag"),
         (r"(a)\2", "refers to group 2"),
+        ("^*", "nothing to repeat"),
+        ("(?:a{1000}){1000}", "copies"),
     ],
 )
 def test_a_regex_javascript_refuses_or_reads_otherwise_is_refused(pattern, says):

@@ -112,6 +112,7 @@ def test_a_config_that_cannot_be_read_as_asked_is_refused(tmp_path, config, says
         ({"assert": [{"type": "equals", "value": "{{ other }}"}]}, "not one of the test's vars"),
         ({"assert": [{"type": "equals", "value": "{{ question | upper }}"}]}, "a template beyond"),
         ({"assert": [{"type": "regex", "value": "(?i)paris"}]}, "inline flags such as (?i)"),
+        ({"assert": [{"type": "contains", "value": "file://a.txt"}]}, "a file named as a value"),
     ],
 )
 def test_what_promptfoo_would_act_on_is_refused_naming_the_test(tmp_path, test, says):
