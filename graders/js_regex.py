@@ -29,6 +29,7 @@ from dataclasses import dataclass
 import regex
 
 from graders.answer_time import TooSlow, time_left
+from graders.js_regex_refusals import not_a_group, unknown_escape
 from graders.user_regex import MAX_COPIES, NotARegex, shown
 
 #: JavaScript's ``\\s``: its white space and line terminators (ECMA-262 WhiteSpace and
@@ -37,13 +38,6 @@ _SPACES = r"\t\n\x0b\x0c\r\x20\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3
 _DOT = r"[^\n\r\u2028\u2029]"
 _SIMPLE = {"n": "\\n", "r": "\\r", "t": "\\t", "v": "\\x0b", "f": "\\x0c"}
 _CLASSES = {"d": "\\d", "D": "\\D", "w": "\\w", "W": "\\W"}
-_HINTS = {
-    "A": "write ^ for the start",
-    "Z": "write $ for the end",
-    "z": "write $ for the end",
-    "p": "JavaScript reads \\p{...} only with the u flag, which promptfoo does not set",
-    "P": "JavaScript reads \\P{...} only with the u flag, which promptfoo does not set",
-}
 _FLAGS = regex.VERSION1 | regex.ASCII
 
 
@@ -237,7 +231,7 @@ class _Reader:
                     raise NotARegex(f"invalid capture group name {name!r}")
                 self.at = end + 1
             else:
-                raise NotARegex(_not_a_group(self.p[self.at - 1 : self.at + 4]))
+                raise NotARegex(not_a_group(self.p[self.at - 1 : self.at + 4]))
         text, pieces = self.disjunction()
         if self.peek() != ")":
             raise NotARegex("unterminated group")
@@ -312,7 +306,7 @@ class _Reader:
             return _literal(char)
         # guard: js-regex-unknown-letter-escape-refused
         if char == "" or char.isdigit() or (char.isascii() and char.isalpha()):
-            raise NotARegex(_unknown_escape(char, in_class))
+            raise NotARegex(unknown_escape(char, in_class))
         return _literal(char)
 
     def char_class(self) -> str:
@@ -411,23 +405,3 @@ def _js_name(name: str) -> bool:
         and (name[0].isalpha() or name[0] in "_$")
         and all(c.isalnum() or c in "_$" for c in name)
     )
-
-
-def _not_a_group(head: str) -> str:
-    if head.startswith("(?P"):
-        return f"{head!r}: (?P<name>...) is Python's; JavaScript names a group (?<name>...)"
-    if head.startswith(("(?>", "(?#")):
-        return f"{head!r}: atomic groups and comments are not JavaScript's"
-    return (
-        f"{head!r}: inline flags such as (?i) are Python's, which JavaScript refuses; match "
-        "any case with an icontains assert, or write [Pp]"
-    )
-
-
-def _unknown_escape(char: str, in_class: bool) -> str:
-    if char == "":
-        return "\\ at end of pattern"
-    if char.isdigit():
-        return f"\\{char}{' in a set' if in_class else ''} is a legacy octal escape; write \\xHH"
-    hint = _HINTS.get(char, f"escape only what JavaScript knows, or write {char} alone")
-    return f"\\{char} is not an escape in JavaScript's regexes (it means the letter {char}); {hint}"
