@@ -119,3 +119,18 @@ def test_what_promptfoo_would_act_on_is_refused_naming_the_test(tmp_path, test, 
     path = write(tmp_path / "t.yaml", [TEST, {**TEST, "description": "second", **test}])
     said = refusal(path)
     assert f"{path}: item 2" in said and says in said
+
+
+def test_yaml_is_read_as_promptfoo_reads_it_yes_and_no_being_texts(tmp_path):
+    path = tmp_path / "t.yaml"
+    path.write_text(
+        "- description: 017\n"
+        "  vars: {question: yes}\n"
+        "  assert: [{type: equals, value: no}, {type: contains, value: on}]\n"
+        "- vars: {question: 2024-03-01}\n"
+        "  assert: [{type: equals, value: 0o17}]\n"
+    )
+    first, second = load_taskset(path).tasks
+    assert (first.id, first.question) == ("17", "yes")
+    assert [a.value for a in first.expected] == ["no", "on"]
+    assert second.question == "2024-03-01" and second.expected[0].value == 15
