@@ -1,14 +1,17 @@
 """The ``asserts`` grader: a promptfoo test's asserts, every one of which must hold.
 
 ``expected`` is the test's list of asserts, ``[{"type": "contains", "value": "Paris"},
-{"type": "is-json"}]``, each judged on the final answer (graders/reading.py, ``answer_line``):
-``equals`` (the same text, stripped; a JSON value given: the same JSON), ``contains`` and
-``icontains`` (a substring, the second in any case), ``regex`` (the pattern found in it,
-as promptfoo's regex passes), ``is-json`` (it parses as JSON; a schema given as the value,
-a mapping, is checked as the ``json`` grader checks one: graders/json_schemas.py). Each has
-its ``not-`` form. Any other type (``javascript``, ``llm-rubric``, ...), an assert but
-``is-json`` without a value, a regex that does not compile and a schema refused by
-graders/json_schemas.py are refused when the set loads.
+{"type": "is-json"}]``, each checked as promptfoo checks it (graders/promptfoo_checks.py) on
+the output: the model's final reply whole, as it came, not stripped and not cut to its
+final answer (``reads_reply``; a pattern whose answer is not one reply, a vote, is graded on
+its answer). The types: ``equals``, ``contains``, ``icontains``, ``contains-any``,
+``contains-all``, ``icontains-any``, ``icontains-all``, ``starts-with``, ``regex``
+(JavaScript's, graders/js_regex.py) and ``is-json`` (a schema given as the value, a mapping,
+is checked as the ``json`` grader checks one: graders/json_schemas.py), each also as
+``not-...``. An assert may carry ``weight`` (0: it always holds, as in promptfoo) and
+``metric`` (a name, not read). Any other type (``javascript``, ``llm-rubric``, ...) or key
+(``transform``), a value the type cannot take, a regex JavaScript refuses and a schema
+refused by graders/json_schemas.py are refused when the set loads.
 
 The regexes and schemas of one answer's asserts share its time limit
 (graders/answer_time.py): past it the answer is graded wrong, saying which took too long,
@@ -17,93 +20,101 @@ whatever ``not-`` the assert has.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from graders import user_regex
+from graders import js_regex, user_regex
 from graders.answer_time import GradedWrong, answer_time
 from graders.base import Grader, GraderSetup
 from graders.exact import Grade
-from graders.json_answer import schema_grade
-from graders.reading import answer_line
+from graders.promptfoo_checks import CHECKS
 from graders.register import GraderDetails, SelfCase, register_grader
 from graders.task_models import TaskBase, TaskSetError
 
-
-def _equals(said: str, value: Any) -> bool:
-    if isinstance(value, str):
-        return said.strip() == value.strip()
-    try:
-        return bool(json.loads(said) == value)
-    except ValueError:
-        return False
-
-
-def _is_json(said: str, value: Any) -> bool:
-    try:
-        json.loads(said)
-    except ValueError:
-        return False
-    return True
-
-
-CHECKS: dict[str, Callable[[str, Any], bool]] = {
-    "equals": _equals,
-    "contains": lambda said, value: value in said,
-    "icontains": lambda said, value: value.lower() in said.lower(),
-    "regex": lambda said, value: user_regex.search(value, said),
-    "is-json": _is_json,
-}
 TYPES = [*CHECKS, *(f"not-{name}" for name in CHECKS)]
+#: What each type's value is: a text; a text or a number; a list or a comma-separated text.
+_TEXT = ("starts-with", "regex")
+_TEXT_OR_NUMBER = ("contains", "icontains")
+_LISTS = ("contains-any", "contains-all", "icontains-any", "icontains-all")
+
+
+def unsupported_type(kind: object) -> str:
+    """Why an assert type is refused, in promptfoo's terms."""
+    return (
+        f"assert type {kind!r} is not graded here (it would need a model or code run); "
+        f"the types graded are {', '.join(CHECKS)}, each also as not-TYPE"
+    )
 
 
 class Assert(BaseModel):
-    """One promptfoo assert; its weight, metric and the like are not read."""
+    """One promptfoo assert: its type, value, weight and metric (a name, not read)."""
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="forbid")
     type: str
     value: Any = None
+    weight: float = 1.0
+    metric: str | None = None
 
     @field_validator("type")
     @classmethod
     def _supported(cls, kind: str) -> str:
+        # guard: asserts-unsupported-type-refused
         if kind not in TYPES:
-            raise ValueError(
-                f"assert type {kind!r} is not graded here; the types read are {', '.join(TYPES)}"
-            )
+            raise ValueError(unsupported_type(kind))
         return kind
 
     @model_validator(mode="after")
     def _value_fits(self) -> Assert:
         base = self.type.removeprefix("not-")
+        value = self.value
         if base == "equals" and "value" not in self.model_fields_set:
             raise ValueError(f"an {self.type} assert needs a value: the text or JSON to equal")
-        if base in ("contains", "icontains", "regex") and not isinstance(self.value, str):
+        if base in _TEXT and not (isinstance(value, str) and value):
             raise ValueError(f"a {self.type} assert's value must be a text")
+        number = isinstance(value, int | float) and not isinstance(value, bool)
+        if base in _TEXT_OR_NUMBER and not ((isinstance(value, str) and value) or number):
+            raise ValueError(f"a {self.type} assert's value must be a text or a number")
+        if base in _LISTS and not _list_value(value):
+            raise ValueError(
+                f"a {self.type} assert's value must be a list of texts or numbers, or a "
+                "comma-separated text"
+            )
         if base == "regex":
             try:
-                user_regex.compiled(self.value)
+                js_regex.compiled(value)
             except user_regex.NotARegex as exc:
-                raise ValueError(f"regex {self.value!r} does not compile ({exc})") from None
-        if base == "is-json" and self.value is not None:
+                raise ValueError(f"regex {value!r} is not JavaScript's ({exc})") from None
+        if base == "is-json" and value is not None:
             # guard: asserts-json-schema-written-test
-            if not isinstance(self.value, dict):
+            if not isinstance(value, dict):
                 raise ValueError(
                     f"an {self.type} assert's value must be a JSON Schema written in the test "
-                    f"(a mapping), not {self.value!r:.60}; a schema file is not read"
+                    f"(a mapping), not {value!r:.60}; a schema file is not read"
                 )
             from graders import json_schemas  # jsonschema, imported only where a schema is
 
             # guard: asserts-json-schema-checked-when
-            json_schemas.check(self.value)
+            json_schemas.check(value)
+        # guard: asserts-file-value-refused
+        if isinstance(value, str) and value.startswith("file://"):
+            raise ValueError(f"{self.type} value {value!r}: a file named as a value is not read")
         return self
 
     @property
     def said(self) -> str:
         return f"{self.type} {self.value!r}" if self.value is not None else self.type
+
+
+def _list_value(value: Any) -> bool:
+    if isinstance(value, str):
+        return bool(value)
+    return (
+        isinstance(value, list)
+        and bool(value)
+        and all(isinstance(v, str | int | float) for v in value)
+    )
 
 
 class AssertsTask(TaskBase):
@@ -113,11 +124,12 @@ class AssertsTask(TaskBase):
 
 
 class AssertsGrader(Grader[AssertsTask]):
+    reads_reply = True
+
     async def grade(self, task: AssertsTask, answer: str) -> Grade:
-        said = answer_line(answer)
         try:
             with answer_time():
-                failed = next((check for check in task.expected if not _holds(check, said)), None)
+                failed = next((check for check in task.expected if not _holds(check, answer)), None)
         # guard: regexes-slow-not-regex-assert
         except GradedWrong as exc:
             return Grade(False, exc.reason)
@@ -126,14 +138,13 @@ class AssertsGrader(Grader[AssertsTask]):
         return Grade(True, f"meets {', '.join(check.said for check in task.expected)}")
 
 
-def _holds(check: Assert, said: str) -> bool:
-    """Whether ``check`` holds on the final answer; ``GradedWrong`` when that cannot be told
+def _holds(check: Assert, output: str) -> bool:
+    """Whether ``check`` holds on the output; ``GradedWrong`` when that cannot be told
     within the answer's time."""
-    base = check.type.removeprefix("not-")
-    if base == "is-json" and check.value is not None:
-        held = schema_grade(said, check.value).correct
-    else:
-        held = CHECKS[base](said, check.value)
+    # guard: asserts-weight-zero-always-holds
+    if check.weight == 0:
+        return True
+    held = CHECKS[check.type.removeprefix("not-")](output, check.value)
     return held != check.type.startswith("not-")
 
 
@@ -149,8 +160,8 @@ def asserts_from_target(target: Any, extras: Mapping[str, Any]) -> Any:
 @register_grader(
     "asserts",
     AssertsTask,
-    "every one of a promptfoo test's asserts (equals, contains, icontains, regex, is-json) "
-    "holds on the final answer",
+    "every one of a promptfoo test's asserts (equals, contains, icontains, regex, is-json, "
+    "...) holds on the whole reply, as promptfoo checks them",
     GraderDetails(
         example='{"id": "t1", "question": "...", "expected": [{"type": "icontains", "value": '
         '"paris"}]}',
@@ -162,10 +173,19 @@ def asserts_from_target(target: Any, extras: Mapping[str, Any]) -> Any:
                 False,
                 "a hedge naming a refused option fails its not-contains",
             ),
-            SelfCase([{"type": "equals", "value": "42"}], "I think 42.\nAnswer: 42", True),
-            SelfCase([{"type": "regex", "value": r"^\d{4}$"}], "Answer: 1889", True),
-            SelfCase([{"type": "is-json"}], 'Answer: {"city": "Rotterdam"}', True),
+            SelfCase([{"type": "equals", "value": "42"}], "42", True),
+            SelfCase(
+                [{"type": "equals", "value": "42"}],
+                "I think 42.\nAnswer: 42",
+                False,
+                "equals reads the whole output, as promptfoo does",
+            ),
+            SelfCase([{"type": "equals", "value": "Paris"}], " Paris\n", False, "not stripped"),
+            SelfCase([{"type": "regex", "value": r"^\d{4}$"}], "1889", True),
+            SelfCase([{"type": "regex", "value": r"^\d{4}$"}], "1889\n", False, "$ is the end"),
+            SelfCase([{"type": "is-json"}], ' {"city": "Rotterdam"}\n', True),
             SelfCase([{"type": "is-json"}], "Answer: Rotterdam", False, "not JSON"),
+            SelfCase([{"type": "contains-any", "value": "Lyon, Paris"}], "Paris", True),
         ),
         from_target=asserts_from_target,
     ),

@@ -100,6 +100,11 @@ class Grader(ABC, Generic[TaskT]):
     """Whether the answers given on the way (reflection's draft, best_of_n's candidates) are
     graded too; a grader whose every verdict is a paid model call grades the final one only."""
 
+    reads_reply: bool = False
+    """Whether ``grade`` is given the final reply whole, as the model wrote it (promptfoo's
+    output: not stripped, not cut to its final answer) in place of the pattern's answer,
+    where the answer was read from one reply."""
+
     def identity(self) -> dict[str, Any]:
         """What besides its name and options makes this grader's verdicts what they are (the
         judge's model, sampling and prompt texts), recorded in the folder's experiment.json:

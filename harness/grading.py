@@ -105,9 +105,13 @@ class Grading:
         # guard: run-canonical-reading-reads-huge
         return lambda answer: canonical_read(self._grader, task, answer)
 
-    async def grade(self, task: AnyTask, answer: str) -> Grade:
-        """The verdict on ``answer``; a registered grader reads a huge answer's end only
+    async def grade(self, task: AnyTask, answer: str, reply: str | None = None) -> Grade:
+        """The verdict on ``answer`` (on ``reply``, the final reply whole, for a grader that
+        reads replies); a registered grader reads a huge answer's end only
         (graders/answer_size.py)."""
+        # guard: grader-reading-replies-given-reply
+        if reply is not None and self._grader.reads_reply:
+            answer = reply
         if self._whole:
             return await self._grader.grade(task, answer)
         # guard: run-grades-huge-reply-end

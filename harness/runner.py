@@ -361,7 +361,7 @@ class Runner:
         canonical, used = None, None
         if outcome.status == "answered" and outcome.answer is not None:
             try:
-                verdict = await grading.grade(job.task, outcome.answer)
+                verdict = await grading.grade(job.task, outcome.answer, outcome.reply)
             # guard: judge-failure-is-grading-status
             except JudgeFailed as exc:  # no verdict: the pattern's outcome stands
                 return judge_failed(exc, trace, outcome.metrics)

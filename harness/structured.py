@@ -278,14 +278,50 @@ class _UniqueKeysConstructor(SafeConstructor):
         return super().construct_mapping(node, deep)
 
 
+class _CoreResolver(Resolver):
+    """YAML 1.2's core schema, as js-yaml (promptfoo's reader) and most tools now read
+    YAML: ``yes``, ``no``, ``on`` and ``off`` are texts, not booleans; ``017`` is 17;
+    ``0o17`` is octal; a date or ``12:30`` is a text. PyYAML's own is YAML 1.1's."""
+
+    yaml_implicit_resolvers: dict[Any, Any] = {}  # noqa: RUF012 (PyYAML fills it per class)
+
+
+for _tag, _pattern, _first in (
+    ("bool", r"^(?:true|True|TRUE|false|False|FALSE)$", "tTfF"),
+    ("int", r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$", "-+0123456789"),
+    (
+        "float",
+        r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
+        r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$",
+        "-+0123456789.",
+    ),
+    ("null", r"^(?:~|null|Null|NULL|)$", ["~", "n", "N", ""]),
+    ("merge", r"^(?:<<)$", "<"),
+):
+    _CoreResolver.add_implicit_resolver(
+        f"tag:yaml.org,2002:{_tag}", re.compile(_pattern), list(_first)
+    )
+
+
+def _core_int(constructor: Any, node: Node) -> int:
+    """An int as YAML 1.2 writes one: decimal (a leading 0 too), ``0o`` octal, ``0x`` hex."""
+    text = str(constructor.construct_scalar(node))
+    if text.startswith(("0o", "0x")):
+        return int(text[2:], 8 if text[1] == "o" else 16)
+    return int(text, 10)
+
+
+_UniqueKeysConstructor.add_constructor("tag:yaml.org,2002:int", _core_int)
+
+
 try:  # libyaml scans and parses; nodes are composed here, where they are counted
     from yaml._yaml import CParser as _Parser
 
-    class _Loader(_BoundedComposer, _Parser, _UniqueKeysConstructor, Resolver):
+    class _Loader(_BoundedComposer, _Parser, _UniqueKeysConstructor, _CoreResolver):
         def __init__(self, text: str) -> None:
             _Parser.__init__(self, text)
             _UniqueKeysConstructor.__init__(self)
-            Resolver.__init__(self)
+            _CoreResolver.__init__(self)
             Composer.__init__(self)
             self.bound()
 
@@ -295,7 +331,7 @@ except ImportError:  # pragma: no cover - PyYAML built without libyaml
     from yaml.scanner import Scanner
 
     class _Loader(  # type: ignore[no-redef]
-        Reader, Scanner, Parser, _BoundedComposer, _UniqueKeysConstructor, Resolver
+        Reader, Scanner, Parser, _BoundedComposer, _UniqueKeysConstructor, _CoreResolver
     ):
         def __init__(self, text: str) -> None:
             Reader.__init__(self, text)
@@ -303,5 +339,5 @@ except ImportError:  # pragma: no cover - PyYAML built without libyaml
             Parser.__init__(self)
             Composer.__init__(self)
             _UniqueKeysConstructor.__init__(self)
-            Resolver.__init__(self)
+            _CoreResolver.__init__(self)
             self.bound()

@@ -35,6 +35,7 @@ from tasks.presets import (
     recognised,
     squad_document_rows,
 )
+from tasks.promptfoo_config import config_rows
 from tasks.rows import Columns, Row, tasks_from_rows
 from tasks.sample_formats import inspect_rows, is_inspect, is_promptfoo, promptfoo_rows
 
@@ -281,6 +282,8 @@ def _list_rows(path: Path, expected: str) -> Iterator[Row]:
             raise TaskSetError(f"{where}: {exc.why}") from None
     if (squad := squad_document_rows(str(path), data)) is not None:
         return squad
+    if isinstance(data, dict) and (suffix != ".json" or "tests" in data):
+        return iter(config_rows(path, data, _tests_file_rows))
     if not isinstance(data, list):
         raise TaskSetError(
             f"{path}: holds a {type(data).__name__}; expected a list of objects (or SQuAD's "
@@ -294,6 +297,11 @@ def _list_rows(path: Path, expected: str) -> Iterator[Row]:
 
 #: Rows fetched from DuckDB at a time, their text counted as it comes.
 _BATCH = 1000
+
+
+def _tests_file_rows(path: Path) -> list[Row]:
+    """The tests of a file a promptfoo config names (``tasks.promptfoo_config``)."""
+    return _read_rows(path, None, False)[0]
 
 
 def _parquet_rows(path: Path, most: int) -> list[Row]:

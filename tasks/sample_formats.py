@@ -3,8 +3,7 @@
 Inspect: objects with ``input`` (a text, or chat messages: the last user message's text is
 the question), ``target`` (a text or a list of texts), optional ``choices`` (then graded by
 ``choice``, the target a letter), ``id`` and ``metadata`` (not read). promptfoo: tests
-with ``vars`` (the question is the variable ``--question`` names, else ``question``, else
-a test's only variable) and ``assert`` (graded by ``asserts``, graders/asserts.py).
+with ``vars`` and ``assert``, read by ``tasks.promptfoo_tests``.
 """
 
 from __future__ import annotations
@@ -14,10 +13,13 @@ from dataclasses import replace
 from typing import Any
 
 from graders.task_models import TaskSetError
+from tasks.promptfoo_tests import PROMPTFOO_GRADER, promptfoo_rows
 from tasks.rows import Columns, Row
 
+__all__ = ["PROMPTFOO_GRADER", "inspect_rows", "is_inspect", "is_promptfoo", "promptfoo_rows"]
+
 #: The grader each format's rows are graded with unless another is named.
-INSPECT_GRADER, INSPECT_CHOICE_GRADER, PROMPTFOO_GRADER = "em", "choice", "asserts"
+INSPECT_GRADER, INSPECT_CHOICE_GRADER = "em", "choice"
 
 
 def is_promptfoo(row: Row) -> bool:
@@ -51,36 +53,3 @@ def _input(row: Row) -> Any:
             'or chat messages, e.g. [{"role": "user", "content": "..."}]'
         )
     return content
-
-
-def promptfoo_rows(rows: Sequence[Row], columns: Columns) -> tuple[list[Row], Columns, str]:
-    """promptfoo tests as rows (``vars.NAME`` and ``assert``), the columns they are read by,
-    and their grader."""
-    read = []
-    for row in rows:
-        variables = row.values.get("vars", {})
-        if not isinstance(variables, dict):
-            raise TaskSetError(
-                f"{row.where}: column 'vars': expected a mapping of variable names to values, "
-                f"got {variables!r}"
-            )
-        flat = {f"vars.{name}": value for name, value in variables.items()}
-        read.append(replace(row, values={**flat, "assert": row.values.get("assert")}))
-    question = _question_variable(rows, columns)
-    mapped = Columns(f"vars.{question}", "assert", f"vars.{columns.id}", columns.id_named)
-    return read, mapped, PROMPTFOO_GRADER
-
-
-def _question_variable(rows: Sequence[Row], columns: Columns) -> str:
-    """The variable holding the question: the one named, ``question``, or the only one."""
-    if columns.question != "question":
-        return columns.question
-    names = {name for row in rows for name in row.values.get("vars") or {}}
-    if "question" in names or not names:
-        return "question"
-    if len(names) == 1:
-        return str(names.pop())
-    raise TaskSetError(
-        f"{rows[0].where}: column 'vars': the tests' variables are {', '.join(sorted(names))}; "
-        "name the one holding the question with --question VAR (or [columns] question)"
-    )

@@ -71,6 +71,8 @@ WHY = "tests/harness/report/test_why_wrong.py::"
 JST = "tests/graders/test_json_schemas.py::"
 REGEXT = "tests/graders/test_regex.py::"
 AST = "tests/graders/test_asserts.py::"
+PFF = "tests/tasks/test_promptfoo_files.py::"
+PFO = "tests/tasks/test_promptfoo_oracle.py::"
 CORPT = "tests/graders/test_corpus.py::"
 OTLPT = "tests/harness/cli/test_export_otlp.py::"
 OTLPBAD = OTLPT + "test_bad_input_is_one_line_and_exit_2"
@@ -1983,6 +1985,52 @@ MUTATIONS = [
     # issue 43: the harness's own CPU per call (the exact grader keeps short answers' verdicts).
     ("exact-memo-short-answers-only", "exact: only a short answer's verdict and reading are kept",
      "off", ["tests/graders/test_exact_rules.py::test_a_long_answers_verdict_is_not_kept"]),
+    # issue 44: promptfoo's tests graded as promptfoo grades them. Asserts on the whole reply,
+    # JavaScript's regexes under the answer's time, what promptfoo would act on refused.
+    ("js-regex-search-under-answer-time", "promptfoo: a JavaScript regex is matched under the answer's time",
+     "value=where.search(units(text)) is not None",
+     [AST + "test_a_regex_assert_that_takes_too_long_is_wrong_whatever_its_not"]),
+    ("js-regex-counted-repeats-past-max", "promptfoo: a regex's counted repeats are capped",
+     "off", [AST + "test_a_regex_javascript_refuses_or_reads_otherwise_is_refused"]),
+    ("js-regex-nothing-to-repeat-refused", "promptfoo: a repeated assertion is refused",
+     "off", [AST + "test_a_regex_javascript_refuses_or_reads_otherwise_is_refused"]),
+    ("js-regex-possessive-repeat-refused", "promptfoo: a possessive repeat is refused, saying so",
+     "off", [AST + "test_a_regex_javascript_refuses_or_reads_otherwise_is_refused"]),
+    ("js-regex-reference-missing-group-refused", "promptfoo: a reference to a missing group is refused",
+     "off", [AST + "test_a_regex_javascript_refuses_or_reads_otherwise_is_refused"]),
+    ("js-regex-unknown-letter-escape-refused", "promptfoo: \\Z and other letters JavaScript does not escape are refused",
+     "off", [AST + "test_a_regex_javascript_refuses_or_reads_otherwise_is_refused"]),
+    ("asserts-unsupported-type-refused", "promptfoo: an assert type not graded is refused in promptfoo's terms",
+     "off", [AST + "test_an_assert_type_not_graded_says_which_are_in_promptfoos_terms"]),
+    ("asserts-file-value-refused", "promptfoo: an assert's value naming a file is refused",
+     "off", [PFF + "test_what_promptfoo_would_act_on_is_refused_naming_the_test"]),
+    ("asserts-weight-zero-always-holds", "promptfoo: an assert of weight 0 always holds",
+     "off", [AST + "test_asserts_check_the_whole_output_as_promptfoo_does"]),
+    ("grader-reading-replies-given-reply", "promptfoo: the asserts grader reads the whole reply",
+     "off", [PFO + "test_loopbench_gives_the_verdicts_promptfoo_gave"]),
+    ("promptfoo-test-key-unsupported-refused", "promptfoo: a test's key promptfoo would act on is refused",
+     "off", [PFF + "test_what_promptfoo_would_act_on_is_refused_naming_the_test"]),
+    ("promptfoo-list-variable-refused", "promptfoo: a variable holding a list is refused",
+     "off", [PFF + "test_what_promptfoo_would_act_on_is_refused_naming_the_test"]),
+    ("promptfoo-file-variable-refused", "promptfoo: a variable naming a file is refused",
+     "off", [PFF + "test_what_promptfoo_would_act_on_is_refused_naming_the_test"]),
+    ("promptfoo-assert-key-unsupported-refused", "promptfoo: an assert's transform is refused naming the test",
+     "off", [PFF + "test_what_promptfoo_would_act_on_is_refused_naming_the_test"]),
+    ("promptfoo-options-transform-refused", "promptfoo: options.transform is refused",
+     "off", [PFF + "test_what_promptfoo_would_act_on_is_refused_naming_the_test",
+      PFF + "test_a_config_that_cannot_be_read_as_asked_is_refused"]),
+    ("promptfoo-template-beyond-variables-refused", "promptfoo: a template beyond {{ name }} is refused",
+     "off", [PFF + "test_what_promptfoo_would_act_on_is_refused_naming_the_test"]),
+    ("promptfoo-config-names-config-refused", "promptfoo: a config naming a config as its tests is refused",
+     "off", [PFF + "test_a_config_that_cannot_be_read_as_asked_is_refused"]),
+    ("promptfoo-config-without-tests-hint", "promptfoo: a mapping without tests gets the hint to give the tests file",
+     "off", [PFF + "test_a_config_that_cannot_be_read_as_asked_is_refused"]),
+    ("promptfoo-config-scenarios-refused", "promptfoo: a config's scenarios are refused",
+     "off", [PFF + "test_a_config_that_cannot_be_read_as_asked_is_refused"]),
+    ("promptfoo-config-url-refused", "promptfoo: a config's tests at a URL or a glob are refused",
+     "off", [PFF + "test_a_config_that_cannot_be_read_as_asked_is_refused"]),
+    ("promptfoo-config-csv-tests-refused", "promptfoo: a config's CSV of tests is refused",
+     "off", [PFF + "test_a_config_that_cannot_be_read_as_asked_is_refused"]),
 ]  # fmt: skip
 
 

@@ -137,6 +137,9 @@ class Outcome:
     error: str | None = None
     #: What this pattern measures of itself: agreement, candidates drawn, nodes expanded...
     metrics: dict[str, float] = field(default_factory=dict)
+    #: The final reply whole, as the model wrote it, when the answer was read from one
+    #: (what a grader reading replies grades: ``Grader.reads_reply``).
+    reply: str | None = None
 
 
 @dataclass(frozen=True)
@@ -195,4 +198,5 @@ def answer_reply(
     if not answer:
         ctx.emit(ParseFailureEvent(step=steps, text=response.message.content))
         return Outcome("unparsed", messages=messages, steps=steps, metrics=metrics or {})
-    return Outcome("answered", answer, messages, steps, metrics=metrics or {})
+    reply = response.message.content
+    return Outcome("answered", answer, messages, steps, metrics=metrics or {}, reply=reply)

@@ -42,14 +42,61 @@ def test_the_regexes_of_one_answer_share_its_limit(monkeypatch):
 @pytest.mark.parametrize(
     ("asserts", "answer", "correct"),
     [
-        ([{"type": "regex", "value": r"^\d{4}$"}], "Answer: 1889", True),
+        ([{"type": "regex", "value": r"^\d{4}$"}], "1889", True),
+        ([{"type": "regex", "value": r"^\d{4}$"}], "Answer: 1889", False),
+        ([{"type": "regex", "value": r"^\d{4}$"}], "1889\n", False),
         ([{"type": "regex", "value": r"(?<=Answer )\w+"}], "Answer Paris", True),
-        ([{"type": "not-regex", "value": "(?i)lyon"}], "Answer: Paris", True),
-        ([{"type": "not-regex", "value": "(?i)lyon"}], "Answer: LYON", False),
+        ([{"type": "regex", "value": r"(?<city>[A-Z]\w+)$"}], "Answer: Paris", True),
+        ([{"type": "not-regex", "value": "[Ll]yon"}], "Answer: LYON", True),
     ],
 )
-def test_regex_asserts_mean_what_they_meant(asserts, answer, correct):
+def test_regex_asserts_are_javascripts_on_the_whole_output(asserts, answer, correct):
     assert graded("asserts", asserts, answer)["correct"] is correct
+
+
+@pytest.mark.parametrize(
+    ("pattern", "says"),
+    [
+        ("(?i)lyon", "inline flags such as (?i) are Python's"),
+        (r"^Paris\Z", "write $ for the end"),
+        (r"\Aparis", "write ^ for the start"),
+        ("a++", "possessive"),
+        ("(?P<city>x)", "JavaScript names a group (?<name>...)"),
+        (r"\p{L}", "only with the u flag"),
+        (r"(a)\2", "refers to group 2"),
+        ("^*", "nothing to repeat"),
+        ("(?:a{1000}){1000}", "copies"),
+    ],
+)
+def test_a_regex_javascript_refuses_or_reads_otherwise_is_refused(pattern, says):
+    assert says in refused("asserts", [{"type": "regex", "value": pattern}])
+
+
+@pytest.mark.parametrize(
+    ("asserts", "answer", "correct"),
+    [
+        ([{"type": "equals", "value": "Paris"}], " Paris\n", False),
+        ([{"type": "equals", "value": 3.0}], "3", True),
+        ([{"type": "equals", "value": {"a": [1]}}], ' {"a": [1]}\n', True),
+        ([{"type": "equals", "value": {"a": True}}], '{"a": 1}', False),
+        ([{"type": "contains", "value": "Paris"}], "Paris, I think.\nAnswer: Lyon", True),
+        ([{"type": "not-icontains", "value": "lyon"}], "LYON?\nAnswer: Paris", False),
+        ([{"type": "contains-any", "value": '"a, b", c'}], "xa, by", True),
+        ([{"type": "icontains-all", "value": ["PARIS", 1889]}], "paris in 1889", True),
+        ([{"type": "starts-with", "value": "Paris"}], " Paris", False),
+        ([{"type": "is-json"}], "\n [1, 2] \n", True),
+        ([{"type": "is-json"}], "NaN", False),
+        ([{"type": "not-is-json"}], "Infinity", True),
+        ([{"type": "contains", "value": "Paris", "weight": 0}], "Lyon", True),
+    ],
+)
+def test_asserts_check_the_whole_output_as_promptfoo_does(asserts, answer, correct):
+    assert graded("asserts", asserts, answer)["correct"] is correct
+
+
+def test_an_assert_type_not_graded_says_which_are_in_promptfoos_terms():
+    said = refused("asserts", [{"type": "llm-rubric", "value": "is polite"}])
+    assert "the types graded are equals, contains" in said and "not-TYPE" in said
 
 
 @pytest.mark.parametrize(

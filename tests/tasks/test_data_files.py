@@ -130,7 +130,7 @@ PROMPTFOO = """
 - vars: {question: 'Capital of Japan?'}
   assert: [{type: equals, value: Tokyo}]
 - vars: {question: 'Capital of Spain?'}
-  assert: [{type: regex, value: "^Mad"}]
+  assert: [{type: regex, value: "(?<city>Mad)rid"}]
 """
 
 
