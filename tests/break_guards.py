@@ -1971,6 +1971,14 @@ MUTATIONS = [
     # issue 43: the harness's own CPU per call (the exact grader keeps short answers' verdicts).
     ("exact-memo-short-answers-only", "exact: only a short answer's verdict and reading are kept",
      "off", ["tests/graders/test_exact_rules.py::test_a_long_answers_verdict_is_not_kept"]),
+    # issue 43: fewer runs to the same verdict. Futility on the likelihood of no gap against
+    # a gap of about the margin; folders run before it replay by conditional power.
+    ("futility-below-likelihood-bound", "likelihood futility stops an arm below its bound",
+     "off",
+     [BOUNDS + "test_likelihood_futility_stops_identical_arms_long_before_many_rounds_end"]),
+    ("rule-before-likelihood-is-conditional-power",
+     "a folder run before likelihood futility replays by conditional power", "value=rule",
+     [BOUNDS + "test_a_folder_run_before_likelihood_futility_replays_by_conditional_power"]),
 ]  # fmt: skip
 
 
