@@ -40,7 +40,8 @@ gap (at most 99%), by ``loopbench power``'s computation at one repeat a task (``
 needed``); at gap 0 it is blank. The acceptance cases (50 and 200 tasks; identical arms,
 5, 10 and 15 points) are checked at the end.
 
-    .venv/bin/python -m bench.stopping [--sims 1000] [--acceptance-sims 4000] [--boundary pocock]
+    .venv/bin/python -m bench.stopping [--sims 1000] [--tasks 50 200] [--gaps 0] \
+        [--boundary pocock] [--futility likelihood|conditional-power] [--slack 0]
 """
 
 from __future__ import annotations
