@@ -2031,6 +2031,14 @@ MUTATIONS = [
      "off", [PFF + "test_a_config_that_cannot_be_read_as_asked_is_refused"]),
     ("promptfoo-config-csv-tests-refused", "promptfoo: a config's CSV of tests is refused",
      "off", [PFF + "test_a_config_that_cannot_be_read_as_asked_is_refused"]),
+    # issue 43: fewer runs to the same verdict. Futility on the likelihood of no gap against
+    # a gap of about the margin; folders run before it replay by conditional power.
+    ("futility-below-likelihood-bound", "likelihood futility stops an arm below its bound",
+     "off",
+     [BOUNDS + "test_likelihood_futility_stops_identical_arms_long_before_many_rounds_end"]),
+    ("rule-before-likelihood-is-conditional-power",
+     "a folder run before likelihood futility replays by conditional power", "value=rule",
+     [BOUNDS + "test_a_folder_run_before_likelihood_futility_replays_by_conditional_power"]),
 ]  # fmt: skip
 
 

@@ -31,14 +31,15 @@ def sequential_plan(design: Design, tasks: int, fixed_power: float) -> dict[str,
     # No spread left to average (or a gap of none): no rounds to plan. Else the most rounds
     # first, so a power out of reach is said at once.
     if all(0 < i < math.inf for i in information) and gap > 0:
-        most = expected(replace(rule, max_repeats=MOST_ROUNDS), information, gap)
+        most = expected(replace(rule, max_repeats=MOST_ROUNDS), information, gap, tasks=tasks)
         if most.declared >= fixed_power:
-            found = fewest_rounds(rule, information, gap, fixed_power)
+            found = fewest_rounds(rule, information, gap, fixed_power, tasks)
     plan: dict[str, Any] = {
         "tasks": tasks,
         "margin": gap,
         "boundary": SeparationRule.boundary,
         "futility": SeparationRule.futility,
+        "futility_boundary": SeparationRule.futility_boundary,
         "fixed_runs": fixed_runs,
         "fixed_power": fixed_power,
         "paths": PATHS,

@@ -22,7 +22,23 @@ carry all the information; when tasks differ in a way the arms do not share, ear
 carry more than their share, the looks' z are more correlated than assumed, and the
 chance of a false alarm is lower still.
 
-**Futility** (non-binding). At look k, the conditional power: the chance the last look
+**Futility** (non-binding), by default on the likelihood (``likelihood``): a look stops an
+arm once no difference is clearly likelier than a gap a little above the margin, in either
+direction. With eta = margin / SE, the z a gap of the margin would give at this look, it
+stops when
+
+    |z| < FUTILITY_SLOPE eta - FUTILITY_OFFSET / eta
+
+that is, when the likelihood of no difference is at least exp(FUTILITY_OFFSET *
+FUTILITY_SLOPE * 2) (about 7) times that of a gap of 2 FUTILITY_SLOPE (1.2) margins, both ways
+(the acceptance boundary of Wald's sequential probability ratio test, for each direction).
+It is checked from the first round; early on eta is small and the bound below zero, so it
+waits for evidence by itself. Its two numbers were chosen on simulated runs
+(``bench/stopping.py``, docs/power.md): the fewest runs on average, for identical arms and
+for a gap of the margin together, at the power of the fixed design.
+
+The earlier futility boundary (``conditional-power``, the rule of folders run before the
+likelihood one), at look k, the conditional power: the chance the last look
 would find a difference if the true one were the margin (the smallest gap worth finding),
 or the gap seen when that is larger, in the direction seen, given the z seen so far. With
 B = z sqrt(t) and eta the z expected at the last look under that gap (the gap over the
@@ -47,8 +63,12 @@ import numpy as np
 Spending = Literal["pocock", "obrien-fleming"]
 SPENDINGS: tuple[Spending, ...] = ("pocock", "obrien-fleming")
 
-#: Conditional power under the margin below which a look stops for futility.
+#: Conditional power under the margin below which a look stops for futility
+#: (``conditional-power`` futility).
 FUTILITY = 0.2
+#: The likelihood futility boundary: |z| < FUTILITY_SLOPE eta - FUTILITY_OFFSET / eta.
+FUTILITY_SLOPE = 0.6
+FUTILITY_OFFSET = 1.6
 #: Futility is checked from this share of the rounds on: the first rounds' gap is too
 #: noisy to give up on (a 30-point gap on 12 tasks can look like none after one round).
 FUTILITY_FROM = 0.3
@@ -166,3 +186,11 @@ def conditional_power(z: float, fraction: float, final_bound: float, drift: floa
     sd = math.sqrt(left)
     mean = b + drift * left
     return (1 - _NORMAL.cdf((final_bound - mean) / sd)) + _NORMAL.cdf((-final_bound - mean) / sd)
+
+
+def futility_bound(eta: float) -> float:
+    """The |z| below which a look stops for futility on the likelihood, when a gap of the
+    margin would give a z of ``eta`` at this look (negative early: no stop)."""
+    if eta <= 0:  # a margin of none: no gap to give up on
+        return -math.inf
+    return FUTILITY_SLOPE * eta - FUTILITY_OFFSET / eta

@@ -17,9 +17,10 @@ group-sequential boundary (``harness.stats.boundaries``: Lan-DeMets alpha spendi
 Pocock-like by default), and across the pairs of arms by Bonferroni (alpha / pairs a pair),
 so the chance of declaring any difference between identical arms, over the whole run and
 whichever round it stops at, is at most alpha. A look also stops an arm for **futility**
-when a difference of the margin (or the one seen, when larger) is no longer likely to be found by
-the last round (conditional power below ``rule.futility``): identical arms stop early
-instead of running every round. The futility boundary is non-binding: the efficacy bounds
+when no difference is clearly likelier than a gap of about the margin (a likelihood ratio,
+``harness.stats.boundaries.futility_bound``; folders run before it used the conditional power
+of a gap of the margin, below ``rule.futility``): identical arms stop early instead of
+running every round. The futility boundary is non-binding: the efficacy bounds
 are computed as if it never stopped a run, so it only lowers the false alarms
 (``bench/stopping.py`` and ``bench/separation.py`` measure both).
 
@@ -55,6 +56,7 @@ from harness.stats.boundaries import (
     FUTILITY_FROM,
     conditional_power,
     efficacy_bounds,
+    futility_bound,
     nominal_alpha,
 )
 from harness.stats.intervals import PairedTasks
@@ -67,6 +69,10 @@ Verdict = Literal["better", "worse", "within margin", "futile", "undecided"]
 #: folders run before them (the same alpha at every look, no futility).
 Boundary = Literal["pocock", "obrien-fleming", "bonferroni"]
 BOUNDARIES: tuple[Boundary, ...] = ("pocock", "obrien-fleming", "bonferroni")
+#: When a look gives up on a gap: on the likelihood of no gap against a gap of about the
+#: margin, or on the conditional power of a gap of the margin (folders run before the first).
+Futility = Literal["likelihood", "conditional-power"]
+FUTILITIES: tuple[Futility, ...] = ("likelihood", "conditional-power")
 
 
 @dataclass(frozen=True)
@@ -80,8 +86,10 @@ class SeparationRule:
     boundary: Boundary = "pocock"
     """How alpha is spent over the rounds (``harness.stats.boundaries``)."""
     futility: float = FUTILITY
-    """Stop an arm once the chance of finding a gap of the margin falls below this (0:
-    never)."""
+    """0: never stop for futility. With ``conditional-power`` futility, stop an arm once the
+    chance of finding a gap of the margin falls below this."""
+    futility_boundary: Futility = "likelihood"
+    """How a look gives up on a gap (``harness.stats.boundaries``)."""
 
     def pair_alpha(self, arms: int) -> float:
         """The alpha of one pair of arms over the whole run."""
@@ -115,7 +123,10 @@ class Look:
     p_value: float
     pairs: int
     conditional_power: float | None = None
-    """The chance the last round would find a gap of the margin (the futility check)."""
+    """The chance the last round would find a gap of the margin (``conditional-power``
+    futility)."""
+    futility_bound: float | None = None
+    """The |difference| below which the look stops for futility (``likelihood`` futility)."""
 
 
 @dataclass(frozen=True)
@@ -200,8 +211,17 @@ def judge_look(arm: np.ndarray, best: np.ndarray, rule: SeparationRule, arms: in
     elif _within(look.low, look.high, rule.margin):
         verdict = "within margin"
     fraction = round_ / rule.max_repeats
-    if verdict != "undecided" or not FUTILITY_FROM <= fraction < 1:
-        return replace(look, verdict=verdict)
+    look = replace(look, verdict=verdict)
+    if verdict != "undecided" or not rule.futility or fraction >= 1:
+        return look
+    if rule.futility_boundary == "likelihood":
+        # The likelihood first; the conditional power still stops a run whose last round is
+        # too near to find a gap of the margin (too few rounds for it).
+        look = _likelihood_futility(look, z, rule.margin, len(d) / spread if spread else 0.0)
+        if look.verdict == "futile":
+            return look
+    if fraction < FUTILITY_FROM:
+        return look
     # The z the last round would expect if the gap were the margin, or the gap seen when it
     # is larger, in the direction seen.
     shift = max(rule.margin * len(d) / spread, abs(z)) if spread else math.inf
@@ -209,8 +229,22 @@ def judge_look(arm: np.ndarray, best: np.ndarray, rule: SeparationRule, arms: in
     power = conditional_power(z, fraction, bounds[-1], math.copysign(drift, z))
     # guard: futility-below-threshold
     if power < rule.futility:
-        verdict = "futile"
-    return replace(look, verdict=verdict, conditional_power=power)
+        return replace(look, verdict="futile", conditional_power=power, futility_bound=None)
+    return replace(look, conditional_power=power)
+
+
+def _likelihood_futility(look: Look, z: float, margin: float, precision: float) -> Look:
+    """Futility on the likelihood; ``precision`` is 1 / the standard error of the mean
+    difference, so a gap of the margin would give a z of margin * precision."""
+    if precision <= 0:
+        return look
+    bound = futility_bound(margin * precision)
+    # The bound on z as one on the difference.
+    difference_bound = max(bound, 0.0) / precision
+    # guard: futility-below-likelihood-bound
+    if abs(z) < bound:
+        return replace(look, verdict="futile", futility_bound=difference_bound)
+    return replace(look, futility_bound=difference_bound)
 
 
 def replay(outcomes: dict[str, np.ndarray], rule: SeparationRule, rounds: int) -> Separation:
@@ -282,8 +316,15 @@ class StoppedRun:
             # A rule saved before boundaries were recorded is the one it ran by.
             # guard: rule-before-boundaries-is-bonferroni
             rule = {"boundary": "bonferroni", "futility": 0.0} | data["rule"]
+            # A rule saved before likelihood futility gave up on the conditional power.
+            # guard: rule-before-likelihood-is-conditional-power
+            rule = {"futility_boundary": "conditional-power"} | rule
             if rule["boundary"] not in BOUNDARIES:
                 raise ValueError(f"boundary {rule['boundary']!r} is none of {BOUNDARIES}")
+            if rule["futility_boundary"] not in FUTILITIES:
+                raise ValueError(
+                    f"futility_boundary {rule['futility_boundary']!r} is none of {FUTILITIES}"
+                )
             return cls(SeparationRule(**rule), list(data["arms"]), list(data["tasks"]))
         except OSError as exc:
             raise ValueError(f"{path}: cannot be read ({exc.strerror})") from None
@@ -345,11 +386,11 @@ def _spending(rule: SeparationRule, arms: int) -> str:
             "look at a pair of arms"
         )
     first, last = rule.look_alpha(arms, 1), rule.look_alpha(arms)
-    futile = (
-        f", futility below {rule.futility:.0%} conditional power at the margin"
-        if rule.futility
-        else ""
-    )
+    futile = ""
+    if rule.futility and rule.futility_boundary == "likelihood":
+        futile = ", futility once no difference is clearly likelier than a gap of the margin"
+    elif rule.futility:
+        futile = f", futility below {rule.futility:.0%} conditional power at the margin"
     return (
         f"alpha {rule.alpha:g} over the whole run, spent {rule.boundary.replace('-', ' ')}-like "
         f"over the rounds (p at most {first:.2g} at round 1 to {last:.2g} at round "
@@ -372,9 +413,14 @@ def _describe(decision: Decision, stopped: bool) -> str:
     if not stopped:
         return f"- {decision.arm}: undecided after round {decision.round} ({gap})"
     if look.verdict == "futile":
+        why = (
+            f"conditional power {look.conditional_power:.0%}"
+            if look.conditional_power is not None
+            else f"the gap within ±{100 * (look.futility_bound or 0):.1f} points"
+        )
         return (
             f"- {decision.arm}: no gap of the margin likely against {decision.against} at "
-            f"round {decision.round} (conditional power {look.conditional_power:.0%}; {gap})"
+            f"round {decision.round} ({why}; {gap})"
         )
     said = "within the margin of" if look.verdict == "within margin" else look.verdict + " than"
     return f"- {decision.arm}: {said} {decision.against} at round {decision.round} ({gap})"

@@ -7,8 +7,8 @@ covariance Var(mean_j, mean_k) = 1 / I_k for j < k (the later repeats are indepe
 the earlier ones), so the looks' z are the canonical joint normal of group-sequential
 theory: z_k = (gap I_k + W(I_k)) / sqrt(I_k) for a Brownian motion W. The rule
 (``harness.stats.separation``) is applied to paths of it: a crossing of the round's
-efficacy bound, an interval within the margin, or conditional power (under the margin, or
-the gap seen when larger) below the futility threshold. Paths are drawn from a fixed
+efficacy bound, an interval within the margin, or futility (the likelihood boundary, or
+the conditional power of folders run before it). Paths are drawn from a fixed
 seed, so the figures are the same every time.
 """
 
@@ -21,7 +21,7 @@ from statistics import NormalDist
 
 import numpy as np
 
-from harness.stats.boundaries import FUTILITY_FROM
+from harness.stats.boundaries import FUTILITY_FROM, futility_bound
 from harness.stats.separation import SeparationRule
 
 #: Simulated paths a figure (its standard error at most 0.5 / sqrt(PATHS)).
@@ -44,11 +44,20 @@ class Expected:
 
 
 def expected(
-    rule: SeparationRule, information: Sequence[float], gap: float, paths: int = PATHS
+    rule: SeparationRule,
+    information: Sequence[float],
+    gap: float,
+    paths: int = PATHS,
+    tasks: int | None = None,
 ) -> Expected:
     """The rule on two arms whose accuracies differ by ``gap``, with ``information[k]`` the
-    information (1 / variance of the mean difference) after round k + 1."""
+    information (1 / variance of the mean difference) after round k + 1. Given ``tasks``,
+    the information is the one the rule's z sees: its variance is the sum of the squared
+    per-task differences, about zero rather than their mean, so a gap adds gap^2 / tasks to
+    it (which matters on few tasks and many rounds)."""
     info = np.asarray(information[: rule.max_repeats], dtype=float)
+    if tasks:
+        info = 1 / (1 / info + gap**2 / tasks)
     looks = len(info)
     rng = np.random.default_rng(SEED)
     steps = np.diff(np.concatenate([[0.0], info]))
@@ -63,11 +72,17 @@ def expected(
         fraction = (k + 1) / rule.max_repeats
         crossed = running & (np.abs(z[:, k]) >= bounds[k])
         declared |= crossed
-        level = bounds[k] / math.sqrt(info[k])
-        estimate = z[:, k] / math.sqrt(info[k])
+        precision = math.sqrt(info[k])
+        level = bounds[k] / precision
+        estimate = z[:, k] / precision
         within = running & ~crossed & (np.abs(estimate) + level < rule.margin)
         stopped = crossed | within
-        if rule.boundary != "bonferroni" and rule.futility and FUTILITY_FROM <= fraction < 1:
+        gives_up = rule.boundary != "bonferroni" and rule.futility and fraction < 1
+        if gives_up and rule.futility_boundary == "likelihood":
+            quit_ = running & ~stopped & (np.abs(z[:, k]) < futility_bound(rule.margin * precision))
+            futile |= quit_
+            stopped |= quit_
+        if gives_up and fraction >= FUTILITY_FROM:
             shift = np.maximum(rule.margin * math.sqrt(info[k]), np.abs(z[:, k]))
             power = _conditional_power(z[:, k], fraction, bounds[-1], shift / math.sqrt(fraction))
             quit_ = running & ~stopped & (power < rule.futility)
@@ -97,13 +112,17 @@ def _conditional_power(
 
 
 def fewest_rounds(
-    rule: SeparationRule, information: Sequence[float], gap: float, power: float
+    rule: SeparationRule,
+    information: Sequence[float],
+    gap: float,
+    power: float,
+    tasks: int | None = None,
 ) -> tuple[SeparationRule, Expected] | None:
     """The rule with the fewest rounds (up to ``len(information)``) whose power at ``gap``
     is at least ``power``, and its figures there; None when none reaches it."""
     for rounds in range(1, len(information) + 1):
         planned = replace(rule, max_repeats=rounds)
-        found = expected(planned, information, gap)
+        found = expected(planned, information, gap, tasks=tasks)
         if found.declared >= power:
             return planned, found
     return None

@@ -73,6 +73,7 @@ def test_identical_arms_stop_for_futility_before_the_last_round(tmp_path):
     _, state, records = run(tmp_path, ["direct", "cot"], model({DIRECT: 0.5, COT: 0.5}), rule)
     (decision,) = state.decisions.values()
     assert decision.look.verdict == "futile" and decision.round == state.rounds < 10
+    # Twelve tasks: too few for a gap of the margin by the last round (conditional power).
     assert decision.look.conditional_power < rule.futility
     assert len(records) == 2 * len(DEPOT.tasks) * state.rounds
     stopped = StoppedRun(rule, ["direct", "cot"], [task.id for task in DEPOT.tasks])
@@ -158,6 +159,7 @@ def test_the_cli_stops_early_and_the_table_counts_the_runs_not_spent(tmp_path):
         "max_repeats": 10,
         "boundary": "pocock",
         "futility": 0.2,
+        "futility_boundary": "likelihood",
     }
     made = len(read_records(out))
     fixed = 2 * len(DEPOT.tasks) * 10

@@ -7,16 +7,20 @@ import math
 
 import numpy as np
 import pytest
+from scipy import stats
 
 from harness.stats.boundaries import (
+    FUTILITY_OFFSET,
+    FUTILITY_SLOPE,
     SPENDINGS,
     conditional_power,
     efficacy_bounds,
+    futility_bound,
     nominal_alpha,
     spent,
 )
-from harness.stats.separation import SeparationRule, StoppedRun, replay
-from harness.stats.sequential_design import expected
+from harness.stats.separation import FUTILITIES, SeparationRule, StoppedRun, replay
+from harness.stats.sequential_design import expected, fewest_rounds
 
 
 @pytest.mark.parametrize("spending", SPENDINGS)
@@ -65,12 +69,13 @@ def simulate(rng, chances, repeats):
     }
 
 
-def test_futility_stops_identical_arms_early():
+@pytest.mark.parametrize("futility", FUTILITIES)
+def test_futility_stops_identical_arms_early(futility):
     """Over a grid of task counts, identical arms stop well before the last round, most of
     them for futility; without the futility check they run to it."""
     rng = np.random.default_rng(21)
     for tasks in (50, 200):
-        rule = SeparationRule(alpha=0.05, margin=0.05, max_repeats=10)
+        rule = SeparationRule(0.05, 0.05, 10, futility_boundary=futility)
         rounds, futile = [], 0
         for _ in range(60):
             p = rng.beta(2, 2, tasks)
@@ -116,6 +121,62 @@ def test_the_planner_agrees_with_the_rule_it_plans():
         )
     assert planned.declared > 0.99
     assert abs(planned.rounds - np.mean(rounds)) < 0.5
+
+
+def test_the_likelihood_futility_bound_is_wald_s_acceptance_boundary_both_ways():
+    """At the bound, no difference is exp(2 slope offset) times likelier than a gap of
+    2 slope margins (the normal likelihood of the z seen, scipy's density as the oracle)."""
+    slope_gap = 2 * FUTILITY_SLOPE
+    for eta in (1.5, 2.5, 4.0):
+        z = futility_bound(eta)
+        ratio = stats.norm.pdf(z) / stats.norm.pdf(z - slope_gap * eta)
+        assert ratio == pytest.approx(math.exp(2 * FUTILITY_SLOPE * FUTILITY_OFFSET))
+    assert futility_bound(1.0) < 0  # early on nothing stops
+
+
+def test_likelihood_futility_stops_identical_arms_sooner_at_the_same_power():
+    """Planned for the same power at the margin, the likelihood boundary spends fewer rounds
+    on identical arms than conditional power did, and no more at the margin."""
+    tasks, information = 200, [200 * k / 0.4 for k in range(1, 40)]
+    figures = {}
+    for futility in FUTILITIES:
+        base = SeparationRule(0.05, 0.05, 1, futility_boundary=futility)
+        found = fewest_rounds(base, information, 0.05, 0.85, tasks)
+        assert found is not None
+        rule, at_margin = found
+        figures[futility] = (at_margin.rounds, expected(rule, information, 0.0).rounds)
+    likelihood, conditional = figures["likelihood"], figures["conditional-power"]
+    assert likelihood[1] < 0.8 * conditional[1]
+    assert likelihood[0] <= conditional[0] + 0.2
+
+
+def test_likelihood_futility_stops_identical_arms_long_before_many_rounds_end():
+    """With rounds to spare (where the conditional power of a gap stays high), identical arms
+    stop on the likelihood in the first quarter of them (before an interval fits within the
+    margin), each decision saying the gap it was within."""
+    rng = np.random.default_rng(24)
+    rule = SeparationRule(0.05, 0.05, 24)
+    rounds, on_likelihood = [], 0
+    for _ in range(30):
+        p = rng.beta(2, 2, 200)
+        state = replay(simulate(rng, {"a": p, "b": p}, 24), rule, 24)
+        rounds.append(state.rounds)
+        for decision in state.decisions.values():
+            if decision.look.verdict == "futile" and decision.look.conditional_power is None:
+                on_likelihood += 1
+                assert abs(decision.look.difference) < decision.look.futility_bound
+    assert on_likelihood >= 25
+    assert np.mean(rounds) < 0.3 * rule.max_repeats
+
+
+def test_a_folder_run_before_likelihood_futility_replays_by_conditional_power(tmp_path):
+    (tmp_path / "separation.json").write_text(
+        '{"rule": {"alpha": 0.05, "margin": 0.05, "max_repeats": 10, "boundary": "pocock",'
+        ' "futility": 0.2}, "arms": ["a", "b"], "tasks": ["t"]}'
+    )
+    loaded = StoppedRun.load(tmp_path)
+    assert loaded is not None and loaded.rule.futility_boundary == "conditional-power"
+    assert SeparationRule().futility_boundary == "likelihood"
 
 
 def test_a_folder_run_before_the_boundaries_replays_by_its_own_rule(tmp_path):
