@@ -230,9 +230,10 @@ def _fetch(
             result = con.execute(select_sidecar(names), [str(columnar)])
         while len(chunk := result.fetch_df_chunk(vectors_per_chunk=CHUNK // 2048)):
             for name in names:
-                if name in shared:
-                    values = chunk[name] if columnar is None else None
-                    shared[name].add(values, chunk[hashed(name)].to_numpy(np.uint64))
+                if name in shared and columnar is None:
+                    shared[name].add(chunk[name], chunk[hashed(name)].to_numpy(np.uint64))
+                elif name in shared:  # gathered, and their values looked up once at the end
+                    parts.add(hashed(name), rows, chunk[hashed(name)].to_numpy(np.uint64))
                 else:
                     parts.add(name, rows, plain(chunk[name], FIELDS[name]))
             for name, dtype in derived.items():
@@ -243,6 +244,9 @@ def _fetch(
             rows += len(chunk)
     if not rows:
         return None
+    if columnar is not None:
+        for name, column in shared.items():
+            column.add(None, parts.column(hashed(name), rows))
     texts = {name: shared.pop(name) for name in names if FIELDS[name].kind == "dict"}
     columns = {
         name: shared.pop(name).column() if name in shared else parts.column(name, rows)
@@ -319,10 +323,12 @@ def _supersedes(
     current: dict[tuple[Any, ...], int] = {}
     replaced: list[int] = []
     repeated: list[tuple[int, int]] = []
-    keys = [columns[name] for name in ("model", "arm", "task_id", "repeat")]
+    rows = np.flatnonzero(pd.Series(hashed).duplicated(keep=False).to_numpy())
+    # Each row's key made in one pass (tens of thousands of rows after a --retry-errors round)
+    named = ("model", "arm", "task_id", "repeat")
+    keys = zip(*(columns[name][rows] for name in named), strict=True)
     run_id, supersedes = columns["run_id"], columns["supersedes"]
-    for row in np.flatnonzero(pd.Series(hashed).duplicated(keep=False).to_numpy()).tolist():
-        key = tuple(column[row] for column in keys)
+    for row, key in zip(rows.tolist(), keys, strict=True):
         earlier = current.get(key)
         if earlier is not None:
             # guard: run-recorded-twice-counts-once
