@@ -8,7 +8,6 @@ from pathlib import Path
 
 import click
 
-from harness.arms import arm_identity
 from harness.cli.bundles import bundled
 from harness.cli.errors import Command, Finite
 from harness.cli.step_summary import append_step_summary
@@ -130,4 +129,6 @@ def _canonical(asked: list[str], known: set[str]) -> list[str] | None:
     """Accept an arm as in the table, with its options in any order, or as 0.1.0 wrote it."""
     if not asked:
         return None
+    from harness.arms import arm_identity  # the patterns' registry: only for --arm
+
     return [a if a in known else arm_identity(schema_1_identity(a)) for a in asked]

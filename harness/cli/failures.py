@@ -10,7 +10,6 @@ from typing import Any
 
 import click
 
-from harness.arms import arm_identity
 from harness.cli.errors import Command
 from harness.errors import BadInput
 from harness.report.failures import (
@@ -66,6 +65,8 @@ def failures_command(results: Path, arms: tuple[str, ...], examples: int, fmt: s
 def _chosen(
     summaries: list[ArmFailures], arms: tuple[str, ...], results: Path
 ) -> list[ArmFailures]:
+    from harness.arms import arm_identity  # the patterns' registry: only for --arm
+
     known = {s.arm: s for s in summaries}
     chosen = []
     for arm in dict.fromkeys(arms):

@@ -6,7 +6,6 @@ from pathlib import Path
 
 import click
 
-from harness.arms import arm_identity
 from harness.cli.errors import Command
 from harness.cli.output_file import output_file
 from harness.errors import BadInput
@@ -48,7 +47,10 @@ def report_command(
     output = output if output.suffix else output.with_suffix(".html")
     # guard: report-o-checked-before-page
     with output_file(output):  # before the page is built, and matplotlib imported to draw it
-        reference = arm_identity(reference) if reference else None
+        if reference:
+            from harness.arms import arm_identity  # the patterns' registry: only for --vs
+
+            reference = arm_identity(reference)
         page = report_html(results, Pricing(load_prices(prices), price_as), reference)
         with output_errors(output):
             # guard: secrets-report-redacted-as-written

@@ -27,6 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from harness.errors import BadInput
@@ -222,9 +223,18 @@ def compare_judged(
     matched = match_same_configurations(before, after)
     after = after.assign(arm=after["arm"].replace(matched))
     arms_before, arms_after = set(before["arm"].unique()), set(after["arm"].unique())
+    # Each arm's rows found in one pass over each side, and taken one arm at a time: not
+    # a comparison of a million arm names per arm and side.
+    rows = before.groupby("arm", sort=False).indices, after.groupby("arm", sort=False).indices
     return Comparison(
         [
-            _compare_arm(before, after, arm, thresholds, judged)
+            _compare_arm(
+                before.take(np.asarray(rows[0][arm])),
+                after.take(np.asarray(rows[1][arm])),
+                arm,
+                thresholds,
+                judged,
+            )
             for arm in _chosen(arms, sorted(arms_before & arms_after))
         ],
         tuple(sorted(arms_before - arms_after)),

@@ -114,15 +114,20 @@ def labelled_frame(folder: Path | str, runs: pd.DataFrame | None = None) -> pd.D
         return _row([column[i] for column in columns], answer_of[i])
 
     # Without a trace a run's labels follow from its record alone: they are computed once
-    # per distinct record, from its first run, and traced runs are labelled one by one.
-    group = _distinct_records(runs, answers)
+    # per distinct record, from its first run, and traced runs are labelled one by one. A
+    # run answered and correct has none, whatever the rest of its record.
+    maybe = runs["status"].ne("answered").to_numpy() | ~runs["correct"].eq(True).to_numpy()
+    group = _distinct_records(runs, answers, maybe)
     _, first = np.unique(group, return_index=True)
-    fails = np.zeros(len(first), dtype=bool)
-    found = np.empty(len(first), dtype=object)
-    for number, i in enumerate(first):
-        facts = row(int(i))
-        fails[number], found[number] = failed(facts), tuple(labels(facts, None))
-    fails, found = fails[group], found[group]
+    distinct_fails = np.zeros(len(first), dtype=bool)
+    distinct_found = np.empty(len(first), dtype=object)
+    for number, i in enumerate(np.flatnonzero(maybe)[first].tolist()):
+        facts = row(i)
+        distinct_fails[number], distinct_found[number] = failed(facts), tuple(labels(facts, None))
+    fails = np.zeros(len(runs), dtype=bool)
+    found = np.empty(len(runs), dtype=object)
+    found[:] = [()] * len(runs)
+    fails[maybe], found[maybe] = distinct_fails[group], distinct_found[group]
     traced = run_ids.isin(traces.keys()).to_numpy()
     for i in np.flatnonzero(traced):
         facts, trace = row(int(i)), traces[str(run_ids.iat[int(i)])]
@@ -135,14 +140,14 @@ def labelled_frame(folder: Path | str, runs: pd.DataFrame | None = None) -> pd.D
     )
 
 
-def _distinct_records(runs: pd.DataFrame, answers: pd.Series) -> np.ndarray:
-    """Per run, the number of its distinct record as the rules read it (0, 1, ... in order
-    of first appearance). Options and metrics are told apart by identity: the column
-    reader gives equal ones one shared dict, so equal records still share a number."""
-    facts = pd.DataFrame({name: runs[name].to_numpy() for name in RULE_FIELDS})
+def _distinct_records(runs: pd.DataFrame, answers: pd.Series, chosen: np.ndarray) -> np.ndarray:
+    """Per ``chosen`` run, the number of its distinct record as the rules read it (0, 1, ...
+    in order of first appearance). Options and metrics are told apart by identity: the
+    column reader gives equal ones one shared dict, so equal records still share a number."""
+    facts = pd.DataFrame({name: runs[name].to_numpy()[chosen] for name in RULE_FIELDS})
     for name in ("options", "metrics"):
         facts[name] = np.fromiter(map(id, facts[name]), dtype=np.int64, count=len(facts))
-    facts["answer"] = answers.to_numpy()
+    facts["answer"] = answers.to_numpy()[chosen]
     # guard: runs-labelled-once-per-distinct
     grouped = facts.groupby(list(facts.columns), dropna=False, sort=False)
     return grouped.ngroup().to_numpy()

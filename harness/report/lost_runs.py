@@ -85,16 +85,26 @@ LOST_READS = ["task_id", "status", "correct"]
 def lost_runs(runs: pd.DataFrame, others: pd.DataFrame) -> LostRuns:
     """``runs``: one arm's runs, every status; ``others``: other arms' runs (any status) of
     the same tasks, empty with one arm."""
+    graded = others[~others["status"].isin(INFRASTRUCTURE_STATUSES)]
+    return lost_runs_scored(runs, None if graded.empty else task_scores(graded))
+
+
+def task_scores(graded: pd.DataFrame) -> pd.Series:
+    """Each task's share of these graded runs right, by task_id in sorted order."""
+    return graded["correct"].eq(True).groupby(graded["task_id"].to_numpy()).mean()
+
+
+def lost_runs_scored(runs: pd.DataFrame, other_scores: pd.Series | None) -> LostRuns:
+    """``lost_runs`` from the other arms' ``task_scores`` of their graded runs of these
+    tasks (None when they have none): a table of many arms counts each arm's once."""
     failed = runs["status"].isin(INFRASTRUCTURE_STATUSES)
     lost = set(runs.loc[failed, "task_id"].unique())  # unique(): not a row at a time
     tasks = set(runs["task_id"].unique())
     if not lost:
         return LostRuns(0, 0, len(tasks), "", math.nan, math.nan, math.nan)
-    graded = others[~others["status"].isin(INFRASTRUCTURE_STATUSES)]
-    reference = OTHER_ARMS
-    if graded.empty:
-        graded, reference = runs[~failed], OWN_RUNS
-    scores = graded["correct"].eq(True).groupby(graded["task_id"].to_numpy()).mean()
+    scores, reference = other_scores, OTHER_ARMS
+    if scores is None:
+        scores, reference = task_scores(runs[~failed]), OWN_RUNS
     scores = scores[scores.index.isin(tasks)]
     hit = scores.index.isin(lost)
     values = scores.to_numpy(dtype=float)

@@ -14,12 +14,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 
 from harness.errors import BadInput
 from harness.report.checks import answer_changes, check_measures, code_measures
 from harness.report.judge_cost import judge_measures, judge_share, judge_unreported, not_graded
-from harness.report.lost_runs import LOST_READS, lost_runs
+from harness.report.lost_runs import lost_runs_scored
 from harness.report.model_axis import model_keys
 from harness.report.pass_k import PassK
 from harness.results.columns_sql import ANSWER_KEY
@@ -65,23 +66,61 @@ def summarize(
     keys = list(dict.fromkeys([*arm_keys, *([_column(by)] if by else [])]))
     spent = retried if retried is not None and not retried.empty else None
     rows = []
-    for group, runs in frame.groupby(keys, sort=True, dropna=False):
+    grouped = frame.groupby(keys, sort=True, dropna=False)
+    numbers = grouped.ngroup().to_numpy()
+    # Each group's rows taken alone: iterating the groupby copies the whole frame sorted.
+    order = np.argsort(numbers, kind="stable")
+    ends = np.searchsorted(numbers[order], np.arange(grouped.ngroups + 1))
+    graded_by_arm = _GradedByArm(frame, arm_keys)
+    for number, group in enumerate(grouped.size().index):
+        runs = frame.take(order[ends[number] : ends[number + 1]])
         group = group if isinstance(group, tuple) else (group,)
-        same_arm = pd.Series(True, index=frame.index)
-        for key, value in zip(keys, group, strict=True):
-            if key in arm_keys:
-                same_arm &= frame[key] == value
-        in_tasks = frame["task_id"].isin(runs["task_id"].unique())
-        others = frame[LOST_READS][~same_arm & in_tasks]  # what lost_runs reads (memory)
+        arm = dict(zip(keys, group, strict=True))
+        others = graded_by_arm.other_scores([arm[key] for key in arm_keys], runs["task_id"])
         earlier = None
         if spent is not None:
             same = pd.Series(True, index=spent.index)
             for key, value in zip(keys, group, strict=True):
                 same &= spent[key] == value
             earlier = spent[same]
-        summary = _summary(runs, earlier, measures) | lost_runs(runs, others).columns()
+        summary = _summary(runs, earlier, measures) | lost_runs_scored(runs, others).columns()
         rows.append(dict(zip(keys, group, strict=True)) | summary)
     return pd.DataFrame(rows).drop(columns=unreported(frame, rows) + judge_unreported(frame, rows))
+
+
+class _GradedByArm:
+    """The graded runs (not failed on infrastructure) and those right, counted per arm and
+    task once, so each arm's ``lost_runs`` reads the other arms' by subtraction instead of
+    copying their runs."""
+
+    def __init__(self, frame: pd.DataFrame, arm_keys: list[str]) -> None:
+        arms = frame.groupby(arm_keys, sort=False, dropna=False)
+        arm_codes = arms.ngroup().to_numpy()
+        self.arm_number = {
+            (key if isinstance(key, tuple) else (key,)): number
+            for number, key in enumerate(arms.size().index)
+        }
+        task_codes, tasks = pd.factorize(frame["task_id"].to_numpy(), sort=True)
+        self.tasks = pd.Index(tasks)
+        cells = arm_codes * len(self.tasks) + task_codes
+        graded = ~frame["status"].isin(INFRASTRUCTURE_STATUSES).to_numpy()
+        right = graded & frame["correct"].eq(True).to_numpy()
+        shape = (arms.ngroups, len(self.tasks))
+        size = shape[0] * shape[1]
+        self.graded = np.bincount(cells[graded], minlength=size).reshape(shape)
+        self.right = np.bincount(cells[right], minlength=size).reshape(shape)
+
+    def other_scores(self, arm: list[object], tasks: pd.Series) -> pd.Series | None:
+        """The other arms' ``task_scores`` on ``tasks``; None when they graded none."""
+        number = self.arm_number[tuple(arm)]
+        wanted = np.zeros(len(self.tasks), dtype=bool)
+        wanted[self.tasks.get_indexer(tasks.unique())] = True
+        graded = self.graded.sum(axis=0) - self.graded[number]
+        right = self.right.sum(axis=0) - self.right[number]
+        held = wanted & (graded > 0)
+        if not held.any():
+            return None
+        return pd.Series(right[held] / graded[held], index=self.tasks[held])
 
 
 #: Token kinds a table shows only when some run has them: older records hold none (null),

@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from harness.results.columns_fill import Refused, Shared, Unreadable, finish, plain
-from harness.results.columns_sidecar import select_sidecar, sidecar
+from harness.results.columns_sidecar import select_distinct, select_sidecar, sidecar
 from harness.results.columns_sql import (
     ANSWER_KEY,
     FIELDS,
@@ -83,6 +83,9 @@ CHUNK = 16 * 2048
 #: How far DuckDB reads ahead while this process turns a chunk into arrays: its second
 #: thread keeps parsing meanwhile (0.6 s of 6.5 at a million runs, bench/records_scale.py).
 READ_AHEAD = "128MB"
+#: The same from a sidecar, which DuckDB reads faster than this process takes it: a little
+#: is enough, and each MB held is a MB of peak memory.
+SIDECAR_READ_AHEAD = "32MB"
 #: Columns every read needs: a run's key, its supersede link, what upgrades read, and the
 #: experiment a run recorded twice names.
 _KEY = (
@@ -212,40 +215,100 @@ def _fetch(
     derived = {RUN_KEY: np.uint64, ANSWER_KEY: np.uint64, GRADE_KIND: np.int8}
     strings: dict[str, str] = {}
     shared = {name: Shared(strings) for name in names if shareable(FIELDS[name])}
-    parts: dict[str, list[np.ndarray[Any, Any]]] = {
-        name: [] for name in [*names, *derived] if name not in shared
-    }
     lines: dict[int, str] = {}
     rows = 0
     with duckdb.connect(":memory:") as con:
         no_progress_bar(con)
-        con.execute(f"SET streaming_buffer_size = '{READ_AHEAD}'")
+        ahead = READ_AHEAD if columnar is None else SIDECAR_READ_AHEAD
+        con.execute(f"SET streaming_buffer_size = '{ahead}'")
         if columnar is None:
+            parts = _Parts(None)
             result = con.execute(select(names), [str(path)])
         else:
+            parts = _Parts(_sidecar_rows(con, columnar))
+            _values_apart(con, names, shared, columnar)
             result = con.execute(select_sidecar(names), [str(columnar)])
         while len(chunk := result.fetch_df_chunk(vectors_per_chunk=CHUNK // 2048)):
             for name in names:
-                if name in shared:
+                if name in shared and columnar is None:
                     shared[name].add(chunk[name], chunk[hashed(name)].to_numpy(np.uint64))
+                elif name in shared:  # gathered, and their values looked up once at the end
+                    parts.add(hashed(name), rows, chunk[hashed(name)].to_numpy(np.uint64))
                 else:
-                    parts[name].append(plain(chunk[name], FIELDS[name]))
+                    parts.add(name, rows, plain(chunk[name], FIELDS[name]))
             for name, dtype in derived.items():
-                parts[name].append(chunk[name].to_numpy(dtype=dtype))
+                parts.add(name, rows, chunk[name].to_numpy(dtype=dtype))
             line = chunk[LINE]
             for at in np.flatnonzero(line.notna().to_numpy()).tolist():
                 lines[rows + at] = str(line.iat[at])
             rows += len(chunk)
     if not rows:
         return None
+    if columnar is not None:
+        for name, column in shared.items():
+            column.add(None, parts.column(hashed(name), rows))
     texts = {name: shared.pop(name) for name in names if FIELDS[name].kind == "dict"}
     columns = {
-        name: shared.pop(name).column() if name in shared else np.concatenate(parts.pop(name))
+        name: shared.pop(name).column() if name in shared else parts.column(name, rows)
         for name in [*names, *derived]
         if name not in texts
     }
     finish(columns, texts, lines, folder)
     return columns
+
+
+class _Parts:
+    """Fetched chunks of the unshared columns, gathered into one array each: straight into
+    arrays of the full length when the number of rows is known ahead (a sidecar's), as
+    a list joined at the end otherwise. (A million rows' chunks joined at the end take
+    twice the memory while joined, and leave the heap in pieces.)"""
+
+    def __init__(self, rows: int | None) -> None:
+        self.rows = rows
+        self.arrays: dict[str, np.ndarray[Any, Any]] = {}
+        self.chunks: dict[str, list[np.ndarray[Any, Any]]] = {}
+
+    def add(self, name: str, start: int, values: np.ndarray[Any, Any]) -> None:
+        end = start + len(values)
+        if self.rows is not None and end <= self.rows:
+            array = self.arrays.get(name)
+            if array is None:
+                array = self.arrays[name] = np.empty(self.rows, dtype=values.dtype)
+            array[start:end] = values
+        else:
+            self.chunks.setdefault(name, []).append(values)
+
+    def column(self, name: str, rows: int) -> np.ndarray[Any, Any]:
+        """The column's ``rows`` values."""
+        array, chunks = self.arrays.pop(name, None), self.chunks.pop(name, [])
+        if array is None:
+            return np.concatenate(chunks)
+        if chunks:  # more rows than counted: not expected of a sidecar
+            return np.concatenate([array, *chunks])
+        return array[:rows] if rows < len(array) else array
+
+
+def _sidecar_rows(con: duckdb.DuckDBPyConnection, columnar: Path) -> int | None:
+    """The sidecar's number of rows, from its metadata."""
+    found = con.execute(
+        "SELECT sum(num_rows) FROM parquet_file_metadata(?)", [str(columnar)]
+    ).fetchone()
+    return int(found[0]) if found and found[0] is not None else None
+
+
+def _values_apart(
+    con: duckdb.DuckDBPyConnection, names: list[str], shared: dict[str, Shared], columnar: Path
+) -> None:
+    """Give each shared column of a sidecar's rows its distinct values, fetched once each
+    (``select_distinct``): the rows then bring their hashes alone."""
+    found: dict[int, dict[int, str | None]] = {}
+    query = select_distinct(names)
+    if query:
+        for number, key, value in con.execute(query, [str(columnar)]).fetchall():
+            found.setdefault(number, {})[key] = value
+    for number, name in enumerate(names):
+        if name in shared:
+            shared[name].value_of = found.get(number, {})
 
 
 def _supersedes(
@@ -260,10 +323,12 @@ def _supersedes(
     current: dict[tuple[Any, ...], int] = {}
     replaced: list[int] = []
     repeated: list[tuple[int, int]] = []
-    keys = [columns[name] for name in ("model", "arm", "task_id", "repeat")]
+    rows = np.flatnonzero(pd.Series(hashed).duplicated(keep=False).to_numpy())
+    # Each row's key made in one pass (tens of thousands of rows after a --retry-errors round)
+    named = ("model", "arm", "task_id", "repeat")
+    keys = zip(*(columns[name][rows] for name in named), strict=True)
     run_id, supersedes = columns["run_id"], columns["supersedes"]
-    for row in np.flatnonzero(pd.Series(hashed).duplicated(keep=False).to_numpy()).tolist():
-        key = tuple(column[row] for column in keys)
+    for row, key in zip(rows.tolist(), keys, strict=True):
         earlier = current.get(key)
         if earlier is not None:
             # guard: run-recorded-twice-counts-once

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from pydantic import ValidationError
+from pydantic import TypeAdapter, ValidationError
 
 from harness.errors import HarnessFault
 from harness.results.columns_sql import ANSWER_KEY, FIELDS, RUN_KEY, Field, answer_key
@@ -30,6 +30,10 @@ from harness.results.records import RunRecord
 Array = np.ndarray[Any, Any]
 #: What a record holds besides the field a probe reads (``_probe``).
 _PROBE = {"arm": "probe", "task_id": "probe", "repeat": 0, "status": "answered"}
+#: Dict fields the record's upgrade leaves as they are, read alone by the model's own
+#: validator of the field: a million runs' metrics hold tens of thousands of distinct
+#: texts, each a whole record's validation when probed in one.
+_ALONE: dict[str, TypeAdapter[Any]] = {"metrics": TypeAdapter(dict[str, float])}
 #: Whole numbers an int64 column holds.
 _INT64 = (-(2**63), 2**63 - 1)
 
@@ -51,22 +55,30 @@ class Shared:
     distinct values: equal values found by their 64-bit hash (``columns_sql.hashed``), one
     object each, shared with the other columns' equal strings (memory)."""
 
-    def __init__(self, strings: dict[str, str]) -> None:
+    def __init__(self, strings: dict[str, str], value_of: dict[int, str | None] | None = None):
         self.strings = strings
+        self.value_of = value_of
+        """Each hash's value, when they were fetched apart from the rows (a sidecar's)."""
         self.code_of: dict[int, int] = {}
         self.values: list[str | None] = []
         self.codes: list[Array] = []
 
-    def add(self, column: pd.Series[Any], hashes: Array) -> None:
+    def add(self, column: pd.Series[Any] | None, hashes: Array) -> None:
+        """A chunk's values (None: those ``value_of`` gives) and their hashes."""
         codes, uniques = pd.factorize(hashes)
         first = np.empty(len(uniques), dtype=np.int64)  # each code's first row
-        first[codes[::-1]] = np.arange(len(codes) - 1, -1, -1)
+        if column is not None:
+            first[codes[::-1]] = np.arange(len(codes) - 1, -1, -1)
         lookup = np.empty(len(uniques), dtype=np.int32)
         for code, key in enumerate(uniques.tolist()):
             known = self.code_of.get(key)
             if known is None:
                 known = self.code_of[key] = len(self.values)
-                value = column.iat[first[code]]  # a str, or null as None or NaN
+                value: Any = None
+                if column is not None:
+                    value = column.iat[first[code]]  # a str, or null as None or NaN
+                elif self.value_of is not None:
+                    value = self.value_of[key]
                 shared = self.strings.setdefault(value, value) if isinstance(value, str) else None
                 self.values.append(shared)
             lookup[code] = known
@@ -201,6 +213,9 @@ def _probe(field: Field, text: str | tuple[str, str]) -> Any:
         probe = _PROBE | {"schema_version": 1, "arm": pattern, "pattern": pattern}
     line = f"{json.dumps(probe)[:-1]}, {json.dumps(field.name)}: {text}}}"
     try:
+        alone = _ALONE.get(field.name)
+        if alone is not None:
+            return alone.validate_json(text)
         return getattr(RunRecord.model_validate_json(line), field.name)
     except ValidationError:
         # guard: dict-model-refuses-refused-column

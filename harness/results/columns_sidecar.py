@@ -164,8 +164,28 @@ def _worth_one(runs: Path) -> bool:
 
 
 def select_sidecar(names: list[str]) -> str:
-    """The query of ``select(names)``'s columns from the sidecar given as its parameter."""
+    """The query of ``select(names)``'s columns from the sidecar given as its parameter, less
+    the values of the ``shareable`` ones: their ``hashed`` column stands for them, and
+    ``select_distinct`` gives each hash's value once (a million strings made once each
+    cost more than the rest of the read)."""
     hashes = [hashed(name) for name in names if shareable(FIELDS[name])]
-    columns = [*names, *hashes, RUN_KEY, ANSWER_KEY, GRADE_KIND, LINE]
-    quoted = ", ".join('"' + name.replace('"', '""') + '"' for name in columns)
-    return f"SELECT {quoted} FROM read_parquet(?)"
+    plain = [name for name in names if not shareable(FIELDS[name])]
+    columns = [*plain, *hashes, RUN_KEY, ANSWER_KEY, GRADE_KIND, LINE]
+    return f"SELECT {', '.join(map(_quoted, columns))} FROM read_parquet(?)"
+
+
+def select_distinct(names: list[str]) -> str:
+    """The query of each ``shareable`` column's distinct hashes and the value each stands
+    for, as (column number in ``names``, hash, value) rows, from the sidecar given as its
+    one parameter; nothing for ``names`` with no shareable column."""
+    parts = [
+        f"SELECT {number} AS column_number, {_quoted(hashed(name))} AS hash, "
+        f"any_value({_quoted(name)}) AS value FROM read_parquet($1) GROUP BY 2"
+        for number, name in enumerate(names)
+        if shareable(FIELDS[name])
+    ]
+    return " UNION ALL ".join(parts)
+
+
+def _quoted(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'

@@ -366,3 +366,36 @@ def test_table_and_compare_print_what_they_printed(
     assert [code for code, _ in new] == [0, 0, 0, 0, new[4][0], new[5][0], 2]
     assert "Cost includes 1 runs" in new[0][1]
     assert "· direct |" in new[4][1] and json.loads(new[5][1].split("\nREGRESSED")[0])["arms"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"a": 1}',
+        '{"a": 1.5, "b": "2"}',
+        '{"a": true}',
+        "{}",
+        '{"a": 1e400}',
+        '{"a": 0.1, "a": 2}',
+        '{"a": 123456789012345678901234567890}',
+        '{"a": "x"}',
+        "[1]",
+        '{"\\ud800": 1.0}',
+    ],
+)
+def test_metrics_read_alone_are_what_the_record_reads(text: str) -> None:
+    """Distinct metrics are read by the field's own validator, not in a whole record: the
+    same dict, and the same refusal."""
+    from harness.results.columns_fill import Refused, _probe
+
+    assert RunRecord.model_fields["metrics"].annotation == dict[str, float]
+    line = '{"arm": "a", "task_id": "t", "repeat": 0, "status": "answered", "metrics": '
+    try:
+        expected: Any = RunRecord.model_validate_json(line + text + "}").metrics
+    except ValueError:
+        expected = Refused
+    try:
+        got: Any = _probe(columns_sql.FIELDS["metrics"], text)
+    except Refused:
+        got = Refused
+    assert repr(got) == repr(expected)

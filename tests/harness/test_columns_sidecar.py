@@ -15,6 +15,7 @@ from click.testing import CliRunner
 from pandas.testing import assert_frame_equal
 
 from harness.cli.main import main
+from harness.report.html import _scan
 from harness.results import columns, columns_sidecar, reading
 from harness.results.columns import read_frames
 from harness.results.columns_sidecar import SIDECAR, fresh_sidecar
@@ -204,3 +205,38 @@ def test_a_run_ending_writes_the_sidecar_and_a_run_killed_does_not(tmp_path: Pat
     with pytest.raises(KeyboardInterrupt), RecordWriter(killed):
         raise KeyboardInterrupt
     assert not (killed / SIDECAR).exists()
+
+
+@pytest.mark.usefixtures("every_size")
+@pytest.mark.parametrize("blank", [False, True], ids=["lines-as-rows", "a-blank-line"])
+def test_a_report_parses_only_the_lines_the_sidecar_puts_its_runs_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, blank: bool
+) -> None:
+    """The sampled runs' records are the scan's: the first line of a run recorded twice,
+    in file order; a blank line (rows and lines part) has the file read through."""
+    made = lines(40)
+    if blank:
+        made.insert(5, "")
+    path = folder(tmp_path, made)
+    read_frames(path)  # writes the sidecar
+    wanted = {"r3", "r9", "r17", "again", "copied", "r39"}
+    located = _scan._located(path / "runs.jsonl", wanted)
+    assert blank or located is not None
+    monkeypatch.setattr(_scan, "_located", lambda *_: None)
+    scanned = _scan.records_of(path, wanted)
+    assert len(scanned) == len(wanted)
+    assert located is None or located == scanned
+
+
+@pytest.mark.parametrize("block", [7, 64, 1 << 20])
+def test_lines_are_picked_out_by_number_across_reads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, block: int
+) -> None:
+    monkeypatch.setattr(_scan, "_BLOCK", block)
+    monkeypatch.setattr(_scan, "_STEP", 5)
+    text = [f"line {n} " + "x" * (n * 7 % 23) for n in range(60)]
+    path = tmp_path / "runs.jsonl"
+    path.write_bytes(("\n".join(text) + "\nlast line cut").encode())
+    wanted = [0, 1, 2, 9, 10, 33, 58, 59, 60]
+    found = dict(_scan._lines_at(path, wanted))
+    assert found == {n: (text[n] + "\n").encode() for n in wanted if n < 60}

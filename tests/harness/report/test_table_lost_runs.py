@@ -5,7 +5,7 @@ import json
 
 import numpy as np
 
-from harness.report.lost_runs import UNEVEN_P, permutation_p
+from harness.report.lost_runs import UNEVEN_P, lost_runs, permutation_p
 from harness.report.rendering import render
 from harness.report.table import summarize
 from harness.results.frames import records_frame
@@ -93,3 +93,32 @@ def test_many_tasks_use_the_normal_form_and_agree_with_random_reassignments():
     shuffled = [gap(rng.permutation(chosen)) for _ in range(2000)]
     by_hand = np.mean(np.array(shuffled) >= gap(chosen))
     assert abs(permutation_p(scores, chosen) - by_hand) < 0.02
+
+
+def test_each_arm_is_compared_with_the_other_arms_runs_of_its_own_tasks():
+    """The table counts every arm's graded runs once and reads the other arms' by
+    subtraction: the same figures as ``lost_runs`` given the other arms' runs themselves,
+    with several models, a ``by`` column, and arms that ran different tasks."""
+    rng = np.random.default_rng(7)
+    runs = []
+    for model in ("m1", "m2"):
+        for arm in ("a", "b", "c"):
+            for t in range(30 if arm != "c" else 12):
+                for repeat in range(3):
+                    status = "api_error" if rng.random() < 0.15 else "answered"
+                    right = bool(rng.random() < (0.2 if t < 10 else 0.8))
+                    slice_ = "public" if t % 3 else "company"
+                    runs.append(
+                        record(arm, f"t{t}", repeat, status, right, model=model, slice_=slice_)
+                    )
+    frame = records_frame(runs)
+    for by in (None, "slice"):
+        summary = summarize(frame, by)
+        for _, row in summary.iterrows():
+            same = (frame["model"] == row["model"]) & (frame["arm"] == row["arm"])
+            own = frame[same & (frame["slice"] == row["slice"] if by else same)]
+            others = frame[~same & frame["task_id"].isin(own["task_id"].unique())]
+            expected = lost_runs(own, others).columns()
+            got = {name: row[name] for name in expected}
+            for name, value in expected.items():
+                assert got[name] == value or (value != value and got[name] != got[name]), name
