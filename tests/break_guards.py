@@ -1971,6 +1971,14 @@ MUTATIONS = [
     # issue 43: the harness's own CPU per call (the exact grader keeps short answers' verdicts).
     ("exact-memo-short-answers-only", "exact: only a short answer's verdict and reading are kept",
      "off", ["tests/graders/test_exact_rules.py::test_a_long_answers_verdict_is_not_kept"]),
+    # issue 44: a run that graded nothing does not pass (run exits 3, compare refuses it).
+    ("run-nothing-graded-exits-3", "run: an arm that graded nothing exits 3 with one line",
+     "off", ["tests/harness/cli/test_nothing_graded.py::test_a_base_url_without_v1_exits_3_with_the_path_and_the_hint"]),
+    ("ungraded-arm-every-run-infrastructure", "run: an arm is ungraded only when every run failed",
+     "value=True", ["tests/harness/cli/test_nothing_graded.py::test_a_run_with_one_graded_run_exits_0",
+      "tests/harness/cli/test_nothing_graded.py::test_an_arm_is_ungraded_per_model_and_only_when_every_run_failed"]),
+    ("compare-side-nothing-graded-refused", "compare: a side with no graded run is refused",
+     "off", ["tests/harness/cli/test_nothing_graded.py::test_compare_refuses_a_side_with_no_graded_run"]),
 ]  # fmt: skip
 
 
