@@ -2,7 +2,9 @@
 
 Inspect: objects with ``input`` (a text, or chat messages: the last user message's text is
 the question), ``target`` (a text or a list of texts), optional ``choices`` (then graded by
-``choice``, the target a letter), ``id`` and ``metadata`` (not read). promptfoo: tests
+``choice``, the target a letter; in a file mixing samples with and without choices, by
+``choice_or``: choice for those with choices, the set's grader for the others), ``id`` and
+``metadata`` (not read). promptfoo: tests
 with ``vars`` (the question is the variable ``--question`` names, else ``question``, else
 a test's only variable) and ``assert`` (graded by ``asserts``, graders/asserts.py).
 """
@@ -14,10 +16,12 @@ from dataclasses import replace
 from typing import Any
 
 from graders.task_models import TaskSetError
-from tasks.rows import Columns, Row
+from tasks.rows import Columns, Row, has_choices
 
 #: The grader each format's rows are graded with unless another is named.
 INSPECT_GRADER, INSPECT_CHOICE_GRADER, PROMPTFOO_GRADER = "em", "choice", "asserts"
+#: The grader of a file mixing samples with choices and without: each graded as its kind asks.
+MIXED_GRADER = "choice_or"
 
 
 def is_promptfoo(row: Row) -> bool:
@@ -29,11 +33,15 @@ def is_inspect(row: Row, columns: Columns) -> bool:
 
 
 def inspect_rows(rows: Sequence[Row]) -> tuple[list[Row], Columns, str]:
-    """Inspect samples as rows, the columns they are read by, and their grader."""
+    """Inspect samples as rows, the columns they are read by, and their grader: ``choice``
+    when every sample has choices, ``choice_or`` when some have (each sample then graded
+    as its kind asks: ``graders/choice_or.py``), else ``em``."""
     read = [replace(row, values={**row.values, "input": _input(row)}) for row in rows]
-    with_choices = "choices" in rows[0].values
-    columns = Columns("input", "target", extras={"choices": "choices"} if with_choices else {})
-    return read, columns, INSPECT_CHOICE_GRADER if with_choices else INSPECT_GRADER
+    with_choices = sum(has_choices(row) for row in rows)
+    if with_choices == len(rows):
+        choices = Columns("input", "target", extras={"choices": "choices"})
+        return read, choices, INSPECT_CHOICE_GRADER
+    return read, Columns("input", "target"), MIXED_GRADER if with_choices else INSPECT_GRADER
 
 
 def _input(row: Row) -> Any:
