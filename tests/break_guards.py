@@ -1984,6 +1984,15 @@ MUTATIONS = [
      "off", ["tests/tasks/test_inspect_mixed.py::test_a_plain_grader_that_cannot_grade_beside_choice_is_refused"]),
     ("choice-or-plain-runs-no-code", "choice_or: plain must read a data file's answer, run no code",
      "off", ["tests/tasks/test_inspect_mixed.py::test_a_plain_grader_that_cannot_grade_beside_choice_is_refused"]),
+    # issue 44: OPENAI_BASE_URL alone takes the one model its /models lists, within bounds.
+    ("only-one-listed-model-taken", "OPENAI_BASE_URL alone: the one model listed is taken",
+     "off", ["tests/harness/models/test_model_list.py::test_the_one_listed_model_is_taken_with_the_key_sent"]),
+    ("model-list-body-capped", "GET /models: a body past MAX_LIST_BYTES is no list",
+     "off", ["tests/harness/models/test_model_list.py::test_anything_but_one_listed_model_leaves_todays_refusal"]),
+    ("model-list-whole-request-timed", "GET /models: the whole reply within LIST_TIMEOUT_S",
+     "off", ["tests/harness/models/test_model_list.py::test_a_reply_dripping_past_the_time_limit_is_given_up_on"]),
+    ("model-list-ids-named-short", "GET /models: an id that is blank or too long is no list",
+     "value=not ids", ["tests/harness/models/test_model_list.py::test_anything_but_one_listed_model_leaves_todays_refusal"]),
 ]  # fmt: skip
 
 
