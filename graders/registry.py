@@ -23,6 +23,7 @@ from graders import (
     asserts,
     builtin,
     choice,
+    choice_or,
     game24,
     json_answer,
     judge,
@@ -40,7 +41,19 @@ from harness.errors import BadInput
 #: imported first: importing one registers its graders (builtin: ``exact`` and
 #: ``code_tests``; json_answer: ``json``; squad: ``f1`` and ``em``; the others one each, of
 #: the module's name). A new grader's module joins this list.
-SHIPPED = (builtin, choice, label, number, regex, json_answer, squad, game24, asserts, judge)
+SHIPPED = (
+    builtin,
+    choice,
+    choice_or,
+    label,
+    number,
+    regex,
+    json_answer,
+    squad,
+    game24,
+    asserts,
+    judge,
+)
 GRADERS.list_shipped(tuple(module.__name__ for module in SHIPPED))
 
 

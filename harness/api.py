@@ -70,6 +70,7 @@ from harness.report.published import with_published
 from harness.report.rendering import render
 from harness.report.step_budget import KEEP_SHARE, step_budgets
 from harness.report.table import Measures, summarize, with_reference
+from harness.report.ungraded import Ungraded, ungraded
 from harness.results.columns import FIELDS, UNREAD, read_frame, read_frames
 from harness.results.frames import Pricing
 from harness.results.prices import PriceTable, load_prices
@@ -425,10 +426,12 @@ class Experiment:
 
 @dataclass(frozen=True)
 class Printed:
-    """A results folder's table as printed, and how many of its runs ended in api_error."""
+    """A results folder's table as printed, how many of its runs ended in api_error, and
+    the arms that graded nothing (every run an infrastructure status: ``run`` exits 3)."""
 
     text: str
     api_errors: int
+    ungraded: Ungraded | None = None
 
 
 @dataclass(frozen=True)
@@ -508,7 +511,14 @@ class Results:
         if note := stopping_note(self.path, frame):
             text = f"{text}\n\n{note}"
         errors = int((frame["status"] == "api_error").sum()) if "status" in frame else 0
-        return Printed(text, errors)
+        return Printed(text, errors, self.ungraded() if ungraded(frame) else None)
+
+    def ungraded(self) -> Ungraded | None:
+        """The arms (per model, with several) none of whose runs was graded, every one
+        ended in api_error, tool_error or pattern_error, with their commonest error; None
+        when every arm graded a run."""
+        wanted = ("arm", "model", "status", "error")
+        return ungraded(read_frame(self.path, drop=[n for n in FIELDS if n not in wanted]))
 
     def _summary(
         self, pricing: Pricing, by: str | None = None, measures: Measures | None = None

@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Generator, Iterable, Iterator, Sequence
+from collections.abc import Generator, Iterable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, closing
 from dataclasses import replace
 from itertools import chain, count, islice, zip_longest
 from pathlib import Path
 from typing import Any, BinaryIO, NamedTuple
 
+from graders.choice_or import plain_grader
 from graders.registry import GRADERS
 from graders.task_models import TaskBase, TaskSetError
 from harness.files import MAX_INPUT_BYTES, input_errors, open_bounded, read_text
@@ -37,7 +38,13 @@ from tasks.presets import (
 )
 from tasks.promptfoo_config import config_rows
 from tasks.rows import Columns, Row, tasks_from_rows
-from tasks.sample_formats import inspect_rows, is_inspect, is_promptfoo, promptfoo_rows
+from tasks.sample_formats import (
+    MIXED_GRADER,
+    inspect_rows,
+    is_inspect,
+    is_promptfoo,
+    promptfoo_rows,
+)
 
 #: The grader of a data file's plain rows unless another is named: SQuAD's exact match of
 #: the final answer, which reads a text answer as a reader would (a number too); rows with
@@ -65,6 +72,8 @@ class DataTasks(NamedTuple):
     mapping: str = "columns"
     """What the rows were read as: a preset's name (``gsm8k``), ``inspect``, ``promptfoo``,
     or ``columns`` (the columns named, else ``question``, ``answer`` and ``id``)."""
+    plain: str | None = None
+    """Graded by ``choice_or``: the grader of the rows without choices, its option ``plain``."""
 
 
 def is_data_file(path: Path) -> bool:
@@ -77,11 +86,14 @@ def data_tasks(
     grader: str | None,
     limit: int | None = None,
     preset: str | None = None,
+    options: Mapping[str, Any] | None = None,
 ) -> DataTasks:
     """The file's tasks (its first ``limit``, when given), and the grader reading them:
     ``grader``, else its format's. ``preset`` names the dataset the file is (``gsm8k``);
     else a file none of whose columns is mapped is read as the dataset its columns say,
-    if any (``tasks.presets``)."""
+    if any (``tasks.presets``). Inspect samples mixing choices and none are graded by
+    ``choice_or``, the grader named (else ``em``) grading those without choices; the
+    grader's ``options`` name that grader when it is ``choice_or`` itself."""
     named = preset_named(preset) if preset is not None else None
     # guard: preset-with-mapped-columns-refused
     if named is not None and columns.maps_any:
@@ -115,6 +127,17 @@ def data_tasks(
         known = ", ".join(PRESETS)
         columns = replace(columns, also=f", or name the dataset with --preset NAME ({known})")
     name = grader or default
+    plain = None
+    if default == MIXED_GRADER and name == "choice":  # a sample without choices refused
+        columns = replace(columns, extras={"choices": "choices", **columns.extras})
+    elif default == MIXED_GRADER and name != MIXED_GRADER:
+        # Samples with choices stay choice questions; the grader named grades the others.
+        name, plain = MIXED_GRADER, name
+    if name == MIXED_GRADER:
+        plain = plain or plain_grader(options or {})[0].name
+        choice = GRADERS.lookup("choice")
+        tasks = tasks_from_rows(rows, columns, GRADERS.lookup(plain), choice)
+        return DataTasks(tasks, name, more, mapping, plain)
     tasks = tasks_from_rows(rows, columns, GRADERS.lookup(name))
     return DataTasks(tasks, name, more, mapping)
 

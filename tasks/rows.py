@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date, time
 from decimal import Decimal
 from typing import Any
@@ -76,8 +76,11 @@ class Row:
     values: Mapping[str, Any]
 
 
-def tasks_from_rows(rows: Sequence[Row], columns: Columns, grader: GraderInfo) -> list[TaskBase]:
-    """Each row as ``grader``'s task; ids unique."""
+def tasks_from_rows(
+    rows: Sequence[Row], columns: Columns, grader: GraderInfo, choice: GraderInfo | None = None
+) -> list[TaskBase]:
+    """Each row as ``grader``'s task, or, given ``choice``, a row offering options (a
+    ``choices`` cell, neither null nor empty) as its task; ids unique."""
     if grader.from_target is None:
         raise TaskSetError(
             f"grader {grader.name!r} reads only task sets in its own tasks.jsonl format, not "
@@ -85,8 +88,12 @@ def tasks_from_rows(rows: Sequence[Row], columns: Columns, grader: GraderInfo) -
         )
     tasks: list[TaskBase] = []
     seen: dict[str, str] = {}
+    with_choices = replace(columns, extras={"choices": "choices", **columns.extras})
     for row in rows:
-        task = _task(row, columns, grader)
+        if choice is not None and has_choices(row):
+            task = _task(row, with_choices, choice)
+        else:
+            task = _task(row, columns, grader)
         if task.id in seen:
             raise TaskSetError(
                 f"{row.where}: column {columns.id!r}: {task.id!r} is already the id of "
@@ -95,6 +102,11 @@ def tasks_from_rows(rows: Sequence[Row], columns: Columns, grader: GraderInfo) -
         seen[task.id] = row.where
         tasks.append(task)
     return tasks
+
+
+def has_choices(row: Row) -> bool:
+    """Whether a row offers options: a ``choices`` cell that is neither null nor empty."""
+    return row.values.get("choices") not in (None, [], "")
 
 
 def _task(row: Row, columns: Columns, grader: GraderInfo) -> TaskBase:

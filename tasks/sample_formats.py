@@ -2,8 +2,10 @@
 
 Inspect: objects with ``input`` (a text, or chat messages: the last user message's text is
 the question), ``target`` (a text or a list of texts), optional ``choices`` (then graded by
-``choice``, the target a letter), ``id`` and ``metadata`` (not read). promptfoo: tests
-with ``vars`` and ``assert``, read by ``tasks.promptfoo_tests``.
+``choice``, the target a letter; in a file mixing samples with and without choices, by
+``choice_or``: choice for those with choices, the set's grader for the others), ``id`` and
+``metadata`` (not read). promptfoo: tests with ``vars`` and ``assert``, read by
+``tasks.promptfoo_tests``.
 """
 
 from __future__ import annotations
@@ -14,12 +16,14 @@ from typing import Any
 
 from graders.task_models import TaskSetError
 from tasks.promptfoo_tests import PROMPTFOO_GRADER, promptfoo_rows
-from tasks.rows import Columns, Row
+from tasks.rows import Columns, Row, has_choices
 
 __all__ = ["PROMPTFOO_GRADER", "inspect_rows", "is_inspect", "is_promptfoo", "promptfoo_rows"]
 
 #: The grader each format's rows are graded with unless another is named.
 INSPECT_GRADER, INSPECT_CHOICE_GRADER = "em", "choice"
+#: The grader of a file mixing samples with choices and without: each graded as its kind asks.
+MIXED_GRADER = "choice_or"
 
 
 def is_promptfoo(row: Row) -> bool:
@@ -31,11 +35,15 @@ def is_inspect(row: Row, columns: Columns) -> bool:
 
 
 def inspect_rows(rows: Sequence[Row]) -> tuple[list[Row], Columns, str]:
-    """Inspect samples as rows, the columns they are read by, and their grader."""
+    """Inspect samples as rows, the columns they are read by, and their grader: ``choice``
+    when every sample has choices, ``choice_or`` when some have (each sample then graded
+    as its kind asks: ``graders/choice_or.py``), else ``em``."""
     read = [replace(row, values={**row.values, "input": _input(row)}) for row in rows]
-    with_choices = "choices" in rows[0].values
-    columns = Columns("input", "target", extras={"choices": "choices"} if with_choices else {})
-    return read, columns, INSPECT_CHOICE_GRADER if with_choices else INSPECT_GRADER
+    with_choices = sum(has_choices(row) for row in rows)
+    if with_choices == len(rows):
+        choices = Columns("input", "target", extras={"choices": "choices"})
+        return read, choices, INSPECT_CHOICE_GRADER
+    return read, Columns("input", "target"), MIXED_GRADER if with_choices else INSPECT_GRADER
 
 
 def _input(row: Row) -> Any:

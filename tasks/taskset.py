@@ -45,7 +45,7 @@ from harness.plugins import PluginError
 from harness.registry import Registry
 from harness.structured import StructureError, has_surrogate, load_json, without_surrogates_in
 from harness.tools import ToolChoices, ToolSet
-from tasks.data_files import SUFFIXES, data_tasks
+from tasks.data_files import SUFFIXES, DataTasks, data_tasks
 from tasks.mcp_settings import McpServerError, McpServerSettings
 from tasks.mcp_tools import mcp_tools
 from tasks.presets import PRESETS
@@ -208,8 +208,13 @@ def read_taskset(
     if config.file is not None:
         named = name if grader or "grader" in config.model_fields_set else None
         mapped = Columns.mapped({**config.columns, **(columns or {})})
-        read = data_tasks(folder / config.file, mapped, named, limit, preset or config.preset)
-        tasks, name, more, mapping = read
+        given = options if named else {}
+        read = data_tasks(
+            folder / config.file, mapped, named, limit, preset or config.preset, given
+        )
+        tasks, name, more, mapping = read.tasks, read.grader, read.more, read.mapping
+        if read.plain:
+            options = with_plain(read, options if named else {})
     else:
         # guard: preset-for-folder-tasks-jsonl
         if columns or preset:
@@ -297,11 +302,19 @@ def data_taskset(
     ``grader`` (a spec) or its format's grader, read as the dataset ``preset`` names (else
     as its columns say); only its first ``limit`` rows read."""
     name, options = parse_grader_spec(grader) if grader else (None, {})
-    read = data_tasks(path, Columns.mapped(columns or {}), name, limit, preset)
+    read = data_tasks(path, Columns.mapped(columns or {}), name, limit, preset, options)
     made = TaskSet(path.stem, "", (), read.grader, tuple(read.tasks), None, path.parent.resolve())
+    graded = with_plain(read, options)
     return checked_options(
-        replace(made, grader_options=options, more=read.more, mapping=read.mapping)
+        replace(made, grader_options=graded, more=read.more, mapping=read.mapping)
     )
+
+
+def with_plain(read: DataTasks, options: Mapping[str, Any]) -> dict[str, Any]:
+    """The grader's options, naming the grader of the rows without choices when the set is
+    graded by ``choice_or`` (an Inspect file mixing both): the named grader's options are
+    that grader's."""
+    return {"plain": read.plain, **options} if read.plain else dict(options)
 
 
 def checked_options(taskset: TaskSet) -> TaskSet:

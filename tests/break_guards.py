@@ -2039,6 +2039,28 @@ MUTATIONS = [
     ("rule-before-likelihood-is-conditional-power",
      "a folder run before likelihood futility replays by conditional power", "value=rule",
      [BOUNDS + "test_a_folder_run_before_likelihood_futility_replays_by_conditional_power"]),
+    # issue 44: a run that graded nothing does not pass (run exits 3, compare refuses it).
+    ("run-nothing-graded-exits-3", "run: an arm that graded nothing exits 3 with one line",
+     "off", ["tests/harness/cli/test_nothing_graded.py::test_a_base_url_without_v1_exits_3_with_the_path_and_the_hint"]),
+    ("ungraded-arm-every-run-infrastructure", "run: an arm is ungraded only when every run failed",
+     "value=True", ["tests/harness/cli/test_nothing_graded.py::test_a_run_with_one_graded_run_exits_0",
+      "tests/harness/cli/test_nothing_graded.py::test_an_arm_is_ungraded_per_model_and_only_when_every_run_failed"]),
+    ("compare-side-nothing-graded-refused", "compare: a side with no graded run is refused",
+     "off", ["tests/harness/cli/test_nothing_graded.py::test_compare_refuses_a_side_with_no_graded_run"]),
+    # issue 44: an Inspect file mixing choice and plain samples (graders/choice_or.py).
+    ("choice-or-plain-grader-named", "choice_or: plain may not be choice_or or choice",
+     "off", ["tests/tasks/test_inspect_mixed.py::test_a_plain_grader_that_cannot_grade_beside_choice_is_refused"]),
+    ("choice-or-plain-runs-no-code", "choice_or: plain must read a data file's answer, run no code",
+     "off", ["tests/tasks/test_inspect_mixed.py::test_a_plain_grader_that_cannot_grade_beside_choice_is_refused"]),
+    # issue 44: OPENAI_BASE_URL alone takes the one model its /models lists, within bounds.
+    ("only-one-listed-model-taken", "OPENAI_BASE_URL alone: the one model listed is taken",
+     "off", ["tests/harness/models/test_model_list.py::test_the_one_listed_model_is_taken_with_the_key_sent"]),
+    ("model-list-body-capped", "GET /models: a body past MAX_LIST_BYTES is no list",
+     "off", ["tests/harness/models/test_model_list.py::test_anything_but_one_listed_model_leaves_todays_refusal"]),
+    ("model-list-whole-request-timed", "GET /models: the whole reply within LIST_TIMEOUT_S",
+     "off", ["tests/harness/models/test_model_list.py::test_a_reply_dripping_past_the_time_limit_is_given_up_on"]),
+    ("model-list-ids-named-short", "GET /models: an id that is blank or too long is no list",
+     "value=not ids", ["tests/harness/models/test_model_list.py::test_anything_but_one_listed_model_leaves_todays_refusal"]),
 ]  # fmt: skip
 
 

@@ -14,6 +14,7 @@ from harness.cli.step_summary import append_step_summary
 from harness.report.compare import CompareError, JudgeChoice, Thresholds, compare_judged
 from harness.report.compare_text import as_json, as_markdown
 from harness.report.judge_accuracy import Judging
+from harness.report.ungraded import ungraded
 from harness.results.columns import FIELDS, read_frame
 from harness.results.frames import Pricing
 from harness.results.legacy import schema_1_identity
@@ -103,6 +104,14 @@ def compare_command(
     for folder, frame in ((baseline, before), (candidate, after)):
         if frame.empty:
             raise CompareError(f"{folder}: holds no finished runs")
+        # guard: compare-side-nothing-graded-refused
+        if (nothing := ungraded(frame)) is not None and nothing.runs == len(frame):
+            raise CompareError(
+                f"{folder}: no run in it was graded (all {nothing.runs} ended in a failure of "
+                f"the endpoint or the harness, most in {nothing.status}): there is no accuracy "
+                "to compare; see the error column of its runs.jsonl, and run it again with "
+                "--retry-errors"
+            )
     known = set(before["arm"].unique()) | set(after["arm"].unique())
     wanted = _canonical(list(arms), known)
     judging = (Judging.of(baseline), Judging.of(candidate))

@@ -2,7 +2,9 @@
 
 0: success; 1: a regression found by ``compare`` (or by ``grade --self-test`` in the
 grader itself); 2: bad input or unusable files (or an endpoint that failed outside a run),
-said in one line; 130: interrupted.
+said in one line; 3: ``run`` made or found an arm that graded nothing, every run of it an
+``api_error``, ``tool_error`` or ``pattern_error`` (``harness.report.ungraded``); 130:
+interrupted.
 Every subcommand is a ``Command`` (or a ``Group``), run in a ``SayingContext``: the one
 place a refusal (``harness.errors.BadInput``) becomes its line and exit code 2.
 """

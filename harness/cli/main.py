@@ -69,6 +69,10 @@ COMMANDS: Mapping[str, tuple[str, str]] = {
         "harness.cli.run:run_command",
         "Run every arm on every task, REPEATS times, and print the table.",
     ),
+    "serve-fake": (
+        "harness.cli.serve_fake:serve_fake_command",
+        "Serve a scripted OpenAI-compatible endpoint on loopback and print its base URL.",
+    ),
     "serve-local": (
         "harness.cli.serve_local:serve_local_command",
         "Serve the embedded model on an OpenAI-compatible API and print its base URL.",

@@ -29,8 +29,9 @@ from harness.config import (
     load_experiment,
 )
 from harness.errors import BadInput
+from harness.report.ungraded import NOTHING_GRADED
 from harness.results.prices import PriceTable
-from harness.terminal import printable
+from harness.terminal import error_line, printable
 from harness.trace import MAX_TEXT
 
 
@@ -344,7 +345,8 @@ def _say(line: str) -> None:
 
 def table_after_run(results: Results, prices: PriceTable, price_as: str | None) -> None:
     """The table of the folder (every run in it, not only this call's), its notes, and a
-    warning when runs ended in api_error."""
+    warning when runs ended in api_error; when an arm graded nothing (every run an
+    infrastructure status), a line saying so last, and exit 3: a CI job must not pass."""
     click.echo(
         f"{results.ran} runs done, {results.skipped} already recorded; results in {results.path}",
         err=True,
@@ -358,3 +360,7 @@ def table_after_run(results: Results, prices: PriceTable, price_as: str | None) 
             "to run them again",
             err=True,
         )
+    # guard: run-nothing-graded-exits-3
+    if printed.ungraded is not None:
+        click.echo(f"Error: {error_line(printed.ungraded.line())}", err=True)
+        raise SystemExit(NOTHING_GRADED)

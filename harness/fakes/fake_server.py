@@ -181,6 +181,8 @@ class FakeServer(LoopbackServer):
         stream: StreamScript = NO_SCRIPT,
     ) -> None:
         super().__init__()
+        #: What ``GET /v1/models`` lists (it answers a request naming any model).
+        self.models: tuple[str, ...] = ("fake",)
         #: How a request asking ``stream: true`` is answered (``harness.fakes.fake_stream``).
         self.stream = stream
         self.responder = responder
@@ -188,6 +190,18 @@ class FakeServer(LoopbackServer):
         self.keep_bodies = keep_bodies
         self.served = Served()
         self._lock = threading.Lock()
+
+    def routes(self, app: web.Application) -> None:
+        super().routes(app)
+        app.router.add_get("/v1/models", self.list_models)
+
+    async def list_models(self, request: web.Request) -> web.StreamResponse:
+        """``GET /v1/models``: the names it answers as (``models``), as OpenAI lists them."""
+        listed = [
+            {"id": name, "object": "model", "created": 0, "owned_by": "loopbench"}
+            for name in self.models
+        ]
+        return web.json_response({"object": "list", "data": listed})
 
     def _count(self, usage: dict[str, Any]) -> None:
         """A completion served, and its usage reported."""

@@ -1,7 +1,8 @@
-"""A fake endpoint on loopback for a benchmark or a hand run: scripted replies
-(``harness.fakes.fake_server``), or a scripted coder for a coding task set
+"""A fake endpoint on loopback for a benchmark, a hand run or the docs' examples: scripted
+replies (``harness.fakes.fake_server``), or a scripted coder for a coding task set
 (``harness.fakes.code_responder``); speaking Anthropic's Messages API with --anthropic
-(``harness.fakes.anthropic_server``), its Message Batches beside it.
+(``harness.fakes.anthropic_server``), its Message Batches beside it. ``loopbench serve-fake``
+starts it too.
 
     python -m harness.fakes.serve --latency 0.05   # prints its base URL
     python -m harness.fakes.serve --tasks coding   # a scripted coder for that set
@@ -12,7 +13,9 @@
 from __future__ import annotations
 
 import argparse
+import sys
 import threading
+from dataclasses import dataclass
 
 from harness.fakes.anthropic_batch_server import AnthropicBatchServer
 from harness.fakes.anthropic_server import AnthropicFakeServer
@@ -20,6 +23,54 @@ from harness.fakes.code_responder import CodeResponder
 from harness.fakes.fake_server import FakeServer, Responder, default_responder
 from harness.fakes.judge import ScriptedJudge
 from tasks.loading import load_taskset
+
+
+@dataclass(frozen=True)
+class FakeSettings:
+    """What the fake answers, how, and where."""
+
+    latency_s: float = 0.05
+    port: int = 0
+    """0 picks a free port."""
+    tasks: str | None = None
+    """A coding task set: answer its tasks as a scripted coder."""
+    anthropic: bool = False
+    """Speak Anthropic's Messages API instead of chat completions."""
+    judge: bool = False
+    """Answer as a scripted judge, erring at these rates (``harness.fakes.judge``)."""
+    false_pass: float = 0.0
+    false_fail: float = 0.0
+    seed: int = 0
+
+
+def fake_server(settings: FakeSettings) -> FakeServer | AnthropicFakeServer:
+    """The fake ``settings`` describe, not started."""
+    responder: Responder = default_responder
+    if settings.tasks:
+        responder = CodeResponder(load_taskset(settings.tasks))
+    if settings.judge:
+        responder = ScriptedJudge(settings.false_pass, settings.false_fail, seed=settings.seed)
+    server: FakeServer | AnthropicFakeServer = (
+        AnthropicBatchServer(responder, latency_s=settings.latency_s)
+        if settings.anthropic
+        else FakeServer(responder, latency_s=settings.latency_s, keep_bodies=False)
+    )
+    server.port = settings.port
+    return server
+
+
+def serve_until_interrupted(server: FakeServer | AnthropicFakeServer, note: str = "") -> None:
+    """Serve until Ctrl-C, having printed the base URL (and ``note`` on stderr)."""
+    server.start()
+    print(server.base_url, flush=True)
+    if note:
+        print(note, file=sys.stderr, flush=True)
+    try:
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.stop()
 
 
 def main() -> None:
@@ -42,23 +93,11 @@ def main() -> None:
     parser.add_argument("--false-fail", type=float, default=0.0, help="--judge: 1 - sensitivity")
     parser.add_argument("--seed", type=int, default=0, help="--judge: the seed of its errors")
     args = parser.parse_args()
-    responder: Responder = default_responder
-    if args.tasks:
-        responder = CodeResponder(load_taskset(args.tasks))
-    if args.judge:
-        responder = ScriptedJudge(args.false_pass, args.false_fail, seed=args.seed)
-    server: FakeServer | AnthropicFakeServer = (
-        AnthropicBatchServer(responder, latency_s=args.latency)
-        if args.anthropic
-        else FakeServer(responder, latency_s=args.latency, keep_bodies=False)
-    )
-    server.port = args.port
-    server.start()
-    print(server.base_url, flush=True)
-    try:
-        threading.Event().wait()
-    except KeyboardInterrupt:
-        server.stop()
+    settings = FakeSettings(
+        args.latency, args.port, args.tasks, args.anthropic, args.judge,
+        args.false_pass, args.false_fail, args.seed,
+    )  # fmt: skip
+    serve_until_interrupted(fake_server(settings))
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ every writer redacts them.
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import os
 import re
@@ -26,6 +27,7 @@ from dataclasses import dataclass, field
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 from harness.errors import BadInput
+from harness.models.model_list import listed_models
 from harness.redaction import protected
 
 BASE_URL_ENV = "LOOPBENCH_BASE_URL"
@@ -108,6 +110,8 @@ def resolve_endpoint(
     model = model or os.environ.get(MODEL_ENV)
     if base_url:
         check_base_url(base_url, source)
+    if base_url and not model and source == OPENAI_BASE_URL_ENV:
+        model, source = _only_listed_model(base_url, api_key_env)
     if base_url and not model:
         raise EndpointNotConfigured(
             f"the endpoint {shown_url(base_url)!r} ({source}) needs the name of the model it "
@@ -124,9 +128,33 @@ def resolve_endpoint(
             "embedded local model."
         )
     assert model
-    key_env, key = _key(api_key_env, source)
+    key_env, key = _key(api_key_env, source.partition(";")[0])
     check_key(key_env, key)
     return Endpoint(base_url=base_url, model=model, api_key=key, source=source)
+
+
+#: Where the model's name was found when OPENAI_BASE_URL's endpoint lists only one.
+ONLY_LISTED = f"{OPENAI_BASE_URL_ENV}; the one model its /models lists"
+
+
+def _only_listed_model(base_url: str, api_key_env: str) -> tuple[str | None, str]:
+    """The model an endpoint found in OPENAI_BASE_URL serves when it lists exactly one at
+    ``GET /models``, and where the run is said to find it; else no model (the name is then
+    asked for as before)."""
+    key_env, key = _key(api_key_env, OPENAI_BASE_URL_ENV)
+    check_key(key_env, key)
+    user, password = credentials(base_url)
+    headers = {}
+    if key:
+        headers["authorization"] = f"Bearer {key}"
+    elif user is not None:  # as the client sends them: HTTP Basic
+        pair = base64.b64encode(f"{user}:{password}".encode()).decode()
+        headers["authorization"] = f"Basic {pair}"
+    listed = listed_models(without_credentials(base_url), headers)
+    # guard: only-one-listed-model-taken
+    if listed is not None and len(listed) == 1:
+        return listed[0], ONLY_LISTED
+    return None, OPENAI_BASE_URL_ENV
 
 
 def check_key(key_env: str, key: str | None) -> None:

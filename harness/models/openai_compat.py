@@ -24,8 +24,11 @@ holds (its text and its tool calls) before anything else sees it.
 
 from __future__ import annotations
 
+import re
 from typing import Any
+from urllib.parse import urlsplit
 
+from harness.models.endpoint import shown_url
 from harness.models.http_client import (
     DEFAULT_CONNECTION,
     NO_HOOKS,
@@ -88,4 +91,18 @@ class OpenAICompatClient(HttpClient):
         return parse_response(reply, retries=retries, redact=self._redact)
 
     def wire_error(self, reply: HttpReply) -> str:
-        return self._redact(reply.opening(QUOTED))[:300]
+        said = self._redact(reply.opening(QUOTED))[:300]
+        hint = missing_v1_hint(self.base_url) if reply.status == 404 else ""
+        return f"{said}; {hint}" if hint else said
+
+
+def missing_v1_hint(base_url: str) -> str:
+    """What a 404 at ``{base_url}/chat/completions`` most often means: a base URL without
+    its ``/v1`` (OpenAI, llama.cpp, vLLM and Ollama serve chat completions at
+    /v1/chat/completions). Empty when the URL's path already ends in a version."""
+    shown = shown_url(base_url).rstrip("/")
+    path = urlsplit(shown).path
+    if re.search(r"/v\d+\w*$", path):
+        return ""
+    example = "" if "?" in shown else f" (--base-url {shown}/v1)"
+    return f"nothing is served at {path}/chat/completions: add /v1 to the base URL{example}"

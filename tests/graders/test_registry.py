@@ -12,7 +12,18 @@ from graders.registry import GRADERS, SHIPPED
 
 ROOT = Path(__file__).parents[2]
 #: The shipped graders, in the order ``grade --self-test`` and a wrong name's error list them.
-LISTED = ["exact", "code_tests", "choice", "label", "number", "regex", "json", "f1", "em"]
+LISTED = [
+    "exact",
+    "code_tests",
+    "choice",
+    "choice_or",
+    "label",
+    "number",
+    "regex",
+    "json",
+    "f1",
+    "em",
+]
 LISTED += ["game24", "asserts", "judge"]
 
 

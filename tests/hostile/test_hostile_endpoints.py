@@ -22,6 +22,7 @@ from click.testing import CliRunner
 from harness.cli.main import main
 from harness.fakes.fake_server import question_index
 from harness.results.reading import read_records
+from harness.results.statuses import INFRASTRUCTURE_STATUSES
 from harness.results.store import iter_traces
 from tests.fakes.fault_server import FaultServer, Hostile
 
@@ -91,6 +92,15 @@ class Grid:
     output: str
 
 
+def exit_for(out: Path) -> int:
+    """``run``'s exit code for the folder: 3 when an arm graded nothing (every run of it an
+    endpoint's or the harness's failure), else 0."""
+    by_arm: dict[str, set[str]] = {}
+    for record in read_records(out):
+        by_arm.setdefault(record.arm, set()).add(record.status)
+    return 3 if any(s <= INFRASTRUCTURE_STATUSES for s in by_arm.values()) else 0
+
+
 def run_grid(
     tmp: Path, server: FaultServer, tasks: list[str], arms: list[str], timeout: float = TIMEOUT
 ) -> Grid:
@@ -110,7 +120,7 @@ def run_grid(
         *(item for arm in arms for item in ("--arm", arm)),
     ]
     result = CliRunner().invoke(main, args, env={"LOOPBENCH_API_KEY": "k"}, catch_exceptions=False)
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == exit_for(out), result.output
     traces = {t["run_id"]: t["events"] for t in iter_traces(out)}
     return Grid(read_records(out), traces, server, result.output)
 
@@ -206,7 +216,7 @@ def flag_grid(tmp: Path, *given: str, experiment: str | None = None) -> Grid:
             (tmp / "exp.toml").write_text(f'arms = ["react"]\n{experiment}\n')
             args += ["--experiment", str(tmp / "exp.toml")]
         result = CliRunner().invoke(main, args, env={"LOOPBENCH_API_KEY": "k"})
-        assert result.exit_code == 0, result.output
+        assert result.exit_code == exit_for(tmp / "out"), result.output
         return Grid(read_records(tmp / "out"), {}, s, result.output)
 
 

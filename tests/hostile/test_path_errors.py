@@ -42,6 +42,7 @@ PRICES = 'as_of = "2025-08-01"\n[models.m]\ninput = 1.0\noutput = 2.0\n'
 
 #: Options that are paths though not of click's Path type: (command, parameter).
 TEXT_PATHS = {("run", "tasks_spec"), ("grade", "task_spec"), ("tasks list", "given")}
+TEXT_PATHS |= {("serve-fake", "tasks")}  # a coding set its scripted coder answers
 #: Where a case's paths may not be read or written (see ``places``).
 HOSTILE = ("shut/", "closed/", "Rfiles", "Rtraces", "Wkept", "ro/", "afile/", "/proc/")
 #: The cases also run on the path itself without permission (the others go the same way).
@@ -77,6 +78,7 @@ def _cases() -> list[tuple[str, str]]:
         "cache clear {}/C",
         "tasks check {}/T",
         "tasks list --tasks {}/T",
+        "serve-fake --tasks {}/T",
         "grade --task coding/roman_numerals --code-file {}/code.py",
         "grade --task {}/T/q1 --code-file code.py",
         "grade --regrade {}/R",
@@ -232,7 +234,7 @@ def _fill(root: Path) -> None:
     (root / "out").mkdir()
     run = [*shlex.split(RUN), "--tasks", str(root / "T"), "--out", str(root / "Wkept")]
     ran = CliRunner().invoke(main, run)
-    assert ran.exit_code == 0, ran.output
+    assert ran.exit_code == 3, ran.output  # recorded; nothing graded (no endpoint listens)
     for copy in ("shut", "closed", "ro"):
         for name in ("R", "T", "C", "prices.toml", "exp.toml", "code.py", "labels.csv"):
             _copy(root / name, root / copy / name)

@@ -84,6 +84,7 @@ def test_openai_base_url_without_a_model_is_refused_naming_it_and_starts_nothing
         raise AssertionError("the embedded model was started")
 
     monkeypatch.setattr(harness.endpoints, "LocalServer", never)
+    server.models = ("fake", "other")  # one listed would serve the run (test_model_list.py)
     out = tmp_path / "r"
     result = CliRunner().invoke(
         main,

@@ -100,7 +100,7 @@ def test_help_lists_the_commands_as_a_group_holding_them_all_would():
         context_settings=main.context_settings,
         commands=[main.get_command(click.Context(main), name) for name in COMMANDS],
     )
-    assert len(eager.commands) == len(COMMANDS) == 15
+    assert len(eager.commands) == len(COMMANDS) == 16
     runner = CliRunner()
     assert runner.invoke(main, ["--help"]).output == runner.invoke(eager, ["--help"]).output
 
