@@ -1971,6 +1971,11 @@ MUTATIONS = [
     # issue 43: the harness's own CPU per call (the exact grader keeps short answers' verdicts).
     ("exact-memo-short-answers-only", "exact: only a short answer's verdict and reading are kept",
      "off", ["tests/graders/test_exact_rules.py::test_a_long_answers_verdict_is_not_kept"]),
+    # issue 44: redaction of secrets, not of the words a key written by hand holds.
+    ("secrets-word-runs-left-alone", "secrets: 8 characters within one word of a key are left alone",
+     "value=False",
+     [REDT + "test_a_word_of_a_key_written_by_hand_is_left_where_ordinary_text_holds_it",
+      REDT + "test_a_path_holding_a_word_of_the_key_is_printed_whole"]),
 ]  # fmt: skip
 
 
