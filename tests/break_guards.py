@@ -1976,6 +1976,15 @@ MUTATIONS = [
      "value=False",
      [REDT + "test_a_word_of_a_key_written_by_hand_is_left_where_ordinary_text_holds_it",
       REDT + "test_a_path_holding_a_word_of_the_key_is_printed_whole"]),
+    # issue 44: table -o, as report's, export's and plot's.
+    ("table-o-folder-refused", "table -o: a folder refused, naming a file to give",
+     "off", ["tests/harness/cli/test_table_output.py::test_a_folder_or_a_path_that_cannot_be_written_is_refused_before_reading"]),
+    ("table-o-checked-before-reading", "table -o: the path checked before the folder is read",
+     "off", ["tests/harness/cli/test_table_output.py::test_a_folder_or_a_path_that_cannot_be_written_is_refused_before_reading",
+             "tests/harness/cli/test_table_output.py::test_a_file_there_is_kept_when_the_folder_is_refused"]),
+    ("secrets-table-o-redacted", "table -o: the file redacted of the secrets held",
+     "value=output.write_text(text, encoding='utf-8')",
+     ["tests/harness/cli/test_table_output.py::test_the_file_is_redacted_of_the_key_held"]),
 ]  # fmt: skip
 
 
