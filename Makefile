@@ -45,9 +45,16 @@ system:
 	fi
 
 # The depot questions on the embedded local model; cost shown as if served by gpt-5-mini.
+# Into a folder holding the demo's runs already, a run resumes: those runs are not made
+# again, and the table is theirs; the last line then says how to run the demo afresh.
+DEMO_OUT ?= results/demo
 demo: install
-	$(BIN)/loopbench run --tasks depot --repeats 1 --concurrency 1 --out results/demo \
-		--price-as gpt-5-mini $(DEMO_ARMS)
+	@ran=; [ -s "$(DEMO_OUT)/runs.jsonl" ] && ran=1; \
+	$(BIN)/loopbench run --tasks depot --repeats 1 --concurrency 1 --out "$(DEMO_OUT)" \
+		--price-as gpt-5-mini $(DEMO_ARMS) || exit $$?; \
+	if [ -n "$$ran" ]; then echo; \
+		echo "$(DEMO_OUT) held runs of an earlier demo, not run again; to run the demo afresh:" \
+		"make demo DEMO_OUT=results/demo-2 (or remove $(DEMO_OUT) first)"; fi
 
 # Regenerates the committed reference run in results/reference/local-smollm2/.
 reference: install

@@ -44,7 +44,7 @@ from harness.endpoints import (
 from harness.errors import BadInput
 from harness.executors import OnWorkers
 from harness.grading import GraderFunction, Grading
-from harness.grid import Grid, run_grid
+from harness.grid import Grid, refuse_other_options, run_grid
 from harness.judge_endpoint import open_judge, pinned_judge
 from harness.models.batch_journal import JOURNAL
 from harness.models.batching import BatchSettings
@@ -286,6 +286,11 @@ class Experiment:
                 if isinstance(executor, contextlib.AbstractContextManager):
                     held.enter_context(executor)  # a RayExecutor connects, and lets go
                 folder = held.enter_context(self.open())
+                # Refused before the endpoint is named or the embedded model started:
+                # a refusal is the one line printed. Read once; the grid reuses them.
+                recorded = folder.records()
+                # guard: resume-refused-before-serving
+                refuse_other_options(recorded, self.parsed_arms, folder.path)
                 for repair in folder.repairs:
                     observer.note(f"warning: {repair}")
                 batch = BatchSettings(config.batch_poll_s, journal=folder.path / JOURNAL)
@@ -298,7 +303,7 @@ class Experiment:
                     used = batch if config.batch else None
                     clients = await open_clients(opened, [] if executor else live, how, used)
                     client = grid_client(dict(clients.items())) if clients else OnWorkers()
-                    results = await self.run_in(folder, client, observer)
+                    results = await self.run_in(folder, client, observer, recorded=recorded)
                     for note in throttle_notes(clients):
                         observer.note(note)
                     return results
@@ -351,11 +356,16 @@ class Experiment:
         return {"identity": identity} if identity else {}
 
     async def run_in(
-        self, folder: ResultsFolder, client: ModelClient, observer: Observer | None = None
+        self,
+        folder: ResultsFolder,
+        client: ModelClient,
+        observer: Observer | None = None,
+        *,
+        recorded: list[RunRecord] | None = None,
     ) -> Results:
         """Run the grid into an open folder with this client (what ``loopbench run`` does
         once its endpoint is up; with several models, a client answering each), telling
-        ``observer`` as it goes."""
+        ``observer`` as it goes. ``recorded``: the folder's records, when already read."""
         grid = Grid(self.chosen, self.parsed_arms, self.repeats, self.model_name, self.model_names)
         settings = replace(
             self.settings,
@@ -365,7 +375,7 @@ class Experiment:
         )
         separation = None
         if self.until_separated is None:
-            made = await run_grid(grid, client, folder, settings, observer)
+            made = await run_grid(grid, client, folder, settings, observer, recorded)
         else:
             made, separation = await run_until_separated(
                 grid, self.until_separated, client, folder, settings, observer

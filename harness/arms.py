@@ -39,19 +39,15 @@ from tasks.tool_registry import ToolOptionsError, UnknownTool, check_tool_choice
 
 
 class ArmError(BadInput):
-    usage = True
+    """An arm that cannot be run as written: its pattern, its options or its prompts."""
 
 
 class ArmFileError(ArmError):
     """An arm an experiment file writes, refused for its text: said at the file's line."""
 
-    usage = False
-
 
 class PromptFileError(ArmError):
     """A prompt file an arm cannot take: said in one line, naming the file and the slot."""
-
-    usage = False
 
 
 @dataclass(frozen=True)
@@ -389,9 +385,7 @@ def parse_arms(
             where = written_at(item) if written_at and isinstance(item, str) else None
             if where is None:
                 raise
-            # guard: templates-experiment-file-prompt
-            error = ArmError if exc.usage else ArmFileError  # under the usage lines: a name
-            raise error(f"{where}: {exc}") from None
+            raise ArmFileError(f"{where}: {exc}") from None
         for text, arm in zip(texts, parsed, strict=True):
             resolved = _written(arm.pattern, arm.resolved)
             named = next((a for a in arms.values() if a.spec == arm.spec), None)

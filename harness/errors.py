@@ -13,7 +13,6 @@ derives from exactly one of them (tests/test_error_families.py checks it).
     │                             StructureError, OutputError, OtlpError, ...
     ├── UnknownName               a pattern, tool, grader or task set no one registered; its
     │                             line lists the registered names and how to add one.
-    │                             ``usage``: said under the command's usage lines.
     └── Refusal (harness/cli)     the line as ``loopbench`` prints it (a click exception).
 
     ModelError                    what the endpoint did: an HTTP error, a reply too large or
@@ -48,21 +47,13 @@ swallow them) end inside that process, as its exit status and result.
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 
 class BadInput(ValueError):
     """What was given is wrong; the message says what, where, and what is expected."""
 
-    usage: ClassVar[bool] = False
-    """Said under the command's usage lines (a wrong name or spelling on the command line),
-    not as a bare ``Error:`` line."""
-
 
 class UnknownName(BadInput):
     """A name that is not registered: a pattern, a tool, a grader, a task set."""
-
-    usage = True
 
 
 class ModelError(Exception):

@@ -28,7 +28,7 @@ from harness.files import special_file_problem
 
 
 class PluginError(BadInput):
-    usage = True
+    """A plugin module that cannot be imported, or is not one."""
 
 
 def load_plugin(module: str) -> None:

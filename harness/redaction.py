@@ -5,8 +5,12 @@ endpoint is hostile and a model repeats what it is sent, so a secret can come ba
 an error body, a reply or a tool call's arguments, as given or encoded: JSON-escaped,
 every character ``\\u``-escaped, percent-encoded, HTML-escaped, in base64 (alone, or
 inside other bytes, as a Basic header carries ``user:password``) and upper- or
-lower-cased. Wherever ``SECRET_RUN`` or more of a secret's characters in a row appear,
-in any of those forms, they become ``[redacted]``.
+lower-cased. The whole secret, and wherever ``SECRET_RUN`` or more of its characters in a
+row appear, in any of those forms, become ``[redacted]``; except a run that lies within one
+word of the secret (``_within_a_word``): a key written by hand, ``sk-test-newcomer-1234``,
+holds words a path or a sentence holds too ("newcomer"), and those are left as they are.
+A run reaching into a second word ("test-newc"), or within a word that is not one (the
+random part of a key, ``Q7mZp2Lr9XvB``), is redacted.
 
 One ``Redactor`` does it. The client keeps one for its endpoint's secrets and applies
 it to everything the endpoint sends, before anything else sees it; the process keeps
@@ -32,6 +36,8 @@ SECRET_RUN = 8
 #: A secret shorter than SECRET_RUN is redacted whole, if it has at least this many
 #: characters: a shorter one (a user name "bob") would blank ordinary words.
 SHORTEST_WHOLE = 6
+#: The longest run of letters taken for a word (``_within_a_word``): a longer one is random.
+LONGEST_WORD = 24
 MARK = "[redacted]"
 
 
@@ -128,14 +134,38 @@ def _runs(text: str) -> set[str]:
 
 
 def _pieces(secret: str) -> set[str]:
-    found: set[str] = set()
-    for run in _runs(secret):
+    found = _text_forms(secret) if len(secret) >= SHORTEST_WHOLE else set()
+    for run in _runs(secret) - _word_runs(secret):
         # guard: secrets-every-form-run-redacted
         found |= _text_forms(run)
     for variant in {secret, secret.upper(), secret.lower()}:
         for encoded in _base64_forms(variant):
             found |= _runs(encoded) if len(encoded) >= SECRET_RUN else set()
     return found
+
+
+def _word_runs(secret: str) -> set[str]:
+    """The runs of ``SECRET_RUN`` characters of ``secret`` whose letters and digits all
+    belong to one word of it (``_is_word``). Such a run is a word of ordinary text too; the
+    others are the secret's (a run found both ways is the secret's)."""
+    words = list(re.finditer(r"[^\W_]+", secret))  # letters and digits between the rest
+    found: dict[str, bool] = {}
+    for start in range(len(secret) - SECRET_RUN + 1):
+        end = start + SECRET_RUN
+        within = [w[0] for w in words if w.start() < end and w.end() > start]
+        run = secret[start:end]
+        in_word = len(within) == 1 and _is_word(within[0])
+        found[run] = found.get(run, True) and in_word
+    return {run for run, in_word in found.items() if in_word}
+
+
+def _is_word(text: str) -> bool:
+    """Whether letters or digits read as a word: letters in one case (or capitalised), at
+    most ``LONGEST_WORD`` of them, or digits alone. Random ones mix cases, letters and
+    digits."""
+    letters = text.isalpha() and len(text) <= LONGEST_WORD
+    # guard: secrets-word-runs-left-alone
+    return text.isdigit() or (letters and (text.islower() or text.isupper() or text.istitle()))
 
 
 def _text_forms(text: str) -> set[str]:

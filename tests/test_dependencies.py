@@ -14,6 +14,13 @@ PACKAGES = ("loopbench", "harness", "graders", "sandbox", "tasks")
 #: Dependencies another dependency imports on the packages' behalf, and the call that makes
 #: it do so (the call must appear in the packages).
 USED_THROUGH = {"tabulate": "to_markdown"}  # pandas' DataFrame.to_markdown renders with it
+#: Dependencies installed for what users do with loopbench's files, never imported by it,
+#: each with the test doing it.
+FOR_USERS = {
+    # pandas' Parquet engine: pd.read_parquet on `export`'s file
+    "fastparquet": "tests/harness/cli/test_export.py::"
+    "test_pandas_reads_the_parquet_export_in_loopbench_s_own_environment",
+}
 
 
 def project() -> dict:
@@ -83,7 +90,7 @@ def test_every_runtime_dependency_is_imported():
     declared = {distribution(requirement) for requirement in project()["dependencies"]}
     through = {dist for dist, call in USED_THROUGH.items() if call in called_attributes()}
     assert "pydantic" in used and "click" in used  # the mapping finds what is plainly used
-    assert declared - used - through == set(), "declared, never imported: drop or use them"
+    assert declared - used - through - set(FOR_USERS) == set(), "declared, never imported"
 
 
 def test_every_third_party_import_is_declared():
@@ -98,3 +105,10 @@ def test_every_third_party_import_is_declared():
         if not by_module.get(module, set()) & declared
     }
     assert undeclared == {}, "imported, not declared in pyproject (dependencies or an extra)"
+
+
+def test_a_dependency_for_users_is_declared_and_its_test_is_there():
+    declared = {distribution(requirement) for requirement in project()["dependencies"]}
+    for dist, test in FOR_USERS.items():
+        path, name = test.split("::")
+        assert dist in declared and f"def {name}(" in (ROOT / path).read_text(), test

@@ -95,9 +95,9 @@ def growth_command(steps: str, fmt: str, **numbers: Any) -> None:
     except ValueError:
         counts = [-1]
     if not counts or not all(0 <= n <= MAX_COUNT for n in counts):
-        raise click.BadParameter(
-            f"write whole numbers from 0 to {MAX_COUNT} separated by commas, e.g. 2,5,10",
-            param_hint="--steps",
+        raise BadInput(
+            f"--steps {steps!r}: write whole numbers from 0 to {MAX_COUNT} separated by "
+            "commas, e.g. 2,5,10"
         )
     _emit(growth(counts, _planning(numbers)), fmt)
 

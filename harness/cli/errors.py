@@ -91,11 +91,11 @@ def _shown(where: object) -> str:
 class SayingContext(click.Context):
     """A subcommand's context: what it refuses (``BadInput``, from anywhere below), and a
     file or folder it cannot read or write (permissions, a read-only file system, a file
-    where a folder should be), become one line and exit code 2, never a traceback; a wrong
-    name on the command line is said under the command's usage lines; an endpoint's failure
-    outside a run (``ModelError``; inside one it is recorded) is one line too; a
-    ``HarnessFault`` is a bug, shown with its traceback. The one catch of the command line:
-    no subcommand catches an error to say it again."""
+    where a folder should be), become one line and exit code 2, never a traceback, with
+    nothing printed before it (a wrong name too: its line lists the right ones); an
+    endpoint's failure outside a run (``ModelError``; inside one it is recorded) is one line
+    too; a ``HarnessFault`` is a bug, shown with its traceback. The one catch of the command
+    line: no subcommand catches an error to say it again."""
 
     def invoke(self, callback: Any, /, *args: Any, **kwargs: Any) -> Any:
         try:
@@ -104,8 +104,7 @@ class SayingContext(click.Context):
             raise
         # guard: refusal-badinput-one-line-exit
         except BadInput as exc:
-            # guard: wrong-name-said-under-command
-            raise (click.UsageError(str(exc), self) if exc.usage else Refusal(str(exc))) from None
+            raise Refusal(str(exc)) from None
         # guard: errors-endpoint-failure-outside-run
         except ModelError as exc:  # an endpoint asked outside a run (inside one: api_error)
             raise Refusal(f"the model endpoint failed: {exc}") from None

@@ -112,7 +112,7 @@ def grade_command(
         return
     if code.task_spec is not None or code.code_file is not None:
         if code.task_spec is None or code.code_file is None:
-            raise click.UsageError("give both --task and --code-file")
+            raise BadInput("give both --task and --code-file")
         _grade_code(code.task_spec, code.code_file, code.suite, fmt)
         return
     if self_test:
@@ -125,9 +125,7 @@ def grade_command(
         raise SystemExit(1 if failed else 0)
     answer, expected = one.answer, one.expected
     if answer is None or expected is None:
-        raise click.UsageError(
-            "give --self-test, --regrade RESULTS, or both --answer and --expected"
-        )
+        raise BadInput("give --self-test, --regrade RESULTS, or both --answer and --expected")
     name, options = parse_grader_spec(one.grader_spec)
     info = GRADERS.lookup(name)
     if info.runs_code:

@@ -117,10 +117,13 @@ def _redacted(exc: click.ClickException) -> click.ClickException:
     """``exc`` with every secret held redacted from its line: it is printed once the
     command's context has closed and let go of the secrets it held. The line is also made
     one short line (``harness.terminal.error_line``): an error quoting a whole file, or
-    escape sequences, in its text would otherwise reach the terminal."""
+    escape sequences, in its text would otherwise reach the terminal. The help a group
+    given no subcommand shows is left as it is: click (8.2 on) raises it as a usage error."""
     from harness.redaction import redact
     from harness.terminal import error_line
 
+    if _is_help(exc):
+        return exc
     # Redacted before it is cut (a secret cut in two would escape it), and only the ends
     # the line keeps: a message of hundreds of megabytes is read no further.
     # guard: secrets-error-line-redacted-while
@@ -128,6 +131,21 @@ def _redacted(exc: click.ClickException) -> click.ClickException:
     # guard: error-line-every-click-error
     vars(exc)["message"] = line  # typed Final; set once, here
     return exc
+
+
+def _alone(exc: click.ClickException) -> click.ClickException:
+    """A usage error of click's own (an option no command has, a value a choice refuses)
+    as the one line of every refusal, naming where the right ones are listed, without
+    click's usage lines printed before it."""
+    # guard: usage-error-said-alone
+    if isinstance(exc, click.UsageError) and not _is_help(exc):
+        where = exc.ctx.command_path if exc.ctx is not None else "loopbench"
+        return Refusal(f"{exc.format_message().rstrip('.')} (see '{where} --help')")
+    return exc
+
+
+def _is_help(exc: click.ClickException) -> bool:
+    return type(exc).__name__ == "NoArgsIsHelpError"
 
 
 class LazyGroup(click.Group):
@@ -162,7 +180,7 @@ class LazyGroup(click.Group):
             return super().make_context(info_name, args, parent, **extra)
         except click.ClickException as exc:
             # guard: error-line-wrong-option-before
-            raise _redacted(exc) from None
+            raise _redacted(_alone(exc)) from None
 
     def invoke(self, ctx: click.Context) -> Any:
         """Run the subcommand; its error line redacted of every secret held, one short line."""
@@ -174,7 +192,7 @@ class LazyGroup(click.Group):
                 getattr(exc.param, "type", None), click.Path
             ):
                 exc = Refusal(exc.format_message())  # "is not readable": one line, exit 2
-            raise _redacted(exc) from None
+            raise _redacted(_alone(exc)) from None
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         """The commands and their summaries, as click lays them out, without importing any."""

@@ -6,6 +6,7 @@ import click
 
 from harness.arms import show_value
 from harness.cli.errors import Command
+from harness.errors import BadInput
 from harness.patterns.base import PatternOptions
 from harness.patterns.catalog import lookup, registered
 from harness.patterns.prompts import prompt_file
@@ -43,7 +44,7 @@ def patterns_command(
         load_plugin(module)
     if show_prompts:
         if pattern is None:
-            raise click.UsageError("--prompts prints one pattern's slots: give PATTERN")
+            raise BadInput("--prompts prints one pattern's slots: give PATTERN")
         click.echo(prompt_file(pattern, lookup(pattern).prompts), nl=False)
         return
     patterns = {pattern: lookup(pattern)} if pattern else registered()

@@ -53,9 +53,8 @@ def _arm_correlation(text: str | None) -> float | None:
     except ValueError:
         number = math.nan
     if not 0 <= number <= 1:  # also refuses nan
-        raise click.BadParameter(
-            f"{text!r}: write shared, independent or a number from 0 to 1",
-            param_hint="--arm-correlation",
+        raise BadInput(
+            f"--arm-correlation {text!r}: write shared, independent or a number from 0 to 1"
         )
     return number
 

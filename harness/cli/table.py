@@ -10,7 +10,10 @@ import pandas as pd
 
 from harness.cli.bundles import bundled
 from harness.cli.errors import Command
+from harness.cli.output_file import output_file
 from harness.errors import BadInput
+from harness.files import output_errors
+from harness.redaction import redact
 from harness.report.judge_accuracy import Judging, with_corrected, with_corrected_reference
 from harness.report.model_axis import config_labels
 from harness.report.pass_k import parse_all
@@ -101,12 +104,40 @@ class Contents:
     f"SHARE of its correct runs (default {KEEP_SHARE}), and what it would have saved on "
     "the failed runs.",
 )
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(path_type=Path),
+    help="Write the table to this file (as it would be printed) instead of printing it.",
+)
 @bundled("contents", Contents)
 def table_command(
-    results: Path, fmt: str, contents: Contents, prices: Path | None, price_as: str | None
+    results: Path,
+    fmt: str,
+    contents: Contents,
+    prices: Path | None,
+    price_as: str | None,
+    output: Path | None,
 ) -> None:
     """Print accuracy, turns, tool calls, tokens, cost and cost per correct answer per arm."""
-    pricing = Pricing(load_prices(prices), price_as)
+    if output is None:
+        click.echo(_table(results, fmt, contents, Pricing(load_prices(prices), price_as)), nl=False)
+        return
+    # guard: table-o-folder-refused
+    if output.is_dir():
+        raise BadInput(f"{output}: is a folder; give -o a file name, e.g. {output / 'table.md'}")
+    # guard: table-o-checked-before-reading
+    with output_file(output):  # before the folder is read
+        text = _table(results, fmt, contents, Pricing(load_prices(prices), price_as))
+        with output_errors(output):
+            # guard: secrets-table-o-redacted
+            output.write_text(redact(text), encoding="utf-8")
+    click.echo(f"wrote {output}")
+
+
+def _table(results: Path, fmt: str, contents: Contents, pricing: Pricing) -> str:
+    """The table of RESULTS as ``table`` prints it (its notes after it), control characters
+    shown as escapes."""
     # The failure labels read run ids and answers beside traces: kept, not read twice.
     from harness.report.failures import columns_labelled  # the failure labels: only here
 
@@ -134,13 +165,14 @@ def table_command(
         described = pd.Series(config_labels(summary), index=summary.index)
         summary = summary.assign(failures=described.map(commonest_failures(results, frame)))
     table = render(summary, fmt, table_title(frame, pricing, results), chosen)
-    click.echo(printable(table))  # a CSV's control characters shown, not acted on
+    parts = [printable(table)]  # a CSV's control characters shown, not acted on
     if fmt == "md" and (said := judging.note()):
-        click.echo(f"\n{said}")
+        parts.append(f"\n{said}")
     if fmt == "md" and (note := stopping_note(results, frame)):
-        click.echo(f"\n{note}")
+        parts.append(f"\n{note}")
     if fmt not in ("csv", "json") and has_step_budget(summary):  # csv and json: its columns
-        click.echo(f"\n{printable(render_budgets(summary, fmt))}")
+        parts.append(f"\n{printable(render_budgets(summary, fmt))}")
+    return "".join(f"{part}\n" for part in parts)
 
 
 def commonest_failures(

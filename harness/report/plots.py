@@ -7,6 +7,7 @@ has had a chance to print anything (such as that it is building its font cache).
 
 from __future__ import annotations
 
+import functools
 import math
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -63,16 +64,36 @@ def plot_outcomes(summary: pd.DataFrame, path: Path | str, title: str) -> None:
     ax.invert_yaxis()
     ax.set_xlim(0, max(left) * 1.18)
     ax.set_xlabel("runs")
-    ax.set_title(one_line(title), fontsize=10, loc="left")
+    ax.set_title(_drawn(title), fontsize=10, loc="left")
     fig.legend(loc="outside lower center", fontsize=8, frameon=False, ncol=4)
     fig.savefig(path, dpi=120)
 
 
 def _shown(names: list[str]) -> list[str]:
-    """Names as a plot shows them: a control character as its escape (a font has no glyph
-    for it, and matplotlib warns of each)."""
+    """Names as a plot shows them (``_drawn``)."""
     # guard: plots-names-drawn-with-their
-    return [one_line(str(name)) for name in names]
+    return [_drawn(str(name)) for name in names]
+
+
+def _drawn(text: str) -> str:
+    """``text`` as a plot draws it, as written: on one line, a control character as its
+    escape, and so is a character the font has no glyph for (a model or task set named in
+    CJK or with an emoji), where matplotlib would draw a box and warn on stderr of each; a
+    ``$`` drawn as itself, not starting mathtext."""
+    glyphs = _glyphs()
+    shown = one_line(text)
+    # guard: plots-missing-glyph-escaped
+    shown = "".join(c if ord(c) in glyphs else c.encode("unicode_escape").decode() for c in shown)
+    return shown.replace("$", r"\$")
+
+
+@functools.cache
+def _glyphs() -> frozenset[int]:
+    """The characters the font that plots' text is drawn in has glyphs for."""
+    from matplotlib import font_manager
+    from matplotlib.ft2font import FT2Font
+
+    return frozenset(FT2Font(font_manager.findfont(font_manager.FontProperties())).get_charmap())
 
 
 def _figure(width: float, height: float) -> Figure:
@@ -130,7 +151,7 @@ def plot_frontier(summary: pd.DataFrame, path: Path | str, title: str) -> None:
     ax.set_xlabel("cost per correct answer (USD, log scale)")
     ax.set_ylabel("accuracy (95% Wilson interval)")
     ax.set_ylim(-0.02, 1.02)
-    ax.set_title(one_line(title), fontsize=10, loc="left")
+    ax.set_title(_drawn(title), fontsize=10, loc="left")
     ax.legend(
         handles=[*ax.get_legend_handles_labels()[0][:1], *handles],
         fontsize=7,
@@ -174,7 +195,7 @@ def plot_tokens(summary: pd.DataFrame, path: Path | str, title: str) -> None:
         left = [a + float(b) for a, b in zip(left, values, strict=True)]
     ax.invert_yaxis()
     ax.set_xlabel("tokens per run (mean)")
-    ax.set_title(one_line(title), fontsize=10, loc="left")
+    ax.set_title(_drawn(title), fontsize=10, loc="left")
     fig.legend(loc="outside lower center", fontsize=8, frameon=False, ncol=3)
     fig.savefig(path, dpi=120)
 
@@ -211,6 +232,6 @@ def plot_turns(frame: pd.DataFrame, path: Path | str, title: str) -> None:
     ax.set_yticks(range(len(arms)), _shown(arms))
     ax.invert_yaxis()
     ax.set_xlabel("model calls per run")
-    ax.set_title(one_line(title), fontsize=10, loc="left")
+    ax.set_title(_drawn(title), fontsize=10, loc="left")
     fig.legend(loc="outside lower center", fontsize=8, frameon=False, ncol=2)
     fig.savefig(path, dpi=120)

@@ -77,6 +77,36 @@ def test_a_secret_of_six_or_seven_characters_is_redacted_whole_and_a_shorter_not
     assert Redactor(["bob"], [("bob", "pw")])("bob:pw") == MARK
 
 
+HAND_KEY = "sk-test-newcomer-1234"
+
+
+def test_a_word_of_a_key_written_by_hand_is_left_where_ordinary_text_holds_it():
+    redactor = Redactor([HAND_KEY])
+    for text in ("/home/newcomer/results", "/tmp/newcomer-results/", "NEWCOMER, Newcomer"):
+        assert redactor(text) == text
+    assert redactor("a 1234-page book") == "a 1234-page book"  # too short anyway
+
+
+def test_a_key_written_by_hand_is_redacted_whole_in_every_form_and_where_it_is_cut():
+    redactor = Redactor([HAND_KEY], [("user", HAND_KEY)])
+    for form in FORMS:
+        encoded = form(HAND_KEY)
+        said = redactor(f"Authorization: Bearer {encoded} at /home/newcomer")
+        assert said.startswith("Authorization: Bearer ") and MARK in said, encoded
+        assert said.endswith(" at /home/newcomer") and HAND_KEY[:8] not in said
+    # Cut by an endpoint or a model: each run reaching past one word of it is the key's.
+    assert redactor("sent sk-test-newc...") == f"sent {MARK}..."
+    assert redactor("key ...ewcomer-1234") == f"key ...e{MARK}"
+    assert redactor("in /tmp/test-newcomer") == f"in /tmp/{MARK}er"
+
+
+def test_a_run_within_a_random_word_of_a_key_is_redacted():
+    redactor = Redactor(["sk-proj-Ab3dEf9hIjKlMn0pQrStUv", "correcthorsebatterystaplezebra"])
+    assert redactor("x f9hIjKlM y") == f"x {MARK} y"  # cases, letters and digits mixed
+    assert redactor("x batterys y") == f"x {MARK} y"  # letters past LONGEST_WORD
+    assert Redactor(["sk-a-bcdefghij"])("x bcdefghij y") == "x bcdefghij y"
+
+
 def test_text_without_secrets_is_left_as_it_is():
     text = "Thought: look it up.\nAction: lookup[Paris] " * 50
     assert Redactor([KEY, PASSWORD])(text) == text
@@ -154,6 +184,14 @@ def test_every_command_redacts_the_key_in_its_environment(tmp_path):
     result = CliRunner().invoke(main, ["table", str(missing)], env={"LOOPBENCH_API_KEY": KEY})
     assert result.exit_code == 2 and MARK in result.output
     assert not [r for r in runs_of_eight(KEY) if r in result.output]
+
+
+def test_a_path_holding_a_word_of_the_key_is_printed_whole(tmp_path):
+    from harness.cli.main import main
+
+    missing = tmp_path / "newcomer" / "results"
+    result = CliRunner().invoke(main, ["table", str(missing)], env={"OPENAI_API_KEY": HAND_KEY})
+    assert result.exit_code == 2 and f"{missing}: no such file" in result.output
 
 
 def test_the_report_and_exports_redact_what_a_folder_holds(tmp_path):

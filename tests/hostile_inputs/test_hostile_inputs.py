@@ -176,8 +176,6 @@ def test_hostile_input(path: Path, tmp_path: Path, listener: CountingListener) -
     assert done.exit == expect["exit"], f"exit {done.exit}, expected {expect['exit']}: {said}"
     if expect["exit"] == 2:
         lines = [line for line in done.stderr.splitlines() if line.strip()]
-        if lines and lines[0].startswith("Usage:"):  # a wrong name: said under the usage
-            lines = [line for line in lines if line.startswith("Error:")]
         assert len(lines) == 1 and lines[0].startswith("Error:"), done.stderr[-3000:]
         for word in expect.get("words", []):
             assert word.lower() in lines[0].lower(), f"{word!r} not in {lines[0]!r}"

@@ -63,6 +63,19 @@ def test_every_run_and_field_comes_back(tmp_path: Path, fmt: str) -> None:
         assert (None if pd.isna(row["correct"]) else bool(row["correct"])) == record.correct
 
 
+def test_pandas_reads_the_parquet_export_in_loopbench_s_own_environment(tmp_path: Path) -> None:
+    out = tmp_path / "runs.parquet"
+    results = written(tmp_path / "results")
+    assert export(str(results), "-o", str(out))[0] == 0
+    back = pd.read_parquet(out)  # the engine a fresh install has: fastparquet, a dependency
+    assert list(back.columns) == list(RunRecord.model_fields)
+    expected = read_records(results)
+    assert list(back["run_id"]) == [r.run_id for r in expected]
+    assert [None if pd.isna(a) else a for a in back["answer"]] == [r.answer for r in expected]
+    assert [json.loads(o) for o in back["options"]] == [r.options for r in expected]
+    assert list(back["repeat"]) == [0] * len(expected)
+
+
 def test_parquet_keeps_the_types(tmp_path: Path) -> None:
     out = tmp_path / "runs.parquet"
     assert export(str(written(tmp_path / "results")), "-o", str(out))[0] == 0

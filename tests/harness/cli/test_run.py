@@ -85,7 +85,8 @@ def test_unknown_arm_exits_non_zero_with_zero_requests(server, tmp_path):
             *arms("direct", "rewoo2"),
         ]
     )
-    assert result.exit_code == 2 and result.output.startswith("Usage: ")  # a wrong name
+    assert result.exit_code == 2 and len(result.stderr.splitlines()) == 1  # no usage lines
+    assert result.stderr.startswith("Error: no pattern named 'rewoo2'")
     assert "no pattern named 'rewoo2'" in result.output and "react_text" in result.output
     assert server.served.requests == 0 and not (tmp_path / "r").exists()
 
@@ -278,9 +279,9 @@ def test_concurrency_caps_requests_and_twice_as_many_runs_are_in_flight(
     out = tmp_path / "out"
     in_flight = []  # the runs in flight the command gave the grid
 
-    async def run_grid(grid, client, folder, settings, observer):
+    async def run_grid(grid, client, folder, settings, observer, recorded=None):
         in_flight.append(settings.runs_in_flight)
-        return await harness.grid.run_grid(grid, client, folder, settings, observer)
+        return await harness.grid.run_grid(grid, client, folder, settings, observer, recorded)
 
     monkeypatch.setattr(harness.api, "run_grid", run_grid)
     with CountingInFlight() as server:

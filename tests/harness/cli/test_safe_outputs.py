@@ -273,14 +273,14 @@ def test_a_path_said_by_a_command_is_printed_with_its_escapes_shown(tmp_path):
     assert said.startswith(f"wrote {tmp_path}/runs\\x1b]0;pwn\\x07.csv (18 runs, ")
 
 
-def test_an_error_under_the_usage_lines_is_one_short_line(tmp_path, monkeypatch):
+def test_a_wrong_name_is_one_short_line(tmp_path, monkeypatch):
     def refuse(*_args, **_kwargs):
         raise UnknownName(f"no arm {TITLE}" + "y" * 10_000)
 
     monkeypatch.setattr("harness.cli.table.read_frames", refuse)
     result = CliRunner().invoke(main, ["table", str(tmp_path)])
-    assert result.exit_code == 2 and result.output.startswith("Usage:")
-    [line] = [line for line in result.output.splitlines() if line.startswith("Error:")]
+    assert result.exit_code == 2
+    [line] = result.output.splitlines()
     assert line.startswith("Error: no arm \\x1b]0;pwn\\x07yyy") and "\x07" not in result.output
     assert len(line) <= len("Error: ") + ERROR_CHARS
 
@@ -296,8 +296,8 @@ def test_a_refusal_is_one_short_line_without_the_group_too(tmp_path, monkeypatch
 def test_a_wrong_option_before_the_subcommand_is_one_short_line_shown():
     result = CliRunner().invoke(main, [f"--x{TITLE}", "table"])
     assert result.exit_code == 2 and not [raw for raw in RAW if raw in result.output]
-    assert "Error: No such option '--x\\x1b]0;pwn\\x07'." in result.output
+    assert result.output == "Error: No such option '--x\\x1b]0;pwn\\x07' (see 'main --help')\n"
     result = CliRunner().invoke(main, ["--" + "x" * 10_000, "table"])
-    [line] = [line for line in result.output.splitlines() if line.startswith("Error:")]
+    [line] = result.output.splitlines()
     assert line.startswith("Error: No such option '--xxx") and "characters cut" in line
     assert len(line) <= len("Error: ") + ERROR_CHARS

@@ -2,7 +2,14 @@ import pytest
 from click.testing import CliRunner
 
 from harness.cli.main import main
-from harness.report.plots import _pareto, plot_frontier, plot_outcomes, plot_tokens, plot_turns
+from harness.report.plots import (
+    _drawn,
+    _pareto,
+    plot_frontier,
+    plot_outcomes,
+    plot_tokens,
+    plot_turns,
+)
 from harness.report.table import summarize
 from harness.results.frames import records_frame
 
@@ -39,6 +46,15 @@ def test_control_characters_in_names_are_drawn_as_their_escapes(tmp_path, kind):
     else:
         (plot_outcomes if kind == "outcomes" else plot_tokens)(summarize(frame), path, title)
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_character_the_font_lacks_is_drawn_as_its_escape_and_a_dollar_as_itself(tmp_path):
+    # matplotlib would draw a box and warn (an error under the suite's filterwarnings).
+    assert _drawn("模型 on é · → $1 $2\x07") == "\\u6a21\\u578b on é · → \\$1 \\$2\\x07"
+    runs = [record(arm=arm, task="t1", model="模型") for arm in ("cot", "直接")]
+    for draw in (plot_outcomes, plot_tokens):
+        draw(summarize(records_frame(runs)), tmp_path / "p.png", "runs of 模型 at $0.01 and $2")
+    plot_turns(records_frame(runs), tmp_path / "t.png", "模型")
 
 
 def test_frontier_without_any_cost_says_how_to_price(tmp_path):
