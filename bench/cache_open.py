@@ -16,8 +16,8 @@ from pathlib import Path
 
 from tabulate import tabulate
 
-from harness.models.cache import CACHE_FILE, ResponseCache, canonical_request, request_key
-from harness.models.types import Message, ModelRequest, ModelResponse, Usage
+from loopbench.harness.models.cache import CACHE_FILE, ResponseCache, canonical_request, request_key
+from loopbench.harness.models.types import Message, ModelRequest, ModelResponse, Usage
 
 
 def fill(folder: Path, size: int) -> None:

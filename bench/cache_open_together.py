@@ -17,7 +17,7 @@ import time
 from multiprocessing.synchronize import Barrier
 from pathlib import Path
 
-from harness.models.cache_file import BUSY_PATIENCE_S, CacheError, open_cache_file
+from loopbench.harness.models.cache_file import BUSY_PATIENCE_S, CacheError, open_cache_file
 
 
 def _open(path: str, patience_s: float, start: Barrier, refused: multiprocessing.Queue) -> None:

@@ -18,9 +18,9 @@ from collections import Counter
 
 from tabulate import tabulate
 
-from sandbox.run import Sandbox, Suite
-from sandbox.suite_result import SuiteResult
-from tasks.humaneval import heldout_suite, load_problems, preamble, reference
+from loopbench.sandbox.run import Sandbox, Suite
+from loopbench.sandbox.suite_result import SuiteResult
+from loopbench.tasks.humaneval import heldout_suite, load_problems, preamble, reference
 
 
 async def grade_all(sandbox: Sandbox, jobs: list[tuple[str, Suite]]) -> list[SuiteResult]:

@@ -3,7 +3,7 @@ the reply's size and shape: an endpoint may send up to 32 MiB, and grading runs 
 run's event loop, so a slow one holds Ctrl-C and the whole run.
 
 Each figure is one call (``grade`` then ``canonical``, as a run does: reading a huge
-reply's end only, graders/answer_size.py; ``--whole``: the grader given the whole reply),
+reply's end only, loopbench/graders/answer_size.py; ``--whole``: the grader given the whole reply),
 in a forked child stopped at ``--limit`` seconds (shown ``>LIMIT``). The readers are timed
 on the whole reply, but ``sc.plurality`` (self_consistency's vote with no grader), which
 reads as a run does.
@@ -28,16 +28,16 @@ from typing import Any, cast
 ROOT = Path(__file__).parents[1]
 sys.path.insert(0, str(ROOT))
 
-import harness.patterns.cot as cot  # noqa: E402
-from graders.answer_size import canonical_read, grade_read  # noqa: E402
-from graders.base import GraderSetup  # noqa: E402
-from graders.reading import answer_text  # noqa: E402
-from graders.readings import Reading, typed_reading  # noqa: E402
-from graders.registry import GRADERS  # noqa: E402
-from graders.selftest import as_task  # noqa: E402
-from graders.squad import affirmed  # noqa: E402
-from harness.patterns.base import RunContext  # noqa: E402
-from harness.patterns.self_consistency import plurality, reading_of  # noqa: E402
+import loopbench.harness.patterns.cot as cot  # noqa: E402
+from loopbench.graders.answer_size import canonical_read, grade_read  # noqa: E402
+from loopbench.graders.base import GraderSetup  # noqa: E402
+from loopbench.graders.reading import answer_text  # noqa: E402
+from loopbench.graders.readings import Reading, typed_reading  # noqa: E402
+from loopbench.graders.registry import GRADERS  # noqa: E402
+from loopbench.graders.selftest import as_task  # noqa: E402
+from loopbench.graders.squad import affirmed  # noqa: E402
+from loopbench.harness.patterns.base import RunContext  # noqa: E402
+from loopbench.harness.patterns.self_consistency import plurality, reading_of  # noqa: E402
 
 #: Reply shapes: a unit repeated to the size, then its end (most with no Answer line, so
 #: the whole reply is the final answer).
@@ -97,7 +97,7 @@ def reply_of(shape: str, size: int) -> str:
 def call(name: str, whole: bool = False) -> Callable[[str], object]:
     if name in READERS:
         return READERS[name]
-    import graders.asserts  # noqa: F401  (registers the asserts grader)
+    import loopbench.graders.asserts  # noqa: F401  (registers the asserts grader)
 
     info = GRADERS.lookup(name)
     task = as_task(info, EXPECTED[name])

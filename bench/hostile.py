@@ -28,12 +28,12 @@ from tabulate import tabulate
 
 sys.path.append(str(Path(__file__).parents[1]))  # tests.sandbox.hostile
 
-from sandbox.isolation import LEVELS, probe
-from sandbox.leftovers import remove_tree
-from sandbox.limits import Limits
-from sandbox.run import Sandbox, Suite
-from tasks.humaneval import heldout_suite, load_problems, preamble
-from tasks.loading import load_taskset
+from loopbench.sandbox.isolation import LEVELS, probe
+from loopbench.sandbox.leftovers import remove_tree
+from loopbench.sandbox.limits import Limits
+from loopbench.sandbox.run import Sandbox, Suite
+from loopbench.tasks.humaneval import heldout_suite, load_problems, preamble
+from loopbench.tasks.loading import load_taskset
 from tests.sandbox.hostile import (
     CASES,
     always_equal,

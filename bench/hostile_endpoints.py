@@ -29,7 +29,7 @@ from tabulate import tabulate
 
 sys.path.append(str(Path(__file__).parents[1]))
 
-from harness.results.reading import read_records
+from loopbench.harness.results.reading import read_records
 from tests.fakes.fault_server import HOSTILE, FaultServer
 
 CASES = [*HOSTILE, "dribble"]
@@ -58,7 +58,7 @@ def run_case(case: str, tasks: int, root: Path) -> list[object]:
     with FaultServer(lambda n, body: case, dribble_s=1.0, hang_s=60) as server:  # type: ignore[arg-type,return-value]
         command = [
             sys.executable,
-            *("-m", "harness.cli", "run", "--tasks", str(task_folder(folder, tasks))),
+            *("-m", "loopbench.harness.cli", "run", "--tasks", str(task_folder(folder, tasks))),
             *("--arm", "react", "--model", "hostile", "--base-url", server.base_url),
             *("--out", str(folder / "out"), "--quiet", "--concurrency", "8"),
             *("--max-retries", "1", "--timeout", "5" if dribble else "120"),

@@ -33,7 +33,7 @@ CHILD = """
 import atexit, resource, sys
 atexit.register(lambda: print("peak", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
                               file=sys.stderr))
-from harness.cli.main import main
+from loopbench.harness.cli.main import main
 main(sys.argv[1:], prog_name="loopbench")
 """
 

@@ -23,9 +23,9 @@ from tabulate import tabulate
 
 sys.path.append(str(Path(__file__).parents[1]))  # tests.tasks.humaneval_variants
 
-from sandbox.limits import Limits
-from sandbox.run import Sandbox, Suite
-from tasks.humaneval import heldout_suite, load_problems, preamble, reference
+from loopbench.sandbox.limits import Limits
+from loopbench.sandbox.run import Sandbox, Suite
+from loopbench.tasks.humaneval import heldout_suite, load_problems, preamble, reference
 from tests.sandbox.hostile import always_equal
 from tests.tasks.humaneval_variants import (
     MUTATIONS,

@@ -1,6 +1,6 @@
 """Seconds from Ctrl-C to the end of a ``loopbench run`` (issue 37: within 2 s, whatever is
 being graded): a run whose every answer meets a catastrophic regex, ``(x|x)+`` against 40
-x and a "!", so each grading lasts the answer's whole time limit (graders/answer_time.py),
+x and a "!", so each grading lasts the answer's whole time limit (loopbench/graders/answer_time.py),
 against a run on a slow endpoint grading nothing slow (what ending a run costs). SIGINT is
 sent a moment after the first run is recorded; each figure is the median of ``--times``.
 
@@ -23,7 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).parents[1]
 sys.path.insert(0, str(ROOT))
 
-from harness.fakes.fake_server import FakeServer, Reply  # noqa: E402
+from loopbench.harness.fakes.fake_server import FakeServer, Reply  # noqa: E402
 
 
 def seconds_to_end(folder: Path, pattern: str, reply: str, latency_s: float) -> float:
@@ -33,7 +33,15 @@ def seconds_to_end(folder: Path, pattern: str, reply: str, latency_s: float) -> 
     out = folder / "out"
     server = FakeServer(lambda _body: Reply(reply), latency_s=latency_s, keep_bodies=False)
     server.start()
-    command = [sys.executable, "-m", "harness.cli", "run", "--tasks", str(tasks), "--quiet"]
+    command = [
+        sys.executable,
+        "-m",
+        "loopbench.harness.cli",
+        "run",
+        "--tasks",
+        str(tasks),
+        "--quiet",
+    ]
     command += ["--grader", "regex", "--arm", "direct", "--model", "fake", "--out", str(out)]
     command += ["--base-url", server.base_url, "--max-retries", "0"]
     env = {**os.environ, "PYTHONPATH": str(ROOT), "LOOPBENCH_API_KEY": "k"}

@@ -6,7 +6,7 @@ and runs every task R times. The accuracy on tasks like these is the Beta's mean
 per (N, R, ICC): the worst and the median coverage over the means, of
 
 - ``tasks``: loopbench's interval (Wilson's on the effective number of runs, tasks
-  clustered: ``harness.stats.intervals.clustered_interval``);
+  clustered: ``loopbench.harness.stats.intervals.clustered_interval``);
 - ``runs``: Wilson's interval on the runs as if independent (``--interval runs``, and the
   table's interval before);
 
@@ -27,7 +27,7 @@ import numpy as np
 from tabulate import tabulate
 
 from bench.simulated import paired_chances, task_chances
-from harness.stats.intervals import PairedTasks, clustered_interval, wilson_interval
+from loopbench.harness.stats.intervals import PairedTasks, clustered_interval, wilson_interval
 
 TASKS = (10, 20, 30, 50, 100, 200, 500)
 REPEATS = (1, 3, 5, 10)

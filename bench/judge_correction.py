@@ -9,7 +9,7 @@ specificity; a person labels L answers an arm, drawn at random, without error. T
 folder:
 
 - accuracy: arm a's corrected accuracy and its 95% interval
-  (``harness.stats.judge_correction.corrected_accuracy``, each arm's own rates when its
+  (``loopbench.harness.stats.judge_correction.corrected_accuracy``, each arm's own rates when its
   labels hold right and wrong answers: ``arm_rates``), against the table's uncorrected one
   (``accuracy_interval`` on the judge's verdicts); the truth is the arm's accuracy on tasks
   like these (the Beta's mean);
@@ -41,9 +41,9 @@ import numpy as np
 from tabulate import tabulate
 
 from bench.simulated import paired_chances
-from harness.results.judge_calibration import Calibration, LabelCounts
-from harness.stats.intervals import PairedTasks, accuracy_interval
-from harness.stats.judge_correction import (
+from loopbench.harness.results.judge_calibration import Calibration, LabelCounts
+from loopbench.harness.stats.intervals import PairedTasks, accuracy_interval
+from loopbench.harness.stats.judge_correction import (
     JudgeRates,
     arm_rates,
     corrected_accuracy,
@@ -207,10 +207,10 @@ def through_folders(count: int, tasks: int, repeats: int, labels: int, seed: int
     calibration (the scenario of a judge favouring a, arms equal)."""
     from click.testing import CliRunner
 
-    from harness.cli.main import main
-    from harness.results.judge_calibration import load_calibration
-    from harness.results.reading import read_records
-    from harness.results.records import RunRecord
+    from loopbench.harness.cli.main import main
+    from loopbench.harness.results.judge_calibration import load_calibration
+    from loopbench.harness.results.reading import read_records
+    from loopbench.harness.results.records import RunRecord
     from tests.harness.cli.judge_folders import label_sample, write_folder
 
     scenario = SCENARIOS[1]

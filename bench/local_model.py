@@ -18,13 +18,13 @@ import statistics
 import time
 from pathlib import Path
 
-from harness.models.local import MODEL_NAME, LocalServer
-from harness.models.openai_compat import Connection, OpenAICompatClient
-from harness.models.types import Message, ModelRequest
-from harness.report.plots import plot_outcomes
-from harness.report.table import summarize
-from harness.results.frames import records_frame
-from harness.results.reading import read_records
+from loopbench.harness.models.local import MODEL_NAME, LocalServer
+from loopbench.harness.models.openai_compat import Connection, OpenAICompatClient
+from loopbench.harness.models.types import Message, ModelRequest
+from loopbench.harness.report.plots import plot_outcomes
+from loopbench.harness.report.table import summarize
+from loopbench.harness.results.frames import records_frame
+from loopbench.harness.results.reading import read_records
 
 FILLER = "The depot keeps a ledger of every truck, its route, its driver and the hours it ran. "
 

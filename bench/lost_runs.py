@@ -2,7 +2,7 @@
 
 ``table`` leaves runs that ended in api_error or pattern_error out of accuracy and, per arm,
 tests whether the tasks that lost runs were harder (or easier) than the rest by the other
-arms' accuracy on them (``harness.report.lost_runs``: a permutation test over tasks,
+arms' accuracy on them (``loopbench.harness.report.lost_runs``: a permutation test over tasks,
 warning below UNEVEN_P). This bench simulates folders of three arms on N tasks, R repeats,
 each task's chance Beta distributed (mean 0.6, ICC 0.3; the arms shifted on the logit
 scale by -0.4, 0 and +0.4, so they share each task's difficulty), and runs failing at a
@@ -33,8 +33,8 @@ import pandas as pd
 from tabulate import tabulate
 
 from bench.simulated import task_chances
-from harness.report.lost_runs import UNEVEN_P, lost_runs
-from harness.stats.intervals import accuracy_interval
+from loopbench.harness.report.lost_runs import UNEVEN_P, lost_runs
+from loopbench.harness.stats.intervals import accuracy_interval
 
 MEAN, ICC = 0.6, 0.3
 SHIFTS = (-0.4, 0.0, 0.4)

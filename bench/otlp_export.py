@@ -24,8 +24,8 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from harness.cli.main import main as loopbench
-from harness.fakes.fake_server import FakeServer
+from loopbench.harness.cli.main import main as loopbench
+from loopbench.harness.fakes.fake_server import FakeServer
 
 ARMS = ["--quiet", "--arm", "direct", "--arm", "react", "--arm", "react_text"]
 
@@ -73,7 +73,15 @@ def main() -> None:
         count = sum(1 for _ in (folder / "runs.jsonl").open())
         size = (folder / "traces.jsonl").stat().st_size / 1e6
         out = Path(tmp) / "spans.json"
-        command = [sys.executable, "-m", "harness.cli", "export", str(folder), "--format", "otlp"]
+        command = [
+            sys.executable,
+            "-m",
+            "loopbench.harness.cli",
+            "export",
+            str(folder),
+            "--format",
+            "otlp",
+        ]
         started = time.perf_counter()
         done = subprocess.run([*command, "-o", str(out)], capture_output=True, text=True)
         wall = time.perf_counter() - started

@@ -246,13 +246,13 @@ def calls_per_second(seen: dict[str, float]) -> float:
 
 
 async def loopbench_cpu(base_url: str, samples: int, concurrency: int) -> float:
-    from harness.arms import parse_arms
-    from harness.grid import Grid, run_grid
-    from harness.models.openai_compat import Connection, OpenAICompatClient
-    from harness.results.reading import read_records
-    from harness.results.store import ResultsFolder
-    from harness.runner import RunSettings
-    from tasks.loading import load_taskset
+    from loopbench.harness.arms import parse_arms
+    from loopbench.harness.grid import Grid, run_grid
+    from loopbench.harness.models.openai_compat import Connection, OpenAICompatClient
+    from loopbench.harness.results.reading import read_records
+    from loopbench.harness.results.store import ResultsFolder
+    from loopbench.harness.runner import RunSettings
+    from loopbench.tasks.loading import load_taskset
 
     taskset = load_taskset("depot")
     arms = parse_arms(["react"])

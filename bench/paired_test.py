@@ -40,7 +40,7 @@ from tabulate import tabulate
 
 import loopbench
 from bench.simulated import paired_chances, task_chances
-from harness.stats.sign_flip import sign_flip_p
+from loopbench.harness.stats.sign_flip import sign_flip_p
 
 TASKS = (10, 20, 40, 100, 200, 500)
 REPEATS = (1, 3, 5, 10)

@@ -1,9 +1,10 @@
 """The power ``loopbench power`` reports against the simulated power of the paired test it is
-about (``harness.stats.sign_flip``: sign flips of per-task differences, two-sided, mid-p).
+about (``loopbench.harness.stats.sign_flip``: sign flips of per-task differences, two-sided, mid-p).
 
-``loopbench power`` finds a power one of three ways (``harness.report.power.design_power``):
-exactly with one run a task, by simulation with repeats and fewer than NORMAL_FROM tasks,
-and by normal theory otherwise. Each is compared here with runs simulated afresh.
+``loopbench power`` finds a power one of three ways
+(``loopbench.harness.report.power.design_power``): exactly with one run a task, by simulation with
+repeats and fewer than NORMAL_FROM tasks, and by normal theory otherwise. Each is compared here with
+runs simulated afresh.
 
 Two models of tasks (``bench/simulated.py``) give paired right-or-wrong runs with the
 accuracies p_A = baseline and p_B = baseline + delta, the ICC rho and the arm correlation
@@ -39,9 +40,9 @@ import numpy as np
 from tabulate import tabulate
 
 from bench.simulated import _comonotone_correlation, logit_parameters, paired_chances
-from harness.report.power import Design, design_power, difference_variance
-from harness.stats.distributions import t_power
-from harness.stats.sign_flip import sign_flip_p
+from loopbench.harness.report.power import Design, design_power, difference_variance
+from loopbench.harness.stats.distributions import t_power
+from loopbench.harness.stats.sign_flip import sign_flip_p
 
 MODELS = ("comonotone", "logit")
 GRID = {

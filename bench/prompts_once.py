@@ -1,6 +1,6 @@
 """Size of runs.jsonl and the time of ``loopbench table`` for N runs of an arm whose prompt
 file holds 1 MiB, with the texts inline in every record (as folders were written before
-prompts/) and stored once in prompts/ (``harness.results.prompt_texts``).
+prompts/) and stored once in prompts/ (``loopbench.harness.results.prompt_texts``).
 
     .venv/bin/python -m bench.prompts_once             # 200 runs
     .venv/bin/python -m bench.prompts_once --runs 1000
@@ -15,9 +15,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from harness.results.reading import RUNS
-from harness.results.records import RunRecord
-from harness.results.store import RecordWriter
+from loopbench.harness.results.reading import RUNS
+from loopbench.harness.results.records import RunRecord
+from loopbench.harness.results.store import RecordWriter
 
 PROMPT = ("Think step by step, then end with a line 'Answer: X'. " * 20_000)[: 1 << 20]
 
@@ -57,7 +57,7 @@ def stored(folder: Path, runs: int) -> None:
 def table_seconds(folder: Path) -> float:
     started = time.perf_counter()
     subprocess.run(
-        [sys.executable, "-m", "harness.cli", "table", str(folder)],
+        [sys.executable, "-m", "loopbench.harness.cli", "table", str(folder)],
         check=True,
         capture_output=True,
     )

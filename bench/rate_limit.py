@@ -26,14 +26,14 @@ import threading
 import time
 from pathlib import Path
 
-from harness.arms import parse_arms
-from harness.fakes.fake_server import FakeServer, Reply, default_responder
-from harness.grid import Grid, run_grid
-from harness.models.openai_compat import Connection, OpenAICompatClient, RetryPolicy
-from harness.results.reading import read_records
-from harness.results.store import ResultsFolder
-from harness.runner import RunSettings
-from tasks.loading import load_taskset
+from loopbench.harness.arms import parse_arms
+from loopbench.harness.fakes.fake_server import FakeServer, Reply, default_responder
+from loopbench.harness.grid import Grid, run_grid
+from loopbench.harness.models.openai_compat import Connection, OpenAICompatClient, RetryPolicy
+from loopbench.harness.results.reading import read_records
+from loopbench.harness.results.store import ResultsFolder
+from loopbench.harness.runner import RunSettings
+from loopbench.tasks.loading import load_taskset
 
 
 class Bucket:

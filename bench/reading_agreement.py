@@ -1,5 +1,6 @@
 """How the graders' verdicts agree with a careful reader's, on the labelled corpus of replies
-(graders/corpus/replies.jsonl) and on the restyled answers (graders/corpus/restyled.jsonl).
+(loopbench/graders/corpus/replies.jsonl) and on the restyled answers
+(loopbench/graders/corpus/restyled.jsonl).
 
     .venv/bin/python bench/reading_agreement.py
     .venv/bin/python bench/reading_agreement.py --corpus held_out.jsonl --restyled other.jsonl
@@ -20,7 +21,7 @@ from tabulate import tabulate
 
 sys.path.append(str(Path(__file__).parents[1]))
 
-from graders.corpus_check import (
+from loopbench.graders.corpus_check import (
     REPLIES,
     RESTYLED,
     Checked,

@@ -14,10 +14,11 @@ strings in any process that can import it, so the others run without it. ``--tod
 ``records_frame(read_records(...))``, the path being replaced (a minute and ~10 GB at a
 million records).
 
-What each engine checks differs: duckdb is loopbench's reader (``harness.results.columns``: the
-schema checked on the columns, supersedes applied); polars and pyarrow are read with the
-record's schema and no more (polars turns a number in a string field into text, pyarrow's
-inferred structs blur an absent option with a null one), so they are, if anything, favoured.
+What each engine checks differs: duckdb is loopbench's reader
+(``loopbench.harness.results.columns``: the schema checked on the columns, supersedes applied);
+polars and pyarrow are read with the record's schema and no more (polars turns a number in a string
+field into text, pyarrow's inferred structs blur an absent option with a null one), so they are, if
+anything, favoured.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ ENGINES = ("duckdb", "polars", "pyarrow")
 
 
 def _duckdb(path: Path) -> Any:
-    from harness.results.columns import read_frame
+    from loopbench.harness.results.columns import read_frame
 
     return read_frame(path)
 
@@ -49,7 +50,7 @@ def _dicts(texts: Any) -> list[Any]:
 def _polars(path: Path) -> Any:
     import polars as pl
 
-    from harness.results.columns import FIELDS
+    from loopbench.harness.results.columns import FIELDS
 
     types = {"int": pl.Int64, "float": pl.Float64, "bool": pl.Boolean}
     schema = {name: types.get(f.kind, pl.String) for name, f in FIELDS.items()}
@@ -64,7 +65,7 @@ def _pyarrow(path: Path) -> Any:
     import pyarrow as pa
     import pyarrow.json as pj
 
-    from harness.results.columns import FIELDS
+    from loopbench.harness.results.columns import FIELDS
 
     types = {"int": pa.int64(), "float": pa.float64(), "bool": pa.bool_(), "str": pa.string()}
     schema = pa.schema([(n, types[f.kind]) for n, f in FIELDS.items() if f.kind != "dict"])
@@ -80,8 +81,8 @@ def _pyarrow(path: Path) -> Any:
 
 
 def _today(path: Path) -> Any:
-    from harness.results.frames import records_frame
-    from harness.results.reading import read_records
+    from loopbench.harness.results.frames import records_frame
+    from loopbench.harness.results.reading import read_records
 
     return records_frame(read_records(path))
 

@@ -14,7 +14,7 @@ process and reads its peak resident memory and CPU time from ``getrusage(RUSAGE_
     .venv/bin/python bench/records_scale.py --cold               # no sidecar to read
 
 Each folder gets the columnar sidecar ``loopbench run`` leaves at the end of a run
-(``harness.results.columns_sidecar``); ``--cold`` removes it before each command, which
+(``loopbench.harness.results.columns_sidecar``); ``--cold`` removes it before each command, which
 then reads runs.jsonl's JSON and writes the sidecar again, as a first read of a folder
 written by something else does.
 
@@ -47,7 +47,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.results.columns_sidecar import SIDECAR, write_columns
+from loopbench.harness.results.columns_sidecar import SIDECAR, write_columns
 
 LOOP = {"max_steps": 8, "max_tokens": 20000, "step_timeout_s": 0, "max_output_tokens": None}
 TOOLS = {"guard": False, "tool": "plain"}

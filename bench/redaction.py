@@ -17,7 +17,7 @@ import base64
 import json
 import time
 
-from harness.redaction import Redactor
+from loopbench.harness.redaction import Redactor
 
 KEY = "sk-proj-Ab3dEf9hIjKlMn0pQrStUvWxYz0123456789abcdefGHIJklmnOP"
 USER, PASSWORD = "tok_7Hq2Rm9Zx4Lp8Vb3Jw", "pw/Z9#q?X@3kLm7%Rt:5"

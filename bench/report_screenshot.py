@@ -19,7 +19,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from harness.cli.report import report_command
+from loopbench.harness.cli.report import report_command
 
 
 def main() -> int:

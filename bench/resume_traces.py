@@ -1,7 +1,7 @@
 """Peak memory of reopening a results folder to resume, with a large traces.jsonl.
 
 Reopening repairs what a kill left: a half-written last line is cut, and trace lines at
-the end whose run has no record are dropped (``harness.results.store``). This bench writes
+the end whose run has no record are dropped (``loopbench.harness.results.store``). This bench writes
 a folder of N runs whose traces.jsonl holds about SIZE MB, two orphan traces at its end
 (one of them 8 MB) and a half-written line after them, then opens it for writing in a
 child process and prints that process's peak resident memory, and what the repair did.
@@ -28,14 +28,14 @@ EXPECT = {"task_set": "bench", "model": "fake"}
 
 CHILD = """
 import json, resource, sys, time
-import harness
-from harness.results.store import ResultsFolder
+import loopbench.harness
+from loopbench.harness.results.store import ResultsFolder
 started = time.perf_counter()
 with ResultsFolder.open(sys.argv[1], json.loads(sys.argv[2])) as folder:
     repairs = folder.repairs
 peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 seconds = time.perf_counter() - started
-print(json.dumps({"code": harness.__file__, "seconds": seconds, "repairs": repairs,
+print(json.dumps({"code": loopbench.harness.__file__, "seconds": seconds, "repairs": repairs,
                   "peak_mb": peak_mb}))
 """
 

@@ -3,7 +3,7 @@ files and functions that run, counted by a profiler hook.
 
 One ``loopbench run`` of every built-in pattern on the depot questions against the fake
 endpoint (in this process), then its table, as the README shows them. A file counts
-when one of its functions runs; test endpoints (``harness/fakes``) are left out: they
+when one of its functions runs; test endpoints (``loopbench/harness/fakes``) are left out: they
 stand in for the model server. Prints the files by package and the totals.
 
     .venv/bin/python bench/run_path.py [--list]
@@ -36,13 +36,13 @@ def import_all() -> None:
 
 def trace_run(folder: Path) -> set[tuple[str, str]]:
     """The (file, function) pairs of the project that ran."""
-    from harness.cli.main import main
-    from harness.fakes.fake_server import FakeServer
-    from harness.patterns.catalog import registered
+    from loopbench.harness.cli.main import main
+    from loopbench.harness.fakes.fake_server import FakeServer
+    from loopbench.harness.patterns.catalog import registered
 
     seen: set[tuple[str, str]] = set()
     roots = tuple(str(ROOT / p) + "/" for p in PACKAGES)
-    fakes = str(ROOT / "harness" / "fakes")
+    fakes = str(ROOT / "loopbench" / "harness" / "fakes")
 
     def hook(frame, event, arg):  # type: ignore[no-untyped-def]
         if event == "call" and frame.f_code.co_qualname != "<module>":  # not imports

@@ -10,7 +10,7 @@ one file into another that was entered before and is not on the call stack now (
 reader climbs back up); each distinct (caller, callee) pair is judged once, when first
 taken. The main line is the files that call on into other project files; its back-edges
 are those between two main-line files. Test
-endpoints (``harness/fakes``) stand in for the model server and are left out.
+endpoints (``loopbench/harness/fakes``) stand in for the model server and are left out.
 
     .venv/bin/python bench/run_walk.py [--all] [--edges] [-- RUN-ARGS...]
 
@@ -49,11 +49,11 @@ class Walk:
 
 
 def walk(run_args: list[str]) -> Walk:
-    from harness.cli.main import main
-    from harness.fakes.fake_server import FakeServer
+    from loopbench.harness.cli.main import main
+    from loopbench.harness.fakes.fake_server import FakeServer
 
     roots = tuple(str(ROOT / p) + "/" for p in PACKAGES)
-    fakes = str(ROOT / "harness" / "fakes") + "/"
+    fakes = str(ROOT / "loopbench" / "harness" / "fakes") + "/"
     found = Walk()
     entered: set[str] = set()
 

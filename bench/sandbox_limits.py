@@ -27,12 +27,12 @@ from tabulate import tabulate
 
 sys.path.append(str(Path(__file__).parents[1]))  # tests.sandbox.hostile
 
-from sandbox import run as sandbox_run
-from sandbox.isolation import LEVELS, probe
-from sandbox.limits import Limits
-from sandbox.processes import readable
-from sandbox.run import Sandbox, Suite
-from tasks.loading import load_taskset
+from loopbench.sandbox import run as sandbox_run
+from loopbench.sandbox.isolation import LEVELS, probe
+from loopbench.sandbox.limits import Limits
+from loopbench.sandbox.processes import readable
+from loopbench.sandbox.run import Sandbox, Suite
+from loopbench.tasks.loading import load_taskset
 from tests.sandbox.hostile import floods_output, floods_the_pipe, leaves_leftovers
 
 PEAKS_KB: list[int] = []
@@ -75,7 +75,9 @@ def leftovers(sandbox: Sandbox, suite: Suite) -> tuple[str, str]:
         first = None
         print(f"  {sandbox.isolation}: the run raised {type(exc).__name__}")
     left = [str(p) for p in paths if os.path.lexists(p)] + (["ipc"] if key in ipc_keys() else [])
-    reference = Path(__file__).parents[1] / "tasks/coding/suites/roman_numerals/reference.py"
+    reference = (
+        Path(__file__).parents[1] / "loopbench/tasks/coding/suites/roman_numerals/reference.py"
+    )
     try:
         again: str = sandbox.run_sync(reference.read_text(), suite).status
     except Exception as exc:

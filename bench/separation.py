@@ -15,7 +15,7 @@ import argparse
 
 import numpy as np
 
-from harness.stats.separation import SeparationRule, replay
+from loopbench.harness.stats.separation import SeparationRule, replay
 
 
 class Peeking(SeparationRule):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import resource
 import time
 
-from harness.slot_templates import (
+from loopbench.harness.slot_templates import (
     MAX_TAG_TOKENS,
     SlotTooLarge,
     render,

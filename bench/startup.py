@@ -10,7 +10,7 @@ a fresh process, ``--runs`` times; the median wall time is printed beside the ti
     .venv/bin/python bench/startup.py --runs 20 --folder results/some-run
 
 ``table`` reads ``--folder`` (default: the committed reference run, one run per task and
-arm, so its table needs no t quantile). ``--module`` runs ``python -m harness.cli`` from
+arm, so its table needs no t quantile). ``--module`` runs ``python -m loopbench.harness.cli`` from
 this file's checkout instead of the installed script, to measure another checkout (an
 older commit unpacked elsewhere) with the same interpreter.
 """
@@ -75,12 +75,16 @@ def main() -> None:
         help="the results folder `table` reads",
     )
     parser.add_argument(
-        "--module", action="store_true", help="run `python -m harness.cli` from this checkout"
+        "--module",
+        action="store_true",
+        help="run `python -m loopbench.harness.cli` from this checkout",
     )
     args = parser.parse_args()
     script = str(Path(sys.executable).parent / "loopbench")
     # The script is Python: `python -X importtime SCRIPT` imports as the script does.
-    entry = [sys.executable, "-m", "harness.cli"] if args.module else [sys.executable, script]
+    entry = (
+        [sys.executable, "-m", "loopbench.harness.cli"] if args.module else [sys.executable, script]
+    )
     floor = [wall_seconds([sys.executable, "-c", "pass"], []) for _ in range(args.runs)]
     rows = [["python -c pass (the floor)", f"{statistics.median(floor):.3f}", f"{min(floor):.3f}"]]
     for command in commands(args.folder.resolve()):

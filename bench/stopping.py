@@ -28,7 +28,7 @@ the margin (5 points, the smallest worth finding) at alpha 0.05:
 - **sequential**: ``--until-separated --margin 0.05`` with the group-sequential rule and
   ``--max-repeats K``, K the fewest rounds whose power at the margin is at least the fixed
   design's plus ``--slack`` (planned as ``loopbench power`` plans it:
-  ``harness.stats.sequential_design``; the slack covers what the normal paths miss of the
+  ``loopbench.harness.stats.sequential_design``; the slack covers what the normal paths miss of the
   rule's discrete tests).
 
 Then, at every gap, both are simulated (the sequential one by ``replay``, the decisions
@@ -54,10 +54,10 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from harness.report.power import Design, tasks_needed
-from harness.stats.separation import BOUNDARIES, FUTILITIES, SeparationRule, replay
-from harness.stats.sequential_design import fewest_rounds
-from harness.stats.sign_flip import sign_flip_p
+from loopbench.harness.report.power import Design, tasks_needed
+from loopbench.harness.stats.separation import BOUNDARIES, FUTILITIES, SeparationRule, replay
+from loopbench.harness.stats.sequential_design import fewest_rounds
+from loopbench.harness.stats.sign_flip import sign_flip_p
 
 ALPHA, MARGIN, POWER = 0.05, 0.05, 0.8
 TASKS = (20, 50, 100, 200)

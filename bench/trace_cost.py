@@ -24,15 +24,15 @@ from collections.abc import Callable
 
 from pydantic import BaseModel
 
-from harness.arms import parse_arms
-from harness.events import parse_events
-from harness.models.counting import CountingClient
-from harness.models.scripted import Reply, ScriptedModel, tool_reply
-from harness.patterns.base import RunContext
-from harness.report.failure_traces import RunTrace
-from harness.report.html._conversation import conversation
-from harness.tools import Tool, ToolSet
-from harness.trace import Trace
+from loopbench.harness.arms import parse_arms
+from loopbench.harness.events import parse_events
+from loopbench.harness.models.counting import CountingClient
+from loopbench.harness.models.scripted import Reply, ScriptedModel, tool_reply
+from loopbench.harness.patterns.base import RunContext
+from loopbench.harness.report.failure_traces import RunTrace
+from loopbench.harness.report.html._conversation import conversation
+from loopbench.harness.tools import Tool, ToolSet
+from loopbench.harness.trace import Trace
 
 
 class Title(BaseModel):

@@ -413,7 +413,7 @@ MUTATIONS = [
      "value=ZeroDivisionError", ["tests/harness/test_paired.py"]),
     ("coding-set-suites-checked-when", "a coding set's suites are checked when it loads",
      "off", ["tests/tasks/test_taskset.py"]),
-    # The sandbox model-written code runs in: its process, confined (sandbox/confine.py).
+    # The sandbox model-written code runs in: its process, confined (loopbench/sandbox/confine.py).
     ("audit-hook-paths-outside-work", "audit hook: paths outside the work directory",
      "off", [IS + "test_cannot_read_a_secret_outside_the_sandbox",
                            IS + "test_cannot_read_the_harness_source"]),
@@ -1797,7 +1797,7 @@ MUTATIONS = [
     # chance.
     ("judge-no-better-than-chance-not-corrected", "judge correction: se + sp <= 1 gives no estimate",
      "value=np.clip(value, 0.0, 1.0)", ["tests/harness/report/test_judge_correction.py::test_a_judge_no_better_than_chance_corrects_nothing"]),
-    # The judge grader (graders/judge*.py): its refusals and bounds.
+    # The judge grader (loopbench/graders/judge*.py): its refusals and bounds.
     ("judge-verdict-only-pass-or-fail", 'judge: a verdict other than "pass" or "fail" is unreadable',
      "off", [JT + "test_a_reply_with_no_readable_verdict_is_judge_unreadable_with_its_usage"]),
     ("judge-score-within-scale", "judge: a score off the 1-5 scale is unreadable",
@@ -2041,7 +2041,7 @@ MUTATIONS = [
       "tests/harness/cli/test_nothing_graded.py::test_an_arm_is_ungraded_per_model_and_only_when_every_run_failed"]),
     ("compare-side-nothing-graded-refused", "compare: a side with no graded run is refused",
      "off", ["tests/harness/cli/test_nothing_graded.py::test_compare_refuses_a_side_with_no_graded_run"]),
-    # issue 44: an Inspect file mixing choice and plain samples (graders/choice_or.py).
+    # issue 44: an Inspect file mixing choice and plain samples (loopbench/graders/choice_or.py).
     ("choice-or-plain-grader-named", "choice_or: plain may not be choice_or or choice",
      "off", ["tests/tasks/test_inspect_mixed.py::test_a_plain_grader_that_cannot_grade_beside_choice_is_refused"]),
     ("choice-or-plain-runs-no-code", "choice_or: plain must read a data file's answer, run no code",

@@ -24,12 +24,12 @@ def _no_endpoint_from_the_shell(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture
 def registries(monkeypatch: pytest.MonkeyPatch) -> None:
     """The patterns, tools, graders and task sets a test registers are gone after it."""
-    import harness.patterns.catalog  # noqa: F401  (the shipped patterns, registered)
-    import tasks.loading  # noqa: F401  (the shipped task sets, registered)
-    from graders.registry import GRADERS
-    from harness.patterns.registry import PATTERNS
-    from tasks.taskset_registry import TASKSETS
-    from tasks.tool_registry import TOOLS
+    import loopbench.harness.patterns.catalog
+    import loopbench.tasks.loading  # noqa: F401  (the shipped task sets, registered)
+    from loopbench.graders.registry import GRADERS
+    from loopbench.harness.patterns.registry import PATTERNS
+    from loopbench.tasks.taskset_registry import TASKSETS
+    from loopbench.tasks.tool_registry import TOOLS
 
     for registry in (PATTERNS, TOOLS, GRADERS, TASKSETS):
         registry.registered()  # the shipped ones and installed plugins' are kept

@@ -1,8 +1,8 @@
 """A right answer to each depot question, as the exact grader reads one: its entities,
 then its numbers. For scripted models that must answer right (or not) on purpose."""
 
-from tasks.loading import load_taskset
-from tasks.taskset import Task
+from loopbench.tasks.loading import load_taskset
+from loopbench.tasks.taskset import Task
 
 DEPOT = load_taskset("depot")
 RIGHT = {

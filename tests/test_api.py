@@ -14,9 +14,9 @@ import pytest
 from click.testing import CliRunner
 
 import loopbench
-from harness.cli.main import main
-from harness.results.reading import ResultsError
-from harness.results.records import RunRecord
+from loopbench.harness.cli.main import main
+from loopbench.harness.results.reading import ResultsError
+from loopbench.harness.results.records import RunRecord
 from tests.depot_answers import RIGHT
 
 ROOT = Path(__file__).parents[1]
@@ -151,11 +151,12 @@ print(list(frame["arm"]), list(frame["turns"]), list(frame["correct"]))
 
 
 def test_the_cli_lists_the_plugin_pattern_and_the_task_set(installed_plugin):
-    code = "from harness.cli.main import main; main()"
+    code = "from loopbench.harness.cli.main import main; main()"
     listed = in_python(installed_plugin, code.replace("main()", "main(['patterns'])"))
     assert "ask_twice: asks, then asks again; 2 calls" in listed.stdout
     tasks = in_python(
-        installed_plugin, "from tasks.loading import builtin_names; print(builtin_names())"
+        installed_plugin,
+        "from loopbench.tasks.loading import builtin_names; print(builtin_names())",
     )
     assert "capitals" in tasks.stdout
 
@@ -188,16 +189,16 @@ for record in sorted(results.records(), key=lambda r: r.task_id):
 
 def loopbench_cli(site, *args):
     """``loopbench ARGS`` in a fresh process that sees the installed plugin (this
-    checkout's loopbench, as ``python -m harness.cli``)."""
+    checkout's loopbench, as ``python -m loopbench.harness.cli``)."""
     env = {"PYTHONPATH": str(site), "PATH": "/usr/bin:/bin"}
-    command = [sys.executable, "-m", "harness.cli", *map(str, args)]
+    command = [sys.executable, "-m", "loopbench.harness.cli", *map(str, args)]
     return subprocess.run(command, capture_output=True, text=True, env=env, cwd=ROOT, timeout=120)
 
 
 def test_the_example_plugin_runs_through_loopbench_run(installed_plugin, tmp_path):
     """examples/plugin, installed: its pattern with its prompt slot overridden, its tool and
     its grader, run by ``loopbench run`` against the loopback fake."""
-    from harness.fakes.fake_server import FakeServer, Reply
+    from loopbench.harness.fakes.fake_server import FakeServer, Reply
 
     listed = loopbench_cli(installed_plugin, "patterns", "ask_twice", "--prompts")
     assert listed.returncode == 0 and "\ncheck = " in listed.stdout, listed.stderr
@@ -245,7 +246,7 @@ def test_the_example_plugin_runs_through_loopbench_run(installed_plugin, tmp_pat
 
 
 def test_a_plugin_tool_and_grader_named_with_the_flag_run(tmp_path):
-    from harness.fakes.fake_server import FakeServer, Reply
+    from loopbench.harness.fakes.fake_server import FakeServer, Reply
 
     for module, name in (("reverse", "my_reverse"), ("last_word", "my_last_word")):
         source = (MODULES / f"{module}.py").read_text()
@@ -276,7 +277,7 @@ def test_a_plugin_tool_and_grader_named_with_the_flag_run(tmp_path):
                 "--tasks", str(words), "--arm", "react",
                 "--quiet", "--model", "fake", "--base-url", server.base_url,
                 "--out", str(tmp_path / "r")]  # fmt: skip
-        ran = in_python(tmp_path, f"from harness.cli.main import main; main({args!r})")
+        ran = in_python(tmp_path, f"from loopbench.harness.cli.main import main; main({args!r})")
     assert ran.returncode == 0, ran.stderr
     lines = (tmp_path / "r" / "runs.jsonl").read_text().splitlines()
     made = sorted(
@@ -297,7 +298,9 @@ def test_plugin_named_with_the_flag_is_imported(tmp_path):
         .read_text()
         .replace('"ask_twice", AskTwiceOptions', '"ask_twice_here", AskTwiceOptions')
     )
-    code = "from harness.cli.main import main; main(['patterns', '--plugin', 'my_patterns'])"
+    code = (
+        "from loopbench.harness.cli.main import main; main(['patterns', '--plugin', 'my_patterns'])"
+    )
     listed = in_python(tmp_path, code)
     assert "ask_twice_here: asks, then asks again" in listed.stdout, listed.stderr
 
@@ -305,7 +308,8 @@ def test_plugin_named_with_the_flag_is_imported(tmp_path):
 def test_a_plugin_that_cannot_be_imported_is_one_line_and_exit_2(tmp_path):
     (tmp_path / "broken.py").write_text("raise RuntimeError('half written')\n")
     code = (
-        "from harness.cli.main import main; main(['run', '--plugin', 'broken', '--arm', 'direct'])"
+        "from loopbench.harness.cli.main import main; "
+        "main(['run', '--plugin', 'broken', '--arm', 'direct'])"
     )
     ran = in_python(tmp_path, code)
     assert ran.returncode == 2 and "Traceback" not in ran.stderr

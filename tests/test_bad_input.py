@@ -21,11 +21,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from harness.cli.main import main
-from harness.config import SHIPPED_EXPERIMENTS, load_experiment, shipped_experiments
-from harness.results.prices import MAX_PRICE, load_prices
-from harness.results.records import RunRecord
-from tasks.loading import load_taskset
+from loopbench.harness.cli.main import main
+from loopbench.harness.config import SHIPPED_EXPERIMENTS, load_experiment, shipped_experiments
+from loopbench.harness.results.prices import MAX_PRICE, load_prices
+from loopbench.harness.results.records import RunRecord
+from loopbench.tasks.loading import load_taskset
 
 NOWHERE = ["--model", "fake", "--base-url", "http://127.0.0.1:9/v1", "--max-retries", "0"]
 RUN = ["run", "--quiet", *NOWHERE]
@@ -1055,7 +1055,7 @@ def test_huge_repeats_start_running_in_bounded_memory(tmp_path):
     """--repeats 10**15 must start at once in 1 GB of address space: jobs expanded lazily."""
     code = (
         "import resource, sys; resource.setrlimit(resource.RLIMIT_AS, (2**30, 2**30)); "
-        "from harness.cli.main import main; main(sys.argv[1:])"
+        "from loopbench.harness.cli.main import main; main(sys.argv[1:])"
     )
     args = [*RUN, "--arm", "direct", "--repeats", str(10**15), "--out", str(tmp_path / "out")]
     log = tmp_path / "stderr"

@@ -14,8 +14,8 @@ from pathlib import Path
 import xmlschema
 import yaml
 
-from harness.fakes.fake_server import FakeServer, Reply, question_index
-from harness.models.cache import CACHE_FILE
+from loopbench.harness.fakes.fake_server import FakeServer, Reply, question_index
+from loopbench.harness.models.cache import CACHE_FILE
 from tests.depot_answers import RIGHT
 
 ROOT = Path(__file__).parents[1]

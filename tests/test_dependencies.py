@@ -10,7 +10,7 @@ import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).parents[1]
-PACKAGES = ("loopbench", "harness", "graders", "sandbox", "tasks")
+PACKAGES = ("loopbench",)
 #: Dependencies another dependency imports on the packages' behalf, and the call that makes
 #: it do so (the call must appear in the packages).
 USED_THROUGH = {"tabulate": "to_markdown"}  # pandas' DataFrame.to_markdown renders with it

@@ -27,7 +27,7 @@ How a page is read:
 What stands for the reader's machine: loopbench as installed here (this interpreter's
 ``bin`` on PATH, this checkout first on PYTHONPATH), and an endpoint as the README's
 ``export`` lines set one (LOOPBENCH_BASE_URL, LOOPBENCH_MODEL, LOOPBENCH_API_KEY), the
-endpoint being a fake OpenAI-compatible server on loopback (harness.fakes.FakeServer,
+endpoint being a fake OpenAI-compatible server on loopback (loopbench.harness.fakes.FakeServer,
 which drives every shipped pattern to an answer, with the fake Batch API beside it). The
 URLs the examples name are mapped to loopback servers of this test before a block runs:
 ``https://api.openai.com/v1`` and a local vLLM's ``http://localhost:8000/v1`` to that
@@ -56,9 +56,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.fakes.anthropic_batch_server import AnthropicBatchServer
-from harness.fakes.batch_server import FakeBatchServer
-from harness.fakes.fake_server import FakeServer
+from loopbench.harness.fakes.anthropic_batch_server import AnthropicBatchServer
+from loopbench.harness.fakes.batch_server import FakeBatchServer
+from loopbench.harness.fakes.fake_server import FakeServer
 
 ROOT = Path(__file__).parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]

@@ -10,7 +10,7 @@ import pytest
 ROOT = Path(__file__).parents[1]
 MODULES = sorted(
     ".".join(path.relative_to(ROOT).with_suffix("").parts)
-    for package in ("loopbench", "harness", "graders", "sandbox", "tasks")
+    for package in ("loopbench",)
     for path in (ROOT / package).rglob("*.py")
     # Coding tasks' suites and solutions are data the sandbox runs, not modules.
     if path.name != "__main__.py" and "suites" not in path.parts

@@ -9,13 +9,13 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from harness.arms import parse_arms
-from harness.fakes.fake_server import default_responder, question_index
-from harness.grid import Grid, run_grid
-from harness.models.scripted import FunctionModel, text_reply, tool_reply
-from harness.models.wire import request_body
-from harness.results.store import ResultsFolder
-from tasks.loading import load_taskset
+from loopbench.harness.arms import parse_arms
+from loopbench.harness.fakes.fake_server import default_responder, question_index
+from loopbench.harness.grid import Grid, run_grid
+from loopbench.harness.models.scripted import FunctionModel, text_reply, tool_reply
+from loopbench.harness.models.wire import request_body
+from loopbench.harness.results.store import ResultsFolder
+from loopbench.tasks.loading import load_taskset
 from tests.depot_answers import RIGHT
 
 NOTEBOOK = Path(__file__).parents[1] / "notebooks" / "patterns.ipynb"

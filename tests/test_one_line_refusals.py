@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from harness.cli.main import main
-from harness.fakes.fake_server import FakeServer
+from loopbench.harness.cli.main import main
+from loopbench.harness.fakes.fake_server import FakeServer
 from tests.harness.report.test_table import record
 
 ROOT = Path(__file__).parents[1]
@@ -84,7 +84,7 @@ def test_a_refusal_is_one_line_on_stderr_and_nothing_else(name, tmp_path):
 
 def test_a_wrong_arm_is_one_line_from_the_installed_command_too(tmp_path):
     done = subprocess.run(
-        [sys.executable, "-m", "harness.cli", "run", *NOWHERE, "--arm", "nosuch>x"],
+        [sys.executable, "-m", "loopbench.harness.cli", "run", *NOWHERE, "--arm", "nosuch>x"],
         cwd=tmp_path,
         capture_output=True,
         text=True,

@@ -17,14 +17,14 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from graders.exact import grade, numbers_in
-from harness.arms import ArmError, expand_grid, parse_arm, parse_arms
-from harness.patterns.catalog import registered
-from harness.patterns.registry import UnknownPattern
-from harness.results.reading import ResultsError, read_records
-from harness.results.records import RunRecord
-from tasks.loading import load_taskset
-from tasks.taskset import TaskSetError
+from loopbench.graders.exact import grade, numbers_in
+from loopbench.harness.arms import ArmError, expand_grid, parse_arm, parse_arms
+from loopbench.harness.patterns.catalog import registered
+from loopbench.harness.patterns.registry import UnknownPattern
+from loopbench.harness.results.reading import ResultsError, read_records
+from loopbench.harness.results.records import RunRecord
+from loopbench.tasks.loading import load_taskset
+from loopbench.tasks.taskset import TaskSetError
 
 BOUNDED = settings(
     max_examples=150,

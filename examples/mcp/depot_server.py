@@ -17,8 +17,8 @@ from pathlib import Path
 from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult, TextContent
 
-from harness.tools import ToolFailure
-from tasks.tools import CalcError, Encyclopedia, calculate, plain_lookup
+from loopbench.harness.tools import ToolFailure
+from loopbench.tasks.tools import CalcError, Encyclopedia, calculate, plain_lookup
 
 book_file = Path(sys.argv[1] if len(sys.argv) > 1 else "encyclopedia.json")
 data = json.loads(book_file.read_text(encoding="utf-8"))

@@ -62,8 +62,8 @@ from typing import Any, Literal
 
 from aiohttp import web
 
-from harness.fakes.fake_server import Reply, default_responder, usage_for
-from harness.fakes.loopback import LoopbackServer
+from loopbench.harness.fakes.fake_server import Reply, default_responder, usage_for
+from loopbench.harness.fakes.loopback import LoopbackServer
 
 Ordinary = Literal[
     "429",

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from graders.base import GraderSetup
-from graders.registry import GRADERS
-from graders.selftest import as_task
-from harness.cli.main import main
+from loopbench.graders.base import GraderSetup
+from loopbench.graders.registry import GRADERS
+from loopbench.graders.selftest import as_task
+from loopbench.harness.cli.main import main
 
 ROOT = Path(__file__).parents[2]
 
@@ -55,7 +55,7 @@ def graded_apart(grader: str, expected, answer: str, within: float = 60) -> tupl
     took: a grading that hangs fails the test after ``within`` seconds instead of holding
     the suite."""
     args = ["--grader", grader, "--expected", json.dumps(expected), "--answer", answer]
-    command = [sys.executable, "-m", "harness.cli", "grade", *args, "--format", "json"]
+    command = [sys.executable, "-m", "loopbench.harness.cli", "grade", *args, "--format", "json"]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     started = time.monotonic()
     try:

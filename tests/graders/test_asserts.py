@@ -1,13 +1,13 @@
-"""promptfoo's regex and is-json asserts (graders/asserts.py): their regexes matched under
+"""promptfoo's regex and is-json asserts (loopbench/graders/asserts.py): their regexes matched under
 the answer's time limit, their schemas checked when the set loads."""
 
 import time
 
 import pytest
 
-from graders import answer_time as answer_time_module
-from graders import user_regex
-from graders.answer_time import TooSlow, answer_time
+from loopbench.graders import answer_time as answer_time_module
+from loopbench.graders import user_regex
+from loopbench.graders.answer_time import TooSlow, answer_time
 from tests.graders.answers import graded, graded_apart, refused
 
 SLOW = {"type": "regex", "value": "(x|x)+$"}

@@ -4,10 +4,10 @@
 import asyncio
 from pathlib import Path
 
-from graders.builtin import edit_measures
-from graders.code_tests import CodeGrader, SuiteCheck, describe, no_code
-from sandbox.suite_result import Failure, SuiteResult
-from tasks.loading import load_taskset
+from loopbench.graders.builtin import edit_measures
+from loopbench.graders.code_tests import CodeGrader, SuiteCheck, describe, no_code
+from loopbench.sandbox.suite_result import Failure, SuiteResult
+from loopbench.tasks.loading import load_taskset
 
 WRONG = Path(__file__).parents[1] / "fixtures" / "coding_wrong"
 CODING = load_taskset("coding")
@@ -28,7 +28,7 @@ class CountingSandbox:
 
 def test_a_run_is_graded_on_the_held_out_suite_not_the_feedback_one():
     """The chapter's false accept: a cron matcher that passes feedback and fails held-out."""
-    from sandbox.run import Sandbox
+    from loopbench.sandbox.run import Sandbox
 
     grader = CodeGrader(Sandbox())
     code = (WRONG / "cron_field_matcher" / "false_accept.py").read_text()

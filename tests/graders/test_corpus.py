@@ -1,5 +1,6 @@
-"""The labelled corpus of replies (graders/corpus/): well formed, large enough, every answer
-grader and style in it, shipped in the wheel; and its runner (graders/corpus_check.py)."""
+"""The labelled corpus of replies (loopbench/graders/corpus/): well formed, large enough, every
+answer grader and style in it, shipped in the wheel; and its runner
+(loopbench/graders/corpus_check.py)."""
 
 import json
 import warnings
@@ -8,8 +9,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from graders import corpus_check
-from graders.corpus_check import (
+from loopbench.graders import corpus_check
+from loopbench.graders.corpus_check import (
     REPLIES,
     RESTYLED,
     STYLES,
@@ -21,7 +22,7 @@ from graders.corpus_check import (
     load_restyled,
     tally,
 )
-from harness.cli.main import main
+from loopbench.harness.cli.main import main
 
 ROOT = Path(__file__).parents[2]
 #: Every grader that reads a reply's answer (code_tests runs code, and is not in it).
@@ -86,8 +87,8 @@ def test_the_corpus_is_package_data_of_the_wheel():
         build = dist.get_command_obj("build_py")
         build.ensure_finalized()
         build.manifest_files = {}  # what package-data ships, without a manifest run
-        shipped = build.find_data_files("graders", str(ROOT / "graders"))
-    names = {Path(name).relative_to(ROOT / "graders").as_posix() for name in shipped}
+        shipped = build.find_data_files("loopbench.graders", str(ROOT / "loopbench" / "graders"))
+    names = {Path(name).relative_to(ROOT / "loopbench" / "graders").as_posix() for name in shipped}
     assert {"corpus/replies.jsonl", "corpus/restyled.jsonl"} <= names
 
 

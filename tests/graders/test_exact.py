@@ -3,8 +3,8 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from graders.exact import grade, normalise, numbers_in
-from harness.cli.main import main
+from loopbench.graders.exact import grade, normalise, numbers_in
+from loopbench.harness.cli.main import main
 
 
 @pytest.mark.parametrize(

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from graders.base import GraderSetup
-from graders.registry import GRADERS
-from graders.task_models import Task
-from harness.errors import BadInput
-from tasks.loading import load_taskset
+from loopbench.graders.base import GraderSetup
+from loopbench.graders.registry import GRADERS
+from loopbench.graders.task_models import Task
+from loopbench.harness.errors import BadInput
+from loopbench.tasks.loading import load_taskset
 
 ROOT = Path(__file__).parents[2]
 REFERENCE = ROOT / "results" / "reference"

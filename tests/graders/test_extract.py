@@ -2,7 +2,7 @@
 
 import pytest
 
-from graders.extract import extract_code
+from loopbench.graders.extract import extract_code
 
 SOLUTION = "def add(a, b):\n    return a + b\n"
 

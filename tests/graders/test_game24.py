@@ -4,9 +4,9 @@ from pathlib import Path
 
 import pytest
 
-from graders.base import GraderOptionError, GraderSetup
-from graders.game24 import numbers_from_target
-from graders.registry import GRADERS
+from loopbench.graders.base import GraderOptionError, GraderSetup
+from loopbench.graders.game24 import numbers_from_target
+from loopbench.graders.registry import GRADERS
 
 INFO = GRADERS.lookup("game24")
 

@@ -6,9 +6,9 @@ import json
 from click.testing import CliRunner
 
 import loopbench
-from graders.base import SelfCase
-from graders.registry import GRADERS
-from harness.cli.main import main
+from loopbench.graders.base import SelfCase
+from loopbench.graders.registry import GRADERS
+from loopbench.harness.cli.main import main
 
 
 def invoke(*args):

@@ -1,5 +1,5 @@
 """Huge replies (an endpoint may send 32 MiB): grading reads a reply's last ``READ_CHARS``
-characters (graders/answer_size.py), says so in the reason, and every grader and answer
+characters (loopbench/graders/answer_size.py), says so in the reason, and every grader and answer
 reader finishes in time proportional to what it reads. Bounds are generous (a hang, not a
 speed, is what they catch); bench/grading_huge_replies.py measures."""
 
@@ -12,18 +12,18 @@ from typing import Any
 
 import pytest
 
-import graders.asserts  # noqa: F401  (registers the asserts grader)
-from graders.answer_keys import Expected
-from graders.answer_size import READ_CHARS, check_read, grade_read, read_part
-from graders.base import Grader, GraderSetup
-from graders.exact import Grade
-from graders.hedges import strict_grade
-from graders.registry import GRADERS
-from graders.selftest import as_task, grade_one
-from graders.stated_numbers import stated_number
-from harness.grading import Grading
-from harness.patterns.self_consistency import reading_of
-from tasks.loading import load_taskset
+import loopbench.graders.asserts  # noqa: F401  (registers the asserts grader)
+from loopbench.graders.answer_keys import Expected
+from loopbench.graders.answer_size import READ_CHARS, check_read, grade_read, read_part
+from loopbench.graders.base import Grader, GraderSetup
+from loopbench.graders.exact import Grade
+from loopbench.graders.hedges import strict_grade
+from loopbench.graders.registry import GRADERS
+from loopbench.graders.selftest import as_task, grade_one
+from loopbench.graders.stated_numbers import stated_number
+from loopbench.harness.grading import Grading
+from loopbench.harness.patterns.self_consistency import reading_of
+from loopbench.tasks.loading import load_taskset
 
 #: Each grader's task, as bench/grading_huge_replies.py grades it.
 EXPECTED: dict[str, Any] = {

@@ -1,6 +1,6 @@
 """Ctrl-C while a run grades slow answers: the run ends promptly, the runs that finished
 recorded. Grading runs on the run's event loop, which sees Ctrl-C only between gradings;
-the answer's time limit (graders/answer_time.py) keeps each grading short."""
+the answer's time limit (loopbench/graders/answer_time.py) keeps each grading short."""
 
 import json
 import os
@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from harness.fakes.fake_server import FakeServer, Reply
+from loopbench.harness.fakes.fake_server import FakeServer, Reply
 
 ROOT = Path(__file__).parents[2]
 
@@ -28,7 +28,7 @@ def test_ctrl_c_ends_a_run_grading_a_catastrophic_regex(tmp_path):
     out = tmp_path / "out"
     server = FakeServer(lambda _body: Reply("Answer: " + "x" * 40 + "!"), keep_bodies=False)
     server.start()
-    command = [sys.executable, "-m", "harness.cli", "run", "--tasks", str(tasks)]
+    command = [sys.executable, "-m", "loopbench.harness.cli", "run", "--tasks", str(tasks)]
     command += ["--grader", "regex", "--arm", "direct", "--model", "fake", "--quiet"]
     command += ["--base-url", server.base_url, "--max-retries", "0", "--out", str(out)]
     env = {**os.environ, "PYTHONPATH": str(ROOT), "LOOPBENCH_API_KEY": "k"}

@@ -1,4 +1,4 @@
-"""JSON Schemas of the json grader and promptfoo's is-json (graders/json_schemas.py): refs
+"""JSON Schemas of the json grader and promptfoo's is-json (loopbench/graders/json_schemas.py): refs
 resolved only inside the schema, loops and bad schemas refused when the set loads, and
 checking one bounded in time and depth, with nothing fetched."""
 
@@ -8,10 +8,10 @@ import time
 import pytest
 from click.testing import CliRunner
 
-from graders import answer_time as answer_time_module
-from graders import json_schemas, user_regex
-from graders.answer_time import GradedWrong, TooSlow, answer_time
-from harness.cli.main import main
+from loopbench.graders import answer_time as answer_time_module
+from loopbench.graders import json_schemas, user_regex
+from loopbench.graders.answer_time import GradedWrong, TooSlow, answer_time
+from loopbench.harness.cli.main import main
 from tests.fakes.counting_listener import CountingListener
 from tests.graders.answers import graded, graded_apart, refused
 

@@ -6,16 +6,16 @@ from pathlib import Path
 
 import pytest
 
-from graders.base import GraderSetup, JudgeEndpoint, JudgeFailed
-from graders.judge import MAX_JUDGE_TOKENS, JudgeTask
-from graders.judge_verdict import MAX_STARTS, Unread, Verdict, read_verdict
-from graders.registry import GRADERS
-from harness.errors import BadInput
-from harness.fakes.fake_server import FakeServer
-from harness.fakes.judge import ScriptedJudge
-from harness.models.openai_compat import OpenAICompatClient
-from harness.models.types import Message, ModelAPIError, ModelResponse, Usage
-from tasks.loading import load_taskset
+from loopbench.graders.base import GraderSetup, JudgeEndpoint, JudgeFailed
+from loopbench.graders.judge import MAX_JUDGE_TOKENS, JudgeTask
+from loopbench.graders.judge_verdict import MAX_STARTS, Unread, Verdict, read_verdict
+from loopbench.graders.registry import GRADERS
+from loopbench.harness.errors import BadInput
+from loopbench.harness.fakes.fake_server import FakeServer
+from loopbench.harness.fakes.judge import ScriptedJudge
+from loopbench.harness.models.openai_compat import OpenAICompatClient
+from loopbench.harness.models.types import Message, ModelAPIError, ModelResponse, Usage
+from loopbench.tasks.loading import load_taskset
 
 ROOT = Path(__file__).parents[2]
 SAMPLING = {"temperature": 0, "seed": 7}
@@ -223,7 +223,7 @@ def test_a_bad_option_is_refused_naming_it():
 def test_the_example_set_and_an_exact_set_load_for_the_judge():
     example = load_taskset(str(ROOT / "examples/open-ended"))
     assert example.grader == "judge" and len(example.tasks) == 6
-    depot = load_taskset(str(ROOT / "tasks/depot"), grader="judge")
+    depot = load_taskset(str(ROOT / "loopbench/tasks/depot"), grader="judge")
     assert all(t.expected is not None for t in depot.tasks)
 
 

@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from graders.base import GraderSetup, JudgeEndpoint
-from graders.judge import JudgeTask
-from graders.judge_prompts import BUILT_IN
-from graders.registry import GRADERS
-from harness.errors import BadInput
-from harness.fakes.judge import ScriptedJudge
-from tasks.loading import load_taskset
+from loopbench.graders.base import GraderSetup, JudgeEndpoint
+from loopbench.graders.judge import JudgeTask
+from loopbench.graders.judge_prompts import BUILT_IN
+from loopbench.graders.registry import GRADERS
+from loopbench.harness.errors import BadInput
+from loopbench.harness.fakes.judge import ScriptedJudge
+from loopbench.tasks.loading import load_taskset
 
 ROOT = Path(__file__).parents[2]
 TASK = JudgeTask(id="t1", question="Name a primary colour.", rubric="Red, blue or yellow.")

@@ -1,15 +1,23 @@
-"""The one reading of a reply, rule by rule (graders/reading.py, graders/mentions.py,
-graders/stated_numbers.py, graders/naming.py), through the graders that use it and through
-its own functions. Each test states one rule and checks it in several phrasings, right and
-wrong. A phrasing the reading gets wrong today is marked xfail, saying what a careful
-reader says of it."""
+"""The one reading of a reply, rule by rule (loopbench/graders/reading.py,
+loopbench/graders/mentions.py, loopbench/graders/stated_numbers.py, loopbench/graders/naming.py),
+through the graders that use it and through its own functions. Each test states one rule and checks
+it in several phrasings, right and wrong. A phrasing the reading gets wrong today is marked xfail,
+saying what a careful reader says of it."""
 
 import pytest
 
-from graders.naming import Candidates, chosen
-from graders.reading import Said, answer_part, answer_text, final, nothing, plain, read_reply
-from graders.stated_numbers import stated_number
-from harness.patterns.cot import final_answer
+from loopbench.graders.naming import Candidates, chosen
+from loopbench.graders.reading import (
+    Said,
+    answer_part,
+    answer_text,
+    final,
+    nothing,
+    plain,
+    read_reply,
+)
+from loopbench.graders.stated_numbers import stated_number
+from loopbench.harness.patterns.cot import final_answer
 from tests.graders.answers import graded
 
 CITIES = {"choices": ["Paris", "Lyon", "Nice"], "answer": "B"}

@@ -82,7 +82,7 @@ def test_a_pattern_whose_counted_repeats_compile_to_gigabytes_is_refused(pattern
     args = ["grade", "--grader", "regex", "--expected", json.dumps(pattern), "--answer", "x"]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     done = subprocess.run(
-        [sys.executable, "-m", "harness.cli", *args],
+        [sys.executable, "-m", "loopbench.harness.cli", *args],
         capture_output=True,
         text=True,
         env=env,

@@ -1,5 +1,5 @@
-"""Graders register where they are defined (graders/register.py), as patterns do, and
-graders/registry.py imports the shipped ones from the one list of their modules: importing
+"""Graders register where they are defined (loopbench/graders/register.py), as patterns do, and
+loopbench/graders/registry.py imports the shipped ones from the one list of their modules: importing
 it registers each once, listed in that order whichever module was imported first."""
 
 import ast
@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import loopbench
-from graders.registry import GRADERS, SHIPPED
+from loopbench.graders.registry import GRADERS, SHIPPED
 
 ROOT = Path(__file__).parents[2]
 #: The shipped graders, in the order ``grade --self-test`` and a wrong name's error list them.
@@ -30,7 +30,7 @@ LISTED += ["game24", "asserts", "judge"]
 def registered_in_a_fresh_interpreter(first_imports):
     code = (
         f"import {first_imports}\n"
-        "from graders.registry import GRADERS\n"
+        "from loopbench.graders.registry import GRADERS\n"
         "print(' '.join(GRADERS.registered()))\n"
     )
     ran = subprocess.run(
@@ -41,14 +41,19 @@ def registered_in_a_fresh_interpreter(first_imports):
 
 
 def test_importing_the_registry_registers_every_shipped_grader_once_in_the_listed_order():
-    for first in ("graders.registry", "tasks.game24", "graders.asserts", "graders.squad"):
+    for first in (
+        "loopbench.graders.registry",
+        "loopbench.tasks.game24",
+        "loopbench.graders.asserts",
+        "loopbench.graders.squad",
+    ):
         assert registered_in_a_fresh_interpreter(first) == LISTED, first
 
 
 def test_every_module_that_registers_a_grader_is_listed():
     registering = {
-        f"graders.{path.stem}"
-        for path in (ROOT / "graders").glob("*.py")
+        f"loopbench.graders.{path.stem}"
+        for path in (ROOT / "loopbench" / "graders").glob("*.py")
         if path.stem != "register"
         and any(
             isinstance(node, ast.Name) and node.id == "register_grader"

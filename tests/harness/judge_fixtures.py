@@ -1,4 +1,4 @@
-"""A judge grader as the judge's contract has it (graders/base.py: it asks
+"""A judge grader as the judge's contract has it (loopbench/graders/base.py: it asks
 ``GraderSetup.judge``, gives a verdict with its usage, raises ``JudgeFailed`` with the
 usage a failed verdict took, grades the final answer only, and gives its identity), a task
 set it grades, and loopback endpoints for the runs and the judge."""
@@ -10,10 +10,10 @@ from pathlib import Path
 from typing import Any
 
 import loopbench
-from graders.base import GraderSetup, JudgeFailed
-from harness.errors import BadInput
-from harness.fakes.fake_server import Reply
-from harness.models.types import Message, ModelAPIError, ModelRequest
+from loopbench.graders.base import GraderSetup, JudgeFailed
+from loopbench.harness.errors import BadInput
+from loopbench.harness.fakes.fake_server import Reply
+from loopbench.harness.models.types import Message, ModelAPIError, ModelRequest
 
 GRADER = "asking_judge"
 

@@ -9,18 +9,22 @@ from dataclasses import replace
 import pytest
 from click.testing import CliRunner
 
-from harness.api import Experiment
-from harness.cli.main import main
-from harness.config import ModelEntry, RunConfig
-from harness.endpoints import resolve_endpoints
-from harness.fakes.anthropic_server import THINKING, AnthropicFakeServer, Fault
-from harness.models.anthropic import AnthropicClient
-from harness.models.anthropic_endpoint import DEFAULT_URL, chosen_provider, resolve_anthropic
-from harness.models.endpoint import EndpointNotConfigured
-from harness.models.http_client import Connection, Hooks, RetryPolicy
-from harness.models.types import ModelAPIError, ModelRequest, ModelResponse
-from harness.results.prices import load_prices
-from harness.results.reading import read_records
+from loopbench.harness.api import Experiment
+from loopbench.harness.cli.main import main
+from loopbench.harness.config import ModelEntry, RunConfig
+from loopbench.harness.endpoints import resolve_endpoints
+from loopbench.harness.fakes.anthropic_server import THINKING, AnthropicFakeServer, Fault
+from loopbench.harness.models.anthropic import AnthropicClient
+from loopbench.harness.models.anthropic_endpoint import (
+    DEFAULT_URL,
+    chosen_provider,
+    resolve_anthropic,
+)
+from loopbench.harness.models.endpoint import EndpointNotConfigured
+from loopbench.harness.models.http_client import Connection, Hooks, RetryPolicy
+from loopbench.harness.models.types import ModelAPIError, ModelRequest, ModelResponse
+from loopbench.harness.results.prices import load_prices
+from loopbench.harness.results.reading import read_records
 from tests.secret_text import runs_of_eight
 
 KEY = "sk-ant-test-0123456789abcdefghij"

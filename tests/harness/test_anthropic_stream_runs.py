@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from harness.cli.main import main
-from harness.fakes.anthropic_server import THINKING, AnthropicFakeServer
-from harness.fakes.fake_stream import StreamScript
-from harness.results.reading import read_records
+from loopbench.harness.cli.main import main
+from loopbench.harness.fakes.anthropic_server import THINKING, AnthropicFakeServer
+from loopbench.harness.fakes.fake_stream import StreamScript
+from loopbench.harness.results.reading import read_records
 
 KEY = "sk-ant-test-0123456789abcdefghij"
 ARMS = ("direct", "cot", "react", "react_text")

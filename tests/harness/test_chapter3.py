@@ -4,11 +4,11 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from harness.arms import parse_arms
-from harness.cli.main import main
-from harness.config import load_experiment
-from harness.fakes.fake_server import FakeServer
-from harness.results.reading import read_records
+from loopbench.harness.arms import parse_arms
+from loopbench.harness.cli.main import main
+from loopbench.harness.config import load_experiment
+from loopbench.harness.fakes.fake_server import FakeServer
+from loopbench.harness.results.reading import read_records
 
 CHAPTER3 = Path(__file__).parents[2] / "experiments" / "chapter3.toml"
 

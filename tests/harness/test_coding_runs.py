@@ -1,7 +1,7 @@
 """The fixes-versus-breakages experiment end to end: `run` then `table` on coding task sets,
 with the scripted coder served on loopback and every test run in the real sandbox.
 
-The scripted coder (``harness.fakes.code_responder``) plays each task a known part, so
+The scripted coder (``loopbench.harness.fakes.code_responder``) plays each task a known part, so
 every count in the table is predicted here from those parts, not read back from a run.
 """
 
@@ -11,11 +11,11 @@ from dataclasses import replace
 import pytest
 from click.testing import CliRunner
 
-from harness.cli.main import main
-from harness.fakes.code_responder import CodeResponder, part
-from harness.fakes.fake_server import FakeServer
-from harness.results.reading import read_records
-from tasks.loading import load_taskset
+from loopbench.harness.cli.main import main
+from loopbench.harness.fakes.code_responder import CodeResponder, part
+from loopbench.harness.fakes.fake_server import FakeServer
+from loopbench.harness.results.reading import read_records
+from loopbench.tasks.loading import load_taskset
 
 SECRET = "sk-test-secret-never-written-0002"
 ARMS = [
@@ -132,7 +132,7 @@ def test_no_key_reaches_the_results(coding_run):
 def test_humaneval_runs_through_the_same_experiment(tmp_path, monkeypatch):
     full = load_taskset("humaneval")
     subset = replace(full, tasks=full.tasks[:12])
-    monkeypatch.setattr("harness.plan.load_taskset", lambda spec, *given: subset)
+    monkeypatch.setattr("loopbench.harness.plan.load_taskset", lambda spec, *given: subset)
     folder = tmp_path / "humaneval"
     run_grid(subset, folder)
     wrong, broken, right = parts(subset)

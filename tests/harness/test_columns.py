@@ -17,13 +17,13 @@ from pandas.testing import assert_frame_equal
 from pydantic import Field
 from pydantic.fields import FieldInfo
 
-from harness.results import columns_sql
-from harness.results.columns import UNREAD, read_frame, read_frames
-from harness.results.frames import Pricing, records_frame
-from harness.results.prices import PriceError, load_prices
-from harness.results.reading import ResultsError, read_records
-from harness.results.records import RunRecord
-from harness.results.statuses import STATUSES
+from loopbench.harness.results import columns_sql
+from loopbench.harness.results.columns import UNREAD, read_frame, read_frames
+from loopbench.harness.results.frames import Pricing, records_frame
+from loopbench.harness.results.prices import PriceError, load_prices
+from loopbench.harness.results.reading import ResultsError, read_records
+from loopbench.harness.results.records import RunRecord
+from loopbench.harness.results.statuses import STATUSES
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "results-0.1.0"
 PRICINGS = [None, Pricing(load_prices()), Pricing(load_prices(), "gpt-4o")]
@@ -326,8 +326,8 @@ def old_frame(
 def outputs(monkeypatch: pytest.MonkeyPatch, old: bool, argv: list[list[str]]) -> list[Any]:
     from click.testing import CliRunner
 
-    from harness.cli import compare as compare_cli
-    from harness.cli import table as table_cli
+    from loopbench.harness.cli import compare as compare_cli
+    from loopbench.harness.cli import table as table_cli
 
     with monkeypatch.context() as patched:
         if old:
@@ -386,7 +386,7 @@ def test_table_and_compare_print_what_they_printed(
 def test_metrics_read_alone_are_what_the_record_reads(text: str) -> None:
     """Distinct metrics are read by the field's own validator, not in a whole record: the
     same dict, and the same refusal."""
-    from harness.results.columns_fill import Refused, _probe
+    from loopbench.harness.results.columns_fill import Refused, _probe
 
     assert RunRecord.model_fields["metrics"].annotation == dict[str, float]
     line = '{"arm": "a", "task_id": "t", "repeat": 0, "status": "answered", "metrics": '

@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 from pandas.testing import assert_frame_equal
 
-from harness.results import columns
-from harness.results.columns import read_frame, read_frames
-from harness.results.columns_sql import FIELDS
-from harness.results.reading import ResultsError, read_records
+from loopbench.harness.results import columns
+from loopbench.harness.results.columns import read_frame, read_frames
+from loopbench.harness.results.columns_sql import FIELDS
+from loopbench.harness.results.reading import ResultsError, read_records
 
 from .test_columns import FIXTURE, PRICINGS, assert_same, folder, lines_the_model_reads, run
 

@@ -14,9 +14,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pandas.testing import assert_frame_equal
 
-from harness.results.columns import read_frames
-from harness.results.frames import records_frame
-from harness.results.reading import ResultsError, read_records
+from loopbench.harness.results.columns import read_frames
+from loopbench.harness.results.frames import records_frame
+from loopbench.harness.results.reading import ResultsError, read_records
 
 from .test_columns import run
 

@@ -14,14 +14,14 @@ import pytest
 from click.testing import CliRunner
 from pandas.testing import assert_frame_equal
 
-from harness.cli.main import main
-from harness.report.html import _scan
-from harness.results import columns, columns_sidecar, reading
-from harness.results.columns import read_frames
-from harness.results.columns_sidecar import SIDECAR, fresh_sidecar
-from harness.results.frames import records_frame
-from harness.results.reading import read_records
-from harness.results.store import RecordWriter
+from loopbench.harness.cli.main import main
+from loopbench.harness.report.html import _scan
+from loopbench.harness.results import columns, columns_sidecar, reading
+from loopbench.harness.results.columns import read_frames
+from loopbench.harness.results.columns_sidecar import SIDECAR, fresh_sidecar
+from loopbench.harness.results.frames import records_frame
+from loopbench.harness.results.reading import read_records
+from loopbench.harness.results.store import RecordWriter
 
 from .test_columns import FIXTURE, PRICINGS, folder, run
 from .test_columns_formats import NEWER, without

@@ -20,12 +20,12 @@ from click.testing import CliRunner
 from nbclient import NotebookClient
 
 import loopbench
-from harness.cli.main import main
-from harness.grid import recorded_runs
-from harness.models.types import ModelRequest
-from harness.results.columns import read_frame
-from harness.results.reading import ResultsError, read_records
-from harness.stats.separation import SeparationRule, StoppedRun
+from loopbench.harness.cli.main import main
+from loopbench.harness.grid import recorded_runs
+from loopbench.harness.models.types import ModelRequest
+from loopbench.harness.results.columns import read_frame
+from loopbench.harness.results.reading import ResultsError, read_records
+from loopbench.harness.stats.separation import SeparationRule, StoppedRun
 from tests.depot_answers import RIGHT
 
 DEPOT = loopbench.load_taskset("depot")
@@ -185,7 +185,7 @@ def test_a_runs_file_that_is_not_a_regular_file_is_refused_in_one_line(
     for command in (["table", str(tmp_path)], ["compare", str(tmp_path), str(tmp_path)]):
         # A subprocess with a timeout: a reader that opened the FIFO would wait for ever.
         done = subprocess.run(
-            [sys.executable, "-m", "harness.cli", *command],
+            [sys.executable, "-m", "loopbench.harness.cli", *command],
             capture_output=True,
             text=True,
             timeout=120,

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from harness import events as ev
-from harness.arms import parse_arm
-from harness.events import (
+from loopbench.harness import events as ev
+from loopbench.harness.arms import parse_arm
+from loopbench.harness.events import (
     KINDS,
     ApiErrorEvent,
     Event,
@@ -23,12 +23,12 @@ from harness.events import (
     parse_events,
     question_at,
 )
-from harness.fakes.fake_server import question_index
-from harness.models.counting import CountingClient
-from harness.models.scripted import ScriptedModel, tool_reply
-from harness.models.types import Message, ModelRequest, ToolCall
-from harness.patterns.evidence import check_evidence
-from harness.trace import MAX_TEXT, Trace
+from loopbench.harness.fakes.fake_server import question_index
+from loopbench.harness.models.counting import CountingClient
+from loopbench.harness.models.scripted import ScriptedModel, tool_reply
+from loopbench.harness.models.types import Message, ModelRequest, ToolCall
+from loopbench.harness.patterns.evidence import check_evidence
+from loopbench.harness.trace import MAX_TEXT, Trace
 from tests.harness.patterns.helpers import run_pattern
 
 REFERENCE = Path(__file__).parents[2] / "results" / "reference" / "local-smollm2" / "traces.jsonl"

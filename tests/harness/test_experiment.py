@@ -3,10 +3,10 @@ from pathlib import Path
 
 import pytest
 
-from harness.arms import ArmError, arm_identity, parse_arm, parse_arms
-from harness.config import ConfigError, load_experiment
-from harness.patterns.catalog import registered
-from harness.patterns.registry import UnknownPattern
+from loopbench.harness.arms import ArmError, arm_identity, parse_arm, parse_arms
+from loopbench.harness.config import ConfigError, load_experiment
+from loopbench.harness.patterns.catalog import registered
+from loopbench.harness.patterns.registry import UnknownPattern
 
 
 def test_spec_is_the_options_set_sorted_and_canonical():

@@ -5,7 +5,7 @@ import json
 import orjson
 import pytest
 
-from harness import fast_json
+from loopbench.harness import fast_json
 
 
 def test_what_orjson_writes_reads_back_as_the_standard_librarys_does():

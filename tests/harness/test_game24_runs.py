@@ -9,18 +9,18 @@ import pytest
 from click.testing import CliRunner
 
 import loopbench
-from graders.base import GraderSetup
-from graders.registry import GRADERS
-from harness.arms import parse_arm
-from harness.cli.main import main
-from harness.models.counting import CountingClient
-from harness.models.scripted import ScriptedModel, text_reply, tool_reply
-from harness.patterns.base import RunContext
-from harness.tools import ToolSet
-from harness.trace import Trace
-from tasks.game24 import HARD_SLICE, solve
-from tasks.loading import load_taskset
-from tasks.taskset import TaskSetError
+from loopbench.graders.base import GraderSetup
+from loopbench.graders.registry import GRADERS
+from loopbench.harness.arms import parse_arm
+from loopbench.harness.cli.main import main
+from loopbench.harness.models.counting import CountingClient
+from loopbench.harness.models.scripted import ScriptedModel, text_reply, tool_reply
+from loopbench.harness.patterns.base import RunContext
+from loopbench.harness.tools import ToolSet
+from loopbench.harness.trace import Trace
+from loopbench.tasks.game24 import HARD_SLICE, solve
+from loopbench.tasks.loading import load_taskset
+from loopbench.tasks.taskset import TaskSetError
 
 ROOT = Path(__file__).parents[2]
 PROMPTS = ROOT / "experiments" / "prompts" / "game24-tot.toml"

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from harness.cli.main import main
-from harness.results.identity import graded_by, identity_changes
+from loopbench.harness.cli.main import main
+from loopbench.harness.results.identity import graded_by, identity_changes
 
 REFERENCE = Path(__file__).parents[2] / "results" / "reference" / "local-smollm2"
 

@@ -5,10 +5,10 @@ import json
 
 from click.testing import CliRunner
 
-from harness.arms import parse_arm
-from harness.cli.main import main
-from harness.fakes.fake_server import FakeServer
-from harness.results.reading import read_records
+from loopbench.harness.arms import parse_arm
+from loopbench.harness.cli.main import main
+from loopbench.harness.fakes.fake_server import FakeServer
+from loopbench.harness.results.reading import read_records
 
 
 def folder(path, options, arm="react"):

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from harness.cli.main import main
-from harness.report.html._scan import traces_of
-from harness.results.reading import ResultsError, read_records
+from loopbench.harness.cli.main import main
+from loopbench.harness.report.html._scan import traces_of
+from loopbench.harness.results.reading import ResultsError, read_records
 
 RECORD = {"run_id": "r0", "arm": "direct", "task_id": "t0", "repeat": 0, "status": "answered"}
 DEEP = 100_000

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from harness.cli.main import main
-from harness.executors.ray import INSTALL as RAY_INSTALL
-from harness.install_hints import install_command
-from harness.models.local import LocalModelError, model_file
-from harness.results.otlp import OtlpMissing, missing_package, require_otlp
+from loopbench.harness.cli.main import main
+from loopbench.harness.executors.ray import INSTALL as RAY_INSTALL
+from loopbench.harness.install_hints import install_command
+from loopbench.harness.models.local import LocalModelError, model_file
+from loopbench.harness.results.otlp import OtlpMissing, missing_package, require_otlp
 
 FOLDER = Path(__file__).parents[2] / "results" / "reference" / "local-smollm2"
 

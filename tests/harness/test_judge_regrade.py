@@ -7,9 +7,9 @@ import shutil
 import pytest
 from click.testing import CliRunner
 
-from harness.cli.main import main
-from harness.fakes.fake_server import FakeServer
-from harness.results.reading import read_records
+from loopbench.harness.cli.main import main
+from loopbench.harness.fakes.fake_server import FakeServer
+from loopbench.harness.results.reading import read_records
 from tests.harness.judge_fixtures import JudgeScript, register, runs_reply, write_set
 from tests.harness.test_judge_runs import PRICES
 

@@ -8,12 +8,12 @@ import pytest
 from click.testing import CliRunner
 
 import loopbench
-from harness.cli.main import main
-from harness.config import JudgeConfig, load_experiment
-from harness.fakes.fake_server import FakeServer
-from harness.judge_endpoint import judge_sampling
-from harness.results.identity import identity_changes
-from harness.results.reading import read_records
+from loopbench.harness.cli.main import main
+from loopbench.harness.config import JudgeConfig, load_experiment
+from loopbench.harness.fakes.fake_server import FakeServer
+from loopbench.harness.judge_endpoint import judge_sampling
+from loopbench.harness.results.identity import identity_changes
+from loopbench.harness.results.reading import read_records
 from tests.harness.judge_fixtures import JudgeScript, register, runs_reply, write_set
 
 PRICES = """as_of = "2026-12-01"

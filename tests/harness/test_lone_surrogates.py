@@ -12,17 +12,17 @@ from typing import Any
 import duckdb
 from click.testing import CliRunner
 
-from harness.cli.main import main
-from harness.fakes.fake_server import FakeServer, Reply
-from harness.models.counting import CountingClient
-from harness.models.types import Message, ModelRequest, ModelResponse, ToolCall, ToolSpec
-from harness.models.wire import request_body
-from harness.results.columns import read_frame
-from harness.results.reading import read_records
-from harness.results.records import RunRecord
-from harness.results.store import RecordWriter, iter_traces
-from harness.trace import Trace
-from harness.valid_text import valid_text, valid_value
+from loopbench.harness.cli.main import main
+from loopbench.harness.fakes.fake_server import FakeServer, Reply
+from loopbench.harness.models.counting import CountingClient
+from loopbench.harness.models.types import Message, ModelRequest, ModelResponse, ToolCall, ToolSpec
+from loopbench.harness.models.wire import request_body
+from loopbench.harness.results.columns import read_frame
+from loopbench.harness.results.reading import read_records
+from loopbench.harness.results.records import RunRecord
+from loopbench.harness.results.store import RecordWriter, iter_traces
+from loopbench.harness.trace import Trace
+from loopbench.harness.valid_text import valid_text, valid_value
 
 LONE = "\ud800"
 ARMS = ("direct", "react", "react_text", "self_consistency:samples=2")

@@ -7,9 +7,9 @@ import pytest
 from click.testing import CliRunner
 
 import loopbench
-from harness.cli.main import main
-from harness.fakes.fake_server import FakeServer, Reply
-from harness.results.reading import read_records
+from loopbench.harness.cli.main import main
+from loopbench.harness.fakes.fake_server import FakeServer, Reply
+from loopbench.harness.results.reading import read_records
 from tests.depot_answers import RIGHT
 
 DEPOT = loopbench.load_taskset("depot")

@@ -4,13 +4,13 @@ never across repeats, and the shared call is counted as replayed in the arm that
 import asyncio
 from dataclasses import replace
 
-from harness.arms import parse_arms
-from harness.fakes.code_responder import stub
-from harness.grid import Grid, run_grid
-from harness.models.scripted import FunctionModel
-from harness.results.store import ResultsFolder
-from harness.runner import RunSettings
-from tasks.loading import load_taskset
+from loopbench.harness.arms import parse_arms
+from loopbench.harness.fakes.code_responder import stub
+from loopbench.harness.grid import Grid, run_grid
+from loopbench.harness.models.scripted import FunctionModel
+from loopbench.harness.results.store import ResultsFolder
+from loopbench.harness.runner import RunSettings
+from loopbench.tasks.loading import load_taskset
 
 
 def grid(tmp_path, paired):
@@ -40,7 +40,7 @@ def test_without_pairing_every_arm_asks_for_itself(tmp_path):
 
 def test_with_a_cache_pairing_survives_a_second_invocation(tmp_path):
     """An arm added in a later run starts from the first attempt the earlier run got."""
-    from harness.models.cache import ResponseCache
+    from loopbench.harness.models.cache import ResponseCache
 
     coding = load_taskset("coding")
     one = replace(coding, tasks=coding.tasks[:1])

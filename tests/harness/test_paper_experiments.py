@@ -4,8 +4,8 @@ load its task set; running game24-tot.toml needs the game24 set.)"""
 
 from pathlib import Path
 
-from harness.arms import arm_identity, parse_arms
-from harness.config import RunConfig, load_experiment
+from loopbench.harness.arms import arm_identity, parse_arms
+from loopbench.harness.config import RunConfig, load_experiment
 
 EXPERIMENTS = Path(__file__).parents[2] / "experiments"
 

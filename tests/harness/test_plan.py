@@ -5,24 +5,24 @@ from collections import Counter
 
 import pytest
 
-import harness.arms
-from harness.api import Experiment
-from harness.config import ModelEntry, RunConfig
-from harness.fakes.fake_server import FakeServer
-from harness.patterns.registry import PATTERNS, PatternInfo
+import loopbench.harness.arms
+from loopbench.harness.api import Experiment
+from loopbench.harness.config import ModelEntry, RunConfig
+from loopbench.harness.fakes.fake_server import FakeServer
+from loopbench.harness.patterns.registry import PATTERNS, PatternInfo
 
 
 @pytest.fixture
 def counted(monkeypatch):
     """Calls of ``parse_arm``, patterns built by name, and the pattern objects each run ran."""
     seen: Counter[str] = Counter()
-    parse = harness.arms.parse_arm
+    parse = loopbench.harness.arms.parse_arm
 
     def parse_arm(text: str):  # type: ignore[no-untyped-def]
         seen[f"parse {text}"] += 1
         return parse(text)
 
-    monkeypatch.setattr(harness.arms, "parse_arm", parse_arm)
+    monkeypatch.setattr(loopbench.harness.arms, "parse_arm", parse_arm)
     for name, info in PATTERNS.registered().items():
 
         def factory(options, made=info.factory, name=name):  # type: ignore[no-untyped-def]

@@ -20,9 +20,9 @@ import pytest
 from click.testing import CliRunner
 
 import loopbench
-from harness.cli.main import main
-from harness.fakes.fake_server import FakeServer, Reply, default_responder, question_index
-from harness.results.reading import read_records, run_key
+from loopbench.harness.cli.main import main
+from loopbench.harness.fakes.fake_server import FakeServer, Reply, default_responder, question_index
+from loopbench.harness.results.reading import read_records, run_key
 from tests.depot_answers import RIGHT
 
 needs_ray = pytest.mark.skipif(
@@ -227,7 +227,7 @@ def test_a_killed_driver_resumes_with_nothing_missing_or_doubled(cluster, tmp_pa
     out = tmp_path / "r"
     with Server(latency_s=0.05) as server:
         command = [
-            sys.executable, "-m", "harness.cli", "run", "--model", "fake",
+            sys.executable, "-m", "loopbench.harness.cli", "run", "--model", "fake",
             "--base-url", server.base_url, "--arm", "direct", "--arm", "cot",
             "--repeats", "3", "--concurrency", "2", "--quiet", "--out", str(out),
             "--executor", "ray", "--ray-address", cluster.address,
@@ -265,8 +265,8 @@ def test_a_worker_without_the_key_says_where_to_set_it(cluster, tmp_path):
 
 @needs_ray
 def test_the_python_api_runs_a_grid_on_ray(cluster, tmp_path):
-    from harness.config import ModelEntry, RunConfig
-    from harness.executors.ray import RayExecutor, WorkerSetup
+    from loopbench.harness.config import ModelEntry, RunConfig
+    from loopbench.harness.executors.ray import RayExecutor, WorkerSetup
 
     with Server() as server:
         setup = WorkerSetup(RunConfig(models=[ModelEntry(name="fake", base_url=server.base_url)]))
@@ -340,7 +340,7 @@ def test_ray_workers_start_their_own_mcp_servers_and_leave_none(cluster, tmp_pat
     example = Path(__file__).parents[2] / "examples" / "mcp"
     served = tmp_path / "served"
     shutil.copytree(example, served)
-    book = Path(__file__).parents[2] / "tasks" / "depot" / "encyclopedia.json"
+    book = Path(__file__).parents[2] / "loopbench" / "tasks" / "depot" / "encyclopedia.json"
     toml = (
         (served / "taskset.toml")
         .read_text()

@@ -11,19 +11,19 @@ from aiohttp import web
 from click.testing import CliRunner
 
 import loopbench
-from harness.arms import parse_arm
-from harness.cli.main import main
-from harness.events import RequestEvent
-from harness.fakes.fake_server import FakeServer
-from harness.models.cache import canonical_request, request_key
-from harness.models.types import Message, ModelAPIError, ModelRequest
-from harness.models.wire import request_body
-from harness.patterns.base import PatternOptions
-from harness.patterns.limits import _with_reasoning
-from harness.reasoning import ReasoningError, check_budget, refusal
-from harness.results.otlp_spans import _call_attributes
-from harness.results.reading import read_records
-from harness.sampling import Sampling, describe
+from loopbench.harness.arms import parse_arm
+from loopbench.harness.cli.main import main
+from loopbench.harness.events import RequestEvent
+from loopbench.harness.fakes.fake_server import FakeServer
+from loopbench.harness.models.cache import canonical_request, request_key
+from loopbench.harness.models.types import Message, ModelAPIError, ModelRequest
+from loopbench.harness.models.wire import request_body
+from loopbench.harness.patterns.base import PatternOptions
+from loopbench.harness.patterns.limits import _with_reasoning
+from loopbench.harness.reasoning import ReasoningError, check_budget, refusal
+from loopbench.harness.results.otlp_spans import _call_attributes
+from loopbench.harness.results.reading import read_records
+from loopbench.harness.sampling import Sampling, describe
 
 
 @pytest.fixture

@@ -8,13 +8,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from harness.arms import parse_arm
-from harness.cli.main import main
-from harness.fakes.fake_server import FakeServer
-from harness.patterns.catalog import registered
-from harness.results.legacy import SCHEMA_1_DEFAULTS, schema_1_identity
-from harness.results.reading import read_records
-from harness.results.records import SCHEMA_VERSION, RunRecord
+from loopbench.harness.arms import parse_arm
+from loopbench.harness.cli.main import main
+from loopbench.harness.fakes.fake_server import FakeServer
+from loopbench.harness.patterns.catalog import registered
+from loopbench.harness.results.legacy import SCHEMA_1_DEFAULTS, schema_1_identity
+from loopbench.harness.results.reading import read_records
+from loopbench.harness.results.records import SCHEMA_VERSION, RunRecord
 
 ROOT = Path(__file__).parents[2]
 #: Written by loopbench 0.1.0 (schema 1) against the fake server: 15 arms x 12 tasks x 2.

@@ -10,9 +10,9 @@ import pytest
 from click.testing import CliRunner
 
 import loopbench
-from harness.cli.main import main
-from harness.results.columns import read_frame
-from harness.results.reading import read_records
+from loopbench.harness.cli.main import main
+from loopbench.harness.results.columns import read_frame
+from loopbench.harness.results.reading import read_records
 
 TERSE = "Think briefly, a line that is easy to find. End with a line 'Answer: X'."
 TERSE_SLOTS = {"step": TERSE}

@@ -10,18 +10,18 @@ from urllib.parse import quote, quote_plus
 import pytest
 from click.testing import CliRunner
 
-from harness.models.cache import ResponseCache
-from harness.models.types import Message, ModelResponse, ToolCall, Usage
-from harness.redaction import (
+from loopbench.harness.models.cache import ResponseCache
+from loopbench.harness.models.types import Message, ModelResponse, ToolCall, Usage
+from loopbench.harness.redaction import (
     MARK,
     Redactor,
     holds_secrets,
     protected,
     redact,
 )
-from harness.results.records import RunRecord
-from harness.results.store import RecordWriter
-from harness.streams import redacted_output
+from loopbench.harness.results.records import RunRecord
+from loopbench.harness.results.store import RecordWriter
+from loopbench.harness.streams import redacted_output
 from tests.secret_text import b64, runs_of_eight
 
 KEY = "sk-proj-Ab3dEf9hIjKlMn0pQrStUv"
@@ -178,7 +178,7 @@ def test_an_error_line_and_whatever_is_printed_are_redacted(capsys):
 
 
 def test_every_command_redacts_the_key_in_its_environment(tmp_path):
-    from harness.cli.main import main
+    from loopbench.harness.cli.main import main
 
     missing = tmp_path / f"runs-{KEY}"
     result = CliRunner().invoke(main, ["table", str(missing)], env={"LOOPBENCH_API_KEY": KEY})
@@ -187,7 +187,7 @@ def test_every_command_redacts_the_key_in_its_environment(tmp_path):
 
 
 def test_a_path_holding_a_word_of_the_key_is_printed_whole(tmp_path):
-    from harness.cli.main import main
+    from loopbench.harness.cli.main import main
 
     missing = tmp_path / "newcomer" / "results"
     result = CliRunner().invoke(main, ["table", str(missing)], env={"OPENAI_API_KEY": HAND_KEY})
@@ -196,7 +196,7 @@ def test_a_path_holding_a_word_of_the_key_is_printed_whole(tmp_path):
 
 def test_the_report_and_exports_redact_what_a_folder_holds(tmp_path):
     """A folder written before its secrets were known: what is made of it leaves them out."""
-    from harness.cli.main import main
+    from loopbench.harness.cli.main import main
 
     folder = tmp_path / "runs"
     folder.mkdir()
@@ -218,7 +218,7 @@ def test_the_report_and_exports_redact_what_a_folder_holds(tmp_path):
 
 
 def test_the_ci_job_summary_is_redacted(tmp_path, monkeypatch):
-    from harness.cli.step_summary import VARIABLE, append_step_summary
+    from loopbench.harness.cli.step_summary import VARIABLE, append_step_summary
 
     monkeypatch.setenv(VARIABLE, str(tmp_path / "summary.md"))
     with protected([KEY]):

@@ -9,17 +9,17 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from harness.arms import parse_arms
-from harness.cli.main import main
-from harness.fakes.fake_server import FakeServer, Reply
-from harness.grid import Grid
-from harness.models.scripted import FunctionModel
-from harness.results.reading import read_records
-from harness.results.records import RunRecord
-from harness.results.store import ResultsFolder
-from harness.rounds import _current, run_until_separated
-from harness.stats.separation import RULE_FILE, SeparationRule, StoppedRun
-from tasks.loading import load_taskset
+from loopbench.harness.arms import parse_arms
+from loopbench.harness.cli.main import main
+from loopbench.harness.fakes.fake_server import FakeServer, Reply
+from loopbench.harness.grid import Grid
+from loopbench.harness.models.scripted import FunctionModel
+from loopbench.harness.results.reading import read_records
+from loopbench.harness.results.records import RunRecord
+from loopbench.harness.results.store import ResultsFolder
+from loopbench.harness.rounds import _current, run_until_separated
+from loopbench.harness.stats.separation import RULE_FILE, SeparationRule, StoppedRun
+from loopbench.tasks.loading import load_taskset
 from tests.depot_answers import RIGHT
 
 DEPOT = load_taskset("depot")

@@ -1,16 +1,16 @@
 import asyncio
 import importlib.metadata
 
-from harness.arms import parse_arms
-from harness.events import LimitReachedEvent
-from harness.grid import Grid
-from harness.models.scripted import ScriptedModel, tool_reply
-from harness.models.types import Message, ModelResponse, Usage
-from harness.report.rendering import render
-from harness.report.table import summarize
-from harness.results.frames import records_frame
-from harness.runner import Job, Runner, RunSettings
-from tasks.loading import load_taskset
+from loopbench.harness.arms import parse_arms
+from loopbench.harness.events import LimitReachedEvent
+from loopbench.harness.grid import Grid
+from loopbench.harness.models.scripted import ScriptedModel, tool_reply
+from loopbench.harness.models.types import Message, ModelResponse, Usage
+from loopbench.harness.report.rendering import render
+from loopbench.harness.report.table import summarize
+from loopbench.harness.results.frames import records_frame
+from loopbench.harness.runner import Job, Runner, RunSettings
+from loopbench.tasks.loading import load_taskset
 
 
 def test_expand_covers_every_run_once_in_a_repeatable_shuffled_order():
@@ -92,7 +92,7 @@ def test_count_tokens_estimates_a_call_without_usage_and_says_so():
 
 
 def test_the_shipped_tokenizer_counts_real_tokens():
-    from harness.models.estimate import shipped_tokenizer
+    from loopbench.harness.models.estimate import shipped_tokenizer
 
     count = shipped_tokenizer()
     assert 8 <= count("How many years passed between the completion of the Eiffel Tower") <= 20

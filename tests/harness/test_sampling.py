@@ -8,11 +8,11 @@ import pytest
 from click.testing import CliRunner
 
 import loopbench
-from harness.cli.main import main
-from harness.fakes.fake_server import FakeServer
-from harness.models.types import ModelRequest
-from harness.results.reading import read_records
-from harness.sampling import LEGACY, Sampling, SamplingError, describe, describe_runs
+from loopbench.harness.cli.main import main
+from loopbench.harness.fakes.fake_server import FakeServer
+from loopbench.harness.models.types import ModelRequest
+from loopbench.harness.results.reading import read_records
+from loopbench.harness.sampling import LEGACY, Sampling, SamplingError, describe, describe_runs
 
 SETTINGS = ("temperature", "top_p", "seed")
 #: Arms that send no temperature of their own, and one that does (its chains sample at 0.7).

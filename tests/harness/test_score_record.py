@@ -4,7 +4,7 @@ without one."""
 import json
 
 import loopbench
-from harness.results.records import RunRecord
+from loopbench.harness.results.records import RunRecord
 
 
 def test_an_f1_sets_runs_record_their_score(tmp_path):

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from harness.spreadsheet import FORMULA_STARTS, cell, csv_frame, csv_row, text_cell
+from loopbench.harness.spreadsheet import FORMULA_STARTS, cell, csv_frame, csv_row, text_cell
 
 FORMULAS = ['=HYPERLINK("http://x","y")', "+1+2", "-2+3", "@SUM(A1)", "\t=1", "\r=1"]
 

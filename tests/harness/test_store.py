@@ -11,16 +11,16 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from harness.cli.main import main
-from harness.fakes.fake_server import FakeServer, Reply, default_responder, question_index
-from harness.grid import recorded_runs
-from harness.models.endpoint import without_credentials
-from harness.results import reading
-from harness.results.prices import load_prices
-from harness.results.reading import ResultsError, read_records
-from harness.results.store import ResultsFolder
-from tasks.loading import load_taskset
-from tasks.taskset import BUILTIN_DIR
+from loopbench.harness.cli.main import main
+from loopbench.harness.fakes.fake_server import FakeServer, Reply, default_responder, question_index
+from loopbench.harness.grid import recorded_runs
+from loopbench.harness.models.endpoint import without_credentials
+from loopbench.harness.results import reading
+from loopbench.harness.results.prices import load_prices
+from loopbench.harness.results.reading import ResultsError, read_records
+from loopbench.harness.results.store import ResultsFolder
+from loopbench.tasks.loading import load_taskset
+from loopbench.tasks.taskset import BUILTIN_DIR
 
 DEPOT = load_taskset("depot")
 META = {"task_set": "depot", "model": "m", "base_url": "u", "fingerprint": DEPOT.fingerprint()}
@@ -110,7 +110,7 @@ def test_a_second_writer_is_refused_naming_the_first(tmp_path):
         [
             sys.executable,
             "-c",
-            "import sys, time; from harness.results.store import ResultsFolder; "
+            "import sys, time; from loopbench.harness.results.store import ResultsFolder; "
             f"held = ResultsFolder.open({str(tmp_path)!r}, {{'task_set': 'depot', 'model': 'm'}}); "
             "print('held', flush=True); time.sleep(30)",
         ],
@@ -318,6 +318,6 @@ def test_a_reply_with_thousands_of_tool_calls_or_a_huge_name_stays_small_on_disk
         assert CliRunner().invoke(main, args).exit_code == 0
     size = (tmp_path / "r" / "traces.jsonl").stat().st_size
     assert size < 12 * 2_000_000  # 12 runs, each well under 2 MB
-    # Written compact (harness.fast_json); the same marker either way a line is spaced.
+    # Written compact (loopbench.harness.fast_json); the same marker either way a line is spaced.
     traces = (tmp_path / "r" / "traces.jsonl").read_text()
     assert re.search(r'"cut": ?"4900 more tool calls"', traces)

@@ -7,8 +7,8 @@ import json
 import tracemalloc
 from pathlib import Path
 
-from harness.results import store
-from harness.results.store import ResultsFolder
+from loopbench.harness.results import store
+from loopbench.harness.results.store import ResultsFolder
 
 EXPECT = {"task_set": "mine", "model": "fake"}
 #: Far more than the chunks read (1 MiB), far less than the files written.

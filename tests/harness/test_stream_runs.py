@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from harness.cli.main import main
-from harness.fakes.fake_server import FakeServer
-from harness.fakes.fake_stream import StreamScript
-from harness.results.reading import read_records
+from loopbench.harness.cli.main import main
+from loopbench.harness.fakes.fake_server import FakeServer
+from loopbench.harness.fakes.fake_stream import StreamScript
+from loopbench.harness.results.reading import read_records
 
 ARMS = ("direct", "cot", "react")
 FIRST_TOKEN_S = 0.1
@@ -127,7 +127,7 @@ def test_a_reply_replayed_from_the_cache_has_no_ttft(tmp_path):
 
 def test_otlp_spans_carry_the_time_to_first_chunk(tmp_path):
     pytest.importorskip("opentelemetry.sdk")
-    from harness.results.otlp import folder_spans
+    from loopbench.harness.results.otlp import folder_spans
 
     with FakeServer(stream=StreamScript(first_token_s=FIRST_TOKEN_S)) as server:
         run(server, tmp_path / "streamed", "--stream")
@@ -149,8 +149,8 @@ def test_a_dropped_connection_mid_stream_is_an_api_error_with_the_usage_it_repor
 
 
 def test_stream_through_the_api(tmp_path, monkeypatch):
-    from harness.api import Experiment
-    from harness.config import ModelEntry, RunConfig
+    from loopbench.harness.api import Experiment
+    from loopbench.harness.config import ModelEntry, RunConfig
 
     monkeypatch.setenv("LOOPBENCH_API_KEY", "k")
     with FakeServer(stream=StreamScript(first_token_s=FIRST_TOKEN_S)) as server:

@@ -5,8 +5,8 @@ import sys
 
 import pytest
 
-from harness.streams import PrintableStream, printing_printably, unescaped
-from harness.terminal import ERROR_CHARS, error_line, one_line, printable
+from loopbench.harness.streams import PrintableStream, printing_printably, unescaped
+from loopbench.harness.terminal import ERROR_CHARS, error_line, one_line, printable
 
 TITLE = "\x1b]0;pwn\x07"  # sets the terminal window's title
 CLEAR = "\x1b[2J"  # clears the screen

@@ -12,18 +12,18 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-import harness.fakes.fake_server as fake_server
-from harness.cli.main import main
-from harness.fakes.fake_server import FakeServer, Reply
-from harness.models.cache import _response_from
-from harness.models.types import Usage
-from harness.models.wire import parse_usage
-from harness.report.plots import plot_tokens
-from harness.report.table import summarize
-from harness.results.frames import Pricing, records_frame
-from harness.results.prices import PriceError, load_prices
-from harness.results.reading import read_records
-from harness.results.records import RunRecord
+import loopbench.harness.fakes.fake_server as fake_server
+from loopbench.harness.cli.main import main
+from loopbench.harness.fakes.fake_server import FakeServer, Reply
+from loopbench.harness.models.cache import _response_from
+from loopbench.harness.models.types import Usage
+from loopbench.harness.models.wire import parse_usage
+from loopbench.harness.report.plots import plot_tokens
+from loopbench.harness.report.table import summarize
+from loopbench.harness.results.frames import Pricing, records_frame
+from loopbench.harness.results.prices import PriceError, load_prices
+from loopbench.harness.results.reading import read_records
+from loopbench.harness.results.records import RunRecord
 
 SECRET = "sk-token-kinds-secret-never-written-01"
 ARMS = ["direct", "cot", "react", "react_text"]

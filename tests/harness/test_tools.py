@@ -2,7 +2,7 @@ import asyncio
 
 from pydantic import BaseModel
 
-from harness.tools import Tool, ToolFailure, ToolSet
+from loopbench.harness.tools import Tool, ToolFailure, ToolSet
 
 
 class Args(BaseModel):

@@ -28,8 +28,8 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from harness.cli.main import main
-from harness.models.cache import ResponseCache
+from loopbench.harness.cli.main import main
+from loopbench.harness.models.cache import ResponseCache
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 REFERENCE_RUN = REPOSITORY / "results" / "reference" / "local-smollm2"
@@ -54,7 +54,7 @@ ADDRESS_SPACE = 2**30
 HANG_S = 120.0
 CHILD = (
     f"import resource, sys; resource.setrlimit(resource.RLIMIT_AS, ({ADDRESS_SPACE},) * 2); "
-    "from harness.cli.main import main; main(sys.argv[1:])"
+    "from loopbench.harness.cli.main import main; main(sys.argv[1:])"
 )
 
 
@@ -143,7 +143,7 @@ def fixtures() -> Iterator[Path]:
         )
         assert made.exit_code == 0, made.output
         shutil.copytree(template / "S", template / "G")
-        shutil.copytree(REPOSITORY / "tasks" / "coding", template / "K")
+        shutil.copytree(REPOSITORY / "loopbench" / "tasks" / "coding", template / "K")
         ResponseCache(template / "C").close()
         (template / "exp.toml").write_text('arms = ["direct"]\ntasks = "S"\nlimit = 1\n')
         (template / "priced.toml").write_text(

@@ -19,12 +19,12 @@ import pytest
 from aiohttp import web
 from click.testing import CliRunner
 
-from harness.cli.main import main
-from harness.fakes.fake_server import FakeServer, Reply, default_responder
-from harness.models.cache import CACHE_FILE, ResponseCache, canonical_request, request_key
-from harness.models.cache_file import SCHEMA, CacheError, open_cache_file
-from harness.models.types import Message, ModelRequest, ModelResponse
-from harness.results.reading import read_records
+from loopbench.harness.cli.main import main
+from loopbench.harness.fakes.fake_server import FakeServer, Reply, default_responder
+from loopbench.harness.models.cache import CACHE_FILE, ResponseCache, canonical_request, request_key
+from loopbench.harness.models.cache_file import SCHEMA, CacheError, open_cache_file
+from loopbench.harness.models.types import Message, ModelRequest, ModelResponse
+from loopbench.harness.results.reading import read_records
 
 ARMS = ["--arm", "direct", "--arm", "react_text"]
 
@@ -291,7 +291,15 @@ def both_or_neither(processes, timeout_s=300):
 def test_two_processes_sharing_a_cache_count_as_replayed_only_what_they_did_not_send(tmp_path):
     cache = tmp_path / "cache"
     with TwinServer() as server:
-        command = [sys.executable, "-m", "harness.cli", "run", "--model", "fake", "--quiet"]
+        command = [
+            sys.executable,
+            "-m",
+            "loopbench.harness.cli",
+            "run",
+            "--model",
+            "fake",
+            "--quiet",
+        ]
         command += ["--base-url", server.base_url, "--cache", str(cache), "--arm", "direct"]
         commands = [[*command, "--concurrency", "1", "--out", str(tmp_path / n)] for n in "ab"]
         processes = [

@@ -9,13 +9,13 @@ import json
 
 import pytest
 
-from harness.arms import parse_arm
-from harness.events import FinishEvent, ToolCallEvent
-from harness.models.scripted import tool_reply
-from harness.patterns.coding import suite_from_tests
-from harness.patterns.rewoo import UnresolvedReference, substitute
-from harness.tools import ToolSet
-from tasks.loading import load_taskset
+from loopbench.harness.arms import parse_arm
+from loopbench.harness.events import FinishEvent, ToolCallEvent
+from loopbench.harness.models.scripted import tool_reply
+from loopbench.harness.patterns.coding import suite_from_tests
+from loopbench.harness.patterns.rewoo import UnresolvedReference, substitute
+from loopbench.harness.tools import ToolSet
+from loopbench.tasks.loading import load_taskset
 from tests.harness.patterns.helpers import run_pattern
 
 DEEP = '{"title": ' + "[" * 100_000 + "]" * 100_000 + "}"

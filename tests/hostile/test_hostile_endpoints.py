@@ -19,11 +19,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from harness.cli.main import main
-from harness.fakes.fake_server import question_index
-from harness.results.reading import read_records
-from harness.results.statuses import INFRASTRUCTURE_STATUSES
-from harness.results.store import iter_traces
+from loopbench.harness.cli.main import main
+from loopbench.harness.fakes.fake_server import question_index
+from loopbench.harness.results.reading import read_records
+from loopbench.harness.results.statuses import INFRASTRUCTURE_STATUSES
+from loopbench.harness.results.store import iter_traces
 from tests.fakes.fault_server import FaultServer, Hostile
 
 #: Room for 32 MiB over loopback on a busy machine; the dribble's run has a short one.

@@ -31,9 +31,9 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from harness.cli.errors import is_path_error, path_problem
-from harness.cli.main import main
-from harness.models.cache import ResponseCache
+from loopbench.harness.cli.errors import is_path_error, path_problem
+from loopbench.harness.cli.main import main
+from loopbench.harness.models.cache import ResponseCache
 
 REPO = Path(__file__).resolve().parents[2]
 NOWHERE = "--model fake --base-url http://127.0.0.1:9/v1 --max-retries 0 --quiet --arm direct"
@@ -116,6 +116,8 @@ def _cases() -> list[tuple[str, str]]:
     # Outputs in a read-only folder, under a regular file, and where nothing can be made.
     for line in (
         "report R -o ro/report.html",
+        "table R -o ro/table.md",
+        "table R -o afile/table.md",
         "judge sample R --per-arm 2 --output ro/sample.csv",
         "judge sample R --per-arm 2 --output afile/sample.csv",
         "export R -o ro/runs.parquet",
@@ -180,7 +182,7 @@ def _denied(prefix: list[str], uid: int) -> bool:
             os.chown(path, uid, uid)
         Path(folder).chmod(0o755)
         probe.chmod(0)
-        check = "import harness.cli.main, sys; open(sys.argv[1]).read()"
+        check = "import loopbench.harness.cli.main, sys; open(sys.argv[1]).read()"
         done = subprocess.run(
             [*prefix, sys.executable, "-c", check, str(probe)],
             cwd=REPO,
@@ -267,7 +269,7 @@ def loopbench(root: Path, line: str) -> subprocess.CompletedProcess[str]:
     keep = {k: v for k, v in os.environ.items() if not k.startswith(("LOOPBENCH_", "OPENAI_"))}
     env = {**keep, "HOME": str(root / "out"), "MPLCONFIGDIR": str(root / "out")}
     return subprocess.run(
-        [*prefix, sys.executable, "-m", "harness.cli", *shlex.split(line)],
+        [*prefix, sys.executable, "-m", "loopbench.harness.cli", *shlex.split(line)],
         cwd=root,
         env=env,
         capture_output=True,
@@ -350,6 +352,7 @@ def test_every_path_option_of_every_command_has_a_case() -> None:
         "cost retry",
         "cost verifier",
         "patterns",
+        "reference",  # writes results/reference/ where it runs: tests/harness/cli/test_reference.py
         "serve-local",
     }
 

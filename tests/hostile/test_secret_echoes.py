@@ -23,8 +23,8 @@ from urllib.parse import quote, quote_plus
 import pytest
 from aiohttp import web
 
-from harness.fakes.fake_server import question_index
-from harness.fakes.loopback import LoopbackServer
+from loopbench.harness.fakes.fake_server import question_index
+from loopbench.harness.fakes.loopback import LoopbackServer
 from tests.secret_text import b64, runs_of_eight
 
 ROOT = Path(__file__).parents[2]
@@ -100,7 +100,7 @@ class EchoServer(LoopbackServer):
 
 def loopbench(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "harness.cli", *args],
+        [sys.executable, "-m", "loopbench.harness.cli", *args],
         cwd=ROOT,
         env=env,
         capture_output=True,

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.files import (
+from loopbench.harness.files import (
     MAX_INPUT_BYTES,
     NotAnInputFile,
     read_bounded,

@@ -26,7 +26,7 @@ from typing import Any
 
 import pytest
 
-from harness.fakes.fake_server import FakeServer, Reply
+from loopbench.harness.fakes.fake_server import FakeServer, Reply
 from tests.fakes.counting_listener import CountingListener
 from tests.hostile_inputs.generate import generate
 
@@ -62,7 +62,7 @@ def run_cli(args: list[str], cwd: Path) -> Finished:
     started = time.monotonic()
     with out.open("wb") as stdout, err.open("wb") as stderr:
         process = subprocess.Popen(
-            [sys.executable, "-m", "harness.cli", *args],
+            [sys.executable, "-m", "loopbench.harness.cli", *args],
             cwd=cwd,
             env=env,
             stdin=subprocess.DEVNULL,

@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from sandbox.isolation import LEVELS, probe
-from sandbox.run import Sandbox
+from loopbench.sandbox.isolation import LEVELS, probe
+from loopbench.sandbox.run import Sandbox
 from tests.sandbox.sandboxing import FAST, Started
 
 

@@ -13,8 +13,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 REPOSITORY = Path(__file__).parents[2]
-ROMAN_REFERENCE = REPOSITORY / "tasks" / "coding" / "suites" / "roman_numerals" / "reference.py"
-ROMAN_HELDOUT = REPOSITORY / "tasks" / "coding" / "suites" / "roman_numerals" / "heldout.py"
+ROMAN_REFERENCE = (
+    REPOSITORY / "loopbench" / "tasks" / "coding" / "suites" / "roman_numerals" / "reference.py"
+)
+ROMAN_HELDOUT = (
+    REPOSITORY / "loopbench" / "tasks" / "coding" / "suites" / "roman_numerals" / "heldout.py"
+)
 ROMAN_HELDOUT_TESTS = tuple(
     line.split("(")[0].removeprefix("def ")
     for line in ROMAN_HELDOUT.read_text("utf-8").splitlines()
@@ -302,7 +306,7 @@ def floods_the_pipe(entry: str) -> str:
     objects, twice (issue 28: a peak of 666-794 MB against the box's 512 MB)."""
     return (
         "import os, sys\n"
-        "_data = sys.modules['sandbox.plain_data']\n"
+        "_data = sys.modules['loopbench.sandbox.plain_data']\n"
         "_send = _data.send\n"
         f'_BODY = b\'{{"op":"reply","value":[\' + b\'[],\' * (({PIPE_FLOOD_BYTES} - 40) // 3)\n'
         "_BODY += b'[]]}'\n"

@@ -10,12 +10,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from sandbox import run as sandbox_run
-from sandbox.box import Box
-from sandbox.limits import Limits
-from sandbox.processes import Claim
-from sandbox.run import Sandbox, Suite
-from sandbox.suite_result import SuiteResult
+from loopbench.sandbox import run as sandbox_run
+from loopbench.sandbox.box import Box
+from loopbench.sandbox.limits import Limits
+from loopbench.sandbox.processes import Claim
+from loopbench.sandbox.run import Sandbox, Suite
+from loopbench.sandbox.suite_result import SuiteResult
 
 FAST = Limits(timeout_s=2.0, memory_mb=256)
 #: How much later than its wall clock a run may return on a loaded machine (the status says

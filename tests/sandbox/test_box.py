@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from sandbox import box as sandbox_box
-from sandbox.box import Box, hierarchies
-from sandbox.limits import Limits
-from sandbox.run import Sandbox
+from loopbench.sandbox import box as sandbox_box
+from loopbench.sandbox.box import Box, hierarchies
+from loopbench.sandbox.limits import Limits
+from loopbench.sandbox.run import Sandbox
 from tests.sandbox.hostile import SPAWN, UNHOOK
 from tests.sandbox.sandboxing import as_root, run
 

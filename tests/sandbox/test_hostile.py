@@ -15,17 +15,17 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from graders.code_tests import describe
-from harness.cli.main import main
-from sandbox import run as sandbox_run
-from sandbox.leftovers import remove_tree
-from sandbox.limits import Limits
-from sandbox.output import READ_BYTES
-from sandbox.plain_data import MESSAGE_VALUES
-from sandbox.run import Sandbox, Suite
-from sandbox.suite_result import OUTPUT_SLACK, SuiteResult
-from tasks.humaneval import heldout_suite, load_problems, preamble
-from tasks.loading import load_taskset
+from loopbench.graders.code_tests import describe
+from loopbench.harness.cli.main import main
+from loopbench.sandbox import run as sandbox_run
+from loopbench.sandbox.leftovers import remove_tree
+from loopbench.sandbox.limits import Limits
+from loopbench.sandbox.output import READ_BYTES
+from loopbench.sandbox.plain_data import MESSAGE_VALUES
+from loopbench.sandbox.run import Sandbox, Suite
+from loopbench.sandbox.suite_result import OUTPUT_SLACK, SuiteResult
+from loopbench.tasks.humaneval import heldout_suite, load_problems, preamble
+from loopbench.tasks.loading import load_taskset
 from tests.sandbox.hostile import (
     CASES,
     ESCAPES,

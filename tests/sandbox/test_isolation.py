@@ -10,14 +10,14 @@ from pathlib import Path
 
 import pytest
 
-import harness.runner
-from sandbox import box as sandbox_box
-from sandbox import isolation as sandbox_isolation
-from sandbox.isolation import SandboxError, probe, warning
-from sandbox.limits import Limits
-from sandbox.processes import SANDBOX_UIDS
-from sandbox.run import Sandbox, Suite
-from sandbox.suite_result import SuiteResult
+import loopbench.harness.runner
+from loopbench.sandbox import box as sandbox_box
+from loopbench.sandbox import isolation as sandbox_isolation
+from loopbench.sandbox.isolation import SandboxError, probe, warning
+from loopbench.sandbox.limits import Limits
+from loopbench.sandbox.processes import SANDBOX_UIDS
+from loopbench.sandbox.run import Sandbox, Suite
+from loopbench.sandbox.suite_result import SuiteResult
 from tests.sandbox.hostile import ROMAN_REFERENCE as REFERENCE
 from tests.sandbox.hostile import UNHOOK
 from tests.sandbox.sandboxing import FAST, ONE_TEST, SLACK_S, run
@@ -293,7 +293,7 @@ def test_cannot_read_a_secret_outside_the_sandbox(isolated, secret_file):
 
 
 def test_cannot_read_the_harness_source(isolated):
-    source = Path(harness.runner.__file__)
+    source = Path(loopbench.harness.runner.__file__)
     first_line = source.read_text().splitlines()[0]
     result = run(isolated, f"def f():\n    return open({str(source)!r}).read()")
     assert result.status == "failed"
@@ -350,7 +350,7 @@ def test_this_machine_is_hidden_even_from_stat(level, secret_file):
     the repository (its task suites and references) included."""
     if probe(level):
         pytest.skip(f"{level} does not work here: {probe(level)}")
-    harness_dir = os.path.dirname(harness.runner.__file__)
+    harness_dir = os.path.dirname(loopbench.harness.runner.__file__)
     paths = [str(secret_file), harness_dir, "/etc/passwd", str(REFERENCE)]
     code = f"import os\ndef f():\n    return [os.path.exists(p) for p in {paths!r}]"
     suite = "def test_hidden(candidate):\n    assert candidate() == [False] * 4\n"

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from sandbox.leftovers import remove_tree, shared_folders, sweep
+from loopbench.sandbox.leftovers import remove_tree, shared_folders, sweep
 from tests.sandbox.sandboxing import as_root
 
 DEEP = 3000  # past the recursion limit, and past PATH_MAX as a path

@@ -10,7 +10,7 @@ from enum import IntEnum
 
 import pytest
 
-from sandbox.plain_data import (
+from loopbench.sandbox.plain_data import (
     DEPTH,
     MESSAGE_BYTES,
     MESSAGE_VALUES,

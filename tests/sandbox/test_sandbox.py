@@ -12,11 +12,11 @@ import time
 
 import pytest
 
-from sandbox import run as sandbox_run
-from sandbox.isolation import interpreter
-from sandbox.limits import Limits
-from sandbox.run import Sandbox, Suite
-from sandbox.suite_result import Failure, SuiteResult
+from loopbench.sandbox import run as sandbox_run
+from loopbench.sandbox.isolation import interpreter
+from loopbench.sandbox.limits import Limits
+from loopbench.sandbox.run import Sandbox, Suite
+from loopbench.sandbox.suite_result import Failure, SuiteResult
 from tests.sandbox.sandboxing import FAST, ONE_TEST, SLACK_S, run
 
 ROMAN = """

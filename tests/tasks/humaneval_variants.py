@@ -16,7 +16,7 @@ import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from tasks.humaneval import HumanEvalProblem, reference
+from loopbench.tasks.humaneval import HumanEvalProblem, reference
 
 FLIP = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt, ast.Eq: ast.NotEq,
         ast.NotEq: ast.Eq}  # fmt: skip

@@ -7,7 +7,7 @@ import re
 import sys
 from pathlib import Path
 
-from harness.models.scripted import text_reply, tool_reply
+from loopbench.harness.models.scripted import text_reply, tool_reply
 
 SERVER = Path(__file__).with_name("mcp_test_server.py")
 TOOL_ARMS = ["react", "react_text", "rewoo", "plan_execute", "plan"]

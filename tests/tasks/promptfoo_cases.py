@@ -6,7 +6,7 @@ regexes or Python's JSON would grade otherwise."""
 import json
 import re
 
-from harness.fakes.fake_server import Reply
+from loopbench.harness.fakes.fake_server import Reply
 
 
 def A(kind: str, value: object = None, **more: object) -> dict:

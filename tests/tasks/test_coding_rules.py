@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from sandbox.limits import Limits
-from sandbox.run import Sandbox, Suite
+from loopbench.sandbox.limits import Limits
+from loopbench.sandbox.run import Sandbox, Suite
 from tests.tasks.test_coding_set import BY_ID, IDS, WRONG, suite_folder
 
 SUITES = ("feedback", "heldout")

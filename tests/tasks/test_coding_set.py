@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from sandbox.limits import Limits
-from sandbox.run import Sandbox, Suite
-from sandbox.suite_result import SuiteResult
-from tasks.loading import load_taskset
-from tasks.taskset import BUILTIN_DIR
+from loopbench.sandbox.limits import Limits
+from loopbench.sandbox.run import Sandbox, Suite
+from loopbench.sandbox.suite_result import SuiteResult
+from loopbench.tasks.loading import load_taskset
+from loopbench.tasks.taskset import BUILTIN_DIR
 
 CODING = BUILTIN_DIR / "coding"
 WRONG = Path(__file__).parents[1] / "fixtures" / "coding_wrong"

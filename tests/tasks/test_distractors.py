@@ -8,9 +8,9 @@ import shutil
 
 from click.testing import CliRunner
 
-from harness.cli.main import main
-from harness.grading import Grading
-from tasks.loading import load_taskset
+from loopbench.harness.cli.main import main
+from loopbench.harness.grading import Grading
+from loopbench.tasks.loading import load_taskset
 
 
 def test_a_generated_which_question_lists_the_companys_other_depots():

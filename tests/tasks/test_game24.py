@@ -4,10 +4,10 @@ from itertools import combinations_with_replacement
 
 import pytest
 
-from graders.base import GraderSetup
-from graders.registry import GRADERS
-from tasks.game24 import HARD_SLICE, solve
-from tasks.loading import load_taskset
+from loopbench.graders.base import GraderSetup
+from loopbench.graders.registry import GRADERS
+from loopbench.tasks.game24 import HARD_SLICE, solve
+from loopbench.tasks.loading import load_taskset
 
 
 @cache

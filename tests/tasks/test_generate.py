@@ -11,17 +11,17 @@ import sys
 
 import pytest
 
-from graders.answer_keys import OPERATIONS
-from graders.exact import grade, numbers_in
-from harness.tools import ToolFailure
-from tasks.generate.build import Options, generate
-from tasks.generate.check import disagreements
-from tasks.generate.names import NameMaker, is_clean
-from tasks.generate.solver import SolverError, Walk, solve
-from tasks.generate.writer import write_set
-from tasks.loading import load_taskset
-from tasks.taskset import BUILTIN_DIR, Task, TaskSet, TaskSetError
-from tasks.tools import Encyclopedia, improved_lookup, plain_lookup
+from loopbench.graders.answer_keys import OPERATIONS
+from loopbench.graders.exact import grade, numbers_in
+from loopbench.harness.tools import ToolFailure
+from loopbench.tasks.generate.build import Options, generate
+from loopbench.tasks.generate.check import disagreements
+from loopbench.tasks.generate.names import NameMaker, is_clean
+from loopbench.tasks.generate.solver import SolverError, Walk, solve
+from loopbench.tasks.generate.writer import write_set
+from loopbench.tasks.loading import load_taskset
+from loopbench.tasks.taskset import BUILTIN_DIR, Task, TaskSet, TaskSetError
+from loopbench.tasks.tools import Encyclopedia, improved_lookup, plain_lookup
 
 SHIPPED = ("depot-500", "depot-easy")
 SMALL = Options(n=80, hops=(1, 4), seed=3, ambiguity=0.4, distractors=0.5, public=6, name="s")
@@ -260,8 +260,8 @@ def test_the_bytes_do_not_depend_on_string_hashing():
     # Set and dict order of strings changes with PYTHONHASHSEED; nothing made may follow it.
     script = (
         "import hashlib\n"
-        "from tasks.generate.build import Options, generate\n"
-        "from tasks.generate.writer import render\n"
+        "from loopbench.tasks.generate.build import Options, generate\n"
+        "from loopbench.tasks.generate.writer import render\n"
         "files = render(generate(Options(n=40, hops=(1, 4), seed=11, public=3, distractors=0.6)))\n"
         "print(hashlib.sha256(''.join(files.values()).encode()).hexdigest())\n"
     )

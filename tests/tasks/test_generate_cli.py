@@ -7,12 +7,12 @@ import shlex
 import pytest
 from click.testing import CliRunner
 
-from harness.cli.main import main
-from harness.cli.tasks import tasks_group
-from harness.fakes.fake_server import FakeServer
-from harness.results.reading import read_records
-from tasks.loading import load_taskset
-from tasks.taskset import BUILTIN_DIR
+from loopbench.harness.cli.main import main
+from loopbench.harness.cli.tasks import tasks_group
+from loopbench.harness.fakes.fake_server import FakeServer
+from loopbench.harness.results.reading import read_records
+from loopbench.tasks.loading import load_taskset
+from loopbench.tasks.taskset import BUILTIN_DIR
 
 FILES = ("taskset.toml", "tasks.jsonl", "encyclopedia.json")
 

@@ -9,14 +9,14 @@ import duckdb
 import pytest
 from click.testing import CliRunner
 
-import harness.files
 import loopbench
-import tasks.data_files
-from harness.cli.main import main
-from harness.results.identity import describe_change
-from harness.structured import MAX_ALIASED, StructureError, load_json, load_yaml
-from tasks.loading import load_taskset
-from tasks.taskset import TaskSetError
+import loopbench.harness.files
+import loopbench.tasks.data_files
+from loopbench.harness.cli.main import main
+from loopbench.harness.results.identity import describe_change
+from loopbench.harness.structured import MAX_ALIASED, StructureError, load_json, load_yaml
+from loopbench.tasks.loading import load_taskset
+from loopbench.tasks.taskset import TaskSetError
 
 ROW = {"id": "a", "question": "Capital of France?", "answer": "Paris"}
 
@@ -169,7 +169,7 @@ def test_a_csv_row_with_more_cells_than_the_header_is_refused_and_empty_ones_are
 
 def test_a_csv_line_of_too_many_cells_is_refused_before_they_are_made(tmp_path):
     data = tmp_path / "t.csv"
-    data.write_text("id,question,answer\na,q,4" + "," * tasks.data_files.MAX_CELLS + "\n")
+    data.write_text("id,question,answer\na,q,4" + "," * loopbench.tasks.data_files.MAX_CELLS + "\n")
     refused(data, f"{data}:2: holds more than")
 
 
@@ -241,7 +241,7 @@ def test_a_limit_reads_only_the_first_rows_of_a_data_file(suffix, unreadable, tm
 
 def test_a_limit_is_asked_of_duckdb_so_rows_past_it_are_never_fetched(monkeypatch, tmp_path):
     # Past the first rows, their text would be over the cap: fetched, they would be refused.
-    monkeypatch.setattr(tasks.data_files, "MAX_INPUT_BYTES", 10_000)
+    monkeypatch.setattr(loopbench.tasks.data_files, "MAX_INPUT_BYTES", 10_000)
     data = tmp_path / "t.parquet"
     with duckdb.connect() as db:
         db.execute(
@@ -257,8 +257,8 @@ def test_a_parquet_file_of_too_many_rows_is_refused_by_its_count_before_a_row_is
     monkeypatch, tmp_path
 ):
     # Fetched, the first four rows' text would be over the cap, and refused as that.
-    monkeypatch.setattr(tasks.data_files, "MAX_INPUT_BYTES", 3_000)
-    monkeypatch.setattr(tasks.data_files, "MAX_ROWS", 3)
+    monkeypatch.setattr(loopbench.tasks.data_files, "MAX_INPUT_BYTES", 3_000)
+    monkeypatch.setattr(loopbench.tasks.data_files, "MAX_ROWS", 3)
     data = tmp_path / "t.parquet"
     with duckdb.connect() as db:
         db.execute(
@@ -305,7 +305,7 @@ def test_an_answer_a_grader_reads_as_nan_is_refused(float_grader, tmp_path):
 def test_a_file_of_more_rows_than_are_read_at_once_is_refused_unless_limited(
     suffix, monkeypatch, tmp_path
 ):
-    monkeypatch.setattr(tasks.data_files, "MAX_ROWS", 3)
+    monkeypatch.setattr(loopbench.tasks.data_files, "MAX_ROWS", 3)
     rows = [(f"t{i}", f"q{i}?", "Paris") for i in range(4)]
     if suffix == ".json":
         data = tmp_path / "t.json"
@@ -321,16 +321,16 @@ def test_a_file_of_more_rows_than_are_read_at_once_is_refused_unless_limited(
 def test_a_parquet_file_over_the_input_cap_is_refused_before_duckdb_reads_it(tmp_path):
     data = tmp_path / "big.parquet"
     with data.open("wb") as out:
-        out.truncate(harness.files.MAX_INPUT_BYTES + 1)  # sparse: nothing written
+        out.truncate(loopbench.harness.files.MAX_INPUT_BYTES + 1)  # sparse: nothing written
     refused(data, "is larger than 256 MiB")
 
 
 def test_a_jsonl_line_or_json_file_over_its_cap_is_refused(monkeypatch, tmp_path):
-    monkeypatch.setattr(tasks.data_files, "MAX_LINE_BYTES", 100)
+    monkeypatch.setattr(loopbench.tasks.data_files, "MAX_LINE_BYTES", 100)
     data = tmp_path / "t.jsonl"
     data.write_text(json.dumps({**ROW, "question": "x" * 200}) + "\n")
     refused(data, f"{data}:1: a line over")
-    monkeypatch.setitem(tasks.data_files.MAX_DOCUMENT_BYTES, ".json", 100)
+    monkeypatch.setitem(loopbench.tasks.data_files.MAX_DOCUMENT_BYTES, ".json", 100)
     data = tmp_path / "t.json"
     data.write_text(json.dumps([{**ROW, "question": "x" * 200}]))
     refused(data, "write it as JSONL")

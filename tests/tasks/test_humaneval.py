@@ -9,9 +9,9 @@ import ast
 import pytest
 from click.testing import CliRunner
 
-from harness.cli.main import main
-from tasks import humaneval
-from tasks.humaneval import (
+from loopbench.harness.cli.main import main
+from loopbench.tasks import humaneval
+from loopbench.tasks.humaneval import (
     CALLABLE_ONLY,
     Example,
     docstring_examples,
@@ -25,7 +25,7 @@ from tasks.humaneval import (
     summary,
     task_id,
 )
-from tasks.taskset import TaskSetError
+from loopbench.tasks.taskset import TaskSetError
 
 PROBLEMS = load_problems()
 

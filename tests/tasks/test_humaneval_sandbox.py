@@ -5,12 +5,12 @@ measures all of them)."""
 
 import asyncio
 
-from graders.code_tests import feedback, heldout
-from sandbox.limits import Limits
-from sandbox.run import Sandbox, Suite
-from tasks.humaneval import find_problem, heldout_suite, load_problems, preamble
-from tasks.loading import load_taskset
-from tasks.taskset import CodeTask
+from loopbench.graders.code_tests import feedback, heldout
+from loopbench.sandbox.limits import Limits
+from loopbench.sandbox.run import Sandbox, Suite
+from loopbench.tasks.humaneval import find_problem, heldout_suite, load_problems, preamble
+from loopbench.tasks.loading import load_taskset
+from loopbench.tasks.taskset import CodeTask
 from tests.tasks.humaneval_variants import Variant, humaneval_verdicts, variants
 
 

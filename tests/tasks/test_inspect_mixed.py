@@ -1,6 +1,6 @@
 """An Inspect file mixing samples with choices and without: each sample keeps its grader,
 choice where it has choices (its options shown to the model, as in a file of choices only),
-the set's grader elsewhere (graders/choice_or.py)."""
+the set's grader elsewhere (loopbench/graders/choice_or.py)."""
 
 import asyncio
 import json
@@ -8,14 +8,14 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from graders.choice import ChoiceTask
-from graders.registry import GRADERS
-from harness.cli.main import main
-from harness.fakes.fake_server import FakeServer, Reply
-from harness.grading import Grading
-from harness.results.reading import read_experiment, read_records
-from tasks.loading import load_taskset
-from tasks.taskset import TaskSetError
+from loopbench.graders.choice import ChoiceTask
+from loopbench.graders.registry import GRADERS
+from loopbench.harness.cli.main import main
+from loopbench.harness.fakes.fake_server import FakeServer, Reply
+from loopbench.harness.grading import Grading
+from loopbench.harness.results.reading import read_experiment, read_records
+from loopbench.tasks.loading import load_taskset
+from loopbench.tasks.taskset import TaskSetError
 
 SAMPLES = [
     {"id": "pick", "input": "Which city is the capital of France?",

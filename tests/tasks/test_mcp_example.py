@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 import loopbench
-from tasks.loading import load_taskset
+from loopbench.tasks.loading import load_taskset
 
 from .mcp_helpers import TOOL_ARMS, runs, scripted, tool_events
 

@@ -6,7 +6,7 @@ import time
 import pytest
 
 import loopbench
-from harness.results.errors import ResultsError
+from loopbench.harness.results.errors import ResultsError
 
 from .mcp_helpers import (
     TOOL_ARMS,

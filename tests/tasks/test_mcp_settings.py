@@ -12,17 +12,17 @@ from pathlib import Path
 
 import pytest
 
-from harness.errors import BadInput
-from harness.tools import ToolSet
-from tasks.mcp_settings import McpServerError
-from tasks.mcp_tools import stop_servers
-from tasks.taskset import TaskSetError, read_taskset
+from loopbench.harness.errors import BadInput
+from loopbench.harness.tools import ToolSet
+from loopbench.tasks.mcp_settings import McpServerError
+from loopbench.tasks.mcp_tools import stop_servers
+from loopbench.tasks.taskset import TaskSetError, read_taskset
 
 from .mcp_helpers import alive, calls, pids, server_set
 
 ROOT = Path(__file__).parents[2]
 DEPOT_SERVER = ROOT / "examples" / "mcp" / "depot_server.py"
-BOOK = ROOT / "tasks" / "depot" / "encyclopedia.json"
+BOOK = ROOT / "loopbench" / "tasks" / "depot" / "encyclopedia.json"
 
 
 @pytest.fixture(autouse=True)
@@ -171,7 +171,7 @@ def test_no_server_is_left_after_ctrl_c_or_sigterm(tmp_path, stop):
 def test_tasks_list_shows_a_sets_mcp_tools(tmp_path):
     from click.testing import CliRunner
 
-    from harness.cli.main import main
+    from loopbench.harness.cli.main import main
 
     folder = server_set(tmp_path / "set", ["abc"])
     shown = CliRunner().invoke(main, ["tasks", "list", "--tasks", str(folder)])
@@ -185,7 +185,7 @@ def test_tasks_list_shows_a_sets_mcp_tools(tmp_path):
 def test_a_bad_server_is_exit_2_in_one_line_from_the_command_line(tmp_path):
     from click.testing import CliRunner
 
-    from harness.cli.main import main
+    from loopbench.harness.cli.main import main
 
     folder = _set(tmp_path, 'name = "s"\n[[mcp]]\nname = "x"\ncommand = ["no-such-program-here"]\n')
     refused = CliRunner().invoke(main, ["tasks", "list", "--tasks", str(folder)])
@@ -195,9 +195,9 @@ def test_a_bad_server_is_exit_2_in_one_line_from_the_command_line(tmp_path):
 
 
 def test_an_experiment_files_servers_are_offered_beside_the_sets_tools(tmp_path):
-    from harness.config import load_experiment
-    from harness.plan import plan_run
-    from harness.runner import RunSettings
+    from loopbench.harness.config import load_experiment
+    from loopbench.harness.plan import plan_run
+    from loopbench.harness.runner import RunSettings
 
     served = server_set(tmp_path / "served", ["abc"])
     entry = (served / "taskset.toml").read_text().split("\n\n", 1)[1]
@@ -208,9 +208,9 @@ def test_an_experiment_files_servers_are_offered_beside_the_sets_tools(tmp_path)
 
 
 def test_an_experiment_files_server_clashing_with_the_sets_tool_is_refused(tmp_path):
-    from harness.config import load_experiment
-    from harness.plan import plan_run
-    from harness.runner import RunSettings
+    from loopbench.harness.config import load_experiment
+    from loopbench.harness.plan import plan_run
+    from loopbench.harness.runner import RunSettings
 
     command = json.dumps(["python", str(DEPOT_SERVER), str(BOOK)])
     entry = f'[[mcp]]\nname = "depot"\ncommand = {command}\ntools = ["lookup"]\n'

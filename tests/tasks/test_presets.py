@@ -8,12 +8,12 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from graders.label import LabelExpected
-from harness.cli.main import main
-from harness.fakes.fake_server import FakeServer, Reply
-from harness.results.reading import read_records
-from tasks.loading import load_taskset
-from tasks.taskset import TaskSetError
+from loopbench.graders.label import LabelExpected
+from loopbench.harness.cli.main import main
+from loopbench.harness.fakes.fake_server import FakeServer, Reply
+from loopbench.harness.results.reading import read_records
+from loopbench.tasks.loading import load_taskset
+from loopbench.tasks.taskset import TaskSetError
 
 ARMS = ["direct"]
 

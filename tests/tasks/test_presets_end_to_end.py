@@ -14,9 +14,9 @@ from dataclasses import dataclass
 import pytest
 from click.testing import CliRunner
 
-from harness.cli.main import main
-from harness.fakes.fake_server import FakeServer, Reply
-from harness.results.reading import read_records
+from loopbench.harness.cli.main import main
+from loopbench.harness.fakes.fake_server import FakeServer, Reply
+from loopbench.harness.results.reading import read_records
 
 ARMS = ["direct", "cot", "self_consistency:samples=3", "pipeline:stages=cot>direct"]
 

@@ -1,5 +1,5 @@
-"""promptfoo's files read as promptfoo reads them (tasks/promptfoo_tests.py,
-tasks/promptfoo_config.py): a test's description is its id, a config is read for its
+"""promptfoo's files read as promptfoo reads them (loopbench/tasks/promptfoo_tests.py,
+loopbench/tasks/promptfoo_config.py): a test's description is its id, a config is read for its
 tests, and what would be graded otherwise than promptfoo grades it is refused in one line
 naming the file, the test and the key."""
 
@@ -8,8 +8,8 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from harness.cli.main import main
-from tasks.loading import load_taskset
+from loopbench.harness.cli.main import main
+from loopbench.tasks.loading import load_taskset
 
 TEST = {
     "vars": {"question": "Capital of France?"},

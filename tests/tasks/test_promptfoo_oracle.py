@@ -1,7 +1,7 @@
 """promptfoo's tests graded as promptfoo grades them: loopbench and promptfoo 0.123.1 run the
 same config (tests_file promptfoo_cases.py's cases, a defaultTest) against one scripted
 endpoint and must agree test by test, ids from descriptions; and JavaScript's regexes as
-graders/js_regex.py reads them agree with Node's on patterns and texts chosen to differ
+loopbench/graders/js_regex.py reads them agree with Node's on patterns and texts chosen to differ
 from Python's.
 
 promptfoo runs where it is installed: ``LOOPBENCH_PROMPTFOO`` names its ``promptfoo``
@@ -21,11 +21,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from graders import js_regex
-from graders.user_regex import NotARegex
-from harness.cli.main import main
-from harness.fakes.fake_server import FakeServer
-from harness.results.reading import read_records
+from loopbench.graders import js_regex
+from loopbench.graders.user_regex import NotARegex
+from loopbench.harness.cli.main import main
+from loopbench.harness.fakes.fake_server import FakeServer
+from loopbench.harness.results.reading import read_records
 from tests.tasks.promptfoo_cases import EXPECTED, responder, written_tests
 
 DEFAULT = Path("/work/promptfoo-oracle/node_modules/.bin/promptfoo")

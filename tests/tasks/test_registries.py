@@ -13,14 +13,14 @@ from click.testing import CliRunner
 from pydantic import BaseModel
 
 import loopbench
-from harness.arms import ArmError, parse_arm
-from harness.cli.main import main
-from harness.grading import Grading
-from harness.patterns.base import PatternOptions
-from tasks.loading import load_taskset
-from tasks.taskset import TaskBase, TaskSetError
-from tasks.tool_registry import TOOLS, ToolOptionsError, UnknownTool, check_tool_choices
-from tasks.tools import ToolSource
+from loopbench.harness.arms import ArmError, parse_arm
+from loopbench.harness.cli.main import main
+from loopbench.harness.grading import Grading
+from loopbench.harness.patterns.base import PatternOptions
+from loopbench.tasks.loading import load_taskset
+from loopbench.tasks.taskset import TaskBase, TaskSetError
+from loopbench.tasks.tool_registry import TOOLS, ToolOptionsError, UnknownTool, check_tool_choices
+from loopbench.tasks.tools import ToolSource
 
 ROOT = Path(__file__).parents[2]
 DEPOT = load_taskset("depot")
@@ -260,7 +260,7 @@ def test_a_broken_tool_plugin_is_named_when_a_set_loads(tmp_path):
     )
     folder = write_set(tmp_path / "s", 'name = "s"\ntools = ["calc"]\n')
     args = ["run", "--arm", "direct", "--tasks", str(folder)]
-    code = f"from harness.cli.main import main; main({args!r})"
+    code = f"from loopbench.harness.cli.main import main; main({args!r})"
     ran = subprocess.run(
         [sys.executable, "-c", code],
         cwd=ROOT,

@@ -4,10 +4,10 @@ import pytest
 from click.testing import CliRunner
 
 import loopbench
-from graders.exact import grade
-from harness.cli.main import main
-from tasks.loading import load_taskset
-from tasks.taskset import TaskSetError
+from loopbench.graders.exact import grade
+from loopbench.harness.cli.main import main
+from loopbench.tasks.loading import load_taskset
+from loopbench.tasks.taskset import TaskSetError
 
 
 def test_depot_has_six_public_and_six_company_questions():
@@ -200,7 +200,7 @@ def test_a_bad_coding_set_says_where_and_what(tmp_path, task, files, message):
 
 
 def test_the_coding_set_is_built_in():
-    from tasks.loading import builtin_names
+    from loopbench.tasks.loading import builtin_names
 
     assert {"coding", "depot", "humaneval"} <= set(builtin_names())
 
@@ -235,7 +235,7 @@ def test_an_answer_key_refuses_a_number_that_is_not_finite_given_from_python_too
     type: a NaN in the key would make every answer wrong, an infinity match nothing."""
     from pydantic import ValidationError
 
-    from graders.task_models import Task
+    from loopbench.graders.task_models import Task
 
     with pytest.raises(ValidationError, match="finite"):
         Task.model_validate({"id": "t", "question": "q", "expected": {"numbers": [number]}})

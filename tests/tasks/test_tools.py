@@ -2,9 +2,9 @@ import asyncio
 
 import pytest
 
-from harness.tools import ToolFailure, ToolSet
-from tasks.loading import load_taskset
-from tasks.tools import (
+from loopbench.harness.tools import ToolFailure, ToolSet
+from loopbench.tasks.loading import load_taskset
+from loopbench.tasks.tools import (
     CalcError,
     Encyclopedia,
     calculate,

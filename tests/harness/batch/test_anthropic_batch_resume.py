@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from harness.cli.main import main
-from harness.fakes.anthropic_batch_server import AnthropicBatchServer, BatchScript
-from harness.results.reading import read_records
+from loopbench.harness.cli.main import main
+from loopbench.harness.fakes.anthropic_batch_server import AnthropicBatchServer, BatchScript
+from loopbench.harness.results.reading import read_records
 from tests.harness.batch.test_batch_resume import journaled, wait_for
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -37,7 +37,7 @@ def test_a_run_killed_while_its_message_batch_is_pending_resumes_by_polling_it(t
     with AnthropicBatchServer(api_key=KEY, script=script) as server:
         keys = {"ANTHROPIC_BASE_URL": server.base_url, "ANTHROPIC_API_KEY": KEY}
         env = os.environ | keys | {"PYTHONPATH": str(ROOT)}
-        command = [sys.executable, "-m", "harness.cli", *args(out)]
+        command = [sys.executable, "-m", "loopbench.harness.cli", *args(out)]
         killed = subprocess.Popen(command, env=env, cwd=ROOT, stdout=subprocess.DEVNULL,
                                   stderr=subprocess.PIPE)  # fmt: skip
         try:

@@ -7,12 +7,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from harness.cli.main import main
-from harness.fakes.anthropic_batch_server import AnthropicBatchServer, BatchScript
-from harness.results.columns import read_frame
-from harness.results.frames import Pricing
-from harness.results.prices import load_prices
-from harness.results.reading import read_records
+from loopbench.harness.cli.main import main
+from loopbench.harness.fakes.anthropic_batch_server import AnthropicBatchServer, BatchScript
+from loopbench.harness.results.columns import read_frame
+from loopbench.harness.results.frames import Pricing
+from loopbench.harness.results.prices import load_prices
+from loopbench.harness.results.reading import read_records
 
 ARMS = ("direct", "cot", "react", "self_consistency")
 #: Priced in the shipped table, whose batch share is a half.

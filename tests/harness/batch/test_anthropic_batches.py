@@ -8,17 +8,17 @@ import json
 import httpx
 import pytest
 
-from harness.api import Experiment
-from harness.fakes.anthropic_batch_server import AnthropicBatchServer, BatchScript
-from harness.fakes.anthropic_server import THINKING
-from harness.fakes.fake_server import Reply, default_responder
-from harness.models.anthropic import AnthropicClient
-from harness.models.anthropic_batches import AnthropicBatches
-from harness.models.batch_journal import BatchJournal
-from harness.models.batching import BATCH_RUN, BatchingClient, BatchSettings, _digest
-from harness.models.http_client import Connection
-from harness.models.types import Message, ModelAPIError, ModelRequest
-from harness.results.reading import read_records
+from loopbench.harness.api import Experiment
+from loopbench.harness.fakes.anthropic_batch_server import AnthropicBatchServer, BatchScript
+from loopbench.harness.fakes.anthropic_server import THINKING
+from loopbench.harness.fakes.fake_server import Reply, default_responder
+from loopbench.harness.models.anthropic import AnthropicClient
+from loopbench.harness.models.anthropic_batches import AnthropicBatches
+from loopbench.harness.models.batch_journal import BatchJournal
+from loopbench.harness.models.batching import BATCH_RUN, BatchingClient, BatchSettings, _digest
+from loopbench.harness.models.http_client import Connection
+from loopbench.harness.models.types import Message, ModelAPIError, ModelRequest
+from loopbench.harness.results.reading import read_records
 from tests.harness.test_anthropic_runs import Thinking
 
 KEY = "sk-ant-client-0123456789abcdefghij"

@@ -5,10 +5,10 @@ import json
 
 import pytest
 
-from harness.results.columns import read_frame
-from harness.results.frames import Pricing
-from harness.results.prices import PriceError, load_prices
-from harness.results.reading import read_records
+from loopbench.harness.results.columns import read_frame
+from loopbench.harness.results.frames import Pricing
+from loopbench.harness.results.prices import PriceError, load_prices
+from loopbench.harness.results.reading import read_records
 
 TABLE = """as_of = "2026-01-01"
 batch = 0.5

@@ -1,9 +1,9 @@
 """Progress under --batch: each batch said as it is submitted and done, and the batches
 pending with the age of the oldest, in the plain lines and the live view."""
 
-from harness.cli.progress import Progress
-from harness.cli.progress_view import frame
-from harness.models.pending_batches import PendingBatches
+from loopbench.harness.cli.progress import Progress
+from loopbench.harness.cli.progress_view import frame
+from loopbench.harness.models.pending_batches import PendingBatches
 from tests.harness.cli.test_progress import Clock, record, terminal
 
 

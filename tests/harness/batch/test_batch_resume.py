@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from harness.cli.main import main
-from harness.fakes.batch_server import BatchScript, FakeBatchServer
-from harness.results.reading import read_records
+from loopbench.harness.cli.main import main
+from loopbench.harness.fakes.batch_server import BatchScript, FakeBatchServer
+from loopbench.harness.results.reading import read_records
 
 ROOT = Path(__file__).resolve().parents[3]
 ARMS = ("direct", "react")
@@ -48,7 +48,7 @@ def test_a_run_killed_while_its_batch_is_pending_resumes_by_polling_it(tmp_path,
     script = BatchScript(pending_polls=10**9)
     with FakeBatchServer(script=script) as server:
         env = os.environ | {"LOOPBENCH_API_KEY": "k", "PYTHONPATH": str(ROOT)}
-        command = [sys.executable, "-m", "harness.cli", *args(server, out)]
+        command = [sys.executable, "-m", "loopbench.harness.cli", *args(server, out)]
         killed = subprocess.Popen(command, env=env, cwd=ROOT, stdout=subprocess.DEVNULL,
                                   stderr=subprocess.PIPE)  # fmt: skip
         try:

@@ -6,13 +6,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from harness.cli.main import main
-from harness.config import load_experiment
-from harness.fakes.batch_server import BatchScript, FakeBatchServer
-from harness.results.columns import read_frame
-from harness.results.frames import Pricing
-from harness.results.prices import load_prices
-from harness.results.reading import read_records
+from loopbench.harness.cli.main import main
+from loopbench.harness.config import load_experiment
+from loopbench.harness.fakes.batch_server import BatchScript, FakeBatchServer
+from loopbench.harness.results.columns import read_frame
+from loopbench.harness.results.frames import Pricing
+from loopbench.harness.results.prices import load_prices
+from loopbench.harness.results.reading import read_records
 
 ARMS = ("direct", "cot", "react", "self_consistency")
 #: Priced in the shipped table, whose batch share is a half.

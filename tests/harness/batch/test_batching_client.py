@@ -6,13 +6,13 @@ import asyncio
 import httpx
 import pytest
 
-from harness.fakes.batch_server import BatchScript, FakeBatchServer
-from harness.fakes.fake_server import Reply, default_responder
-from harness.models.batch_api import BatchApi
-from harness.models.batch_journal import BatchJournal
-from harness.models.batching import BATCH_RUN, BatchingClient, BatchSettings
-from harness.models.openai_compat import Connection, OpenAICompatClient
-from harness.models.types import Message, ModelAPIError, ModelRequest
+from loopbench.harness.fakes.batch_server import BatchScript, FakeBatchServer
+from loopbench.harness.fakes.fake_server import Reply, default_responder
+from loopbench.harness.models.batch_api import BatchApi
+from loopbench.harness.models.batch_journal import BatchJournal
+from loopbench.harness.models.batching import BATCH_RUN, BatchingClient, BatchSettings
+from loopbench.harness.models.openai_compat import Connection, OpenAICompatClient
+from loopbench.harness.models.types import Message, ModelAPIError, ModelRequest
 
 FAST = BatchSettings(poll_s=0.001, gather_s=0.01)
 

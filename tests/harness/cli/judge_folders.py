@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from harness.results.records import RunRecord
+from loopbench.harness.results.records import RunRecord
 
 JUDGE = {"name": "judge", "options": {}, "identity": {"model": "judge-model"}}
 

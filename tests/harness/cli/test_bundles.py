@@ -1,12 +1,12 @@
-"""Flags that belong together reach a command as one frozen dataclass (harness/cli/bundles.py),
-the others as they are."""
+"""Flags that belong together reach a command as one frozen dataclass
+(loopbench/harness/cli/bundles.py), the others as they are."""
 
 from dataclasses import dataclass
 
 import click
 from click.testing import CliRunner
 
-from harness.cli.bundles import bundled
+from loopbench.harness.cli.bundles import bundled
 
 
 @dataclass(frozen=True)

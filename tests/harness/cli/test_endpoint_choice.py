@@ -11,12 +11,12 @@ import pytest
 from aiohttp import web
 from click.testing import CliRunner
 
-import harness.endpoints
-from harness.cli.main import main
-from harness.config import ModelEntry, RunConfig
-from harness.endpoints import resolve_endpoints, serving, serving_line
-from harness.fakes.fake_server import FakeServer
-from harness.models.endpoint import (
+import loopbench.harness.endpoints
+from loopbench.harness.cli.main import main
+from loopbench.harness.config import ModelEntry, RunConfig
+from loopbench.harness.endpoints import resolve_endpoints, serving, serving_line
+from loopbench.harness.fakes.fake_server import FakeServer
+from loopbench.harness.models.endpoint import (
     ASKED_FOR_LOCAL,
     NOTHING_CONFIGURED,
     Endpoint,
@@ -24,8 +24,8 @@ from harness.models.endpoint import (
     resolve_endpoint,
     why_local_model,
 )
-from harness.models.local import MODEL_NAME
-from harness.results.reading import read_records
+from loopbench.harness.models.local import MODEL_NAME
+from loopbench.harness.results.reading import read_records
 from tests.conftest import ENDPOINT_VARIABLES
 
 CLEAN = {k: v for k, v in os.environ.items() if k not in ENDPOINT_VARIABLES}
@@ -52,8 +52,8 @@ def server():
 
 def loopbench_run(*args: str, env: dict[str, str], code: str | None = None):
     """``loopbench run ARGS`` in a subprocess; ``code`` runs first in it (a stub)."""
-    start = [sys.executable, "-c", f"{code}\nfrom harness.cli.main import main\nmain()"]
-    command = [*start, "run"] if code else [sys.executable, "-m", "harness.cli", "run"]
+    start = [sys.executable, "-c", f"{code}\nfrom loopbench.harness.cli.main import main\nmain()"]
+    command = [*start, "run"] if code else [sys.executable, "-m", "loopbench.harness.cli", "run"]
     return subprocess.run(
         [*command, *args], env=env, cwd=ROOT, capture_output=True, text=True, timeout=120
     )
@@ -83,7 +83,7 @@ def test_openai_base_url_without_a_model_is_refused_naming_it_and_starts_nothing
     def never(*_: object) -> None:
         raise AssertionError("the embedded model was started")
 
-    monkeypatch.setattr(harness.endpoints, "LocalServer", never)
+    monkeypatch.setattr(loopbench.harness.endpoints, "LocalServer", never)
     server.models = ("fake", "other")  # one listed would serve the run (test_model_list.py)
     out = tmp_path / "r"
     result = CliRunner().invoke(
@@ -206,7 +206,7 @@ def test_serving_names_the_embedded_model_its_url_and_why_before_starting_it(mon
         def stop(self) -> None:
             events.append("stopped")
 
-    monkeypatch.setattr(harness.endpoints, "LocalServer", StubServer)
+    monkeypatch.setattr(loopbench.harness.endpoints, "LocalServer", StubServer)
     placeholder = Endpoint("llama.cpp on loopback (chatml)", MODEL_NAME, source=NOTHING_CONFIGURED)
     with serving(True, "chatml", [placeholder], lambda line: print(line, file=sys.stderr)) as live:
         assert live == [Endpoint(URL_BEFORE_START, MODEL_NAME, source=NOTHING_CONFIGURED)]
@@ -222,8 +222,8 @@ def test_serving_names_the_embedded_model_its_url_and_why_before_starting_it(mon
 EMBEDDED_STUB = textwrap.dedent(
     """
     import sys
-    import harness.endpoints
-    from harness.fakes.fake_server import FakeServer, default_responder
+    import loopbench.harness.endpoints
+    from loopbench.harness.fakes.fake_server import FakeServer, default_responder
 
     def answer(body):
         if not answered:
@@ -241,8 +241,8 @@ EMBEDDED_STUB = textwrap.dedent(
         def start(self):
             return self
 
-    harness.endpoints.LocalServer = Embedded
-    harness.endpoints.model_file = lambda: None
+    loopbench.harness.endpoints.LocalServer = Embedded
+    loopbench.harness.endpoints.model_file = lambda: None
     """
 )
 

@@ -4,12 +4,12 @@ from itertools import product
 
 from click.testing import CliRunner
 
-from harness.arms import arm_identity, parse_arm
-from harness.cli.main import main
-from harness.fakes.fake_server import FakeServer
-from harness.patterns.catalog import registered
-from harness.results.reading import read_records
-from harness.results.statuses import INFRASTRUCTURE_STATUSES
+from loopbench.harness.arms import arm_identity, parse_arm
+from loopbench.harness.cli.main import main
+from loopbench.harness.fakes.fake_server import FakeServer
+from loopbench.harness.patterns.catalog import registered
+from loopbench.harness.results.reading import read_records
+from loopbench.harness.results.statuses import INFRASTRUCTURE_STATUSES
 
 # Every registered pattern as it comes, and options that take another path through it,
 # against the fake server's deterministic model (it looks one thing up, then answers 84;

@@ -10,9 +10,9 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from harness.cli.export import export_command
-from harness.results.reading import read_records
-from harness.results.records import RunRecord
+from loopbench.harness.cli.export import export_command
+from loopbench.harness.results.reading import read_records
+from loopbench.harness.results.records import RunRecord
 
 FIXTURE = Path(__file__).parents[2] / "fixtures" / "results-0.1.0"
 

@@ -13,7 +13,7 @@ FOLDER = ROOT / "results" / "reference" / "local-smollm2"
 
 CELL = """
 from click.testing import CliRunner
-from harness.cli.main import main
+from loopbench.harness.cli.main import main
 
 for fmt in ("parquet", "csv"):
     done = CliRunner().invoke(main, ["export", FOLDER, "--format", fmt, "-o", f"{OUT}/runs.{fmt}"])

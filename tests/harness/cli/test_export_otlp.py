@@ -22,14 +22,14 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
-from harness.cli.main import main
-from harness.events import ResponseEvent, ToolCallEvent, parse_events
-from harness.fakes.fake_server import FakeServer
-from harness.models.local import free_port
-from harness.results import otlp
-from harness.results.reading import read_records
-from harness.results.records import RunRecord
-from harness.results.store import iter_traces
+from loopbench.harness.cli.main import main
+from loopbench.harness.events import ResponseEvent, ToolCallEvent, parse_events
+from loopbench.harness.fakes.fake_server import FakeServer
+from loopbench.harness.models.local import free_port
+from loopbench.harness.results import otlp
+from loopbench.harness.results.reading import read_records
+from loopbench.harness.results.records import RunRecord
+from loopbench.harness.results.store import iter_traces
 
 SECRET = "sk-otlp-secret-never-exported-0001"
 HEADER_SECRET = "otlp-viewer-key-never-in-a-span-0002"

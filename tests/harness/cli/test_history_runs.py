@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from harness.cli.main import main
-from harness.fakes.fake_server import FakeServer, Reply, question_index
-from harness.results.reading import read_records
+from loopbench.harness.cli.main import main
+from loopbench.harness.fakes.fake_server import FakeServer, Reply, question_index
+from loopbench.harness.results.reading import read_records
 
 TITLES = ["Nile", "Danube", "Paris", "Kilimanjaro", "Mount Everest"]
 #: The question's message opens with the question; older steps follow it a line each.

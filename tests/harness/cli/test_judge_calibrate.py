@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from harness.cli.main import main
-from harness.results.judge_calibration import load_calibration
-from harness.results.records import RunRecord
-from harness.stats.judge_agreement import arms_tests, cohens_kappa, equal_shares_p
-from harness.stats.judge_correction import JudgeRates
+from loopbench.harness.cli.main import main
+from loopbench.harness.results.judge_calibration import load_calibration
+from loopbench.harness.results.records import RunRecord
+from loopbench.harness.stats.judge_agreement import arms_tests, cohens_kappa, equal_shares_p
+from loopbench.harness.stats.judge_correction import JudgeRates
 from tests.harness.cli.judge_folders import JUDGE, ScriptedArm, label_sample, simulate, write_folder
 
 

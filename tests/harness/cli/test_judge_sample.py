@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 from click.testing import CliRunner
 
-from harness.cli.main import main
+from loopbench.harness.cli.main import main
 from tests.harness.cli.judge_folders import ScriptedArm, simulate, write_folder
 
 ARMS = {"cot": ScriptedArm(0.6, 0.9, 0.6), "direct": ScriptedArm(0.5, 0.9, 0.9)}

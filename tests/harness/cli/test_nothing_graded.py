@@ -7,12 +7,12 @@ import pytest
 from aiohttp import web
 from click.testing import CliRunner
 
-from harness.cli.main import main
-from harness.fakes.fake_server import FakeServer, Reply
-from harness.fakes.loopback import LoopbackServer
-from harness.models.openai_compat import missing_v1_hint
-from harness.report.ungraded import NOTHING_GRADED, ungraded
-from harness.results.reading import read_records
+from loopbench.harness.cli.main import main
+from loopbench.harness.fakes.fake_server import FakeServer, Reply
+from loopbench.harness.fakes.loopback import LoopbackServer
+from loopbench.harness.models.openai_compat import missing_v1_hint
+from loopbench.harness.report.ungraded import NOTHING_GRADED, ungraded
+from loopbench.harness.results.reading import read_records
 
 
 def run(args):

@@ -12,12 +12,12 @@ import pytest
 ROOT = Path(__file__).parents[3]
 FOLDER = ROOT / "results" / "reference" / "local-smollm2"
 
-#: Runs the command as ``python -m harness.cli`` does, then says whether it imported
+#: Runs the command as ``python -m loopbench.harness.cli`` does, then says whether it imported
 #: matplotlib (at exit, which a refusal reaches too).
 RUN_AND_SAY = """
 import atexit, runpy, sys
 atexit.register(lambda: print("MATPLOTLIB", "matplotlib" in sys.modules, file=sys.stderr))
-runpy.run_module("harness.cli", run_name="__main__", alter_sys=True)
+runpy.run_module("loopbench.harness.cli", run_name="__main__", alter_sys=True)
 """
 
 

@@ -7,7 +7,7 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from harness.cli.main import main, plain
+from loopbench.harness.cli.main import main, plain
 
 
 def command_lines(group: click.Group, prefix: tuple[str, ...] = ()) -> Iterator[list[str]]:

@@ -8,8 +8,14 @@ import traceback
 import pytest
 from click.testing import CliRunner, Result
 
-from harness.cli.power import power_command
-from harness.report.power import CONSERVATIVE, NORMAL_FROM, Design, design_power, tasks_needed
+from loopbench.harness.cli.power import power_command
+from loopbench.harness.report.power import (
+    CONSERVATIVE,
+    NORMAL_FROM,
+    Design,
+    design_power,
+    tasks_needed,
+)
 from tests.harness.report.test_power import write_results
 
 

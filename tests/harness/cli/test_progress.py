@@ -6,9 +6,9 @@ import sys
 
 from rich.console import Console
 
-from harness.cli.progress import Progress
-from harness.cli.progress_view import Tally
-from harness.results.records import RunRecord
+from loopbench.harness.cli.progress import Progress
+from loopbench.harness.cli.progress_view import Tally
+from loopbench.harness.results.records import RunRecord
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
@@ -252,7 +252,7 @@ class Tty(io.StringIO):
 def test_the_live_view_draws_below_the_escaping_of_what_a_command_prints(monkeypatch):
     """The command escapes stdout and stderr; rich's own escape codes go below that, or the
     view would be drawn as text."""
-    from harness.streams import printing_printably
+    from loopbench.harness.streams import printing_printably
 
     tty = Tty()
     monkeypatch.setattr(sys, "stderr", tty)

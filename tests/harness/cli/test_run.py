@@ -11,12 +11,12 @@ import time
 import pytest
 from click.testing import CliRunner
 
-import harness.api
-import harness.grid
-from harness.cli.main import main
-from harness.config import RunConfig
-from harness.fakes.fake_server import FakeServer, Reply, default_responder, question_index
-from harness.results.reading import read_records
+import loopbench.harness.api
+import loopbench.harness.grid
+from loopbench.harness.cli.main import main
+from loopbench.harness.config import RunConfig
+from loopbench.harness.fakes.fake_server import FakeServer, Reply, default_responder, question_index
+from loopbench.harness.results.reading import read_records
 
 SECRET = "sk-test-secret-never-written-0001"
 ALL_ARMS = [
@@ -221,7 +221,7 @@ def test_sigkill_mid_run_then_rerun_finishes_with_nothing_missing_or_doubled(tmp
         command = [
             sys.executable,
             "-m",
-            "harness.cli",
+            "loopbench.harness.cli",
             "run",
             "--base-url",
             srv.base_url,
@@ -281,9 +281,11 @@ def test_concurrency_caps_requests_and_twice_as_many_runs_are_in_flight(
 
     async def run_grid(grid, client, folder, settings, observer, recorded=None):
         in_flight.append(settings.runs_in_flight)
-        return await harness.grid.run_grid(grid, client, folder, settings, observer, recorded)
+        return await loopbench.harness.grid.run_grid(
+            grid, client, folder, settings, observer, recorded
+        )
 
-    monkeypatch.setattr(harness.api, "run_grid", run_grid)
+    monkeypatch.setattr(loopbench.harness.api, "run_grid", run_grid)
     with CountingInFlight() as server:
         result = run(
             [

@@ -21,12 +21,12 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from harness.cli.main import main
-from harness.cli.table import table_command
-from harness.errors import BadInput, UnknownName
-from harness.results.records import RunRecord
-from harness.spreadsheet import FORMULA_STARTS, text_cell
-from harness.terminal import ERROR_CHARS, printable
+from loopbench.harness.cli.main import main
+from loopbench.harness.cli.table import table_command
+from loopbench.harness.errors import BadInput, UnknownName
+from loopbench.harness.results.records import RunRecord
+from loopbench.harness.spreadsheet import FORMULA_STARTS, text_cell
+from loopbench.harness.terminal import ERROR_CHARS, printable
 
 TITLE = "\x1b]0;pwn\x07"
 CLEAR = "\x1b[2J"
@@ -226,7 +226,7 @@ def refusing(message: str):
 
 def test_an_error_line_of_143_megabytes_is_one_short_line(tmp_path, monkeypatch):
     error = "big.jsonl: line 2: " + ("x" * 1023 + "\n") * (143 * 1024)
-    monkeypatch.setattr("harness.cli.table.read_frames", refusing(error))
+    monkeypatch.setattr("loopbench.harness.cli.table.read_frames", refusing(error))
     result = CliRunner().invoke(main, ["table", str(tmp_path)])
     assert result.exit_code == 2
     [line] = result.output.splitlines()
@@ -236,7 +236,7 @@ def test_an_error_line_of_143_megabytes_is_one_short_line(tmp_path, monkeypatch)
 
 def test_an_error_line_holding_escapes_and_newlines_is_one_line_shown(tmp_path, monkeypatch):
     message = f"tasks.csv: line 3: id {TITLE!s}\nsecond line{CLEAR}"
-    monkeypatch.setattr("harness.cli.table.read_frames", refusing(message))
+    monkeypatch.setattr("loopbench.harness.cli.table.read_frames", refusing(message))
     result = CliRunner().invoke(main, ["table", str(tmp_path)])
     assert result.exit_code == 2
     assert result.output == (
@@ -277,7 +277,7 @@ def test_a_wrong_name_is_one_short_line(tmp_path, monkeypatch):
     def refuse(*_args, **_kwargs):
         raise UnknownName(f"no arm {TITLE}" + "y" * 10_000)
 
-    monkeypatch.setattr("harness.cli.table.read_frames", refuse)
+    monkeypatch.setattr("loopbench.harness.cli.table.read_frames", refuse)
     result = CliRunner().invoke(main, ["table", str(tmp_path)])
     assert result.exit_code == 2
     [line] = result.output.splitlines()
@@ -286,7 +286,9 @@ def test_a_wrong_name_is_one_short_line(tmp_path, monkeypatch):
 
 
 def test_a_refusal_is_one_short_line_without_the_group_too(tmp_path, monkeypatch):
-    monkeypatch.setattr("harness.cli.table.read_frames", refusing("f.csv: " + "z\n" * 5000))
+    monkeypatch.setattr(
+        "loopbench.harness.cli.table.read_frames", refusing("f.csv: " + "z\n" * 5000)
+    )
     result = CliRunner().invoke(table_command, [str(tmp_path)])
     assert result.exit_code == 2
     [line] = result.output.splitlines()

@@ -1,4 +1,4 @@
-"""``loopbench serve-fake`` (and ``python -m harness.fakes.serve``) serve the scripted
+"""``loopbench serve-fake`` (and ``python -m loopbench.harness.fakes.serve``) serve the scripted
 endpoint the docs' examples are checked against: its base URL printed, a chat completion
 answered, ``GET /v1/models`` listing ``fake``, and a run against it with OPENAI_BASE_URL
 alone taking that model."""
@@ -40,7 +40,10 @@ def post(url, body):
 
 @pytest.mark.parametrize(
     "command",
-    [["harness.cli", "serve-fake", "--latency", "0"], ["harness.fakes.serve", "--latency", "0"]],
+    [
+        ["loopbench.harness.cli", "serve-fake", "--latency", "0"],
+        ["loopbench.harness.fakes.serve", "--latency", "0"],
+    ],
 )
 def test_the_fake_serves_chat_completions_and_lists_its_model(command):
     process, base_url = started(command)
@@ -54,14 +57,14 @@ def test_the_fake_serves_chat_completions_and_lists_its_model(command):
     finally:
         process.send_signal(signal.SIGINT)
         _, said = process.communicate(timeout=30)  # its pipes read and closed
-    if command[0] == "harness.cli":
+    if command[0] == "loopbench.harness.cli":
         assert "model name: fake" in said
 
 
 def test_serve_fake_refuses_a_bad_value_in_one_line():
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     ran = subprocess.run(
-        [sys.executable, "-m", "harness.cli", "serve-fake", "--false-pass", "2"],
+        [sys.executable, "-m", "loopbench.harness.cli", "serve-fake", "--false-pass", "2"],
         capture_output=True, text=True, cwd=ROOT, env=env, timeout=120,
     )  # fmt: skip
     assert ran.returncode == 2 and "--false-pass" in ran.stderr and ran.stdout == ""

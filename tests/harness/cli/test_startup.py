@@ -11,7 +11,7 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from harness.cli.main import COMMANDS, main
+from loopbench.harness.cli.main import COMMANDS, main
 
 ROOT = Path(__file__).parents[3]
 #: A results folder of one run per task and arm: its table needs no t quantile.
@@ -21,20 +21,22 @@ REPEATED = ROOT / "tests" / "fixtures" / "results-0.1.0"
 
 
 def imported(*args: str) -> set[str]:
-    """The top-level packages ``python -m harness.cli ARGS`` imports, in a fresh interpreter."""
+    """The top-level packages ``python -m loopbench.harness.cli ARGS`` imports, in a fresh
+    interpreter."""
     return {module.split(".")[0] for module in imported_modules(*args)}
 
 
-#: Runs the command as ``python -m harness.cli`` does, then lists every module it imported.
+#: Runs the command as ``python -m loopbench.harness.cli`` does, then lists every module it
+#: imported.
 RUN_AND_LIST = """
 import atexit, runpy, sys
 atexit.register(lambda: print("MODULES", *sorted(sys.modules), file=sys.stderr))
-runpy.run_module("harness.cli", run_name="__main__", alter_sys=True)
+runpy.run_module("loopbench.harness.cli", run_name="__main__", alter_sys=True)
 """
 
 
 def imported_modules(*args: str) -> set[str]:
-    """Every module ``python -m harness.cli ARGS`` imports, in a fresh interpreter."""
+    """Every module ``python -m loopbench.harness.cli ARGS`` imports, in a fresh interpreter."""
     ran = subprocess.run(
         [sys.executable, "-c", RUN_AND_LIST, *args],
         cwd=ROOT,
@@ -100,7 +102,7 @@ def test_help_lists_the_commands_as_a_group_holding_them_all_would():
         context_settings=main.context_settings,
         commands=[main.get_command(click.Context(main), name) for name in COMMANDS],
     )
-    assert len(eager.commands) == len(COMMANDS) == 16
+    assert len(eager.commands) == len(COMMANDS) == 17
     runner = CliRunner()
     assert runner.invoke(main, ["--help"]).output == runner.invoke(eager, ["--help"]).output
 
@@ -112,5 +114,5 @@ def test_an_unknown_command_is_refused_with_exit_2():
 
 def test_the_console_script_is_the_group():
     (script,) = importlib.metadata.entry_points(group="console_scripts", name="loopbench")
-    assert script.value == "harness.cli.main:main"
+    assert script.value == "loopbench.harness.cli.main:main"
     assert script.load() is main

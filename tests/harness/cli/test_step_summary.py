@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from harness.cli.main import main
-from harness.cli.step_summary import VARIABLE
+from loopbench.harness.cli.main import main
+from loopbench.harness.cli.step_summary import VARIABLE
 
 from ..report.test_compare import before_keys, write
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from harness.cli.main import main
+from loopbench.harness.cli.main import main
 from tests.harness.report.test_table import record
 
 KEY = "sk-proj-Ab3dEf9hIjKlMn0pQrStUv"

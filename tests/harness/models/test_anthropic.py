@@ -7,15 +7,15 @@ from datetime import UTC, datetime, timedelta
 import httpx
 import pytest
 
-from harness.models.anthropic import AnthropicClient, messages_url
-from harness.models.anthropic_wire import (
+from loopbench.harness.models.anthropic import AnthropicClient, messages_url
+from loopbench.harness.models.anthropic_wire import (
     DEFAULT_MAX_TOKENS,
     THINKING_BUDGETS,
     parse_message,
     request_body,
 )
-from harness.models.http_client import Connection, Hooks, RetryPolicy
-from harness.models.types import (
+from loopbench.harness.models.http_client import Connection, Hooks, RetryPolicy
+from loopbench.harness.models.types import (
     Message,
     ModelAPIError,
     ModelRequest,
@@ -24,7 +24,7 @@ from harness.models.types import (
     ToolSpec,
     Usage,
 )
-from harness.models.wire import request_body as chat_body
+from loopbench.harness.models.wire import request_body as chat_body
 from tests.secret_text import runs_of_eight
 
 KEY = "sk-ant-test-0123456789abcdefghij"
@@ -331,8 +331,13 @@ def test_a_key_the_model_repeats_is_redacted_from_its_text_calls_and_thinking():
 
 
 def test_thinking_is_cached_and_replayed_and_a_message_without_it_keeps_its_key(tmp_path):
-    from harness.models.cache import CachingClient, ResponseCache, canonical_request, request_key
-    from harness.models.scripted import FunctionModel
+    from loopbench.harness.models.cache import (
+        CachingClient,
+        ResponseCache,
+        canonical_request,
+        request_key,
+    )
+    from loopbench.harness.models.scripted import FunctionModel
 
     thought = Message("assistant", "a", thinking=(ThinkingBlock(json.dumps(THOUGHT)),))
     model = FunctionModel(lambda request: "unused")
@@ -357,7 +362,7 @@ def test_thinking_is_cached_and_replayed_and_a_message_without_it_keeps_its_key(
 
 
 def _response(message):
-    from harness.models.types import ModelResponse
+    from loopbench.harness.models.types import ModelResponse
 
     return ModelResponse(message, usage=Usage(10, 3, cache_write_tokens=4))
 
@@ -366,7 +371,14 @@ def test_the_fake_is_served_from_the_command_line_with_anthropic():
     import subprocess
     import sys
 
-    command = [sys.executable, "-m", "harness.fakes.serve", "--anthropic", "--latency", "0"]
+    command = [
+        sys.executable,
+        "-m",
+        "loopbench.harness.fakes.serve",
+        "--anthropic",
+        "--latency",
+        "0",
+    ]
     with subprocess.Popen(command, stdout=subprocess.PIPE, text=True) as server:
         try:
             url = server.stdout.readline().strip()

@@ -8,11 +8,11 @@ import json
 import httpx
 import pytest
 
-from harness.fakes.fake_stream import MESSAGES_WIRE, message_events
-from harness.models.anthropic import AnthropicClient
-from harness.models.anthropic_wire import parse_message
-from harness.models.http_client import Connection, Hooks
-from harness.models.types import Message, ModelAPIError, ModelRequest, Usage
+from loopbench.harness.fakes.fake_stream import MESSAGES_WIRE, message_events
+from loopbench.harness.models.anthropic import AnthropicClient
+from loopbench.harness.models.anthropic_wire import parse_message
+from loopbench.harness.models.http_client import Connection, Hooks
+from loopbench.harness.models.types import Message, ModelAPIError, ModelRequest, Usage
 
 REQUEST = ModelRequest("claude-fake", (Message("user", "q"),), thinking_budget=2048)
 MESSAGE = {

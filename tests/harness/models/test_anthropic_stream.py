@@ -4,10 +4,10 @@ import json
 import httpx
 import pytest
 
-from harness.models.anthropic_stream import MessageEvents
-from harness.models.sse import ServerEvent
-from harness.models.streamed import StreamEventError, StreamLimits
-from harness.models.transport import HttpxPost, ReplyTooLarge
+from loopbench.harness.models.anthropic_stream import MessageEvents
+from loopbench.harness.models.sse import ServerEvent
+from loopbench.harness.models.streamed import StreamEventError, StreamLimits
+from loopbench.harness.models.transport import HttpxPost, ReplyTooLarge
 
 
 def event(data: dict) -> ServerEvent:

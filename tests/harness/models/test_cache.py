@@ -6,12 +6,17 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from harness.cli.main import main
-from harness.fakes.fake_server import FakeServer, Reply
-from harness.models.cache import CachingClient, ResponseCache, canonical_request, request_key
-from harness.models.scripted import ScriptedModel
-from harness.models.types import Message, ModelRequest
-from harness.results.reading import read_records
+from loopbench.harness.cli.main import main
+from loopbench.harness.fakes.fake_server import FakeServer, Reply
+from loopbench.harness.models.cache import (
+    CachingClient,
+    ResponseCache,
+    canonical_request,
+    request_key,
+)
+from loopbench.harness.models.scripted import ScriptedModel
+from loopbench.harness.models.types import Message, ModelRequest
+from loopbench.harness.results.reading import read_records
 
 ARMS = ["direct", "react_text", "self_consistency:samples=3", "best_of_n:n=2"]
 #: What differs between two runs of the same grid whatever the cache does.

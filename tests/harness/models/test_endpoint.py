@@ -3,8 +3,8 @@
 import pytest
 from click.testing import CliRunner
 
-from harness.cli.main import main
-from harness.models.endpoint import (
+from loopbench.harness.cli.main import main
+from loopbench.harness.models.endpoint import (
     EndpointNotConfigured,
     credentials,
     resolve_endpoint,

@@ -3,8 +3,13 @@ starts, and past ``TOKENIZED_CHARS`` counted at the rate of what was tokenized."
 
 from __future__ import annotations
 
-from harness.models.estimate import PIECE_CHARS, TOKENIZED_CHARS, count_text, estimated_usage
-from harness.models.types import Message, ModelRequest, ModelResponse
+from loopbench.harness.models.estimate import (
+    PIECE_CHARS,
+    TOKENIZED_CHARS,
+    count_text,
+    estimated_usage,
+)
+from loopbench.harness.models.types import Message, ModelRequest, ModelResponse
 
 
 class Words:

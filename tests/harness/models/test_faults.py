@@ -20,10 +20,10 @@ import httpx
 import pytest
 from click.testing import CliRunner
 
-from harness.cli.main import main
-from harness.fakes.fake_server import question_index
-from harness.results.reading import read_records
-from harness.results.store import iter_traces
+from loopbench.harness.cli.main import main
+from loopbench.harness.fakes.fake_server import question_index
+from loopbench.harness.results.reading import read_records
+from loopbench.harness.results.store import iter_traces
 from tests.fakes.fault_server import FAULTS, FaultServer
 
 SECRET = "sk-test-secret-never-written-0002"

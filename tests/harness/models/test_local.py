@@ -16,12 +16,12 @@ from pathlib import Path
 
 import pytest
 
-from harness.models.local import MODEL_NAME, LocalServer, model_file
-from harness.models.openai_compat import OpenAICompatClient
-from harness.models.types import Message, ModelRequest
-from harness.results.reading import read_records
-from harness.results.store import iter_traces
-from tasks.taskset import BUILTIN_DIR
+from loopbench.harness.models.local import MODEL_NAME, LocalServer, model_file
+from loopbench.harness.models.openai_compat import OpenAICompatClient
+from loopbench.harness.models.types import Message, ModelRequest
+from loopbench.harness.results.reading import read_records
+from loopbench.harness.results.store import iter_traces
+from loopbench.tasks.taskset import BUILTIN_DIR
 
 
 def llama_servers(parent: int | None = None, tag: str | None = None) -> set[int]:
@@ -84,7 +84,7 @@ def two_task_set(folder: Path) -> Path:
 
 
 def loopbench(*args: str) -> list[str]:
-    return [sys.executable, "-m", "harness.cli", "run", *args]
+    return [sys.executable, "-m", "loopbench.harness.cli", "run", *args]
 
 
 #: Nothing names an endpoint: neither loopbench's variables nor the openai SDK's.

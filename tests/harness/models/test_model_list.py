@@ -9,11 +9,11 @@ import pytest
 from aiohttp import web
 from click.testing import CliRunner
 
-from harness.cli.main import main
-from harness.fakes.fake_server import FakeServer
-from harness.fakes.loopback import LoopbackServer
-from harness.models import model_list
-from harness.models.endpoint import EndpointNotConfigured, resolve_endpoint
+from loopbench.harness.cli.main import main
+from loopbench.harness.fakes.fake_server import FakeServer
+from loopbench.harness.fakes.loopback import LoopbackServer
+from loopbench.harness.models import model_list
+from loopbench.harness.models.endpoint import EndpointNotConfigured, resolve_endpoint
 
 KEY = "sk-test-model-list-key-0001"
 

@@ -8,18 +8,30 @@ import httpx
 import pytest
 from click.testing import CliRunner
 
-from harness.arms import parse_arms
-from harness.cli.main import main
-from harness.fakes.fake_server import FakeServer
-from harness.grid import Grid, run_grid
-from harness.models.counting import CountingClient
-from harness.models.openai_compat import Connection, Hooks, OpenAICompatClient, RetryPolicy
-from harness.models.types import Message, ModelAPIError, ModelRequest, ToolCall, ToolSpec, Usage
-from harness.results.reading import read_records
-from harness.results.store import ResultsFolder
-from harness.runner import RunSettings
-from harness.trace import Trace
-from tasks.loading import load_taskset
+from loopbench.harness.arms import parse_arms
+from loopbench.harness.cli.main import main
+from loopbench.harness.fakes.fake_server import FakeServer
+from loopbench.harness.grid import Grid, run_grid
+from loopbench.harness.models.counting import CountingClient
+from loopbench.harness.models.openai_compat import (
+    Connection,
+    Hooks,
+    OpenAICompatClient,
+    RetryPolicy,
+)
+from loopbench.harness.models.types import (
+    Message,
+    ModelAPIError,
+    ModelRequest,
+    ToolCall,
+    ToolSpec,
+    Usage,
+)
+from loopbench.harness.results.reading import read_records
+from loopbench.harness.results.store import ResultsFolder
+from loopbench.harness.runner import RunSettings
+from loopbench.harness.trace import Trace
+from loopbench.tasks.loading import load_taskset
 from tests.fakes.fault_server import FaultServer
 from tests.secret_text import runs_of_eight
 

@@ -4,10 +4,10 @@ import asyncio
 
 import pytest
 
-from harness.models.counting import CountingClient
-from harness.models.paired import SharedCalls
-from harness.models.scripted import text_reply
-from harness.models.types import Message, ModelAPIError, ModelRequest, ModelResponse
+from loopbench.harness.models.counting import CountingClient
+from loopbench.harness.models.paired import SharedCalls
+from loopbench.harness.models.scripted import text_reply
+from loopbench.harness.models.types import Message, ModelAPIError, ModelRequest, ModelResponse
 
 
 class SlowModel:

@@ -12,9 +12,9 @@ import zlib
 import httpx
 import pytest
 
-from harness.models.bounded_body import MIB, BodyTooLarge, BoundedBody
-from harness.models.openai_compat import Connection, Hooks, OpenAICompatClient
-from harness.models.types import Message, ModelAPIError, ModelRequest
+from loopbench.harness.models.bounded_body import MIB, BodyTooLarge, BoundedBody
+from loopbench.harness.models.openai_compat import Connection, Hooks, OpenAICompatClient
+from loopbench.harness.models.types import Message, ModelAPIError, ModelRequest
 from tests.fakes.fault_server import FaultServer, bomb
 
 REQUEST = ModelRequest("m", (Message("user", "hi"),))

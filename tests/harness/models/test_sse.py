@@ -1,6 +1,6 @@
 import pytest
 
-from harness.models.sse import ServerEvent, SSEError, SSEReader
+from loopbench.harness.models.sse import ServerEvent, SSEError, SSEReader
 
 
 def read(*pieces: bytes, max_line: int = 1 << 20) -> list[ServerEvent]:

@@ -8,11 +8,11 @@ import time
 import httpx
 import pytest
 
-from harness.models.openai_compat import Connection, Hooks, OpenAICompatClient
-from harness.models.openai_stream import ChatChunks
-from harness.models.sse import ServerEvent
-from harness.models.streamed import StreamEventError
-from harness.models.types import Message, ModelAPIError, ModelRequest, ToolCall, Usage
+from loopbench.harness.models.openai_compat import Connection, Hooks, OpenAICompatClient
+from loopbench.harness.models.openai_stream import ChatChunks
+from loopbench.harness.models.sse import ServerEvent
+from loopbench.harness.models.streamed import StreamEventError
+from loopbench.harness.models.types import Message, ModelAPIError, ModelRequest, ToolCall, Usage
 
 REQUEST = ModelRequest("m", (Message("user", "q"),))
 USAGE = {"prompt_tokens": 12, "completion_tokens": 5, "prompt_tokens_details": {"cached_tokens": 4}}

@@ -4,7 +4,7 @@ import asyncio
 
 import pytest
 
-from harness.models.throttle import RUN_SLOT_WAITS, AdaptiveLimit, RateLimit, SlotWaits
+from loopbench.harness.models.throttle import RUN_SLOT_WAITS, AdaptiveLimit, RateLimit, SlotWaits
 
 
 class Clock:

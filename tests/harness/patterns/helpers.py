@@ -1,12 +1,12 @@
 import asyncio
 from pathlib import Path
 
-from harness.arms import Arm, parse_arm
-from harness.models.counting import CountingClient
-from harness.models.scripted import ScriptedModel
-from harness.patterns.base import RunContext
-from harness.trace import Trace
-from tasks.loading import load_taskset
+from loopbench.harness.arms import Arm, parse_arm
+from loopbench.harness.models.counting import CountingClient
+from loopbench.harness.models.scripted import ScriptedModel
+from loopbench.harness.patterns.base import RunContext
+from loopbench.harness.trace import Trace
+from loopbench.tasks.loading import load_taskset
 
 #: The pattern tests' own task set: a few depot questions and the entries they look up,
 #: with depot's tools (lookup, calc), so that a change to depot changes none of these tests.

@@ -20,10 +20,10 @@ from typing import Any
 
 from click.testing import CliRunner
 
-from harness.cli.main import main
-from harness.fakes.code_responder import CodeResponder
-from harness.fakes.fake_server import FakeServer, Responder, default_responder
-from tasks.loading import load_taskset
+from loopbench.harness.cli.main import main
+from loopbench.harness.fakes.code_responder import CodeResponder
+from loopbench.harness.fakes.fake_server import FakeServer, Responder, default_responder
+from loopbench.tasks.loading import load_taskset
 
 FIXTURES = Path(__file__).parents[2] / "fixtures"
 FIXTURE = FIXTURES / "requests_sent.json"

@@ -4,18 +4,18 @@ import asyncio
 
 import pytest
 
-from harness.arms import ArmError, parse_arm
-from harness.fakes.fake_server import STRUCTURED_REPLIES
-from harness.models.counting import CountingClient
-from harness.models.scripted import FunctionModel, text_reply
-from harness.models.scripted import tool_reply as call
-from harness.models.types import ModelResponse, Usage
-from harness.patterns.base import RunContext
-from harness.patterns.catalog import registered
-from harness.report.table import summarize
-from harness.results.frames import records_frame
-from harness.runner import Job, Runner
-from harness.trace import Trace
+from loopbench.harness.arms import ArmError, parse_arm
+from loopbench.harness.fakes.fake_server import STRUCTURED_REPLIES
+from loopbench.harness.models.counting import CountingClient
+from loopbench.harness.models.scripted import FunctionModel, text_reply
+from loopbench.harness.models.scripted import tool_reply as call
+from loopbench.harness.models.types import ModelResponse, Usage
+from loopbench.harness.patterns.base import RunContext
+from loopbench.harness.patterns.catalog import registered
+from loopbench.harness.report.table import summarize
+from loopbench.harness.results.frames import records_frame
+from loopbench.harness.runner import Job, Runner
+from loopbench.harness.trace import Trace
 
 from .helpers import TASKS, arm_with_max_steps
 

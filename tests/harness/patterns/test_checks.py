@@ -4,21 +4,21 @@ import asyncio
 
 import pytest
 
-from harness.arms import parse_arm
-from harness.events import (
+from loopbench.harness.arms import parse_arm
+from loopbench.harness.events import (
     AttemptUnfinishedEvent,
     LimitReachedEvent,
     ToolCallEvent,
     VerdictEvent,
 )
-from harness.models.counting import CountingClient
-from harness.models.scripted import FunctionModel, ScriptedModel, tool_reply
-from harness.models.types import ModelResponse
-from harness.patterns.base import RunContext
-from harness.patterns.best_of_n import VERIFIER_SYSTEM
-from harness.patterns.evidence import check_evidence, entries_found
-from harness.runner import Job, Runner
-from harness.trace import Trace
+from loopbench.harness.models.counting import CountingClient
+from loopbench.harness.models.scripted import FunctionModel, ScriptedModel, tool_reply
+from loopbench.harness.models.types import ModelResponse
+from loopbench.harness.patterns.base import RunContext
+from loopbench.harness.patterns.best_of_n import VERIFIER_SYSTEM
+from loopbench.harness.patterns.evidence import check_evidence, entries_found
+from loopbench.harness.runner import Job, Runner
+from loopbench.harness.trace import Trace
 
 from .helpers import TASKS, run_pattern
 

@@ -9,14 +9,14 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from harness.arms import parse_arm
-from harness.models.counting import CountingClient
-from harness.models.scripted import ScriptedModel
-from harness.patterns.base import RunContext
-from harness.patterns.coding import CODE_SYSTEM, failure_report, suite_from_tests
-from harness.tools import ToolSet
-from harness.trace import Trace
-from sandbox.suite_result import Failure, SuiteResult
+from loopbench.harness.arms import parse_arm
+from loopbench.harness.models.counting import CountingClient
+from loopbench.harness.models.scripted import ScriptedModel
+from loopbench.harness.patterns.base import RunContext
+from loopbench.harness.patterns.coding import CODE_SYSTEM, failure_report, suite_from_tests
+from loopbench.harness.tools import ToolSet
+from loopbench.harness.trace import Trace
+from loopbench.sandbox.suite_result import Failure, SuiteResult
 
 SPEC = "Write add(a, b) returning a + b."
 WRONG = "```python\ndef add(a, b):\n    return a - b\n```"
@@ -219,7 +219,7 @@ def test_a_reply_with_no_code_holds_no_tests():
 
 
 def test_an_unfinished_rewrite_leaves_the_last_code_standing():
-    from harness.models.scripted import text_reply
+    from loopbench.harness.models.scripted import text_reply
 
     critique = '{"needs_refinement": true, "critique": "it adds"}'
     cut_off = text_reply("```python\ndef add(a, b):\n    return", finish_reason="length")

@@ -1,8 +1,8 @@
 import pytest
 
-from harness.arms import ArmError, parse_arm
-from harness.models.scripted import tool_reply
-from harness.patterns.steps import SYNTHESIS_SYSTEM
+from loopbench.harness.arms import ArmError, parse_arm
+from loopbench.harness.models.scripted import tool_reply
+from loopbench.harness.patterns.steps import SYNTHESIS_SYSTEM
 
 from .helpers import below_floor, run_pattern
 

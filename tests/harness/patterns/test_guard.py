@@ -2,13 +2,13 @@ import asyncio
 
 import pytest
 
-from harness.arms import parse_arm
-from harness.events import RepeatedActionEvent
-from harness.models.counting import CountingClient
-from harness.models.scripted import ScriptedModel, tool_reply
-from harness.patterns.acting import GUARD_OBSERVATION, Actions
-from harness.patterns.base import RunContext
-from harness.trace import Trace
+from loopbench.harness.arms import parse_arm
+from loopbench.harness.events import RepeatedActionEvent
+from loopbench.harness.models.counting import CountingClient
+from loopbench.harness.models.scripted import ScriptedModel, tool_reply
+from loopbench.harness.patterns.acting import GUARD_OBSERVATION, Actions
+from loopbench.harness.patterns.base import RunContext
+from loopbench.harness.trace import Trace
 
 from .helpers import TASKS, run_pattern
 

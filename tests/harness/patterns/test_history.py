@@ -5,10 +5,10 @@ import itertools
 
 import pytest
 
-from harness.arms import ArmError, parse_arm
-from harness.models.scripted import tool_reply
-from harness.models.types import Message, ToolCall
-from harness.patterns.history import LINE_CHARS, compacted, split_steps, step_line
+from loopbench.harness.arms import ArmError, parse_arm
+from loopbench.harness.models.scripted import tool_reply
+from loopbench.harness.models.types import Message, ToolCall
+from loopbench.harness.patterns.history import LINE_CHARS, compacted, split_steps, step_line
 
 from .helpers import run_pattern
 

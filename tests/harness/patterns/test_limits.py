@@ -1,16 +1,26 @@
 import asyncio
 from dataclasses import dataclass
 
-from harness.arms import parse_arm
-from harness.events import LimitReachedEvent
-from harness.models.counting import CountingClient
-from harness.models.estimate import EstimateUnavailable, ceiling_counter, counter_or_characters
-from harness.models.scripted import FunctionModel, ScriptedModel, text_reply, tool_reply
-from harness.models.types import Message, ModelAPIError, ModelRequest, ModelResponse, Usage
-from harness.patterns.base import CallFloor, Outcome, PatternOptions, RunContext
-from harness.patterns.limits import Limited
-from harness.runner import Job, Runner
-from harness.trace import Trace
+from loopbench.harness.arms import parse_arm
+from loopbench.harness.events import LimitReachedEvent
+from loopbench.harness.models.counting import CountingClient
+from loopbench.harness.models.estimate import (
+    EstimateUnavailable,
+    ceiling_counter,
+    counter_or_characters,
+)
+from loopbench.harness.models.scripted import FunctionModel, ScriptedModel, text_reply, tool_reply
+from loopbench.harness.models.types import (
+    Message,
+    ModelAPIError,
+    ModelRequest,
+    ModelResponse,
+    Usage,
+)
+from loopbench.harness.patterns.base import CallFloor, Outcome, PatternOptions, RunContext
+from loopbench.harness.patterns.limits import Limited
+from loopbench.harness.runner import Job, Runner
+from loopbench.harness.trace import Trace
 
 from .helpers import TASKS, run_pattern
 

@@ -1,10 +1,10 @@
 import pytest
 
-from harness.arms import parse_arm
-from harness.events import ParseFailureEvent
-from harness.models.scripted import text_reply
-from harness.models.types import ModelAPIError
-from harness.patterns.cot import final_answer
+from loopbench.harness.arms import parse_arm
+from loopbench.harness.events import ParseFailureEvent
+from loopbench.harness.models.scripted import text_reply
+from loopbench.harness.models.types import ModelAPIError
+from loopbench.harness.patterns.cot import final_answer
 
 from .helpers import run_pattern
 

@@ -7,20 +7,20 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from harness.arms import ArmError, arm_identity, parse_arm
-from harness.cli.main import main
-from harness.config import load_experiment
-from harness.events import LimitReachedEvent, RequestEvent, StageEvent, ToolCallEvent
-from harness.fakes.fake_server import FakeServer
-from harness.models.counting import CountingClient
-from harness.models.scripted import FunctionModel, text_reply
-from harness.models.scripted import tool_reply as call
-from harness.models.types import ModelResponse, Usage
-from harness.patterns.base import RunContext
-from harness.patterns.registry import UnknownPattern
-from harness.results.reading import read_records
-from harness.runner import Job, Runner
-from harness.trace import Trace
+from loopbench.harness.arms import ArmError, arm_identity, parse_arm
+from loopbench.harness.cli.main import main
+from loopbench.harness.config import load_experiment
+from loopbench.harness.events import LimitReachedEvent, RequestEvent, StageEvent, ToolCallEvent
+from loopbench.harness.fakes.fake_server import FakeServer
+from loopbench.harness.models.counting import CountingClient
+from loopbench.harness.models.scripted import FunctionModel, text_reply
+from loopbench.harness.models.scripted import tool_reply as call
+from loopbench.harness.models.types import ModelResponse, Usage
+from loopbench.harness.patterns.base import RunContext
+from loopbench.harness.patterns.registry import UnknownPattern
+from loopbench.harness.results.reading import read_records
+from loopbench.harness.runner import Job, Runner
+from loopbench.harness.trace import Trace
 
 from .helpers import TASKS, below_floor
 

@@ -1,6 +1,6 @@
-from harness.arms import parse_arm
-from harness.events import PlanEvent, ToolCallEvent
-from harness.models.scripted import text_reply, tool_reply
+from loopbench.harness.arms import parse_arm
+from loopbench.harness.events import PlanEvent, ToolCallEvent
+from loopbench.harness.models.scripted import text_reply, tool_reply
 
 from .helpers import below_floor, run_pattern
 

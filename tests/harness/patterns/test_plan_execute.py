@@ -1,11 +1,11 @@
 import pytest
 
-from harness.arms import ArmError, parse_arm
-from harness.events import ReplanFailedEvent, StepStatusEvent, ToolCallEvent
-from harness.models.scripted import tool_reply
-from harness.models.types import ModelResponse
-from harness.patterns.plan_execute import StepDef, dependency_order
-from harness.patterns.steps import SYNTHESIS_SYSTEM
+from loopbench.harness.arms import ArmError, parse_arm
+from loopbench.harness.events import ReplanFailedEvent, StepStatusEvent, ToolCallEvent
+from loopbench.harness.models.scripted import tool_reply
+from loopbench.harness.models.types import ModelResponse
+from loopbench.harness.patterns.plan_execute import StepDef, dependency_order
+from loopbench.harness.patterns.steps import SYNTHESIS_SYSTEM
 
 from .helpers import below_floor, run_pattern
 

@@ -13,12 +13,12 @@ import pytest
 from click.testing import CliRunner
 
 import loopbench
-from harness.arms import ArmError, PromptFileError, parse_arm, parse_arms
-from harness.cli.main import main
-from harness.errors import BadInput
-from harness.fakes.fake_server import FakeServer
-from harness.patterns.catalog import registered
-from harness.slot_templates import python_style, used_variables
+from loopbench.harness.arms import ArmError, PromptFileError, parse_arm, parse_arms
+from loopbench.harness.cli.main import main
+from loopbench.harness.errors import BadInput
+from loopbench.harness.fakes.fake_server import FakeServer
+from loopbench.harness.patterns.catalog import registered
+from loopbench.harness.slot_templates import python_style, used_variables
 
 
 def cli_run(arm: str, out: Path) -> tuple[Any, FakeServer]:

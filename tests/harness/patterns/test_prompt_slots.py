@@ -16,17 +16,17 @@ import pytest
 from click.testing import CliRunner
 
 import loopbench
-from harness.arms import parse_arm, prompt_files_in
-from harness.cli.main import main
-from harness.config import load_experiment
-from harness.fakes.fake_server import FakeServer
-from harness.models.counting import CountingClient
-from harness.models.scripted import ScriptedModel, tool_reply
-from harness.patterns.acting import GUARD_OBSERVATION
-from harness.patterns.base import RunContext
-from harness.patterns.catalog import registered
-from harness.trace import Trace
-from tasks.loading import load_taskset
+from loopbench.harness.arms import parse_arm, prompt_files_in
+from loopbench.harness.cli.main import main
+from loopbench.harness.config import load_experiment
+from loopbench.harness.fakes.fake_server import FakeServer
+from loopbench.harness.models.counting import CountingClient
+from loopbench.harness.models.scripted import ScriptedModel, tool_reply
+from loopbench.harness.patterns.acting import GUARD_OBSERVATION
+from loopbench.harness.patterns.base import RunContext
+from loopbench.harness.patterns.catalog import registered
+from loopbench.harness.trace import Trace
+from loopbench.tasks.loading import load_taskset
 from tests.harness.patterns.requests_sent import (
     FIXTURE,
     REGENERATE,

@@ -1,11 +1,11 @@
 import pytest
 
-from harness.arms import ArmError, parse_arm
-from harness.events import ParseFailureEvent, RepeatedActionEvent, ToolCallEvent
-from harness.models.scripted import text_reply
-from harness.models.types import ModelAPIError
-from harness.patterns.acting import GUARD_OBSERVATION
-from harness.patterns.react_text import EXAMPLE, TextAction, parse_action
+from loopbench.harness.arms import ArmError, parse_arm
+from loopbench.harness.events import ParseFailureEvent, RepeatedActionEvent, ToolCallEvent
+from loopbench.harness.models.scripted import text_reply
+from loopbench.harness.models.types import ModelAPIError
+from loopbench.harness.patterns.acting import GUARD_OBSERVATION
+from loopbench.harness.patterns.react_text import EXAMPLE, TextAction, parse_action
 
 from .helpers import below_floor, run_pattern
 

@@ -1,9 +1,9 @@
 import pytest
 
-from harness.arms import ArmError, parse_arm
-from harness.events import CritiqueEvent, LimitReachedEvent
-from harness.models.scripted import text_reply, tool_reply
-from harness.models.types import ModelAPIError
+from loopbench.harness.arms import ArmError, parse_arm
+from loopbench.harness.events import CritiqueEvent, LimitReachedEvent
+from loopbench.harness.models.scripted import text_reply, tool_reply
+from loopbench.harness.models.types import ModelAPIError
 
 from .helpers import below_floor, run_pattern
 

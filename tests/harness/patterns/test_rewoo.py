@@ -2,14 +2,14 @@ import asyncio
 
 import pytest
 
-from harness.arms import parse_arm
-from harness.events import PlanEvent, StepFailedEvent, ToolCallEvent
-from harness.models.counting import CountingClient
-from harness.models.scripted import ScriptedModel, text_reply, tool_reply
-from harness.patterns.base import RunContext
-from harness.patterns.rewoo import UnresolvedReference, substitute
-from harness.trace import Trace
-from tasks.loading import load_taskset
+from loopbench.harness.arms import parse_arm
+from loopbench.harness.events import PlanEvent, StepFailedEvent, ToolCallEvent
+from loopbench.harness.models.counting import CountingClient
+from loopbench.harness.models.scripted import ScriptedModel, text_reply, tool_reply
+from loopbench.harness.patterns.base import RunContext
+from loopbench.harness.patterns.rewoo import UnresolvedReference, substitute
+from loopbench.harness.trace import Trace
+from loopbench.tasks.loading import load_taskset
 
 from .helpers import below_floor, run_pattern
 

@@ -6,10 +6,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from graders.exact import grade
-from harness.arms import parse_arm
-from harness.events import VoteEvent
-from harness.patterns.self_consistency import plurality, typed_reading
+from loopbench.graders.exact import grade
+from loopbench.harness.arms import parse_arm
+from loopbench.harness.events import VoteEvent
+from loopbench.harness.patterns.self_consistency import plurality, typed_reading
 
 from .helpers import run_pattern
 

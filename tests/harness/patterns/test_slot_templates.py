@@ -14,11 +14,11 @@ import pytest
 from click.testing import CliRunner
 
 import loopbench
-from harness.arms import MAX_PROMPT_FILE_BYTES
-from harness.cli.main import main
-from harness.errors import BadInput
-from harness.patterns.catalog import registered
-from harness.slot_templates import (
+from loopbench.harness.arms import MAX_PROMPT_FILE_BYTES
+from loopbench.harness.cli.main import main
+from loopbench.harness.errors import BadInput
+from loopbench.harness.patterns.catalog import registered
+from loopbench.harness.slot_templates import (
     _ENV,
     FILTERS,
     MAX_SLOT_TEXT,

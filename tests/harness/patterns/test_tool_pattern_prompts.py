@@ -6,11 +6,11 @@ import json
 
 import pytest
 
-from harness.arms import parse_arm
-from harness.models.counting import CountingClient
-from harness.models.scripted import ScriptedModel, tool_reply
-from harness.patterns.base import RunContext
-from harness.trace import Trace
+from loopbench.harness.arms import parse_arm
+from loopbench.harness.models.counting import CountingClient
+from loopbench.harness.models.scripted import ScriptedModel, tool_reply
+from loopbench.harness.patterns.base import RunContext
+from loopbench.harness.trace import Trace
 
 from .helpers import TASKS
 

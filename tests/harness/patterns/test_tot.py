@@ -7,17 +7,17 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from harness.arms import parse_arm
-from harness.cli.main import main
-from harness.events import ProposalDroppedEvent, ProposalEvent
-from harness.models.counting import CountingClient
-from harness.models.scripted import FunctionModel, text_reply, tool_reply
-from harness.models.types import ModelResponse
-from harness.patterns.base import RunContext
-from harness.patterns.tot import ANSWER_SYSTEM, EVALUATE_SYSTEM
-from harness.patterns.tot_proposals import SAMPLE_SYSTEM
-from harness.report.cost import tree_calls
-from harness.trace import Trace
+from loopbench.harness.arms import parse_arm
+from loopbench.harness.cli.main import main
+from loopbench.harness.events import ProposalDroppedEvent, ProposalEvent
+from loopbench.harness.models.counting import CountingClient
+from loopbench.harness.models.scripted import FunctionModel, text_reply, tool_reply
+from loopbench.harness.models.types import ModelResponse
+from loopbench.harness.patterns.base import RunContext
+from loopbench.harness.patterns.tot import ANSWER_SYSTEM, EVALUATE_SYSTEM
+from loopbench.harness.patterns.tot_proposals import SAMPLE_SYSTEM
+from loopbench.harness.report.cost import tree_calls
+from loopbench.harness.trace import Trace
 
 from .helpers import TASKS, run_pattern
 

@@ -9,12 +9,12 @@ import pytest
 from pydantic import BaseModel
 
 import loopbench
-from graders.reading import answer_text
-from harness.arms import parse_arm
-from harness.models.scripted import ScriptedModel
-from harness.results.columns_sql import answer_key
-from harness.runner import Job, Runner
-from tasks.loading import load_taskset
+from loopbench.graders.reading import answer_text
+from loopbench.harness.arms import parse_arm
+from loopbench.harness.models.scripted import ScriptedModel
+from loopbench.harness.results.columns_sql import answer_key
+from loopbench.harness.runner import Job, Runner
+from loopbench.tasks.loading import load_taskset
 
 LETTERS = "ABCDEFGH"
 

@@ -5,7 +5,7 @@ import json
 import random
 from pathlib import Path
 
-from harness.results.judge_calibration import Calibration, LabelCounts, save_calibration
+from loopbench.harness.results.judge_calibration import Calibration, LabelCounts, save_calibration
 
 from .test_table import record
 

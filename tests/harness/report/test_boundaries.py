@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from harness.stats.boundaries import (
+from loopbench.harness.stats.boundaries import (
     FUTILITY_OFFSET,
     FUTILITY_SLOPE,
     SPENDINGS,
@@ -19,8 +19,8 @@ from harness.stats.boundaries import (
     nominal_alpha,
     spent,
 )
-from harness.stats.separation import FUTILITIES, SeparationRule, StoppedRun, replay
-from harness.stats.sequential_design import expected, fewest_rounds
+from loopbench.harness.stats.separation import FUTILITIES, SeparationRule, StoppedRun, replay
+from loopbench.harness.stats.sequential_design import expected, fewest_rounds
 
 
 @pytest.mark.parametrize("spending", SPENDINGS)

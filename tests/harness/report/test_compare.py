@@ -10,10 +10,10 @@ from scipy import stats
 from statsmodels.stats.contingency_tables import mcnemar
 from statsmodels.stats.proportion import proportion_confint
 
-from harness.cli.main import main
-from harness.report.compare_text import FLIPS_LISTED, FLIPS_NAMED, flipped
-from harness.stats.intervals import paired_difference, wilson_interval
-from harness.stats.sign_flip import EXACT_TASKS, sign_flip_p
+from loopbench.harness.cli.main import main
+from loopbench.harness.report.compare_text import FLIPS_LISTED, FLIPS_NAMED, flipped
+from loopbench.harness.stats.intervals import paired_difference, wilson_interval
+from loopbench.harness.stats.sign_flip import EXACT_TASKS, sign_flip_p
 
 from .test_table import record
 

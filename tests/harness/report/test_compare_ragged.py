@@ -15,9 +15,9 @@ from scipy import stats
 from statsmodels.stats.proportion import proportion_confint
 
 import loopbench
-from harness.cli.main import main
-from harness.report.deciding_digits import below, dollars, money, percent_beyond
-from harness.stats.intervals import (
+from loopbench.harness.cli.main import main
+from loopbench.harness.report.deciding_digits import below, dollars, money, percent_beyond
+from loopbench.harness.stats.intervals import (
     PairedTasks,
     clustered_interval,
     newcombe_interval,

@@ -6,8 +6,8 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from harness.cli.main import main
-from harness.report.cost import (
+from loopbench.harness.cli.main import main
+from loopbench.harness.report.cost import (
     PRICE_TIERS,
     Planning,
     cost_per_correct,

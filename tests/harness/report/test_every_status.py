@@ -8,8 +8,8 @@ import re
 import pytest
 from click.testing import CliRunner
 
-from harness.cli.main import main
-from harness.results.statuses import STATUSES
+from loopbench.harness.cli.main import main
+from loopbench.harness.results.statuses import STATUSES
 
 from .test_table import record
 

@@ -10,11 +10,11 @@ import random
 
 import pytest
 
-from harness.report.failure_traces import read_traces
-from harness.report.failures import labelled_frame, labels, summarize_failures
-from harness.results.columns import UNREAD, read_frame
-from harness.results.reading import RUNS, TRACES
-from harness.results.records import RunRecord
+from loopbench.harness.report.failure_traces import read_traces
+from loopbench.harness.report.failures import labelled_frame, labels, summarize_failures
+from loopbench.harness.results.columns import UNREAD, read_frame
+from loopbench.harness.results.reading import RUNS, TRACES
+from loopbench.harness.results.records import RunRecord
 
 STATUSES = ["answered", "step_budget", "unparsed", "truncated", "api_error", "pattern_error"]
 ARMS = {

@@ -13,24 +13,24 @@ import re
 import pytest
 from click.testing import CliRunner
 
-from harness.arms import parse_arms
-from harness.cli.failures import failures_command
-from harness.cli.main import main
-from harness.fakes.fake_server import FakeServer, Reply, question_index
-from harness.models.scripted import ScriptedModel, text_reply, tool_reply
-from harness.models.types import ModelAPIError
-from harness.report.failures import (
+from loopbench.harness.arms import parse_arms
+from loopbench.harness.cli.failures import failures_command
+from loopbench.harness.cli.main import main
+from loopbench.harness.fakes.fake_server import FakeServer, Reply, question_index
+from loopbench.harness.models.scripted import ScriptedModel, text_reply, tool_reply
+from loopbench.harness.models.types import ModelAPIError
+from loopbench.harness.report.failures import (
     LABELS,
     RULES,
     label_run,
     labelled_frame,
     summarize_failures,
 )
-from harness.results.reading import TRACES
-from harness.results.records import RunRecord
-from harness.results.store import RecordWriter
-from harness.runner import Job, Runner, RunSettings
-from tasks.loading import load_taskset
+from loopbench.harness.results.reading import TRACES
+from loopbench.harness.results.records import RunRecord
+from loopbench.harness.results.store import RecordWriter
+from loopbench.harness.runner import Job, Runner, RunSettings
+from loopbench.tasks.loading import load_taskset
 from tests.harness.patterns.helpers import arm_with_max_steps
 
 DEPOT = load_taskset("depot")

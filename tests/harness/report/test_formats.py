@@ -4,8 +4,8 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from harness.cli.main import main
-from harness.report.rendering import latex_text, render
+from loopbench.harness.cli.main import main
+from loopbench.harness.report.rendering import latex_text, render
 
 from .test_compare import write
 

@@ -14,15 +14,15 @@ import struct
 import pytest
 from click.testing import CliRunner
 
-from harness.cli.main import main
-from harness.cli.report import report_command
-from harness.cli.table import table_command
-from harness.events import parse_events
-from harness.fakes.fake_server import FakeServer, Reply, question_index
-from harness.report.html._conversation import conversation
-from harness.report.html.render import page_json
-from harness.results.reading import read_records
-from harness.results.store import iter_traces
+from loopbench.harness.cli.main import main
+from loopbench.harness.cli.report import report_command
+from loopbench.harness.cli.table import table_command
+from loopbench.harness.events import parse_events
+from loopbench.harness.fakes.fake_server import FakeServer, Reply, question_index
+from loopbench.harness.report.html._conversation import conversation
+from loopbench.harness.report.html.render import page_json
+from loopbench.harness.results.reading import read_records
+from loopbench.harness.results.store import iter_traces
 
 try:
     from playwright.sync_api import sync_playwright

@@ -9,12 +9,12 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from harness.cli.main import main
-from harness.results.columns import read_frame
-from harness.results.frames import Pricing
-from harness.results.prices import load_prices
-from harness.stats.intervals import paired_difference
-from harness.stats.judge_correction import JudgeRates, corrected_difference
+from loopbench.harness.cli.main import main
+from loopbench.harness.results.columns import read_frame
+from loopbench.harness.results.frames import Pricing
+from loopbench.harness.results.prices import load_prices
+from loopbench.harness.stats.intervals import paired_difference
+from loopbench.harness.stats.judge_correction import JudgeRates, corrected_difference
 
 from .judge_folders import calibrate, judged, write_folder
 

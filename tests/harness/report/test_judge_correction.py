@@ -1,4 +1,4 @@
-"""Accuracy corrected for a judge's error (harness.stats.judge_correction): Rogan-Gladen's
+"""Accuracy corrected for a judge's error (loopbench.harness.stats.judge_correction): Rogan-Gladen's
 estimate, its refusal when the judge is no better than chance, and intervals in which a draw
 that cannot be corrected counts as anything."""
 
@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from harness.stats.judge_correction import (
+from loopbench.harness.stats.judge_correction import (
     JudgeRates,
     corrected,
     corrected_accuracy,
@@ -57,8 +57,8 @@ def test_each_arm_is_corrected_with_its_own_rates() -> None:
 
 
 def test_an_arm_is_corrected_with_its_own_rates_when_its_labels_allow() -> None:
-    from harness.results.judge_calibration import Calibration, LabelCounts
-    from harness.stats.judge_correction import arm_rates
+    from loopbench.harness.results.judge_calibration import Calibration, LabelCounts
+    from loopbench.harness.stats.judge_correction import arm_rates
 
     own = LabelCounts(true_pass=9, false_fail=1, true_fail=3, false_pass=7)
     right_only = LabelCounts(true_pass=5, false_fail=0, true_fail=0, false_pass=0)

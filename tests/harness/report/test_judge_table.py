@@ -10,14 +10,18 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from harness.api import load
-from harness.cli.main import main
-from harness.report.table import Measures, summarize
-from harness.results.columns import read_frame
-from harness.results.frames import Pricing, records_frame
-from harness.results.prices import load_prices
-from harness.results.reading import read_records
-from harness.stats.judge_correction import JudgeRates, corrected_accuracy, corrected_difference
+from loopbench.harness.api import load
+from loopbench.harness.cli.main import main
+from loopbench.harness.report.table import Measures, summarize
+from loopbench.harness.results.columns import read_frame
+from loopbench.harness.results.frames import Pricing, records_frame
+from loopbench.harness.results.prices import load_prices
+from loopbench.harness.results.reading import read_records
+from loopbench.harness.stats.judge_correction import (
+    JudgeRates,
+    corrected_accuracy,
+    corrected_difference,
+)
 
 from .judge_folders import JUDGE_GRADER, calibrate, judged, verdicts, write_folder
 from .test_table import record
@@ -183,7 +187,7 @@ def test_a_summary_built_in_memory_leaves_judge_failures_out_of_accuracy():
 
 
 def test_the_html_report_says_whose_accuracy_it_shows(tmp_path):
-    from harness.report.html._page import build_page
+    from loopbench.harness.report.html._page import build_page
 
     folder, _ = folder_with_failures(tmp_path)
     page = build_page(folder, PRICING)
@@ -195,8 +199,8 @@ def test_otlp_spans_and_the_report_run_list_carry_the_judges_fields(tmp_path):
     from opentelemetry.sdk.resources import Resource
     from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 
-    from harness.report.html._runs import run_list
-    from harness.results.otlp_spans import run_spans
+    from loopbench.harness.report.html._runs import run_list
+    from loopbench.harness.results.otlp_spans import run_spans
 
     failed = judged("a", "t1", 0, True, grade_status="judge_unreadable")
     plain = record(arm="a", task="t2")
@@ -249,7 +253,7 @@ def test_on_a_model_axis_each_models_arm_takes_the_arms_counts(tmp_path):
 
 
 def test_exports_hold_the_judges_fields(tmp_path):
-    from harness.cli.export import export_command
+    from loopbench.harness.cli.export import export_command
 
     folder, runs = folder_with_failures(tmp_path)
     out = tmp_path / "runs.csv"

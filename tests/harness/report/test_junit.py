@@ -9,8 +9,8 @@ import pytest
 import xmlschema
 from click.testing import CliRunner
 
-from harness.cli.main import main
-from harness.report.junit import CLASSNAME, xml_safe
+from loopbench.harness.cli.main import main
+from loopbench.harness.report.junit import CLASSNAME, xml_safe
 
 from .test_compare import before_keys, write
 from .test_table import record

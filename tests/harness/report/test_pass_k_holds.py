@@ -5,7 +5,7 @@ import itertools
 import numpy as np
 import pandas as pd
 
-from harness.report.pass_k import PassK
+from loopbench.harness.report.pass_k import PassK
 
 
 def test_every_pass_k_interval_holds_its_estimate_at_0_and_100_percent_and_between():

@@ -1,8 +1,8 @@
 import pytest
 from click.testing import CliRunner
 
-from harness.cli.main import main
-from harness.report.plots import (
+from loopbench.harness.cli.main import main
+from loopbench.harness.report.plots import (
     _drawn,
     _pareto,
     plot_frontier,
@@ -10,8 +10,8 @@ from harness.report.plots import (
     plot_tokens,
     plot_turns,
 )
-from harness.report.table import summarize
-from harness.results.frames import records_frame
+from loopbench.harness.report.table import summarize
+from loopbench.harness.results.frames import records_frame
 
 from .test_compare import write
 from .test_table import record

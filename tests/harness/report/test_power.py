@@ -12,7 +12,7 @@ from scipy import stats
 
 from bench.power_check import realised_kappa
 from bench.simulated import paired_chances
-from harness.report.power import (
+from loopbench.harness.report.power import (
     NORMAL_FROM,
     Design,
     PowerError,
@@ -25,12 +25,12 @@ from harness.report.power import (
     smallest_detectable,
     tasks_needed,
 )
-from harness.report.power_estimate import estimate, pooled_icc
-from harness.report.power_exact import _mid_p_rejects, one_run_power
-from harness.results.reading import read_records
-from harness.results.records import RunRecord
-from harness.stats.distributions import t_power, t_quantile
-from harness.stats.sign_flip import sign_flip_p
+from loopbench.harness.report.power_estimate import estimate, pooled_icc
+from loopbench.harness.report.power_exact import _mid_p_rejects, one_run_power
+from loopbench.harness.results.reading import read_records
+from loopbench.harness.results.records import RunRecord
+from loopbench.harness.stats.distributions import t_power, t_quantile
+from loopbench.harness.stats.sign_flip import sign_flip_p
 
 #: Simulated experiments a setting: a standard error of at most 0.008 on a power.
 SIMS = 4000

@@ -8,7 +8,7 @@ import math
 import pytest
 from scipy import stats
 
-from harness.report.power import (
+from loopbench.harness.report.power import (
     Design,
     design_power,
     difference_variance,
@@ -16,12 +16,12 @@ from harness.report.power import (
     plan,
     tasks_needed,
 )
-from harness.report.power_estimate import estimate
-from harness.report.power_exact import discordance, one_run_power
-from harness.results.reading import read_records
-from harness.results.records import RunRecord
-from harness.stats.distributions import beyond
-from harness.stats.sign_flip import sign_flip_p
+from loopbench.harness.report.power_estimate import estimate
+from loopbench.harness.report.power_exact import discordance, one_run_power
+from loopbench.harness.results.reading import read_records
+from loopbench.harness.results.records import RunRecord
+from loopbench.harness.stats.distributions import beyond
+from loopbench.harness.stats.sign_flip import sign_flip_p
 from tests.harness.cli.test_power_cli import as_json, power, refused, shown
 
 

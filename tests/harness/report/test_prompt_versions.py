@@ -9,8 +9,8 @@ import xml.etree.ElementTree as ET
 from click.testing import CliRunner
 
 import loopbench
-from harness.cli.main import main
-from harness.results.reading import read_records
+from loopbench.harness.cli.main import main
+from loopbench.harness.results.reading import read_records
 
 TERSE = "Think briefly. End with a line 'Answer: X'."
 WORDY = "Think at length, step by step. End with a line 'Answer: X'."

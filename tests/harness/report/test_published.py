@@ -6,11 +6,11 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from harness.cli.main import main
-from harness.fakes.fake_server import FakeServer
-from harness.results.records import RunRecord
-from harness.results.store import ResultsFolder
-from harness.stats.intervals import wilson_interval
+from loopbench.harness.cli.main import main
+from loopbench.harness.fakes.fake_server import FakeServer
+from loopbench.harness.results.records import RunRecord
+from loopbench.harness.results.store import ResultsFolder
+from loopbench.harness.stats.intervals import wilson_interval
 
 YAO = {"model": "GPT-4", "source": "Yao et al. 2023"}
 SEVEN_OF_TEN = wilson_interval(7, 10)  # about [0.397, 0.892]

@@ -17,20 +17,20 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from harness.report.failures import LABELS, labelled_frame
-from harness.report.html import _page as page_module
-from harness.report.html._page import build_page
-from harness.report.html._sample import CORRECT_PER_ARM, PER_LABEL, sample_rows
-from harness.report.html._scan import records_of, run_id_in
-from harness.report.html.render import render_page
-from harness.report.model_axis import model_and_arm
-from harness.results.frames import Pricing
-from harness.results.prices import load_prices
-from harness.results.reading import read_records
-from harness.results.records import RunRecord
-from harness.results.statuses import INFRASTRUCTURE_STATUSES
-from harness.results.store import RecordWriter
-from harness.stats.separation import SeparationRule, StoppedRun
+from loopbench.harness.report.failures import LABELS, labelled_frame
+from loopbench.harness.report.html import _page as page_module
+from loopbench.harness.report.html._page import build_page
+from loopbench.harness.report.html._sample import CORRECT_PER_ARM, PER_LABEL, sample_rows
+from loopbench.harness.report.html._scan import records_of, run_id_in
+from loopbench.harness.report.html.render import render_page
+from loopbench.harness.report.model_axis import model_and_arm
+from loopbench.harness.results.frames import Pricing
+from loopbench.harness.results.prices import load_prices
+from loopbench.harness.results.reading import read_records
+from loopbench.harness.results.records import RunRecord
+from loopbench.harness.results.statuses import INFRASTRUCTURE_STATUSES
+from loopbench.harness.results.store import RecordWriter
+from loopbench.harness.stats.separation import SeparationRule, StoppedRun
 
 from .test_html_report import Watched, browser_test
 from .test_html_report import browser as browser
@@ -190,10 +190,10 @@ def test_the_sample_is_the_same_in_every_process(folder, sampled):
     """Python's own hash of a string changes with PYTHONHASHSEED: the sample must not."""
     script = (
         "import json, sys; from pathlib import Path\n"
-        "from harness.report.html import _page\n"
-        "from harness.report.html._page import build_page\n"
-        "from harness.results.prices import load_prices\n"
-        "from harness.results.frames import Pricing\n"
+        "from loopbench.harness.report.html import _page\n"
+        "from loopbench.harness.report.html._page import build_page\n"
+        "from loopbench.harness.results.prices import load_prices\n"
+        "from loopbench.harness.results.frames import Pricing\n"
         f"_page.LIST_ALL_RUNS = {LOW}\n"
         "page = build_page(Path(sys.argv[1]), Pricing(load_prices(None), 'gpt-5-mini'))\n"
         "print(json.dumps(sorted(run['id'] for run in page.data['runs'])))\n"

@@ -5,8 +5,8 @@ the rule's interval covers the difference it reports."""
 import numpy as np
 import pytest
 
-from harness.stats.intervals import newcombe_interval
-from harness.stats.separation import BOUNDARIES, SeparationRule, judge, replay
+from loopbench.harness.stats.intervals import newcombe_interval
+from loopbench.harness.stats.separation import BOUNDARIES, SeparationRule, judge, replay
 
 SIMULATIONS = 1000
 

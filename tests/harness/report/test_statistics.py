@@ -10,13 +10,13 @@ import pytest
 from click.testing import CliRunner
 from statsmodels.stats.proportion import proportion_confint
 
-from harness.cli.main import main
-from harness.report.pass_k import PassK
-from harness.report.table import Measures, summarize, with_reference
-from harness.results.frames import records_frame
-from harness.results.records import RunRecord
-from harness.stats.distributions import t_quantile
-from harness.stats.intervals import (
+from loopbench.harness.cli.main import main
+from loopbench.harness.report.pass_k import PassK
+from loopbench.harness.report.table import Measures, summarize, with_reference
+from loopbench.harness.results.frames import records_frame
+from loopbench.harness.results.records import RunRecord
+from loopbench.harness.stats.distributions import t_quantile
+from loopbench.harness.stats.intervals import (
     PairedTasks,
     accuracy_interval,
     clustered_interval,

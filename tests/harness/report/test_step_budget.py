@@ -1,4 +1,4 @@
-"""The step budget read from correct runs (``harness.report.step_budget``), on folders
+"""The step budget read from correct runs (``loopbench.harness.report.step_budget``), on folders
 written record by record: the budget, what it saves, the runs left out, an arm with no
 correct run, and where it is shown (table, API, report)."""
 
@@ -11,14 +11,19 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from harness.api import load
-from harness.cli.main import main
-from harness.errors import BadInput
-from harness.report.html.render import report_html
-from harness.report.step_budget import BadShare, smallest_budget, step_budget, step_budgets
-from harness.results.columns import read_frame
-from harness.results.frames import Pricing
-from harness.results.prices import load_prices
+from loopbench.harness.api import load
+from loopbench.harness.cli.main import main
+from loopbench.harness.errors import BadInput
+from loopbench.harness.report.html.render import report_html
+from loopbench.harness.report.step_budget import (
+    BadShare,
+    smallest_budget,
+    step_budget,
+    step_budgets,
+)
+from loopbench.harness.results.columns import read_frame
+from loopbench.harness.results.frames import Pricing
+from loopbench.harness.results.prices import load_prices
 
 from .judge_folders import judged, write_folder
 from .test_table import record

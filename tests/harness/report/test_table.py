@@ -3,12 +3,12 @@ import math
 
 import pytest
 
-from harness.report.rendering import render
-from harness.report.table import summarize
-from harness.results.frames import Pricing, records_frame
-from harness.results.prices import Price, PriceError, PriceTable, load_prices
-from harness.results.records import RunRecord
-from harness.stats.intervals import wilson_interval
+from loopbench.harness.report.rendering import render
+from loopbench.harness.report.table import summarize
+from loopbench.harness.results.frames import Pricing, records_frame
+from loopbench.harness.results.prices import Price, PriceError, PriceTable, load_prices
+from loopbench.harness.results.records import RunRecord
+from loopbench.harness.stats.intervals import wilson_interval
 
 
 def record(

@@ -5,10 +5,10 @@ import json
 
 import numpy as np
 
-from harness.report.lost_runs import UNEVEN_P, lost_runs, permutation_p
-from harness.report.rendering import render
-from harness.report.table import summarize
-from harness.results.frames import records_frame
+from loopbench.harness.report.lost_runs import UNEVEN_P, lost_runs, permutation_p
+from loopbench.harness.report.rendering import render
+from loopbench.harness.report.table import summarize
+from loopbench.harness.results.frames import records_frame
 from tests.harness.report.test_table import record
 
 

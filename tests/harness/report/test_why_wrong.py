@@ -10,15 +10,15 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from graders.registry import GRADERS
-from graders.selftest import as_task, grade_one
-from harness.api import Results
-from harness.cli.main import main
-from harness.report.table import summarize
-from harness.results.columns import UNREAD, read_frame
-from harness.results.frames import records_frame
-from harness.results.grade_kinds import GRADE_KIND, KINDS, NONE, kind_code
-from harness.results.reading import read_records
+from loopbench.graders.registry import GRADERS
+from loopbench.graders.selftest import as_task, grade_one
+from loopbench.harness.api import Results
+from loopbench.harness.cli.main import main
+from loopbench.harness.report.table import summarize
+from loopbench.harness.results.columns import UNREAD, read_frame
+from loopbench.harness.results.frames import records_frame
+from loopbench.harness.results.grade_kinds import GRADE_KIND, KINDS, NONE, kind_code
+from loopbench.harness.results.reading import read_records
 
 FIXTURES = Path(__file__).parents[2] / "fixtures"
 _CITIES = {"choices": ["Paris", "Lyon", "Nice"], "answer": "A"}

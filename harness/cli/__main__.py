@@ -1,3 +1,0 @@
-from harness.cli.main import main
-
-main()

@@ -1,0 +1,3 @@
+from loopbench.harness.cli.main import main
+
+main()

@@ -1,0 +1,235 @@
+"""What the report shows, gathered from a results folder by the functions `table`, `plot` and
+`failures` use, so its numbers and labels are theirs."""
+
+from __future__ import annotations
+
+import base64
+import inspect
+import math
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from loopbench.harness.errors import BadInput
+from loopbench.harness.report.failures import (
+    LABELS,
+    RULES,
+    ArmFailures,
+    Label,
+    labelled_frame,
+    summarize_failures,
+)
+from loopbench.harness.report.html._facts import facts
+from loopbench.harness.report.html._matrix import TaskRow, task_matrix
+from loopbench.harness.report.html._memory import after_summary
+from loopbench.harness.report.html._prompts import ArmPrompts, overridden_prompts
+from loopbench.harness.report.html._runs import run_list
+from loopbench.harness.report.html._sample import LIST_ALL_RUNS, Sample, labels_by_run, sampled_runs
+from loopbench.harness.report.judge_accuracy import (
+    Judging,
+    with_corrected,
+    with_corrected_reference,
+)
+from loopbench.harness.report.model_axis import config_labels, model_keys
+from loopbench.harness.report.plots import STATUS_COLOURS, plot_frontier, plot_outcomes
+from loopbench.harness.report.published import with_published
+from loopbench.harness.report.rendering import render
+from loopbench.harness.report.step_budget import KEEP_SHARE, step_budgets
+from loopbench.harness.report.step_budget_text import render_budgets, step_budget_note
+from loopbench.harness.report.table import Measures, repeat_measures, summarize, with_reference
+from loopbench.harness.results.columns import UNREAD, read_frames
+from loopbench.harness.results.frames import Pricing, records_frame
+from loopbench.harness.results.published import read_published
+from loopbench.harness.results.reading import has_traces, read_records
+from loopbench.harness.results.records import RunRecord
+from loopbench.harness.stats.separation import StoppedRun
+
+#: What the two labels without a rule mean (docs/failures.md).
+FALLBACKS = {
+    "wrong but grounded": "A wrong answer none of the rules explains: its numbers come from "
+    "what was looked up, yet it is wrong.",
+    "wrong with no trace": "A wrong answer whose trace is missing, that no rule the record "
+    "supports explains.",
+}
+
+
+@dataclass(frozen=True)
+class Plot:
+    title: str
+    image: str | None
+    """The figure as a ``data:`` URI (SVG), or None when it cannot be drawn."""
+    missing: str = ""
+    """Why there is no figure."""
+    key: tuple[tuple[str, str, str, str], ...] = ()
+    """The arms as the figure numbers them: number, arm, accuracy, cost per correct."""
+
+
+@dataclass(frozen=True)
+class Page:
+    title: str
+    facts: list[tuple[str, str]]
+    summary: str
+    """The summary table as ``loopbench table --format html`` renders it (escaped HTML)."""
+    notes: list[str]
+    plots: list[Plot]
+    arms: list[str]
+    failures: list[ArmFailures]
+    labels: list[Label]
+    """The labels some arm's runs carry, in the taxonomy's order."""
+    rules: dict[str, str]
+    matrix: list[TaskRow]
+    data: dict[str, Any]
+    """What the page's script reads: the runs listed, each with its trace as a conversation."""
+    sample: Sample | None = None
+    """Set when the page lists only some runs (more than ``LIST_ALL_RUNS``)."""
+    prompts: list[ArmPrompts] = field(default_factory=list)
+    """The prompt slots each arm overrode, with their text."""
+    step_budget: str = ""
+    """The step budget table (``loopbench.harness.report.step_budget``, escaped HTML); empty when no
+    run was graded."""
+    step_budget_note: str = ""
+
+
+def build_page(results: Path, pricing: Pricing, reference: str | None = None) -> Page:
+    """Everything the report shows. ``ResultsError``, ``PriceError`` or ``ValueError`` when
+    the folder, the prices or ``reference`` cannot be used.
+
+    Every table, plot and count is over all the runs, read as columns; the run list holds
+    every run up to ``LIST_ALL_RUNS`` and a fixed sample above (``_sample``), whose records
+    and traces alone are then read."""
+    frame, retried, records = _read(results, pricing)
+    if frame.empty:
+        raise BadInput(f"{results}: no finished runs yet")
+    summary = summarize(frame, retried=retried, measures=Measures(pass_k=repeat_measures(frame)))
+    summary = with_published(summary, read_published(results))
+    judging = Judging.of(results)
+    summary = with_corrected(frame, summary, judging)
+    if reference:
+        summary = with_reference(frame, summary, reference)
+        summary = with_corrected_reference(frame, summary, reference, judging)
+    where = (
+        f"{', '.join(sorted(frame['task_set'].unique()))} on "
+        f"{', '.join(sorted(frame['model'].unique()))}"
+    )
+    _, notes = render(summary, "md").split("\n\n", 1)  # the table, then its notes
+    if said := judging.note():
+        notes = f"{notes}\n\n{said}"
+    budget, budget_note = _step_budget(frame)
+    frame = after_summary(frame)  # memory peaks next, while the runs are labelled
+    stopped = StoppedRun.load(results)
+    labelled = labelled_frame(results, runs=frame)
+    arms = config_labels(summary)
+    several = bool(model_keys(frame))  # a model axis: each arm is named after its model
+    sample = None
+    if records is None:
+        listed, sample = sampled_runs(results, frame, labelled, several)
+    else:
+        costs = list(frame["cost_usd"])
+        listed = run_list(results, records, costs, labels_by_run(labelled), several)
+    failures = summarize_failures(labelled, examples=0)
+    rules: dict[str, str] = {label: _rule(label) for label in LABELS}
+    # guard: report-shows-prompts-arms-overrode
+    return Page(
+        title=where,
+        facts=facts(results, frame, pricing),
+        summary=render(summary, "html"),
+        notes=[*notes.split("\n\n"), *([stopped.footnote_of(frame)] if stopped else [])],
+        plots=_plots(summary, f"{where}; {pricing.label}"),
+        arms=arms,
+        failures=failures,
+        labels=[label for label in LABELS if any(arm.counts[label] for arm in failures)],
+        rules=rules,
+        matrix=task_matrix(frame, arms, listed.questions, several),
+        data={
+            "runs": listed.runs,
+            "questions": listed.questions,
+            "systems": listed.systems,
+            "colours": STATUS_COLOURS,
+            "rules": rules,
+        },
+        sample=sample,
+        prompts=overridden_prompts(frame),
+        step_budget=budget,
+        step_budget_note=budget_note,
+    )
+
+
+def _step_budget(frame: pd.DataFrame) -> tuple[str, str]:
+    """The step budget table at the default share and its note; empty with no graded run."""
+    budgets = step_budgets(frame, KEEP_SHARE)
+    graded = budgets["step_budget_correct_runs"] + budgets["step_budget_failed_runs"]
+    # guard: report-step-budget-shown-when-graded
+    if not graded.sum():
+        return "", ""
+    return render_budgets(budgets, "html"), step_budget_note(KEEP_SHARE)
+
+
+def _read(
+    results: Path, pricing: Pricing
+) -> tuple[pd.DataFrame, pd.DataFrame, list[RunRecord] | None]:
+    """The runs and the superseded records, as columns, and the records themselves when
+    the page lists every run (up to ``LIST_ALL_RUNS``: answers and traces included)."""
+    # Run ids find the listed runs; versions are a fact; prompt hashes name the prompts
+    # arms overrode; answers, when the folder has traces, are what the failure rules read
+    # beside them (labelled_frame reads again without).
+    # guard: report-keeps-prompts-hash
+    kept = {"run_id", "loopbench_version", "prompts_hash"}
+    kept |= {"answer"} if has_traces(results) else set()
+    drop = [name for name in UNREAD if name not in kept]
+    frame, retried = read_frames(results, pricing, drop=drop)
+    # guard: report-lists-every-run-up
+    if len(frame) > LIST_ALL_RUNS:
+        return frame, retried, None
+    records = read_records(results)
+    if len(records) != len(frame):  # a writer added runs in between: one reading for both
+        frame = records_frame(records, pricing).drop(columns=drop, errors="ignore")
+    return frame, retried, records
+
+
+def _rule(label: Label) -> str:
+    rule = RULES.get(label)
+    doc = inspect.cleandoc(rule.__doc__ or "") if rule else FALLBACKS.get(label, "")
+    return " ".join(doc.split())
+
+
+def _plots(summary: pd.DataFrame, where: str) -> list[Plot]:
+    figures: list[tuple[str, Callable[[pd.DataFrame, Path, str], None]]] = [
+        ("Accuracy against cost per correct answer", plot_frontier),
+        ("How runs ended", plot_outcomes),
+    ]
+    plots = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for number, (title, draw) in enumerate(figures):
+            path = Path(tmp) / f"{number}.svg"
+            try:
+                draw(summary, path, where)
+            except ValueError as exc:
+                plots.append(Plot(title, None, str(exc)))
+                continue
+            svg = base64.b64encode(path.read_bytes()).decode("ascii")
+            key = _frontier_key(summary) if draw is plot_frontier else ()
+            plots.append(Plot(title, f"data:image/svg+xml;base64,{svg}", key=key))
+    return plots
+
+
+def _frontier_key(summary: pd.DataFrame) -> tuple[tuple[str, str, str, str], ...]:
+    """The frontier's legend, larger: ``plot_frontier`` numbers the arms that have a cost
+    per correct answer, in the summary's order."""
+    rows = summary[summary["cost_per_correct"].notna()]
+    return tuple(
+        (str(number), arm, f"{accuracy:.0%}", _dollars(cost))
+        for number, (arm, accuracy, cost) in enumerate(
+            zip(config_labels(rows), rows["accuracy"], rows["cost_per_correct"], strict=True),
+            start=1,
+        )
+    )
+
+
+def _dollars(value: float) -> str:
+    """Two significant digits, never an exponent: $0.000024, $0.31, $12.40."""
+    places = 2 if value >= 1 or value <= 0 else max(2, 1 - math.floor(math.log10(value)))
+    return f"${value:.{places}f}"

@@ -1,0 +1,110 @@
+"""Which runs the report of a large folder lists: a fixed sample, the same every time.
+
+A page listing every run grows with the folder: 3 MB for 2,880 runs with their traces
+opens in a second; 100,000 runs made 35 MB and took 1.6 GB to build. Above
+``LIST_ALL_RUNS`` runs the tables, plots and counts stay over every run, and the list
+holds, for each arm and failure label, up to ``PER_LABEL`` of the runs carrying it, and
+``CORRECT_PER_ARM`` correct runs of each arm. Within each group runs are taken in the
+order of a hash of their key (model, arm, task, repeat): spread over tasks and repeats,
+the same each time the folder is reported, and the same keys in two folders of one grid.
+The hash is pandas' (a fixed key), not Python's, which changes with every process.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from loopbench.harness.report.failures import Label
+from loopbench.harness.report.html._runs import RunList, run_list
+from loopbench.harness.report.html._scan import records_of
+from loopbench.harness.results.reading import RunKey, has_traces
+
+#: Up to this many runs the page lists them all; above it, a sample.
+LIST_ALL_RUNS = 5_000
+#: Runs listed per arm and failure label.
+PER_LABEL = 12
+#: Correct runs listed per arm.
+CORRECT_PER_ARM = 3
+
+_KEY = ["model", "arm", "task_id", "repeat"]
+
+
+@dataclass(frozen=True)
+class Sample:
+    """What the page says of its run list when it holds only some runs."""
+
+    listed: int
+    runs: int
+    results: str
+    """The results folder as the command was given it, quoted for a shell: the export
+    command shown names it."""
+    traced: bool
+    """Whether the folder has traces (traces.jsonl)."""
+    per_label: int = PER_LABEL
+    correct_per_arm: int = CORRECT_PER_ARM
+
+
+def sample_rows(labelled: pd.DataFrame) -> np.ndarray[Any, np.dtype[np.intp]]:
+    """Positions in ``labelled`` (as ``labelled_frame`` makes it) of the runs to list,
+    ascending. Runs without a run_id are never chosen: their record cannot be found."""
+    # guard: sample-does-not-depend-python
+    order = pd.util.hash_pandas_object(labelled[_KEY], index=False).to_numpy()
+    findable = labelled["run_id"].fillna("").ne("").to_numpy(dtype=bool)
+    runs = pd.DataFrame(
+        {"model": labelled["model"].to_numpy(), "arm": labelled["arm"].to_numpy(), "order": order}
+    )  # indexed by position
+    failing = findable & labelled["failed"].to_numpy(dtype=bool)
+    labels = runs[failing].assign(label=labelled["labels"].to_numpy()[failing]).explode("label")
+    # guard: large-report-lists-at-most
+    by_label = _first(labels[labels["label"].notna()], ["model", "arm", "label"], PER_LABEL)
+    correct = findable & labelled["correct"].eq(True).to_numpy(dtype=bool)
+    by_arm = _first(runs[correct], ["model", "arm"], CORRECT_PER_ARM)
+    return np.union1d(by_label, by_arm).astype(np.intp)
+
+
+def _first(runs: pd.DataFrame, groups: list[str], count: int) -> np.ndarray[Any, Any]:
+    """The positions of the first ``count`` runs of each group, in hash order."""
+    ranked = runs.sort_values("order", kind="stable")
+    return ranked.groupby(groups, sort=False).head(count).index.to_numpy()
+
+
+def sampled_runs(
+    results: Path, runs: pd.DataFrame, labelled: pd.DataFrame, by_model: bool
+) -> tuple[RunList, Sample]:
+    """The run list of ``sample_rows``: only those runs' records and traces are read.
+    ``runs`` is the folder's frame (with run_id and cost_usd), ``labelled`` its labels."""
+    rows = sample_rows(labelled)
+    traced = has_traces(results)
+    chosen = labelled.iloc[rows]
+    records = records_of(results, set(chosen["run_id"]))
+    costs = dict(zip(runs["run_id"].iloc[rows], runs["cost_usd"].iloc[rows], strict=True))
+    listed = run_list(
+        results,
+        records,
+        [costs[record.run_id] for record in records],
+        labels_by_run(chosen),
+        by_model,
+        askers=_askers(labelled) if traced else {},
+    )
+    return listed, Sample(len(records), len(runs), shlex.quote(str(results)), traced)
+
+
+def _askers(labelled: pd.DataFrame) -> dict[str, str]:
+    """A run of each task whose trace gives the task's question, so the matrix shows every
+    task's: the first traced one when the labels read one (they read runs not correct)."""
+    runs = labelled[["task_id", "run_id", "traced"]]
+    runs = runs[runs["run_id"].fillna("").ne("")]
+    first = runs.sort_values("traced", ascending=False, kind="stable").drop_duplicates("task_id")
+    return dict(zip(first["task_id"], first["run_id"], strict=True))
+
+
+def labels_by_run(labelled: pd.DataFrame) -> dict[RunKey, tuple[Label, ...]]:
+    """Each run's labels (a ``labelled_frame``'s rows) by its key."""
+    columns = [labelled[name].tolist() for name in (*_KEY, "labels")]
+    return {(m, a, t, int(r)): tuple(found) for m, a, t, r, found in zip(*columns, strict=True)}
