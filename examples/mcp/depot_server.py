@@ -5,7 +5,7 @@ it offers these two tools instead of the built-in ones, and a grid run on either
 the same tool calls and observations. It serves loopbench's own lookup and calculator, so
 their answers and their errors read exactly as the built-in tools' do.
 
-    python depot_server.py ../../tasks/depot/encyclopedia.json
+    python depot_server.py ../../loopbench/tasks/depot/encyclopedia.json
 """
 
 from __future__ import annotations

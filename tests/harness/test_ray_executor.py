@@ -344,7 +344,7 @@ def test_ray_workers_start_their_own_mcp_servers_and_leave_none(cluster, tmp_pat
     toml = (
         (served / "taskset.toml")
         .read_text()
-        .replace("../../tasks/depot/encyclopedia.json", str(book))
+        .replace("../../loopbench/tasks/depot/encyclopedia.json", str(book))
     )
     (served / "taskset.toml").write_text(toml)
 
