@@ -24,13 +24,14 @@ def env(server: AnthropicBatchServer) -> dict[str, str]:
     return {"ANTHROPIC_BASE_URL": server.base_url, "ANTHROPIC_API_KEY": KEY}
 
 
-def run(server: AnthropicBatchServer, out: Path, *flags: str) -> str:
+def run(server: AnthropicBatchServer, out: Path, *flags: str, expect: int = 0) -> str:
+    """The grid's output; ``expect`` 3 where every run of an arm fails (nothing graded)."""
     args = ["run", "--provider", "anthropic", "--model", MODEL, "--out", str(out)]
     args += ["--limit", "2", "--repeats", "2", "--quiet", *flags]
     for arm in ARMS:
         args += ["--arm", arm]
     result = CliRunner().invoke(main, args, env=env(server))
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == expect, result.output
     return result.output
 
 
@@ -106,7 +107,10 @@ def test_an_expired_and_a_partly_failed_batch_lose_no_run(tmp_path):
 
 def test_requests_that_expire_past_the_retry_limit_are_recorded_as_api_errors(tmp_path):
     with AnthropicBatchServer(api_key=KEY, script=BatchScript(expire=100)) as server:
-        run(server, tmp_path / "out", "--batch", "--batch-poll", "0.01", "--max-retries", "1")
+        run(
+            server, tmp_path / "out", "--batch", "--batch-poll", "0.01", "--max-retries", "1",
+            expect=3,
+        )  # fmt: skip
         created, answered = server.created, server.served.requests
     records = read_records(tmp_path / "out")
     assert len(records) == 2 * 2 * len(ARMS) and answered == 0
