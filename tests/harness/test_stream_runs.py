@@ -18,13 +18,14 @@ ARMS = ("direct", "cot", "react")
 FIRST_TOKEN_S = 0.1
 
 
-def run(server: FakeServer, out: Path, *flags: str) -> str:
+def run(server: FakeServer, out: Path, *flags: str, expect: int = 0) -> str:
+    """The grid's output; ``expect`` 3 where every run of an arm fails (nothing graded)."""
     args = ["run", "--model", "fake", "--base-url", server.base_url, "--out", str(out)]
     args += ["--limit", "2", "--quiet", *flags]
     for arm in ARMS:
         args += ["--arm", arm]
     result = CliRunner().invoke(main, args, env={"LOOPBENCH_API_KEY": "k"})
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == expect, result.output
     return result.output
 
 
@@ -68,7 +69,7 @@ def test_a_streamed_grid_records_what_an_unstreamed_one_does_and_its_ttft(tmp_pa
 def test_a_stream_cut_short_is_an_api_error_with_the_usage_it_reported(tmp_path):
     # Every chunk of the first reply (its usage last) and then the end, without [DONE].
     with FakeServer(stream=StreamScript(cut_after=99)) as server:
-        run(server, tmp_path / "cut", "--stream", "--max-retries", "1")
+        run(server, tmp_path / "cut", "--stream", "--max-retries", "1", expect=3)
         served = server.served
     records = read_records(tmp_path / "cut")
     assert {r.status for r in records} == {"api_error"}
@@ -82,7 +83,7 @@ def test_a_stream_that_stalls_ends_as_an_api_error(tmp_path):
     began = time.monotonic()
     with FakeServer(stream=StreamScript(stall_s=120)) as server:
         flags = ("--stream", "--stream-idle-timeout", "0.3", "--max-retries", "0")
-        run(server, tmp_path / "stalled", *flags)
+        run(server, tmp_path / "stalled", *flags, expect=3)
     assert time.monotonic() - began < 60
     records = read_records(tmp_path / "stalled")
     assert {r.status for r in records} == {"api_error"}
@@ -141,7 +142,7 @@ def test_otlp_spans_carry_the_time_to_first_chunk(tmp_path):
 
 def test_a_dropped_connection_mid_stream_is_an_api_error_with_the_usage_it_reported(tmp_path):
     with FakeServer(stream=StreamScript(cut_after=99, abort=True)) as server:
-        run(server, tmp_path / "dropped", "--stream", "--max-retries", "0")
+        run(server, tmp_path / "dropped", "--stream", "--max-retries", "0", expect=3)
         served = server.served
     records = read_records(tmp_path / "dropped")
     assert {r.status for r in records} == {"api_error"}

@@ -30,9 +30,6 @@ from tests.hostile.special_inputs import (
     refuse,
 )
 
-#: A plugin that cannot be imported is refused as a usage error, under the usage lines.
-USAGE_LINES = {"plugin"}
-
 
 @pytest.fixture(scope="module")
 def refusals() -> Iterator[dict[str, Refusal]]:
@@ -63,19 +60,7 @@ def test_a_special_file_where_an_input_should_be_is_refused_with_exit_2_naming_i
         assert KINDS[case.kind] in said, _shown(refusal)
 
 
-@pytest.mark.parametrize(
-    "case",
-    [
-        pytest.param(
-            case,
-            marks=[pytest.mark.xfail(strict=True, reason="refused with the usage lines above")]
-            if case.position.name in USAGE_LINES
-            else [],
-            id=case.id,
-        )
-        for case in CASES
-    ],
-)
+@pytest.mark.parametrize("case", CASES, ids=[case.id for case in CASES])
 def test_the_refusal_of_a_special_file_is_the_only_line_on_stderr(
     refusals: dict[str, Refusal], case: Case
 ) -> None:
