@@ -2040,7 +2040,8 @@ MUTATIONS = [
      "value=True", ["tests/harness/cli/test_nothing_graded.py::test_a_run_with_one_graded_run_exits_0",
       "tests/harness/cli/test_nothing_graded.py::test_an_arm_is_ungraded_per_model_and_only_when_every_run_failed"]),
     ("compare-side-nothing-graded-refused", "compare: a side with no graded run is refused",
-     "off", ["tests/harness/cli/test_nothing_graded.py::test_compare_refuses_a_side_with_no_graded_run"]),
+     "off", ["tests/harness/cli/test_nothing_graded.py::test_compare_refuses_a_side_with_no_graded_run",
+             "tests/harness/cli/test_nothing_graded.py::test_the_api_refuses_a_side_with_no_graded_run_as_compare_does"]),
     # issue 44: an Inspect file mixing choice and plain samples (loopbench/graders/choice_or.py).
     ("choice-or-plain-grader-named", "choice_or: plain may not be choice_or or choice",
      "off", ["tests/tasks/test_inspect_mixed.py::test_a_plain_grader_that_cannot_grade_beside_choice_is_refused"]),

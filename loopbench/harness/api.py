@@ -61,7 +61,13 @@ from loopbench.harness.models.scripted import ModelLike, as_client
 from loopbench.harness.models.types import ModelClient
 from loopbench.harness.observer import Observer
 from loopbench.harness.plan import plan_run
-from loopbench.harness.report.compare import Comparison, JudgeChoice, Thresholds, compare_judged
+from loopbench.harness.report.compare import (
+    Comparison,
+    JudgeChoice,
+    Thresholds,
+    check_comparable,
+    compare_judged,
+)
 from loopbench.harness.report.failures import ArmFailures, labelled_frame, summarize_failures
 from loopbench.harness.report.judge_accuracy import (
     Judging,
@@ -556,9 +562,10 @@ class Results:
         baseline = before if isinstance(before, Results) else load(before)
         judging = (Judging.of(baseline.path), Judging.of(self.path))
         thresholds = Thresholds(max_drop, alpha, max_cost_rise)
-        return compare_judged(
-            baseline.frame(), self.frame(), arms, thresholds, JudgeChoice(judging=judging)
-        )
+        frames = baseline.frame(), self.frame()
+        for side, frame in zip((baseline, self), frames, strict=True):
+            check_comparable(side.path, frame)
+        return compare_judged(*frames, arms, thresholds, JudgeChoice(judging=judging))
 
     def failures(self, examples: int = 3) -> list[ArmFailures]:
         """Per arm, the failed runs' labels (the failure taxonomy) with example runs."""

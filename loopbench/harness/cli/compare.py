@@ -11,10 +11,14 @@ import click
 from loopbench.harness.cli.bundles import bundled
 from loopbench.harness.cli.errors import Command, Finite
 from loopbench.harness.cli.step_summary import append_step_summary
-from loopbench.harness.report.compare import CompareError, JudgeChoice, Thresholds, compare_judged
+from loopbench.harness.report.compare import (
+    JudgeChoice,
+    Thresholds,
+    check_comparable,
+    compare_judged,
+)
 from loopbench.harness.report.compare_text import as_json, as_markdown
 from loopbench.harness.report.judge_accuracy import Judging
-from loopbench.harness.report.ungraded import ungraded
 from loopbench.harness.results.columns import FIELDS, read_frame
 from loopbench.harness.results.frames import Pricing
 from loopbench.harness.results.legacy import schema_1_identity
@@ -102,16 +106,7 @@ def compare_command(
     before = read_frame(baseline, pricing, drop=NOT_COMPARED)
     after = read_frame(candidate, pricing, drop=NOT_COMPARED)
     for folder, frame in ((baseline, before), (candidate, after)):
-        if frame.empty:
-            raise CompareError(f"{folder}: holds no finished runs")
-        # guard: compare-side-nothing-graded-refused
-        if (nothing := ungraded(frame)) is not None and nothing.runs == len(frame):
-            raise CompareError(
-                f"{folder}: no run in it was graded (all {nothing.runs} ended in a failure of "
-                f"the endpoint or the harness, most in {nothing.status}): there is no accuracy "
-                "to compare; see the error column of its runs.jsonl, and run it again with "
-                "--retry-errors"
-            )
+        check_comparable(folder, frame)
     known = set(before["arm"].unique()) | set(after["arm"].unique())
     wanted = _canonical(list(arms), known)
     judging = (Judging.of(baseline), Judging.of(candidate))

@@ -42,6 +42,7 @@ from loopbench.harness.report.judge_compare import (
 )
 from loopbench.harness.report.model_axis import MODEL_AND_ARM, arms_by_model, model_keys
 from loopbench.harness.report.pairing import LeftOut, pairs_of
+from loopbench.harness.report.ungraded import ungraded
 from loopbench.harness.report.verdict import Criterion, judge_accuracy, judge_cost
 from loopbench.harness.sampling import describe_runs
 from loopbench.harness.stats.intervals import PairedDifference, paired_difference
@@ -49,6 +50,21 @@ from loopbench.harness.stats.intervals import PairedDifference, paired_differenc
 
 class CompareError(BadInput):
     """The two result sets cannot be compared (exit code 2)."""
+
+
+def check_comparable(folder: object, frame: pd.DataFrame) -> None:
+    """Refuse a side (``folder``'s runs) that has no accuracy to compare: no finished run,
+    or not one graded (every run ended in a failure of the endpoint or the harness)."""
+    if frame.empty:
+        raise CompareError(f"{folder}: holds no finished runs")
+    # guard: compare-side-nothing-graded-refused
+    if (nothing := ungraded(frame)) is not None and nothing.runs == len(frame):
+        raise CompareError(
+            f"{folder}: no run in it was graded (all {nothing.runs} ended in a failure of "
+            f"the endpoint or the harness, most in {nothing.status}): there is no accuracy "
+            "to compare; see the error column of its runs.jsonl, and run it again with "
+            "--retry-errors"
+        )
 
 
 @dataclass(frozen=True)

@@ -7,10 +7,12 @@ import pytest
 from aiohttp import web
 from click.testing import CliRunner
 
+from loopbench.harness.api import load
 from loopbench.harness.cli.main import main
 from loopbench.harness.fakes.fake_server import FakeServer, Reply
 from loopbench.harness.fakes.loopback import LoopbackServer
 from loopbench.harness.models.openai_compat import missing_v1_hint
+from loopbench.harness.report.compare import CompareError
 from loopbench.harness.report.ungraded import NOTHING_GRADED, ungraded
 from loopbench.harness.results.reading import read_records
 
@@ -81,6 +83,17 @@ def test_compare_refuses_a_side_with_no_graded_run(server, tmp_path):
     [line] = result.stderr.strip().splitlines()
     assert f"{tmp_path / 'bad'}: no run in it was graded (all 2 ended" in line
     assert "most in api_error" in line
+
+
+def test_the_api_refuses_a_side_with_no_graded_run_as_compare_does(server, tmp_path):
+    assert run(direct(server.base_url, tmp_path / "good")).exit_code == 0
+    assert run(direct(server.base_url.removesuffix("/v1"), tmp_path / "bad")).exit_code == 3
+    good, bad = load(tmp_path / "good"), load(tmp_path / "bad")
+    with pytest.raises(CompareError, match="bad: no run in it was graded"):
+        bad.compare(good)
+    with pytest.raises(CompareError, match="bad: no run in it was graded"):
+        good.compare(bad)
+    assert good.compare(good).arms[0].regressed is False
 
 
 def test_a_versioned_base_url_gets_no_hint():
