@@ -113,6 +113,7 @@ CHOICE_OR_CASES = (
         cases=CHOICE_OR_CASES,
         from_target=choice_from_target,
         check=_check,
+        delegate_option="plain",
     ),
 )
 def choice_or_grader(setup: GraderSetup) -> ChoiceOrGrader:

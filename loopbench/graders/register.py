@@ -56,6 +56,9 @@ class GraderDetails:
     file_options: tuple[str, ...] = ()
     """Options naming a file: a relative path given in taskset.toml is read from the set's
     folder, one given by ``--grader`` from the current directory."""
+    delegate_option: str | None = None
+    """The option naming another grader this one builds with its other options
+    (``choice_or``'s ``plain``): that grader's ``file_options`` are this one's too."""
 
 
 @dataclass(frozen=True)

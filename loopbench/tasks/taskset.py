@@ -337,7 +337,11 @@ def checked_options(taskset: TaskSet) -> TaskSet:
 def in_folder(folder: Path, options: Mapping[str, Any], grader: str) -> dict[str, Any]:
     """taskset.toml's grader ``options``, each naming a file (the grader's ``file_options``)
     by a relative path made a path in the set's ``folder``."""
-    named = GRADERS.lookup(grader).details.file_options
+    details = GRADERS.lookup(grader).details
+    named = details.file_options
+    delegate = options.get(details.delegate_option or "")
+    if isinstance(delegate, str) and delegate in GRADERS.registered():
+        named += GRADERS.lookup(delegate).details.file_options  # its options are passed on
     return {
         key: str(folder / value)
         if key in named and isinstance(value, str) and not Path(value).is_absolute()

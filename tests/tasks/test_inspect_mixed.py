@@ -9,13 +9,14 @@ import pytest
 from click.testing import CliRunner
 
 from loopbench.graders.choice import ChoiceTask
+from loopbench.graders.choice_or import NAME
 from loopbench.graders.registry import GRADERS
 from loopbench.harness.cli.main import main
 from loopbench.harness.fakes.fake_server import FakeServer, Reply
 from loopbench.harness.grading import Grading
 from loopbench.harness.results.reading import read_experiment, read_records
 from loopbench.tasks.loading import load_taskset
-from loopbench.tasks.taskset import TaskSetError
+from loopbench.tasks.taskset import TaskSetError, in_folder
 
 SAMPLES = [
     {"id": "pick", "input": "Which city is the capital of France?",
@@ -105,3 +106,10 @@ def test_a_plain_grader_that_cannot_grade_beside_choice_is_refused(tmp_path, pla
     with pytest.raises(Exception, match=why) as caught:
         load_taskset(data, grader=f"choice_or:plain={plain}")
     assert "\n" not in str(caught.value)
+
+
+def test_the_plain_graders_file_options_in_taskset_toml_are_read_from_the_sets_folder(tmp_path):
+    judged = in_folder(tmp_path, {"plain": "judge", "prompts": "p.toml", "rubric": "r"}, NAME)
+    assert judged == {"plain": "judge", "prompts": str(tmp_path / "p.toml"), "rubric": "r"}
+    assert in_folder(tmp_path, {"prompts": "p.toml"}, NAME) == {"prompts": "p.toml"}  # em's
+    assert in_folder(tmp_path, {"plain": "nope", "prompts": "p.toml"}, NAME)["prompts"] == "p.toml"
