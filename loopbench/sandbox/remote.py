@@ -1,5 +1,6 @@
-"""The candidate as the test runner sees it: proxies that send each call to its worker (stdlib
-only; the trusted side of ``loopbench/sandbox/plain_data.py``).
+"""The candidate as the test runner sees it: proxies that send each call to its worker (the
+standard library and ``loopbench.harness.errors`` only; the trusted side of
+``loopbench/sandbox/plain_data.py``).
 
 ``Worker`` is the connection. The name a suite calls (``candidate``) is a proxy of the
 candidate's entry point; calling it sends the call to the worker, whose reply is a plain
@@ -13,12 +14,14 @@ number), so no object of the candidate's can ever decide an assertion. A functio
 passes the candidate (a clock) stays here, and the worker calls it back.
 
 When the worker ends (it exits, breaks the protocol, or reports a limit), ``Ended`` is
-raised, a BaseException no suite swallows by accident; the worker stays ended for the rest
-of the run, and the test runner fails the test it happened in whatever the test did.
+raised and kept (``Worker.ended``); the worker stays ended for the rest of the run, and the
+test runner ends the run in the test it happened in, whatever the test did with the
+exception (an ``except Exception: pass`` included).
 """
 
 from __future__ import annotations
 
+from loopbench.harness.errors import HarnessFault
 from loopbench.sandbox.plain_data import (
     Gone,
     NotPlainData,
@@ -41,7 +44,7 @@ LOAD_STATUSES = ("syntax_error", "crashed")
 DETAIL_CHARS = 1000
 
 
-class Ended(BaseException):
+class Ended(HarnessFault):
     """The worker can answer no more: ``status`` and ``detail`` end the run ("gone", with no
     detail, when its process ended and only the sandbox can say why)."""
 
@@ -61,6 +64,8 @@ class Worker:
         """The candidate's entry point (a proxy, or plain data if that is what it is), once the
         worker has loaded it; Ended when it could not."""
         message = self._exchange(None)
+        if message["op"] == "limit":  # it printed past the limit as it loaded
+            self._outcome(message)
         if message["op"] == "load_failed":
             status, detail = message.get("status"), message.get("detail")
             if status in LOAD_STATUSES and type(detail) is str:
