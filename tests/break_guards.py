@@ -2081,6 +2081,8 @@ MUTATIONS = [
     # Ended, HarnessFault's now) cannot change the verdict.
     ("output-limit-ends-worker-first", "the worker ends at the first write past the output limit",
      "off", ["tests/sandbox/test_caught_signals.py::test_a_candidate_that_catches_its_output_limit_is_killed_as_without"]),
+    ("worker-called-after-end-ends-run", "a suite that calls the worker after its end ends the run",
+     "off", ["tests/sandbox/test_caught_signals.py::test_a_suite_that_catches_the_workers_end_ends_as_without"]),
     ("test-past-output-limit-fails", "a suite's test that wrote past the output limit fails",
      "off", ["tests/sandbox/test_caught_signals.py::test_a_suite_the_model_wrote_that_catches_its_output_limit_fails_as_without"]),
 ]  # fmt: skip

@@ -45,7 +45,7 @@ from loopbench.sandbox.remote import Ended, Worker
 TYPE_CHECKING = False  # typing costs a tenth of this process's start: for mypy only
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from typing import Any
+    from typing import Any, NoReturn
 
 FIELD_CHARS = 1000  # the most characters of one reported input, expected or actual
 SUITE_FILE = "<suite>"
@@ -181,6 +181,7 @@ class Run:
     def __init__(self, results_fd: int, output: Output | None = None) -> None:
         self.fd = results_fd
         self.output = output  # a suite the model wrote: what it may print
+        self.test = ""  # the test running; "" while the candidate loads
 
     def refused_writes(self) -> int:
         return 0 if self.output is None else self.output.refused
@@ -190,6 +191,22 @@ class Run:
 
     def end(self, status: str, detail: str = "") -> None:
         self.emit(event="end", status=status, detail=cut(detail))
+
+    def worker_ended(self, ended: Ended) -> None:
+        """The run ends where the worker ended: in the test running, or as it loaded."""
+        detail = ended.detail
+        if self.test:
+            if ended.status != "killed":
+                detail = f"{detail} during {self.test}".strip()
+        elif ended.status == "gone" or detail.startswith("the candidate's process"):
+            detail = f"{detail} as it loaded".strip()
+        self.end(ended.status, detail)
+
+    def worker_ended_at_once(self, ended: Ended) -> NoReturn:
+        """The suite caught the worker's end and called it again: the run ends now, so that
+        no test can catch the end and go on (a retry loop) until the time limit."""
+        self.worker_ended(ended)
+        os._exit(0)
 
 
 def load_suite(suite: dict[str, Any]) -> list[tuple[str, Callable[[Any], None]]]:
@@ -207,10 +224,13 @@ def load_suite(suite: dict[str, Any]) -> list[tuple[str, Callable[[Any], None]]]
 
 def run_tests(run: Run, candidate: Any, tests: list[Any], spans: list[Any], worker: Worker) -> str:
     """Runs the tests in order. Once the worker has ended, in a test that caught it or not,
-    the run ends there (the test is left running, and the sandbox names it); a test that
-    wrote past the output limit fails, whether it caught the OutputLimit or not."""
+    the run ends there (the test is left running, and the sandbox names it; a test that
+    calls the worker again after catching its end ends the run at once, see
+    ``Run.worker_ended_at_once``); a test that wrote past the output limit fails, whether it
+    caught the OutputLimit or not."""
     failed = 0
     for name, test in tests:
+        run.test = name
         run.emit(event="start", test=name)
         refused = run.refused_writes()
         try:
@@ -224,10 +244,8 @@ def run_tests(run: Run, candidate: Any, tests: list[Any], spans: list[Any], work
         except SuiteFailure as f:
             failed += 1
             run.emit(event="fail", test=name, input=f.input, expected=f.expected, actual=f.actual)
-        except Ended as ended:
-            if ended.status != "killed":
-                ended.detail = f"{ended.detail} during {name}".strip()
-            raise ended from None
+        except Ended:
+            raise
         except BaseException as exc:
             if worker.ended is not None:  # a test that went on after catching it
                 raise worker.ended from None
@@ -273,7 +291,7 @@ def run_suite(job: dict[str, Any]) -> None:
         trusted(job["limits"])
     run = Run(job["results_fd"], output)
     sys.modules["loopbench_suite"] = suite_module()
-    worker = Worker(job["replies_fd"], job["calls_fd"], job["limits"])
+    worker = Worker(job["replies_fd"], job["calls_fd"], job["limits"], run.worker_ended_at_once)
     spans = job["suite"]["spans"]
     broken = job["suite"]["broken"]
     tests = []
@@ -285,12 +303,10 @@ def run_suite(job: dict[str, Any]) -> None:
     try:
         candidate = worker.ready()  # the candidate's own failure to load comes first
     except Ended as ended:
-        if ended.status == "gone" or ended.detail.startswith("the candidate's process"):
-            ended.detail = f"{ended.detail} as it loaded".strip()
-        return run.end(ended.status, ended.detail)
+        return run.worker_ended(ended)
     if broken:
         return run.end("crashed", broken)
     try:
         run.end(run_tests(run, candidate, tests, spans, worker))
     except Ended as ended:
-        run.end(ended.status, ended.detail)
+        run.worker_ended(ended)
