@@ -40,6 +40,17 @@ def test_a_candidate_that_catches_its_output_limit_is_killed_as_without(sandbox,
     assert verdict(run(sandbox, forever)) == verdict(plain)
 
 
+def test_a_thread_of_the_candidates_that_prints_past_the_limit_ends_the_run(sandbox):
+    """The limit once ended only the thread that reached it, and the call went on to pass."""
+    code = (
+        "import threading\ndef f():\n"
+        "    thread = threading.Thread(target=lambda: print('x' * 100_000))\n"
+        "    thread.start()\n    thread.join()\n    return 'ok'\n"
+    )
+    result = run(sandbox, code)
+    assert (result.status, result.detail, result.output_cut) == ("killed", LIMIT, True)
+
+
 @pytest.mark.parametrize("catch", CATCHES)
 def test_a_candidate_that_catches_its_output_limit_as_it_loads_is_killed(sandbox, catch):
     code = caught("print('x' * 100_000)", catch, "") + "def f():\n    return 'ok'\n"
