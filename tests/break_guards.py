@@ -2078,6 +2078,15 @@ MUTATIONS = [
     ("secrets-table-o-redacted", "table -o: the file redacted of the secrets held",
      "value=output.write_text(text, encoding='utf-8')",
      ["tests/harness/cli/test_table_output.py::test_the_file_is_redacted_of_the_key_held"]),
+    # issue 39: the sandbox's signals in the family tree. Code that catches one (OutputLimit,
+    # Ended, HarnessFault's now) cannot change the verdict.
+    ("output-limit-ends-worker-first", "the worker ends at the first write past the output limit",
+     "off", ["tests/sandbox/test_caught_signals.py::test_a_candidate_that_catches_its_output_limit_is_killed_as_without",
+             "tests/sandbox/test_caught_signals.py::test_a_thread_of_the_candidates_that_prints_past_the_limit_ends_the_run"]),
+    ("worker-called-after-end-ends-run", "a suite that calls the worker after its end ends the run",
+     "off", ["tests/sandbox/test_caught_signals.py::test_a_suite_that_catches_the_workers_end_ends_as_without"]),
+    ("test-past-output-limit-fails", "a suite's test that wrote past the output limit fails",
+     "off", ["tests/sandbox/test_caught_signals.py::test_a_suite_the_model_wrote_that_catches_its_output_limit_fails_as_without"]),
 ]  # fmt: skip
 
 

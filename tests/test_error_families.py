@@ -15,6 +15,7 @@ from click.testing import CliRunner
 from loopbench.harness import errors
 from loopbench.harness.cli.errors import Command
 from loopbench.harness.errors import BadInput, HarnessFault, ModelError
+from loopbench.sandbox import isolation
 
 ROOT = Path(__file__).parents[1]
 PACKAGES = ("loopbench",)
@@ -32,26 +33,12 @@ def product_modules() -> list[str]:
     return names
 
 
-def sandbox_programs(modules: dict[str, object]) -> set[str]:
-    """The sandbox's programs and the modules they import (``PROGRAM_MODULES``, beside the
-    module naming them): they run in the sandboxed process with the standard library only,
-    never loopbench, so no family can reach them, and their exceptions end there."""
-    programs = set()
-    for name, module in modules.items():
-        for program in getattr(module, "PROGRAM_MODULES", ()):
-            programs.add(f"{name.rpartition('.')[0]}.{program}")
-    return programs
-
-
 MODULES = {name: importlib.import_module(name) for name in product_modules()}
-PROGRAMS = sandbox_programs(MODULES)
 
 
 def exception_classes() -> dict[str, type[BaseException]]:
     found = {}
     for name, module in MODULES.items():
-        if name in PROGRAMS:
-            continue
         classes = [c for c in vars(module).values() if inspect.isclass(c)]
         while classes:
             cls = classes.pop()
@@ -76,22 +63,42 @@ def test_every_exception_class_is_in_exactly_one_family():
     )
 
 
-def test_the_sandbox_programs_are_found_and_import_nothing_of_loopbench():
-    assert {p.rpartition(".")[2] for p in PROGRAMS} >= {"candidate_worker", "suite_runner"}
-    for program in PROGRAMS:
-        tree = ast.parse(Path(inspect.getfile(MODULES[program])).read_text(encoding="utf-8"))
-        imported = {
-            node.module.partition(".")[0]
-            for node in ast.walk(tree)
-            if isinstance(node, ast.ImportFrom) and node.module
-        } | {
-            alias.name.partition(".")[0]
-            for node in ast.walk(tree)
-            if isinstance(node, ast.Import)
-            for alias in node.names
-        }
-        package = program.partition(".")[0]
-        assert not imported & ({"harness", "loopbench", "tasks", "graders", "sandbox"} - {package})
+def _imported(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return {
+        node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module
+    } | {
+        alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import)
+        for alias in node.names
+    }
+
+
+def test_the_sandbox_programs_import_only_each_other_and_the_families():
+    """The sandbox's programs run with the standard library and a copy of themselves and of
+    harness/errors.py (isolation.programs_folder): they import nothing else of loopbench, and
+    harness/errors.py imports nothing, so that their exceptions can be in the tree."""
+    programs = {f"loopbench.sandbox.{name}" for name in isolation.PROGRAM_MODULES}
+    for program in programs:
+        imported = _imported(Path(inspect.getfile(MODULES[program])))
+        ours = {name for name in imported if name.partition(".")[0] == "loopbench"}
+        assert ours <= programs | {"loopbench.harness.errors"}, program
+    assert _imported(isolation.PROGRAM_ERRORS) <= {"__future__"}
+    laid_out = {
+        path.relative_to(isolation.programs_folder()).as_posix()
+        for path in isolation.programs_folder().rglob("*.py")
+    }
+    assert "loopbench/harness/errors.py" in laid_out
+    assert {f"loopbench/sandbox/{name}.py" for name in isolation.PROGRAM_MODULES} <= laid_out
+    sandbox_classes = {
+        cls.__qualname__
+        for name, cls in exception_classes().items()
+        if name.rpartition(".")[0] in programs
+    }
+    assert len(sandbox_classes) >= 6
+    drawn = errors.__doc__.replace(",", " ").split()
+    assert sandbox_classes <= set(drawn), "draw them in harness/errors.py's tree"
 
 
 def test_the_families_are_drawn_and_defined_in_harness_errors():

@@ -33,6 +33,11 @@ derives from exactly one of them (tests/test_error_families.py checks it).
     │                             loopbench/harness/patterns/limits.py)
     ├── ToolFailure               a tool's failure, which the model reads as its result
     ├── GradedWrong, TooSlow      an answer a grader cannot tell right in time: graded wrong
+    ├── SuiteFailure, Ended       signals of the sandbox's programs (loopbench/sandbox),
+    │   NotPlainData, Gone        ending in the result of a run of model-written code: a
+    │   ProtocolError             suite's check failed; the candidate's worker can answer no
+    │   OutputLimit               more; a value cannot cross the pipe; the other process
+    │                             ended, or broke the protocol; output past the limit
     └── ...                       a reader's fallback (columns_fill.Refused), a draft the task
                                   generator retries (DraftError), a plan step that refers to
                                   a failed one (rewoo.UnresolvedReference)
@@ -40,11 +45,13 @@ derives from exactly one of them (tests/test_error_families.py checks it).
 Anything else that escapes (a Python built-in such as KeyError) is a bug in loopbench too,
 recorded as ``pattern_error`` when it happens inside a run.
 
-The sandbox's programs (``loopbench.sandbox.isolation.PROGRAM_MODULES``: the candidate's worker, the
-test runner and the modules they import) are the one exception to the tree: they run in the
-sandboxed process with the standard library only, never loopbench, and their exceptions
-(``Ended``, ``OutputLimit``: BaseExceptions, so the candidate's ``except Exception`` does not
-swallow them) end inside that process, as its exit status and result.
+The sandbox's programs (``loopbench.sandbox.isolation.PROGRAM_MODULES``: the candidate's
+worker, the test runner and the modules they import) run in the sandboxed process with the
+standard library and this module only (a copy of it is laid out beside them), so their
+exceptions are in the tree too. Code of the candidate's or of a suite's that catches one
+cannot change a run's verdict: the worker ends at the first write past the output limit,
+and the test runner ends a test as the worker ended, or as failed past the output limit,
+whatever the test did with the exception.
 """
 
 from __future__ import annotations

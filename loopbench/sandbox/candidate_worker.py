@@ -1,5 +1,5 @@
-"""The candidate's worker: model-written code loaded in the sandbox, answering calls (stdlib
-only).
+"""The candidate's worker: model-written code loaded in the sandbox, answering calls (the
+standard library and ``loopbench.harness.errors`` only).
 
 ``loopbench/sandbox/run.py`` starts it with the base interpreter (``python -I -S -B``, never
 loopbench) at the run's isolation level. It reads its job (JSON: code, preamble, entry
@@ -16,9 +16,10 @@ closes, one message each way (``loopbench/sandbox/plain_data.py``)::
 A handle with a negative id is one of the candidate's objects (handed out by this worker); a
 positive id is a function of the suite's, called back with a request the other way. A limit
 (memory, output) is ``{"op": "limit", "what": ...}``, and the worker exits with EXIT_MEMORY or
-EXIT_OUTPUT. It holds no descriptor but its pipes and its stdout and stderr: nothing it
-says is trusted, since the test runner takes its values as answers to compare, never as
-verdicts, and the candidate runs in this process.
+EXIT_OUTPUT: at the first write past the output limit, from inside that write, so no
+``except`` of the candidate's can catch it and go on. It holds no descriptor but its pipes
+and its stdout and stderr: nothing it says is trusted, since the test runner takes its
+values as answers to compare, never as verdicts, and the candidate runs in this process.
 """
 
 from __future__ import annotations
@@ -173,7 +174,7 @@ def main() -> None:
 
 def serve(job: dict[str, Any]) -> None:
     calls, replies = job["calls_fd"], job["replies_fd"]
-    confine(job)
+    confine(job, lambda: ended("output", replies, EXIT_OUTPUT))
     server = Server(calls, replies)
     try:
         entry, status, detail = load_candidate(job)

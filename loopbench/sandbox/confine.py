@@ -1,4 +1,5 @@
-"""The confinement of a sandboxed process, in this order (stdlib only): it joins the run's
+"""The confinement of a sandboxed process, in this order (the standard library and
+``loopbench.harness.errors`` only): it joins the run's
 cgroups (the kernel's limits for the whole box, through descriptors the harness opened, so
 that everything it starts is born inside); sets its resource limits; drops root for the
 unprivileged uid of its run (root is exempt from RLIMIT_NPROC); installs an audit hook
@@ -15,6 +16,8 @@ import os
 import resource
 import sys
 
+from loopbench.harness.errors import HarnessFault
+
 TYPE_CHECKING = False  # typing costs a tenth of this process's start: for mypy only
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -24,17 +27,29 @@ if TYPE_CHECKING:
     Check = Callable[[str, tuple[Any, ...]], None]
 
 
-class OutputLimit(BaseException):
-    """The candidate printed more than the limit: ends the run (a BaseException, so the
-    candidate's ``except Exception`` does not swallow it)."""
+class OutputLimit(HarnessFault):
+    """A write past the output limit. Code that catches it hides nothing: the write was
+    counted first (``Output.refused``), and in the candidate's worker the process has ended
+    before it is raised."""
 
 
 # The limits end the run; any other exception the candidate raises fails the test it is in.
 LIMITS = (MemoryError, OutputLimit)
 
 
-def confine(job: dict[str, Any]) -> None:
-    """Everything above, for a job of the sandbox: its limits, uid and cgroup descriptors."""
+class Output:
+    """What stdout and stderr may still write together (``left`` bytes), the writes refused
+    past it, and what to do at each refused write before OutputLimit is raised (the
+    candidate's worker ends there, so no ``except`` of the candidate's can catch it)."""
+
+    def __init__(self, left: int, on_limit: Callable[[], None] | None = None) -> None:
+        self.left, self.refused, self.on_limit = left, 0, on_limit
+
+
+def confine(job: dict[str, Any], on_limit: Callable[[], None] | None = None) -> Output:
+    """Everything above, for a job of the sandbox: its limits, uid and cgroup descriptors.
+    ``on_limit`` runs at each write past the output limit, before OutputLimit is raised; the
+    output, for its count of writes refused."""
     join_box(job["box_fds"])
     set_limits(job["limits"])
     # guard: root-drops-unprivileged-uid
@@ -42,8 +57,9 @@ def confine(job: dict[str, Any]) -> None:
         drop_root(job["uid"], job["gid"])
     readable = [os.path.realpath(p) for p in sys.path] + ["/dev/null", "/dev/urandom"]
     install_audit_hook(os.path.realpath(os.getcwd()), readable, job["limits"]["files"])
-    budget = [job["limits"]["output_bytes"]]
-    sys.stdout, sys.stderr = CappedWriter(1, budget), CappedWriter(2, budget)
+    output = Output(job["limits"]["output_bytes"], on_limit)
+    sys.stdout, sys.stderr = CappedWriter(1, output), CappedWriter(2, output)
+    return output
 
 
 def join_box(fds: list[int]) -> None:
@@ -214,18 +230,24 @@ def _path_checks(workdir: str, readable: list[str], files: int) -> tuple[Check, 
 
 
 class CappedWriter(io.TextIOBase):
-    """A text stream that passes the first ``budget[0]`` bytes on (the budget is shared by
-    stdout and stderr), then raises OutputLimit."""
+    """A text stream that passes on what ``output`` has left (shared by stdout and stderr);
+    past it, it writes nothing more: each write is counted, ``output.on_limit`` runs, and
+    OutputLimit is raised."""
 
-    def __init__(self, fd: int, budget: list[int]) -> None:
-        self.fd, self.budget = fd, budget
+    def __init__(self, fd: int, output: Output) -> None:
+        self.fd, self.output = fd, output
 
     def write(self, text: str) -> int:
         data = str(text).encode("utf-8", "replace")
+        output = self.output
         # guard: output-cap
-        if len(data) > self.budget[0]:
-            self.budget[0] = 0
+        if len(data) > output.left:
+            output.left = 0
+            output.refused += 1
+            # guard: output-limit-ends-worker-first
+            if output.on_limit is not None:
+                output.on_limit()
             raise OutputLimit()
-        self.budget[0] -= len(data)
+        output.left -= len(data)
         os.write(self.fd, data)
         return len(text)

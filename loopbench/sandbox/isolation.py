@@ -35,6 +35,7 @@ import tempfile
 from pathlib import Path
 from typing import Literal, get_args
 
+from loopbench.harness import errors
 from loopbench.harness.errors import BadInput
 
 Isolation = Literal["bwrap", "unshare", "none"]
@@ -49,25 +50,31 @@ class SandboxError(BadInput):
     uid free), or a run's processes would not die."""
 
 
-# The sandbox's two programs and the modules they import (stdlib only, never loopbench).
+# The sandbox's two programs and the modules they import (the standard library, and of
+# loopbench only these and PROGRAM_ERRORS).
 PROGRAM_MODULES = ("candidate_worker", "suite_runner", "plain_data", "confine", "remote")
+#: The one module of loopbench's harness the programs import: the error families their
+#: exceptions derive from (it imports nothing itself).
+PROGRAM_ERRORS = Path(errors.__file__)
 
 
 @functools.cache
 def programs_folder() -> Path:
     """A copy of the sandbox's programs and the modules they import, as
-    ``FOLDER/loopbench/sandbox/`` (what a sandboxed process sees at /loopbench, read-only),
-    compiled beside them (a run's
+    ``FOLDER/loopbench/sandbox/`` and ``FOLDER/loopbench/harness/errors.py`` (what a
+    sandboxed process sees at /loopbench, read-only), compiled beside them (a run's
     processes only read them): made once per process, this process's own (as root, no run's
     uid may change it), and removed when it exits."""
     folder = Path(tempfile.mkdtemp(prefix="loopbench-programs-"))
     atexit.register(shutil.rmtree, folder, ignore_errors=True)
-    package = folder / "loopbench" / "sandbox"
+    package, harness = folder / "loopbench" / "sandbox", folder / "loopbench" / "harness"
     package.mkdir(parents=True)
-    for parent in (package.parent, package):  # the programs' imports, not loopbench's own API
+    harness.mkdir()
+    for parent in (package.parent, package, harness):  # not loopbench's own API: empty
         (parent / "__init__.py").write_bytes(b"")
     for name in PROGRAM_MODULES:
         shutil.copyfile(Path(__file__).with_name(f"{name}.py"), package / f"{name}.py")
+    shutil.copyfile(PROGRAM_ERRORS, harness / PROGRAM_ERRORS.name)
     compileall.compile_dir(folder, quiet=1, workers=1)
     for path in (folder, *folder.rglob("*")):
         path.chmod(0o755 if path.is_dir() else 0o644)

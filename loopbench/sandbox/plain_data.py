@@ -1,4 +1,5 @@
-"""Plain data across the pipe between the test runner and the candidate's worker (stdlib only).
+"""Plain data across the pipe between the test runner and the candidate's worker (the standard
+library and ``loopbench.harness.errors`` only).
 
 The test runner (``loopbench/sandbox/suite_runner.py``, trusted) and the candidate's worker
 (``loopbench/sandbox/candidate_worker.py``, sandboxed) share this module, and nothing else: each
@@ -33,6 +34,8 @@ import binascii
 import builtins
 import os
 
+from loopbench.harness.errors import HarnessFault
+
 TYPE_CHECKING = False  # typing costs a tenth of this process's start: for mypy only
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -48,15 +51,15 @@ NAME_CHARS = 200  # the most characters of a type's name
 MESSAGE_CHARS = 1000  # the most characters of an exception's message
 
 
-class NotPlainData(Exception):
+class NotPlainData(HarnessFault):
     """A value that cannot cross as plain data; its message says why."""
 
 
-class ProtocolError(Exception):
+class ProtocolError(HarnessFault):
     """The other side sent what the protocol does not allow."""
 
 
-class Gone(Exception):
+class Gone(HarnessFault):
     """The other side closed its end: its process has ended."""
 
 

@@ -1,5 +1,6 @@
-"""The candidate as the test runner sees it: proxies that send each call to its worker (stdlib
-only; the trusted side of ``loopbench/sandbox/plain_data.py``).
+"""The candidate as the test runner sees it: proxies that send each call to its worker (the
+standard library and ``loopbench.harness.errors`` only; the trusted side of
+``loopbench/sandbox/plain_data.py``).
 
 ``Worker`` is the connection. The name a suite calls (``candidate``) is a proxy of the
 candidate's entry point; calling it sends the call to the worker, whose reply is a plain
@@ -13,12 +14,14 @@ number), so no object of the candidate's can ever decide an assertion. A functio
 passes the candidate (a clock) stays here, and the worker calls it back.
 
 When the worker ends (it exits, breaks the protocol, or reports a limit), ``Ended`` is
-raised, a BaseException no suite swallows by accident; the worker stays ended for the rest
-of the run, and the test runner fails the test it happened in whatever the test did.
+raised and kept (``Worker.ended``); the test runner ends the run in the test it happened
+in, whatever the test did with the exception: a test that caught it is ended as it returns,
+and one that calls the worker again (a retry loop) is ended at that call.
 """
 
 from __future__ import annotations
 
+from loopbench.harness.errors import HarnessFault
 from loopbench.sandbox.plain_data import (
     Gone,
     NotPlainData,
@@ -33,6 +36,7 @@ from loopbench.sandbox.plain_data import (
 
 TYPE_CHECKING = False  # typing costs a tenth of this process's start: for mypy only
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any, NoReturn
 
     from loopbench.sandbox.plain_data import Handle
@@ -41,7 +45,7 @@ LOAD_STATUSES = ("syntax_error", "crashed")
 DETAIL_CHARS = 1000
 
 
-class Ended(BaseException):
+class Ended(HarnessFault):
     """The worker can answer no more: ``status`` and ``detail`` end the run ("gone", with no
     detail, when its process ended and only the sandbox can say why)."""
 
@@ -51,16 +55,25 @@ class Ended(BaseException):
 
 
 class Worker:
-    def __init__(self, read_fd: int, write_fd: int, limits: dict[str, Any]) -> None:
+    def __init__(
+        self,
+        read_fd: int,
+        write_fd: int,
+        limits: dict[str, Any],
+        called_after_end: Callable[[Ended], NoReturn],
+    ) -> None:
         self.peer = Peer(read_fd, write_fd, self._serve)
         self.limits = limits
         self.ended: Ended | None = None
+        self.called_after_end = called_after_end  # ends the run: the suite caught Ended
         self.suite_objects: dict[int, Any] = {}
 
     def ready(self) -> Any:
         """The candidate's entry point (a proxy, or plain data if that is what it is), once the
         worker has loaded it; Ended when it could not."""
         message = self._exchange(None)
+        if message["op"] == "limit":  # it printed past the limit as it loaded
+            self._outcome(message)
         if message["op"] == "load_failed":
             status, detail = message.get("status"), message.get("detail")
             if status in LOAD_STATUSES and type(detail) is str:
@@ -85,8 +98,9 @@ class Worker:
         return self._outcome(self._exchange(message))
 
     def _exchange(self, message: dict[str, Any] | None) -> dict[str, Any]:
+        # guard: worker-called-after-end-ends-run
         if self.ended is not None:
-            raise self.ended
+            self.called_after_end(self.ended)
         try:
             if message is None:
                 return receive(self.peer.read_fd)

@@ -1,5 +1,5 @@
-"""Runs one code suite against one candidate: the test runner, outside the candidate (stdlib
-only).
+"""Runs one code suite against one candidate: the test runner, outside the candidate (the
+standard library and ``loopbench.harness.errors`` only).
 
 ``loopbench/sandbox/run.py`` starts two processes for a run, with the base interpreter
 (``python -I -S -B``, never loopbench) and its ``main()``: the candidate's worker
@@ -9,7 +9,8 @@ candidate's code never runs here: ``candidate`` in the suite is a proxy
 plain data or the exception it raised. Every assertion, every comparison and the count of tests
 run here, and only this process holds the descriptor the events go to. A suite the model
 wrote itself (Reflexion's own tests) is not trusted: then this process is confined as the
-worker is (``loopbench/sandbox/confine.py``) and sandboxed.
+worker is (``loopbench/sandbox/confine.py``) and sandboxed; a test of it that writes past the
+output limit fails, even when it catches the OutputLimit raised.
 
 It reads its job (JSON: the suite as the harness compiled it, its asserts rewritten, see
 ``loopbench/sandbox/suite_code.py``; limits; descriptors; whether to confine itself) from stdin;
@@ -36,19 +37,21 @@ import resource
 import sys
 import types
 
+from loopbench.harness.errors import HarnessFault
+from loopbench.sandbox.confine import Output, OutputLimit, confine
 from loopbench.sandbox.plain_data import NotPlainData, dumps, loads
 from loopbench.sandbox.remote import Ended, Worker
 
 TYPE_CHECKING = False  # typing costs a tenth of this process's start: for mypy only
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from typing import Any
+    from typing import Any, NoReturn
 
 FIELD_CHARS = 1000  # the most characters of one reported input, expected or actual
 SUITE_FILE = "<suite>"
 
 
-class SuiteFailure(Exception):
+class SuiteFailure(HarnessFault):
     """A check that failed, as the report shows it."""
 
     def __init__(self, input: str, expected: str, actual: str) -> None:
@@ -175,14 +178,35 @@ def line_of(exc: BaseException, filename: str) -> str:
 
 
 class Run:
-    def __init__(self, results_fd: int) -> None:
+    def __init__(self, results_fd: int, output: Output | None = None) -> None:
         self.fd = results_fd
+        self.output = output  # a suite the model wrote: what it may print
+        self.test = ""  # the test running; "" while the candidate loads
+
+    def refused_writes(self) -> int:
+        return 0 if self.output is None else self.output.refused
 
     def emit(self, **event: str) -> None:
         os.write(self.fd, dumps(event) + b"\n")
 
     def end(self, status: str, detail: str = "") -> None:
         self.emit(event="end", status=status, detail=cut(detail))
+
+    def worker_ended(self, ended: Ended) -> None:
+        """The run ends where the worker ended: in the test running, or as it loaded."""
+        detail = ended.detail
+        if self.test:
+            if ended.status != "killed":
+                detail = f"{detail} during {self.test}".strip()
+        elif ended.status == "gone" or detail.startswith("the candidate's process"):
+            detail = f"{detail} as it loaded".strip()
+        self.end(ended.status, detail)
+
+    def worker_ended_at_once(self, ended: Ended) -> NoReturn:
+        """The suite caught the worker's end and called it again: the run ends now, so that
+        no test can catch the end and go on (a retry loop) until the time limit."""
+        self.worker_ended(ended)
+        os._exit(0)
 
 
 def load_suite(suite: dict[str, Any]) -> list[tuple[str, Callable[[Any], None]]]:
@@ -200,22 +224,28 @@ def load_suite(suite: dict[str, Any]) -> list[tuple[str, Callable[[Any], None]]]
 
 def run_tests(run: Run, candidate: Any, tests: list[Any], spans: list[Any], worker: Worker) -> str:
     """Runs the tests in order. Once the worker has ended, in a test that caught it or not,
-    the run ends there (the test is left running, and the sandbox names it)."""
+    the run ends there (the test is left running, and the sandbox names it; a test that
+    calls the worker again after catching its end ends the run at once, see
+    ``Run.worker_ended_at_once``); a test that wrote past the output limit fails, whether it
+    caught the OutputLimit or not."""
     failed = 0
     for name, test in tests:
+        run.test = name
         run.emit(event="start", test=name)
+        refused = run.refused_writes()
         try:
             test(candidate)
             # guard: run-ends-test-where-worker
             if worker.ended is not None:
                 raise worker.ended
+            # guard: test-past-output-limit-fails
+            if run.refused_writes() > refused:
+                raise OutputLimit()
         except SuiteFailure as f:
             failed += 1
             run.emit(event="fail", test=name, input=f.input, expected=f.expected, actual=f.actual)
-        except Ended as ended:
-            if ended.status != "killed":
-                ended.detail = f"{ended.detail} during {name}".strip()
-            raise ended from None
+        except Ended:
+            raise
         except BaseException as exc:
             if worker.ended is not None:  # a test that went on after catching it
                 raise worker.ended from None
@@ -254,15 +284,14 @@ def main() -> None:
 
 
 def run_suite(job: dict[str, Any]) -> None:
+    output = None
     if job["confine"] is not None:  # a suite the model wrote: sandboxed like its code
-        from loopbench.sandbox.confine import confine
-
-        confine(job["confine"])
+        output = confine(job["confine"])
     else:
         trusted(job["limits"])
-    run = Run(job["results_fd"])
+    run = Run(job["results_fd"], output)
     sys.modules["loopbench_suite"] = suite_module()
-    worker = Worker(job["replies_fd"], job["calls_fd"], job["limits"])
+    worker = Worker(job["replies_fd"], job["calls_fd"], job["limits"], run.worker_ended_at_once)
     spans = job["suite"]["spans"]
     broken = job["suite"]["broken"]
     tests = []
@@ -274,12 +303,10 @@ def run_suite(job: dict[str, Any]) -> None:
     try:
         candidate = worker.ready()  # the candidate's own failure to load comes first
     except Ended as ended:
-        if ended.status == "gone" or ended.detail.startswith("the candidate's process"):
-            ended.detail = f"{ended.detail} as it loaded".strip()
-        return run.end(ended.status, ended.detail)
+        return run.worker_ended(ended)
     if broken:
         return run.end("crashed", broken)
     try:
         run.end(run_tests(run, candidate, tests, spans, worker))
     except Ended as ended:
-        run.end(ended.status, ended.detail)
+        run.worker_ended(ended)
