@@ -181,6 +181,7 @@ class Runner:
 
     def __post_init__(self) -> None:
         self._toolsets: dict[str, ToolSet] = {}
+        self._arm_tools: dict[int, tuple[Arm, ToolSet]] = {}
         settings = self.settings
         self._grading = Grading(self.taskset, settings.sandbox, settings.grader, settings.judge)
         self._shared = SharedCalls(self.settings.cache) if self.settings.paired else None
@@ -188,7 +189,16 @@ class Runner:
         self._fingerprints: dict[str, str] = {}
 
     def _tools(self, arm: Arm) -> ToolSet:
-        """The set's tools with the options the arm gives them, built once per choice."""
+        """The set's tools with the options the arm gives them, built once per choice and
+        found by the arm itself after its first run (an arm is frozen)."""
+        known = self._arm_tools.get(id(arm))
+        if known is not None:
+            return known[1]
+        tools = self._chosen_tools(arm)
+        self._arm_tools[id(arm)] = (arm, tools)  # the arm kept, so its id is not reused
+        return tools
+
+    def _chosen_tools(self, arm: Arm) -> ToolSet:
         choices = arm.tool_choices
         key = json.dumps(choices, sort_keys=True)
         if key not in self._toolsets:
@@ -402,7 +412,9 @@ def trace_counts(trace: Trace) -> dict[str, int]:
     counts = dict.fromkeys(_COUNTED.values(), 0)
     kinds = tuple(_COUNTED)
     for event in trace.events:
-        if isinstance(event, kinds):
+        if (name := _COUNTED.get(type(event))) is not None:  # the kind itself, most often
+            counts[name] += 1
+        elif isinstance(event, kinds):
             kind = next(k for k in kinds if isinstance(event, k))  # a subclass counts too
             counts[_COUNTED[kind]] += 1
     return counts
