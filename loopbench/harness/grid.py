@@ -180,20 +180,29 @@ async def run_grid(
     return GridResult(ran=ran, skipped=skipped)
 
 
+#: The young objects made between two of the garbage collector's passes over them while
+#: a grid runs (Python's default is 700): a model call makes hundreds, nearly all gone by
+#: the end of its run, and a pass every few calls promoted the rest to be walked again.
+YOUNG_OBJECTS_PER_PASS = 10_000
+
+
 @contextmanager
 def settled_objects_frozen() -> Iterator[None]:
     """While a grid runs, the objects already made (modules, classes, validators: some
     hundred thousand) are left out of the garbage collector's full passes, each of which
-    walked them all, tens of milliseconds with every run held up; they are handed back
-    when it ends. A process that froze its own (or a grid running inside another) keeps
-    them as they are."""
+    walked them all, tens of milliseconds with every run held up, and its young objects are
+    collected less often; all is handed back when it ends. A process that froze its own
+    (or a grid running inside another) keeps them as they are."""
     if gc.get_freeze_count():
         yield
         return
+    thresholds = gc.get_threshold()
     gc.freeze()
+    gc.set_threshold(max(thresholds[0], YOUNG_OBJECTS_PER_PASS), *thresholds[1:])
     try:
         yield
     finally:
+        gc.set_threshold(*thresholds)
         gc.unfreeze()
 
 
