@@ -182,6 +182,7 @@ class Runner:
     def __post_init__(self) -> None:
         self._toolsets: dict[str, ToolSet] = {}
         self._arm_tools: dict[int, tuple[Arm, ToolSet]] = {}
+        self._prices: dict[str, Price | None] = {}
         settings = self.settings
         self._grading = Grading(self.taskset, settings.sandbox, settings.grader, settings.judge)
         self._shared = SharedCalls(self.settings.cache) if self.settings.paired else None
@@ -319,6 +320,13 @@ class Runner:
             grade_status=grades.grade_status,
         )
 
+    def _price(self, model: str) -> Price | None:
+        """``model``'s price in the settings' table, looked up once a grid (a model not
+        listed is matched against every name)."""
+        if model not in self._prices and self.settings.prices is not None:
+            self._prices[model] = self.settings.prices.find(model)
+        return self._prices.get(model)
+
     def _fingerprint(self, task: AnyTask) -> str:
         found = self._fingerprints.get(task.id)
         if found is None:
@@ -341,7 +349,7 @@ class Runner:
         """The record's fields of the run's calls: counted by the counting client, priced as
         ``model`` at run time."""
         usage, prices = counted.usage, self.settings.prices
-        price = prices.find(model) if prices else None
+        price = self._price(model) if prices else None
         replayed = _cost(price, counted.usage_from_cache) if price and counted.cache_hits else None
         cost = None
         if price is not None and prices is not None:

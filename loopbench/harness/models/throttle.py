@@ -50,8 +50,12 @@ class AdaptiveLimit:
             self._waiters.append(waiter)
             run = RUN_SLOT_WAITS.get()
             try:
-                with run.waiting() if run is not None else nullcontext(), _step_paused():
-                    await waiter
+                with run.waiting() if run is not None else nullcontext():
+                    if STEP_DEADLINE.get() is None:  # no step timeout to hold still
+                        await waiter
+                    else:
+                        with _step_paused():
+                            await waiter
             except BaseException:
                 if waiter.done() and not waiter.cancelled():
                     self._hand_on()  # it was given a slot it will not use
@@ -131,14 +135,9 @@ class SlotWaits:
         """Around a whole model call, retries included."""
         return _Call(self)
 
-    @contextmanager
-    def waiting(self) -> Iterator[None]:
+    def waiting(self) -> AbstractContextManager[None]:
         """Around one wait for a slot."""
-        self._add(waiting=1)
-        try:
-            yield
-        finally:
-            self._add(waiting=-1)
+        return _Waiting(self)
 
     def _add(self, calls: int = 0, waiting: int = 0) -> None:
         """Count calls or waits in or out, closing or opening a stretch of blocked time."""
@@ -168,6 +167,21 @@ class _Call:
 
     def __exit__(self, *exc: object) -> None:
         self._waits._add(calls=-1)
+
+
+class _Waiting:
+    """A wait for a slot counted in and out of a run's ``SlotWaits``, as ``_Call``."""
+
+    __slots__ = ("_waits",)
+
+    def __init__(self, waits: SlotWaits) -> None:
+        self._waits = waits
+
+    def __enter__(self) -> None:
+        self._waits._add(waiting=1)
+
+    def __exit__(self, *exc: object) -> None:
+        self._waits._add(waiting=-1)
 
 
 #: The run being made in this context, if any: set by the runner for each run.
