@@ -181,6 +181,8 @@ class Runner:
 
     def __post_init__(self) -> None:
         self._toolsets: dict[str, ToolSet] = {}
+        self._arm_tools: dict[int, tuple[Arm, ToolSet]] = {}
+        self._prices: dict[str, Price | None] = {}
         settings = self.settings
         self._grading = Grading(self.taskset, settings.sandbox, settings.grader, settings.judge)
         self._shared = SharedCalls(self.settings.cache) if self.settings.paired else None
@@ -188,7 +190,16 @@ class Runner:
         self._fingerprints: dict[str, str] = {}
 
     def _tools(self, arm: Arm) -> ToolSet:
-        """The set's tools with the options the arm gives them, built once per choice."""
+        """The set's tools with the options the arm gives them, built once per choice and
+        found by the arm itself after its first run (an arm is frozen)."""
+        known = self._arm_tools.get(id(arm))
+        if known is not None:
+            return known[1]
+        tools = self._chosen_tools(arm)
+        self._arm_tools[id(arm)] = (arm, tools)  # the arm kept, so its id is not reused
+        return tools
+
+    def _chosen_tools(self, arm: Arm) -> ToolSet:
         choices = arm.tool_choices
         key = json.dumps(choices, sort_keys=True)
         if key not in self._toolsets:
@@ -309,6 +320,13 @@ class Runner:
             grade_status=grades.grade_status,
         )
 
+    def _price(self, model: str) -> Price | None:
+        """``model``'s price in the settings' table, looked up once a grid (a model not
+        listed is matched against every name)."""
+        if model not in self._prices and self.settings.prices is not None:
+            self._prices[model] = self.settings.prices.find(model)
+        return self._prices.get(model)
+
     def _fingerprint(self, task: AnyTask) -> str:
         found = self._fingerprints.get(task.id)
         if found is None:
@@ -331,7 +349,7 @@ class Runner:
         """The record's fields of the run's calls: counted by the counting client, priced as
         ``model`` at run time."""
         usage, prices = counted.usage, self.settings.prices
-        price = prices.find(model) if prices else None
+        price = self._price(model) if prices else None
         replayed = _cost(price, counted.usage_from_cache) if price and counted.cache_hits else None
         cost = None
         if price is not None and prices is not None:
@@ -402,7 +420,9 @@ def trace_counts(trace: Trace) -> dict[str, int]:
     counts = dict.fromkeys(_COUNTED.values(), 0)
     kinds = tuple(_COUNTED)
     for event in trace.events:
-        if isinstance(event, kinds):
+        if (name := _COUNTED.get(type(event))) is not None:  # the kind itself, most often
+            counts[name] += 1
+        elif isinstance(event, kinds):
             kind = next(k for k in kinds if isinstance(event, k))  # a subclass counts too
             counts[_COUNTED[kind]] += 1
     return counts

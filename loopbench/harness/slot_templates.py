@@ -160,9 +160,31 @@ _ENV.filters.clear()
 _ENV.filters.update(FILTERS)
 
 
+#: Texts rendered from short text variables, by (template, variables): a run renders the
+#: same system prompt as every run of its arm before it, and Jinja2 made it anew each time.
+_RENDERED: dict[tuple[str, tuple[tuple[str, str], ...]], str] = {}
+_MOST_RENDERED = 1024
+#: Variables longer than this together are rendered each time, never kept.
+_KEPT_VARIABLES = 1 << 14
+
+
 def render(text: str, variables: dict[str, Any]) -> str:
     """``text`` with ``variables`` filled in; ``SlotTooLarge`` past ``MAX_SLOT_TEXT``
     characters more than the variables' own text, before the rest is made."""
+    if all(type(v) is str for v in variables.values()):
+        key = (text, tuple(variables.items()))
+        if (found := _RENDERED.get(key)) is not None:
+            return found
+        made = _render(text, variables)
+        if sum(len(v) for v in variables.values()) <= _KEPT_VARIABLES:
+            if len(_RENDERED) >= _MOST_RENDERED:
+                _RENDERED.clear()
+            _RENDERED[key] = made
+        return made
+    return _render(text, variables)
+
+
+def _render(text: str, variables: dict[str, Any]) -> str:
     bound = MAX_SLOT_TEXT + sum(len(_text(v)) for v in variables.values())
     token = _BOUND.set(bound)
     try:

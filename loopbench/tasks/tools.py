@@ -44,9 +44,16 @@ class Encyclopedia:
         """Every title as the lookup compares it, folded once (a lookup reads them all)."""
         return {title: fold(title) for title in self.entries}
 
+    @cached_property
+    def by_folded(self) -> dict[str, str]:
+        """Each folded title's first title: an exact lookup in one step, not a walk."""
+        titles: dict[str, str] = {}
+        for title, folded in self.folded.items():
+            titles.setdefault(folded, title)
+        return titles
+
     def exact(self, query: str) -> str | None:
-        wanted = fold(query)
-        return next((t for t, folded in self.folded.items() if folded == wanted), None)
+        return self.by_folded.get(fold(query))
 
     def containing(self, query: str) -> list[str]:
         wanted = fold(query)

@@ -114,8 +114,10 @@ def cut_message(message: WireMessage, max_text: int) -> WireMessage:
     ``MAX_TOOL_CALLS``; the same dict when nothing is cut (it may be shared)."""
     content, calls = message["content"], message.get("tool_calls")
     # guard: message-texts-cut-disk
-    if (content is None or len(content) <= max_text) and not calls:
-        return message
+    if (content is None or len(content) <= max_text) and (
+        not calls or (len(calls) <= MAX_TOOL_CALLS and _calls_fit(calls, max_text))
+    ):
+        return message  # nothing to cut (as a trace's messages nearly always are): no copy
     # guard: cutting-disk-leaves-live-trace
     out = message.copy()
     if content is not None:
@@ -139,6 +141,20 @@ def cut_message(message: WireMessage, max_text: int) -> WireMessage:
             kept.append({"cut": f"{len(calls) - MAX_TOOL_CALLS} more tool calls"})
         out["tool_calls"] = kept
     return out
+
+
+def _calls_fit(calls: list[WireToolCall], max_text: int) -> bool:
+    """Whether every tool call's texts are within ``max_text``; False for a call that is not
+    one (a marker), which the slow path rebuilds as before."""
+    try:
+        return all(
+            len(call["id"]) <= max_text
+            and len(call["function"]["name"]) <= max_text
+            and len(call["function"]["arguments"]) <= max_text
+            for call in calls
+        )
+    except (KeyError, TypeError):
+        return False
 
 
 class TraceEvent(BaseModel):

@@ -139,6 +139,8 @@ class CountingClient:
     def _valid_request(self, request: ModelRequest) -> ModelRequest:
         """``request`` with its texts valid: the same object when they were (as they
         nearly always are, checked without copying)."""
+        if self._known_valid(request):
+            return request
         system, replaced = valid_text(request.system)
         messages = tuple(self._valid_message(m) for m in request.messages)
         tools = []
@@ -157,6 +159,30 @@ class CountingClient:
             return request
         self.replaced_characters += replaced
         return replace(request, system=system, messages=messages, tools=tuple(tools), stop=stop)
+
+    def _known_valid(self, request: ModelRequest) -> bool:
+        """Whether every text of ``request`` is valid, found without copying or counting
+        anything: the messages checked once a run (each request repeats the conversation so
+        far), the tools once. Otherwise ``_valid_request`` makes it valid and counts."""
+        valid = self._valid
+        for message in request.messages:
+            if id(message) not in valid and not self._clean(message):
+                return False
+        return (
+            not request.stop
+            and all(id(tool) in _VALID_TOOLS for tool in request.tools)
+            and not valid_text(request.system)[1]
+        )
+
+    def _clean(self, message: Message) -> bool:
+        """Whether ``message``'s texts are valid; remembered when they are."""
+        texts = [message.content, message.tool_call_id or ""]
+        for call in message.tool_calls:
+            texts += (call.id, call.name, call.arguments)
+        if any(valid_text(text)[1] for text in texts):
+            return False
+        self._valid[id(message)] = message
+        return True
 
     def _valid_response(self, response: ModelResponse) -> ModelResponse:
         message = self._valid_message(response.message)
@@ -220,11 +246,19 @@ class WireMessages:
             built = self._built[id(message)] = (message, wire_message(message))
         return built[1]
 
+    def messages(self, messages: tuple[Message, ...]) -> list[WireMessage]:
+        """``messages`` as wire JSON, those built before (all but the newest) looked up."""
+        built = self._built
+        return [
+            found[1] if (found := built.get(id(m))) is not None else self.message(m)
+            for m in messages
+        ]
+
     def request(self, request: ModelRequest) -> TracedRequest:
         traced: TracedRequest = {
             "model": request.model,
             "system": request.system,
-            "messages": [self.message(m) for m in request.messages],
+            "messages": self.messages(request.messages),
             "tools": [t.name for t in request.tools],
             "tool_choice": request.tool_choice,
             "temperature": request.temperature,

@@ -315,11 +315,12 @@ class HttpClient:
                         if self._adaptive:
                             self.concurrency.succeeded()
                         # guard: secrets-client-redacts-replies-tool
-                        parsed = replace(
-                            parsed,
-                            message=self._redacted(parsed.message),
-                            ttft_s=response.ttft_s,
-                        )
+                        if self._redact or response.ttft_s is not None:  # else as it is
+                            parsed = replace(
+                                parsed,
+                                message=self._redacted(parsed.message),
+                                ttft_s=response.ttft_s,
+                            )
                         return (
                             parsed
                             if spent == Usage()

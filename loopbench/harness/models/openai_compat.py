@@ -44,7 +44,13 @@ from loopbench.harness.models.openai_stream import ChatChunks
 from loopbench.harness.models.streamed import Accumulator
 from loopbench.harness.models.transport import HttpReply
 from loopbench.harness.models.types import ModelRequest, ModelResponse, Usage
-from loopbench.harness.models.wire import QUOTED, parse_response, reported_usage, request_body
+from loopbench.harness.models.wire import (
+    QUOTED,
+    SentParts,
+    parse_response,
+    reported_usage,
+    request_body,
+)
 
 #: What tests, benches and callers import from here, where the client once held them all.
 __all__ = [
@@ -71,12 +77,14 @@ class OpenAICompatClient(HttpClient):
         #: The endpoint without the user name and password it may embed: the one to report.
         self.base_url = auth.base_url
         headers = [("content-type", "application/json"), *auth.headers]
+        #: Each message's and tool list's JSON, built once for all the requests repeating it.
+        self._sent_parts = SentParts()
         super().__init__(
             self.base_url + "/chat/completions", headers, auth.secrets, connection, hooks
         )
 
     def wire_body(self, request: ModelRequest) -> dict[str, Any]:
-        return request_body(request)
+        return request_body(request, self._sent_parts)
 
     def wire_stream_fields(self) -> dict[str, Any]:
         return {"stream": True, "stream_options": {"include_usage": True}}

@@ -22,7 +22,7 @@ import asyncio
 import collections
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager, nullcontext
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from contextvars import ContextVar
 
 
@@ -50,8 +50,12 @@ class AdaptiveLimit:
             self._waiters.append(waiter)
             run = RUN_SLOT_WAITS.get()
             try:
-                with run.waiting() if run is not None else nullcontext(), _step_paused():
-                    await waiter
+                with run.waiting() if run is not None else nullcontext():
+                    if STEP_DEADLINE.get() is None:  # no step timeout to hold still
+                        await waiter
+                    else:
+                        with _step_paused():
+                            await waiter
             except BaseException:
                 if waiter.done() and not waiter.cancelled():
                     self._hand_on()  # it was given a slot it will not use
@@ -127,23 +131,13 @@ class SlotWaits:
         self._waiting = 0
         self._since = 0.0
 
-    @contextmanager
-    def call(self) -> Iterator[None]:
+    def call(self) -> AbstractContextManager[None]:
         """Around a whole model call, retries included."""
-        self._add(calls=1)
-        try:
-            yield
-        finally:
-            self._add(calls=-1)
+        return _Call(self)
 
-    @contextmanager
-    def waiting(self) -> Iterator[None]:
+    def waiting(self) -> AbstractContextManager[None]:
         """Around one wait for a slot."""
-        self._add(waiting=1)
-        try:
-            yield
-        finally:
-            self._add(waiting=-1)
+        return _Waiting(self)
 
     def _add(self, calls: int = 0, waiting: int = 0) -> None:
         """Count calls or waits in or out, closing or opening a stretch of blocked time."""
@@ -157,6 +151,37 @@ class SlotWaits:
     def _blocked(self) -> bool:
         # guard: run-waits-only-while-all
         return self._calls > 0 and self._waiting == self._calls
+
+
+class _Call:
+    """A model call counted in and out of a run's ``SlotWaits``: a plain context manager,
+    as cheap as the two counts (one per call on the hot path)."""
+
+    __slots__ = ("_waits",)
+
+    def __init__(self, waits: SlotWaits) -> None:
+        self._waits = waits
+
+    def __enter__(self) -> None:
+        self._waits._add(calls=1)
+
+    def __exit__(self, *exc: object) -> None:
+        self._waits._add(calls=-1)
+
+
+class _Waiting:
+    """A wait for a slot counted in and out of a run's ``SlotWaits``, as ``_Call``."""
+
+    __slots__ = ("_waits",)
+
+    def __init__(self, waits: SlotWaits) -> None:
+        self._waits = waits
+
+    def __enter__(self) -> None:
+        self._waits._add(waiting=1)
+
+    def __exit__(self, *exc: object) -> None:
+        self._waits._add(waiting=-1)
 
 
 #: The run being made in this context, if any: set by the runner for each run.

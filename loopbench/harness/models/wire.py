@@ -18,6 +18,7 @@ from loopbench.harness.models.types import (
     ModelRequest,
     ModelResponse,
     ToolCall,
+    ToolSpec,
     Usage,
 )
 
@@ -40,24 +41,59 @@ _FINISH_REASONS: dict[str | None, FinishReason] = {
 }
 
 
-def request_body(request: ModelRequest) -> dict[str, Any]:
+class SentParts:
+    """The wire JSON of each message and tool list a client sends, built once: every
+    request of a run repeats its conversation so far, and its tools. The parts are shared
+    between bodies, so they are only for sending as they are, never to be changed.
+
+    Found by the object's id, the object kept beside it so that its id is not reused;
+    forgotten all at once past ``most`` of them, and a message longer than ``KEPT_TEXT``
+    is built each time, so what is kept past its run stays small."""
+
+    KEPT_TEXT = 1 << 16
+
+    def __init__(self, most: int = 4096) -> None:
+        self._most = most
+        self._parts: dict[int, tuple[object, Any]] = {}
+
+    def message(self, message: Message) -> dict[str, Any]:
+        found = self._parts.get(id(message))
+        if found is None:
+            if len(message.content) > self.KEPT_TEXT:
+                return message_to_wire(message)
+            found = self._keep(message, message_to_wire(message))
+        wire: dict[str, Any] = found[1]
+        return wire
+
+    def tools(self, tools: tuple[ToolSpec, ...]) -> list[dict[str, Any]]:
+        found = self._parts.get(id(tools))
+        if found is None:
+            found = self._keep(tools, tools_to_wire(tools))
+        wire: list[dict[str, Any]] = found[1]
+        return wire
+
+    def _keep(self, part: object, wire: Any) -> tuple[object, Any]:
+        if len(self._parts) >= self._most:
+            self._parts.clear()
+        kept = self._parts[id(part)] = (part, wire)
+        return kept
+
+
+def request_body(request: ModelRequest, parts: SentParts | None = None) -> dict[str, Any]:
+    """The request as a chat completion's body; with ``parts``, its messages and tools as
+    built for the requests before it (see ``SentParts``), else built anew."""
     messages: list[dict[str, Any]] = []
     if request.system:
         messages.append({"role": "system", "content": request.system})
-    messages.extend(message_to_wire(m) for m in request.messages)
+    if parts is None:
+        messages.extend(message_to_wire(m) for m in request.messages)
+    else:
+        messages.extend(parts.message(m) for m in request.messages)
     body: dict[str, Any] = {"model": request.model, "messages": messages}
     if request.tools:
-        body["tools"] = [
-            {
-                "type": "function",
-                "function": {
-                    "name": t.name,
-                    "description": t.description,
-                    "parameters": t.parameters,
-                },
-            }
-            for t in request.tools
-        ]
+        body["tools"] = (
+            tools_to_wire(request.tools) if parts is None else parts.tools(request.tools)
+        )
     if request.tool_choice in ("auto", "none", "required"):
         body["tool_choice"] = request.tool_choice
     elif request.tool_choice is not None:
@@ -77,6 +113,16 @@ def request_body(request: ModelRequest) -> dict[str, Any]:
     if request.stop:
         body["stop"] = list(request.stop)
     return body
+
+
+def tools_to_wire(tools: tuple[ToolSpec, ...]) -> list[dict[str, Any]]:
+    return [
+        {
+            "type": "function",
+            "function": {"name": t.name, "description": t.description, "parameters": t.parameters},
+        }
+        for t in tools
+    ]
 
 
 def message_to_wire(message: Message) -> dict[str, Any]:
@@ -212,6 +258,8 @@ def _cache_writes(usage: dict[str, Any], details: dict[str, Any]) -> int:
 
 def _count(name: str, value: object) -> int | None:
     """A token count: None if it is not given, else a whole number >= 0 or a ValueError."""
+    if type(value) is int and value >= 0:  # as nearly every reply gives it
+        return value
     if value is None:
         return None
     if isinstance(value, float) and value.is_integer():

@@ -53,6 +53,8 @@ def checked(value: str) -> str:
 
 def window_of(history: str) -> int | None:
     """The steps ``history`` sends in full; None for all of them (full replay)."""
+    if history == FULL:
+        return None
     match = _WINDOW.fullmatch(history)
     return None if match is None else int(match["n"])
 
@@ -61,9 +63,11 @@ def compacted(messages: Sequence[Message], history: str) -> tuple[Message, ...]:
     """What a request sends of ``messages`` (a question, then steps) under ``history``:
     the messages themselves under full replay, or while the steps fit in the window."""
     window = window_of(history)
+    if window is None:  # full replay, as most runs: nothing to split
+        return tuple(messages)
     head, steps = split_steps(messages)
     # guard: history-window-bound
-    if window is None or len(steps) <= window:
+    if len(steps) <= window:
         return tuple(messages)
     older, kept = steps[:-window], steps[-window:]
     lines = [HEADING.format(n=window)]
