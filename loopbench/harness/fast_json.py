@@ -9,12 +9,15 @@ any reader.
 What orjson refuses, the standard library does, as before: a lone surrogate
 (``"\\ud800"``), a key that is not text, an integer past 64 bits, nesting past 254
 levels; and in what is read, ``NaN`` and the like. So nothing that was written or read
-before fails now.
+before fails now. orjson reads an integer past 64 bits as a float rather than refusing it,
+so a text holding a run of 20 digits anywhere is read by the standard library, which keeps
+the integer whole.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import orjson
@@ -34,9 +37,18 @@ def dumps_text(value: Any) -> str:
     return orjson.dumps(value).decode()
 
 
+#: 20 digits in a row: perhaps an integer orjson would read as a float (2**64 has 20).
+_LONG_DIGITS = re.compile(rb"\d{20}")
+_LONG_DIGITS_TEXT = re.compile(r"\d{20}", re.ASCII)
+
+
 def loads(data: bytes | str) -> Any:
     """The JSON value ``data`` holds; a ``ValueError`` (or ``RecursionError``) as
     ``json.loads`` gives one when it is not JSON."""
+    long_digits = _LONG_DIGITS_TEXT if isinstance(data, str) else _LONG_DIGITS
+    # guard: huge-integers-read-whole
+    if long_digits.search(data):  # type: ignore[arg-type]
+        return json.loads(data)
     try:
         return orjson.loads(data)
     except orjson.JSONDecodeError:  # a lone surrogate, NaN, a huge integer, or not JSON

@@ -21,3 +21,9 @@ def test_what_orjson_refuses_is_written_and_read_as_before():
     assert fast_json.loads(b'{"a": "\\ud800", "b": NaN}')["a"] == "\ud800"
     with pytest.raises(ValueError):
         fast_json.loads(b"not json")
+
+
+@pytest.mark.parametrize("data", [b'{"n": 18446744073709551616}', "[-123456789012345678901234]"])
+def test_an_integer_past_64_bits_is_read_whole_not_as_a_float(data):
+    assert repr(fast_json.loads(data)) == repr(json.loads(data))  # an int, not 1.8e19
+    assert fast_json.loads(b'{"n": 18446744073709551615}') == {"n": 2**64 - 1}
