@@ -72,6 +72,28 @@ def test_the_sidecar_gives_the_frame_runs_jsonl_gives(
 
 
 @pytest.mark.usefixtures("every_size")
+@pytest.mark.parametrize("schema_1", [False, True], ids=["current", "schema-1"])
+def test_a_sidecar_read_without_run_ids_supersedes_as_records_do(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, schema_1: bool
+) -> None:
+    """run_id left out of the frame is fetched for the rows superseding compares alone: the
+    retried run, the copied one and the line the record model reads count as with it."""
+    if schema_1:
+        path = tmp_path / "old"
+        shutil.copytree(FIXTURE, path)
+    else:
+        path = folder(tmp_path, lines(36))
+    read_frames(path)  # writes it
+    json_query_refused(monkeypatch)
+    for pricing in PRICINGS:
+        runs, replaced = read_frames(path, pricing, drop=["run_id"])
+        expected = records_frame(read_records(path), pricing).drop(columns=["run_id"])
+        assert_frame_equal(runs, expected)
+        gone = records_frame(read_records(path, superseded=True), pricing)
+        assert_frame_equal(replaced, gone.drop(columns=["run_id"], errors="ignore"))
+
+
+@pytest.mark.usefixtures("every_size")
 def test_a_schema_1_folder_reads_the_same_through_its_sidecar(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -33,6 +33,16 @@ from loopbench.harness.results.prices import load_prices
 from loopbench.harness.results.published import read_published
 from loopbench.harness.terminal import printable
 
+#: Columns a table reads only for its failure labels (``--failures``): not read without.
+UNTABLED = (
+    "options",
+    "retries",
+    "repeated_actions",
+    "tools_offered",
+    "batched_calls",
+    "replaced_characters",
+)
+
 
 @dataclass(frozen=True)
 class Contents:
@@ -146,7 +156,9 @@ def _table(results: Path, fmt: str, contents: Contents, pricing: Pricing) -> str
     from loopbench.harness.report.failures import columns_labelled  # the failure labels: only here
 
     kept = columns_labelled(results) if contents.with_failures else ()
-    drop = [name for name in UNREAD if name not in kept]
+    # Without --failures, neither are the columns only the failure labels read.
+    unread = UNREAD if contents.with_failures else (*UNREAD, *UNTABLED)
+    drop = [name for name in unread if name not in kept]
     frame, retried = read_frames(results, pricing, drop=drop)
     if frame.empty:
         raise BadInput(f"{results}: no finished runs yet")

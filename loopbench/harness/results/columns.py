@@ -100,6 +100,7 @@ _KEY = (
     "pattern",
     "experiment_id",
 )
+Columns = dict[str, np.ndarray[Any, Any]]
 #: Bytes read at a time from the end of runs.jsonl, back to its last line end.
 _TAIL = 1 << 23
 #: The files said to be read line by line, with why: each is said once a process.
@@ -155,10 +156,10 @@ def _unread(exc: Exception) -> str:
 def _read(
     path: Path, wanted: list[str], pricing: Pricing | None
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    columns = _columns(path, wanted)
+    columns, run_ids = _columns(path, wanted)
     if columns is None:
         return pd.DataFrame(), pd.DataFrame()
-    keep, replaced, repeated = _supersedes(columns)
+    keep, replaced, repeated = _supersedes(columns, run_ids)
     say_repeated(path, _repeated(path, columns, repeated))
     gone = _frame({n: a[replaced] for n, a in columns.items()}, wanted, pricing)
     if not keep.all():
@@ -167,20 +168,22 @@ def _read(
     return _frame(columns, wanted, pricing), gone
 
 
-def _columns(path: Path, wanted: list[str]) -> dict[str, np.ndarray[Any, Any]] | None:
+def _columns(path: Path, wanted: list[str]) -> tuple[Columns | None, _RunIds | None]:
     """The file's rows as ``read_records`` sees it: its complete lines, as they were while no
     writer added to them (a copy up to the last full line when one did, or when the last
-    line is cut). None when it has no complete line."""
+    line is cut). None when it has no complete line. With them, what fetches the run ids a
+    sidecar's rows were read without (``_RunIds``)."""
     before = path.stat()
     end = _last_line_end(path, before.st_size)
     if end == 0:
-        return None
+        return None, None
     if end == before.st_size and not any(c in str(path) for c in "*?[{"):
         found = sidecar(path)
-        columns = _fetch(path, wanted, path.parent, found)
+        columns, lines = _fetch(path, wanted, path.parent, found)
         after = path.stat()
         if (after.st_size, after.st_mtime_ns) == (before.st_size, before.st_mtime_ns):
-            return columns
+            lazy = found is not None and columns is not None and "run_id" not in wanted
+            return columns, _RunIds(found, lines) if lazy and found else None
     with tempfile.TemporaryDirectory(prefix="loopbench-") as tmp:
         copy = Path(tmp) / RUNS
         with path.open("rb") as source, copy.open("wb") as target:
@@ -188,7 +191,7 @@ def _columns(path: Path, wanted: list[str]) -> dict[str, np.ndarray[Any, Any]] |
             while left and (block := source.read(min(left, 1 << 24))):
                 target.write(block)
                 left -= len(block)
-        return _fetch(copy, wanted, path.parent)
+        return _fetch(copy, wanted, path.parent)[0], None
 
 
 def _last_line_end(path: Path, size: int) -> int:
@@ -207,12 +210,17 @@ def _last_line_end(path: Path, size: int) -> int:
 
 def _fetch(
     path: Path, wanted: list[str], folder: Path, columnar: Path | None = None
-) -> dict[str, np.ndarray[Any, Any]] | None:
+) -> tuple[Columns | None, set[int]]:
     """Every row of ``path`` as arrays, in file order, finished as records (their prompt
     texts read from ``folder``'s prompts/; None for no rows), from its sidecar ``columnar``
     when given (``loopbench.harness.results.columns_sidecar``); ``duckdb.Error`` for a line DuckDB
-    cannot parse, ``Refused`` for one the record model refuses."""
+    cannot parse, ``Refused`` for one the record model refuses. With them, the rows the
+    record model read. From a sidecar, run_id is None but in those rows unless ``wanted``
+    names it: ``_RunIds`` fetches the others' when asked."""
     names = list(dict.fromkeys([*wanted, *_KEY, *PRICED]))
+    lazy = columnar is not None and "run_id" not in wanted
+    if lazy:
+        names.remove("run_id")
     derived = {RUN_KEY: np.uint64, ANSWER_KEY: np.uint64, GRADE_KIND: np.int8}
     strings: dict[str, str] = {}
     shared = {name: Shared(strings) for name in names if shareable(FIELDS[name])}
@@ -244,7 +252,7 @@ def _fetch(
                 lines[rows + at] = str(line.iat[at])
             rows += len(chunk)
     if not rows:
-        return None
+        return None, set()
     if columnar is not None:
         for name, column in shared.items():
             column.add(None, parts.column(hashed(name), rows))
@@ -254,8 +262,37 @@ def _fetch(
         for name in [*names, *derived]
         if name not in texts
     }
+    if lazy:  # the record model's rows get theirs in finish
+        columns["run_id"] = np.full(rows, None, dtype=object)
     finish(columns, texts, lines, folder)
-    return columns
+    return columns, set(lines)
+
+
+class _RunIds:
+    """The run ids of a sidecar's rows, fetched for the rows asked for alone: superseding
+    compares those of the runs recorded on several rows, a few in a million, and a million
+    unique strings cost more to fetch than the rest of a table's columns."""
+
+    def __init__(self, columnar: Path, read: set[int]) -> None:
+        self.columnar = columnar
+        self.read = read
+        """The rows the record model read: their run ids are in the column already."""
+
+    def fill(self, run_id: np.ndarray[Any, Any], rows: np.ndarray[Any, Any]) -> None:
+        """Put the run id of each of ``rows`` in ``run_id``."""
+        if self.read:
+            rows = rows[~np.isin(rows, np.fromiter(self.read, dtype=np.int64))]
+        if not len(rows):
+            return
+        with duckdb.connect(":memory:") as con:
+            no_progress_bar(con)
+            con.register("wanted", pd.DataFrame({"row": rows.astype(np.int64)}))
+            found = con.execute(
+                "SELECT file_row_number, run_id FROM read_parquet(?, file_row_number = true) "
+                "WHERE file_row_number IN (SELECT row FROM wanted)",
+                [str(self.columnar)],
+            ).fetchnumpy()
+        run_id[found["file_row_number"]] = found["run_id"]
 
 
 class _Parts:
@@ -313,18 +350,20 @@ def _values_apart(
 
 
 def _supersedes(
-    columns: dict[str, np.ndarray[Any, Any]],
+    columns: Columns, run_ids: _RunIds | None = None
 ) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any], list[tuple[int, int]]]:
     """Which rows are runs, the rows later ones superseded in the order they were, and the
     rows recording a run again (each with the row that counts), as ``read_records`` takes
     them: a row counts unless it records a run again without naming the earlier record's
-    run_id in ``supersedes``."""
+    run_id in ``supersedes``. ``run_ids`` fetches the run ids the column lacks."""
     hashed = columns.pop(RUN_KEY)
     keep = np.ones(len(hashed), dtype=bool)
     current: dict[tuple[Any, ...], int] = {}
     replaced: list[int] = []
     repeated: list[tuple[int, int]] = []
     rows = np.flatnonzero(pd.Series(hashed).duplicated(keep=False).to_numpy())
+    if run_ids is not None:
+        run_ids.fill(columns["run_id"], rows)
     # Each row's key made in one pass (tens of thousands of rows after a --retry-errors round)
     named = ("model", "arm", "task_id", "repeat")
     keys = zip(*(columns[name][rows] for name in named), strict=True)
