@@ -35,8 +35,20 @@ import duckdb
 import numpy as np
 import pandas as pd
 
-from loopbench.harness.results.columns_fill import Refused, Shared, Unreadable, finish, plain
-from loopbench.harness.results.columns_sidecar import select_distinct, select_sidecar, sidecar
+from loopbench.harness.results.columns_fill import (
+    Refused,
+    Shared,
+    Unreadable,
+    finish,
+    plain,
+    plain_fetched,
+)
+from loopbench.harness.results.columns_sidecar import (
+    fetch_sidecar,
+    select_distinct,
+    sidecar,
+    sidecar_columns,
+)
 from loopbench.harness.results.columns_sql import (
     ANSWER_KEY,
     FIELDS,
@@ -84,9 +96,6 @@ CHUNK = 16 * 2048
 #: How far DuckDB reads ahead while this process turns a chunk into arrays: its second
 #: thread keeps parsing meanwhile (0.6 s of 6.5 at a million runs, bench/records_scale.py).
 READ_AHEAD = "128MB"
-#: The same from a sidecar, which DuckDB reads faster than this process takes it: a little
-#: is enough, and each MB held is a MB of peak memory.
-SIDECAR_READ_AHEAD = "32MB"
 #: Columns every read needs: a run's key, its supersede link, what upgrades read, and the
 #: experiment a run recorded twice names.
 _KEY = (
@@ -226,27 +235,25 @@ def _fetch(
     shared = {name: Shared(strings) for name in names if shareable(FIELDS[name])}
     lines: dict[int, str] = {}
     rows = 0
+    parts = _Parts()
     with duckdb.connect(":memory:") as con:
         no_progress_bar(con)
-        ahead = READ_AHEAD if columnar is None else SIDECAR_READ_AHEAD
-        con.execute(f"SET streaming_buffer_size = '{ahead}'")
         if columnar is None:
-            parts = _Parts(None)
+            con.execute(f"SET streaming_buffer_size = '{READ_AHEAD}'")
             result = con.execute(select(names), [str(path)])
         else:
-            parts = _Parts(_sidecar_rows(con, columnar))
             _values_apart(con, names, shared, columnar)
-            result = con.execute(select_sidecar(names), [str(columnar)])
-        while len(chunk := result.fetch_df_chunk(vectors_per_chunk=CHUNK // 2048)):
+            rows = _fetch_sidecar(con, names, columnar, parts, lines)
+        while columnar is None and len(
+            chunk := result.fetch_df_chunk(vectors_per_chunk=CHUNK // 2048)
+        ):
             for name in names:
-                if name in shared and columnar is None:
+                if name in shared:
                     shared[name].add(chunk[name], chunk[hashed(name)].to_numpy(np.uint64))
-                elif name in shared:  # gathered, and their values looked up once at the end
-                    parts.add(hashed(name), rows, chunk[hashed(name)].to_numpy(np.uint64))
                 else:
-                    parts.add(name, rows, plain(chunk[name], FIELDS[name]))
+                    parts.add(name, plain(chunk[name], FIELDS[name]))
             for name, dtype in derived.items():
-                parts.add(name, rows, chunk[name].to_numpy(dtype=dtype))
+                parts.add(name, chunk[name].to_numpy(dtype=dtype))
             line = chunk[LINE]
             for at in np.flatnonzero(line.notna().to_numpy()).tolist():
                 lines[rows + at] = str(line.iat[at])
@@ -255,10 +262,10 @@ def _fetch(
         return None, set()
     if columnar is not None:
         for name, column in shared.items():
-            column.add(None, parts.column(hashed(name), rows))
+            column.add(None, parts.column(hashed(name)))
     texts = {name: shared.pop(name) for name in names if FIELDS[name].kind == "dict"}
     columns = {
-        name: shared.pop(name).column() if name in shared else parts.column(name, rows)
+        name: shared.pop(name).column() if name in shared else parts.column(name)
         for name in [*names, *derived]
         if name not in texts
     }
@@ -296,42 +303,47 @@ class _RunIds:
 
 
 class _Parts:
-    """Fetched chunks of the unshared columns, gathered into one array each: straight into
-    arrays of the full length when the number of rows is known ahead (a sidecar's), as
-    a list joined at the end otherwise. (A million rows' chunks joined at the end take
-    twice the memory while joined, and leave the heap in pieces.)"""
+    """Fetched chunks of the unshared columns, joined into one array each at the end (a
+    sidecar's come whole: one chunk each, not copied)."""
 
-    def __init__(self, rows: int | None) -> None:
-        self.rows = rows
-        self.arrays: dict[str, np.ndarray[Any, Any]] = {}
+    def __init__(self) -> None:
         self.chunks: dict[str, list[np.ndarray[Any, Any]]] = {}
 
-    def add(self, name: str, start: int, values: np.ndarray[Any, Any]) -> None:
-        end = start + len(values)
-        if self.rows is not None and end <= self.rows:
-            array = self.arrays.get(name)
-            if array is None:
-                array = self.arrays[name] = np.empty(self.rows, dtype=values.dtype)
-            array[start:end] = values
-        else:
-            self.chunks.setdefault(name, []).append(values)
+    def add(self, name: str, values: np.ndarray[Any, Any]) -> None:
+        self.chunks.setdefault(name, []).append(values)
 
-    def column(self, name: str, rows: int) -> np.ndarray[Any, Any]:
-        """The column's ``rows`` values."""
-        array, chunks = self.arrays.pop(name, None), self.chunks.pop(name, [])
-        if array is None:
+    def column(self, name: str) -> np.ndarray[Any, Any]:
+        """The column's values."""
+        chunks = self.chunks.pop(name)
+        if len(chunks) > 1:
             return np.concatenate(chunks)
-        if chunks:  # more rows than counted: not expected of a sidecar
-            return np.concatenate([array, *chunks])
-        return array[:rows] if rows < len(array) else array
+        # A chunk's array may be its frame's, read-only: the model's rows are set later.
+        return chunks[0] if chunks[0].flags.writeable else chunks[0].copy()
 
 
-def _sidecar_rows(con: duckdb.DuckDBPyConnection, columnar: Path) -> int | None:
-    """The sidecar's number of rows, from its metadata."""
-    found = con.execute(
-        "SELECT sum(num_rows) FROM parquet_file_metadata(?)", [str(columnar)]
-    ).fetchone()
-    return int(found[0]) if found and found[0] is not None else None
+def _fetch_sidecar(
+    con: duckdb.DuckDBPyConnection,
+    names: list[str],
+    columnar: Path,
+    parts: _Parts,
+    lines: dict[int, str],
+) -> int:
+    """The sidecar's columns of ``names`` into ``parts`` (the hashes of the shared ones), and
+    the lines it does not vouch for into ``lines``; how many rows it holds."""
+    derived = {RUN_KEY: np.uint64, ANSWER_KEY: np.uint64, GRADE_KIND: np.int8}
+    rows = 0
+    for name, values in fetch_sidecar(con, sidecar_columns(names), columnar):
+        rows = len(values)
+        if name == LINE:
+            held = np.flatnonzero(~np.ma.getmaskarray(values))
+            lines.update(zip(held.tolist(), map(str, np.ma.getdata(values)[held]), strict=True))
+        elif name in derived:
+            parts.add(name, np.ma.getdata(values).astype(derived[name], copy=False))
+        elif name.startswith(hashed("")):
+            parts.add(name, np.ma.getdata(values).astype(np.uint64, copy=False))
+        else:
+            parts.add(name, plain_fetched(values, FIELDS[name]))
+    return rows
 
 
 def _values_apart(
