@@ -152,13 +152,13 @@ def table_command(
 def _table(results: Path, fmt: str, contents: Contents, pricing: Pricing) -> str:
     """The table of RESULTS as ``table`` prints it (its notes after it), control characters
     shown as escapes."""
-    # The failure labels read run ids and answers beside traces: kept, not read twice.
-    from loopbench.harness.report.failures import columns_labelled  # the failure labels: only here
-
-    kept = columns_labelled(results) if contents.with_failures else ()
     # Without --failures, neither are the columns only the failure labels read.
-    unread = UNREAD if contents.with_failures else (*UNREAD, *UNTABLED)
-    drop = [name for name in unread if name not in kept]
+    drop: list[str] = [*UNREAD, *UNTABLED]
+    if contents.with_failures:  # the failure labels (imported only here) read run ids and
+        from loopbench.harness.report.failures import columns_labelled  # answers beside traces:
+
+        kept = columns_labelled(results)  # kept, not read twice
+        drop = [name for name in UNREAD if name not in kept]
     frame, retried = read_frames(results, pricing, drop=drop)
     if frame.empty:
         raise BadInput(f"{results}: no finished runs yet")
