@@ -18,7 +18,12 @@ import numpy as np
 import pandas as pd
 
 from loopbench.harness.errors import BadInput
-from loopbench.harness.report.checks import answer_changes, check_measures, code_measures
+from loopbench.harness.report.checks import (
+    Metrics,
+    answer_changes,
+    check_measures,
+    code_measures,
+)
 from loopbench.harness.report.judge_cost import (
     judge_measures,
     judge_share,
@@ -29,7 +34,7 @@ from loopbench.harness.report.lost_runs import lost_runs_scored
 from loopbench.harness.report.model_axis import model_keys
 from loopbench.harness.report.pass_k import PassK
 from loopbench.harness.results.columns_sql import ANSWER_KEY
-from loopbench.harness.results.grade_kinds import KINDS, kinds_of
+from loopbench.harness.results.grade_kinds import GRADE_KIND, KINDS, kinds_of
 from loopbench.harness.results.statuses import INFRASTRUCTURE_STATUSES, STATUSES
 from loopbench.harness.stats.intervals import PairedTasks, accuracy_interval, wilson_interval
 
@@ -149,6 +154,18 @@ UNSUMMARIZED = (
     "batched_calls",
     "replaced_characters",
     "task",
+    "repeat",
+    "answer_kind",
+    "score",
+    "slice",
+    "model",
+)
+#: Columns the measures of an arm's graded runs read.
+GRADED_READ = frozenset(
+    {
+        *("task_id", "correct", "first_correct", "metrics", "status"),
+        *(ANSWER_KEY, GRADE_KIND, "grade_reason"),
+    }
 )
 
 
@@ -181,9 +198,11 @@ def _column(by: str) -> str:
 def _summary(
     runs: pd.DataFrame, retried: pd.DataFrame | None, measures: Measures
 ) -> dict[str, object]:
+    # The graded runs' copy holds what their measures read (a million runs' copies add up).
+    verdicts = runs[[name for name in runs.columns if name in GRADED_READ]]
     # A run whose judge failed has no verdict yet: out of accuracy, kept in cost.
     # guard: judge-failed-runs-left-out-of-accuracy
-    graded = runs[~runs["status"].isin(INFRASTRUCTURE_STATUSES) & ~not_graded(runs)]
+    graded = verdicts[~runs["status"].isin(INFRASTRUCTURE_STATUSES) & ~not_graded(runs)]
     right = graded["correct"].eq(True)  # None (not graded) is not correct
     correct = int(right.sum())
     if measures.interval == "runs":
@@ -197,7 +216,8 @@ def _summary(
     judge = judge_measures(runs, measures.with_judge_cost)
     paid = total_cost + judge_share(judge, measures.with_judge_cost)
     statuses = runs["status"].value_counts()
-    code = code_measures(graded)
+    metrics = Metrics(graded["metrics"])
+    code = code_measures(graded, metrics)
     return {
         "n": len(runs),
         "correct": correct,
@@ -227,7 +247,7 @@ def _summary(
         "cost_from_cache_usd": float(runs["cost_from_cache_usd"].sum(min_count=1)),
         **{f"status_{s}": int(statuses.get(s, 0)) for s in STATUSES},
         **answer_changes(graded),
-        **check_measures(graded),
+        **check_measures(graded, metrics),
         **code,
         **_pass_measures(graded, measures.pass_k, coding=not math.isnan(code["first_pass"])),
         "interval": measures.interval,
