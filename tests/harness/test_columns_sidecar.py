@@ -33,6 +33,10 @@ def every_size(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(columns_sidecar, "SIDECAR_FROM", 0)
 
 
+#: What a sidecar's reader fetches for the rows superseding compares alone, when not asked.
+LAZY = ["run_id", "supersedes", "experiment_id"]
+
+
 def lines(count: int, **fields: Any) -> list[dict[str, Any] | str]:
     made = [run(n, **fields) for n in range(count)]
     retry = made[4] | {"run_id": "again", "supersedes": made[4]["run_id"], "status": "answered"}
@@ -76,8 +80,9 @@ def test_the_sidecar_gives_the_frame_runs_jsonl_gives(
 def test_a_sidecar_read_without_run_ids_supersedes_as_records_do(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, schema_1: bool
 ) -> None:
-    """run_id left out of the frame is fetched for the rows superseding compares alone: the
-    retried run, the copied one and the line the record model reads count as with it."""
+    """run_id, supersedes and experiment_id left out of the frame are fetched for the rows
+    superseding compares alone: the retried run, the copied one and the line the record
+    model reads count as with them."""
     if schema_1:
         path = tmp_path / "old"
         shutil.copytree(FIXTURE, path)
@@ -86,11 +91,11 @@ def test_a_sidecar_read_without_run_ids_supersedes_as_records_do(
     read_frames(path)  # writes it
     json_query_refused(monkeypatch)
     for pricing in PRICINGS:
-        runs, replaced = read_frames(path, pricing, drop=["run_id"])
-        expected = records_frame(read_records(path), pricing).drop(columns=["run_id"])
+        runs, replaced = read_frames(path, pricing, drop=LAZY)
+        expected = records_frame(read_records(path), pricing).drop(columns=LAZY)
         assert_frame_equal(runs, expected)
         gone = records_frame(read_records(path, superseded=True), pricing)
-        assert_frame_equal(replaced, gone.drop(columns=["run_id"], errors="ignore"))
+        assert_frame_equal(replaced, gone.drop(columns=LAZY, errors="ignore"))
 
 
 @pytest.mark.usefixtures("every_size")

@@ -110,6 +110,9 @@ _KEY = (
     "experiment_id",
 )
 Columns = dict[str, np.ndarray[Any, Any]]
+#: Columns read for a few rows alone, when a sidecar is read and they are not asked for:
+#: those superseding and a run recorded twice read (``_RunIds``).
+_LAZY = ("run_id", "supersedes", "experiment_id")
 #: Bytes read at a time from the end of runs.jsonl, back to its last line end.
 _TAIL = 1 << 23
 #: The files said to be read line by line, with why: each is said once a process.
@@ -191,8 +194,9 @@ def _columns(path: Path, wanted: list[str]) -> tuple[Columns | None, _RunIds | N
         columns, lines = _fetch(path, wanted, path.parent, found)
         after = path.stat()
         if (after.st_size, after.st_mtime_ns) == (before.st_size, before.st_mtime_ns):
-            lazy = found is not None and columns is not None and "run_id" not in wanted
-            return columns, _RunIds(found, lines) if lazy and found else None
+            lazy = [name for name in _LAZY if name not in wanted]
+            fetches = found is not None and columns is not None and lazy
+            return columns, _RunIds(found, lines, lazy) if fetches and found else None
     with tempfile.TemporaryDirectory(prefix="loopbench-") as tmp:
         copy = Path(tmp) / RUNS
         with path.open("rb") as source, copy.open("wb") as target:
@@ -224,12 +228,11 @@ def _fetch(
     texts read from ``folder``'s prompts/; None for no rows), from its sidecar ``columnar``
     when given (``loopbench.harness.results.columns_sidecar``); ``duckdb.Error`` for a line DuckDB
     cannot parse, ``Refused`` for one the record model refuses. With them, the rows the
-    record model read. From a sidecar, run_id is None but in those rows unless ``wanted``
-    names it: ``_RunIds`` fetches the others' when asked."""
+    record model read. From a sidecar, the ``_LAZY`` columns ``wanted`` does not name are
+    None but in those rows: ``_RunIds`` fetches the others' when asked."""
     names = list(dict.fromkeys([*wanted, *_KEY, *PRICED]))
-    lazy = columnar is not None and "run_id" not in wanted
-    if lazy:
-        names.remove("run_id")
+    lazy = [name for name in _LAZY if name not in wanted] if columnar is not None else []
+    names = [name for name in names if name not in lazy]
     derived = {RUN_KEY: np.uint64, ANSWER_KEY: np.uint64, GRADE_KIND: np.int8}
     strings: dict[str, str] = {}
     shared = {name: Shared(strings) for name in names if shareable(FIELDS[name])}
@@ -269,24 +272,27 @@ def _fetch(
         for name in [*names, *derived]
         if name not in texts
     }
-    if lazy:  # the record model's rows get theirs in finish
-        columns["run_id"] = np.full(rows, None, dtype=object)
+    for name in lazy:  # the record model's rows get theirs in finish
+        columns[name] = np.full(rows, None, dtype=object)
     finish(columns, texts, lines, folder)
     return columns, set(lines)
 
 
 class _RunIds:
-    """The run ids of a sidecar's rows, fetched for the rows asked for alone: superseding
-    compares those of the runs recorded on several rows, a few in a million, and a million
-    unique strings cost more to fetch than the rest of a table's columns."""
+    """The run ids, supersedes and experiments (``_LAZY``) of a sidecar's rows, fetched for
+    the rows asked for alone: superseding compares those of the runs recorded on several
+    rows, a few in a million, and a million unique strings cost more to fetch than the rest
+    of a table's columns."""
 
-    def __init__(self, columnar: Path, read: set[int]) -> None:
+    def __init__(self, columnar: Path, read: set[int], names: list[str]) -> None:
         self.columnar = columnar
         self.read = read
-        """The rows the record model read: their run ids are in the column already."""
+        """The rows the record model read: their values are in the columns already."""
+        self.names = names
+        """The columns to fill."""
 
-    def fill(self, run_id: np.ndarray[Any, Any], rows: np.ndarray[Any, Any]) -> None:
-        """Put the run id of each of ``rows`` in ``run_id``."""
+    def fill(self, columns: Columns, rows: np.ndarray[Any, Any]) -> None:
+        """Put the values of each of ``rows`` in ``columns``."""
         if self.read:
             rows = rows[~np.isin(rows, np.fromiter(self.read, dtype=np.int64))]
         if not len(rows):
@@ -295,11 +301,17 @@ class _RunIds:
             no_progress_bar(con)
             con.register("wanted", pd.DataFrame({"row": rows.astype(np.int64)}))
             found = con.execute(
-                "SELECT file_row_number, run_id FROM read_parquet(?, file_row_number = true) "
+                f"SELECT file_row_number, {', '.join(map(_quoted, self.names))} "
+                "FROM read_parquet(?, file_row_number = true) "
                 "WHERE file_row_number IN (SELECT row FROM wanted)",
                 [str(self.columnar)],
             ).fetchnumpy()
-        run_id[found["file_row_number"]] = found["run_id"]
+        at = np.ma.getdata(found["file_row_number"])
+        for name in self.names:
+            values: np.ndarray[Any, Any] = np.asanyarray(found[name])
+            held = np.ma.getdata(values).astype(object)
+            held[np.ma.getmaskarray(values)] = None
+            columns[name][at] = held
 
 
 class _Parts:
@@ -361,13 +373,17 @@ def _values_apart(
             shared[name].value_of = found.get(number, {})
 
 
+def _quoted(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
 def _supersedes(
     columns: Columns, run_ids: _RunIds | None = None
 ) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any], list[tuple[int, int]]]:
     """Which rows are runs, the rows later ones superseded in the order they were, and the
     rows recording a run again (each with the row that counts), as ``read_records`` takes
     them: a row counts unless it records a run again without naming the earlier record's
-    run_id in ``supersedes``. ``run_ids`` fetches the run ids the column lacks."""
+    run_id in ``supersedes``. ``run_ids`` fetches the run ids (and others) the columns lack."""
     hashed = columns.pop(RUN_KEY)
     keep = np.ones(len(hashed), dtype=bool)
     current: dict[tuple[Any, ...], int] = {}
@@ -375,7 +391,7 @@ def _supersedes(
     repeated: list[tuple[int, int]] = []
     rows = np.flatnonzero(pd.Series(hashed).duplicated(keep=False).to_numpy())
     if run_ids is not None:
-        run_ids.fill(columns["run_id"], rows)
+        run_ids.fill(columns, rows)
     # Each row's key made in one pass (tens of thousands of rows after a --retry-errors round)
     named = ("model", "arm", "task_id", "repeat")
     keys = zip(*(columns[name][rows] for name in named), strict=True)
