@@ -173,6 +173,9 @@ def _read(
         return pd.DataFrame(), pd.DataFrame()
     keep, replaced, repeated = _supersedes(columns, run_ids)
     say_repeated(path, _repeated(path, columns, repeated))
+    framed = {*wanted, ANSWER_KEY, GRADE_KIND, *PRICED}
+    for name in [name for name in columns if name not in framed]:
+        del columns[name]  # read for the key and supersedes alone: not copied below
     gone = _frame({n: a[replaced] for n, a in columns.items()}, wanted, pricing)
     if not keep.all():
         for name in list(columns):  # one at a time, so each copy replaces its original
