@@ -33,6 +33,10 @@ def every_size(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(columns_sidecar, "SIDECAR_FROM", 0)
 
 
+#: What a sidecar's reader fetches for the rows superseding compares alone, when not asked.
+LAZY = ["run_id", "supersedes", "experiment_id"]
+
+
 def lines(count: int, **fields: Any) -> list[dict[str, Any] | str]:
     made = [run(n, **fields) for n in range(count)]
     retry = made[4] | {"run_id": "again", "supersedes": made[4]["run_id"], "status": "answered"}
@@ -69,6 +73,29 @@ def test_the_sidecar_gives_the_frame_runs_jsonl_gives(
     assert fresh_sidecar(path / "runs.jsonl") is not None
     json_query_refused(monkeypatch)
     assert_same_as_records(path)
+
+
+@pytest.mark.usefixtures("every_size")
+@pytest.mark.parametrize("schema_1", [False, True], ids=["current", "schema-1"])
+def test_a_sidecar_read_without_run_ids_supersedes_as_records_do(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, schema_1: bool
+) -> None:
+    """run_id, supersedes and experiment_id left out of the frame are fetched for the rows
+    superseding compares alone: the retried run, the copied one and the line the record
+    model reads count as with them."""
+    if schema_1:
+        path = tmp_path / "old"
+        shutil.copytree(FIXTURE, path)
+    else:
+        path = folder(tmp_path, lines(36))
+    read_frames(path)  # writes it
+    json_query_refused(monkeypatch)
+    for pricing in PRICINGS:
+        runs, replaced = read_frames(path, pricing, drop=LAZY)
+        expected = records_frame(read_records(path), pricing).drop(columns=LAZY)
+        assert_frame_equal(runs, expected)
+        gone = records_frame(read_records(path, superseded=True), pricing)
+        assert_frame_equal(replaced, gone.drop(columns=LAZY, errors="ignore"))
 
 
 @pytest.mark.usefixtures("every_size")

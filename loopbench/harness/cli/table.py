@@ -33,6 +33,16 @@ from loopbench.harness.results.prices import load_prices
 from loopbench.harness.results.published import read_published
 from loopbench.harness.terminal import printable
 
+#: Columns a table reads only for its failure labels (``--failures``): not read without.
+UNTABLED = (
+    "options",
+    "retries",
+    "repeated_actions",
+    "tools_offered",
+    "batched_calls",
+    "replaced_characters",
+)
+
 
 @dataclass(frozen=True)
 class Contents:
@@ -142,11 +152,13 @@ def table_command(
 def _table(results: Path, fmt: str, contents: Contents, pricing: Pricing) -> str:
     """The table of RESULTS as ``table`` prints it (its notes after it), control characters
     shown as escapes."""
-    # The failure labels read run ids and answers beside traces: kept, not read twice.
-    from loopbench.harness.report.failures import columns_labelled  # the failure labels: only here
+    # Without --failures, neither are the columns only the failure labels read.
+    drop: list[str] = [*UNREAD, *UNTABLED]
+    if contents.with_failures:  # the failure labels (imported only here) read run ids and
+        from loopbench.harness.report.failures import columns_labelled  # answers beside traces:
 
-    kept = columns_labelled(results) if contents.with_failures else ()
-    drop = [name for name in UNREAD if name not in kept]
+        kept = columns_labelled(results)  # kept, not read twice
+        drop = [name for name in UNREAD if name not in kept]
     frame, retried = read_frames(results, pricing, drop=drop)
     if frame.empty:
         raise BadInput(f"{results}: no finished runs yet")

@@ -70,10 +70,11 @@ def answer_changes(graded: pd.DataFrame) -> dict[str, float]:
     }
 
 
-def check_measures(graded: pd.DataFrame) -> dict[str, float]:
-    """Coverage, precision, r, f and the predicted precision of the arm's check."""
+def check_measures(graded: pd.DataFrame, metrics: Metrics | None = None) -> dict[str, float]:
+    """Coverage, precision, r, f and the predicted precision of the arm's check; ``metrics``:
+    the runs' metrics, if read already."""
 
-    metrics = Metrics(graded["metrics"])
+    metrics = Metrics(graded["metrics"]) if metrics is None else metrics
     total = metrics.total
     judged = total("judged") if len(graded) else 0.0
     if not judged:
@@ -100,13 +101,14 @@ def check_measures(graded: pd.DataFrame) -> dict[str, float]:
     }
 
 
-def code_measures(graded: pd.DataFrame) -> dict[str, float]:
-    """First-attempt pass rate, edits, edits without effect, and the check's false verdicts.
+def code_measures(graded: pd.DataFrame, metrics: Metrics | None = None) -> dict[str, float]:
+    """First-attempt pass rate, edits, edits without effect, and the check's false verdicts;
+    ``metrics``: the runs' metrics, if read already.
 
     A run with no answer on the way (direct) made one attempt, its final answer; a run that
     ended without an answer passed nothing.
     """
-    metrics = Metrics(graded["metrics"])
+    metrics = Metrics(graded["metrics"]) if metrics is None else metrics
     if not len(graded) or not metrics.has("code_edits"):
         return dict.fromkeys(CODE_COLUMNS, math.nan)
     total = metrics.total

@@ -41,7 +41,7 @@ from loopbench.harness.report.judge_compare import (
     paid,
 )
 from loopbench.harness.report.model_axis import MODEL_AND_ARM, arms_by_model, model_keys
-from loopbench.harness.report.pairing import LeftOut, pairs_of
+from loopbench.harness.report.pairing import LeftOut, of_arm, pairs_of
 from loopbench.harness.report.ungraded import ungraded
 from loopbench.harness.report.verdict import Criterion, judge_accuracy, judge_cost
 from loopbench.harness.sampling import describe_runs
@@ -301,7 +301,7 @@ def _compare_arm(
     unknown = int(pairs["usage_missing_b"].sum() + pairs["usage_missing_a"].sum())
     judge = judged_difference(pairs, arm, judged, thresholds.alpha)
     regressed, why, criteria = _verdict(paired, thresholds, unknown, judge)
-    sides = before[before["arm"] == arm], after[after["arm"] == arm]
+    sides = of_arm(before, arm), of_arm(after, arm)
     changes = option_changes(sides[0]["options"], sides[1]["options"])
     return ArmComparison(
         arm,

@@ -83,7 +83,7 @@ def pairs_of(before: pd.DataFrame, after: pd.DataFrame, arm: str) -> tuple[pd.Da
     """The arm's runs matched by (task, repeat), less those that failed on infrastructure on
     either side, and what that left out. One arm at a time: two folders of a million runs
     are merged in parts."""
-    runs_b, runs_a = before[before["arm"] == arm], after[after["arm"] == arm]
+    runs_b, runs_a = of_arm(before, arm), of_arm(after, arm)
     merged = runs_b.merge(runs_a, on=KEYS, suffixes=("_b", "_a"))
     usable = ~(
         merged["status_b"].isin(INFRASTRUCTURE_STATUSES)
@@ -100,6 +100,12 @@ def pairs_of(before: pd.DataFrame, after: pd.DataFrame, arm: str) -> tuple[pd.Da
         int(ungraded.sum()),
     )
     return pairs, left_out
+
+
+def of_arm(runs: pd.DataFrame, arm: str) -> pd.DataFrame:
+    """The runs of ``arm``: ``runs`` itself when it holds no other arm's (not a copy)."""
+    same = runs["arm"] == arm
+    return runs if same.all() else runs[same]
 
 
 def _not_graded(merged: pd.DataFrame, suffix: str) -> pd.Series:

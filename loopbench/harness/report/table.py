@@ -18,7 +18,12 @@ import numpy as np
 import pandas as pd
 
 from loopbench.harness.errors import BadInput
-from loopbench.harness.report.checks import answer_changes, check_measures, code_measures
+from loopbench.harness.report.checks import (
+    Metrics,
+    answer_changes,
+    check_measures,
+    code_measures,
+)
 from loopbench.harness.report.judge_cost import (
     judge_measures,
     judge_share,
@@ -29,7 +34,7 @@ from loopbench.harness.report.lost_runs import lost_runs_scored
 from loopbench.harness.report.model_axis import model_keys
 from loopbench.harness.report.pass_k import PassK
 from loopbench.harness.results.columns_sql import ANSWER_KEY
-from loopbench.harness.results.grade_kinds import KINDS, kinds_of
+from loopbench.harness.results.grade_kinds import GRADE_KIND, KINDS, kinds_of
 from loopbench.harness.results.statuses import INFRASTRUCTURE_STATUSES, STATUSES
 from loopbench.harness.stats.intervals import PairedTasks, accuracy_interval, wilson_interval
 
@@ -77,8 +82,12 @@ def summarize(
     order = np.argsort(numbers, kind="stable")
     ends = np.searchsorted(numbers[order], np.arange(grouped.ngroups + 1))
     graded_by_arm = _GradedByArm(frame, arm_keys)
+    missing = unreported(frame, [{}])
+    # Only the columns a summary reads are copied per arm (a million runs' copies add up).
+    unread = [c for c in (*UNSUMMARIZED, *missing) if c in frame and c not in keys]
+    summarized = frame.drop(columns=unread)
     for number, group in enumerate(grouped.size().index):
-        runs = frame.take(order[ends[number] : ends[number + 1]])
+        runs = summarized.take(order[ends[number] : ends[number + 1]])
         group = group if isinstance(group, tuple) else (group,)
         arm = dict(zip(keys, group, strict=True))
         others = graded_by_arm.other_scores([arm[key] for key in arm_keys], runs["task_id"])
@@ -90,7 +99,8 @@ def summarize(
             earlier = spent[same]
         summary = _summary(runs, earlier, measures) | lost_runs_scored(runs, others).columns()
         rows.append(dict(zip(keys, group, strict=True)) | summary)
-    return pd.DataFrame(rows).drop(columns=unreported(frame, rows) + judge_unreported(frame, rows))
+    # The token kinds missing were not summarized: no column to leave out.
+    return pd.DataFrame(rows).drop(columns=judge_unreported(frame, rows))
 
 
 class _GradedByArm:
@@ -131,6 +141,32 @@ class _GradedByArm:
 #: Token kinds a table shows only when some run has them: older records hold none (null),
 #: and most endpoints report none (0).
 TOKEN_KINDS = ("tokens_reasoning", "tokens_cache_write")
+#: Columns no summary reads, left out of the runs each arm's summary is given.
+UNSUMMARIZED = (
+    "options",
+    "sampling",
+    "schema_version",
+    "pattern",
+    "task_set",
+    "retries",
+    "repeated_actions",
+    "tools_offered",
+    "batched_calls",
+    "replaced_characters",
+    "task",
+    "repeat",
+    "answer_kind",
+    "score",
+    "slice",
+    "model",
+)
+#: Columns the measures of an arm's graded runs read.
+GRADED_READ = frozenset(
+    {
+        *("task_id", "correct", "first_correct", "metrics", "status"),
+        *(ANSWER_KEY, GRADE_KIND, "grade_reason"),
+    }
+)
 
 
 def unreported(frame: pd.DataFrame, rows: list[dict[str, object]]) -> list[str]:
@@ -138,11 +174,19 @@ def unreported(frame: pd.DataFrame, rows: list[dict[str, object]]) -> list[str]:
     summary leaves out, so a table of runs without them reads as it did before them."""
     missing: list[str] = []
     for kind in TOKEN_KINDS if rows else ():
-        has = kind in frame and bool(pd.to_numeric(frame[kind]).fillna(0).gt(0).any())
+        has = kind in frame and _some_positive(frame[kind])
         # guard: token-kind-shown-only-when-some-run-has
         if not has:
             missing.append(kind)
     return missing
+
+
+def _some_positive(values: pd.Series) -> bool:
+    """Whether some value is above 0; a column of nulls alone (older records') is looked at
+    as such, not converted to numbers."""
+    if values.dtype == object and not values.notna().any():
+        return False
+    return bool(pd.to_numeric(values).fillna(0).gt(0).any())
 
 
 def _column(by: str) -> str:
@@ -154,9 +198,11 @@ def _column(by: str) -> str:
 def _summary(
     runs: pd.DataFrame, retried: pd.DataFrame | None, measures: Measures
 ) -> dict[str, object]:
+    # The graded runs' copy holds what their measures read (a million runs' copies add up).
+    verdicts = runs[[name for name in runs.columns if name in GRADED_READ]]
     # A run whose judge failed has no verdict yet: out of accuracy, kept in cost.
     # guard: judge-failed-runs-left-out-of-accuracy
-    graded = runs[~runs["status"].isin(INFRASTRUCTURE_STATUSES) & ~not_graded(runs)]
+    graded = verdicts[~runs["status"].isin(INFRASTRUCTURE_STATUSES) & ~not_graded(runs)]
     right = graded["correct"].eq(True)  # None (not graded) is not correct
     correct = int(right.sum())
     if measures.interval == "runs":
@@ -170,7 +216,8 @@ def _summary(
     judge = judge_measures(runs, measures.with_judge_cost)
     paid = total_cost + judge_share(judge, measures.with_judge_cost)
     statuses = runs["status"].value_counts()
-    code = code_measures(graded)
+    metrics = Metrics(graded["metrics"])
+    code = code_measures(graded, metrics)
     return {
         "n": len(runs),
         "correct": correct,
@@ -200,7 +247,7 @@ def _summary(
         "cost_from_cache_usd": float(runs["cost_from_cache_usd"].sum(min_count=1)),
         **{f"status_{s}": int(statuses.get(s, 0)) for s in STATUSES},
         **answer_changes(graded),
-        **check_measures(graded),
+        **check_measures(graded, metrics),
         **code,
         **_pass_measures(graded, measures.pass_k, coding=not math.isnan(code["first_pass"])),
         "interval": measures.interval,
@@ -213,7 +260,10 @@ def _ttft(runs: pd.DataFrame) -> float:
     """The median time to first token of the runs that measured one (streamed runs)."""
     if "ttft_s" not in runs:  # a frame built without the column (an older reader's)
         return math.nan
-    return float(pd.to_numeric(runs["ttft_s"], errors="coerce").quantile(0.5))
+    ttft = runs["ttft_s"]
+    if ttft.dtype == object and not ttft.notna().any():  # none streamed: nothing to convert
+        return math.nan
+    return float(pd.to_numeric(ttft, errors="coerce").quantile(0.5))
 
 
 def why_wrong(graded: pd.DataFrame) -> dict[str, int]:

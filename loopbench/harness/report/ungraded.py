@@ -54,11 +54,18 @@ def ungraded(frame: pd.DataFrame) -> Ungraded | None:
     several = "model" in frame and frame["model"].nunique() > 1
     keys = ["model", "arm"] if several else ["arm"]
     arms, chosen = [], []
-    for key, runs in frame.groupby(keys, sort=True):
+    failed = frame["status"].isin(INFRASTRUCTURE_STATUSES)
+    # Each arm's share failed counted in one pass: iterating the groups copies every run.
+    every = failed.groupby([frame[key] for key in keys], sort=True).all()
+    for key, all_failed in every.items():
+        key = key if isinstance(key, tuple) else (key,)
         # guard: ungraded-arm-every-run-infrastructure
-        if runs["status"].isin(INFRASTRUCTURE_STATUSES).all():
+        if all_failed:
             arms.append(f"{key[1]} on {key[0]}" if several else str(key[0]))
-            chosen.append(runs)
+            same = pd.Series(True, index=frame.index)
+            for name, value in zip(keys, key, strict=True):
+                same &= frame[name] == value
+            chosen.append(frame[same])
     if not arms:
         return None
     runs = pd.concat(chosen)

@@ -35,8 +35,20 @@ import duckdb
 import numpy as np
 import pandas as pd
 
-from loopbench.harness.results.columns_fill import Refused, Shared, Unreadable, finish, plain
-from loopbench.harness.results.columns_sidecar import select_distinct, select_sidecar, sidecar
+from loopbench.harness.results.columns_fill import (
+    Refused,
+    Shared,
+    Unreadable,
+    finish,
+    plain,
+    plain_fetched,
+)
+from loopbench.harness.results.columns_sidecar import (
+    fetch_sidecar,
+    select_distinct,
+    sidecar,
+    sidecar_columns,
+)
 from loopbench.harness.results.columns_sql import (
     ANSWER_KEY,
     FIELDS,
@@ -84,9 +96,6 @@ CHUNK = 16 * 2048
 #: How far DuckDB reads ahead while this process turns a chunk into arrays: its second
 #: thread keeps parsing meanwhile (0.6 s of 6.5 at a million runs, bench/records_scale.py).
 READ_AHEAD = "128MB"
-#: The same from a sidecar, which DuckDB reads faster than this process takes it: a little
-#: is enough, and each MB held is a MB of peak memory.
-SIDECAR_READ_AHEAD = "32MB"
 #: Columns every read needs: a run's key, its supersede link, what upgrades read, and the
 #: experiment a run recorded twice names.
 _KEY = (
@@ -100,6 +109,10 @@ _KEY = (
     "pattern",
     "experiment_id",
 )
+Columns = dict[str, np.ndarray[Any, Any]]
+#: Columns read for a few rows alone, when a sidecar is read and they are not asked for:
+#: those superseding and a run recorded twice read (``_RunIds``).
+_LAZY = ("run_id", "supersedes", "experiment_id")
 #: Bytes read at a time from the end of runs.jsonl, back to its last line end.
 _TAIL = 1 << 23
 #: The files said to be read line by line, with why: each is said once a process.
@@ -155,11 +168,14 @@ def _unread(exc: Exception) -> str:
 def _read(
     path: Path, wanted: list[str], pricing: Pricing | None
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    columns = _columns(path, wanted)
+    columns, run_ids = _columns(path, wanted)
     if columns is None:
         return pd.DataFrame(), pd.DataFrame()
-    keep, replaced, repeated = _supersedes(columns)
+    keep, replaced, repeated = _supersedes(columns, run_ids)
     say_repeated(path, _repeated(path, columns, repeated))
+    framed = {*wanted, ANSWER_KEY, GRADE_KIND, *PRICED}
+    for name in [name for name in columns if name not in framed]:
+        del columns[name]  # read for the key and supersedes alone: not copied below
     gone = _frame({n: a[replaced] for n, a in columns.items()}, wanted, pricing)
     if not keep.all():
         for name in list(columns):  # one at a time, so each copy replaces its original
@@ -167,20 +183,23 @@ def _read(
     return _frame(columns, wanted, pricing), gone
 
 
-def _columns(path: Path, wanted: list[str]) -> dict[str, np.ndarray[Any, Any]] | None:
+def _columns(path: Path, wanted: list[str]) -> tuple[Columns | None, _RunIds | None]:
     """The file's rows as ``read_records`` sees it: its complete lines, as they were while no
     writer added to them (a copy up to the last full line when one did, or when the last
-    line is cut). None when it has no complete line."""
+    line is cut). None when it has no complete line. With them, what fetches the run ids a
+    sidecar's rows were read without (``_RunIds``)."""
     before = path.stat()
     end = _last_line_end(path, before.st_size)
     if end == 0:
-        return None
+        return None, None
     if end == before.st_size and not any(c in str(path) for c in "*?[{"):
         found = sidecar(path)
-        columns = _fetch(path, wanted, path.parent, found)
+        columns, lines = _fetch(path, wanted, path.parent, found)
         after = path.stat()
         if (after.st_size, after.st_mtime_ns) == (before.st_size, before.st_mtime_ns):
-            return columns
+            lazy = [name for name in _LAZY if name not in wanted]
+            fetches = found is not None and columns is not None and lazy
+            return columns, _RunIds(found, lines, lazy) if fetches and found else None
     with tempfile.TemporaryDirectory(prefix="loopbench-") as tmp:
         copy = Path(tmp) / RUNS
         with path.open("rb") as source, copy.open("wb") as target:
@@ -188,7 +207,7 @@ def _columns(path: Path, wanted: list[str]) -> dict[str, np.ndarray[Any, Any]] |
             while left and (block := source.read(min(left, 1 << 24))):
                 target.write(block)
                 left -= len(block)
-        return _fetch(copy, wanted, path.parent)
+        return _fetch(copy, wanted, path.parent)[0], None
 
 
 def _last_line_end(path: Path, size: int) -> int:
@@ -207,94 +226,139 @@ def _last_line_end(path: Path, size: int) -> int:
 
 def _fetch(
     path: Path, wanted: list[str], folder: Path, columnar: Path | None = None
-) -> dict[str, np.ndarray[Any, Any]] | None:
+) -> tuple[Columns | None, set[int]]:
     """Every row of ``path`` as arrays, in file order, finished as records (their prompt
     texts read from ``folder``'s prompts/; None for no rows), from its sidecar ``columnar``
     when given (``loopbench.harness.results.columns_sidecar``); ``duckdb.Error`` for a line DuckDB
-    cannot parse, ``Refused`` for one the record model refuses."""
+    cannot parse, ``Refused`` for one the record model refuses. With them, the rows the
+    record model read. From a sidecar, the ``_LAZY`` columns ``wanted`` does not name are
+    None but in those rows: ``_RunIds`` fetches the others' when asked."""
     names = list(dict.fromkeys([*wanted, *_KEY, *PRICED]))
+    lazy = [name for name in _LAZY if name not in wanted] if columnar is not None else []
+    names = [name for name in names if name not in lazy]
     derived = {RUN_KEY: np.uint64, ANSWER_KEY: np.uint64, GRADE_KIND: np.int8}
     strings: dict[str, str] = {}
     shared = {name: Shared(strings) for name in names if shareable(FIELDS[name])}
     lines: dict[int, str] = {}
     rows = 0
+    parts = _Parts()
     with duckdb.connect(":memory:") as con:
         no_progress_bar(con)
-        ahead = READ_AHEAD if columnar is None else SIDECAR_READ_AHEAD
-        con.execute(f"SET streaming_buffer_size = '{ahead}'")
         if columnar is None:
-            parts = _Parts(None)
+            con.execute(f"SET streaming_buffer_size = '{READ_AHEAD}'")
             result = con.execute(select(names), [str(path)])
         else:
-            parts = _Parts(_sidecar_rows(con, columnar))
             _values_apart(con, names, shared, columnar)
-            result = con.execute(select_sidecar(names), [str(columnar)])
-        while len(chunk := result.fetch_df_chunk(vectors_per_chunk=CHUNK // 2048)):
+            rows = _fetch_sidecar(con, names, columnar, parts, lines)
+        while columnar is None and len(
+            chunk := result.fetch_df_chunk(vectors_per_chunk=CHUNK // 2048)
+        ):
             for name in names:
-                if name in shared and columnar is None:
+                if name in shared:
                     shared[name].add(chunk[name], chunk[hashed(name)].to_numpy(np.uint64))
-                elif name in shared:  # gathered, and their values looked up once at the end
-                    parts.add(hashed(name), rows, chunk[hashed(name)].to_numpy(np.uint64))
                 else:
-                    parts.add(name, rows, plain(chunk[name], FIELDS[name]))
+                    parts.add(name, plain(chunk[name], FIELDS[name]))
             for name, dtype in derived.items():
-                parts.add(name, rows, chunk[name].to_numpy(dtype=dtype))
+                parts.add(name, chunk[name].to_numpy(dtype=dtype))
             line = chunk[LINE]
             for at in np.flatnonzero(line.notna().to_numpy()).tolist():
                 lines[rows + at] = str(line.iat[at])
             rows += len(chunk)
     if not rows:
-        return None
+        return None, set()
     if columnar is not None:
         for name, column in shared.items():
-            column.add(None, parts.column(hashed(name), rows))
+            column.add(None, parts.column(hashed(name)))
     texts = {name: shared.pop(name) for name in names if FIELDS[name].kind == "dict"}
     columns = {
-        name: shared.pop(name).column() if name in shared else parts.column(name, rows)
+        name: shared.pop(name).column() if name in shared else parts.column(name)
         for name in [*names, *derived]
         if name not in texts
     }
+    for name in lazy:  # the record model's rows get theirs in finish
+        columns[name] = np.full(rows, None, dtype=object)
     finish(columns, texts, lines, folder)
-    return columns
+    return columns, set(lines)
+
+
+class _RunIds:
+    """The run ids, supersedes and experiments (``_LAZY``) of a sidecar's rows, fetched for
+    the rows asked for alone: superseding compares those of the runs recorded on several
+    rows, a few in a million, and a million unique strings cost more to fetch than the rest
+    of a table's columns."""
+
+    def __init__(self, columnar: Path, read: set[int], names: list[str]) -> None:
+        self.columnar = columnar
+        self.read = read
+        """The rows the record model read: their values are in the columns already."""
+        self.names = names
+        """The columns to fill."""
+
+    def fill(self, columns: Columns, rows: np.ndarray[Any, Any]) -> None:
+        """Put the values of each of ``rows`` in ``columns``."""
+        if self.read:
+            rows = rows[~np.isin(rows, np.fromiter(self.read, dtype=np.int64))]
+        if not len(rows):
+            return
+        with duckdb.connect(":memory:") as con:
+            no_progress_bar(con)
+            con.register("wanted", pd.DataFrame({"row": rows.astype(np.int64)}))
+            found = con.execute(
+                f"SELECT file_row_number, {', '.join(map(_quoted, self.names))} "
+                "FROM read_parquet(?, file_row_number = true) "
+                "WHERE file_row_number IN (SELECT row FROM wanted)",
+                [str(self.columnar)],
+            ).fetchnumpy()
+        at = np.ma.getdata(found["file_row_number"])
+        for name in self.names:
+            values: np.ndarray[Any, Any] = np.asanyarray(found[name])
+            held = np.ma.getdata(values).astype(object)
+            held[np.ma.getmaskarray(values)] = None
+            columns[name][at] = held
 
 
 class _Parts:
-    """Fetched chunks of the unshared columns, gathered into one array each: straight into
-    arrays of the full length when the number of rows is known ahead (a sidecar's), as
-    a list joined at the end otherwise. (A million rows' chunks joined at the end take
-    twice the memory while joined, and leave the heap in pieces.)"""
+    """Fetched chunks of the unshared columns, joined into one array each at the end (a
+    sidecar's come whole: one chunk each, not copied)."""
 
-    def __init__(self, rows: int | None) -> None:
-        self.rows = rows
-        self.arrays: dict[str, np.ndarray[Any, Any]] = {}
+    def __init__(self) -> None:
         self.chunks: dict[str, list[np.ndarray[Any, Any]]] = {}
 
-    def add(self, name: str, start: int, values: np.ndarray[Any, Any]) -> None:
-        end = start + len(values)
-        if self.rows is not None and end <= self.rows:
-            array = self.arrays.get(name)
-            if array is None:
-                array = self.arrays[name] = np.empty(self.rows, dtype=values.dtype)
-            array[start:end] = values
-        else:
-            self.chunks.setdefault(name, []).append(values)
+    def add(self, name: str, values: np.ndarray[Any, Any]) -> None:
+        self.chunks.setdefault(name, []).append(values)
 
-    def column(self, name: str, rows: int) -> np.ndarray[Any, Any]:
-        """The column's ``rows`` values."""
-        array, chunks = self.arrays.pop(name, None), self.chunks.pop(name, [])
-        if array is None:
+    def column(self, name: str) -> np.ndarray[Any, Any]:
+        """The column's values."""
+        chunks = self.chunks.pop(name)
+        if len(chunks) > 1:
             return np.concatenate(chunks)
-        if chunks:  # more rows than counted: not expected of a sidecar
-            return np.concatenate([array, *chunks])
-        return array[:rows] if rows < len(array) else array
+        # A chunk's array may be its frame's, read-only: the model's rows are set later.
+        return chunks[0] if chunks[0].flags.writeable else chunks[0].copy()
 
 
-def _sidecar_rows(con: duckdb.DuckDBPyConnection, columnar: Path) -> int | None:
-    """The sidecar's number of rows, from its metadata."""
-    found = con.execute(
-        "SELECT sum(num_rows) FROM parquet_file_metadata(?)", [str(columnar)]
-    ).fetchone()
-    return int(found[0]) if found and found[0] is not None else None
+def _fetch_sidecar(
+    con: duckdb.DuckDBPyConnection,
+    names: list[str],
+    columnar: Path,
+    parts: _Parts,
+    lines: dict[int, str],
+) -> int:
+    """The sidecar's columns of ``names`` into ``parts`` (the hashes of the shared ones), and
+    the lines it does not vouch for into ``lines``; how many rows it holds."""
+    derived = {RUN_KEY: np.uint64, ANSWER_KEY: np.uint64, GRADE_KIND: np.int8}
+    rows = 0
+    for name, values in fetch_sidecar(con, sidecar_columns(names), columnar):
+        rows = len(values)
+        if name == LINE:
+            held = np.flatnonzero(~np.ma.getmaskarray(values))
+            lines.update(zip(held.tolist(), map(str, np.ma.getdata(values)[held]), strict=True))
+        elif name in derived:
+            parts.add(name, np.ma.getdata(values).astype(derived[name], copy=False))
+        elif name.startswith(hashed("")):
+            parts.add(name, np.ma.getdata(values).astype(np.uint64, copy=False))
+        else:
+            parts.add(name, plain_fetched(values, FIELDS[name]))
+    return rows
 
 
 def _values_apart(
@@ -312,19 +376,25 @@ def _values_apart(
             shared[name].value_of = found.get(number, {})
 
 
+def _quoted(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
 def _supersedes(
-    columns: dict[str, np.ndarray[Any, Any]],
+    columns: Columns, run_ids: _RunIds | None = None
 ) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any], list[tuple[int, int]]]:
     """Which rows are runs, the rows later ones superseded in the order they were, and the
     rows recording a run again (each with the row that counts), as ``read_records`` takes
     them: a row counts unless it records a run again without naming the earlier record's
-    run_id in ``supersedes``."""
+    run_id in ``supersedes``. ``run_ids`` fetches the run ids (and others) the columns lack."""
     hashed = columns.pop(RUN_KEY)
     keep = np.ones(len(hashed), dtype=bool)
     current: dict[tuple[Any, ...], int] = {}
     replaced: list[int] = []
     repeated: list[tuple[int, int]] = []
     rows = np.flatnonzero(pd.Series(hashed).duplicated(keep=False).to_numpy())
+    if run_ids is not None:
+        run_ids.fill(columns, rows)
     # Each row's key made in one pass (tens of thousands of rows after a --retry-errors round)
     named = ("model", "arm", "task_id", "repeat")
     keys = zip(*(columns[name][rows] for name in named), strict=True)

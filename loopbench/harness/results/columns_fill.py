@@ -109,6 +109,23 @@ def plain(column: pd.Series[Any], field: Field) -> Array:
     return column.to_numpy(dtype=object)
 
 
+def plain_fetched(values: Array, field: Field) -> Array:
+    """``plain`` of a column DuckDB gave as a numpy array, masked where null
+    (``fetchnumpy``): the same values and dtype."""
+    mask = np.ma.getmaskarray(values)
+    data = np.ma.getdata(values)
+    if (field.kind == "int" and field.nullable) or field.kind == "float":
+        floats = data.astype(np.float64)  # a new array: its nulls can be set
+        floats[mask] = np.nan
+        return floats
+    if field.kind == "int":
+        return data.astype(np.int64, copy=False)
+    objects = data.astype(object)
+    if field.kind == "bool" or mask.any():
+        objects[mask] = None
+    return objects
+
+
 def finish(
     columns: dict[str, Array], texts: dict[str, Shared], lines: dict[int, str], folder: Path
 ) -> None:

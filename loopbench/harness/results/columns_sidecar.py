@@ -23,9 +23,12 @@ import json
 import os
 import stat
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import duckdb
+import numpy as np
 
 from loopbench.harness.results.columns_sql import (
     ANSWER_KEY,
@@ -42,6 +45,8 @@ from loopbench.harness.results.grade_kinds import GRADE_KIND
 from loopbench.harness.results.reading import RUNS
 
 SIDECAR = "runs.columns.parquet"
+#: Columns fetched by one query of a sidecar (``fetch_sidecar``): a million rows' each.
+FETCHED_TOGETHER = 6
 #: runs.jsonl below this size (some 15,000 runs) is read as fast without a sidecar: none
 #: is written or read for it.
 SIDECAR_FROM = 1 << 24
@@ -163,15 +168,35 @@ def _worth_one(runs: Path) -> bool:
     return size >= SIDECAR_FROM
 
 
-def select_sidecar(names: list[str]) -> str:
-    """The query of ``select(names)``'s columns from the sidecar given as its parameter, less
-    the values of the ``shareable`` ones: their ``hashed`` column stands for them, and
-    ``select_distinct`` gives each hash's value once (a million strings made once each
-    cost more than the rest of the read)."""
+def sidecar_columns(names: list[str]) -> list[str]:
+    """The sidecar's columns of ``select(names)``'s, less the values of the ``shareable``
+    ones: their ``hashed`` column stands for them, and ``select_distinct`` gives each hash's
+    value once (a million strings made once each cost more than the rest of the read)."""
     hashes = [hashed(name) for name in names if shareable(FIELDS[name])]
     plain = [name for name in names if not shareable(FIELDS[name])]
-    columns = [*plain, *hashes, RUN_KEY, ANSWER_KEY, GRADE_KIND, LINE]
-    return f"SELECT {', '.join(map(_quoted, columns))} FROM read_parquet(?)"
+    return [*plain, *hashes, RUN_KEY, ANSWER_KEY, GRADE_KIND, LINE]
+
+
+def select_sidecar(names: list[str]) -> str:
+    """The query of ``sidecar_columns(names)`` from the sidecar given as its parameter."""
+    return f"SELECT {', '.join(map(_quoted, sidecar_columns(names)))} FROM read_parquet(?)"
+
+
+def fetch_sidecar(
+    con: duckdb.DuckDBPyConnection, columns: list[str], sidecar: Path
+) -> Iterator[tuple[str, np.ndarray[Any, Any]]]:
+    """Each of ``columns`` of every row of ``sidecar``, in file order, as DuckDB's numpy
+    array (a masked one where it holds nulls; writable), a few columns a query: each query reads its
+    columns alone, whole, without a chunk of rows copied twice, and DuckDB holds no more
+    than a few columns' values at a time (memory)."""
+    for start in range(0, len(columns), FETCHED_TOGETHER):
+        batch = columns[start : start + FETCHED_TOGETHER]
+        query = f"SELECT {', '.join(map(_quoted, batch))} FROM read_parquet(?)"
+        found = con.execute(query, [str(sidecar)]).fetchnumpy()
+        for name in batch:
+            values: np.ndarray[Any, Any] = np.asanyarray(found.pop(name))
+            # DuckDB's own memory, read-only: the rows the record model reads are set later
+            yield name, values if values.flags.writeable else values.copy()
 
 
 def select_distinct(names: list[str]) -> str:

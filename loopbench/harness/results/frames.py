@@ -75,11 +75,12 @@ def priced(columns: dict[str, np.ndarray[Any, Any]], pricing: Pricing) -> np.nda
     ``price_as``), else the cost recorded, else NaN; ``columns`` holds ``PRICED``."""
     cost = np.array(columns["cost_usd"], dtype=np.float64)
     models = columns["model"]
+    found = pd.unique(models)
     prices: dict[str, Price | None]
     if pricing.price_as:
-        prices = {model: pricing.table.require(pricing.price_as) for model in set(models)}
+        prices = {model: pricing.table.require(pricing.price_as) for model in found}
     else:
-        prices = {model: pricing.table.find(model) for model in set(models)}
+        prices = {model: pricing.table.find(model) for model in found}
     tokens_in, tokens_out = columns["tokens_in"], columns["tokens_out"]
     cached = columns["tokens_cached"]
     # Null in records written before cache writes were recorded: none were priced then.
@@ -88,7 +89,8 @@ def priced(columns: dict[str, np.ndarray[Any, Any]], pricing: Pricing) -> np.nda
     for model, price in prices.items():
         if price is None:
             continue
-        rows = models == model
+        # Every row, without a copy of each column, when the runs are of one model.
+        rows = slice(None) if len(prices) == 1 else models == model
         cost[rows] = price.costs(tokens_in[rows], tokens_out[rows], cached[rows], written[rows])
         share = pricing.table.batch_share(price)
         if share < 1:  # the batched calls at the batch price (docs/batch.md)

@@ -72,11 +72,10 @@ def test_commands_that_do_not_plot_do_not_import_matplotlib(args):
         assert {"pandas", "duckdb"} <= loaded  # what a table does use, seen by the scan
 
 
-def test_a_table_with_repeats_takes_its_t_quantile_from_scipy_special_alone():
+def test_a_table_with_repeats_takes_its_t_quantile_without_scipy():
     loaded = imported_modules("table", str(REPEATED))
-    assert "scipy.special" in loaded
-    assert "scipy.stats" not in loaded  # a second slower to import
-    assert "matplotlib" not in {module.split(".")[0] for module in loaded}
+    # scipy.special takes 0.2 s to import, scipy.stats a second more
+    assert not {"scipy", "matplotlib"} & {module.split(".")[0] for module in loaded}
 
 
 def test_only_the_otlp_format_imports_opentelemetry(tmp_path):
