@@ -24,12 +24,13 @@ def stopping_note(results: Path, runs: pd.DataFrame) -> str:
 
 def table_title(frame: pd.DataFrame, pricing: Pricing, results: Path) -> str:
     sets = ", ".join(sorted(frame["task_set"].unique()))
-    models = ", ".join(sorted(frame["model"].unique()))
+    found = frame["model"].unique()  # once: a million runs' models are not found twice
+    models = ", ".join(sorted(found))
     repeats = int(frame["repeat"].max()) + 1
     sampling = describe_runs(frame["sampling"]) if "sampling" in frame else "not read"
     code = "answer_kind" in frame and bool(frame["answer_kind"].eq("code").any())
     graded = graded_by(read_experiment(results), code)
     return (
         f"**{sets}** on {models}, {repeats} repeat(s), graded by {graded}; sampling: "
-        f"{sampling}; {pricing.label_for(frame['model'].unique())}"
+        f"{sampling}; {pricing.label_for(found)}"
     )

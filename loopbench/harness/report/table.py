@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
+from pandas.core.groupby import DataFrameGroupBy
 
 from loopbench.harness.errors import BadInput
 from loopbench.harness.report.checks import (
@@ -81,7 +83,9 @@ def summarize(
     # Each group's rows taken alone: iterating the groupby copies the whole frame sorted.
     order = np.argsort(numbers, kind="stable")
     ends = np.searchsorted(numbers[order], np.arange(grouped.ngroups + 1))
-    graded_by_arm = _GradedByArm(frame, arm_keys)
+    # Grouped by the arm alone (no --by), the arms' grouping is the one just made.
+    arms = grouped if keys == arm_keys else frame.groupby(arm_keys, sort=False, dropna=False)
+    graded_by_arm = _GradedByArm(frame, arms, numbers if arms is grouped else None)
     missing = unreported(frame, [{}])
     # Only the columns a summary reads are copied per arm (a million runs' copies add up).
     unread = [c for c in (*UNSUMMARIZED, *missing) if c in frame and c not in keys]
@@ -108,9 +112,15 @@ class _GradedByArm:
     task once, so each arm's ``lost_runs`` reads the other arms' by subtraction instead of
     copying their runs."""
 
-    def __init__(self, frame: pd.DataFrame, arm_keys: list[str]) -> None:
-        arms = frame.groupby(arm_keys, sort=False, dropna=False)
-        arm_codes = arms.ngroup().to_numpy()
+    def __init__(
+        self,
+        frame: pd.DataFrame,
+        arms: DataFrameGroupBy[Any, Any],
+        arm_codes: np.ndarray | None = None,
+    ) -> None:
+        """``arms``: ``frame`` grouped by arm; ``arm_codes``: its ``ngroup``, when known."""
+        if arm_codes is None:
+            arm_codes = arms.ngroup().to_numpy()
         self.arm_number = {
             (key if isinstance(key, tuple) else (key,)): number
             for number, key in enumerate(arms.size().index)
