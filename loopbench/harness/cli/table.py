@@ -34,8 +34,8 @@ from loopbench.harness.results.published import read_published
 from loopbench.harness.terminal import printable
 
 #: Columns a table reads only for its failure labels (``--failures``): not read without.
+#: (``options`` is read all the same: it names the prompt files, each checked as it is read.)
 UNTABLED = (
-    "options",
     "retries",
     "repeated_actions",
     "tools_offered",
