@@ -349,7 +349,7 @@ class Runner:
         """The record's fields of the run's calls: counted by the counting client, priced as
         ``model`` at run time."""
         usage, prices = counted.usage, self.settings.prices
-        price = self._price(model) if prices else None
+        price = self._price(model)
         replayed = _cost(price, counted.usage_from_cache) if price and counted.cache_hits else None
         cost = None
         if price is not None and prices is not None:

@@ -133,11 +133,11 @@ class SlotWaits:
 
     def call(self) -> AbstractContextManager[None]:
         """Around a whole model call, retries included."""
-        return _Call(self)
+        return _Counted(self, calls=1, waiting=0)
 
     def waiting(self) -> AbstractContextManager[None]:
         """Around one wait for a slot."""
-        return _Waiting(self)
+        return _Counted(self, calls=0, waiting=1)
 
     def _add(self, calls: int = 0, waiting: int = 0) -> None:
         """Count calls or waits in or out, closing or opening a stretch of blocked time."""
@@ -153,35 +153,20 @@ class SlotWaits:
         return self._calls > 0 and self._waiting == self._calls
 
 
-class _Call:
-    """A model call counted in and out of a run's ``SlotWaits``: a plain context manager,
-    as cheap as the two counts (one per call on the hot path)."""
+class _Counted:
+    """A model call, or a wait for a slot, counted in and out of a run's ``SlotWaits``: a
+    plain context manager, as cheap as the two counts (one per call on the hot path)."""
 
-    __slots__ = ("_waits",)
+    __slots__ = ("_calls", "_waiting", "_waits")
 
-    def __init__(self, waits: SlotWaits) -> None:
-        self._waits = waits
-
-    def __enter__(self) -> None:
-        self._waits._add(calls=1)
-
-    def __exit__(self, *exc: object) -> None:
-        self._waits._add(calls=-1)
-
-
-class _Waiting:
-    """A wait for a slot counted in and out of a run's ``SlotWaits``, as ``_Call``."""
-
-    __slots__ = ("_waits",)
-
-    def __init__(self, waits: SlotWaits) -> None:
-        self._waits = waits
+    def __init__(self, waits: SlotWaits, calls: int, waiting: int) -> None:
+        self._waits, self._calls, self._waiting = waits, calls, waiting
 
     def __enter__(self) -> None:
-        self._waits._add(waiting=1)
+        self._waits._add(self._calls, self._waiting)
 
     def __exit__(self, *exc: object) -> None:
-        self._waits._add(waiting=-1)
+        self._waits._add(-self._calls, -self._waiting)
 
 
 #: The run being made in this context, if any: set by the runner for each run.
