@@ -40,8 +40,8 @@ def dumps_text(value: Any) -> str:
 #: 20 digits in a row: perhaps an integer orjson would read as a float (2**64 has 20).
 _LONG_DIGITS_TEXT = re.compile(r"\d{20}", re.ASCII)
 #: Bytes with every digit made "0" and every other byte a space, so 20 digits in a row are
-#: found by a plain substring search: a tenth of the CPU of a regular expression's search
-#: on a reply, which had cost as much as orjson reading it.
+#: found by a plain substring search: a seventh of the CPU of a regular expression's
+#: search on a reply, which had cost three times what orjson's reading of it costs.
 _DIGITS_AS_ZEROS = bytes(48 if 48 <= byte <= 57 else 32 for byte in range(256))
 _TWENTY_ZEROS = b"0" * 20
 

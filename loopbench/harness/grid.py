@@ -185,8 +185,8 @@ async def run_grid(
 #: the end of its run, and a pass every few calls promoted the rest to be walked again.
 #: With hundreds of runs in flight nearly all of a pass's objects are still in use (a
 #: pass over 10,000 freed a few dozen), so the passes' cost goes with how many there are:
-#: at 100,000, a grid of 256 requests in flight spends a third of the CPU on them that it
-#: did at 10,000 (``bench/overhead_profile.py``).
+#: at 100,000, a grid of 256 requests in flight spent a third of the CPU on them that it
+#: did at 10,000 (timed by ``gc.callbacks``, 1,200 samples of ``bench/overhead.py``'s grid).
 YOUNG_OBJECTS_PER_PASS = 100_000
 
 
