@@ -38,16 +38,25 @@ def dumps_text(value: Any) -> str:
 
 
 #: 20 digits in a row: perhaps an integer orjson would read as a float (2**64 has 20).
-_LONG_DIGITS = re.compile(rb"\d{20}")
 _LONG_DIGITS_TEXT = re.compile(r"\d{20}", re.ASCII)
+#: Bytes with every digit made "0" and every other byte a space, so 20 digits in a row are
+#: found by a plain substring search: a seventh of the CPU of a regular expression's
+#: search on a reply, which had cost three times what orjson's reading of it costs.
+_DIGITS_AS_ZEROS = bytes(48 if 48 <= byte <= 57 else 32 for byte in range(256))
+_TWENTY_ZEROS = b"0" * 20
+
+
+def _long_digits(data: bytes | str) -> bool:
+    if isinstance(data, str):
+        return _LONG_DIGITS_TEXT.search(data) is not None
+    return _TWENTY_ZEROS in data.translate(_DIGITS_AS_ZEROS)
 
 
 def loads(data: bytes | str) -> Any:
     """The JSON value ``data`` holds; a ``ValueError`` (or ``RecursionError``) as
     ``json.loads`` gives one when it is not JSON."""
-    long_digits = _LONG_DIGITS_TEXT if isinstance(data, str) else _LONG_DIGITS
     # guard: huge-integers-read-whole
-    if long_digits.search(data):  # type: ignore[arg-type]
+    if _long_digits(data):
         return json.loads(data)
     try:
         return orjson.loads(data)

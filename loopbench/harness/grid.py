@@ -165,7 +165,7 @@ async def run_grid(
     total = len(names) * len(grid.arms) * each
     watch.started(total - skipped, skipped, by_arm)
     jobs = (
-        replace(job, supersedes=again.get(key))
+        replace(job, supersedes=again[key]) if key in again else job  # a copy costs 5 us
         for job in grid.jobs()
         if (key := (job.model, job.arm.spec, job.task.id, job.repeat)) not in done
     )
@@ -183,7 +183,11 @@ async def run_grid(
 #: The young objects made between two of the garbage collector's passes over them while
 #: a grid runs (Python's default is 700): a model call makes hundreds, nearly all gone by
 #: the end of its run, and a pass every few calls promoted the rest to be walked again.
-YOUNG_OBJECTS_PER_PASS = 10_000
+#: With hundreds of runs in flight nearly all of a pass's objects are still in use (a
+#: pass over 10,000 freed a few dozen), so the passes' cost goes with how many there are:
+#: at 100,000, a grid of 256 requests in flight spent a third of the CPU on them that it
+#: did at 10,000 (timed by ``gc.callbacks``, 1,200 samples of ``bench/overhead.py``'s grid).
+YOUNG_OBJECTS_PER_PASS = 100_000
 
 
 @contextmanager

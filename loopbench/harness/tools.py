@@ -128,7 +128,7 @@ class ToolSet:
             )
             return ToolResult(False, f"Error: invalid arguments to {name}: {problems}.")
         try:
-            key = json.dumps(args.model_dump(), sort_keys=True)
+            key = _CANONICAL.encode(args.model_dump())
         except (ValueError, RecursionError) as exc:  # a tool's own field may hold any value
             return ToolResult(False, f"Error: invalid arguments to {name}: {_why(exc)}.")
         try:
@@ -142,6 +142,11 @@ class ToolSet:
         except Exception as exc:  # a tool's failure is the model's observation, not a crash
             return ToolResult(False, f"Error: {name} failed: {type(exc).__name__}: {exc}", key)
         return ToolResult(True, str(result), key)
+
+
+#: What ``json.dumps(value, sort_keys=True)`` writes, without an encoder made for every
+#: call as ``json.dumps`` makes one for any argument it is given.
+_CANONICAL = json.JSONEncoder(sort_keys=True)
 
 
 def _why(exc: ValueError | RecursionError) -> str:

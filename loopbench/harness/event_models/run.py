@@ -93,6 +93,16 @@ class ToolCallEvent(TraceEvent):
     ok: bool
     result: str
 
+    @classmethod
+    def unchecked(
+        cls, step: int, tool: str, arguments: str | dict[str, Any], ok: bool, result: str
+    ) -> ToolCallEvent:
+        """Made without validation, for ``Actions``, which has these values from the model's
+        call and the tool set's result as they are typed: validating them again cost more
+        than writing the event."""
+        fields = {"step": step, "tool": tool, "arguments": arguments, "ok": ok, "result": result}
+        return cls.trusted({"t": 0.0, "kind": "tool_call", **fields})
+
     @property
     def args(self) -> dict[str, Any] | str:
         """The arguments as an object when they are one (as JSON text or as written)."""

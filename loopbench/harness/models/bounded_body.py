@@ -87,7 +87,14 @@ class BoundedBody:
 
     def __init__(self, content_encoding: str | None, limit: int) -> None:
         self.limit = limit
-        encodings = [e.strip().lower() for e in (content_encoding or "").split(",")]
+        self._received = 0
+        self._size = 0
+        self._chunks: list[bytes] = []
+        #: Applied in the order listed, so undone in the reverse order.
+        self._layers: list[_Inflate] = []
+        if not content_encoding:  # as nearly every reply is sent: nothing to undo
+            return
+        encodings = [e.strip().lower() for e in content_encoding.split(",")]
         encodings = [e for e in encodings if e and e != "identity"]
         refused = [e for e in encodings if e not in ("gzip", "x-gzip", "deflate")]
         if refused:
@@ -95,11 +102,7 @@ class BoundedBody:
                 f"the body is encoded as {refused[0]!r}, which was not asked for "
                 f"(accept-encoding: {ACCEPT_ENCODING})"
             )
-        #: Applied in the order listed, so undone in the reverse order.
         self._layers = [_Inflate(e) for e in reversed(encodings)]
-        self._received = 0
-        self._size = 0
-        self._chunks: list[bytes] = []
 
     def expect(self, content_length: str | None) -> None:
         """Refuse before reading a body whose declared length is already past the limit."""

@@ -379,7 +379,7 @@ class HttpClient:
                 )
                 raise ModelAPIError(self._redact(failure), retries=attempt) from exc
         finally:
-            await self.concurrency.release()
+            self.concurrency.release_now()
         return response, started
 
     def _redacted(self, message: Message) -> Message:

@@ -87,6 +87,10 @@ class AdaptiveLimit:
     async def release(self) -> None:
         self._hand_on()
 
+    def release_now(self) -> None:
+        """``release`` without a coroutine made and awaited for it, once a call."""
+        self._hand_on()
+
     def succeeded(self) -> None:
         self.limit = min(float(self.ceiling), self.limit + 1 / self.limit)
         # guard: limit-climbing-back-after-429

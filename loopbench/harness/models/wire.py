@@ -217,6 +217,17 @@ def parse_usage(usage: object) -> Usage:
     if usage is None or usage == {}:
         # guard: missing-usage-not-zero
         return Usage(missing=1)
+    if (  # input and output alone (vLLM, llama.cpp): read at once, as below they read the same
+        type(usage) is dict
+        and type(prompt := usage.get("prompt_tokens")) is int
+        and type(completion := usage.get("completion_tokens")) is int
+        and prompt >= 0
+        and completion >= 0
+        and not usage.get("prompt_tokens_details")
+        and not usage.get("completion_tokens_details")
+        and usage.get("cache_creation_input_tokens") is None
+    ):
+        return Usage(prompt, completion)
     usage = _object(usage, "usage")
     details = _object(usage.get("prompt_tokens_details") or {}, "usage.prompt_tokens_details")
     out_details = _object(

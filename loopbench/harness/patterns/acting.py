@@ -58,11 +58,7 @@ class Actions:
             )
             self.ctx.emit(failed)
             raise
-        self.ctx.emit(
-            ToolCallEvent(
-                step=step, tool=name, arguments=arguments, ok=result.ok, result=result.content
-            )
-        )
+        self.ctx.emit(ToolCallEvent.unchecked(step, name, arguments, result.ok, result.content))
         # guard: guard-counts-failed-repeats
         key = (name, result.args_key or _as_written(arguments))
         if key not in self.seen:
