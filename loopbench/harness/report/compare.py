@@ -238,11 +238,12 @@ def compare_judged(
     if model_keys(before) or model_keys(after):  # a model axis: compare each model's arms
         before, after = arms_by_model(before), arms_by_model(after)
     matched = match_same_configurations(before, after)
-    after = after.assign(arm=after["arm"].replace(matched))
-    arms_before, arms_after = set(before["arm"].unique()), set(after["arm"].unique())
+    if matched:
+        after = after.assign(arm=after["arm"].replace(matched))
     # Each arm's rows found in one pass over each side, and taken one arm at a time, the
     # columns its pairs read alone: not a comparison of a million arm names per arm and side.
     rows = before.groupby("arm", sort=False).indices, after.groupby("arm", sort=False).indices
+    arms_before, arms_after = set(map(str, rows[0])), set(map(str, rows[1]))
     sides = (before, after)
     return Comparison(
         [
