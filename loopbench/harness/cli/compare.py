@@ -20,10 +20,11 @@ from loopbench.harness.report.compare import (
 )
 from loopbench.harness.report.compare_text import as_json, as_markdown
 from loopbench.harness.report.judge_accuracy import Judging
-from loopbench.harness.results.columns import FIELDS, read_frame
+from loopbench.harness.results.columns import FIELDS
 from loopbench.harness.results.frames import Pricing
 from loopbench.harness.results.legacy import schema_1_identity
 from loopbench.harness.results.prices import load_prices
+from loopbench.harness.results.two_folders import read_two
 from loopbench.harness.terminal import one_line
 
 if TYPE_CHECKING:
@@ -107,8 +108,7 @@ def compare_command(
 ) -> None:
     """Compare CANDIDATE against BASELINE; exit 1 if an arm regressed, 2 on bad input."""
     pricing = Pricing(load_prices(), costing.price_as)
-    before = read_frame(baseline, pricing, drop=NOT_COMPARED)
-    after = read_frame(candidate, pricing, drop=NOT_COMPARED)
+    before, after = read_two(baseline, candidate, pricing, drop=NOT_COMPARED)
     for folder, frame in ((baseline, before), (candidate, after)):
         check_comparable(folder, frame)
     wanted = _canonical(list(arms), before, after)
