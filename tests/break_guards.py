@@ -723,7 +723,7 @@ MUTATIONS = [
      "value=len(frame) >= LIST_ALL_RUNS",
      [SCALE + "test_the_threshold_is_a_number_of_runs_listed_in_full"]),
     ("large-report-lists-at-most", "a large report lists at most K runs per arm and label",
-     'value=_first(labels[labels["label"].notna()], ["model", "arm", "label"], 10**6)',
+     "value=_first(rows, arms[rows], order[rows], 10**6)",
      [SCALE + "test_every_arm_and_label_with_runs_has_runs_listed_up_to_the_cap"]),
     ("sample-does-not-depend-python", "the sample does not depend on Python's salted hash",
      'value=labelled["run_id"].map(hash).to_numpy()',

@@ -328,11 +328,12 @@ def outputs(monkeypatch: pytest.MonkeyPatch, old: bool, argv: list[list[str]]) -
 
     from loopbench.harness.cli import compare as compare_cli
     from loopbench.harness.cli import table as table_cli
+    from loopbench.harness.results import two_folders
 
     with monkeypatch.context() as patched:
         if old:
             patched.setattr(table_cli, "read_frames", old_frames)
-            patched.setattr(compare_cli, "read_frame", old_frame)
+            patched.setattr(two_folders, "read_frame", old_frame)  # compare's two sides
         runner = CliRunner()
         made = []
         for args in argv:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -19,11 +20,15 @@ from loopbench.harness.report.compare import (
 )
 from loopbench.harness.report.compare_text import as_json, as_markdown
 from loopbench.harness.report.judge_accuracy import Judging
-from loopbench.harness.results.columns import FIELDS, read_frame
+from loopbench.harness.results.columns import FIELDS
 from loopbench.harness.results.frames import Pricing
 from loopbench.harness.results.legacy import schema_1_identity
 from loopbench.harness.results.prices import load_prices
+from loopbench.harness.results.two_folders import read_two
 from loopbench.harness.terminal import one_line
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: The record fields ``loopbench.harness.report.compare`` reads; the others are not read, so that
 #: two folders of a million runs each fit in memory.
@@ -103,12 +108,10 @@ def compare_command(
 ) -> None:
     """Compare CANDIDATE against BASELINE; exit 1 if an arm regressed, 2 on bad input."""
     pricing = Pricing(load_prices(), costing.price_as)
-    before = read_frame(baseline, pricing, drop=NOT_COMPARED)
-    after = read_frame(candidate, pricing, drop=NOT_COMPARED)
+    before, after = read_two(baseline, candidate, pricing, drop=NOT_COMPARED)
     for folder, frame in ((baseline, before), (candidate, after)):
         check_comparable(folder, frame)
-    known = set(before["arm"].unique()) | set(after["arm"].unique())
-    wanted = _canonical(list(arms), known)
+    wanted = _canonical(list(arms), before, after)
     judging = (Judging.of(baseline), Judging.of(candidate))
     judged = JudgeChoice(costing.with_judge_cost, judging)
     comparison = compare_judged(before, after, wanted, thresholds, judged)
@@ -129,10 +132,11 @@ def compare_command(
     raise SystemExit(1 if regressed else 0)
 
 
-def _canonical(asked: list[str], known: set[str]) -> list[str] | None:
+def _canonical(asked: list[str], before: pd.DataFrame, after: pd.DataFrame) -> list[str] | None:
     """Accept an arm as in the table, with its options in any order, or as 0.1.0 wrote it."""
     if not asked:
         return None
+    known = set(before["arm"].unique()) | set(after["arm"].unique())
     from loopbench.harness.arms import arm_identity  # the patterns' registry: only for --arm
 
     return [a if a in known else arm_identity(schema_1_identity(a)) for a in asked]

@@ -22,7 +22,6 @@ is judged on the difference corrected for each side's judge
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -33,6 +32,7 @@ import pandas as pd
 
 from loopbench.harness.errors import BadInput
 from loopbench.harness.report.checks import answer_changes, code_measures
+from loopbench.harness.report.compare_options import PROMPTS, option_changes, prompts_change
 from loopbench.harness.report.judge_compare import (
     JudgeChoice,
     JudgedDifference,
@@ -41,7 +41,7 @@ from loopbench.harness.report.judge_compare import (
     paid,
 )
 from loopbench.harness.report.model_axis import MODEL_AND_ARM, arms_by_model, model_keys
-from loopbench.harness.report.pairing import LeftOut, of_arm, pairs_of
+from loopbench.harness.report.pairing import KEYS, LeftOut, paired_rows
 from loopbench.harness.report.ungraded import ungraded
 from loopbench.harness.report.verdict import Criterion, judge_accuracy, judge_cost
 from loopbench.harness.sampling import describe_runs
@@ -238,16 +238,18 @@ def compare_judged(
     if model_keys(before) or model_keys(after):  # a model axis: compare each model's arms
         before, after = arms_by_model(before), arms_by_model(after)
     matched = match_same_configurations(before, after)
-    after = after.assign(arm=after["arm"].replace(matched))
-    arms_before, arms_after = set(before["arm"].unique()), set(after["arm"].unique())
-    # Each arm's rows found in one pass over each side, and taken one arm at a time: not
-    # a comparison of a million arm names per arm and side.
+    if matched:
+        after = after.assign(arm=after["arm"].replace(matched))
+    # Each arm's rows found in one pass over each side, and taken one arm at a time, the
+    # columns its pairs read alone: not a comparison of a million arm names per arm and side.
     rows = before.groupby("arm", sort=False).indices, after.groupby("arm", sort=False).indices
+    arms_before, arms_after = set(map(str, rows[0])), set(map(str, rows[1]))
+    sides = (before, after)
     return Comparison(
         [
             _compare_arm(
-                before.take(np.asarray(rows[0][arm])),
-                after.take(np.asarray(rows[1][arm])),
+                sides,
+                (np.asarray(rows[0][arm]), np.asarray(rows[1][arm])),
                 arm,
                 thresholds,
                 judged,
@@ -259,6 +261,24 @@ def compare_judged(
         matched,
         (_sampling(before), _sampling(after)),
     )
+
+
+#: The columns of a side's runs an arm's pairs read.
+PAIRED = (
+    *KEYS,
+    "status",
+    "grade_status",
+    "correct",
+    "first_correct",
+    "metrics",
+    "cost_usd",
+    "judge_cost_usd",
+    "judge_tokens_in",
+    "usage_missing",
+    "turns",
+    "tokens_in",
+    "tokens_out",
+)
 
 
 def _same_task_set(before: pd.DataFrame, after: pd.DataFrame) -> None:
@@ -283,13 +303,15 @@ def _chosen(arms: list[str] | None, shared: list[str]) -> list[str]:
 
 
 def _compare_arm(
-    before: pd.DataFrame,
-    after: pd.DataFrame,
+    sides: tuple[pd.DataFrame, pd.DataFrame],
+    rows: tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]],
     arm: str,
     thresholds: Thresholds,
     judged: JudgeChoice,
 ) -> ArmComparison:
-    pairs, left_out = pairs_of(before, after, arm)
+    """The arm's comparison, of its runs at ``rows`` of each side."""
+    before, after = (_paired_columns(side) for side in sides)
+    pairs, left_out = paired_rows(before, after, *rows)
     if pairs.empty:
         raise CompareError(f"arm {arm}: no (task, repeat) pair ran in both result sets")
     paired = paired_difference(
@@ -301,8 +323,11 @@ def _compare_arm(
     unknown = int(pairs["usage_missing_b"].sum() + pairs["usage_missing_a"].sum())
     judge = judged_difference(pairs, arm, judged, thresholds.alpha)
     regressed, why, criteria = _verdict(paired, thresholds, unknown, judge)
-    sides = of_arm(before, arm), of_arm(after, arm)
-    changes = option_changes(sides[0]["options"], sides[1]["options"])
+    prompts = [
+        side[[name for name in ("options", "prompts_hash") if name in side]].take(at)
+        for side, at in zip(sides, rows, strict=True)
+    ]
+    changes = option_changes(prompts[0]["options"], prompts[1]["options"])
     return ArmComparison(
         arm,
         paired,
@@ -313,12 +338,17 @@ def _compare_arm(
         regressed,
         why,
         changes,
-        prompts_change(*sides),
+        prompts_change(*prompts),
         repair_measures(pairs),
         criteria,
         left_out,
         judge,
     )
+
+
+def _paired_columns(runs: pd.DataFrame) -> pd.DataFrame:
+    """The columns of ``PAIRED`` ``runs`` holds (not a copy)."""
+    return runs[[name for name in PAIRED if name in runs]]
 
 
 def _sampling(runs: pd.DataFrame) -> str:
@@ -336,61 +366,16 @@ REPAIR_MEASURES = {
 def repair_measures(pairs: pd.DataFrame) -> dict[str, tuple[float, float]]:
     """The fixes-and-breakages measures of coding runs on each side of the pairs; empty
     for runs that are not on code."""
-    sides = []
+    sides: list[pd.DataFrame] = []
+    measures: list[dict[str, float]] = []
     for suffix in ("_b", "_a"):
         side = pairs[["first_correct" + suffix, "correct" + suffix, "metrics" + suffix]]
-        side = side.set_axis(["first_correct", "correct", "metrics"], axis=1)
-        sides.append(code_measures(side) | answer_changes(side))
-    if all(math.isnan(side["first_pass"]) for side in sides):
+        sides.append(side.set_axis(["first_correct", "correct", "metrics"], axis=1))
+        measures.append(code_measures(sides[-1]))
+    if all(math.isnan(side["first_pass"]) for side in measures):
         return {}
-    return {key: (sides[0][key], sides[1][key]) for key in REPAIR_MEASURES}
-
-
-def option_changes(before: pd.Series, after: pd.Series) -> tuple[str, ...]:
-    """Each option whose resolved value is not the same on both sides, with both values;
-    the prompts overridden are said by their hash (``prompts_change``), not their text."""
-    missing = "(absent)"
-    sides = [_option_values(before), _option_values(after)]
-    changes = []
-    # guard: compare-names-prompts-hash-not
-    for key in sorted((set(sides[0]) | set(sides[1])) - {PROMPTS}):
-        was, now = (", ".join(sorted(side.get(key, {missing}))) for side in sides)
-        if was != now:
-            changes.append(f"{key}: {was} → {now}")
-    return tuple(changes)
-
-
-#: The option holding the text of each prompt slot an arm overrode (``loopbench.harness.arms``).
-PROMPTS = "prompts"
-#: What runs whose records hash no overridden prompt sent: every slot's built-in text.
-BUILT_IN = "built-in"
-
-
-def prompts_change(before: pd.DataFrame, after: pd.DataFrame) -> str:
-    """The hashes of the prompt slots an arm overrode (``prompts_hash``), before → after,
-    when they are not the same on both sides; ``BUILT_IN`` for runs that overrode none, as
-    runs recorded before prompts were slots (no ``prompts_hash``) read."""
-    was, now = (", ".join(sorted(_prompt_hashes(side))) for side in (before, after))
-    # guard: compare-says-when-arm-prompts
-    return "" if was == now else f"{was} → {now}"
-
-
-def _prompt_hashes(runs: pd.DataFrame) -> set[str]:
-    if "prompts_hash" not in runs:
-        return {BUILT_IN}
-    # guard: run-with-no-prompts-hash
-    return {h if isinstance(h, str) else BUILT_IN for h in runs["prompts_hash"].unique()}
-
-
-def _option_values(options: pd.Series) -> dict[str, set[str]]:
-    values: dict[str, set[str]] = {}
-    # Runs of one arm share a handful of option dicts (the column reader makes one per
-    # distinct text): each is read once, not once per run.
-    listed = options.tolist()  # at once: a million runs' column an item at a time is slow
-    for resolved in dict(zip(map(id, listed), listed, strict=True)).values():
-        for key, value in (resolved or {}).items():
-            values.setdefault(key, set()).add(json.dumps(value))
-    return values
+    both = [m | answer_changes(side) for m, side in zip(measures, sides, strict=True)]
+    return {key: (both[0][key], both[1][key]) for key in REPAIR_MEASURES}
 
 
 def _verdict(
@@ -423,6 +408,7 @@ def _verdict(
 
 
 __all__ = [
+    "PROMPTS",
     "ArmComparison",
     "CompareError",
     "Comparison",

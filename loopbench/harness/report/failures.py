@@ -226,9 +226,10 @@ def summarize_failures(labelled: pd.DataFrame, examples: int = 3) -> list[ArmFai
     }
     failed_runs = labelled["failed"].to_numpy(dtype=bool)
     traced = labelled["traced"].to_numpy(dtype=bool)
+    arm_codes, names = pd.factorize(arms)  # each arm's runs found in one pass, not per arm
     summaries = []
     for arm in sorted(arms.unique()):
-        mine = (arms == arm).to_numpy()
+        mine = arm_codes == names.get_loc(arm)
         failing = mine & failed_runs
         per_tuple = np.bincount(codes[failing], minlength=len(tuples))
         summaries.append(
@@ -240,6 +241,8 @@ def summarize_failures(labelled: pd.DataFrame, examples: int = 3) -> list[ArmFai
                 counts={label: int(per_tuple[c].sum()) for label, c in with_label.items()},
                 examples={
                     label: _examples(labelled, failing & carrying[label], examples)
+                    if examples
+                    else []
                     for label in LABELS
                 },
             )

@@ -7,11 +7,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from loopbench.harness.results.statuses import INFRASTRUCTURE_STATUSES
 
 KEYS = ["arm", "task_id", "repeat"]
+#: Row numbers, or a mask of rows.
+Rows = np.ndarray[Any, Any]
 
 
 @dataclass(frozen=True)
@@ -82,21 +85,36 @@ class LeftOut:
 def pairs_of(before: pd.DataFrame, after: pd.DataFrame, arm: str) -> tuple[pd.DataFrame, LeftOut]:
     """The arm's runs matched by (task, repeat), less those that failed on infrastructure on
     either side, and what that left out. One arm at a time: two folders of a million runs
-    are merged in parts."""
-    runs_b, runs_a = of_arm(before, arm), of_arm(after, arm)
-    merged = runs_b.merge(runs_a, on=KEYS, suffixes=("_b", "_a"))
-    usable = ~(
-        merged["status_b"].isin(INFRASTRUCTURE_STATUSES)
-        | merged["status_a"].isin(INFRASTRUCTURE_STATUSES)
-    )
+    are paired in parts."""
+    return paired_rows(before, after, _rows_of(before, arm), _rows_of(after, arm))
+
+
+def paired_rows(
+    before: pd.DataFrame, after: pd.DataFrame, rows_b: Rows, rows_a: Rows
+) -> tuple[pd.DataFrame, LeftOut]:
+    """``pairs_of`` the runs at ``rows_b`` of ``before`` and ``rows_a`` of ``after`` (an
+    arm's): each (task, repeat) a whole number, the same on both sides, and only the pairs
+    kept copied, with every column of both sides."""
+    read = ["task_id", "repeat", "status", *(["grade_status"] if _graded(before, after) else [])]
+    runs_b, runs_a = before[read].take(rows_b), after[read].take(rows_a)
+    keys = _Keys(runs_b, runs_a)
+    rows = pd.merge(
+        pd.DataFrame({"key": keys.before, "b": np.arange(len(runs_b))}),
+        pd.DataFrame({"key": keys.after, "a": np.arange(len(runs_a))}),
+        on="key",
+    )  # the rows an inner merge on the keys pairs, in its order
+    at_b, at_a = rows["b"].to_numpy(), rows["a"].to_numpy()
+    usable = ~(_failed(runs_b)[at_b] | _failed(runs_a)[at_a])
     # guard: compare-leaves-out-pairs-the-judge-failed
-    ungraded = usable & (_not_graded(merged, "_b") | _not_graded(merged, "_a"))
-    pairs = merged[usable & ~ungraded]
+    ungraded = usable & _not_graded(runs_b, runs_a, at_b, at_a)
+    kept = np.flatnonzero(usable & ~ungraded)
+    pairs = _joined(before.take(rows_b[at_b[kept]]), after.take(rows_a[at_a[kept]]))
+    paired_tasks = keys.task_before[at_b]
     left_out = LeftOut(
-        _unpaired(runs_b, runs_a),
-        _unpaired(runs_a, runs_b),
+        keys.unpaired(runs_b, keys.before, keys.after, keys.task_after),
+        keys.unpaired(runs_a, keys.after, keys.before, keys.task_before),
         int((~usable).sum()),
-        _sorted(set(merged["task_id"].unique()) - set(merged.loc[usable, "task_id"].unique())),
+        keys.names(np.setdiff1d(paired_tasks, paired_tasks[usable])),
         int(ungraded.sum()),
     )
     return pairs, left_out
@@ -108,25 +126,81 @@ def of_arm(runs: pd.DataFrame, arm: str) -> pd.DataFrame:
     return runs if same.all() else runs[same]
 
 
-def _not_graded(merged: pd.DataFrame, suffix: str) -> pd.Series:
-    """The pairs whose run on one side the judge failed to grade (``grade_status``)."""
-    name = "grade_status" + suffix
-    return merged[name].notna() if name in merged else pd.Series(False, index=merged.index)
+def _rows_of(runs: pd.DataFrame, arm: str) -> Rows:
+    rows: Rows = np.flatnonzero((runs["arm"] == arm).to_numpy())
+    return rows
 
 
-def _unpaired(side: pd.DataFrame, other: pd.DataFrame) -> Unpaired:
-    """``side``'s runs with no (task, repeat) in ``other``."""
-    keys = pd.MultiIndex.from_frame(side[KEYS[1:]])
-    alone = side[~keys.isin(pd.MultiIndex.from_frame(other[KEYS[1:]]))]
-    on_own_task = ~alone["task_id"].isin(other["task_id"].unique())  # unique(): not row by row
-    repeated = alone[~on_own_task]
-    return Unpaired(
-        runs=len(alone),
-        tasks=_sorted(set(alone.loc[on_own_task, "task_id"].unique())),
-        task_runs=int(on_own_task.sum()),
-        repeats=tuple(sorted(int(r) for r in repeated["repeat"].unique())),
-        repeat_tasks=int(repeated["task_id"].nunique()),
-    )
+class _Keys:
+    """Each run's (task, repeat) of both sides as one whole number, the same on both sides
+    for the same pair, and its task's as another."""
+
+    def __init__(self, before: pd.DataFrame, after: pd.DataFrame) -> None:
+        tasks = np.concatenate(
+            [before["task_id"].to_numpy(object), after["task_id"].to_numpy(object)]
+        )
+        task_codes, self.tasks = pd.factorize(tasks)
+        repeats = np.concatenate([before["repeat"].to_numpy(), after["repeat"].to_numpy()])
+        repeat_codes, self.repeats = pd.factorize(repeats)
+        keys = task_codes.astype(np.int64) * max(len(self.repeats), 1) + repeat_codes
+        self.before, self.after = keys[: len(before)], keys[len(before) :]
+        self.task_before, self.task_after = task_codes[: len(before)], task_codes[len(before) :]
+        self.repeat_codes = repeat_codes
+
+    def names(self, codes: Rows) -> tuple[str, ...]:
+        return _sorted(set(self.tasks[codes]))
+
+    def unpaired(
+        self,
+        side: pd.DataFrame,
+        keys: Rows,
+        other: Rows,
+        other_tasks: Rows,
+    ) -> Unpaired:
+        """``side``'s runs with no (task, repeat) in ``other``."""
+        alone = ~np.isin(keys, other)
+        repeats = max(len(self.repeats), 1)
+        tasks = keys[alone] // repeats
+        on_own_task = ~np.isin(tasks, other_tasks)
+        repeated = alone.copy()
+        repeated[alone] = ~on_own_task
+        return Unpaired(
+            runs=int(alone.sum()),
+            tasks=self.names(tasks[on_own_task]),
+            task_runs=int(on_own_task.sum()),
+            repeats=tuple(int(r) for r in np.unique(side["repeat"].to_numpy()[repeated])),
+            repeat_tasks=len(np.unique(tasks[~on_own_task])),
+        )
+
+
+def _joined(before: pd.DataFrame, after: pd.DataFrame) -> pd.DataFrame:
+    """The pairs' two sides side by side, named as a merge on ``KEYS`` names them: the keys
+    once, a column both sides hold with ``_b`` and ``_a``."""
+    both = (set(before.columns) & set(after.columns)) - set(KEYS)
+    left = before.rename(columns={name: name + "_b" for name in both})
+    right = after.drop(columns=KEYS).rename(columns={name: name + "_a" for name in both})
+    return pd.concat([left.reset_index(drop=True), right.reset_index(drop=True)], axis=1)
+
+
+def _failed(runs: pd.DataFrame) -> Rows:
+    """The runs that failed on infrastructure."""
+    failed: Rows = runs["status"].isin(INFRASTRUCTURE_STATUSES).to_numpy()
+    return failed
+
+
+def _graded(before: pd.DataFrame, after: pd.DataFrame) -> bool:
+    """Whether both sides record whether a judge failed to grade a run (``grade_status``)."""
+    return "grade_status" in before and "grade_status" in after
+
+
+def _not_graded(before: pd.DataFrame, after: pd.DataFrame, at_b: Rows, at_a: Rows) -> Rows:
+    """The pairs (rows ``at_b`` and ``at_a``) whose run on a side the judge failed to grade
+    (``grade_status``; read when both sides record it)."""
+    if not _graded(before, after):
+        return np.zeros(len(at_b), dtype=bool)
+    name = "grade_status"
+    failed: Rows = before[name].notna().to_numpy()[at_b] | after[name].notna().to_numpy()[at_a]
+    return failed
 
 
 def _sorted(tasks: set[Any]) -> tuple[str, ...]:

@@ -277,11 +277,12 @@ def paired_difference(
     b = np.asarray(before, dtype=float)
     a = np.asarray(after, dtype=float)
     labels = np.asarray(tasks)
-    paired = PairedTasks.of(labels, a, b)
+    task_of = pd.factorize(labels, sort=False)[0]  # once: the tasks' own numbers from here on
+    paired = PairedTasks.of(task_of, a, b)
     low, high = paired.interval()
     p_value = paired.p_value()
     cost_before, cost_after = (np.asarray(cost, dtype=float) for cost in costs)
-    means = _TaskMeans(pd.factorize(labels, sort=False)[0], b, a, cost_before, cost_after)
+    means = _TaskMeans(task_of, b, a, cost_before, cost_after)
     cost_low, cost_high = _cost_interval(means, resamples, np.random.default_rng(seed))
     every_task = np.ones(means.count)
     per_correct_before, per_correct_after = means.per_correct(every_task)
@@ -297,8 +298,8 @@ def paired_difference(
         ci_high=high,
         p_value=p_value,
         p_value_by_task=p_value,
-        right_to_wrong=[str(labels[i]) for i in np.flatnonzero((b == 1) & (a == 0))],
-        wrong_to_right=[str(labels[i]) for i in np.flatnonzero((b == 0) & (a == 1))],
+        right_to_wrong=list(map(str, labels[(b == 1) & (a == 0)])),
+        wrong_to_right=list(map(str, labels[(b == 0) & (a == 1)])),
         cost_per_correct_before=per_correct_before,
         cost_per_correct_after=per_correct_after,
         cost_ci_low=cost_low,

@@ -56,22 +56,46 @@ def sample_rows(labelled: pd.DataFrame) -> np.ndarray[Any, np.dtype[np.intp]]:
     # guard: sample-does-not-depend-python
     order = pd.util.hash_pandas_object(labelled[_KEY], index=False).to_numpy()
     findable = labelled["run_id"].fillna("").ne("").to_numpy(dtype=bool)
-    runs = pd.DataFrame(
-        {"model": labelled["model"].to_numpy(), "arm": labelled["arm"].to_numpy(), "order": order}
-    )  # indexed by position
-    failing = findable & labelled["failed"].to_numpy(dtype=bool)
-    labels = runs[failing].assign(label=labelled["labels"].to_numpy()[failing]).explode("label")
-    # guard: large-report-lists-at-most
-    by_label = _first(labels[labels["label"].notna()], ["model", "arm", "label"], PER_LABEL)
-    correct = findable & labelled["correct"].eq(True).to_numpy(dtype=bool)
-    by_arm = _first(runs[correct], ["model", "arm"], CORRECT_PER_ARM)
-    return np.union1d(by_label, by_arm).astype(np.intp)
+    arms = _arm_codes(labelled)
+    failing = np.flatnonzero(findable & labelled["failed"].to_numpy(dtype=bool))
+    tuples, found = pd.factorize(labelled["labels"].to_numpy()[failing])
+    chosen = []
+    # Each label's runs apart (a run carries a tuple of labels): none copied once per label.
+    for label in dict.fromkeys(label for labels in found for label in labels):
+        carrying = [code for code, labels in enumerate(found) if label in labels]
+        rows = failing[np.isin(tuples, carrying)]
+        # guard: large-report-lists-at-most
+        listed = _first(rows, arms[rows], order[rows], PER_LABEL)
+        chosen.append(listed)
+    correct = np.flatnonzero(findable & labelled["correct"].eq(True).to_numpy(dtype=bool))
+    chosen.append(_first(correct, arms[correct], order[correct], CORRECT_PER_ARM))
+    return np.unique(np.concatenate([np.empty(0, dtype=np.intp), *chosen])).astype(np.intp)
 
 
-def _first(runs: pd.DataFrame, groups: list[str], count: int) -> np.ndarray[Any, Any]:
-    """The positions of the first ``count`` runs of each group, in hash order."""
-    ranked = runs.sort_values("order", kind="stable")
-    return ranked.groupby(groups, sort=False).head(count).index.to_numpy()
+def _arm_codes(labelled: pd.DataFrame) -> np.ndarray[Any, Any]:
+    """Each run's (model, arm) as a whole number; -1 where either is null (in no group)."""
+    models = pd.factorize(labelled["model"])[0]
+    arms, arm_names = pd.factorize(labelled["arm"])
+    codes: np.ndarray[Any, Any] = np.where(
+        (models >= 0) & (arms >= 0), models.astype(np.int64) * len(arm_names) + arms, -1
+    )
+    return codes
+
+
+def _first(
+    rows: np.ndarray[Any, Any],
+    groups: np.ndarray[Any, Any],
+    order: np.ndarray[Any, Any],
+    count: int,
+) -> np.ndarray[Any, Any]:
+    """Of ``rows``, the first ``count`` of each group (null: none) in hash ``order``, ties
+    in row order."""
+    ranked = np.lexsort((order, groups))  # stable: ties stay in row order
+    groups = groups[ranked]
+    starts = np.flatnonzero(np.r_[True, groups[1:] != groups[:-1]][: len(groups)])
+    rank = np.arange(len(groups)) - np.repeat(starts, np.diff(np.r_[starts, len(groups)]))
+    first: np.ndarray[Any, Any] = rows[ranked[(rank < count) & (groups >= 0)]]
+    return first
 
 
 def sampled_runs(
