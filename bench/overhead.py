@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import statistics
@@ -43,6 +44,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -118,6 +120,21 @@ def serve(latency: float, tool_turns: int) -> None:
         await asyncio.Event().wait()
 
     asyncio.run(main())
+
+
+@contextlib.contextmanager
+def endpoint(latency: float, tool_turns: int) -> Iterator[str]:
+    """This file's endpoint in a process of its own, for as long as it is used: its base URL."""
+    command = [sys.executable, str(HERE), "--serve", "--latency", str(latency)]
+    server = subprocess.Popen(
+        [*command, "--tool-turns", str(tool_turns)], stdout=subprocess.PIPE, text=True
+    )
+    assert server.stdout is not None
+    try:
+        yield server.stdout.readline().strip()
+    finally:
+        server.terminate()
+        server.wait()
 
 
 def served(base_url: str) -> dict[str, float]:
@@ -245,11 +262,12 @@ def calls_per_second(seen: dict[str, float]) -> float:
 # --- loopbench's CPU per call, in this process --------------------------------------
 
 
-async def loopbench_cpu(base_url: str, samples: int, concurrency: int) -> float:
+async def loopbench_grids(base_url: str, samples: int, concurrency: int, out: Path) -> float:
+    """The react grid on the depot set at ``concurrency`` requests in flight, written to
+    ``out``: a warm-up repeat, then ``samples`` runs; the CPU seconds of the second."""
     from loopbench.harness.arms import parse_arms
     from loopbench.harness.grid import Grid, run_grid
     from loopbench.harness.models.openai_compat import Connection, OpenAICompatClient
-    from loopbench.harness.results.reading import read_records
     from loopbench.harness.results.store import ResultsFolder
     from loopbench.harness.runner import RunSettings
     from loopbench.tasks.loading import load_taskset
@@ -258,17 +276,21 @@ async def loopbench_cpu(base_url: str, samples: int, concurrency: int) -> float:
     arms = parse_arms(["react"])
     repeats = -(-samples // len(taskset.tasks))
     settings = RunSettings(2 * concurrency)  # as `loopbench run --concurrency C` does
-    with (
-        tempfile.TemporaryDirectory() as tmp,
-        ResultsFolder.open(Path(tmp), {"task_set": taskset.name, "model": "fake"}) as folder,
-    ):
+    with ResultsFolder.open(out, {"task_set": taskset.name, "model": "fake"}) as folder:
         connection = Connection(concurrency=concurrency)
         async with OpenAICompatClient(base_url, connection=connection) as client:
             # A warm-up repeat opens connections and fills caches before the clock starts.
             await run_grid(Grid(taskset, arms, 1, "fake"), client, folder, settings)
             cpu = time.process_time()
             await run_grid(Grid(taskset, arms, repeats + 1, "fake"), client, folder, settings)
-            cpu = time.process_time() - cpu
+            return time.process_time() - cpu
+
+
+async def loopbench_cpu(base_url: str, samples: int, concurrency: int) -> float:
+    from loopbench.harness.results.reading import read_records
+
+    with tempfile.TemporaryDirectory() as tmp:
+        cpu = await loopbench_grids(base_url, samples, concurrency, Path(tmp))
         made = sum(r.turns for r in read_records(tmp) if r.repeat >= 1)
     return 1000 * cpu / made
 
@@ -309,13 +331,8 @@ def main() -> None:
         concurrency = args.concurrency[0]
         return asyncio.run(bare(args.bare, args.samples, turns, concurrency, args.conversations))
 
-    command = [sys.executable, str(HERE), "--serve", "--latency", str(args.latency)]
-    command += ["--tool-turns", str(args.tool_turns)]
-    server = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
-    assert server.stdout is not None
-    base_url = server.stdout.readline().strip()
     clients = [c for c in CLIENTS if c != "Inspect AI" or args.inspect]
-    try:
+    with endpoint(args.latency, args.tool_turns) as base_url:
         calls = args.samples * turns
         print(
             f"react, {args.samples} samples x {turns} calls, endpoint latency "
@@ -349,9 +366,6 @@ def main() -> None:
                 f"  CPU per call in the client's process: loopbench {own:.2f} ms, bare "
                 f"conversations {least:.2f} ms, loopbench's own {own - least:.2f} ms"
             )
-    finally:
-        server.terminate()
-        server.wait()
 
 
 if __name__ == "__main__":

@@ -20,14 +20,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import cProfile
 import pstats
 import re
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -35,42 +33,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import overhead  # beside this file
 
 
-@contextlib.contextmanager
-def endpoint(latency: float, tool_turns: int) -> Iterator[str]:
-    command = [sys.executable, overhead.__file__, "--serve", "--latency", str(latency)]
-    server = subprocess.Popen(
-        [*command, "--tool-turns", str(tool_turns)], stdout=subprocess.PIPE, text=True
-    )
-    assert server.stdout is not None
-    try:
-        yield server.stdout.readline().strip()
-    finally:
-        server.terminate()
-        server.wait()
-
-
 async def grid(base_url: str, samples: int, concurrency: int) -> None:
-    """``overhead.loopbench_cpu``'s grids (a warm-up repeat, then ``samples``), with
-    nothing read back after them: reading the records is no part of a call's cost."""
-    from loopbench.harness.arms import parse_arms
-    from loopbench.harness.grid import Grid, run_grid
-    from loopbench.harness.models.openai_compat import Connection, OpenAICompatClient
-    from loopbench.harness.results.store import ResultsFolder
-    from loopbench.harness.runner import RunSettings
-    from loopbench.tasks.loading import load_taskset
-
-    taskset = load_taskset("depot")
-    arms = parse_arms(["react"])
-    repeats = -(-samples // len(taskset.tasks))
-    settings = RunSettings(2 * concurrency)  # as `loopbench run --concurrency C` does
-    with (
-        tempfile.TemporaryDirectory() as tmp,
-        ResultsFolder.open(Path(tmp), {"task_set": taskset.name, "model": "fake"}) as folder,
-    ):
-        connection = Connection(concurrency=concurrency)
-        async with OpenAICompatClient(base_url, connection=connection) as client:
-            await run_grid(Grid(taskset, arms, 1, "fake"), client, folder, settings)
-            await run_grid(Grid(taskset, arms, repeats + 1, "fake"), client, folder, settings)
+    """``overhead.loopbench_cpu``'s grids, with nothing read back after them: reading the
+    records is no part of a call's cost."""
+    with tempfile.TemporaryDirectory() as tmp:
+        await overhead.loopbench_grids(base_url, samples, concurrency, Path(tmp))
 
 
 def one_grid(base_url: str, args: argparse.Namespace) -> None:
@@ -127,7 +94,7 @@ def main() -> None:
             f"conversations {bare / 1e6:.3f} M, loopbench's own {(ours - bare) / 1e6:.3f} M"
         )
         return
-    with endpoint(args.latency, args.tool_turns) as base_url:
+    with overhead.endpoint(args.latency, args.tool_turns) as base_url:
         if not args.cprofile:
             return one_grid(base_url, args)
         profile = cProfile.Profile()

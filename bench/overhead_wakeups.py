@@ -33,20 +33,6 @@ import overhead  # beside this file
 
 
 @contextlib.contextmanager
-def endpoint(latency: float, tool_turns: int) -> Iterator[str]:
-    command = [sys.executable, overhead.__file__, "--serve", "--latency", str(latency)]
-    server = subprocess.Popen(
-        [*command, "--tool-turns", str(tool_turns)], stdout=subprocess.PIPE, text=True
-    )
-    assert server.stdout is not None
-    try:
-        yield server.stdout.readline().strip()
-    finally:
-        server.terminate()
-        server.wait()
-
-
-@contextlib.contextmanager
 def busy_cores(on: bool) -> Iterator[None]:
     """Two spinning processes at the lowest priority: they run only when nothing else
     wants the cores, so the cores never go idle."""
@@ -70,7 +56,7 @@ def main() -> None:
     parser.add_argument("--busy-cores", action="store_true", help="also with the cores kept busy")
     args = parser.parse_args()
     for latency in args.latency:
-        with endpoint(latency, args.tool_turns) as base_url:
+        with overhead.endpoint(latency, args.tool_turns) as base_url:
             for concurrency in args.concurrency:
                 for _ in range(args.rounds):
                     for busy in (False, True) if args.busy_cores else (False,):
