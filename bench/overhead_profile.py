@@ -57,7 +57,10 @@ def instructions(args: argparse.Namespace, client: str, samples: int) -> int:
         command += [sys.executable, __file__, "--client", client, "--samples", str(samples)]
         command += ["--concurrency", str(args.concurrency[0])]
         command += ["--latency", str(args.latency), "--tool-turns", str(args.tool_turns)]
-        subprocess.run(command, check=True, capture_output=True)
+        try:
+            subprocess.run(command, check=True, capture_output=True)
+        except FileNotFoundError:
+            sys.exit("--callgrind needs valgrind (apt-get install valgrind)")
         totals = re.search(r"^(?:summary|totals): (\d+)", Path(out).read_text(), re.M)
         assert totals is not None, "callgrind wrote no totals"
         return int(totals.group(1))
