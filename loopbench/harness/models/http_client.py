@@ -379,7 +379,7 @@ class HttpClient:
                 )
                 raise ModelAPIError(self._redact(failure), retries=attempt) from exc
         finally:
-            self.concurrency.release_now()
+            self.concurrency.release()
         return response, started
 
     def _redacted(self, message: Message) -> Message:

@@ -84,11 +84,8 @@ class AdaptiveLimit:
                 self.in_flight += 1
                 waiter.set_result(None)
 
-    async def release(self) -> None:
-        self._hand_on()
-
-    def release_now(self) -> None:
-        """``release`` without a coroutine made and awaited for it, once a call."""
+    def release(self) -> None:
+        """A request's slot is given back (not a coroutine: one less to make each call)."""
         self._hand_on()
 
     def succeeded(self) -> None:

@@ -56,7 +56,7 @@ def test_at_most_limit_requests_are_in_flight():
             await limit.acquire()
             peak = max(peak, limit.in_flight)
             await asyncio.sleep(0.001)
-            await limit.release()
+            limit.release()
 
         await asyncio.gather(*(request() for _ in range(20)))
         return peak, limit.in_flight
@@ -88,7 +88,7 @@ def test_waiting_requests_get_their_slots_first_come_first_served():
             await limit.acquire()
             order.append(name)
             await asyncio.sleep(0)
-            await limit.release()
+            limit.release()
 
         first = asyncio.ensure_future(request("first"))
         await asyncio.sleep(0)  # "first" holds the slot; the others queue in this order
@@ -106,9 +106,9 @@ def test_a_cancelled_wait_gives_up_its_place_and_leaks_no_slot():
         stays = asyncio.ensure_future(limit.acquire())
         await asyncio.sleep(0)
         gone.cancel()
-        await limit.release()  # the slot goes to the request still waiting
+        limit.release()  # the slot goes to the request still waiting
         await asyncio.wait_for(stays, 5)
-        await limit.release()
+        limit.release()
         in_flight = limit.in_flight
         await asyncio.wait_for(limit.acquire(), 5)  # nobody is left ahead of a new request
         return gone.cancelled(), in_flight, limit.in_flight
@@ -123,10 +123,10 @@ def test_a_request_cancelled_as_it_is_given_a_slot_hands_it_on():
         given = asyncio.ensure_future(limit.acquire())
         after = asyncio.ensure_future(limit.acquire())
         await asyncio.sleep(0)
-        await limit.release()  # given the slot, but cancelled before it runs
+        limit.release()  # given the slot, but cancelled before it runs
         given.cancel()
         await after  # so the slot passes on to the next
-        await limit.release()
+        limit.release()
         return limit.in_flight
 
     assert asyncio.run(scenario()) == 0
@@ -171,14 +171,14 @@ def test_a_wait_for_a_slot_counts_for_the_run_making_the_call():
 
         async def other_run():
             await asyncio.sleep(0.2)
-            await limit.release()
+            limit.release()
 
         async def this_run():
             token = RUN_SLOT_WAITS.set(run)
             try:
                 with run.call():
                     await limit.acquire()
-                    await limit.release()
+                    limit.release()
             finally:
                 RUN_SLOT_WAITS.reset(token)
 
