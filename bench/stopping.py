@@ -41,7 +41,8 @@ needed``); at gap 0 it is blank. The acceptance cases (50 and 200 tasks; identic
 5, 10 and 15 points) are checked at the end.
 
     .venv/bin/python -m bench.stopping [--sims 1000] [--tasks 50 200] [--gaps 0] \
-        [--boundary pocock] [--futility likelihood|conditional-power] [--slack 0]
+        [--boundary pocock] [--futility likelihood-two-gaps|likelihood|conditional-power] \
+        [--slack 0]
 """
 
 from __future__ import annotations

@@ -2033,6 +2033,16 @@ MUTATIONS = [
     ("rule-before-likelihood-is-conditional-power",
      "a folder run before likelihood futility replays by conditional power", "value=rule",
      [BOUNDS + "test_a_folder_run_before_likelihood_futility_replays_by_conditional_power"]),
+    # issue 43: futility spares a gap of twice the margin (at most e^-10 of such runs given up
+    # on); folders run with the one-gap likelihood replay by it.
+    ("futility-spares-twice-the-margin",
+     "two-gap likelihood futility stays below where twice the margin is e^10 times less likely",
+     "off",
+     [BOUNDS + "test_the_two_gap_bound_keeps_no_difference_far_likelier_than_twice_the_margin",
+      BOUNDS + "test_a_folder_run_with_the_one_gap_likelihood_boundary_replays_by_it"]),
+    ("likelihood-folder-keeps-its-bound",
+     "a folder run with the one-gap likelihood boundary replays by it", "value=True",
+     [BOUNDS + "test_a_folder_run_with_the_one_gap_likelihood_boundary_replays_by_it"]),
     # issue 44: a run that graded nothing does not pass (run exits 3, compare refuses it).
     ("run-nothing-graded-exits-3", "run: an arm that graded nothing exits 3 with one line",
      "off", ["tests/harness/cli/test_nothing_graded.py::test_a_base_url_without_v1_exits_3_with_the_path_and_the_hint"]),

@@ -159,7 +159,7 @@ def test_the_cli_stops_early_and_the_table_counts_the_runs_not_spent(tmp_path):
         "max_repeats": 10,
         "boundary": "pocock",
         "futility": 0.2,
-        "futility_boundary": "likelihood",
+        "futility_boundary": "likelihood-two-gaps",
     }
     made = len(read_records(out))
     fixed = 2 * len(DEPOT.tasks) * 10

@@ -22,20 +22,29 @@ carry all the information; when tasks differ in a way the arms do not share, ear
 carry more than their share, the looks' z are more correlated than assumed, and the
 chance of a false alarm is lower still.
 
-**Futility** (non-binding), by default on the likelihood (``likelihood``): a look stops an
-arm once no difference is clearly likelier than a gap a little above the margin, in either
-direction. With eta = margin / SE, the z a gap of the margin would give at this look, it
-stops when
+**Futility** (non-binding), by default on two likelihoods (``likelihood-two-gaps``): a
+look stops an arm once no difference is clearly likelier than a gap a little above the
+margin, in either direction, and far likelier than a gap of twice the margin. With eta =
+margin / SE, the z a gap of the margin would give at this look, it stops when
 
-    |z| < FUTILITY_SLOPE eta - FUTILITY_OFFSET / eta
+    |z| < min(FUTILITY_SLOPE eta - FUTILITY_OFFSET / eta, eta - FAR_LOG_RATIO / (2 eta))
 
-that is, when the likelihood of no difference is at least exp(FUTILITY_OFFSET *
-FUTILITY_SLOPE * 2) (about 7) times that of a gap of 2 FUTILITY_SLOPE (1.2) margins, both ways
-(the acceptance boundary of Wald's sequential probability ratio test, for each direction).
-It is checked from the first round; early on eta is small and the bound below zero, so it
-waits for evidence by itself. Its two numbers were chosen on simulated runs
-(``bench/stopping.py``, docs/power.md): the fewest runs on average, for identical arms and
-for a gap of the margin together, at the power of the fixed design.
+The first term: the likelihood of no difference is at least exp(FUTILITY_OFFSET *
+FUTILITY_SLOPE * 2) (about 7) times that of a gap of 2 FUTILITY_SLOPE (1.2) margins, both
+ways (the acceptance boundary of Wald's sequential probability ratio test, for each
+direction). The second: it is at least exp(FAR_LOG_RATIO) (about 22,000) times that of a
+gap of twice the margin. That ratio is a martingale under such a gap, so (Ville's
+inequality) a gap of twice the margin or more is given up on at some look with a chance
+of at most exp(-FAR_LOG_RATIO), 0.005% (on normal paths), about what a fixed design of
+80% power at the margin misses it by (0.004-0.017% over 200 to 50 tasks). Without it, the
+first term alone (``likelihood``, the rule of folders run before this one) stopped 0.2% of
+runs on a gap of twice the margin at 50 tasks, in the first looks where it rose above zero.
+
+Futility is checked from the first round; early on eta is small and the bound below zero,
+so it waits for evidence by itself. FUTILITY_SLOPE and FUTILITY_OFFSET were chosen on
+simulated runs (``bench/stopping.py``, docs/power.md): the fewest runs on average, for
+identical arms and for a gap of the margin together, at the power of the fixed design;
+FAR_LOG_RATIO for misses at twice the margin below the fixed design's.
 
 The earlier futility boundary (``conditional-power``, the rule of folders run before the
 likelihood one), at look k, the conditional power: the chance the last look
@@ -69,6 +78,10 @@ FUTILITY = 0.2
 #: The likelihood futility boundary: |z| < FUTILITY_SLOPE eta - FUTILITY_OFFSET / eta.
 FUTILITY_SLOPE = 0.6
 FUTILITY_OFFSET = 1.6
+#: ``likelihood-two-gaps`` also needs no difference to be exp(FAR_LOG_RATIO) times likelier
+#: than a gap of FAR_GAP margins: |z| < (FAR_GAP / 2) eta - FAR_LOG_RATIO / (FAR_GAP eta).
+FAR_GAP = 2.0
+FAR_LOG_RATIO = 10.0
 #: Futility is checked from this share of the rounds on: the first rounds' gap is too
 #: noisy to give up on (a 30-point gap on 12 tasks can look like none after one round).
 FUTILITY_FROM = 0.3
@@ -188,9 +201,15 @@ def conditional_power(z: float, fraction: float, final_bound: float, drift: floa
     return (1 - _NORMAL.cdf((final_bound - mean) / sd)) + _NORMAL.cdf((-final_bound - mean) / sd)
 
 
-def futility_bound(eta: float) -> float:
+def futility_bound(eta: float, far: bool = False) -> float:
     """The |z| below which a look stops for futility on the likelihood, when a gap of the
-    margin would give a z of ``eta`` at this look (negative early: no stop)."""
+    margin would give a z of ``eta`` at this look (negative early: no stop); with ``far``,
+    also no higher than where a gap of FAR_GAP margins is exp(FAR_LOG_RATIO) times less
+    likely than none (``likelihood-two-gaps``)."""
     if eta <= 0:  # a margin of none: no gap to give up on
         return -math.inf
-    return FUTILITY_SLOPE * eta - FUTILITY_OFFSET / eta
+    near = FUTILITY_SLOPE * eta - FUTILITY_OFFSET / eta
+    # guard: futility-spares-twice-the-margin
+    if far:
+        return min(near, FAR_GAP / 2 * eta - FAR_LOG_RATIO / (FAR_GAP * eta))
+    return near

@@ -17,12 +17,13 @@ group-sequential boundary (``loopbench.harness.stats.boundaries``: Lan-DeMets al
 Pocock-like by default), and across the pairs of arms by Bonferroni (alpha / pairs a pair),
 so the chance of declaring any difference between identical arms, over the whole run and
 whichever round it stops at, is at most alpha. A look also stops an arm for **futility**
-when no difference is clearly likelier than a gap of about the margin (a likelihood ratio,
-``loopbench.harness.stats.boundaries.futility_bound``; folders run before it used the conditional
-power of a gap of the margin, below ``rule.futility``): identical arms stop early instead of
-running every round. The futility boundary is non-binding: the efficacy bounds
-are computed as if it never stopped a run, so it only lowers the false alarms
-(``bench/stopping.py`` and ``bench/separation.py`` measure both).
+when no difference is clearly likelier than a gap of about the margin and far likelier than
+one of twice the margin (likelihood ratios,
+``loopbench.harness.stats.boundaries.futility_bound``; folders run before it used the first
+ratio alone, or the conditional power of a gap of the margin, below ``rule.futility``):
+identical arms stop early instead of running every round. The futility boundary is
+non-binding: the efficacy bounds are computed as if it never stopped a run, so it only
+lowers the false alarms (``bench/stopping.py`` and ``bench/separation.py`` measure both).
 
 Folders run before the group-sequential rule saved no ``boundary``: they replay with the
 rule they ran by (``bonferroni``: alpha / (max_repeats * pairs) at every look, no futility).
@@ -69,10 +70,11 @@ Verdict = Literal["better", "worse", "within margin", "futile", "undecided"]
 #: folders run before them (the same alpha at every look, no futility).
 Boundary = Literal["pocock", "obrien-fleming", "bonferroni"]
 BOUNDARIES: tuple[Boundary, ...] = ("pocock", "obrien-fleming", "bonferroni")
-#: When a look gives up on a gap: on the likelihood of no gap against a gap of about the
-#: margin, or on the conditional power of a gap of the margin (folders run before the first).
-Futility = Literal["likelihood", "conditional-power"]
-FUTILITIES: tuple[Futility, ...] = ("likelihood", "conditional-power")
+#: When a look gives up on a gap: on the likelihood of no gap against gaps of about the
+#: margin and of twice it; against the first alone (folders run before the two); or on the
+#: conditional power of a gap of the margin (folders run before either).
+Futility = Literal["likelihood-two-gaps", "likelihood", "conditional-power"]
+FUTILITIES: tuple[Futility, ...] = ("likelihood-two-gaps", "likelihood", "conditional-power")
 
 
 @dataclass(frozen=True)
@@ -88,7 +90,7 @@ class SeparationRule:
     futility: float = FUTILITY
     """0: never stop for futility. With ``conditional-power`` futility, stop an arm once the
     chance of finding a gap of the margin falls below this."""
-    futility_boundary: Futility = "likelihood"
+    futility_boundary: Futility = "likelihood-two-gaps"
     """How a look gives up on a gap (``loopbench.harness.stats.boundaries``)."""
 
     def pair_alpha(self, arms: int) -> float:
@@ -214,10 +216,11 @@ def judge_look(arm: np.ndarray, best: np.ndarray, rule: SeparationRule, arms: in
     look = replace(look, verdict=verdict)
     if verdict != "undecided" or not rule.futility or fraction >= 1:
         return look
-    if rule.futility_boundary == "likelihood":
+    if rule.futility_boundary != "conditional-power":
         # The likelihood first; the conditional power still stops a run whose last round is
         # too near to find a gap of the margin (too few rounds for it).
-        look = _likelihood_futility(look, z, rule.margin, len(d) / spread if spread else 0.0)
+        precision = len(d) / spread if spread else 0.0
+        look = _likelihood_futility(look, z, rule, precision)
         if look.verdict == "futile":
             return look
     if fraction < FUTILITY_FROM:
@@ -233,12 +236,15 @@ def judge_look(arm: np.ndarray, best: np.ndarray, rule: SeparationRule, arms: in
     return replace(look, conditional_power=power)
 
 
-def _likelihood_futility(look: Look, z: float, margin: float, precision: float) -> Look:
+def _likelihood_futility(look: Look, z: float, rule: SeparationRule, precision: float) -> Look:
     """Futility on the likelihood; ``precision`` is 1 / the standard error of the mean
     difference, so a gap of the margin would give a z of margin * precision."""
     if precision <= 0:
         return look
-    bound = futility_bound(margin * precision)
+    # A folder run with the one-gap boundary replays by it.
+    # guard: likelihood-folder-keeps-its-bound
+    far = rule.futility_boundary == "likelihood-two-gaps"
+    bound = futility_bound(rule.margin * precision, far)
     # The bound on z as one on the difference.
     difference_bound = max(bound, 0.0) / precision
     # guard: futility-below-likelihood-bound
@@ -387,7 +393,12 @@ def _spending(rule: SeparationRule, arms: int) -> str:
         )
     first, last = rule.look_alpha(arms, 1), rule.look_alpha(arms)
     futile = ""
-    if rule.futility and rule.futility_boundary == "likelihood":
+    if rule.futility and rule.futility_boundary == "likelihood-two-gaps":
+        futile = (
+            ", futility once no difference is clearly likelier than a gap of the margin and "
+            "far likelier than one of twice it"
+        )
+    elif rule.futility and rule.futility_boundary == "likelihood":
         futile = ", futility once no difference is clearly likelier than a gap of the margin"
     elif rule.futility:
         futile = f", futility below {rule.futility:.0%} conditional power at the margin"

@@ -7,8 +7,8 @@ covariance Var(mean_j, mean_k) = 1 / I_k for j < k (the later repeats are indepe
 the earlier ones), so the looks' z are the canonical joint normal of group-sequential
 theory: z_k = (gap I_k + W(I_k)) / sqrt(I_k) for a Brownian motion W. The rule
 (``loopbench.harness.stats.separation``) is applied to paths of it: a crossing of the round's
-efficacy bound, an interval within the margin, or futility (the likelihood boundary, or
-the conditional power of folders run before it). Paths are drawn from a fixed
+efficacy bound, an interval within the margin, or futility (the likelihood boundary of
+two gaps; of one, or the conditional power, in folders run before it). Paths are drawn from a fixed
 seed, so the figures are the same every time.
 """
 
@@ -78,8 +78,10 @@ def expected(
         within = running & ~crossed & (np.abs(estimate) + level < rule.margin)
         stopped = crossed | within
         gives_up = rule.boundary != "bonferroni" and rule.futility and fraction < 1
-        if gives_up and rule.futility_boundary == "likelihood":
-            quit_ = running & ~stopped & (np.abs(z[:, k]) < futility_bound(rule.margin * precision))
+        if gives_up and rule.futility_boundary != "conditional-power":
+            far = rule.futility_boundary == "likelihood-two-gaps"
+            bound = futility_bound(rule.margin * precision, far)
+            quit_ = running & ~stopped & (np.abs(z[:, k]) < bound)
             futile |= quit_
             stopped |= quit_
         if gives_up and fraction >= FUTILITY_FROM:

@@ -10,6 +10,8 @@ import pytest
 from scipy import stats
 
 from loopbench.harness.stats.boundaries import (
+    FAR_GAP,
+    FAR_LOG_RATIO,
     FUTILITY_OFFSET,
     FUTILITY_SLOPE,
     SPENDINGS,
@@ -19,7 +21,13 @@ from loopbench.harness.stats.boundaries import (
     nominal_alpha,
     spent,
 )
-from loopbench.harness.stats.separation import FUTILITIES, SeparationRule, StoppedRun, replay
+from loopbench.harness.stats.separation import (
+    FUTILITIES,
+    SeparationRule,
+    StoppedRun,
+    judge_look,
+    replay,
+)
 from loopbench.harness.stats.sequential_design import expected, fewest_rounds
 
 
@@ -134,6 +142,45 @@ def test_the_likelihood_futility_bound_is_wald_s_acceptance_boundary_both_ways()
     assert futility_bound(1.0) < 0  # early on nothing stops
 
 
+def test_the_two_gap_bound_keeps_no_difference_far_likelier_than_twice_the_margin():
+    """At the two-gap bound no difference is at least exp(FAR_LOG_RATIO) times likelier than
+    a gap of twice the margin and exp(2 slope offset) times likelier than one of 2 slope
+    margins, with equality for one of them (scipy's density as the oracle)."""
+    for eta in (1.5, 2.0, 2.5, 3.0, 4.0, 6.0):
+        z = futility_bound(eta, far=True)
+        far = stats.norm.logpdf(z) - stats.norm.logpdf(z - FAR_GAP * eta)
+        near = stats.norm.logpdf(z) - stats.norm.logpdf(z - 2 * FUTILITY_SLOPE * eta)
+        assert far >= FAR_LOG_RATIO - 1e-9
+        assert near >= 2 * FUTILITY_SLOPE * FUTILITY_OFFSET - 1e-9
+        assert min(far - FAR_LOG_RATIO, near - 2 * FUTILITY_SLOPE * FUTILITY_OFFSET) < 1e-9
+    # Where the one-gap bound first rises above zero, the two-gap one waits.
+    assert futility_bound(2.0) > 0 > futility_bound(2.0, far=True)
+
+
+def crafted_look() -> tuple[np.ndarray, np.ndarray]:
+    """Four rounds on 200 tasks: +1 point after 800 pairs, z 0.46, eta 2.29, between the
+    two-gap bound (0.11) and the one-gap one (0.68), early enough (4 of 40 rounds) for
+    the conditional power to stay out of it."""
+    up, down, even = [1, 1, 0, 0], [0, 0, 0, 0], [1, 0, 1, 0]
+    arm = [up] * 40 + [down] * 36 + [even] * 124
+    best = [down] * 40 + [up] * 36 + [even] * 124
+    return np.array(arm, dtype=float), np.array(best, dtype=float)
+
+
+def test_a_folder_run_with_the_one_gap_likelihood_boundary_replays_by_it(tmp_path):
+    (tmp_path / "separation.json").write_text(
+        '{"rule": {"alpha": 0.05, "margin": 0.05, "max_repeats": 40, "boundary": "pocock",'
+        ' "futility": 0.2, "futility_boundary": "likelihood"}, "arms": ["a", "b"],'
+        ' "tasks": ["t"]}'
+    )
+    loaded = StoppedRun.load(tmp_path)
+    assert loaded is not None and loaded.rule.futility_boundary == "likelihood"
+    arm, best = crafted_look()
+    assert judge_look(arm, best, loaded.rule, 2).verdict == "futile"
+    now = judge_look(arm, best, SeparationRule(0.05, 0.05, 40), 2)
+    assert now.verdict == "undecided" and now.futility_bound == pytest.approx(0.0025)
+
+
 def test_likelihood_futility_stops_identical_arms_sooner_at_the_same_power():
     """Planned for the same power at the margin, the likelihood boundary spends fewer rounds
     on identical arms than conditional power did, and no more at the margin."""
@@ -148,6 +195,10 @@ def test_likelihood_futility_stops_identical_arms_sooner_at_the_same_power():
     likelihood, conditional = figures["likelihood"], figures["conditional-power"]
     assert likelihood[1] < 0.8 * conditional[1]
     assert likelihood[0] <= conditional[0] + 0.2
+    # Sparing twice the margin gives back most of it (6.07 rounds against 6.55 and 4.86).
+    two_gaps = figures["likelihood-two-gaps"]
+    assert likelihood[1] < two_gaps[1] < conditional[1]
+    assert two_gaps[0] <= conditional[0] + 0.2
 
 
 def test_likelihood_futility_stops_identical_arms_long_before_many_rounds_end():
@@ -176,7 +227,7 @@ def test_a_folder_run_before_likelihood_futility_replays_by_conditional_power(tm
     )
     loaded = StoppedRun.load(tmp_path)
     assert loaded is not None and loaded.rule.futility_boundary == "conditional-power"
-    assert SeparationRule().futility_boundary == "likelihood"
+    assert SeparationRule().futility_boundary == "likelihood-two-gaps"
 
 
 def test_a_folder_run_before_the_boundaries_replays_by_its_own_rule(tmp_path):
