@@ -35,7 +35,7 @@ ways (the acceptance boundary of Wald's sequential probability ratio test, for e
 direction). The second: it is at least exp(FAR_LOG_RATIO) (about 22,000) times that of a
 gap of twice the margin. That ratio is a martingale under such a gap, so (Ville's
 inequality) a gap of twice the margin or more is given up on at some look with a chance
-of at most exp(-FAR_LOG_RATIO), 0.005% (on normal paths), about what a fixed design of
+of at most exp(-FAR_LOG_RATIO), 0.0045% (on normal paths), about what a fixed design of
 80% power at the margin misses it by (0.004-0.017% over 200 to 50 tasks). Without it, the
 first term alone (``likelihood``, the rule of folders run before this one) stopped 0.2% of
 runs on a gap of twice the margin at 50 tasks, in the first looks where it rose above zero.
@@ -44,7 +44,7 @@ Futility is checked from the first round; early on eta is small and the bound be
 so it waits for evidence by itself. FUTILITY_SLOPE and FUTILITY_OFFSET were chosen on
 simulated runs (``bench/stopping.py``, docs/power.md): the fewest runs on average, for
 identical arms and for a gap of the margin together, at the power of the fixed design;
-FAR_LOG_RATIO for misses at twice the margin below the fixed design's.
+FAR_LOG_RATIO for misses at twice the margin no more often than the fixed design's.
 
 The earlier futility boundary (``conditional-power``, the rule of folders run before the
 likelihood one), at look k, the conditional power: the chance the last look
