@@ -702,6 +702,10 @@ MUTATIONS = [
     ("copied-line-one-run-report", "a copied line is one run in the report's run list",
      "stmt=found[f'{len(found)}'] = record",
      [SCALE + "test_records_of_takes_a_copied_line_once_as_read_records_does"]),
+    ("report-line-read-whole-where-sidecar-says", "a line read where the sidecar's line "
+     "lengths put it is a whole line of that length, else the lines are counted to", "off",
+     ["tests/harness/test_columns_sidecar.py::"
+      "test_spaces_that_put_a_line_where_another_ends_do_not_cut_a_line_short"]),
     ("run-recorded-twice-counts-once", "a run recorded twice counts once in the columns too",
      "off", [COLS + "test_a_run_recorded_twice_counts_once_and_both_readers_name_its_lines_alike"]),
     # A million runs: the bootstrap by task sums, the flips cell, the folder's labels.

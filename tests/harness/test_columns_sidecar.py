@@ -267,3 +267,80 @@ def test_lines_are_picked_out_by_number_across_reads(
     wanted = [0, 1, 2, 9, 10, 33, 58, 59, 60]
     found = dict(_scan._lines_at(path, wanted))
     assert found == {n: (text[n] + "\n").encode() for n in wanted if n < 60}
+
+
+@pytest.mark.usefixtures("every_size")
+def test_a_report_reads_its_runs_where_the_sidecar_says_their_lines_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each line's length is in the sidecar: the sampled runs' lines are read where they
+    start, none counted to, and they are the scan's records."""
+    path = folder(tmp_path, lines(40))
+    read_frames(path)  # writes the sidecar
+    wanted = {"r3", "r9", "r17", "again", "copied", "r39"}
+
+    def counted(*_: object) -> None:
+        raise AssertionError("lines counted to")
+
+    monkeypatch.setattr(_scan, "_lines_at", counted)
+    located = _scan._located(path / "runs.jsonl", wanted)
+    monkeypatch.setattr(_scan, "_located", lambda *_: None)
+    assert located == _scan.records_of(path, wanted)
+
+
+@pytest.mark.usefixtures("every_size")
+@pytest.mark.parametrize("spaced", [0, 5, 39], ids=["first", "middle", "last"])
+def test_a_line_with_spaces_around_it_has_the_lines_counted_to(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, spaced: int
+) -> None:
+    """DuckDB reads a line's JSON without the spaces around it: the lengths no longer say
+    where the lines after it start, and the lines are counted to instead."""
+    made: list[Any] = lines(40)
+    made[spaced] = "  " + json.dumps(made[spaced]) + " "
+    path = folder(tmp_path, made)
+    read_frames(path)
+    wanted = {"r3", "r9", "r17", "again", "copied", "r39"}
+    located = _scan._located(path / "runs.jsonl", wanted)
+    monkeypatch.setattr(_scan, "_located", lambda *_: None)
+    assert located == _scan.records_of(path, wanted)
+
+
+@pytest.mark.usefixtures("every_size")
+def test_spaces_that_put_a_line_where_another_ends_do_not_cut_a_line_short(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Spaces after the first line as long as a run's line move where the lengths put that
+    run onto the end of the longer line before it: that piece of a line is not read as one
+    (it would be a damaged line); the lines are counted to."""
+    made = [line if isinstance(line, str) else json.dumps(line) for line in lines(40)]
+    row = next(n for n in range(2, 40) if len(made[n - 1]) > len(made[n]) + 1)
+    made[0] += " " * (len(made[row]) + 1)
+    path = folder(tmp_path, made)
+    read_frames(path)
+    wanted = {f"r{row}"}
+    located = _scan._located(path / "runs.jsonl", wanted)
+    monkeypatch.setattr(_scan, "_located", lambda *_: None)
+    assert located == _scan.records_of(path, wanted)
+
+
+@pytest.mark.usefixtures("every_size")
+def test_a_sidecar_written_before_line_lengths_is_read_and_its_lines_counted_to(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A sidecar an earlier release wrote (the same columns, no line lengths) is fresh, not
+    written again: the frame is read from it and the report counts to its lines."""
+    monkeypatch.setattr(columns_sidecar, "WRITTEN", columns_sidecar.QUERY)
+    path = folder(tmp_path, lines(40))
+    read_frames(path)
+    sidecar = path / SIDECAR
+    written = sidecar.stat().st_mtime_ns
+    monkeypatch.undo()
+    monkeypatch.setattr(columns_sidecar, "SIDECAR_FROM", 0)
+    assert fresh_sidecar(path / "runs.jsonl") == sidecar
+    json_query_refused(monkeypatch)
+    assert_same_as_records(path)
+    wanted = {"r3", "r17", "copied"}
+    located = _scan._located(path / "runs.jsonl", wanted)
+    monkeypatch.setattr(_scan, "_located", lambda *_: None)
+    assert located is not None and located == _scan.records_of(path, wanted)
+    assert sidecar.stat().st_mtime_ns == written

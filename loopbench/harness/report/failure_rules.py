@@ -55,6 +55,8 @@ SAME = 1e-9
 NEAR = 0.01
 #: Two look-up titles at least this similar (difflib's ratio, folded) name the same entity.
 SIMILAR_TITLES = 0.8
+#: The one thing of a run's metrics a rule reads: whether they hold this one (``_coding``).
+CODE_EDITS = "code_edits"
 
 
 class RunFacts(Protocol):
@@ -243,7 +245,7 @@ def _coding(record: RunFacts) -> bool:
     (``answer_kind``), every such record had code_edits."""
     if record.answer_kind is not None:
         return record.answer_kind == "code"
-    return "code_edits" in record.metrics
+    return CODE_EDITS in record.metrics
 
 
 def format_failure(record: RunFacts, trace: RunTrace | None) -> bool:

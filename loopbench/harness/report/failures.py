@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from loopbench.harness.report.failure_rules import (
+    CODE_EDITS,
     LABELS,
     RULES,
     Label,
@@ -142,15 +143,25 @@ def labelled_frame(folder: Path | str, runs: pd.DataFrame | None = None) -> pd.D
 
 def _distinct_records(runs: pd.DataFrame, answers: pd.Series, chosen: np.ndarray) -> np.ndarray:
     """Per ``chosen`` run, the number of its distinct record as the rules read it (0, 1, ...
-    in order of first appearance). Options and metrics are told apart by identity: the
-    column reader gives equal ones one shared dict, so equal records still share a number."""
+    in order of first appearance). Options are told apart by identity: the column reader
+    gives equal ones one shared dict, so equal records still share a number; metrics by
+    the one thing the rules read of them (runs' metrics differ in much they do not read)."""
     facts = pd.DataFrame({name: runs[name].to_numpy()[chosen] for name in RULE_FIELDS})
-    for name in ("options", "metrics"):
-        facts[name] = np.fromiter(map(id, facts[name]), dtype=np.int64, count=len(facts))
+    facts["options"] = np.fromiter(map(id, facts["options"]), dtype=np.int64, count=len(facts))
+    facts["metrics"] = _code_edits(facts["metrics"].to_numpy())
     facts["answer"] = answers.to_numpy()[chosen]
     # guard: runs-labelled-once-per-distinct
     grouped = facts.groupby(list(facts.columns), dropna=False, sort=False)
     return grouped.ngroup().to_numpy()
+
+
+def _code_edits(metrics: np.ndarray) -> np.ndarray:
+    """Whether each run's metrics hold ``CODE_EDITS``, each distinct dict looked into once
+    (equal metrics share one dict)."""
+    ids = np.fromiter(map(id, metrics), dtype=np.int64, count=len(metrics))
+    _, first, inverse = np.unique(ids, return_index=True, return_inverse=True)
+    held = [CODE_EDITS in (metrics[i] or {}) for i in first.tolist()]
+    return np.array(held, dtype=bool)[inverse]
 
 
 def _row(facts: list[Any], answer: Any) -> _Row:

@@ -60,9 +60,10 @@ class PassK:
 
     def summary(self, tasks: pd.Series, correct: pd.Series) -> dict[str, float]:
         """The estimate over tasks with at least k runs, its interval, and how many tasks."""
-        table = pd.DataFrame({"task": tasks.to_numpy(), "right": correct.eq(True).to_numpy()})
-        grouped = table.groupby("task", sort=False)["right"]
-        runs, right = grouped.size().to_numpy(), grouped.sum().to_numpy()
+        return self.of_counts(*task_counts(tasks, correct))
+
+    def of_counts(self, runs: np.ndarray, right: np.ndarray) -> dict[str, float]:
+        """``summary`` from each task's runs and right runs (``task_counts``)."""
         values = self.per_task(runs, right)
         kept = ~np.isnan(values)
         name = self.name
@@ -83,6 +84,16 @@ class PassK:
             f"{name}_high": high,
             f"{name}_tasks": float(kept.sum()),
         }
+
+
+def task_counts(tasks: pd.Series, correct: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """Each task's runs and runs right, the tasks in the order they first come (a null
+    task in none): counted once for every pass@k and pass^k of the same runs."""
+    codes, found = pd.factorize(tasks)
+    known = codes >= 0
+    right = known & correct.eq(True).to_numpy()
+    runs = np.bincount(codes[known], minlength=len(found))
+    return runs, np.bincount(codes[right], minlength=len(found))
 
 
 def parse_all(names: list[str]) -> tuple[list[PassK], list[str]]:

@@ -34,7 +34,7 @@ from loopbench.harness.report.judge_cost import (
 )
 from loopbench.harness.report.lost_runs import lost_runs_scored
 from loopbench.harness.report.model_axis import model_keys
-from loopbench.harness.report.pass_k import PassK
+from loopbench.harness.report.pass_k import PassK, task_counts
 from loopbench.harness.results.columns_sql import ANSWER_KEY
 from loopbench.harness.results.grade_kinds import GRADE_KIND, KINDS, kinds_of
 from loopbench.harness.results.statuses import INFRASTRUCTURE_STATUSES, STATUSES
@@ -303,8 +303,11 @@ def _pass_measures(
     """The pass@k / pass^k asked for; coding runs report pass@1 over their samples."""
     chosen = list(dict.fromkeys([*([PassK("@", 1)] if coding else []), *wanted]))
     values: dict[str, float] = {}
+    if not chosen:
+        return values
+    counts = task_counts(graded["task_id"], graded["correct"])  # once for every measure
     for measure in chosen:
-        values |= measure.summary(graded["task_id"], graded["correct"])
+        values |= measure.of_counts(*counts)
     return values
 
 

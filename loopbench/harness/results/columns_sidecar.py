@@ -4,7 +4,8 @@ Reading runs.jsonl as columns (``loopbench.harness.results.columns``) parses eve
 checks every field: most of the time a command takes at a million runs. The sidecar,
 ``runs.columns.parquet``, holds what that query gives for every field (the rows it
 vouches for, and the lines it does not, whole), so a command reads the few columns it
-needs instead. It is written at the end of a run, and again by any reader that finds it
+needs instead, and each line's length, so the few lines a report lists are read where
+they start. It is written at the end of a run, and again by any reader that finds it
 absent or stale, to a temporary file moved into place (a reader never sees half of one).
 
 It is read only when its key agrees with runs.jsonl as it is: the file's size, device,
@@ -59,6 +60,10 @@ ENDS, SAMPLES, SAMPLE = 1 << 20, 64, 1 << 14
 #: The query a sidecar holds the answer of: every field, from the file given.
 QUERY = select(list(FIELDS))
 _FORMAT = hashlib.sha256(f"{duckdb.__version__}\n{QUERY}".encode()).hexdigest()
+#: What is written: ``QUERY``'s columns and each line's length (``LINE_BYTES``), where the
+#: report finds the few lines it reads. The key is ``QUERY``'s alone: a sidecar written
+#: before the lengths were holds the same columns, and is read without them.
+WRITTEN = select(list(FIELDS), line_bytes=True)
 
 
 def sidecar_of(runs: Path) -> Path:
@@ -128,7 +133,7 @@ def write_sidecar(runs: Path) -> Path | None:
             no_progress_bar(con)
             metadata = f"{{{KEY_NAME}: {sql_literal(key)}}}"
             con.execute(
-                f"COPY ({QUERY}) TO {sql_literal(name)} "
+                f"COPY ({WRITTEN}) TO {sql_literal(name)} "
                 f"(FORMAT parquet, COMPRESSION zstd, KV_METADATA {metadata})",
                 [str(runs)],
             )

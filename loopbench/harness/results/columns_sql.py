@@ -213,6 +213,9 @@ RUN_KEY = "_run_key"
 ANSWER_KEY = "answer_key"
 #: The whole line, for the lines the columns do not vouch for (null for the others).
 LINE = "_line"
+#: The bytes of each line's JSON as DuckDB read it (``select(..., line_bytes=True)``): a
+#: line's length less its newline when it has no space around it, as loopbench writes it.
+LINE_BYTES = "_line_bytes"
 #: ``answer_key`` in SQL: the first 16 hex digits of the md5 of the same text.
 _ANSWER_TEXT = (
     'CASE WHEN "canonical" IS NOT NULL THEN chr(28) || "canonical" '
@@ -256,10 +259,10 @@ _DERIVED_FROM = (
 )
 
 
-def select(names: list[str]) -> str:
+def select(names: list[str], line_bytes: bool = False) -> str:
     """The query of ``names``, the ``hashed`` column of each ``shareable`` one, ``RUN_KEY``,
-    ``ANSWER_KEY``, ``GRADE_KIND`` and ``LINE`` from the file given as its one parameter,
-    one row a line, in file order."""
+    ``ANSWER_KEY``, ``GRADE_KIND`` and ``LINE`` (and ``LINE_BYTES`` when asked) from the file
+    given as its one parameter, one row a line, in file order."""
     structure = json.dumps({name: "JSON" for name in FIELDS})
     # guard: key-record-does-not-have
     vouched = " AND ".join(
@@ -281,7 +284,8 @@ def select(names: list[str]) -> str:
         f'hash("model", "arm", "task_id", "repeat") AS {RUN_KEY}, '
         f"('0x' || left(md5({_ANSWER_TEXT}), 16))::UBIGINT AS {ANSWER_KEY}, "
         f"{kind_sql(_quoted('correct'), _quoted('grade_reason'))} AS {GRADE_KIND}, "
-        f"CASE WHEN _vouched THEN NULL ELSE json END AS {LINE} "
+        f"CASE WHEN _vouched THEN NULL ELSE json END AS {LINE}"
+        f"{f', strlen(json) AS {LINE_BYTES}' if line_bytes else ''} "
         f"FROM (SELECT {', '.join([*(_value(FIELDS[name]) for name in needed), *raw_hashes])}, "
         f"coalesce({vouched}, false) AS _vouched, json "
         "FROM (SELECT json, json_keys(json) AS _keys, "

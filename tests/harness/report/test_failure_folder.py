@@ -106,6 +106,24 @@ def test_runs_alike_but_for_one_fact_are_labelled_apart(tmp_path):
     ]
 
 
+def test_metrics_part_runs_only_by_whether_they_hold_code_edits(tmp_path):
+    """Of a run's metrics the rules read only whether code_edits is there (a coding run,
+    before records said so): runs whose metrics differ in anything else are labelled alike,
+    and each run as it is labelled alone."""
+    base = RunRecord(
+        run_id="a", arm="react_text", pattern="react_text", options=ARMS["react_text"],
+        task_id="t", repeat=0, status="answered", answer="8", correct=False, tool_calls=0,
+    )  # fmt: skip
+    metrics = [{}, {"coverage": 0.5}, {"code_edits": 1.0}, {"code_edits": 2.0, "coverage": 1.0}]
+    variants = [
+        base.model_copy(update={"run_id": str(n), "repeat": n, "metrics": held})
+        for n, held in enumerate(metrics)
+    ]
+    labelled = labelled_frame(write_runs(tmp_path / "r", variants))
+    assert list(labelled["labels"]) == [tuple(labels(run, None)) for run in variants]
+    assert list(labelled["labels"]) == [("no evidence",)] * 2 + [("wrong with no trace",)] * 2
+
+
 def test_the_frame_a_command_already_read_gives_the_same_labels(tmp_path):
     folder = write_runs(tmp_path / "r", varied_records(200))
     runs = read_frame(folder, drop=UNREAD)

@@ -7,14 +7,16 @@ separators (``{"run_id": "…", …``); any other spacing is found too, only slo
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 import duckdb
+import numpy as np
 
 from loopbench.harness.events import TraceError, parse_events
 from loopbench.harness.results.columns_sidecar import fresh_sidecar
+from loopbench.harness.results.columns_sql import LINE_BYTES
 from loopbench.harness.results.duckdb_progress import no_progress_bar
 from loopbench.harness.results.reading import (
     RUN_ID_KEYS,
@@ -98,8 +100,9 @@ _BLOCK, _STEP = 1 << 24, 1 << 16
 
 def _located(path: Path, wanted: set[str]) -> list[RunRecord] | None:
     """The records of ``wanted`` from the lines the sidecar puts them on (its row n is line
-    n + 1 when no line is blank); None without a fresh sidecar, or when a line does not
-    hold the run the sidecar says."""
+    n + 1 when no line is blank), read where its line lengths say they start, or counted
+    to when it has none or they do not add up; None without a fresh sidecar, or when a
+    line does not hold the run the sidecar says."""
     columnar = fresh_sidecar(path)
     if columnar is None or not wanted:
         return None
@@ -111,18 +114,65 @@ def _located(path: Path, wanted: set[str]) -> list[RunRecord] | None:
                 "WHERE run_id IN (SELECT unnest(?)) GROUP BY run_id",
                 [str(columnar), sorted(wanted)],
             ).fetchall()
+            ends = _line_ends(con, columnar)
     except duckdb.Error:
         return None
     said = {int(row): run_id for row, run_id in rows}
     if set(said.values()) != wanted:
         return None
+    started = None if ends is None else _lines_from_starts(path, sorted(said), ends)
+    found = None if started is None else _records_on(path, said, started)
+    return found if found is not None else _records_on(path, said, _lines_at(path, sorted(said)))
+
+
+def _records_on(
+    path: Path, said: dict[int, str], lines: Iterable[tuple[int, bytes]]
+) -> list[RunRecord] | None:
+    """The records of ``lines`` (row, line); None unless each holds the run ``said`` of its
+    row, and every row of ``said`` has one."""
     found = []
-    for row, raw in _lines_at(path, sorted(said)):
+    for row, raw in lines:
         record = parse_line(path, row + 1, raw) if raw.endswith(b"\n") else None
         if record is None or record.run_id != said[row]:
             return None
         found.append(record)
     return found if len(found) == len(said) else None
+
+
+def _line_ends(con: duckdb.DuckDBPyConnection, columnar: Path) -> np.ndarray[Any, Any] | None:
+    """Where each row's line ends in runs.jsonl (past its newline), by the sidecar's line
+    lengths; None for a sidecar written before they were."""
+    try:
+        found = con.execute(
+            f"SELECT {LINE_BYTES} FROM read_parquet(?)", [str(columnar)]
+        ).fetchnumpy()
+    except duckdb.Error:
+        return None
+    lengths = np.ma.getdata(found[LINE_BYTES]).astype(np.int64)
+    ends: np.ndarray[Any, Any] = np.cumsum(lengths + 1)
+    return ends
+
+
+def _lines_from_starts(
+    path: Path, rows: list[int], ends: np.ndarray[Any, Any]
+) -> list[tuple[int, bytes]] | None:
+    """The lines at these 0-based rows (ascending), each read where ``ends`` puts it; None
+    unless each is a whole line of the length the sidecar says (a line DuckDB read with
+    spaces around it, or a blank line, moves the lines after it: they are counted to)."""
+    found = []
+    with path.open("rb", buffering=0) as handle:
+        for row in rows:
+            if row >= len(ends):
+                return None
+            start, end = (int(ends[row - 1]) if row else 0), int(ends[row])
+            handle.seek(max(start - 1, 0))
+            raw = handle.read(end - max(start - 1, 0))
+            line = raw[1:] if start else raw
+            # guard: report-line-read-whole-where-sidecar-says
+            if (start and raw[:1] != b"\n") or line.find(b"\n") != end - start - 1:
+                return None
+            found.append((row, line))
+    return found
 
 
 def _lines_at(path: Path, rows: list[int]) -> Iterator[tuple[int, bytes]]:
