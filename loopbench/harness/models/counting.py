@@ -168,19 +168,21 @@ class CountingClient:
         for message in request.messages:
             if id(message) not in valid and not self._clean(message):
                 return False
-        return (
-            not request.stop
-            and all(id(tool) in _VALID_TOOLS for tool in request.tools)
-            and not valid_text(request.system)[1]
-        )
+        if request.stop:
+            return False
+        for tool in request.tools:
+            if id(tool) not in _VALID_TOOLS:
+                return False
+        return not valid_text(request.system)[1]
 
     def _clean(self, message: Message) -> bool:
         """Whether ``message``'s texts are valid; remembered when they are."""
         texts = [message.content, message.tool_call_id or ""]
         for call in message.tool_calls:
             texts += (call.id, call.name, call.arguments)
-        if any(valid_text(text)[1] for text in texts):
-            return False
+        for text in texts:  # ASCII at once, as nearly every text is: no call for it
+            if not text.isascii() and valid_text(text)[1]:
+                return False
         self._valid[id(message)] = message
         return True
 
@@ -191,7 +193,7 @@ class CountingClient:
     def _valid_message(self, message: Message) -> Message:
         """``message`` itself when its texts are valid, else a copy with them made valid
         (the replacements counted)."""
-        if id(message) in self._valid:
+        if id(message) in self._valid or self._clean(message):
             return message
         content, replaced = valid_text(message.content)
         calls = []

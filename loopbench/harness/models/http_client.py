@@ -64,6 +64,8 @@ from loopbench.harness.models.types import (
 from loopbench.harness.redaction import Redactor
 
 RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
+#: Nothing spent: made once rather than twice a call (a Usage is frozen, so it is shared).
+NO_USAGE = Usage()
 
 
 @dataclass(frozen=True)
@@ -282,7 +284,7 @@ class HttpClient:
             wire |= self.wire_stream_fields()
         body = fast_json.dumps(wire)
         attempt = 0
-        spent = Usage()  # what unusable replies reported: billed, so counted
+        spent = NO_USAGE  # what unusable replies reported: billed, so counted
         while True:
             retry_after: float | None = None
             try:
@@ -323,7 +325,7 @@ class HttpClient:
                             )
                         return (
                             parsed
-                            if spent == Usage()
+                            if spent == NO_USAGE
                             else replace(parsed, usage=parsed.usage + spent)
                         )
                 else:

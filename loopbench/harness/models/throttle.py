@@ -131,22 +131,28 @@ class SlotWaits:
         self._calls = 0
         self._waiting = 0
         self._since = 0.0
+        #: Whether every call under way waits (``_blocked``), as of the last count.
+        self._was_blocked = False
+        # Made once: they hold nothing of one call, so every call shares them.
+        self._call = _Counted(self, calls=1, waiting=0)
+        self._wait = _Counted(self, calls=0, waiting=1)
 
     def call(self) -> AbstractContextManager[None]:
         """Around a whole model call, retries included."""
-        return _Counted(self, calls=1, waiting=0)
+        return self._call
 
     def waiting(self) -> AbstractContextManager[None]:
         """Around one wait for a slot."""
-        return _Counted(self, calls=0, waiting=1)
+        return self._wait
 
     def _add(self, calls: int = 0, waiting: int = 0) -> None:
         """Count calls or waits in or out, closing or opening a stretch of blocked time."""
-        if self._blocked():
+        if self._was_blocked:
             self.waited_s += self._clock() - self._since
         self._calls += calls
         self._waiting += waiting
-        if self._blocked():
+        self._was_blocked = self._blocked()
+        if self._was_blocked:
             self._since = self._clock()
 
     def _blocked(self) -> bool:

@@ -176,8 +176,11 @@ class AiohttpPost:
     async def _whole(self, response: aiohttp.ClientResponse) -> HttpReply:
         """The reply, its body read whole."""
         reading = Reading(response.status, response.headers, self._max_body_bytes)
+        content = response.content
         try:
-            async for chunk in response.content.iter_any():
+            # What ``iter_any`` yields (a body's reader ends with b"", never EofStream, which
+            # only a websocket's queue raises), without its iterator and coroutine per chunk.
+            while chunk := await content.readany():
                 reading.feed(chunk)
         except ReplyTooLarge:
             response.close()  # the connection goes with the rest of the body

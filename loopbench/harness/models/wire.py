@@ -65,6 +65,15 @@ class SentParts:
         wire: dict[str, Any] = found[1]
         return wire
 
+    def messages(self, messages: tuple[Message, ...]) -> list[dict[str, Any]]:
+        """``messages`` as wire JSON, those built before (all but the newest) looked up here
+        rather than through ``message`` one call each."""
+        parts = self._parts
+        return [
+            found[1] if (found := parts.get(id(m))) is not None else self.message(m)
+            for m in messages
+        ]
+
     def tools(self, tools: tuple[ToolSpec, ...]) -> list[dict[str, Any]]:
         found = self._parts.get(id(tools))
         if found is None:
@@ -82,13 +91,13 @@ class SentParts:
 def request_body(request: ModelRequest, parts: SentParts | None = None) -> dict[str, Any]:
     """The request as a chat completion's body; with ``parts``, its messages and tools as
     built for the requests before it (see ``SentParts``), else built anew."""
-    messages: list[dict[str, Any]] = []
+    messages: list[dict[str, Any]] = (
+        [message_to_wire(m) for m in request.messages]
+        if parts is None
+        else parts.messages(request.messages)
+    )
     if request.system:
-        messages.append({"role": "system", "content": request.system})
-    if parts is None:
-        messages.extend(message_to_wire(m) for m in request.messages)
-    else:
-        messages.extend(parts.message(m) for m in request.messages)
+        messages.insert(0, {"role": "system", "content": request.system})
     body: dict[str, Any] = {"model": request.model, "messages": messages}
     if request.tools:
         body["tools"] = (
