@@ -169,6 +169,11 @@ UNSUMMARIZED = (
     "score",
     "slice",
     "model",
+    # What the report reads beside the summary (the run list, facts and prompts).
+    "run_id",
+    "loopbench_version",
+    "prompts_hash",
+    "answer",
 )
 #: Columns the measures of an arm's graded runs read.
 GRADED_READ = frozenset(
