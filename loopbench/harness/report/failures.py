@@ -151,7 +151,7 @@ def _distinct_records(runs: pd.DataFrame, answers: pd.Series, chosen: np.ndarray
     facts["metrics"] = _code_edits(facts["metrics"].to_numpy())
     facts["answer"] = answers.to_numpy()[chosen]
     # guard: runs-labelled-once-per-distinct
-    grouped = facts.groupby(list(facts.columns), dropna=False, sort=False)
+    grouped = facts.groupby(list(facts.columns), dropna=False, sort=False, observed=True)
     return grouped.ngroup().to_numpy()
 
 

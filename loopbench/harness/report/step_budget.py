@@ -166,7 +166,9 @@ def step_budgets(
     counted = counted_runs(frame)
     right, turns, cost = _arrays(frame)
     rows = []
-    for group, positions in frame[keys].groupby(keys, sort=True, dropna=False).indices.items():
+    for group, positions in (
+        frame[keys].groupby(keys, sort=True, dropna=False, observed=True).indices.items()
+    ):
         values = group if isinstance(group, tuple) else (group,)
         kept = positions[counted[positions]]
         budget = _budget(right[kept], turns[kept], cost[kept], share)

@@ -60,7 +60,7 @@ class Measures:
 def repeat_measures(frame: pd.DataFrame) -> tuple[PassK, ...]:
     """What repeats say about k tries, at k = the most repeats of a task: pass@1, pass@k and
     pass^k; none with one run a task."""
-    most = int(frame.groupby(["arm", "task_id"]).size().max()) if len(frame) else 0
+    most = int(frame.groupby(["arm", "task_id"], observed=True).size().max()) if len(frame) else 0
     return (PassK("@", 1), PassK("@", most), PassK("^", most)) if most > 1 else ()
 
 
@@ -78,13 +78,17 @@ def summarize(
     keys = list(dict.fromkeys([*arm_keys, *([_column(by)] if by else [])]))
     spent = retried if retried is not None and not retried.empty else None
     rows = []
-    grouped = frame.groupby(keys, sort=True, dropna=False)
+    grouped = frame.groupby(keys, sort=True, dropna=False, observed=True)
     numbers = grouped.ngroup().to_numpy()
     # Each group's rows taken alone: iterating the groupby copies the whole frame sorted.
     order = np.argsort(numbers, kind="stable")
     ends = np.searchsorted(numbers[order], np.arange(grouped.ngroups + 1))
     # Grouped by the arm alone (no --by), the arms' grouping is the one just made.
-    arms = grouped if keys == arm_keys else frame.groupby(arm_keys, sort=False, dropna=False)
+    arms = (
+        grouped
+        if keys == arm_keys
+        else frame.groupby(arm_keys, sort=False, dropna=False, observed=True)
+    )
     graded_by_arm = _GradedByArm(frame, arms, numbers if arms is grouped else None)
     missing = unreported(frame, [{}])
     # Only the columns a summary reads are copied per arm (a million runs' copies add up).
@@ -294,7 +298,7 @@ def _repeats_agree(graded: pd.DataFrame) -> float:
     are one sample, counted several times), 0 when some did not, NaN when none ran twice."""
     if ANSWER_KEY not in graded:
         return math.nan
-    by_task = graded.groupby("task_id", sort=False)[ANSWER_KEY]
+    by_task = graded.groupby("task_id", sort=False, observed=True)[ANSWER_KEY]
     repeated = by_task.size() > 1
     if not repeated.any():
         return math.nan

@@ -56,7 +56,7 @@ def ungraded(frame: pd.DataFrame) -> Ungraded | None:
     arms, chosen = [], []
     failed = frame["status"].isin(INFRASTRUCTURE_STATUSES)
     # Each arm's share failed counted in one pass: iterating the groups copies every run.
-    every = failed.groupby([frame[key] for key in keys], sort=True).all()
+    every = failed.groupby([frame[key] for key in keys], sort=True, observed=True).all()
     for key, all_failed in every.items():
         key = key if isinstance(key, tuple) else (key,)
         # guard: ungraded-arm-every-run-infrastructure

@@ -87,7 +87,7 @@ def task_matrix(
                 "correct": graded & runs["correct"].eq(True),
             }
         )
-        .groupby(["task", "model", "arm"], sort=False)
+        .groupby(["task", "model", "arm"], sort=False, observed=True)
         .sum()
     )
     cells: dict[tuple[str, str], Cell] = {}

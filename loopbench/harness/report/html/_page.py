@@ -165,7 +165,9 @@ def build_page(results: Path, pricing: Pricing, reference: str | None = None) ->
 
 def _keyed(frame: pd.DataFrame) -> pd.DataFrame:
     """``frame`` with its ``KEYED`` columns as categories (sorted, so grouped in the order
-    the strings sort), each string hashed once instead of at every grouping."""
+    the strings sort), each string hashed once instead of at every grouping. The groupings
+    it meets pass ``observed=True``: pandas before 3 would add a group for every
+    combination of categories, seen or not."""
     return frame.astype({name: "category" for name in KEYED if name in frame})
 
 
