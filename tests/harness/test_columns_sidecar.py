@@ -269,6 +269,16 @@ def test_lines_are_picked_out_by_number_across_reads(
     assert found == {n: (text[n] + "\n").encode() for n in wanted if n < 60}
 
 
+def located_and_scanned(
+    path: Path, wanted: set[str], monkeypatch: pytest.MonkeyPatch
+) -> tuple[Any, Any]:
+    """The records of ``wanted`` as the report finds them by the sidecar, and as the scan
+    finds them with that way out of reach."""
+    located = _scan._located(path / "runs.jsonl", wanted)
+    monkeypatch.setattr(_scan, "_located", lambda *_: None)
+    return located, _scan.records_of(path, wanted)
+
+
 @pytest.mark.usefixtures("every_size")
 def test_a_report_reads_its_runs_where_the_sidecar_says_their_lines_start(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -283,9 +293,8 @@ def test_a_report_reads_its_runs_where_the_sidecar_says_their_lines_start(
         raise AssertionError("lines counted to")
 
     monkeypatch.setattr(_scan, "_lines_at", counted)
-    located = _scan._located(path / "runs.jsonl", wanted)
-    monkeypatch.setattr(_scan, "_located", lambda *_: None)
-    assert located == _scan.records_of(path, wanted)
+    located, scanned = located_and_scanned(path, wanted, monkeypatch)
+    assert located == scanned
 
 
 @pytest.mark.usefixtures("every_size")
@@ -300,9 +309,8 @@ def test_a_line_with_spaces_around_it_has_the_lines_counted_to(
     path = folder(tmp_path, made)
     read_frames(path)
     wanted = {"r3", "r9", "r17", "again", "copied", "r39"}
-    located = _scan._located(path / "runs.jsonl", wanted)
-    monkeypatch.setattr(_scan, "_located", lambda *_: None)
-    assert located == _scan.records_of(path, wanted)
+    located, scanned = located_and_scanned(path, wanted, monkeypatch)
+    assert located == scanned
 
 
 @pytest.mark.usefixtures("every_size")
@@ -318,9 +326,8 @@ def test_spaces_that_put_a_line_where_another_ends_do_not_cut_a_line_short(
     path = folder(tmp_path, made)
     read_frames(path)
     wanted = {f"r{row}"}
-    located = _scan._located(path / "runs.jsonl", wanted)
-    monkeypatch.setattr(_scan, "_located", lambda *_: None)
-    assert located == _scan.records_of(path, wanted)
+    located, scanned = located_and_scanned(path, wanted, monkeypatch)
+    assert located == scanned
 
 
 @pytest.mark.usefixtures("every_size")

@@ -108,7 +108,6 @@ def build_page(results: Path, pricing: Pricing, reference: str | None = None) ->
     frame, retried, records = _read(results, pricing)
     if frame.empty:
         raise BadInput(f"{results}: no finished runs yet")
-    frame = _keyed(frame)
     summary = summarize(frame, retried=retried, measures=Measures(pass_k=repeat_measures(frame)))
     summary = with_published(summary, read_published(results))
     judging = Judging.of(results)
@@ -184,8 +183,9 @@ def _step_budget(frame: pd.DataFrame) -> tuple[str, str]:
 def _read(
     results: Path, pricing: Pricing
 ) -> tuple[pd.DataFrame, pd.DataFrame, list[RunRecord] | None]:
-    """The runs and the superseded records, as columns, and the records themselves when
-    the page lists every run (up to ``LIST_ALL_RUNS``: answers and traces included)."""
+    """The runs (``KEYED`` as categories) and the superseded records, as columns, and the
+    records themselves when the page lists every run (up to ``LIST_ALL_RUNS``: answers and
+    traces included)."""
     # Run ids find the listed runs; versions are a fact; prompt hashes name the prompts
     # arms overrode; answers, when the folder has traces, are what the failure rules read
     # beside them (labelled_frame reads again without).
@@ -196,11 +196,11 @@ def _read(
     frame, retried = read_frames(results, pricing, drop=drop)
     # guard: report-lists-every-run-up
     if len(frame) > LIST_ALL_RUNS:
-        return frame, retried, None
+        return _keyed(frame), retried, None
     records = read_records(results)
     if len(records) != len(frame):  # a writer added runs in between: one reading for both
         frame = records_frame(records, pricing).drop(columns=drop, errors="ignore")
-    return frame, retried, records
+    return _keyed(frame), retried, records
 
 
 def _rule(label: Label) -> str:
