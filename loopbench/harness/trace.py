@@ -11,6 +11,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from loopbench.harness.event_models.base import MessageCuts
 from loopbench.harness.events import AnswerEvent, AnswerRole, Event, TraceEvent, cut
 
 __all__ = ["MAX_TEXT", "Trace", "cut"]
@@ -54,4 +55,6 @@ class Trace:
 
     def to_json(self) -> list[dict[str, Any]]:
         """The events as ``traces.jsonl`` holds them."""
-        return [event.on_disk(self.max_text) for event in self.events]
+        max_text = self.max_text
+        cuts = MessageCuts(max_text)
+        return [event.on_disk(max_text, cuts) for event in self.events]

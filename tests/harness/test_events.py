@@ -3,12 +3,14 @@ read back through the same models, older traces included."""
 
 import asyncio
 import json
+import random
 from pathlib import Path
 
 import pytest
 
 from loopbench.harness import events as ev
 from loopbench.harness.arms import parse_arm
+from loopbench.harness.event_models.base import rounded_t
 from loopbench.harness.events import (
     KINDS,
     ApiErrorEvent,
@@ -216,3 +218,34 @@ def test_a_plan_holds_either_shape_of_steps_and_nothing_else():
     ]
     with pytest.raises(TraceError, match="event 1 \\(plan\\)"):
         parse_events([{"kind": "plan", "steps": [{"id": 1, "description": "a", "extra": 1}]}])
+
+
+def test_a_trace_writes_each_shared_message_once_as_each_event_alone_would():
+    long = Message("tool", "x" * 80, tool_call_id="c")
+    trace = Trace(max_text=50)
+    client = CountingClient(ScriptedModel(["a", "b"]), trace)
+    asked = Message("user", "q")
+    asyncio.run(client.complete(ModelRequest("m", (asked, long))))
+    asyncio.run(client.complete(ModelRequest("m", (asked, long, Message("assistant", "a")))))
+    trace.emit(ToolCallEvent(step=1, tool="lookup", arguments="{}", ok=True, result="y" * 60))
+    written = trace.to_json()
+    assert written == [event.on_disk(50) for event in trace.events]  # each event on its own
+    first, second = written[0]["request"]["messages"], written[2]["request"]["messages"]
+    assert first[1] is second[1] and first[1]["content"].endswith("cut on disk]")
+    assert trace.events[0].request["messages"][1]["content"] == "x" * 80  # the live one whole
+
+
+@pytest.mark.parametrize(
+    "t",
+    [0.0, -0.0, 1e-7, -1e-7, 5e-7, 1.5e-6, 2.5e-6, 0.1234565, 999999.9999995, 1e6, 3e9, 0.000494],
+)
+def test_an_event_time_is_written_rounded_as_round_rounds_it(t):
+    assert repr(rounded_t(t)) == repr(round(t, 6))
+
+
+def test_event_times_round_as_round_does_across_their_range():
+    rng = random.Random(7)
+    times = [rng.uniform(0, 3600) for _ in range(20_000)]
+    times += [(rng.randint(0, 10**10) + 0.5) / 1e6 for _ in range(20_000)]  # near halfway
+    times += [rng.uniform(-1e6, 1e6) for _ in range(20_000)]
+    assert [repr(rounded_t(t)) for t in times] == [repr(round(t, 6)) for t in times]

@@ -7,6 +7,7 @@ import json
 from typing import Any, Literal
 
 from loopbench.harness.event_models.base import (
+    MessageCuts,
     TracedRequest,
     TracedResponse,
     TraceEvent,
@@ -14,6 +15,7 @@ from loopbench.harness.event_models.base import (
     cut,
     cut_message,
     question_at,
+    rounded_t,
 )
 
 
@@ -38,10 +40,15 @@ class RequestEvent(TraceEvent):
         at = question_at(messages)
         return "" if at is None else messages[at]["content"] or ""
 
-    def on_disk(self, max_text: int) -> dict[str, Any]:
+    def on_disk(self, max_text: int, cuts: MessageCuts | None = None) -> dict[str, Any]:
         request = self.request.copy()
-        request["messages"] = [cut_message(m, max_text) for m in request["messages"]]
-        return {"t": round(self.t, 6), "kind": self.kind, "call": self.call, "request": request}
+        messages = request["messages"]
+        request["messages"] = (
+            [cut_message(m, max_text) for m in messages]
+            if cuts is None
+            else cuts.messages(messages)
+        )
+        return {"t": rounded_t(self.t), "kind": self.kind, "call": self.call, "request": request}
 
 
 class ResponseEvent(TraceEvent):
@@ -57,12 +64,15 @@ class ResponseEvent(TraceEvent):
         """Made without validation, for the counting client, which built ``response`` itself."""
         return cls.trusted({"t": 0.0, "kind": "response", "call": call, "response": response})
 
-    def on_disk(self, max_text: int) -> dict[str, Any]:
+    def on_disk(self, max_text: int, cuts: MessageCuts | None = None) -> dict[str, Any]:
         response = self.response.copy()
-        response["message"] = cut_message(response["message"], max_text)
+        message = response["message"]
+        response["message"] = (
+            cut_message(message, max_text) if cuts is None else cuts.message(message)
+        )
         if "thinking" in response:
             response["thinking"] = cut(response["thinking"], max_text)
-        return {"t": round(self.t, 6), "kind": self.kind, "call": self.call, "response": response}
+        return {"t": rounded_t(self.t), "kind": self.kind, "call": self.call, "response": response}
 
 
 class ApiErrorEvent(TraceEvent):
@@ -175,7 +185,7 @@ class LimitReachedEvent(TraceEvent):
     last_answer: str | None
     """The last answer traced on the way, if any."""
 
-    def on_disk(self, max_text: int) -> dict[str, Any]:
+    def on_disk(self, max_text: int, cuts: MessageCuts | None = None) -> dict[str, Any]:
         out = super().on_disk(max_text)
         out["conversation"] = [cut_message(m, max_text) for m in self.conversation]
         return out
