@@ -15,7 +15,6 @@ import time
 import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import InitVar, dataclass, field
-from datetime import UTC, datetime
 from importlib.metadata import version
 from typing import Any, Literal, Protocol
 
@@ -43,6 +42,7 @@ from loopbench.harness.results.prices import Price, PriceTable
 from loopbench.harness.results.records import RunRecord
 from loopbench.harness.sampling import Sampling
 from loopbench.harness.slot_templates import SlotTooLarge
+from loopbench.harness.started import started_at
 from loopbench.harness.tools import ToolServerFailure, ToolSet
 from loopbench.harness.trace import MAX_TEXT, Trace, cut
 from loopbench.sandbox.run import Sandbox
@@ -233,7 +233,7 @@ class Runner:
             canonical=self._grading.canonical(job.task),
             answer_check=self._grading.answer_check(job.task),
         )
-        started_at = datetime.now(UTC).isoformat(timespec="milliseconds")
+        started = started_at()
         began = time.perf_counter()
         waits = SlotWaits()
         token = RUN_SLOT_WAITS.set(waits)
@@ -262,7 +262,7 @@ class Runner:
         # More runs are in flight than requests: a wait for a request slot is loopbench's
         # queue, not the run's latency.
         # guard: run-latency-leaves-out-waits
-        timing = Timing(started_at, time.perf_counter() - began - waits.waited_s)
+        timing = Timing(started, time.perf_counter() - began - waits.waited_s)
         return await self._record(job, outcome, counted, trace, timing), trace
 
     async def _record(
