@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from loopbench.harness.errors import HarnessFault
 from loopbench.harness.models.types import ToolSpec
+from loopbench.harness.quick_init import quick_init
 
 ToolFn = Callable[[Any], str | Awaitable[str]]
 
@@ -65,6 +66,7 @@ class Tool:
         return next(iter(self.args_model.model_fields))
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class ToolResult:
     ok: bool

@@ -196,6 +196,15 @@ def _calls_fit(calls: list[WireToolCall], max_text: int) -> bool:
         return False
 
 
+#: How ``trusted`` sets a model's own attributes: ``__dict__`` past pydantic's
+#: ``__setattr__``, and BaseModel's slots through their descriptors, found once here rather
+#: than looked up by name on every event as ``object.__setattr__`` does.
+_set_dict = object.__setattr__
+_set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
+_set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
+_set_private = BaseModel.__dict__["__pydantic_private__"].__set__
+
+
 class TraceEvent(BaseModel):
     """What every event has: when it happened and what it is."""
 
@@ -207,16 +216,17 @@ class TraceEvent(BaseModel):
     kind: str
 
     @classmethod
-    def trusted(cls, fields: dict[str, Any]) -> Self:
+    def trusted(cls, fields: dict[str, Any], fields_set: set[str] | None = None) -> Self:
         """An event of ``fields`` (every field, ``t`` and ``kind`` too), not validated: what
         ``model_construct`` makes, without its walk over each field's aliases and defaults,
         which costs more than the rest of a model call's tracing. For values our own code
-        built; ``t`` and ``kind`` are not among the fields set."""
-        event = cls.__new__(cls)
-        object.__setattr__(event, "__dict__", fields)
-        object.__setattr__(event, "__pydantic_fields_set__", fields.keys() - {"t", "kind"})
-        object.__setattr__(event, "__pydantic_extra__", None)
-        object.__setattr__(event, "__pydantic_private__", None)
+        built; ``t`` and ``kind`` are not among the fields set, which are ``fields_set``
+        (a new set) when the caller knows them, else found."""
+        event = object.__new__(cls)
+        _set_dict(event, "__dict__", fields)
+        _set_fields_set(event, fields.keys() - {"t", "kind"} if fields_set is None else fields_set)
+        _set_extra(event, None)
+        _set_private(event, None)
         return event
 
     def data(self) -> dict[str, Any]:

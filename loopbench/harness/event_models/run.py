@@ -31,7 +31,8 @@ class RequestEvent(TraceEvent):
     def unchecked(cls, call: int, request: TracedRequest) -> RequestEvent:
         """Made without validation, for the counting client, which built ``request`` itself:
         validating it would copy the whole conversation on every call."""
-        return cls.trusted({"t": 0.0, "kind": "request", "call": call, "request": request})
+        fields = {"t": 0.0, "kind": "request", "call": call, "request": request}
+        return cls.trusted(fields, {"call", "request"})
 
     @property
     def question(self) -> str:
@@ -62,7 +63,8 @@ class ResponseEvent(TraceEvent):
     @classmethod
     def unchecked(cls, call: int, response: TracedResponse) -> ResponseEvent:
         """Made without validation, for the counting client, which built ``response`` itself."""
-        return cls.trusted({"t": 0.0, "kind": "response", "call": call, "response": response})
+        fields = {"t": 0.0, "kind": "response", "call": call, "response": response}
+        return cls.trusted(fields, {"call", "response"})
 
     def on_disk(self, max_text: int, cuts: MessageCuts | None = None) -> dict[str, Any]:
         response = self.response.copy()
@@ -110,8 +112,9 @@ class ToolCallEvent(TraceEvent):
         """Made without validation, for ``Actions``, which has these values from the model's
         call and the tool set's result as they are typed: validating them again cost more
         than writing the event."""
-        fields = {"step": step, "tool": tool, "arguments": arguments, "ok": ok, "result": result}
-        return cls.trusted({"t": 0.0, "kind": "tool_call", **fields})
+        fields = {"t": 0.0, "kind": "tool_call", "step": step, "tool": tool}
+        fields |= {"arguments": arguments, "ok": ok, "result": result}
+        return cls.trusted(fields, {"step", "tool", "arguments", "ok", "result"})
 
     @property
     def args(self) -> dict[str, Any] | str:

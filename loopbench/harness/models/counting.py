@@ -42,6 +42,10 @@ from loopbench.harness.sampling import Sampling
 from loopbench.harness.trace import Trace
 from loopbench.harness.valid_text import valid_text, valid_value
 
+#: No tokens: every run's counts start from this one (a Usage is never changed, only added
+#: to, so one serves them all), not from three made for each run.
+NO_USAGE = Usage()
+
 
 class CountedClient(Protocol):
     """What a pattern holds: a model client whose calls and tokens are being counted."""
@@ -78,13 +82,13 @@ class CountingClient:
         self.calls = 0
         self.failed_calls = 0
         self.retries = 0
-        self.usage = Usage()
+        self.usage = NO_USAGE
         #: Calls replayed from the response cache, and the usage they replayed.
         self.cache_hits = 0
-        self.usage_from_cache = Usage()
+        self.usage_from_cache = NO_USAGE
         #: Calls answered within a batch (``--batch``), and their usage: the batch price's.
         self.batched_calls = 0
-        self.usage_batched = Usage()
+        self.usage_batched = NO_USAGE
         #: Lone surrogates replaced with U+FFFD in what the run sent and received.
         self.replaced_characters = 0
         #: The time to first token of the run's first call, when its reply was streamed

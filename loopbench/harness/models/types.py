@@ -20,10 +20,12 @@ from typing import Any, Literal, Protocol
 from loopbench.harness.errors import (
     ModelError as ModelError,  # its family's home; kept importable here
 )
+from loopbench.harness.quick_init import quick_init
 
 Role = Literal["system", "user", "assistant", "tool"]
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class ToolCall:
     """One call the model asked for; ``arguments`` is the raw JSON text it wrote."""
@@ -52,6 +54,7 @@ class ThinkingBlock:
         return text if isinstance(text, str) else ""
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Message:
     role: Role
@@ -71,6 +74,7 @@ class ToolSpec:
     parameters: dict[str, Any]
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class ModelRequest:
     model: str
@@ -94,6 +98,7 @@ class ModelRequest:
 ReasoningEffort = Literal["none", "minimal", "low", "medium", "high"]
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Usage:
     """Tokens as the endpoint billed them.
@@ -132,6 +137,7 @@ class Usage:
 FinishReason = Literal["stop", "length", "tool_calls", "content_filter", "other"]
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class ModelResponse:
     message: Message
