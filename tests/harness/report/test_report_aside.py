@@ -1,0 +1,81 @@
+"""Work done in a forked child (``loopbench.harness.report.html._aside``): what it returns,
+raises and says on stderr is as if it were done here."""
+
+from __future__ import annotations
+
+import functools
+import multiprocessing
+import os
+import sys
+import threading
+import time
+
+import pytest
+
+from loopbench.harness.errors import BadInput
+from loopbench.harness.report.html import _aside
+from loopbench.harness.report.html._aside import Aside
+
+
+def _pid_and_said() -> tuple[int, list[int]]:
+    print("said by the work", file=sys.stderr)
+    return os.getpid(), list(range(5))
+
+
+def test_the_result_is_made_in_a_child_and_what_it_said_is_written_here(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    aside = Aside(_pid_and_said)
+    assert capsys.readouterr().err == ""  # held until the result is taken
+    pid, values = aside.result()
+    assert pid != os.getpid()
+    assert values == [0, 1, 2, 3, 4]
+    assert capsys.readouterr().err == "said by the work\n"
+
+
+def _refuses() -> None:
+    raise BadInput("no runs")
+
+
+def test_what_the_work_raises_is_raised_here() -> None:
+    with pytest.raises(BadInput, match="no runs"):
+        Aside(_refuses).result()
+
+
+class _Unpicklable(Exception):
+    def __init__(self) -> None:
+        super().__init__()
+        self.lock = threading.Lock()  # a lock does not pickle
+
+
+def _raises_unpicklable() -> None:
+    raise _Unpicklable
+
+
+def test_an_exception_that_cannot_be_sent_is_raised_by_doing_the_work_here() -> None:
+    with pytest.raises(_Unpicklable):
+        Aside(_raises_unpicklable).result()
+
+
+def test_without_fork_the_work_is_done_here(monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_fork(method: str) -> None:
+        raise ValueError(f"cannot find context for {method!r}")
+
+    monkeypatch.setattr(_aside.multiprocessing, "get_context", no_fork)
+    pid, _ = Aside(_pid_and_said).result()
+    assert pid == os.getpid()
+
+
+def _slow_in_a_child(parent: int) -> int:
+    if os.getpid() != parent:
+        time.sleep(60)  # killed meanwhile
+    return os.getpid()
+
+
+def test_a_child_that_dies_leaves_the_work_to_be_done_here() -> None:
+    aside = Aside(functools.partial(_slow_in_a_child, os.getpid()))
+    child = aside.child
+    assert isinstance(child, multiprocessing.process.BaseProcess)
+    assert child.pid is not None
+    os.kill(child.pid, 9)
+    assert aside.result() == os.getpid()
