@@ -16,6 +16,7 @@ from typing import Any
 import pandas as pd
 
 from loopbench.harness.errors import BadInput
+from loopbench.harness.report.aside import Aside
 from loopbench.harness.report.failures import (
     LABELS,
     RULES,
@@ -24,7 +25,6 @@ from loopbench.harness.report.failures import (
     labelled_frame,
     summarize_failures,
 )
-from loopbench.harness.report.html._aside import Aside
 from loopbench.harness.report.html._facts import facts
 from loopbench.harness.report.html._matrix import TaskRow, task_matrix
 from loopbench.harness.report.html._memory import after_summary

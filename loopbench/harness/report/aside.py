@@ -1,5 +1,5 @@
-"""Part of a large report's work done in a forked child, on the second core, while this
-process does the rest.
+"""Part of a large report's or comparison's work done in a forked child, on the second
+core, while this process does the rest.
 
 At a million runs a report is some seven seconds of one core's work, most of it in Python,
 which a thread cannot run beside the main one. A forked child has the runs already read
@@ -18,11 +18,14 @@ import multiprocessing
 import pickle
 import sys
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from multiprocessing.connection import Connection
 from typing import Any, Generic, TypeVar
 
+#: Runs from which a comparison's arms are split with a child: a fork costs some 20 ms.
+FORK_FROM = 100_000
 T = TypeVar("T")
+S = TypeVar("S")
 
 
 class Aside(Generic[T]):
@@ -67,6 +70,31 @@ class Aside(Generic[T]):
             raise value
         result: T = value
         return result
+
+    def cancel(self) -> None:
+        """Stop the child: its result is not wanted."""
+        if self.receiving is not None:
+            self.child.terminate()
+            self.receiving.close()
+            self.child.join()
+            self.receiving = None
+
+
+def in_halves(work: Callable[[S], T], items: Sequence[S], *, fork: bool = True) -> list[T]:
+    """``[work(item) for item in items]``: the second half of ``items`` in a forked child
+    (when ``fork``) while this process does the first. The first error in the items' order
+    is raised, as the list would raise it."""
+    half = (len(items) + 1) // 2
+    later = (
+        Aside(lambda: [work(item) for item in items[half:]]) if fork and len(items) > 1 else None
+    )
+    try:
+        first = [work(item) for item in (items[:half] if later else items)]
+    except BaseException:
+        if later is not None:
+            later.cancel()
+        raise
+    return first + (later.result() if later else [])
 
 
 def _send(work: Callable[[], object], sending: Connection) -> None:

@@ -1,4 +1,4 @@
-"""Work done in a forked child (``loopbench.harness.report.html._aside``): what it returns,
+"""Work done in a forked child (``loopbench.harness.report.aside``): what it returns,
 raises and says on stderr is as if it were done here."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import time
 import pytest
 
 from loopbench.harness.errors import BadInput
-from loopbench.harness.report.html import _aside
-from loopbench.harness.report.html._aside import Aside
+from loopbench.harness.report import aside as _aside
+from loopbench.harness.report.aside import Aside, in_halves
 
 
 def _pid_and_said() -> tuple[int, list[int]]:
@@ -79,3 +79,30 @@ def test_a_child_that_dies_leaves_the_work_to_be_done_here() -> None:
     assert child.pid is not None
     os.kill(child.pid, 9)
     assert aside.result() == os.getpid()
+
+
+def _pid_of(item: int) -> tuple[int, int]:
+    return item * 2, os.getpid()
+
+
+def test_in_halves_gives_the_list_in_order_the_second_half_made_in_a_child() -> None:
+    made = in_halves(_pid_of, list(range(5)))
+    assert [value for value, _ in made] == [0, 2, 4, 6, 8]
+    pids = [pid for _, pid in made]
+    assert pids[:3] == [os.getpid()] * 3
+    assert pids[3] == pids[4] != os.getpid()
+    assert in_halves(_pid_of, [1]) == [(2, os.getpid())]  # one item: no child
+    assert in_halves(_pid_of, [1, 2], fork=False) == [(2, os.getpid()), (4, os.getpid())]
+
+
+def _refuses_item(item: int) -> int:
+    if item in (1, 3):
+        raise BadInput(f"item {item}")
+    return item
+
+
+def test_in_halves_raises_the_first_error_in_the_items_order() -> None:
+    with pytest.raises(BadInput, match="item 1"):
+        in_halves(_refuses_item, [0, 1, 2, 3])
+    with pytest.raises(BadInput, match="item 3"):
+        in_halves(_refuses_item, [0, 2, 4, 3])
