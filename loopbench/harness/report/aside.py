@@ -7,7 +7,8 @@ which a thread cannot run beside the main one. A forked child has the runs alrea
 list and the failure counts, small beside the frame. What the child writes to stderr is
 held and written here when its result is taken, where the work would have written it.
 
-Where there is no fork (not POSIX), or the child's result cannot be sent (an exception
+Where there is no fork (not POSIX) or another thread runs (an application calling the
+report from a server's thread), or the child's result cannot be sent (an exception
 that does not pickle) or it died, the work is done here instead, as it would have been.
 """
 
@@ -17,6 +18,7 @@ import io
 import multiprocessing
 import pickle
 import sys
+import threading
 import warnings
 from collections.abc import Callable, Sequence
 from multiprocessing.connection import Connection
@@ -36,6 +38,9 @@ class Aside(Generic[T]):
         self.work = work
         self.receiving: Connection | None = None
         self.child: Any = None
+        # guard: fork-only-with-no-other-thread
+        if threading.active_count() > 1:  # it may hold a lock the child would wait on forever
+            return
         try:
             context = multiprocessing.get_context("fork")
         except ValueError:  # no fork on this platform: the work is done in result()

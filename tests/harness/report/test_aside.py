@@ -72,6 +72,18 @@ def _slow_in_a_child(parent: int) -> int:
     return os.getpid()
 
 
+def test_with_another_thread_running_the_work_is_done_here() -> None:
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    try:
+        pid, _ = Aside(_pid_and_said).result()
+    finally:
+        stop.set()
+        other.join()
+    assert pid == os.getpid()
+
+
 def test_a_child_that_dies_leaves_the_work_to_be_done_here() -> None:
     aside = Aside(functools.partial(_slow_in_a_child, os.getpid()))
     child = aside.child
