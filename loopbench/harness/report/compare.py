@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 from loopbench.harness.errors import BadInput
+from loopbench.harness.report.aside import FORK_FROM, in_halves
 from loopbench.harness.report.checks import answer_changes, code_measures
 from loopbench.harness.report.compare_options import PROMPTS, option_changes, prompts_change
 from loopbench.harness.report.judge_compare import (
@@ -245,17 +246,15 @@ def compare_judged(
     rows = before.groupby("arm", sort=False).indices, after.groupby("arm", sort=False).indices
     arms_before, arms_after = set(map(str, rows[0])), set(map(str, rows[1]))
     sides = (before, after)
+
+    def compared(arm: str) -> ArmComparison:
+        at = (np.asarray(rows[0][arm]), np.asarray(rows[1][arm]))
+        return _compare_arm(sides, at, arm, thresholds, judged)
+
+    # Half the arms compared in a forked child, beside the other half, at scale (two cores).
+    fork = len(before) + len(after) >= FORK_FROM
     return Comparison(
-        [
-            _compare_arm(
-                sides,
-                (np.asarray(rows[0][arm]), np.asarray(rows[1][arm])),
-                arm,
-                thresholds,
-                judged,
-            )
-            for arm in _chosen(arms, sorted(arms_before & arms_after))
-        ],
+        in_halves(compared, _chosen(arms, sorted(arms_before & arms_after)), fork=fork),
         tuple(sorted(arms_before - arms_after)),
         tuple(sorted(arms_after - arms_before)),
         matched,

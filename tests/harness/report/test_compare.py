@@ -299,3 +299,28 @@ def test_a_cost_rise_on_the_same_pairs_still_regresses(tmp_path):
     assert result.exit_code == 1, result.output
     assert "REGRESSED: react: cost per correct rose 100% (more than 10%)" in result.stderr
     assert "left out 81 of the baseline's 100 runs and 81 of the candidate's 100" in (result.stdout)
+
+
+def test_arms_compared_in_a_child_are_compared_as_here(tmp_path, monkeypatch):
+    from loopbench.harness.report import compare as compare_module
+
+    rates = {"react": 0.8, "cot": 0.5, "plan": 0.6}
+    before = write(tmp_path / "b", rates, seed=3)
+    after = write(tmp_path / "a", rates, seed=4)
+    here = run_compare(before, after, "--format", "json")
+    monkeypatch.setattr(compare_module, "FORK_FROM", 0)
+    asked, original = [], compare_module.in_halves
+
+    def in_halves(work, items, *, fork):
+        asked.append(fork)
+        return original(work, items, fork=fork)
+
+    monkeypatch.setattr(compare_module, "in_halves", in_halves)
+    forked = run_compare(before, after, "--format", "json")
+    assert asked == [True]
+    assert (forked.exit_code, forked.stdout, forked.stderr) == (
+        here.exit_code,
+        here.stdout,
+        here.stderr,
+    )
+    assert len(json.loads(forked.stdout)["arms"]) == 3

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import base64
+import functools
 import inspect
 import math
 import tempfile
@@ -15,6 +16,7 @@ from typing import Any
 import pandas as pd
 
 from loopbench.harness.errors import BadInput
+from loopbench.harness.report.aside import Aside
 from loopbench.harness.report.failures import (
     LABELS,
     RULES,
@@ -27,7 +29,7 @@ from loopbench.harness.report.html._facts import facts
 from loopbench.harness.report.html._matrix import TaskRow, task_matrix
 from loopbench.harness.report.html._memory import after_summary
 from loopbench.harness.report.html._prompts import ArmPrompts, overridden_prompts
-from loopbench.harness.report.html._runs import run_list
+from loopbench.harness.report.html._runs import RunList, run_list
 from loopbench.harness.report.html._sample import LIST_ALL_RUNS, Sample, labels_by_run, sampled_runs
 from loopbench.harness.report.judge_accuracy import (
     Judging,
@@ -108,6 +110,13 @@ def build_page(results: Path, pricing: Pricing, reference: str | None = None) ->
     frame, retried, records = _read(results, pricing)
     if frame.empty:
         raise BadInput(f"{results}: no finished runs yet")
+    several = bool(model_keys(frame))  # a model axis: each arm is named after its model
+    # A large folder's runs are labelled and sampled in a child, beside the summary here.
+    aside = (
+        Aside(functools.partial(_listed_of_all, results, frame, several))
+        if records is None
+        else None
+    )
     summary = summarize(frame, retried=retried, measures=Measures(pass_k=repeat_measures(frame)))
     summary = with_published(summary, read_published(results))
     judging = Judging.of(results)
@@ -125,16 +134,13 @@ def build_page(results: Path, pricing: Pricing, reference: str | None = None) ->
     budget, budget_note = _step_budget(frame)
     frame = after_summary(frame)  # memory peaks next, while the runs are labelled
     stopped = StoppedRun.load(results)
-    labelled = labelled_frame(results, runs=frame)
     arms = config_labels(summary)
-    several = bool(model_keys(frame))  # a model axis: each arm is named after its model
-    sample = None
-    if records is None:
-        listed, sample = sampled_runs(results, frame, labelled, several)
+    if aside is None:
+        listed, sample, failures = _listed(results, frame, records, several)
+        plots = _plots(summary, f"{where}; {pricing.label}")
     else:
-        costs = list(frame["cost_usd"])
-        listed = run_list(results, records, costs, labels_by_run(labelled), several)
-    failures = summarize_failures(labelled, examples=0)
+        plots = _plots(summary, f"{where}; {pricing.label}")
+        listed, sample, failures = aside.result()
     rules: dict[str, str] = {label: _rule(label) for label in LABELS}
     # guard: report-shows-prompts-arms-overrode
     return Page(
@@ -142,7 +148,7 @@ def build_page(results: Path, pricing: Pricing, reference: str | None = None) ->
         facts=facts(results, frame, pricing),
         summary=render(summary, "html"),
         notes=[*notes.split("\n\n"), *([stopped.footnote_of(frame)] if stopped else [])],
-        plots=_plots(summary, f"{where}; {pricing.label}"),
+        plots=plots,
         arms=arms,
         failures=failures,
         labels=[label for label in LABELS if any(arm.counts[label] for arm in failures)],
@@ -160,6 +166,28 @@ def build_page(results: Path, pricing: Pricing, reference: str | None = None) ->
         step_budget=budget,
         step_budget_note=budget_note,
     )
+
+
+def _listed(
+    results: Path, frame: pd.DataFrame, records: list[RunRecord] | None, several: bool
+) -> tuple[RunList, Sample | None, list[ArmFailures]]:
+    """The runs the page lists (all of ``records`` when given, else a sample of
+    ``frame``'s), what sample, and each arm's failures."""
+    labelled = labelled_frame(results, runs=frame)
+    sample = None
+    if records is None:
+        listed, sample = sampled_runs(results, frame, labelled, several)
+    else:
+        costs = list(frame["cost_usd"])
+        listed = run_list(results, records, costs, labels_by_run(labelled), several)
+    return listed, sample, summarize_failures(labelled, examples=0)
+
+
+def _listed_of_all(
+    results: Path, frame: pd.DataFrame, several: bool
+) -> tuple[RunList, Sample | None, list[ArmFailures]]:
+    """``_listed`` of a sample of all the runs, less the columns only the summary reads."""
+    return _listed(results, after_summary(frame), None, several)
 
 
 def _keyed(frame: pd.DataFrame) -> pd.DataFrame:
