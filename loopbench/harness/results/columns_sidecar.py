@@ -25,7 +25,6 @@ import os
 import stat
 import tempfile
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -194,28 +193,15 @@ def fetch_sidecar(
     """Each of ``columns`` of every row of ``sidecar``, in file order, as DuckDB's numpy
     array (a masked one where it holds nulls; writable), a few columns a query: each query reads its
     columns alone, whole, without a chunk of rows copied twice, and DuckDB holds no more
-    than a few columns' values at a time (memory). The next query runs on a thread of its
-    own while the caller turns this one's arrays into columns: DuckDB lets go of the GIL
-    as it reads, so the two overlap (two cores)."""
-    batches = [
-        columns[start : start + FETCHED_TOGETHER]
-        for start in range(0, len(columns), FETCHED_TOGETHER)
-    ]
-
-    def fetch(batch: list[str]) -> dict[str, Any]:
+    than a few columns' values at a time (memory)."""
+    for start in range(0, len(columns), FETCHED_TOGETHER):
+        batch = columns[start : start + FETCHED_TOGETHER]
         query = f"SELECT {', '.join(map(_quoted, batch))} FROM read_parquet(?)"
-        with con.cursor() as cursor:  # a connection is used by one thread at a time
-            return cursor.execute(query, [str(sidecar)]).fetchnumpy()
-
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        pending = [pool.submit(fetch, batch) for batch in batches[:1]]
-        for number, batch in enumerate(batches):
-            found = pending.pop().result()
-            pending += [pool.submit(fetch, later) for later in batches[number + 1 : number + 2]]
-            for name in batch:
-                values: np.ndarray[Any, Any] = np.asanyarray(found.pop(name))
-                # DuckDB's own memory, read-only: the rows the record model reads are set later
-                yield name, values if values.flags.writeable else values.copy()
+        found = con.execute(query, [str(sidecar)]).fetchnumpy()
+        for name in batch:
+            values: np.ndarray[Any, Any] = np.asanyarray(found.pop(name))
+            # DuckDB's own memory, read-only: the rows the record model reads are set later
+            yield name, values if values.flags.writeable else values.copy()
 
 
 def select_distinct(names: list[str]) -> str:
