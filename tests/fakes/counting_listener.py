@@ -5,6 +5,7 @@ fails fast."""
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import threading
 
@@ -16,7 +17,8 @@ class CountingListener:
         self.accepted = 0
         self._hold = hold
         self._held: list[socket.socket] = []
-        threading.Thread(target=self._accept, daemon=True).start()
+        self._accepting = threading.Thread(target=self._accept, daemon=True)
+        self._accepting.start()
 
     def _accept(self) -> None:
         while True:
@@ -31,6 +33,11 @@ class CountingListener:
                 connection.close()
 
     def close(self) -> None:
+        # A close alone leaves the thread blocked in accept() on Linux: shut the socket
+        # down first, so that accept() returns and the thread ends with the listener.
+        with contextlib.suppress(OSError):
+            self._socket.shutdown(socket.SHUT_RDWR)
         self._socket.close()
+        self._accepting.join()
         for connection in self._held:
             connection.close()
