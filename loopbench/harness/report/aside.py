@@ -55,6 +55,11 @@ class Aside(Generic[T]):
         sending.close()
         self.receiving = receiving
 
+    @property
+    def forked(self) -> bool:
+        """Whether a child does the work (else ``result`` does it here)."""
+        return self.receiving is not None
+
     def result(self) -> T:
         """What ``work`` returned; raises what it raised."""
         if self.receiving is None:

@@ -35,6 +35,7 @@ def test_the_result_is_made_in_a_child_and_what_it_said_is_written_here(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     aside = Aside(_pid_and_said)
+    assert aside.forked
     assert capsys.readouterr().err == ""  # held until the result is taken
     pid, values = aside.result()
     assert pid != os.getpid()
@@ -86,10 +87,12 @@ def test_with_another_thread_running_the_work_is_done_here() -> None:
     other = threading.Thread(target=stop.wait)
     other.start()
     try:
-        pid, _ = Aside(_pid_and_said).result()
+        aside = Aside(_pid_and_said)
+        pid, _ = aside.result()
     finally:
         stop.set()
         other.join()
+    assert not aside.forked
     assert pid == os.getpid()
 
 

@@ -111,12 +111,7 @@ def build_page(results: Path, pricing: Pricing, reference: str | None = None) ->
     if frame.empty:
         raise BadInput(f"{results}: no finished runs yet")
     several = bool(model_keys(frame))  # a model axis: each arm is named after its model
-    # A large folder's runs are labelled and sampled in a child, beside the summary here.
-    aside = (
-        Aside(functools.partial(_listed_of_all, results, frame, several))
-        if records is None
-        else None
-    )
+    aside = _aside(results, frame, records, several)
     summary = summarize(frame, retried=retried, measures=Measures(pass_k=repeat_measures(frame)))
     summary = with_published(summary, read_published(results))
     judging = Judging.of(results)
@@ -135,12 +130,10 @@ def build_page(results: Path, pricing: Pricing, reference: str | None = None) ->
     frame = after_summary(frame)  # memory peaks next, while the runs are labelled
     stopped = StoppedRun.load(results)
     arms = config_labels(summary)
-    if aside is None:
-        listed, sample, failures = _listed(results, frame, records, several)
-        plots = _plots(summary, f"{where}; {pricing.label}")
-    else:
-        plots = _plots(summary, f"{where}; {pricing.label}")
-        listed, sample, failures = aside.result()
+    plots = _plots(summary, f"{where}; {pricing.label}")  # while a child lists the runs
+    listed, sample, failures = (
+        aside.result() if aside else _listed(results, frame, records, several)
+    )
     rules: dict[str, str] = {label: _rule(label) for label in LABELS}
     # guard: report-shows-prompts-arms-overrode
     return Page(
@@ -181,6 +174,18 @@ def _listed(
         costs = list(frame["cost_usd"])
         listed = run_list(results, records, costs, labels_by_run(labelled), several)
     return listed, sample, summarize_failures(labelled, examples=0)
+
+
+def _aside(
+    results: Path, frame: pd.DataFrame, records: list[RunRecord] | None, several: bool
+) -> Aside[tuple[RunList, Sample | None, list[ArmFailures]]] | None:
+    """A large folder's runs labelled and sampled in a forked child, beside the summary
+    here; None where no child was forked, so that they are listed here from the frame less
+    the summary's columns, as the page holds it by then (not from the whole frame kept)."""
+    if records is not None:
+        return None
+    aside = Aside(functools.partial(_listed_of_all, results, frame, several))
+    return aside if aside.forked else None
 
 
 def _listed_of_all(
