@@ -47,6 +47,7 @@ AXIS = "tests/harness/test_models_axis.py::"
 RAY = "tests/harness/test_ray_executor.py::"
 COLS = "tests/harness/test_columns.py::"
 FORMATS = "tests/harness/test_columns_formats.py::"
+STORED = "tests/harness/test_columns_stored.py::"
 BAD_LINE = COLS + "test_a_bad_line_gives_the_error_read_records_gives"
 LAX = COLS + "test_what_the_model_converts_is_read_by_the_model_alone"
 CMP, STAT = "tests/harness/report/test_compare.py::", "tests/harness/report/test_statistics.py::"
@@ -1968,7 +1969,7 @@ MUTATIONS = [
      "value=None", ["tests/harness/batch/test_anthropic_batches.py::test_an_invalid_request_errored_in_a_batch_is_the_runs_api_error_at_once"]),
     ("batch-most-lines-a-batch", "--batch: a round holds at most the API's most lines a batch",
      "value=(self._queue, [])", ["tests/harness/batch/test_anthropic_batches.py::test_a_round_of_more_requests_than_a_batch_holds_goes_as_several_batches"]),
-    # issue 43: a million records. runs.jsonl's columns kept in a Parquet sidecar, read only
+    # issue 43: a million records. runs.jsonl's columns kept in a sidecar, read only
     # while it agrees with the file, never a link, none for a small file or a changing one.
     ("sidecar-key-must-agree", "columns sidecar: read only while its key agrees with runs.jsonl",
      "off", ["tests/harness/test_columns_sidecar.py::test_runs_appended_make_the_sidecar_stale_and_it_is_rebuilt",
@@ -1978,6 +1979,14 @@ MUTATIONS = [
      "off", ["tests/harness/test_columns_sidecar.py::test_a_sidecar_that_is_a_link_is_replaced_not_followed"]),
     ("sidecar-of-file-changed-while-read", "columns sidecar: none kept when runs.jsonl changed while it was written",
      "off", ["tests/harness/test_columns_sidecar.py::test_a_file_that_changes_while_its_sidecar_is_written_gets_none"]),
+    ("sidecar-member-stored-within-limit", "columns sidecar: a member compressed, or larger than twice runs.jsonl, is not read",
+     "off", [STORED + "test_a_sidecar_not_as_its_manifest_says_is_not_taken_and_is_written_again[compressed_other_costs]",
+      STORED + "test_a_sidecar_not_as_its_manifest_says_is_not_taken_and_is_written_again[another_model_past_the_limit]",
+      STORED + "test_a_member_past_the_limit_is_refused_unread"]),
+    ("sidecar-codes-within-values", "columns sidecar: a shared column's codes are within its values",
+     "off", [STORED + "test_a_sidecar_not_as_its_manifest_says_is_not_taken_and_is_written_again[a_code_beyond_the_values]"]),
+    ("sidecar-text-cut-within-it", "columns sidecar: a text's ends cut it in order, within it",
+     "off", [STORED + "test_a_sidecar_not_as_its_manifest_says_is_not_taken_and_is_written_again[run_ids_cut_beyond_their_text]"]),
     ("fork-only-with-no-other-thread", "work is set aside in a forked child only while no other thread runs",
      "skip", ["tests/harness/report/test_aside.py::test_with_another_thread_running_the_work_is_done_here"]),
     ("small-runs-file-read-without-sidecar", "columns sidecar: none written for a small runs.jsonl",

@@ -1,4 +1,4 @@
-"""runs.jsonl's columns kept in a Parquet sidecar: the same frame and the same tables with it
+"""runs.jsonl's columns kept in a sidecar: the same frame and the same tables with it
 as without, read only while it agrees with runs.jsonl, rebuilt when stale or damaged."""
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import pytest
 from click.testing import CliRunner
 from pandas.testing import assert_frame_equal
@@ -160,7 +161,7 @@ def test_a_file_rewritten_to_the_same_size_and_times_is_not_read_from_the_sideca
 
 
 @pytest.mark.usefixtures("every_size")
-@pytest.mark.parametrize("damage", [b"", b"PAR1 not parquet", b"\x00" * 4096])
+@pytest.mark.parametrize("damage", [b"", b"PK\x03\x04 not a zip", b"\x00" * 4096])
 def test_a_damaged_sidecar_is_ignored_and_rebuilt(tmp_path: Path, damage: bytes) -> None:
     path = folder(tmp_path, lines(24))
     (path / SIDECAR).write_bytes(damage)
@@ -197,10 +198,10 @@ def test_a_folder_where_nothing_can_be_written_is_read_without_one(
 ) -> None:
     path = folder(tmp_path, lines(24))
 
-    def refused(*args: object, **kwargs: object) -> tuple[int, str]:
+    def refused(*args: object, **kwargs: object) -> str:
         raise PermissionError("read-only")
 
-    monkeypatch.setattr(tempfile, "mkstemp", refused)
+    monkeypatch.setattr(tempfile, "mkdtemp", refused)
     assert_same_as_records(path)
     assert sorted(p.name for p in path.iterdir()) == ["runs.jsonl"]
 
@@ -331,23 +332,16 @@ def test_spaces_that_put_a_line_where_another_ends_do_not_cut_a_line_short(
 
 
 @pytest.mark.usefixtures("every_size")
-def test_a_sidecar_written_before_line_lengths_is_read_and_its_lines_counted_to(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A sidecar an earlier release wrote (the same columns, no line lengths) is fresh, not
-    written again: the frame is read from it and the report counts to its lines."""
-    monkeypatch.setattr(columns_sidecar, "WRITTEN", columns_sidecar.QUERY)
-    path = folder(tmp_path, lines(40))
-    read_frames(path)
-    sidecar = path / SIDECAR
-    written = sidecar.stat().st_mtime_ns
-    monkeypatch.undo()
-    monkeypatch.setattr(columns_sidecar, "SIDECAR_FROM", 0)
-    assert fresh_sidecar(path / "runs.jsonl") == sidecar
-    json_query_refused(monkeypatch)
-    assert_same_as_records(path)
-    wanted = {"r3", "r17", "copied"}
-    located = _scan._located(path / "runs.jsonl", wanted)
-    monkeypatch.setattr(_scan, "_located", lambda *_: None)
-    assert located is not None and located == _scan.records_of(path, wanted)
-    assert sidecar.stat().st_mtime_ns == written
+def test_an_earlier_releases_parquet_sidecar_is_not_read_and_is_removed(tmp_path: Path) -> None:
+    """runs.columns.parquet, the sidecar earlier releases wrote, is never read (it would give
+    another folder's runs here) and goes when this release's is written."""
+    other = folder(tmp_path / "other", lines(24, model="another-model"))
+    path = folder(tmp_path / "this", lines(24))
+    earlier = path / columns_sidecar.EARLIER_SIDECAR
+    with duckdb.connect() as con:  # a Parquet file of another folder's runs
+        con.execute(
+            f"COPY (SELECT json FROM read_json_objects('{other / 'runs.jsonl'}')) TO '{earlier}' "
+            "(FORMAT parquet)"
+        )
+    assert set(read_frames(path)[0]["model"]) == {"gpt-5-mini", "unpriced-model"}
+    assert not earlier.exists() and fresh_sidecar(path / "runs.jsonl") is not None

@@ -43,12 +43,7 @@ from loopbench.harness.results.columns_fill import (
     plain,
     plain_fetched,
 )
-from loopbench.harness.results.columns_sidecar import (
-    fetch_sidecar,
-    select_distinct,
-    sidecar,
-    sidecar_columns,
-)
+from loopbench.harness.results.columns_sidecar import open_sidecar, sidecar, write_sidecar
 from loopbench.harness.results.columns_sql import (
     ANSWER_KEY,
     FIELDS,
@@ -59,6 +54,7 @@ from loopbench.harness.results.columns_sql import (
     select,
     shareable,
 )
+from loopbench.harness.results.columns_stored import Damaged, Stored
 from loopbench.harness.results.duckdb_progress import no_progress_bar
 from loopbench.harness.results.frames import PRICED, Pricing, priced, records_frame
 from loopbench.harness.results.grade_kinds import GRADE_KIND, kinds_column
@@ -140,7 +136,7 @@ def read_frames(
     wanted = [name for name in FIELDS if name not in drop]
     try:
         return _read(path, wanted, pricing)
-    except (Refused, duckdb.Error, OSError) as exc:
+    except (Refused, duckdb.Error, OSError, Damaged) as exc:
         for _ in iter_records(path):  # raises read_records' error at the first bad line
             pass  # (keeping no record: the file may be large)
         why = _unread(exc)
@@ -162,6 +158,8 @@ def _unread(exc: Exception) -> str:
         return f"DuckDB cannot read it ({str(exc).splitlines()[0]})"
     if isinstance(exc, OSError):
         return f"DuckDB cannot read it ({exc})"
+    if isinstance(exc, Damaged):
+        return f"its sidecar changed while it was read ({exc})"
     return "the columns refused a line the record model reads"
 
 
@@ -194,12 +192,16 @@ def _columns(path: Path, wanted: list[str]) -> tuple[Columns | None, _RunIds | N
         return None, None
     if end == before.st_size and not any(c in str(path) for c in "*?[{"):
         found = sidecar(path)
-        columns, lines = _fetch(path, wanted, path.parent, found)
+        try:
+            columns, lines = _fetch(path, wanted, path.parent, found)
+        except Damaged:  # its key agrees, its columns are not as it says: written again
+            found = write_sidecar(path)
+            columns, lines = _fetch(path, wanted, path.parent, found)
         after = path.stat()
         if (after.st_size, after.st_mtime_ns) == (before.st_size, before.st_mtime_ns):
             lazy = [name for name in _LAZY if name not in wanted]
             fetches = found is not None and columns is not None and lazy
-            return columns, _RunIds(found, lines, lazy) if fetches and found else None
+            return columns, _RunIds(path, found, lines, lazy) if fetches and found else None
     with tempfile.TemporaryDirectory(prefix="loopbench-") as tmp:
         copy = Path(tmp) / RUNS
         with path.open("rb") as source, copy.open("wb") as target:
@@ -248,8 +250,8 @@ def _fetch(
             con.execute(f"SET streaming_buffer_size = '{READ_AHEAD}'")
             result = con.execute(select(names), [str(path)])
         else:
-            _values_apart(con, names, shared, columnar)
-            rows = _fetch_sidecar(con, names, columnar, parts, lines)
+            with open_sidecar(path, columnar) as stored:
+                rows = _fetch_stored(stored, names, shared, parts, lines)
         while columnar is None and len(
             chunk := result.fetch_df_chunk(vectors_per_chunk=CHUNK // 2048)
         ):
@@ -266,9 +268,6 @@ def _fetch(
             rows += len(chunk)
     if not rows:
         return None, set()
-    if columnar is not None:
-        for name, column in shared.items():
-            column.add(None, parts.column(hashed(name)))
     texts = {name: shared.pop(name) for name in names if FIELDS[name].kind == "dict"}
     columns = {
         name: shared.pop(name).column() if name in shared else parts.column(name)
@@ -287,7 +286,8 @@ class _RunIds:
     rows, a few in a million, and a million unique strings cost more to fetch than the rest
     of a table's columns."""
 
-    def __init__(self, columnar: Path, read: set[int], names: list[str]) -> None:
+    def __init__(self, runs: Path, columnar: Path, read: set[int], names: list[str]) -> None:
+        self.runs = runs
         self.columnar = columnar
         self.read = read
         """The rows the record model read: their values are in the columns already."""
@@ -300,21 +300,9 @@ class _RunIds:
             rows = rows[~np.isin(rows, np.fromiter(self.read, dtype=np.int64))]
         if not len(rows):
             return
-        with duckdb.connect(":memory:") as con:
-            no_progress_bar(con)
-            con.register("wanted", pd.DataFrame({"row": rows.astype(np.int64)}))
-            found = con.execute(
-                f"SELECT file_row_number, {', '.join(map(_quoted, self.names))} "
-                "FROM read_parquet(?, file_row_number = true) "
-                "WHERE file_row_number IN (SELECT row FROM wanted)",
-                [str(self.columnar)],
-            ).fetchnumpy()
-        at = np.ma.getdata(found["file_row_number"])
-        for name in self.names:
-            values: np.ndarray[Any, Any] = np.asanyarray(found[name])
-            held = np.ma.getdata(values).astype(object)
-            held[np.ma.getmaskarray(values)] = None
-            columns[name][at] = held
+        with open_sidecar(self.runs, self.columnar) as stored:
+            for name in self.names:
+                columns[name][rows] = stored.values_at(name, rows)
 
 
 class _Parts:
@@ -336,44 +324,27 @@ class _Parts:
         return chunks[0] if chunks[0].flags.writeable else chunks[0].copy()
 
 
-def _fetch_sidecar(
-    con: duckdb.DuckDBPyConnection,
+def _fetch_stored(
+    stored: Stored,
     names: list[str],
-    columnar: Path,
+    shared: dict[str, Shared],
     parts: _Parts,
     lines: dict[int, str],
 ) -> int:
-    """The sidecar's columns of ``names`` into ``parts`` (the hashes of the shared ones), and
-    the lines it does not vouch for into ``lines``; how many rows it holds."""
+    """The sidecar's columns of ``names`` (and the derived ones) into ``shared`` and
+    ``parts``, and the lines it does not vouch for into ``lines``; how many rows it holds."""
     derived = {RUN_KEY: np.uint64, ANSWER_KEY: np.uint64, GRADE_KIND: np.int8}
-    rows = 0
-    for name, values in fetch_sidecar(con, sidecar_columns(names), columnar):
-        rows = len(values)
-        if name == LINE:
-            held = np.flatnonzero(~np.ma.getmaskarray(values))
-            lines.update(zip(held.tolist(), map(str, np.ma.getdata(values)[held]), strict=True))
-        elif name in derived:
-            parts.add(name, np.ma.getdata(values).astype(derived[name], copy=False))
-        elif name.startswith(hashed("")):
-            parts.add(name, np.ma.getdata(values).astype(np.uint64, copy=False))
-        else:
-            parts.add(name, plain_fetched(values, FIELDS[name]))
-    return rows
-
-
-def _values_apart(
-    con: duckdb.DuckDBPyConnection, names: list[str], shared: dict[str, Shared], columnar: Path
-) -> None:
-    """Give each shared column of a sidecar's rows its distinct values, fetched once each
-    (``select_distinct``): the rows then bring their hashes alone."""
-    found: dict[int, dict[int, str | None]] = {}
-    query = select_distinct(names)
-    if query:
-        for number, key, value in con.execute(query, [str(columnar)]).fetchall():
-            found.setdefault(number, {})[key] = value
-    for number, name in enumerate(names):
+    for name in names:
         if name in shared:
-            shared[name].value_of = found.get(number, {})
+            shared[name].put(*stored.shared(name))
+        elif FIELDS[name].kind == "str":
+            parts.add(name, stored.texts(name))
+        else:
+            parts.add(name, plain_fetched(stored.number(name), FIELDS[name]))
+    for name, dtype in derived.items():
+        parts.add(name, np.ma.getdata(stored.number(name)).astype(dtype, copy=False))
+    lines.update(stored.lines(LINE))
+    return stored.rows
 
 
 def _quoted(name: str) -> str:

@@ -84,6 +84,12 @@ class Shared:
             lookup[code] = known
         self.codes.append(lookup[codes])
 
+    def put(self, values: list[str | None], codes: Array) -> None:
+        """All the rows at once: the distinct values and each row's code into them."""
+        strings = self.strings
+        self.values = [strings.setdefault(v, v) if isinstance(v, str) else None for v in values]
+        self.codes = [codes]
+
     def all_codes(self) -> Array:
         """Each row's index into ``values``."""
         return np.concatenate(self.codes)

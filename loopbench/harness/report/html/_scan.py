@@ -11,13 +11,13 @@ from collections.abc import Collection, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-import duckdb
 import numpy as np
+import pandas as pd
 
 from loopbench.harness.events import TraceError, parse_events
-from loopbench.harness.results.columns_sidecar import fresh_sidecar
+from loopbench.harness.results.columns_sidecar import fresh_sidecar, open_sidecar
 from loopbench.harness.results.columns_sql import LINE_BYTES
-from loopbench.harness.results.duckdb_progress import no_progress_bar
+from loopbench.harness.results.columns_stored import Damaged
 from loopbench.harness.results.reading import (
     RUN_ID_KEYS,
     RUNS,
@@ -107,20 +107,18 @@ def _located(path: Path, wanted: set[str]) -> list[RunRecord] | None:
     if columnar is None or not wanted:
         return None
     try:
-        with duckdb.connect(":memory:") as con:
-            no_progress_bar(con)
-            rows = con.execute(
-                "SELECT min(file_row_number), run_id FROM read_parquet(?, file_row_number = true) "
-                "WHERE run_id IN (SELECT unnest(?)) GROUP BY run_id",
-                [str(columnar), sorted(wanted)],
-            ).fetchall()
-            ends = _line_ends(con, columnar)
-    except duckdb.Error:
+        with open_sidecar(path, columnar) as stored:
+            run_ids = pd.Series(stored.texts("run_id"))
+            ends = np.cumsum(np.ma.getdata(stored.number(LINE_BYTES)).astype(np.int64) + 1)
+    except Damaged:
         return None
-    said = {int(row): run_id for row, run_id in rows}
+    # Each wanted run's first row (a line copied holds it again)
+    held = run_ids[run_ids.isin(wanted)]
+    rows = held[~held.duplicated()]
+    said = dict(zip(rows.index.tolist(), map(str, rows), strict=True))
     if set(said.values()) != wanted:
         return None
-    started = None if ends is None else _lines_from_starts(path, sorted(said), ends)
+    started = _lines_from_starts(path, sorted(said), ends)
     found = None if started is None else _records_on(path, said, started)
     return found if found is not None else _records_on(path, said, _lines_at(path, sorted(said)))
 
@@ -137,20 +135,6 @@ def _records_on(
             return None
         found.append(record)
     return found if len(found) == len(said) else None
-
-
-def _line_ends(con: duckdb.DuckDBPyConnection, columnar: Path) -> np.ndarray[Any, Any] | None:
-    """Where each row's line ends in runs.jsonl (past its newline), by the sidecar's line
-    lengths; None for a sidecar written before they were."""
-    try:
-        found = con.execute(
-            f"SELECT {LINE_BYTES} FROM read_parquet(?)", [str(columnar)]
-        ).fetchnumpy()
-    except duckdb.Error:
-        return None
-    lengths = np.ma.getdata(found[LINE_BYTES]).astype(np.int64)
-    ends: np.ndarray[Any, Any] = np.cumsum(lengths + 1)
-    return ends
 
 
 def _lines_from_starts(
