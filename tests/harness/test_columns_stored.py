@@ -158,3 +158,21 @@ def test_a_member_past_the_limit_is_refused_unread(tmp_path: Path) -> None:
         stored.limit = 8
         with pytest.raises(Damaged, match="over 8 bytes"):
             stored.number("turns")
+
+
+def test_values_holding_a_nul_are_read_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A value's text ends at a NUL in the sidecar; a value holding one is cut at its end
+    instead, shared or not."""
+    made = lines(36)
+    for number, line in enumerate(made[:12]):
+        if isinstance(line, dict):
+            line["grade_reason"] = f"a\x00b {number}"
+            line["started_at"] = f"2026-12-07T00:00:{number:02d}\x00+00:00"
+    path = folder(tmp_path, made)
+    read_frames(path)
+    assert fresh_sidecar(path / "runs.jsonl") is not None
+    json_query_refused(monkeypatch)
+    assert_same_as_records(path)
+    assert_same_without(path, LAZY)
