@@ -110,11 +110,15 @@ class Stored:
         self.limit = limit
         try:
             self.archive = zipfile.ZipFile(path)
+        except (OSError, zipfile.BadZipFile, ValueError) as exc:
+            raise Damaged(str(exc)) from None
+        try:
             manifest = json.loads(self._member("manifest.npy", np.uint8).tobytes())
             self.key = str(manifest["key"])
             self.rows = int(manifest["rows"])
             self.columns: dict[str, dict[str, Any]] = dict(manifest["columns"])
-        except (OSError, zipfile.BadZipFile, ValueError, KeyError, TypeError) as exc:
+        except (Damaged, ValueError, KeyError, TypeError, RecursionError) as exc:
+            self.archive.close()
             raise Damaged(str(exc)) from None
 
     def __enter__(self) -> Stored:
