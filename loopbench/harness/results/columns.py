@@ -434,12 +434,16 @@ def _typed(values: np.ndarray[Any, Any], field: Field) -> Any:
     without a None as int64."""
     if field.kind == "dict" or (field.kind == "int" and not field.nullable):
         return values
-    if field.nullable and pd.isna(values[0]) and pd.isna(values).all():  # first: cheap
-        return np.full(len(values), None, dtype=object)
+    missing = None
+    if field.nullable and pd.isna(values[0]):  # first: cheap
+        missing = pd.isna(values)
+        if missing.all():
+            return np.full(len(values), None, dtype=object)
     if field.kind == "int":
         return values if np.isnan(values).any() else values.astype(np.int64)
     if field.kind == "float":
         return values
-    if field.kind == "bool":
-        return values if pd.isna(values).any() else values.astype(bool)
+    if field.kind == "bool":  # objects: each looked at once
+        missing = pd.isna(values) if missing is None else missing
+        return values if missing.any() else values.astype(bool)
     return pd.array(values, dtype=pd.StringDtype(na_value=np.nan))
