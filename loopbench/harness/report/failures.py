@@ -59,6 +59,8 @@ RULE_FIELDS = (
     "tool_calls",
     "parse_failures",
 )
+#: The facts the rules read that are dicts, told apart otherwise (``_distinct_records``).
+DICTS = ("options", "metrics")
 #: What names a run in the labelled frame and its examples.
 NAMING = ("model", "arm", "task_id", "repeat", "status", "correct")
 #: What the rules read besides, when the folder has traces.
@@ -145,14 +147,36 @@ def _distinct_records(runs: pd.DataFrame, answers: pd.Series, chosen: np.ndarray
     """Per ``chosen`` run, the number of its distinct record as the rules read it (0, 1, ...
     in order of first appearance). Options are told apart by identity: the column reader
     gives equal ones one shared dict, so equal records still share a number; metrics by
-    the one thing the rules read of them (runs' metrics differ in much they do not read)."""
-    facts = pd.DataFrame({name: runs[name].to_numpy()[chosen] for name in RULE_FIELDS})
-    facts["options"] = np.fromiter(map(id, facts["options"]), dtype=np.int64, count=len(facts))
-    facts["metrics"] = _code_edits(facts["metrics"].to_numpy())
-    facts["answer"] = answers.to_numpy()[chosen]
+    the one thing the rules read of them (runs' metrics differ in much they do not read).
+    The facts are grouped as numbers standing for their values: a frame built of a
+    million Python strings is scanned and copied again, and a column of nulls alone needs
+    no hashing."""
+    rows = np.flatnonzero(chosen)
+    facts = pd.DataFrame(
+        {
+            name: _value_codes(runs[name].to_numpy()[rows])
+            for name in RULE_FIELDS
+            if name not in DICTS
+        }
+    )
+    options = runs["options"].to_numpy()[rows]
+    facts["options"] = np.fromiter(map(id, options), dtype=np.int64, count=len(rows))
+    facts["metrics"] = _code_edits(runs["metrics"].to_numpy()[rows])
+    facts["answer"] = _value_codes(answers.to_numpy()[rows])
     # guard: runs-labelled-once-per-distinct
     grouped = facts.groupby(list(facts.columns), dropna=False, sort=False, observed=True)
     return grouped.ngroup().to_numpy()
+
+
+def _value_codes(values: np.ndarray) -> np.ndarray:
+    """A number per value, equal for equal values (all nulls one value), as a grouping
+    tells them apart: numbers as they are, others factorized (nulls only: one code)."""
+    if values.dtype != object:
+        return values
+    if pd.api.types.infer_dtype(values, skipna=True) == "empty":
+        return np.zeros(len(values), dtype=np.int8)
+    codes: np.ndarray = pd.factorize(values, use_na_sentinel=False)[0]
+    return codes
 
 
 def _code_edits(metrics: np.ndarray) -> np.ndarray:
