@@ -5,32 +5,21 @@ from __future__ import annotations
 
 import base64
 import functools
-import inspect
 import math
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from loopbench.harness.errors import BadInput
 from loopbench.harness.report.aside import Aside
-from loopbench.harness.report.failures import (
-    LABELS,
-    RULES,
-    ArmFailures,
-    Label,
-    labelled_frame,
-    summarize_failures,
-)
 from loopbench.harness.report.html._facts import facts
 from loopbench.harness.report.html._matrix import TaskRow, task_matrix
 from loopbench.harness.report.html._memory import after_summary
 from loopbench.harness.report.html._prompts import ArmPrompts, overridden_prompts
-from loopbench.harness.report.html._runs import RunList, run_list
-from loopbench.harness.report.html._sample import LIST_ALL_RUNS, Sample, labels_by_run, sampled_runs
 from loopbench.harness.report.judge_accuracy import (
     Judging,
     with_corrected,
@@ -47,16 +36,16 @@ from loopbench.harness.results.columns import UNREAD, read_frames
 from loopbench.harness.results.frames import Pricing, records_frame
 from loopbench.harness.results.published import read_published
 from loopbench.harness.results.reading import has_traces, read_records
-from loopbench.harness.results.records import RunRecord
 from loopbench.harness.stats.separation import StoppedRun
 
-#: What the two labels without a rule mean (docs/failures.md).
-FALLBACKS = {
-    "wrong but grounded": "A wrong answer none of the rules explains: its numbers come from "
-    "what was looked up, yet it is wrong.",
-    "wrong with no trace": "A wrong answer whose trace is missing, that no rule the record "
-    "supports explains.",
-}
+if TYPE_CHECKING:  # the rules and the traces' readers are imported where runs are labelled
+    from loopbench.harness.report.failures import ArmFailures, Label
+    from loopbench.harness.report.html._listing import Listed
+    from loopbench.harness.report.html._sample import Sample
+    from loopbench.harness.results.records import RunRecord
+
+#: Up to this many runs the page lists them all; above it, a sample (``_sample``).
+LIST_ALL_RUNS = 5_000
 
 #: The columns the page groups and counts the runs by, again and again: a million strings
 #: hashed at each grouping took a second of a report.
@@ -86,7 +75,7 @@ class Page:
     failures: list[ArmFailures]
     labels: list[Label]
     """The labels some arm's runs carry, in the taxonomy's order."""
-    rules: dict[str, str]
+    rules: dict[Label, str]
     matrix: list[TaskRow]
     data: dict[str, Any]
     """What the page's script reads: the runs listed, each with its trace as a conversation."""
@@ -131,10 +120,9 @@ def build_page(results: Path, pricing: Pricing, reference: str | None = None) ->
     stopped = StoppedRun.load(results)
     arms = config_labels(summary)
     plots = _plots(summary, f"{where}; {pricing.label}")  # while a child lists the runs
-    listed, sample, failures = (
+    listed, sample, failures, rules = (
         aside.result() if aside else _listed(results, frame, records, several)
     )
-    rules: dict[str, str] = {label: _rule(label) for label in LABELS}
     # guard: report-shows-prompts-arms-overrode
     return Page(
         title=where,
@@ -144,7 +132,7 @@ def build_page(results: Path, pricing: Pricing, reference: str | None = None) ->
         plots=plots,
         arms=arms,
         failures=failures,
-        labels=[label for label in LABELS if any(arm.counts[label] for arm in failures)],
+        labels=[label for label in rules if any(arm.counts[label] for arm in failures)],
         rules=rules,
         matrix=task_matrix(frame, arms, listed.questions, several),
         data={
@@ -163,22 +151,17 @@ def build_page(results: Path, pricing: Pricing, reference: str | None = None) ->
 
 def _listed(
     results: Path, frame: pd.DataFrame, records: list[RunRecord] | None, several: bool
-) -> tuple[RunList, Sample | None, list[ArmFailures]]:
+) -> Listed:
     """The runs the page lists (all of ``records`` when given, else a sample of
-    ``frame``'s), what sample, and each arm's failures."""
-    labelled = labelled_frame(results, runs=frame)
-    sample = None
-    if records is None:
-        listed, sample = sampled_runs(results, frame, labelled, several)
-    else:
-        costs = list(frame["cost_usd"])
-        listed = run_list(results, records, costs, labels_by_run(labelled), several)
-    return listed, sample, summarize_failures(labelled, examples=0)
+    ``frame``'s), what sample, each arm's failures, and each label's rule as text."""
+    from loopbench.harness.report.html._listing import listed
+
+    return listed(results, frame, records, several)
 
 
 def _aside(
     results: Path, frame: pd.DataFrame, records: list[RunRecord] | None, several: bool
-) -> Aside[tuple[RunList, Sample | None, list[ArmFailures]]] | None:
+) -> Aside[Listed] | None:
     """A large folder's runs labelled and sampled in a forked child, beside the summary
     here; None where no child was forked, so that they are listed here from the frame less
     the summary's columns, as the page holds it by then (not from the whole frame kept)."""
@@ -188,9 +171,7 @@ def _aside(
     return aside if aside.forked else None
 
 
-def _listed_of_all(
-    results: Path, frame: pd.DataFrame, several: bool
-) -> tuple[RunList, Sample | None, list[ArmFailures]]:
+def _listed_of_all(results: Path, frame: pd.DataFrame, several: bool) -> Listed:
     """``_listed`` of a sample of all the runs, less the columns only the summary reads."""
     return _listed(results, after_summary(frame), None, several)
 
@@ -234,12 +215,6 @@ def _read(
     if len(records) != len(frame):  # a writer added runs in between: one reading for both
         frame = records_frame(records, pricing).drop(columns=drop, errors="ignore")
     return _keyed(frame), retried, records
-
-
-def _rule(label: Label) -> str:
-    rule = RULES.get(label)
-    doc = inspect.cleandoc(rule.__doc__ or "") if rule else FALLBACKS.get(label, "")
-    return " ".join(doc.split())
 
 
 def _plots(summary: pd.DataFrame, where: str) -> list[Plot]:

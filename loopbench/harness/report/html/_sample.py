@@ -2,7 +2,7 @@
 
 A page listing every run grows with the folder: 3 MB for 2,880 runs with their traces
 opens in a second; 100,000 runs made 35 MB and took 1.6 GB to build. Above
-``LIST_ALL_RUNS`` runs the tables, plots and counts stay over every run, and the list
+``LIST_ALL_RUNS`` runs (``_page``) the tables, plots and counts stay over every run, and the list
 holds, for each arm and failure label, up to ``PER_LABEL`` of the runs carrying it, and
 ``CORRECT_PER_ARM`` correct runs of each arm. Within each group runs are taken in the
 order of a hash of their key (model, arm, task, repeat): spread over tasks and repeats,
@@ -25,8 +25,6 @@ from loopbench.harness.report.html._runs import RunList, run_list
 from loopbench.harness.report.html._scan import records_of
 from loopbench.harness.results.reading import RunKey, has_traces
 
-#: Up to this many runs the page lists them all; above it, a sample.
-LIST_ALL_RUNS = 5_000
 #: Runs listed per arm and failure label.
 PER_LABEL = 12
 #: Correct runs listed per arm.
