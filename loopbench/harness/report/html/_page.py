@@ -17,7 +17,7 @@ import pandas as pd
 from loopbench.harness.errors import BadInput
 from loopbench.harness.report.aside import Aside
 from loopbench.harness.report.html._facts import facts
-from loopbench.harness.report.html._matrix import TaskRow, task_matrix
+from loopbench.harness.report.html._matrix import TaskRow, task_cells, task_matrix
 from loopbench.harness.report.html._memory import after_summary
 from loopbench.harness.report.html._prompts import ArmPrompts, overridden_prompts
 from loopbench.harness.report.judge_accuracy import (
@@ -120,13 +120,16 @@ def build_page(results: Path, pricing: Pricing, reference: str | None = None) ->
     stopped = StoppedRun.load(results)
     arms = config_labels(summary)
     plots = _plots(summary, f"{where}; {pricing.label}")  # while a child lists the runs
+    # What needs no listed run, made while a child may still be listing them.
+    shown, prompts = facts(results, frame, pricing), overridden_prompts(frame)
+    cells = task_cells(frame, several)
     listed, sample, failures, rules = (
         aside.result() if aside else _listed(results, frame, records, several)
     )
     # guard: report-shows-prompts-arms-overrode
     return Page(
         title=where,
-        facts=facts(results, frame, pricing),
+        facts=shown,
         summary=render(summary, "html"),
         notes=[*notes.split("\n\n"), *([stopped.footnote_of(frame)] if stopped else [])],
         plots=plots,
@@ -134,7 +137,7 @@ def build_page(results: Path, pricing: Pricing, reference: str | None = None) ->
         failures=failures,
         labels=[label for label in rules if any(arm.counts[label] for arm in failures)],
         rules=rules,
-        matrix=task_matrix(frame, arms, listed.questions, several),
+        matrix=task_matrix(cells, arms, listed.questions),
         data={
             "runs": listed.runs,
             "questions": listed.questions,
@@ -143,7 +146,7 @@ def build_page(results: Path, pricing: Pricing, reference: str | None = None) ->
             "rules": rules,
         },
         sample=sample,
-        prompts=overridden_prompts(frame),
+        prompts=prompts,
         step_budget=budget,
         step_budget_note=budget_note,
     )
