@@ -35,7 +35,12 @@ from loopbench.harness.report.judge_cost import (
 from loopbench.harness.report.lost_runs import lost_runs_scored
 from loopbench.harness.report.model_axis import model_keys
 from loopbench.harness.report.pass_k import PassK, task_counts
-from loopbench.harness.report.table_columns import cheaper, sorted_codes, task_keys
+from loopbench.harness.report.table_columns import (
+    cheaper,
+    group_numbers,
+    sorted_codes,
+    task_keys,
+)
 from loopbench.harness.results.columns_sql import ANSWER_KEY
 from loopbench.harness.results.grade_kinds import GRADE_KIND, KINDS, kinds_of
 from loopbench.harness.results.statuses import INFRASTRUCTURE_STATUSES, STATUSES
@@ -80,7 +85,7 @@ def summarize(
     spent = retried if retried is not None and not retried.empty else None
     rows = []
     grouped = frame.groupby(keys, sort=True, dropna=False, observed=True)
-    numbers = grouped.ngroup().to_numpy()
+    numbers = group_numbers(frame, keys, grouped)
     # Each group's rows taken alone: iterating the groupby copies the whole frame sorted.
     # Few groups: as small integers, numpy sorts them stably by radix (linear time).
     order = np.argsort(numbers.astype(np.min_scalar_type(grouped.ngroups)), kind="stable")

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from pandas.core.groupby import DataFrameGroupBy
 
 from loopbench.harness.results.grade_kinds import GRADE_KIND
 
@@ -70,3 +71,19 @@ def task_keys(tasks: pd.Series) -> np.ndarray:
     if isinstance(tasks.dtype, pd.CategoricalDtype):
         return tasks.cat.codes.to_numpy()
     return tasks.to_numpy()
+
+
+def group_numbers(
+    frame: pd.DataFrame, keys: list[str], grouped: DataFrameGroupBy[Any, Any]
+) -> np.ndarray:
+    """``grouped.ngroup()`` (``frame`` grouped by ``keys``, sorted, observed): for a single
+    categorical key with no null, from its codes, each group's number its category's
+    rank among those seen, as a sorted grouping of categories orders them."""
+    column = frame[keys[0]] if len(keys) == 1 else None
+    if column is not None and isinstance(column.dtype, pd.CategoricalDtype):
+        codes = column.cat.codes.to_numpy()
+        if (codes >= 0).all():
+            seen = np.bincount(codes, minlength=len(column.cat.categories)) > 0
+            numbers: np.ndarray = (np.cumsum(seen) - 1)[codes]
+            return numbers
+    return grouped.ngroup().to_numpy()
