@@ -246,9 +246,6 @@ def summarize_failures(labelled: pd.DataFrame, examples: int = 3) -> list[ArmFai
     runs carrying it, in the frame's order."""
     if labelled.empty:
         return []
-    arms = labelled["arm"].astype(str)
-    if model_keys(labelled):
-        arms = labelled["model"].astype(str) + MODEL_AND_ARM + arms
     codes, tuples = pd.factorize(labelled["labels"])
     # Which distinct label tuples carry each label, and (only when examples are asked for)
     # which runs: computed once for all arms.
@@ -261,10 +258,10 @@ def summarize_failures(labelled: pd.DataFrame, examples: int = 3) -> list[ArmFai
     }
     failed_runs = labelled["failed"].to_numpy(dtype=bool)
     traced = labelled["traced"].to_numpy(dtype=bool)
-    arm_codes, names = pd.factorize(arms)  # each arm's runs found in one pass, not per arm
+    arm_codes, named = _arm_codes(labelled)  # each arm's runs found in one pass, not per arm
     summaries = []
-    for arm in sorted(arms.unique()):
-        mine = arm_codes == names.get_loc(arm)
+    for arm in sorted(named):
+        mine = arm_codes == named[arm]
         failing = mine & failed_runs
         per_tuple = np.bincount(codes[failing], minlength=len(tuples))
         summaries.append(
@@ -283,6 +280,20 @@ def summarize_failures(labelled: pd.DataFrame, examples: int = 3) -> list[ArmFai
             )
         )
     return summaries
+
+
+def _arm_codes(labelled: pd.DataFrame) -> tuple[np.ndarray, dict[str, int]]:
+    """Each run's arm as a number, and each arm's name (after its model on a model axis)
+    with its number: a categorical's codes when no arm is null (no string made per run)."""
+    if not model_keys(labelled):
+        codes, names = pd.factorize(labelled["arm"])
+        if (codes >= 0).all():
+            return codes, {str(name): number for number, name in enumerate(names)}
+    arms = labelled["arm"].astype(str)
+    if model_keys(labelled):
+        arms = labelled["model"].astype(str) + MODEL_AND_ARM + arms
+    codes, names = pd.factorize(arms)
+    return codes, {str(name): number for number, name in enumerate(names)}
 
 
 def _examples(labelled: pd.DataFrame, chosen: np.ndarray, examples: int) -> list[FailedRun]:
