@@ -121,7 +121,9 @@ def labelled_frame(folder: Path | str, runs: pd.DataFrame | None = None) -> pd.D
     # run answered and correct has none, whatever the rest of its record.
     maybe = runs["status"].ne("answered").to_numpy() | ~runs["correct"].eq(True).to_numpy()
     group = _distinct_records(runs, answers, maybe)
-    _, first = np.unique(group, return_index=True)
+    # Each distinct record's first run (the numbers are 0, 1, ...), without sorting them.
+    first = np.full(int(group.max()) + 1 if len(group) else 0, len(group))
+    np.minimum.at(first, group, np.arange(len(group)))
     distinct_fails = np.zeros(len(first), dtype=bool)
     distinct_found = np.empty(len(first), dtype=object)
     for number, i in enumerate(np.flatnonzero(maybe)[first].tolist()):
