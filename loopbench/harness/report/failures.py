@@ -59,6 +59,8 @@ RULE_FIELDS = (
     "tool_calls",
     "parse_failures",
 )
+#: The facts the rules read that are dicts, told apart otherwise (``_distinct_records``).
+DICTS = ("options", "metrics")
 #: What names a run in the labelled frame and its examples.
 NAMING = ("model", "arm", "task_id", "repeat", "status", "correct")
 #: What the rules read besides, when the folder has traces.
@@ -119,7 +121,9 @@ def labelled_frame(folder: Path | str, runs: pd.DataFrame | None = None) -> pd.D
     # run answered and correct has none, whatever the rest of its record.
     maybe = runs["status"].ne("answered").to_numpy() | ~runs["correct"].eq(True).to_numpy()
     group = _distinct_records(runs, answers, maybe)
-    _, first = np.unique(group, return_index=True)
+    # Each distinct record's first run (the numbers are 0, 1, ...), without sorting them.
+    first = np.full(int(group.max()) + 1 if len(group) else 0, len(group))
+    np.minimum.at(first, group, np.arange(len(group)))
     distinct_fails = np.zeros(len(first), dtype=bool)
     distinct_found = np.empty(len(first), dtype=object)
     for number, i in enumerate(np.flatnonzero(maybe)[first].tolist()):
@@ -145,14 +149,36 @@ def _distinct_records(runs: pd.DataFrame, answers: pd.Series, chosen: np.ndarray
     """Per ``chosen`` run, the number of its distinct record as the rules read it (0, 1, ...
     in order of first appearance). Options are told apart by identity: the column reader
     gives equal ones one shared dict, so equal records still share a number; metrics by
-    the one thing the rules read of them (runs' metrics differ in much they do not read)."""
-    facts = pd.DataFrame({name: runs[name].to_numpy()[chosen] for name in RULE_FIELDS})
-    facts["options"] = np.fromiter(map(id, facts["options"]), dtype=np.int64, count=len(facts))
-    facts["metrics"] = _code_edits(facts["metrics"].to_numpy())
-    facts["answer"] = answers.to_numpy()[chosen]
+    the one thing the rules read of them (runs' metrics differ in much they do not read).
+    The facts are grouped as numbers standing for their values: a frame built of a
+    million Python strings is scanned and copied again, and a column of nulls alone needs
+    no hashing."""
+    rows = np.flatnonzero(chosen)
+    facts = pd.DataFrame(
+        {
+            name: _value_codes(runs[name].to_numpy()[rows])
+            for name in RULE_FIELDS
+            if name not in DICTS
+        }
+    )
+    options = runs["options"].to_numpy()[rows]
+    facts["options"] = np.fromiter(map(id, options), dtype=np.int64, count=len(rows))
+    facts["metrics"] = _code_edits(runs["metrics"].to_numpy()[rows])
+    facts["answer"] = _value_codes(answers.to_numpy()[rows])
     # guard: runs-labelled-once-per-distinct
     grouped = facts.groupby(list(facts.columns), dropna=False, sort=False, observed=True)
     return grouped.ngroup().to_numpy()
+
+
+def _value_codes(values: np.ndarray) -> np.ndarray:
+    """A number per value, equal for equal values (all nulls one value), as a grouping
+    tells them apart: numbers as they are, others factorized (nulls only: one code)."""
+    if values.dtype != object:
+        return values
+    if pd.api.types.infer_dtype(values, skipna=True) == "empty":
+        return np.zeros(len(values), dtype=np.int8)
+    codes: np.ndarray = pd.factorize(values, use_na_sentinel=False)[0]
+    return codes
 
 
 def _code_edits(metrics: np.ndarray) -> np.ndarray:
@@ -222,9 +248,6 @@ def summarize_failures(labelled: pd.DataFrame, examples: int = 3) -> list[ArmFai
     runs carrying it, in the frame's order."""
     if labelled.empty:
         return []
-    arms = labelled["arm"].astype(str)
-    if model_keys(labelled):
-        arms = labelled["model"].astype(str) + MODEL_AND_ARM + arms
     codes, tuples = pd.factorize(labelled["labels"])
     # Which distinct label tuples carry each label, and (only when examples are asked for)
     # which runs: computed once for all arms.
@@ -237,10 +260,10 @@ def summarize_failures(labelled: pd.DataFrame, examples: int = 3) -> list[ArmFai
     }
     failed_runs = labelled["failed"].to_numpy(dtype=bool)
     traced = labelled["traced"].to_numpy(dtype=bool)
-    arm_codes, names = pd.factorize(arms)  # each arm's runs found in one pass, not per arm
+    arm_codes, named = _arm_codes(labelled)  # each arm's runs found in one pass, not per arm
     summaries = []
-    for arm in sorted(arms.unique()):
-        mine = arm_codes == names.get_loc(arm)
+    for arm in sorted(named):
+        mine = arm_codes == named[arm]
         failing = mine & failed_runs
         per_tuple = np.bincount(codes[failing], minlength=len(tuples))
         summaries.append(
@@ -259,6 +282,20 @@ def summarize_failures(labelled: pd.DataFrame, examples: int = 3) -> list[ArmFai
             )
         )
     return summaries
+
+
+def _arm_codes(labelled: pd.DataFrame) -> tuple[np.ndarray, dict[str, int]]:
+    """Each run's arm as a number, and each arm's name (after its model on a model axis)
+    with its number: a categorical's codes when no arm is null (no string made per run)."""
+    if not model_keys(labelled):
+        codes, names = pd.factorize(labelled["arm"])
+        if (codes >= 0).all():
+            return codes, {str(name): number for number, name in enumerate(names)}
+    arms = labelled["arm"].astype(str)
+    if model_keys(labelled):
+        arms = labelled["model"].astype(str) + MODEL_AND_ARM + arms
+    codes, names = pd.factorize(arms)
+    return codes, {str(name): number for number, name in enumerate(names)}
 
 
 def _examples(labelled: pd.DataFrame, chosen: np.ndarray, examples: int) -> list[FailedRun]:

@@ -35,6 +35,12 @@ from loopbench.harness.report.judge_cost import (
 from loopbench.harness.report.lost_runs import lost_runs_scored
 from loopbench.harness.report.model_axis import model_keys
 from loopbench.harness.report.pass_k import PassK, task_counts
+from loopbench.harness.report.table_columns import (
+    cheaper,
+    group_numbers,
+    sorted_codes,
+    task_keys,
+)
 from loopbench.harness.results.columns_sql import ANSWER_KEY
 from loopbench.harness.results.grade_kinds import GRADE_KIND, KINDS, kinds_of
 from loopbench.harness.results.statuses import INFRASTRUCTURE_STATUSES, STATUSES
@@ -79,9 +85,10 @@ def summarize(
     spent = retried if retried is not None and not retried.empty else None
     rows = []
     grouped = frame.groupby(keys, sort=True, dropna=False, observed=True)
-    numbers = grouped.ngroup().to_numpy()
+    numbers = group_numbers(frame, keys, grouped)
     # Each group's rows taken alone: iterating the groupby copies the whole frame sorted.
-    order = np.argsort(numbers, kind="stable")
+    # Few groups: as small integers, numpy sorts them stably by radix (linear time).
+    order = np.argsort(numbers.astype(np.min_scalar_type(grouped.ngroups)), kind="stable")
     ends = np.searchsorted(numbers[order], np.arange(grouped.ngroups + 1))
     # Grouped by the arm alone (no --by), the arms' grouping is the one just made.
     arms = (
@@ -89,11 +96,11 @@ def summarize(
         if keys == arm_keys
         else frame.groupby(arm_keys, sort=False, dropna=False, observed=True)
     )
-    graded_by_arm = _GradedByArm(frame, arms, numbers if arms is grouped else None)
     missing = unreported(frame, [{}])
     # Only the columns a summary reads are copied per arm (a million runs' copies add up).
     unread = [c for c in (*UNSUMMARIZED, *missing) if c in frame and c not in keys]
-    summarized = frame.drop(columns=unread)
+    summarized = cheaper(frame.drop(columns=unread))
+    graded_by_arm = _GradedByArm(summarized, arms, numbers if arms is grouped else None)
     for number, group in enumerate(grouped.size().index):
         runs = summarized.take(order[ends[number] : ends[number + 1]])
         group = group if isinstance(group, tuple) else (group,)
@@ -107,8 +114,9 @@ def summarize(
             earlier = spent[same]
         summary = _summary(runs, earlier, measures) | lost_runs_scored(runs, others).columns()
         rows.append(dict(zip(keys, group, strict=True)) | summary)
-    # The token kinds missing were not summarized: no column to leave out.
-    return pd.DataFrame(rows).drop(columns=judge_unreported(frame, rows))
+    # The token kinds missing were not summarized: no column to leave out. The judge's
+    # columns left out of ``summarized`` held nulls only: no run judged there either.
+    return pd.DataFrame(rows).drop(columns=judge_unreported(summarized, rows))
 
 
 class _GradedByArm:
@@ -129,8 +137,7 @@ class _GradedByArm:
             (key if isinstance(key, tuple) else (key,)): number
             for number, key in enumerate(arms.size().index)
         }
-        task_codes, tasks = pd.factorize(frame["task_id"].to_numpy(), sort=True)
-        self.tasks = pd.Index(tasks)
+        task_codes, self.tasks = sorted_codes(frame["task_id"])
         cells = arm_codes * len(self.tasks) + task_codes
         graded = ~frame["status"].isin(INFRASTRUCTURE_STATUSES).to_numpy()
         right = graded & frame["correct"].eq(True).to_numpy()
@@ -143,7 +150,7 @@ class _GradedByArm:
         """The other arms' ``task_scores`` on ``tasks``; None when they graded none."""
         number = self.arm_number[tuple(arm)]
         wanted = np.zeros(len(self.tasks), dtype=bool)
-        wanted[self.tasks.get_indexer(tasks.unique())] = True
+        wanted[self.tasks.get_indexer(pd.Index(tasks.unique()))] = True
         graded = self.graded.sum(axis=0) - self.graded[number]
         right = self.right.sum(axis=0) - self.right[number]
         held = wanted & (graded > 0)
@@ -227,7 +234,7 @@ def _summary(
     if measures.interval == "runs":
         low, high = wilson_interval(correct, len(graded))
     else:
-        low, high = accuracy_interval(graded["task_id"].to_numpy(), right.to_numpy())
+        low, high = accuracy_interval(task_keys(graded["task_id"]), right.to_numpy())
     total_cost = float(runs["cost_usd"].sum(min_count=len(runs))) if len(runs) else math.nan
     if retried is not None and len(retried):
         # guard: superseded-runs-stay-cost

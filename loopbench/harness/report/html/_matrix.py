@@ -66,15 +66,10 @@ class TaskRow:
         return sum(c.correct for c in self.cells if c is not None) / graded if graded else None
 
 
-def task_matrix(
-    runs: pd.DataFrame,
-    arms: Sequence[str],
-    questions: Mapping[str, str],
-    by_model: bool = False,
-) -> list[TaskRow]:
-    """A row per task (sorted by id), a cell per arm of ``arms`` (named "model · arm"
-    with ``by_model``, as the summary names them when runs are on several models), from
-    ``runs`` as ``read_frame`` reads them: model, arm, task_id, status and correct."""
+def task_cells(runs: pd.DataFrame, by_model: bool = False) -> dict[tuple[str, str], Cell]:
+    """A cell per task and arm (named "model · arm" with ``by_model``, as the summary names
+    them when runs are on several models), from ``runs`` as ``read_frame`` reads them:
+    model, arm, task_id, status and correct."""
     graded = ~runs["status"].isin(INFRASTRUCTURE_STATUSES)
     counts = (
         pd.DataFrame(
@@ -94,6 +89,13 @@ def task_matrix(
     numbers = [counts[name].tolist() for name in ("correct", "graded", "runs")]
     for (task, model, arm), *count in zip(counts.index, *numbers, strict=True):
         cells[(str(task), model_and_arm(model, arm) if by_model else str(arm))] = Cell(*count)
+    return cells
+
+
+def task_matrix(
+    cells: Mapping[tuple[str, str], Cell], arms: Sequence[str], questions: Mapping[str, str]
+) -> list[TaskRow]:
+    """A row per task of ``task_cells`` (sorted by id), a cell per arm of ``arms``."""
     return [
         TaskRow(task, questions.get(task, ""), tuple(cells.get((task, arm)) for arm in arms))
         for task in sorted({task for task, _ in cells})

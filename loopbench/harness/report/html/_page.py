@@ -3,41 +3,27 @@
 
 from __future__ import annotations
 
-import base64
 import functools
-import inspect
-import math
-import tempfile
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from loopbench.harness.errors import BadInput
 from loopbench.harness.report.aside import Aside
-from loopbench.harness.report.failures import (
-    LABELS,
-    RULES,
-    ArmFailures,
-    Label,
-    labelled_frame,
-    summarize_failures,
-)
 from loopbench.harness.report.html._facts import facts
-from loopbench.harness.report.html._matrix import TaskRow, task_matrix
+from loopbench.harness.report.html._matrix import TaskRow, task_cells, task_matrix
 from loopbench.harness.report.html._memory import after_summary
+from loopbench.harness.report.html._plotting import Drawing, Plot, plots
 from loopbench.harness.report.html._prompts import ArmPrompts, overridden_prompts
-from loopbench.harness.report.html._runs import RunList, run_list
-from loopbench.harness.report.html._sample import LIST_ALL_RUNS, Sample, labels_by_run, sampled_runs
 from loopbench.harness.report.judge_accuracy import (
     Judging,
     with_corrected,
     with_corrected_reference,
 )
 from loopbench.harness.report.model_axis import config_labels, model_keys
-from loopbench.harness.report.plots import STATUS_COLOURS, plot_frontier, plot_outcomes
+from loopbench.harness.report.plots import STATUS_COLOURS
 from loopbench.harness.report.published import with_published
 from loopbench.harness.report.rendering import render
 from loopbench.harness.report.step_budget import KEEP_SHARE, step_budgets
@@ -46,32 +32,23 @@ from loopbench.harness.report.table import Measures, repeat_measures, summarize,
 from loopbench.harness.results.columns import UNREAD, read_frames
 from loopbench.harness.results.frames import Pricing, records_frame
 from loopbench.harness.results.published import read_published
-from loopbench.harness.results.reading import has_traces, read_records
-from loopbench.harness.results.records import RunRecord
+from loopbench.harness.results.reading import RUNS, has_traces, read_records
 from loopbench.harness.stats.separation import StoppedRun
 
-#: What the two labels without a rule mean (docs/failures.md).
-FALLBACKS = {
-    "wrong but grounded": "A wrong answer none of the rules explains: its numbers come from "
-    "what was looked up, yet it is wrong.",
-    "wrong with no trace": "A wrong answer whose trace is missing, that no rule the record "
-    "supports explains.",
-}
+if TYPE_CHECKING:  # the rules and the traces' readers are imported where runs are labelled
+    from loopbench.harness.report.failures import ArmFailures, Label
+    from loopbench.harness.report.html._listing import Listed
+    from loopbench.harness.report.html._sample import Sample
+    from loopbench.harness.results.records import RunRecord
+
+#: From this many bytes of runs (some 50,000 runs) the figures are drawn by a child.
+DRAW_ASIDE_FROM = 50_000_000
+#: Up to this many runs the page lists them all; above it, a sample (``_sample``).
+LIST_ALL_RUNS = 5_000
 
 #: The columns the page groups and counts the runs by, again and again: a million strings
 #: hashed at each grouping took a second of a report.
 KEYED = ("model", "arm", "task_id")
-
-
-@dataclass(frozen=True)
-class Plot:
-    title: str
-    image: str | None
-    """The figure as a ``data:`` URI (SVG), or None when it cannot be drawn."""
-    missing: str = ""
-    """Why there is no figure."""
-    key: tuple[tuple[str, str, str, str], ...] = ()
-    """The arms as the figure numbers them: number, arm, accuracy, cost per correct."""
 
 
 @dataclass(frozen=True)
@@ -86,7 +63,7 @@ class Page:
     failures: list[ArmFailures]
     labels: list[Label]
     """The labels some arm's runs carry, in the taxonomy's order."""
-    rules: dict[str, str]
+    rules: dict[Label, str]
     matrix: list[TaskRow]
     data: dict[str, Any]
     """What the page's script reads: the runs listed, each with its trace as a conversation."""
@@ -106,7 +83,30 @@ def build_page(results: Path, pricing: Pricing, reference: str | None = None) ->
 
     Every table, plot and count is over all the runs, read as columns; the run list holds
     every run up to ``LIST_ALL_RUNS`` and a fixed sample above (``_sample``), whose records
-    and traces alone are then read."""
+    and traces alone are then read. A large folder's figures are drawn by a child forked
+    before the runs are read (``_plotting``)."""
+    drawing = _drawing(results)
+    try:
+        return _built(results, pricing, reference, drawing)
+    except BaseException:
+        if drawing is not None:
+            drawing.cancel()
+        raise
+
+
+def _drawing(results: Path) -> Drawing | None:
+    """A child to draw the figures, for a folder of ``DRAW_ASIDE_FROM`` bytes of runs or
+    more; None where none was forked."""
+    try:
+        large = (results / RUNS).stat().st_size >= DRAW_ASIDE_FROM
+    except OSError:
+        return None
+    drawing = Drawing() if large else None
+    return drawing if drawing is not None and drawing.aside.forked else None
+
+
+def _built(results: Path, pricing: Pricing, reference: str | None, drawing: Drawing | None) -> Page:
+    """``build_page``, the figures drawn by ``drawing`` when given."""
     frame, retried, records = _read(results, pricing)
     if frame.empty:
         raise BadInput(f"{results}: no finished runs yet")
@@ -123,6 +123,9 @@ def build_page(results: Path, pricing: Pricing, reference: str | None = None) ->
         f"{', '.join(sorted(frame['task_set'].unique()))} on "
         f"{', '.join(sorted(frame['model'].unique()))}"
     )
+    titled = f"{where}; {pricing.label}"
+    if drawing is not None:
+        drawing.give(summary, titled)
     _, notes = render(summary, "md").split("\n\n", 1)  # the table, then its notes
     if said := judging.note():
         notes = f"{notes}\n\n{said}"
@@ -130,23 +133,26 @@ def build_page(results: Path, pricing: Pricing, reference: str | None = None) ->
     frame = after_summary(frame)  # memory peaks next, while the runs are labelled
     stopped = StoppedRun.load(results)
     arms = config_labels(summary)
-    plots = _plots(summary, f"{where}; {pricing.label}")  # while a child lists the runs
-    listed, sample, failures = (
+    # While a child lists the runs.
+    figures = drawing.result() if drawing is not None else plots(summary, titled)
+    # What needs no listed run, made while a child may still be listing them.
+    shown, prompts = facts(results, frame, pricing), overridden_prompts(frame)
+    cells = task_cells(frame, several)
+    listed, sample, failures, rules = (
         aside.result() if aside else _listed(results, frame, records, several)
     )
-    rules: dict[str, str] = {label: _rule(label) for label in LABELS}
     # guard: report-shows-prompts-arms-overrode
     return Page(
         title=where,
-        facts=facts(results, frame, pricing),
+        facts=shown,
         summary=render(summary, "html"),
         notes=[*notes.split("\n\n"), *([stopped.footnote_of(frame)] if stopped else [])],
-        plots=plots,
+        plots=figures,
         arms=arms,
         failures=failures,
-        labels=[label for label in LABELS if any(arm.counts[label] for arm in failures)],
+        labels=[label for label in rules if any(arm.counts[label] for arm in failures)],
         rules=rules,
-        matrix=task_matrix(frame, arms, listed.questions, several),
+        matrix=task_matrix(cells, arms, listed.questions),
         data={
             "runs": listed.runs,
             "questions": listed.questions,
@@ -155,7 +161,7 @@ def build_page(results: Path, pricing: Pricing, reference: str | None = None) ->
             "rules": rules,
         },
         sample=sample,
-        prompts=overridden_prompts(frame),
+        prompts=prompts,
         step_budget=budget,
         step_budget_note=budget_note,
     )
@@ -163,22 +169,17 @@ def build_page(results: Path, pricing: Pricing, reference: str | None = None) ->
 
 def _listed(
     results: Path, frame: pd.DataFrame, records: list[RunRecord] | None, several: bool
-) -> tuple[RunList, Sample | None, list[ArmFailures]]:
+) -> Listed:
     """The runs the page lists (all of ``records`` when given, else a sample of
-    ``frame``'s), what sample, and each arm's failures."""
-    labelled = labelled_frame(results, runs=frame)
-    sample = None
-    if records is None:
-        listed, sample = sampled_runs(results, frame, labelled, several)
-    else:
-        costs = list(frame["cost_usd"])
-        listed = run_list(results, records, costs, labels_by_run(labelled), several)
-    return listed, sample, summarize_failures(labelled, examples=0)
+    ``frame``'s), what sample, each arm's failures, and each label's rule as text."""
+    from loopbench.harness.report.html._listing import listed
+
+    return listed(results, frame, records, several)
 
 
 def _aside(
     results: Path, frame: pd.DataFrame, records: list[RunRecord] | None, several: bool
-) -> Aside[tuple[RunList, Sample | None, list[ArmFailures]]] | None:
+) -> Aside[Listed] | None:
     """A large folder's runs labelled and sampled in a forked child, beside the summary
     here; None where no child was forked, so that they are listed here from the frame less
     the summary's columns, as the page holds it by then (not from the whole frame kept)."""
@@ -188,9 +189,7 @@ def _aside(
     return aside if aside.forked else None
 
 
-def _listed_of_all(
-    results: Path, frame: pd.DataFrame, several: bool
-) -> tuple[RunList, Sample | None, list[ArmFailures]]:
+def _listed_of_all(results: Path, frame: pd.DataFrame, several: bool) -> Listed:
     """``_listed`` of a sample of all the runs, less the columns only the summary reads."""
     return _listed(results, after_summary(frame), None, several)
 
@@ -234,48 +233,3 @@ def _read(
     if len(records) != len(frame):  # a writer added runs in between: one reading for both
         frame = records_frame(records, pricing).drop(columns=drop, errors="ignore")
     return _keyed(frame), retried, records
-
-
-def _rule(label: Label) -> str:
-    rule = RULES.get(label)
-    doc = inspect.cleandoc(rule.__doc__ or "") if rule else FALLBACKS.get(label, "")
-    return " ".join(doc.split())
-
-
-def _plots(summary: pd.DataFrame, where: str) -> list[Plot]:
-    figures: list[tuple[str, Callable[[pd.DataFrame, Path, str], None]]] = [
-        ("Accuracy against cost per correct answer", plot_frontier),
-        ("How runs ended", plot_outcomes),
-    ]
-    plots = []
-    with tempfile.TemporaryDirectory() as tmp:
-        for number, (title, draw) in enumerate(figures):
-            path = Path(tmp) / f"{number}.svg"
-            try:
-                draw(summary, path, where)
-            except ValueError as exc:
-                plots.append(Plot(title, None, str(exc)))
-                continue
-            svg = base64.b64encode(path.read_bytes()).decode("ascii")
-            key = _frontier_key(summary) if draw is plot_frontier else ()
-            plots.append(Plot(title, f"data:image/svg+xml;base64,{svg}", key=key))
-    return plots
-
-
-def _frontier_key(summary: pd.DataFrame) -> tuple[tuple[str, str, str, str], ...]:
-    """The frontier's legend, larger: ``plot_frontier`` numbers the arms that have a cost
-    per correct answer, in the summary's order."""
-    rows = summary[summary["cost_per_correct"].notna()]
-    return tuple(
-        (str(number), arm, f"{accuracy:.0%}", _dollars(cost))
-        for number, (arm, accuracy, cost) in enumerate(
-            zip(config_labels(rows), rows["accuracy"], rows["cost_per_correct"], strict=True),
-            start=1,
-        )
-    )
-
-
-def _dollars(value: float) -> str:
-    """Two significant digits, never an exponent: $0.000024, $0.31, $12.40."""
-    places = 2 if value >= 1 or value <= 0 else max(2, 1 - math.floor(math.log10(value)))
-    return f"${value:.{places}f}"

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from loopbench.harness.report.compare import PROMPTS
+from loopbench.harness.report.compare_options import PROMPTS
 from loopbench.harness.report.model_axis import model_and_arm, model_keys
 
 

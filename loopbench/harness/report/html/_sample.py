@@ -2,7 +2,7 @@
 
 A page listing every run grows with the folder: 3 MB for 2,880 runs with their traces
 opens in a second; 100,000 runs made 35 MB and took 1.6 GB to build. Above
-``LIST_ALL_RUNS`` runs the tables, plots and counts stay over every run, and the list
+``LIST_ALL_RUNS`` runs (``_page``) the tables, plots and counts stay over every run, and the list
 holds, for each arm and failure label, up to ``PER_LABEL`` of the runs carrying it, and
 ``CORRECT_PER_ARM`` correct runs of each arm. Within each group runs are taken in the
 order of a hash of their key (model, arm, task, repeat): spread over tasks and repeats,
@@ -25,8 +25,6 @@ from loopbench.harness.report.html._runs import RunList, run_list
 from loopbench.harness.report.html._scan import records_of
 from loopbench.harness.results.reading import RunKey, has_traces
 
-#: Up to this many runs the page lists them all; above it, a sample.
-LIST_ALL_RUNS = 5_000
 #: Runs listed per arm and failure label.
 PER_LABEL = 12
 #: Correct runs listed per arm.
@@ -55,7 +53,8 @@ def sample_rows(labelled: pd.DataFrame) -> np.ndarray[Any, np.dtype[np.intp]]:
     ascending. Runs without a run_id are never chosen: their record cannot be found."""
     # guard: sample-does-not-depend-python
     order = pd.util.hash_pandas_object(labelled[_KEY], index=False).to_numpy()
-    findable = labelled["run_id"].fillna("").ne("").to_numpy(dtype=bool)
+    run_ids = labelled["run_id"].to_numpy()
+    findable = ~pd.isna(run_ids) & run_ids.astype(bool)  # neither null nor empty
     arms = _arm_codes(labelled)
     failing = np.flatnonzero(findable & labelled["failed"].to_numpy(dtype=bool))
     tuples, found = pd.factorize(labelled["labels"].to_numpy()[failing])
@@ -89,13 +88,17 @@ def _first(
     count: int,
 ) -> np.ndarray[Any, Any]:
     """Of ``rows``, the first ``count`` of each group (null: none) in hash ``order``, ties
-    in row order."""
-    ranked = np.lexsort((order, groups))  # stable: ties stay in row order
-    groups = groups[ranked]
-    starts = np.flatnonzero(np.r_[True, groups[1:] != groups[:-1]][: len(groups)])
-    rank = np.arange(len(groups)) - np.repeat(starts, np.diff(np.r_[starts, len(groups)]))
-    first: np.ndarray[Any, Any] = rows[ranked[(rank < count) & (groups >= 0)]]
-    return first
+    in row order. Each group's are found among those at or under its ``count``-th smallest
+    hash, in linear time, rather than by sorting all of them."""
+    first = []
+    for group in np.unique(groups[groups >= 0]).tolist():
+        mine = np.flatnonzero(groups == group)
+        if 0 < count < len(mine):
+            mine = mine[order[mine] <= np.partition(order[mine], count - 1)[count - 1]]
+        ranked = mine[np.argsort(order[mine], kind="stable")]  # stable: ties in row order
+        first.append(rows[ranked[:count]])
+    chosen: np.ndarray[Any, Any] = np.concatenate([rows[:0], *first])
+    return chosen
 
 
 def sampled_runs(
