@@ -13,6 +13,7 @@ grid here, whichever client spoke to it (``loopbench.harness.reasoning.refusal``
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Protocol, cast
 
@@ -238,6 +239,10 @@ def wire_message(message: Message) -> WireMessage:
     return cast(WireMessage, message_to_wire(message))  # builds exactly this shape
 
 
+#: ``wire_message`` called straight, without its call and ``cast``'s on every message.
+_wire_message = cast(Callable[[Message], WireMessage], message_to_wire)
+
+
 class WireMessages:
     """Requests and responses as a trace holds them, each message's wire JSON built once a
     run: every request repeats the conversation so far, and shares the dicts already built."""
@@ -249,7 +254,7 @@ class WireMessages:
     def message(self, message: Message) -> WireMessage:
         built = self._built.get(id(message))
         if built is None:
-            built = self._built[id(message)] = (message, wire_message(message))
+            built = self._built[id(message)] = (message, _wire_message(message))
         return built[1]
 
     def messages(self, messages: tuple[Message, ...]) -> list[WireMessage]:
