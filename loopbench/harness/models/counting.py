@@ -105,7 +105,7 @@ class CountingClient:
             # guard: run-sampling-settings-sent
             request = self._sampling.apply(request)
         # guard: request-lone-surrogates-replaced
-        request = self._valid_request(request)
+        request = request if self._known_valid(request) else self._valid_request(request)
         self.calls += 1
         number = self.calls
         self._trace.emit(RequestEvent.unchecked(self.calls, self._wire.request(request)))
@@ -125,7 +125,7 @@ class CountingClient:
                 raise refused from None  # every request of the grid would fail alike
             raise
         # guard: reply-lone-surrogates-replaced
-        response = self._valid_response(response)
+        response = response if self._clean(response.message) else self._valid_response(response)
         if response.usage.missing and self._estimate is not None:
             response = replace(response, usage=estimated_usage(self._estimate, request, response))
         self.usage = self.usage + response.usage
