@@ -135,7 +135,7 @@ class ToolSet:
             return ToolResult(False, f"Error: invalid arguments to {name}: {_why(exc)}.")
         try:
             result = tool.fn(args)
-            if inspect.isawaitable(result):
+            if type(result) is not str and inspect.isawaitable(result):  # most tools: text
                 result = await result
         except ToolFailure as exc:
             return ToolResult(False, str(exc), key)

@@ -31,7 +31,8 @@ import hashlib
 import json
 import uuid
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -57,14 +58,12 @@ class RunsInFlight:
     def __init__(self) -> None:
         self.count = 0
         self._listeners: set[Callable[[], None]] = set()
+        self._running = _Running(self)
 
-    @contextlib.contextmanager
-    def running(self) -> Iterator[None]:
-        self._change(1)
-        try:
-            yield
-        finally:
-            self._change(-1)
+    def running(self) -> AbstractContextManager[None]:
+        """Around a run's pattern: a plain context manager, made once (a generator's would
+        cost a run more than its two counts)."""
+        return self._running
 
     def listen(self, listener: Callable[[], None]) -> None:
         self._listeners.add(listener)
@@ -76,6 +75,19 @@ class RunsInFlight:
         self.count += by
         for listener in list(self._listeners):
             listener()
+
+
+class _Running:
+    __slots__ = ("_runs",)
+
+    def __init__(self, runs: RunsInFlight) -> None:
+        self._runs = runs
+
+    def __enter__(self) -> None:
+        self._runs._change(1)
+
+    def __exit__(self, *exc: object) -> None:
+        self._runs._change(-1)
 
 
 RUNS_IN_FLIGHT = RunsInFlight()

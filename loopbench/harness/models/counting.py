@@ -13,6 +13,7 @@ grid here, whichever client spoke to it (``loopbench.harness.reasoning.refusal``
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Protocol, cast
 
@@ -104,7 +105,7 @@ class CountingClient:
             # guard: run-sampling-settings-sent
             request = self._sampling.apply(request)
         # guard: request-lone-surrogates-replaced
-        request = self._valid_request(request)
+        request = request if self._known_valid(request) else self._valid_request(request)
         self.calls += 1
         number = self.calls
         self._trace.emit(RequestEvent.unchecked(self.calls, self._wire.request(request)))
@@ -124,7 +125,7 @@ class CountingClient:
                 raise refused from None  # every request of the grid would fail alike
             raise
         # guard: reply-lone-surrogates-replaced
-        response = self._valid_response(response)
+        response = response if self._clean(response.message) else self._valid_response(response)
         if response.usage.missing and self._estimate is not None:
             response = replace(response, usage=estimated_usage(self._estimate, request, response))
         self.usage = self.usage + response.usage
@@ -238,6 +239,10 @@ def wire_message(message: Message) -> WireMessage:
     return cast(WireMessage, message_to_wire(message))  # builds exactly this shape
 
 
+#: ``wire_message`` called straight, without its call and ``cast``'s on every message.
+_wire_message = cast(Callable[[Message], WireMessage], message_to_wire)
+
+
 class WireMessages:
     """Requests and responses as a trace holds them, each message's wire JSON built once a
     run: every request repeats the conversation so far, and shares the dicts already built."""
@@ -249,7 +254,7 @@ class WireMessages:
     def message(self, message: Message) -> WireMessage:
         built = self._built.get(id(message))
         if built is None:
-            built = self._built[id(message)] = (message, wire_message(message))
+            built = self._built[id(message)] = (message, _wire_message(message))
         return built[1]
 
     def messages(self, messages: tuple[Message, ...]) -> list[WireMessage]:

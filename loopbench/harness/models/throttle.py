@@ -89,7 +89,10 @@ class AdaptiveLimit:
         self._hand_on()
 
     def succeeded(self) -> None:
-        self.limit = min(float(self.ceiling), self.limit + 1 / self.limit)
+        limit = self.limit
+        if limit >= self.ceiling:  # at the ceiling, as nearly always: nothing changes
+            return
+        self.limit = min(float(self.ceiling), limit + 1 / limit)
         # guard: limit-climbing-back-after-429
         self._wake()  # a slot more, when the limit passed a whole number
 
@@ -131,7 +134,7 @@ class SlotWaits:
         self._calls = 0
         self._waiting = 0
         self._since = 0.0
-        #: Whether every call under way waits (``_blocked``), as of the last count.
+        #: Whether every call under way waits, as of the last count.
         self._was_blocked = False
         # Made once: they hold nothing of one call, so every call shares them.
         self._call = _Counted(self, calls=1, waiting=0)
@@ -151,13 +154,13 @@ class SlotWaits:
             self.waited_s += self._clock() - self._since
         self._calls += calls
         self._waiting += waiting
-        self._was_blocked = self._blocked()
-        if self._was_blocked:
-            self._since = self._clock()
-
-    def _blocked(self) -> bool:
+        # Blocked: every call under way waits (here rather than in a method more, as this is
+        # counted four times a call).
         # guard: run-waits-only-while-all
-        return self._calls > 0 and self._waiting == self._calls
+        blocked = self._calls > 0 and self._waiting == self._calls
+        self._was_blocked = blocked
+        if blocked:
+            self._since = self._clock()
 
 
 class _Counted:

@@ -64,7 +64,7 @@ class Actions:
         if key not in self.seen:
             self.seen.add(key)
             return result
-        self.ctx.emit(RepeatedActionEvent(step=step, tool=name, guarded=self.guard))
+        self.ctx.emit(RepeatedActionEvent.unchecked(step, name, self.guard))
         if self.guard:
             return ToolResult(result.ok, self.warning, result.args_key, guarded=True)
         return result

@@ -113,8 +113,9 @@ class LimitedClient:
             raise StepBudgetReached(
                 f"{self._counted.calls} model calls made; max_steps is {opts.max_steps}"
             )
+        # ``tokens_used`` added up here: its property is one call more on every call.
         # guard: token-ceiling-also-reflection
-        if self.tokens_used >= opts.max_tokens:
+        if self._counted.tokens_used + self.unreported_tokens >= opts.max_tokens:
             estimated = (
                 f" ({self.unreported_tokens} estimated by {self.estimated_by} for "
                 f"{self.unreported_calls} calls that reported no usage)"
@@ -127,7 +128,8 @@ class LimitedClient:
         # guard: completion-limit
         if opts.max_output_tokens is not None:
             request = replace(request, max_output_tokens=opts.max_output_tokens)
-        request = _with_reasoning(request, opts)
+        if opts.reasoning_effort is not None or opts.thinking_budget is not None:
+            request = _with_reasoning(request, opts)
         self._sent, self._reply = request.messages, None
         if not opts.step_timeout_s:
             response = await self._counted.complete(request)

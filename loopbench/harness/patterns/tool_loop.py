@@ -11,7 +11,7 @@ built-in otherwise.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from pydantic import BaseModel, Field
 
@@ -98,7 +98,9 @@ async def tool_loop(ctx: RunContext, loop: Loop, messages: list[Message]) -> Out
             )
         if not reply.tool_calls:
             if not finish_by_tool:
-                return replace(answer_reply(ctx, response, messages), steps=steps)
+                outcome = answer_reply(ctx, response, messages)  # a new one: set, not copied
+                outcome.steps = steps
+                return outcome
             ctx.emit(ParseFailureEvent(step=step, text=reply.content))
             messages.append(Message("user", loop.nudge))
             continue
