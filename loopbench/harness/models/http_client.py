@@ -34,7 +34,6 @@ import email.utils
 import random
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar, Self
 
@@ -67,8 +66,6 @@ from loopbench.harness.redaction import Redactor
 RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
 #: Nothing spent: made once rather than twice a call (a Usage is frozen, so it is shared).
 NO_USAGE = Usage()
-#: What a call made outside a run counts its waits in: nothing.
-OUTSIDE_A_RUN = nullcontext()
 
 
 @dataclass(frozen=True)
@@ -278,83 +275,84 @@ class HttpClient:
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
         run = RUN_SLOT_WAITS.get()
-        # Its waits for a slot are not the run's latency. One coroutine, not one more
-        # within it for the attempts: it is resumed on every wait of every call.
-        with run.call() if run is not None else OUTSIDE_A_RUN:
-            wire = self.wire_body(request)
-            if self._stream is not None:
-                wire |= self.wire_stream_fields()
-            body = fast_json.dumps(wire)
-            attempt = 0
-            spent = NO_USAGE  # what unusable replies reported: billed, so counted
-            while True:
-                retry_after: float | None = None
-                try:
-                    response, started = await self._send(body, attempt)
-                # guard: reply-past-limit-api-error
-                except ReplyTooLarge as exc:
-                    raise ModelAPIError(
-                        f"{exc} (--max-response-mb {self._max_response_mb:g})",
-                        exc.status,
-                        attempt,
-                        usage=spent + self.wire_reported_usage(exc.partial)
-                        if exc.partial
-                        else spent,
-                    ) from None
-                except TimeoutError:
-                    failure = f"no complete reply within --timeout {self._timeout_s:g} s"
-                    status = None
-                except TransportFailure as exc:
-                    failure = str(exc)
-                    status = None
-                    if isinstance(exc, StreamCut):  # what it reported before it stopped was billed
-                        spent = spent + self.wire_reported_usage(exc.partial)
-                else:
-                    status = response.status
-                    if status == 200:
-                        try:
-                            parsed = self.wire_parse(response, attempt)
-                        except ModelAPIError as exc:  # a malformed reply is retried like a 5xx
-                            failure = str(exc)
-                            spent = spent + exc.usage
-                        else:
-                            if self._adaptive:
-                                self.concurrency.succeeded()
-                            # guard: secrets-client-redacts-replies-tool
-                            if self._redacts or response.ttft_s is not None:  # else as it is
-                                parsed = replace(
-                                    parsed,
-                                    message=self._redacted(parsed.message),
-                                    ttft_s=response.ttft_s,
-                                )
-                            return (
-                                parsed
-                                if spent is NO_USAGE or spent == NO_USAGE
-                                else replace(parsed, usage=parsed.usage + spent)
-                            )
+        if run is None:
+            return await self._complete(request)
+        with run.call():  # its waits for a slot are not the run's latency
+            return await self._complete(request)
+
+    async def _complete(self, request: ModelRequest) -> ModelResponse:
+        wire = self.wire_body(request)
+        if self._stream is not None:
+            wire |= self.wire_stream_fields()
+        body = fast_json.dumps(wire)
+        attempt = 0
+        spent = NO_USAGE  # what unusable replies reported: billed, so counted
+        while True:
+            retry_after: float | None = None
+            try:
+                response, started = await self._send(body, attempt)
+            # guard: reply-past-limit-api-error
+            except ReplyTooLarge as exc:
+                raise ModelAPIError(
+                    f"{exc} (--max-response-mb {self._max_response_mb:g})",
+                    exc.status,
+                    attempt,
+                    usage=spent + self.wire_reported_usage(exc.partial) if exc.partial else spent,
+                ) from None
+            except TimeoutError:
+                failure = f"no complete reply within --timeout {self._timeout_s:g} s"
+                status = None
+            except TransportFailure as exc:
+                failure = str(exc)
+                status = None
+                if isinstance(exc, StreamCut):  # what it reported before it stopped was billed
+                    spent = spent + self.wire_reported_usage(exc.partial)
+            else:
+                status = response.status
+                if status == 200:
+                    try:
+                        parsed = self.wire_parse(response, attempt)
+                    except ModelAPIError as exc:  # a malformed reply is retried like a 5xx
+                        failure = str(exc)
+                        spent = spent + exc.usage
                     else:
-                        if status in self.throttling and self._adaptive:
-                            self.concurrency.throttled(started)
-                        failure = f"HTTP {status}: {self.wire_error(response)}"
-                        if status not in self.retryable:
-                            raise ModelAPIError(failure, status, attempt, usage=spent)
-                        retry_after = self.wire_retry_after(response.headers)
-                if attempt >= self._retry.max_retries:
-                    tries = f"{attempt + 1} attempts" if attempt else "1 attempt"
-                    message = f"{failure} (gave up after {tries})"
-                    raise ModelAPIError(self._redact(message), status, attempt, usage=spent)
-                # guard: retry-after-beyond-cap-stops
-                if retry_after is not None and retry_after > self._retry.max_delay_s:
-                    raise ModelAPIError(
-                        f"{self._redact(failure)}; the endpoint asked to retry after "
-                        f"{retry_after:.0f} s, beyond the {self._retry.max_delay_s:g} s "
-                        "allowed, so the call was stopped rather than retried early",
-                        status=status,
-                        retries=attempt,
-                        usage=spent,
-                    )
-                await self._sleep(self._retry.delay(attempt, retry_after, self._rng))
-                attempt += 1
+                        if self._adaptive:
+                            self.concurrency.succeeded()
+                        # guard: secrets-client-redacts-replies-tool
+                        if self._redacts or response.ttft_s is not None:  # else as it is
+                            parsed = replace(
+                                parsed,
+                                message=self._redacted(parsed.message),
+                                ttft_s=response.ttft_s,
+                            )
+                        return (
+                            parsed
+                            if spent is NO_USAGE or spent == NO_USAGE
+                            else replace(parsed, usage=parsed.usage + spent)
+                        )
+                else:
+                    if status in self.throttling and self._adaptive:
+                        self.concurrency.throttled(started)
+                    failure = f"HTTP {status}: {self.wire_error(response)}"
+                    if status not in self.retryable:
+                        raise ModelAPIError(failure, status, attempt, usage=spent)
+                    retry_after = self.wire_retry_after(response.headers)
+            if attempt >= self._retry.max_retries:
+                tries = f"{attempt + 1} attempts" if attempt else "1 attempt"
+                message = f"{failure} (gave up after {tries})"
+                raise ModelAPIError(self._redact(message), status, attempt, usage=spent)
+            # guard: retry-after-beyond-cap-stops
+            if retry_after is not None and retry_after > self._retry.max_delay_s:
+                raise ModelAPIError(
+                    f"{self._redact(failure)}; the endpoint asked to retry after "
+                    f"{retry_after:.0f} s, beyond the {self._retry.max_delay_s:g} s "
+                    "allowed, so the call was stopped rather than retried early",
+                    status=status,
+                    retries=attempt,
+                    usage=spent,
+                )
+            await self._sleep(self._retry.delay(attempt, retry_after, self._rng))
+            attempt += 1
 
     async def _send(self, body: bytes, attempt: int) -> tuple[HttpReply, float]:
         """One attempt, in a concurrency slot and within the rate limit; when it started.

@@ -129,16 +129,7 @@ class AiohttpPost:
             async with session.post(
                 url, data=body, headers=headers, allow_redirects=False
             ) as response:
-                # ``_whole``'s reading, here rather than in a coroutine more on every call.
-                reading = Reading(response.status, response.headers, self._max_body_bytes)
-                content = response.content
-                try:
-                    while chunk := await content.readany():
-                        reading.feed(chunk)
-                except ReplyTooLarge:
-                    response.close()  # the connection goes with the rest of the body
-                    raise
-                return reading.reply()
+                return await self._whole(response)
         except aiohttp.ClientError as exc:
             raise TransportFailure(aiohttp_failure(exc)) from exc
 
