@@ -104,7 +104,7 @@ class AiohttpPost:
             connector=connector,
             cookie_jar=aiohttp.DummyCookieJar(),  # an API keeps no cookies
             timeout=aiohttp.ClientTimeout(total=None),  # the client bounds the whole request
-            auto_decompress=True,
+            auto_decompress=False,
             headers={"accept-encoding": ACCEPT_ENCODING},
         )
 
