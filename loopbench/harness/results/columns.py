@@ -347,10 +347,6 @@ def _fetch_stored(
     return stored.rows
 
 
-def _quoted(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
-
-
 def _supersedes(
     columns: Columns, run_ids: _RunIds | None = None
 ) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any], list[tuple[int, int]]]:

@@ -55,37 +55,31 @@ class Shared:
     distinct values: equal values found by their 64-bit hash (``columns_sql.hashed``), one
     object each, shared with the other columns' equal strings (memory)."""
 
-    def __init__(self, strings: dict[str, str], value_of: dict[int, str | None] | None = None):
+    def __init__(self, strings: dict[str, str]):
         self.strings = strings
-        self.value_of = value_of
-        """Each hash's value, when they were fetched apart from the rows (a sidecar's)."""
         self.code_of: dict[int, int] = {}
         self.values: list[str | None] = []
         self.codes: list[Array] = []
 
-    def add(self, column: pd.Series[Any] | None, hashes: Array) -> None:
-        """A chunk's values (None: those ``value_of`` gives) and their hashes."""
+    def add(self, column: pd.Series[Any], hashes: Array) -> None:
+        """A chunk's values and their hashes."""
         codes, uniques = pd.factorize(hashes)
         first = np.empty(len(uniques), dtype=np.int64)  # each code's first row
-        if column is not None:
-            first[codes[::-1]] = np.arange(len(codes) - 1, -1, -1)
+        first[codes[::-1]] = np.arange(len(codes) - 1, -1, -1)
         lookup = np.empty(len(uniques), dtype=np.int32)
         for code, key in enumerate(uniques.tolist()):
             known = self.code_of.get(key)
             if known is None:
                 known = self.code_of[key] = len(self.values)
-                value: Any = None
-                if column is not None:
-                    value = column.iat[first[code]]  # a str, or null as None or NaN
-                elif self.value_of is not None:
-                    value = self.value_of[key]
+                value = column.iat[first[code]]  # a str, or null as None or NaN
                 shared = self.strings.setdefault(value, value) if isinstance(value, str) else None
                 self.values.append(shared)
             lookup[code] = known
         self.codes.append(lookup[codes])
 
     def put(self, values: list[str | None], codes: Array) -> None:
-        """All the rows at once: the distinct values and each row's code into them."""
+        """All the rows at once (a sidecar's): the distinct values and each row's code into
+        them."""
         strings = self.strings
         self.values = [strings.setdefault(v, v) if isinstance(v, str) else None for v in values]
         self.codes = [codes]
