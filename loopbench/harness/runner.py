@@ -11,8 +11,8 @@ from __future__ import annotations
 import asyncio
 import json
 import math
-import os
 import time
+import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import InitVar, dataclass, field
 from importlib.metadata import version
@@ -97,15 +97,6 @@ def _cost(price: Price, usage: Usage) -> float:
     return price.cost(
         usage.input_tokens, usage.output_tokens, usage.cached_tokens, usage.cache_write_tokens
     )
-
-
-def run_id() -> str:
-    """A new run's id: ``uuid.uuid4().hex``, without the ``UUID`` object it builds to write
-    one (a dearer part of a run's record than its checks)."""
-    random = bytearray(os.urandom(16))
-    random[6] = random[6] & 0x0F | 0x40  # version 4
-    random[8] = random[8] & 0x3F | 0x80  # the RFC 4122 variant
-    return random.hex()
 
 
 def check_metrics(graded: list[tuple[bool | None, bool]]) -> dict[str, float]:
@@ -287,7 +278,7 @@ class Runner:
         # guard: record-priced-as-own-model
         model = job.model or self.model_name
         return RunRecord(
-            run_id=run_id(),
+            run_id=uuid.uuid4().hex,
             experiment_id=self.experiment_id,
             arm=job.arm.spec,
             pattern=job.arm.pattern,
