@@ -31,6 +31,8 @@ from typing import Any
 
 import numpy as np
 
+from loopbench.harness.errors import HarnessFault
+
 Array = np.ndarray[Any, Any]
 #: The dtypes a number column is read back in (DuckDB's for the query's columns).
 NUMBER_DTYPES = frozenset({"int64", "uint64", "float64", "bool", "int8", "int32"})
@@ -39,8 +41,9 @@ _NARROW = (np.int8, np.int16, np.int32)
 _END = "\x00"
 
 
-class Damaged(Exception):
-    """A sidecar file that is not what its manifest says (or not one at all)."""
+class Damaged(HarnessFault):
+    """A sidecar file that is not what its manifest says (or not one at all): a signal,
+    caught where the sidecar is read, which reads runs.jsonl instead."""
 
 
 def write_stored(target: Path, key: str, columns: Iterable[tuple[str, str, Any]]) -> None:
