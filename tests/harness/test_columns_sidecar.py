@@ -345,3 +345,16 @@ def test_an_earlier_releases_parquet_sidecar_is_not_read_and_is_removed(tmp_path
         )
     assert set(read_frames(path)[0]["model"]) == {"gpt-5-mini", "unpriced-model"}
     assert not earlier.exists() and fresh_sidecar(path / "runs.jsonl") is not None
+
+
+@pytest.mark.usefixtures("every_size")
+def test_an_earlier_sidecar_that_cannot_be_removed_is_left_and_the_new_one_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = folder(tmp_path, lines(24))
+    earlier = path / columns_sidecar.EARLIER_SIDECAR
+    earlier.mkdir()
+    (earlier / "kept").write_text("not ours to empty")
+    json_query_refused(monkeypatch)  # the first read, too, from the sidecar it writes
+    assert_same_as_records(path)
+    assert (earlier / "kept").is_file()

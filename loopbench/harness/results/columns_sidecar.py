@@ -22,6 +22,7 @@ the new one is written.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -148,7 +149,8 @@ def write_sidecar(runs: Path) -> Path | None:
             if key_of(runs) != key:
                 return None
             os.replace(stored, sidecar_of(runs))
-        runs.with_name(EARLIER_SIDECAR).unlink(missing_ok=True)
+        with contextlib.suppress(OSError):  # left where it cannot go: it is never read
+            runs.with_name(EARLIER_SIDECAR).unlink(missing_ok=True)
         return sidecar_of(runs)
     except (OSError, duckdb.Error):
         return None
