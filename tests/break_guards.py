@@ -1983,6 +1983,8 @@ MUTATIONS = [
      "off", [STORED + "test_a_sidecar_not_as_its_manifest_says_is_not_taken_and_is_written_again[compressed_other_costs]",
       STORED + "test_a_sidecar_not_as_its_manifest_says_is_not_taken_and_is_written_again[another_model_past_the_limit]",
       STORED + "test_a_member_past_the_limit_is_refused_unread"]),
+    ("sidecar-array-no-larger-than-member", "columns sidecar: an array is no larger than its member, checked before it is made",
+     "off", [STORED + "test_an_array_declared_larger_than_its_member_is_refused_before_it_is_made"]),
     ("sidecar-codes-within-values", "columns sidecar: a shared column's codes are within its values",
      "off", [STORED + "test_a_sidecar_not_as_its_manifest_says_is_not_taken_and_is_written_again[a_code_beyond_the_values]"]),
     ("sidecar-text-cut-within-it", "columns sidecar: a text's ends cut it in order, within it",

@@ -48,13 +48,14 @@ def members_of(sidecar: Path) -> tuple[dict[str, Any], Members]:
     return manifest, found
 
 
-def rewritten(sidecar: Path, members: Members) -> None:
+def rewritten(sidecar: Path, members: Members, raw: dict[str, bytes] | None = None) -> None:
+    """``sidecar`` written again with ``members`` (and the bytes of those in ``raw``)."""
     sidecar.unlink()
     with zipfile.ZipFile(sidecar, "w") as archive:
         for name, (array, stored) in members.items():
             info = zipfile.ZipInfo(name)
             info.compress_type = stored
-            archive.writestr(info, _npy(array))
+            archive.writestr(info, (raw or {}).get(name) or _npy(array))
 
 
 def _npy(array: Array) -> bytes:
@@ -176,3 +177,21 @@ def test_values_holding_a_nul_are_read_whole(
     json_query_refused(monkeypatch)
     assert_same_as_records(path)
     assert_same_without(path, LAZY)
+
+
+def test_an_array_declared_larger_than_its_member_is_refused_before_it_is_made(
+    tmp_path: Path,
+) -> None:
+    """An .npy header saying a trillion values, over a few bytes: refused from the header,
+    nothing of that size asked of the memory."""
+    path = folder(tmp_path, lines(40))
+    read_frames(path)
+    sidecar = path / SIDECAR
+    manifest, members = members_of(sidecar)
+    header = io.BytesIO()
+    np.lib.format.write_array_header_1_0(
+        header, {"descr": "<i8", "fortran_order": False, "shape": (10**12,)}
+    )
+    rewritten(sidecar, members, {member(manifest, "turns", "data"): header.getvalue() + bytes(64)})
+    with Stored(sidecar, limit=1 << 30) as stored, pytest.raises(Damaged, match="in 1"):
+        stored.number("turns")

@@ -23,11 +23,12 @@ Nothing is unpickled.
 
 from __future__ import annotations
 
+import io
 import json
 import zipfile
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
 
@@ -221,7 +222,7 @@ class Stored:
         return raw, ends
 
     def _nulls(self, column: dict[str, Any], count: int) -> Array | None:
-        number = column["at"]
+        number = column.get("at")
         if f"{number}.nulls.npy" not in self.archive.NameToInfo:
             return None
         return self._part(column, "nulls", count, "b")
@@ -241,7 +242,7 @@ class Stored:
             if info.compress_type != zipfile.ZIP_STORED or info.file_size > self.limit:
                 raise Damaged(f"{name}: compressed or over {self.limit} bytes")
             with self.archive.open(info) as handle:
-                array = np.lib.format.read_array(handle, allow_pickle=False)
+                array = _array_in(handle, info.file_size)
         except (KeyError, OSError, ValueError, zipfile.BadZipFile, EOFError) as exc:
             raise Damaged(f"{name}: {exc}") from None
         if dtype is not None and array.dtype != dtype:
@@ -254,3 +255,27 @@ def _decoded(text: bytes) -> str:
         return text.decode("utf-8", "surrogatepass")
     except UnicodeDecodeError as exc:
         raise Damaged(str(exc)) from None
+
+
+def _array_in(handle: IO[bytes], size: int) -> Array:
+    """The one-dimensional array of numbers an ``.npy`` member holds, its header checked
+    before anything is allocated: no larger than the member's ``size`` bytes, no objects."""
+    version = np.lib.format.read_magic(handle)
+    if version == (1, 0):
+        shape, fortran, dtype = np.lib.format.read_array_header_1_0(handle)
+    elif version == (2, 0):
+        shape, fortran, dtype = np.lib.format.read_array_header_2_0(handle)
+    else:
+        raise Damaged(f"an .npy of version {version}")
+    if len(shape) != 1 or fortran or dtype.kind not in "iufb":
+        raise Damaged(f"an array of {dtype} in shape {shape}")
+    count = shape[0]
+    # guard: sidecar-array-no-larger-than-member
+    if count * dtype.itemsize > size:
+        raise Damaged(f"an array of {count} values in {size} bytes")
+    array = np.empty(count, dtype=dtype)
+    if not isinstance(handle, io.BufferedIOBase):  # a zip's member is one
+        raise Damaged("not a member of a zip")
+    if handle.readinto(array.view(np.uint8).data) != array.nbytes:
+        raise Damaged("an array cut short")
+    return array
